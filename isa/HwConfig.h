@@ -1,0 +1,52 @@
+// The BM1684's hardware parameters in one place. Every part (simulator,
+// timing model, compiler cost model, LMEM allocator) reads them from here;
+// exploration changes them through a JSON file (see docs/timing.md).
+#pragma once
+
+#include "support/Status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace tpu::isa {
+
+struct HwConfig {
+  // Published facts (shared/reference/BM1684.md §1).
+  uint32_t npuLanes = 64;             // NPU lanes; channel c lives in lane (c + npu_offset) % lanes
+  uint32_t euBytes = 128;             // execution-unit bytes per lane: EU count = euBytes / sizeof(dtype)
+  uint32_t lmemBytesPerLane = 512 * 1024;
+  uint32_t lmemBanks = 8;
+  uint32_t dmaAlignBytes = 512;
+  uint32_t coeffAlignBytes = 0x1000;
+  uint64_t globalMemBase = 0x100000000ull; // DDR starts at 0x1_0000_0000 (40-bit addresses)
+  uint64_t globalMemBytes = 4ull << 30;    // 4 GiB for the TPU on SE5
+  uint64_t l2SramBytes = 4ull << 20;
+  double clockMhz = 550.0;
+
+  // Documented assumptions of the timing model (docs/timing.md says why).
+  double ddrBandwidthGBs = 32.0;      // effective DDR bandwidth seen by GDMA
+  double ddrLatencyNs = 200.0;        // first-byte latency of a DDR access
+  uint32_t ddrBurstBytes = 64;        // strided rows shorter than a burst waste the rest
+  double lmemBandwidthBytesPerCycle = 512.0; // L2L and lane-side copy rate
+  uint32_t tiuStartupCycles = 40;     // pipeline fill per TIU command
+  uint32_t gdmaStartupCycles = 60;    // descriptor fetch/decode per GDMA command
+  uint32_t lutCyclesPerElement = 1;   // per EU group of elements
+  uint32_t divideCycles = 8;          // iterative divide / rsqrt per EU group
+
+  uint64_t lmemBytes() const { return uint64_t(npuLanes) * lmemBytesPerLane; }
+  uint32_t lmemBankBytes() const { return lmemBytesPerLane / lmemBanks; }
+  // Elements one lane processes per cycle for a dtype of `bytes` bytes.
+  uint32_t euCount(uint32_t bytes) const { return euBytes / bytes; }
+  double cyclesPerNs() const { return clockMhz / 1000.0; }
+
+  // Checks ranges and consistency (non-zero sizes, banks divide the lane...).
+  Status validate() const;
+
+  // Reads a JSON object whose keys are the member names above; absent keys keep
+  // BM1684's defaults, unknown keys or wrong types are an error naming the key.
+  static Result<HwConfig> fromJson(const std::string &text, const std::string &origin = "<config>");
+  static Result<HwConfig> load(const std::string &path);
+  std::string toJson() const;
+};
+
+} // namespace tpu::isa

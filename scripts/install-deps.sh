@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency from Debian's packages (and npm for the
+# numeric reference). Idempotent: a second run installs nothing new.
+set -euo pipefail
+
+PKGS=(cmake ninja-build g++ pkgconf ccache
+      llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+      libsystemc-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+      libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev libbenchmark-dev
+      libzip-dev libssl-dev zlib1g-dev)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "install-deps: all Debian packages present" >&2
+fi

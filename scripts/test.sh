@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds everything, runs every test.
+#   bash scripts/test.sh            (BUILD_DIR defaults to ./build)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+bash "$root/scripts/install-deps.sh"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build"
+cd "$build"
+ctest --output-on-failure -j"$(nproc)" "$@"
