@@ -1,0 +1,455 @@
+#include "isa/bmodel/Bmodel.h"
+
+#include "isa/Disassembler.h"
+#include "isa/bmodel/bmodel_generated.h"
+
+#include <openssl/evp.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+
+namespace tpu::bmodel {
+
+namespace fb = ::bmodel;
+
+std::vector<uint8_t> sha256(const std::vector<uint8_t> &bytes) {
+  std::vector<uint8_t> out(32);
+  unsigned len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), out.data(), &len, EVP_sha256(), nullptr);
+  out.resize(len);
+  return out;
+}
+
+namespace {
+
+constexpr uint32_t kProfileMagic = 0x594C5054; // "TPLY": layer table, docs/bmodel.md
+constexpr size_t kBlobAlign = 128;
+
+void putU32(std::vector<uint8_t> &b, uint32_t v) {
+  for (int i = 0; i < 4; ++i) b.push_back(uint8_t(v >> (8 * i)));
+}
+uint32_t getU32(const uint8_t *p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+
+// ---------------------------------------------------------------- writing
+
+class BlobWriter {
+public:
+  fb::Binary add(const uint8_t *data, size_t size) {
+    blob_.resize((blob_.size() + kBlobAlign - 1) / kBlobAlign * kBlobAlign);
+    fb::Binary b(blob_.size(), size);
+    blob_.insert(blob_.end(), data, data + size);
+    return b;
+  }
+  fb::Binary add(const std::vector<isa::CommandBytes> &cmds) {
+    return add(cmds.empty() ? nullptr : cmds.front().data(), cmds.size() * isa::kCommandBytes);
+  }
+  std::vector<uint8_t> &bytes() { return blob_; }
+
+private:
+  std::vector<uint8_t> blob_;
+};
+
+// Layer names as runs of consecutive commands of one queue with one name.
+std::vector<uint8_t> encodeProfile(const Net &net) {
+  std::vector<std::string> names;
+  std::map<std::string, uint32_t> index;
+  struct Run { uint32_t group, engine, first, count, name; };
+  std::vector<Run> runs;
+  for (size_t g = 0; g < net.groups.size(); ++g) {
+    const CmdGroup &grp = net.groups[g];
+    for (uint32_t engine = 0; engine < 2; ++engine) {
+      const auto &layers = engine == 0 ? grp.tiuLayer : grp.gdmaLayer;
+      for (size_t i = 0; i < layers.size(); ++i) {
+        if (layers[i].empty()) continue;
+        auto [it, fresh] = index.emplace(layers[i], uint32_t(names.size()));
+        if (fresh) names.push_back(layers[i]);
+        if (!runs.empty() && runs.back().group == g && runs.back().engine == engine &&
+            runs.back().name == it->second && runs.back().first + runs.back().count == i)
+          ++runs.back().count;
+        else
+          runs.push_back({uint32_t(g), engine, uint32_t(i), 1, it->second});
+      }
+    }
+  }
+  std::vector<uint8_t> out;
+  if (runs.empty()) return out;
+  putU32(out, kProfileMagic);
+  putU32(out, uint32_t(names.size()));
+  for (const auto &n : names) {
+    putU32(out, uint32_t(n.size()));
+    out.insert(out.end(), n.begin(), n.end());
+  }
+  putU32(out, uint32_t(runs.size()));
+  for (const Run &r : runs)
+    for (uint32_t v : {r.group, r.engine, r.first, r.count, r.name}) putU32(out, v);
+  return out;
+}
+
+flatbuffers::Offset<fb::Tensor> writeTensor(flatbuffers::FlatBufferBuilder &b, const Tensor &t) {
+  auto name = b.CreateString(t.name);
+  auto dims = b.CreateVector(t.shape);
+  std::vector<flatbuffers::Offset<fb::Shape>> shapes{fb::CreateShape(b, dims)};
+  auto shapeVec = b.CreateVector(shapes);
+  fb::TensorBuilder tb(b);
+  tb.add_name(name);
+  tb.add_data_type(uint32_t(t.dtype));
+  tb.add_gmem_stmode(int32_t(t.storeMode));
+  tb.add_device_addr(t.deviceAddr);
+  tb.add_size(t.size);
+  tb.add_shape(shapeVec);
+  tb.add_scale(t.scale);
+  tb.add_zero_point(t.zeroPoint);
+  return tb.Finish();
+}
+
+Status checkWritable(const Net &net) {
+  for (size_t g = 0; g < net.groups.size(); ++g) {
+    const CmdGroup &grp = net.groups[g];
+    if (grp.tiu.size() > kMaxCommandsPerQueue || grp.gdma.size() > kMaxCommandsPerQueue)
+      return makeError("net '", net.name, "' group ", g, ": more than ", kMaxCommandsPerQueue,
+                       " commands in one queue");
+    if (grp.tiuLayer.size() != grp.tiu.size() || grp.gdmaLayer.size() != grp.gdma.size())
+      return makeError("net '", net.name, "' group ", g,
+                       ": layer name lists do not match the command counts");
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Result<std::vector<uint8_t>> serialize(const Model &model) {
+  if (model.nets.size() > kMaxNets) return makeError("more than ", kMaxNets, " nets");
+  flatbuffers::FlatBufferBuilder b;
+  BlobWriter blob;
+  std::vector<flatbuffers::Offset<fb::Net>> nets;
+  for (const Net &net : model.nets) {
+    TPU_RETURN_IF_ERROR(checkWritable(net));
+    std::vector<flatbuffers::Offset<fb::Tensor>> ins, outs;
+    for (const Tensor &t : net.inputs) ins.push_back(writeTensor(b, t));
+    for (const Tensor &t : net.outputs) outs.push_back(writeTensor(b, t));
+    auto inVec = b.CreateVector(ins), outVec = b.CreateVector(outs);
+
+    fb::Binary coeffBin = blob.add(net.coeff.data(), net.coeff.size());
+    auto check = b.CreateVector(sha256(net.coeff));
+    auto coeff = fb::CreateCoeffMem(b, net.coeffAddr, check, &coeffBin);
+
+    std::vector<flatbuffers::Offset<fb::CmdGroup>> groups;
+    for (const CmdGroup &g : net.groups) {
+      fb::Binary tiu = blob.add(g.tiu), gdma = blob.add(g.gdma);
+      groups.push_back(fb::CreateCmdGroup(b, uint32_t(g.tiu.size()), uint32_t(g.gdma.size()), &tiu,
+                                          &gdma, uint32_t(tiu.size()), uint32_t(gdma.size())));
+    }
+    auto groupVec = b.CreateVector(groups);
+    std::vector<uint8_t> profile = encodeProfile(net);
+    fb::Binary profileBin = blob.add(profile.data(), profile.size());
+
+    fb::NetParameterBuilder pb(b);
+    pb.add_input_tensor(inVec);
+    pb.add_output_tensor(outVec);
+    pb.add_ctx_addr(net.ctxAddr);
+    pb.add_ctx_size(net.ctxSize);
+    pb.add_coeff_mem(coeff);
+    pb.add_cmd_group(groupVec);
+    if (!profile.empty()) pb.add_net_profile(&profileBin);
+    auto param = pb.Finish();
+    std::vector<flatbuffers::Offset<fb::NetParameter>> params{param};
+    auto paramVec = b.CreateVector(params);
+    auto name = b.CreateString(net.name);
+    nets.push_back(fb::CreateNet(b, name, 0, 0, paramVec));
+  }
+  auto netVec = b.CreateVector(nets);
+  auto root = fb::CreateModel(b, b.CreateString(model.type), b.CreateString(model.version),
+                              b.CreateString(model.time), b.CreateString(model.chip), netVec,
+                              model.neuronSize, 0, model.deviceNum);
+  b.Finish(root);
+
+  std::vector<uint8_t> &bin = blob.bytes();
+  if (b.GetSize() > UINT32_MAX || bin.size() > UINT32_MAX)
+    return makeError("bmodel too large for the 32-bit header sizes");
+  std::vector<uint8_t> out;
+  out.reserve(kHeaderSize + b.GetSize() + bin.size());
+  for (uint32_t v : {kMagic, kHeaderSize, uint32_t(b.GetSize()), uint32_t(bin.size())}) putU32(out, v);
+  out.resize(kHeaderSize, 0);
+  out.insert(out.end(), b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  out.insert(out.end(), bin.begin(), bin.end());
+  return out;
+}
+
+Status writeFile(const Model &model, const std::string &path) {
+  auto bytes = serialize(model);
+  if (!bytes) return bytes.status();
+  std::ofstream f(path, std::ios::binary);
+  if (!f) return makeError("cannot open ", path, " for writing");
+  f.write(reinterpret_cast<const char *>(bytes->data()), std::streamsize(bytes->size()));
+  if (!f) return makeError("error writing ", path);
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------- reading
+
+Result<Header> parseHeader(const uint8_t *data, size_t size) {
+  if (size < kHeaderSize)
+    return makeError("truncated: ", size, " bytes, shorter than the ", kHeaderSize, "-byte header");
+  Header h;
+  h.magic = getU32(data);
+  h.headerSize = getU32(data + 4);
+  h.flatbuffersSize = getU32(data + 8);
+  h.binarySize = getU32(data + 12);
+  if (h.magic != kMagic) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%08X", h.magic);
+    return makeError("bad magic ", buf, " (expected 0xFF55AAEE): not a bmodel");
+  }
+  if (h.headerSize != kHeaderSize)
+    return makeError("header_size is ", h.headerSize, ", expected ", kHeaderSize);
+  uint64_t expected = uint64_t(kHeaderSize) + h.flatbuffersSize + h.binarySize;
+  if (expected > size)
+    return makeError("truncated: header announces ", expected, " bytes (flatbuffers ",
+                     h.flatbuffersSize, ", binary ", h.binarySize, "), file has ", size);
+  if (expected < size)
+    return makeError("size mismatch: header announces ", expected, " bytes, file has ", size);
+  return h;
+}
+
+namespace {
+
+class Reader {
+public:
+  Reader(const uint8_t *blob, uint64_t blobSize) : blob_(blob), blobSize_(blobSize) {}
+
+  Status range(const fb::Binary *b, const char *what, uint64_t &start, uint64_t &size) const {
+    start = size = 0;
+    if (!b) return Status::ok();
+    if (b->start() > blobSize_ || b->size() > blobSize_ - b->start())
+      return makeError(what, " range [", b->start(), ", +", b->size(),
+                       ") lies outside the ", blobSize_, "-byte binary blob");
+    start = b->start();
+    size = b->size();
+    return Status::ok();
+  }
+
+  Result<Tensor> tensor(const fb::Tensor *t, size_t i, const char *kind) const {
+    std::string where = std::string(kind) + " tensor " + std::to_string(i);
+    if (!t->name()) return makeError(where, ": no name");
+    Tensor out;
+    out.name = t->name()->str();
+    where += " '" + out.name + "'";
+    if (t->data_type() >= kDataTypeCount) return makeError(where, ": unknown data_type ", t->data_type());
+    out.dtype = DataType(t->data_type());
+    if (t->gmem_stmode() < 0 || t->gmem_stmode() > 2)
+      return makeError(where, ": unknown gmem_stmode ", t->gmem_stmode());
+    out.storeMode = StoreMode(t->gmem_stmode());
+    if ((out.storeMode == StoreMode::N4 && dataTypeBytes(out.dtype) != 1) ||
+        (out.storeMode == StoreMode::N2 && dataTypeBytes(out.dtype) != 2))
+      return makeError(where, ": store mode does not fit a ", dataTypeBytes(out.dtype), "-byte type");
+    if (!t->shape() || t->shape()->size() == 0 || !t->shape()->Get(0) || !t->shape()->Get(0)->dim())
+      return makeError(where, ": no shape");
+    const auto *dims = t->shape()->Get(0)->dim();
+    if (dims->size() == 0 || dims->size() > kMaxDims)
+      return makeError(where, ": ", dims->size(), " dimensions (1 to ", kMaxDims, " allowed)");
+    for (uint64_t d : *dims) {
+      if (d == 0) return makeError(where, ": zero-sized dimension");
+      out.shape.push_back(d);
+    }
+    uint64_t need = out.storageBytes();
+    if (need == 0) return makeError(where, ": shape exceeds the 2^40-byte address space");
+    out.deviceAddr = t->device_addr();
+    out.size = t->size();
+    if (out.size < need)
+      return makeError(where, ": size ", out.size, " smaller than the ", need, " bytes its shape needs");
+    if (out.deviceAddr >= kAddressLimit || out.size > kAddressLimit - out.deviceAddr)
+      return makeError(where, ": device range beyond the 40-bit address space");
+    out.scale = t->scale();
+    out.zeroPoint = t->zero_point();
+    return out;
+  }
+
+  Status tensors(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>> *v, const char *kind,
+                 std::vector<Tensor> &out) const {
+    if (!v) return Status::ok();
+    if (v->size() > kMaxTensorsPerNet)
+      return makeError(v->size(), " ", kind, " tensors (limit ", kMaxTensorsPerNet, ")");
+    for (size_t i = 0; i < v->size(); ++i) {
+      auto t = tensor(v->Get(i), i, kind);
+      if (!t) return t.status();
+      out.push_back(t.take());
+    }
+    return Status::ok();
+  }
+
+  Status commands(const fb::Binary *bin, uint32_t num, uint32_t cmdBytes, bool tiu,
+                  std::vector<isa::CommandBytes> &out) const {
+    const char *engine = tiu ? "TIU" : "GDMA";
+    if (num > kMaxCommandsPerQueue)
+      return makeError(num, " ", engine, " commands (limit ", kMaxCommandsPerQueue, ")");
+    uint64_t start, size;
+    TPU_RETURN_IF_ERROR(range(bin, tiu ? "binary_bdc" : "binary_gdma", start, size));
+    if (size % isa::kCommandBytes != 0)
+      return makeError(engine, " binary of ", size, " bytes is not a multiple of 128");
+    if (size != uint64_t(num) * isa::kCommandBytes)
+      return makeError(engine, " count ", num, " does not match its ", size, "-byte binary");
+    if (cmdBytes != 0 && cmdBytes != size)
+      return makeError(engine, " cmd_byte ", cmdBytes, " does not match its ", size, "-byte binary");
+    out.resize(num);
+    for (uint32_t i = 0; i < num; ++i) {
+      std::memcpy(out[i].data(), blob_ + start + uint64_t(i) * isa::kCommandBytes, isa::kCommandBytes);
+      Status st = tiu ? isa::checkTiuCommand(out[i]) : isa::checkGdmaCommand(out[i]);
+      if (!st) return st.prefix(std::string(engine) + " command " + std::to_string(i));
+    }
+    return Status::ok();
+  }
+
+  Status profile(const fb::Binary *bin, Net &net) const {
+    uint64_t start, size;
+    TPU_RETURN_IF_ERROR(range(bin, "net_profile", start, size));
+    if (size == 0) return Status::ok();
+    const uint8_t *p = blob_ + start, *end = p + size;
+    auto u32 = [&](uint32_t &v) {
+      if (end - p < 4) return false;
+      v = getU32(p);
+      p += 4;
+      return true;
+    };
+    const auto truncated = makeError("net_profile layer table truncated");
+    uint32_t magic, nameCount, runCount;
+    if (!u32(magic)) return truncated;
+    if (magic != kProfileMagic) return makeError("net_profile is not a layer table (bad magic)");
+    if (!u32(nameCount)) return truncated;
+    if (nameCount > size / 4) return makeError("net_profile claims ", nameCount, " layer names");
+    std::vector<std::string> names(nameCount);
+    for (auto &n : names) {
+      uint32_t len;
+      if (!u32(len) || uint64_t(end - p) < len) return truncated;
+      n.assign(reinterpret_cast<const char *>(p), len);
+      p += len;
+    }
+    if (!u32(runCount)) return truncated;
+    if (uint64_t(runCount) * 20 > uint64_t(end - p)) return truncated;
+    for (uint32_t r = 0; r < runCount; ++r) {
+      uint32_t group, engine, first, count, name;
+      u32(group), u32(engine), u32(first), u32(count), u32(name);
+      if (group >= net.groups.size() || engine > 1 || name >= nameCount)
+        return makeError("net_profile run ", r, " names group ", group, " engine ", engine,
+                         " layer ", name, ", which do not exist");
+      CmdGroup &g = net.groups[group];
+      auto &layers = engine == 0 ? g.tiuLayer : g.gdmaLayer;
+      if (first > layers.size() || count > layers.size() - first)
+        return makeError("net_profile run ", r, " covers commands beyond group ", group);
+      for (uint32_t i = first; i < first + count; ++i) layers[i] = names[name];
+    }
+    return Status::ok();
+  }
+
+  Result<Net> net(const fb::Net *n, size_t index) const {
+    Net out;
+    out.name = n->name() ? n->name()->str() : std::string();
+    std::string where = "net " + std::to_string(index) + " '" + out.name + "'";
+    Status st = netBody(n, out);
+    if (!st) return st.prefix(where);
+    return out;
+  }
+
+private:
+  Status netBody(const fb::Net *n, Net &out) const {
+    if (!n->name()) return makeError("no name");
+    if (!n->parameter() || n->parameter()->size() != 1)
+      return makeError(n->parameter() ? n->parameter()->size() : 0,
+                       " stages; only single-stage nets are supported");
+    const fb::NetParameter *p = n->parameter()->Get(0);
+    if (p->is_dynamic()) return makeError("dynamic nets are not supported");
+    if (p->sub_net() && p->sub_net()->size()) return makeError("sub-nets are not supported");
+    TPU_RETURN_IF_ERROR(tensors(p->input_tensor(), "input", out.inputs));
+    TPU_RETURN_IF_ERROR(tensors(p->output_tensor(), "output", out.outputs));
+    out.ctxAddr = p->ctx_addr();
+    out.ctxSize = p->ctx_size();
+    if (out.ctxAddr >= kAddressLimit || out.ctxSize > kAddressLimit - out.ctxAddr)
+      return makeError("context memory beyond the 40-bit address space");
+    if (const fb::CoeffMem *c = p->coeff_mem()) {
+      if (c->encrypt_mode()) return makeError("encrypted coefficients are not supported");
+      uint64_t start, size;
+      TPU_RETURN_IF_ERROR(range(c->binary_coeff(), "coefficient", start, size));
+      if (c->address() >= kAddressLimit || size > kAddressLimit - c->address())
+        return makeError("coefficients beyond the 40-bit address space");
+      out.coeffAddr = c->address();
+      out.coeff.assign(blob_ + start, blob_ + start + size);
+      if (!c->check_code() || c->check_code()->size() != 32)
+        return makeError("coefficient check code missing or not a sha256");
+      if (std::memcmp(c->check_code()->data(), sha256(out.coeff).data(), 32) != 0)
+        return makeError("coefficient sha256 mismatch: coefficients corrupted");
+    }
+    if (const auto *groups = p->cmd_group()) {
+      if (groups->size() > kMaxGroupsPerNet)
+        return makeError(groups->size(), " command groups (limit ", kMaxGroupsPerNet, ")");
+      out.groups.resize(groups->size());
+      for (size_t g = 0; g < groups->size(); ++g) {
+        const fb::CmdGroup *cg = groups->Get(g);
+        CmdGroup &grp = out.groups[g];
+        Status st = commands(cg->binary_bdc(), cg->bdc_num(), cg->bdc_cmd_byte(), true, grp.tiu);
+        if (st) st = commands(cg->binary_gdma(), cg->gdma_num(), cg->gdma_cmd_byte(), false, grp.gdma);
+        if (!st) return st.prefix("group " + std::to_string(g));
+        grp.tiuLayer.assign(grp.tiu.size(), std::string());
+        grp.gdmaLayer.assign(grp.gdma.size(), std::string());
+      }
+    }
+    return profile(p->net_profile(), out);
+  }
+
+  const uint8_t *blob_;
+  uint64_t blobSize_;
+};
+
+} // namespace
+
+Result<Model> parse(const uint8_t *data, size_t size) {
+  auto header = parseHeader(data, size);
+  if (!header) return header.status();
+  const uint8_t *fbuf = data + kHeaderSize;
+  size_t fsize = header->flatbuffersSize;
+  // Copy to an aligned buffer so the verifier's alignment checks hold.
+  std::vector<uint64_t> aligned((fsize + 7) / 8);
+  std::memcpy(aligned.data(), fbuf, fsize);
+  const uint8_t *fb8 = reinterpret_cast<const uint8_t *>(aligned.data());
+  flatbuffers::Verifier verifier(fb8, fsize, /*max_depth=*/64, /*max_tables=*/1000000);
+  if (!fb::VerifyModelBuffer(verifier))
+    return makeError("corrupted: the FlatBuffers part fails verification");
+  const fb::Model *m = fb::GetModel(fb8);
+  Model out;
+  if (!m->chip()) return makeError("no chip name");
+  out.chip = m->chip()->str();
+  if (out.chip != kChip) return makeError("bmodel is for chip '", out.chip, "', not ", kChip);
+  if (m->type()) out.type = m->type()->str();
+  if (m->version()) out.version = m->version()->str();
+  if (m->time()) out.time = m->time()->str();
+  out.neuronSize = m->neuron_size();
+  out.deviceNum = m->device_num();
+  if (!m->net()) return out;
+  if (m->net()->size() > kMaxNets) return makeError(m->net()->size(), " nets (limit ", kMaxNets, ")");
+  Reader reader(fbuf + fsize, header->binarySize);
+  for (size_t i = 0; i < m->net()->size(); ++i) {
+    auto net = reader.net(m->net()->Get(i), i);
+    if (!net) return net.status();
+    out.nets.push_back(net.take());
+  }
+  return out;
+}
+
+Result<Model> readFile(const std::string &path) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return makeError(path, ": cannot open");
+  std::streamoff len = f.tellg();
+  if (len < 0) return makeError(path, ": cannot read");
+  if (uint64_t(len) > uint64_t(kHeaderSize) + 2ull * UINT32_MAX)
+    return makeError(path, ": ", len, " bytes is larger than any bmodel header can describe");
+  std::vector<uint8_t> bytes(static_cast<size_t>(len));
+  f.seekg(0);
+  f.read(reinterpret_cast<char *>(bytes.data()), len);
+  if (!f) return makeError(path, ": read error");
+  auto m = parse(bytes.data(), bytes.size());
+  if (!m) return m.prefix(path);
+  return m;
+}
+
+} // namespace tpu::bmodel

@@ -1,0 +1,99 @@
+// The in-memory bmodel: what the runtime and the simulator read, what the
+// assembler and the compiler build. Plain data, no FlatBuffers types; the
+// container format is in isa/bmodel/Bmodel.h and docs/bmodel.md.
+#pragma once
+
+#include "isa/Fields.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tpu::bmodel {
+
+// Tensor data type codes (BM1684.md §3).
+enum class DataType : uint32_t {
+  Float32 = 0, Float16 = 1, Int8 = 2, Uint8 = 3, Int16 = 4, Uint16 = 5, Int32 = 6, Uint32 = 7,
+};
+constexpr unsigned kDataTypeCount = 8;
+
+// Global-memory store mode: batch items interleaved per 32-bit word.
+enum class StoreMode : int32_t { N1 = 0, N2 = 1, N4 = 2 };
+
+// Limits the reader enforces before allocating anything (docs/bmodel.md).
+constexpr uint64_t kAddressLimit = 1ull << 40;   // 40-bit device addresses
+constexpr size_t kMaxNets = 256;
+constexpr size_t kMaxTensorsPerNet = 4096;
+constexpr size_t kMaxDims = 8;
+constexpr size_t kMaxGroupsPerNet = 1u << 16;
+constexpr size_t kMaxCommandsPerQueue = 65535; // ids are 16 bits, 0 = "none"
+
+inline unsigned dataTypeBytes(DataType t) {
+  switch (t) {
+  case DataType::Float32: case DataType::Int32: case DataType::Uint32: return 4;
+  case DataType::Float16: case DataType::Int16: case DataType::Uint16: return 2;
+  case DataType::Int8: case DataType::Uint8: return 1;
+  }
+  return 0;
+}
+
+struct Tensor {
+  std::string name;
+  DataType dtype = DataType::Float32;
+  StoreMode storeMode = StoreMode::N1;
+  uint64_t deviceAddr = 0;
+  uint64_t size = 0;               // bytes in device memory
+  std::vector<uint64_t> shape;
+  float scale = 1.0f;
+  int32_t zeroPoint = 0;
+
+  // Bytes the tensor occupies in global memory given its store mode:
+  // 4N packs four batch items into each 32-bit word, so the batch is rounded
+  // up to a multiple of 4 (2N: of 2). 0 if the shape overflows 2^40 bytes.
+  uint64_t storageBytes() const {
+    uint64_t batchGroup = storeMode == StoreMode::N4 ? 4 : storeMode == StoreMode::N2 ? 2 : 1;
+    uint64_t n = shape.empty() ? 1 : shape[0];
+    uint64_t rest = 1;
+    for (size_t i = 1; i < shape.size(); ++i) {
+      if (shape[i] != 0 && rest > kAddressLimit / shape[i]) return 0;
+      rest *= shape[i];
+    }
+    uint64_t nRounded = (n + batchGroup - 1) / batchGroup * batchGroup;
+    if (rest != 0 && nRounded > kAddressLimit / rest) return 0;
+    uint64_t elems = nRounded * rest;
+    uint64_t bytes = elems * dataTypeBytes(dtype);
+    return bytes > kAddressLimit ? 0 : bytes;
+  }
+};
+
+// One command group: the TIU and GDMA queues, each in its engine's order,
+// and the layer name of every command ("" when unnamed).
+struct CmdGroup {
+  std::vector<isa::CommandBytes> tiu;
+  std::vector<isa::CommandBytes> gdma;
+  std::vector<std::string> tiuLayer;   // same length as tiu
+  std::vector<std::string> gdmaLayer;  // same length as gdma
+};
+
+struct Net {
+  std::string name;
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  uint64_t ctxAddr = 0;          // neuron (activation) memory
+  uint64_t ctxSize = 0;
+  uint64_t coeffAddr = 0;        // where the coefficients are loaded
+  std::vector<uint8_t> coeff;    // coefficient bytes
+  std::vector<CmdGroup> groups;
+};
+
+struct Model {
+  std::string chip = "BM1684";
+  std::string type;              // free text, e.g. "tpuc asm"
+  std::string version;
+  std::string time;
+  uint64_t neuronSize = 0;
+  uint32_t deviceNum = 1;
+  std::vector<Net> nets;
+};
+
+} // namespace tpu::bmodel

@@ -1,0 +1,316 @@
+// bmodel container: write/read round trip and every rejected-input case.
+#include "isa/bmodel/Bmodel.h"
+
+#include "isa/Opcodes.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+using namespace tpu;
+using namespace tpu::bmodel;
+using tpu::isa::CommandBytes;
+using tpu::isa::GdmaField;
+using tpu::isa::GdmaRaw;
+using tpu::isa::TiuField;
+using tpu::isa::TiuRaw;
+
+namespace {
+
+CommandBytes tiuCmd(uint16_t id, uint16_t wait, unsigned tsk = 0, unsigned eu = 1) {
+  TiuRaw r;
+  r[TiuField::cmd_id_tpu] = id;
+  r[TiuField::cmd_id_gdma] = wait;
+  r[TiuField::tsk_typ] = tsk;
+  r[TiuField::tsk_eu_typ] = eu;
+  r[TiuField::res0_c] = 64;
+  return *r.encode();
+}
+
+CommandBytes gdmaCmd(uint16_t id, uint16_t wait) {
+  GdmaRaw r;
+  r[GdmaField::cmd_id] = id;
+  r[GdmaField::eng0_sync_id] = wait;
+  r[GdmaField::src_nsize] = 1;
+  r[GdmaField::src_start_addr_h8] = 1;
+  return *r.encode();
+}
+
+Model sampleModel() {
+  Model m;
+  m.type = "test";
+  m.version = "1";
+  m.neuronSize = 0x10000;
+  Net n;
+  n.name = "net0";
+  Tensor in;
+  in.name = "x";
+  in.dtype = DataType::Int8;
+  in.storeMode = StoreMode::N4;
+  in.shape = {1, 3, 4, 4};
+  in.deviceAddr = 0x100000000;
+  in.size = in.storageBytes();
+  in.scale = 0.125f;
+  Tensor out = in;
+  out.name = "y";
+  out.dtype = DataType::Float32;
+  out.storeMode = StoreMode::N1;
+  out.deviceAddr = 0x100001000;
+  out.size = out.storageBytes();
+  out.zeroPoint = -3;
+  n.inputs = {in};
+  n.outputs = {out};
+  n.ctxAddr = 0x100000000;
+  n.ctxSize = 0x10000;
+  n.coeffAddr = 0x100100000;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 300; ++i) n.coeff.push_back(uint8_t(rng()));
+  CmdGroup g;
+  g.gdma = {gdmaCmd(1, 0), gdmaCmd(2, 0), gdmaCmd(3, 1)};
+  g.tiu = {tiuCmd(1, 2)};
+  g.gdmaLayer = {"load", "load", "store"};
+  g.tiuLayer = {"conv1"};
+  n.groups.push_back(g);
+  CmdGroup g2;
+  g2.tiu = {tiuCmd(1, 0, 3, 2), tiuCmd(2, 0, 3, 2)};
+  g2.tiuLayer = {"", "add"};
+  n.groups.push_back(g2);
+  m.nets.push_back(n);
+  return m;
+}
+
+void expectEqual(const Model &a, const Model &b) {
+  EXPECT_EQ(a.chip, b.chip);
+  EXPECT_EQ(a.type, b.type);
+  EXPECT_EQ(a.version, b.version);
+  EXPECT_EQ(a.neuronSize, b.neuronSize);
+  ASSERT_EQ(a.nets.size(), b.nets.size());
+  for (size_t i = 0; i < a.nets.size(); ++i) {
+    const Net &x = a.nets[i], &y = b.nets[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.ctxAddr, y.ctxAddr);
+    EXPECT_EQ(x.ctxSize, y.ctxSize);
+    EXPECT_EQ(x.coeffAddr, y.coeffAddr);
+    EXPECT_EQ(x.coeff, y.coeff);
+    ASSERT_EQ(x.inputs.size(), y.inputs.size());
+    ASSERT_EQ(x.outputs.size(), y.outputs.size());
+    for (size_t t = 0; t < x.inputs.size() + x.outputs.size(); ++t) {
+      const Tensor &p = t < x.inputs.size() ? x.inputs[t] : x.outputs[t - x.inputs.size()];
+      const Tensor &q = t < y.inputs.size() ? y.inputs[t] : y.outputs[t - y.inputs.size()];
+      EXPECT_EQ(p.name, q.name);
+      EXPECT_EQ(p.dtype, q.dtype);
+      EXPECT_EQ(p.storeMode, q.storeMode);
+      EXPECT_EQ(p.deviceAddr, q.deviceAddr);
+      EXPECT_EQ(p.size, q.size);
+      EXPECT_EQ(p.shape, q.shape);
+      EXPECT_EQ(p.scale, q.scale);
+      EXPECT_EQ(p.zeroPoint, q.zeroPoint);
+    }
+    ASSERT_EQ(x.groups.size(), y.groups.size());
+    for (size_t g = 0; g < x.groups.size(); ++g) {
+      EXPECT_EQ(x.groups[g].tiu, y.groups[g].tiu);
+      EXPECT_EQ(x.groups[g].gdma, y.groups[g].gdma);
+      EXPECT_EQ(x.groups[g].tiuLayer, y.groups[g].tiuLayer);
+      EXPECT_EQ(x.groups[g].gdmaLayer, y.groups[g].gdmaLayer);
+    }
+  }
+}
+
+std::vector<uint8_t> sampleBytes() { return *serialize(sampleModel()); }
+
+std::string parseError(const std::vector<uint8_t> &bytes) {
+  auto m = parse(bytes.data(), bytes.size());
+  EXPECT_FALSE(m.isOk());
+  return m.isOk() ? std::string() : m.message();
+}
+
+void putU32(std::vector<uint8_t> &b, size_t at, uint32_t v) { std::memcpy(&b[at], &v, 4); }
+
+// Offset of the blob in a serialized model.
+size_t blobOffset(const std::vector<uint8_t> &b) {
+  uint32_t fsize;
+  std::memcpy(&fsize, &b[8], 4);
+  return kHeaderSize + fsize;
+}
+
+} // namespace
+
+TEST(Bmodel, RoundTrip) {
+  Model m = sampleModel();
+  auto bytes = serialize(m);
+  ASSERT_TRUE(bytes.isOk()) << bytes.message();
+  auto back = parse(bytes->data(), bytes->size());
+  ASSERT_TRUE(back.isOk()) << back.message();
+  expectEqual(m, *back);
+  // Serialising again gives the same bytes: the writer is deterministic.
+  EXPECT_EQ(*serialize(*back), *bytes);
+}
+
+TEST(Bmodel, HeaderFields) {
+  auto b = sampleBytes();
+  auto h = parseHeader(b.data(), b.size());
+  ASSERT_TRUE(h.isOk()) << h.message();
+  EXPECT_EQ(h->magic, 0xFF55AAEEu);
+  EXPECT_EQ(h->headerSize, 64u);
+  EXPECT_EQ(64u + h->flatbuffersSize + h->binarySize, b.size());
+}
+
+TEST(Bmodel, FileRoundTripAndMissingFile) {
+  std::string path = ::testing::TempDir() + "/rt.bmodel";
+  ASSERT_TRUE(writeFile(sampleModel(), path).isOk());
+  auto back = readFile(path);
+  ASSERT_TRUE(back.isOk()) << back.message();
+  expectEqual(sampleModel(), *back);
+  auto missing = readFile(path + ".none");
+  ASSERT_FALSE(missing.isOk());
+  EXPECT_NE(missing.message().find("cannot open"), std::string::npos);
+}
+
+TEST(Bmodel, RejectsTruncatedAtEveryLength) {
+  auto b = sampleBytes();
+  for (size_t len = 0; len < b.size(); len += 7) {
+    auto m = parse(b.data(), len);
+    EXPECT_FALSE(m.isOk()) << "length " << len;
+  }
+  EXPECT_NE(parseError({b.begin(), b.begin() + 10}).find("truncated"), std::string::npos);
+  EXPECT_NE(parseError({b.begin(), b.end() - 1}).find("truncated"), std::string::npos);
+}
+
+TEST(Bmodel, RejectsTrailingBytes) {
+  auto b = sampleBytes();
+  b.push_back(0);
+  EXPECT_NE(parseError(b).find("size mismatch"), std::string::npos);
+}
+
+TEST(Bmodel, RejectsBadMagicAndHeaderSize) {
+  auto b = sampleBytes();
+  b[0] ^= 1;
+  EXPECT_NE(parseError(b).find("bad magic"), std::string::npos);
+  b = sampleBytes();
+  putU32(b, 4, 32);
+  EXPECT_NE(parseError(b).find("header_size"), std::string::npos);
+}
+
+TEST(Bmodel, RejectsCorruptedFlatbuffers) {
+  auto b = sampleBytes();
+  // The root offset pointing past the buffer must be caught by the verifier.
+  putU32(b, kHeaderSize, 0x7fffff00);
+  EXPECT_NE(parseError(b).find("FlatBuffers"), std::string::npos);
+}
+
+TEST(Bmodel, RandomCorruptionNeverCrashes) {
+  auto good = sampleBytes();
+  std::mt19937 rng(1234);
+  int rejected = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    auto b = good;
+    int flips = 1 + int(rng() % 4);
+    for (int i = 0; i < flips; ++i) b[rng() % b.size()] ^= uint8_t(1u << (rng() % 8));
+    auto m = parse(b.data(), b.size());
+    if (!m.isOk()) {
+      ++rejected;
+      EXPECT_FALSE(m.message().empty());
+    }
+  }
+  EXPECT_GT(rejected, 0);
+}
+
+TEST(Bmodel, RejectsCorruptedCoefficients) {
+  auto b = sampleBytes();
+  // The coefficients are the first thing in the blob.
+  b[blobOffset(b) + 5] ^= 0xff;
+  std::string e = parseError(b);
+  EXPECT_NE(e.find("net 0 'net0'"), std::string::npos) << e;
+  EXPECT_NE(e.find("sha256"), std::string::npos) << e;
+}
+
+TEST(Bmodel, RejectsOtherChip) {
+  Model m = sampleModel();
+  m.chip = "BM1688";
+  auto b = *serialize(m);
+  EXPECT_NE(parseError(b).find("chip 'BM1688', not BM1684"), std::string::npos);
+}
+
+TEST(Bmodel, RejectsUnknownTaskTypeNamingGroupAndCommand) {
+  Model m = sampleModel();
+  TiuRaw r = TiuRaw::decode(m.nets[0].groups[1].tiu[1].data());
+  r[TiuField::tsk_typ] = 15;
+  m.nets[0].groups[1].tiu[1] = *r.encode();
+  std::string e = parseError(*serialize(m));
+  EXPECT_NE(e.find("net 0 'net0': group 1: TIU command 1: unknown tsk_typ 15"), std::string::npos) << e;
+
+  m = sampleModel();
+  r = TiuRaw::decode(m.nets[0].groups[0].tiu[0].data());
+  r[TiuField::tsk_eu_typ] = 7; // conv has eu 0/1 only
+  m.nets[0].groups[0].tiu[0] = *r.encode();
+  e = parseError(*serialize(m));
+  EXPECT_NE(e.find("group 0: TIU command 0: tsk_eu_typ 7 is not valid for tsk_typ 0 (conv)"),
+            std::string::npos) << e;
+}
+
+TEST(Bmodel, RejectsBadGdmaCommand) {
+  Model m = sampleModel();
+  m.nets[0].groups[0].gdma[2][127] = 0x80; // past the last GDMA field
+  std::string e = parseError(*serialize(m));
+  EXPECT_NE(e.find("group 0: GDMA command 2: bit 1023 is set"), std::string::npos) << e;
+
+  m = sampleModel();
+  GdmaRaw r = GdmaRaw::decode(m.nets[0].groups[0].gdma[0].data());
+  r[GdmaField::src_data_format] = 6;
+  m.nets[0].groups[0].gdma[0] = *r.encode();
+  e = parseError(*serialize(m));
+  EXPECT_NE(e.find("GDMA command 0: unknown src_data_format 6"), std::string::npos) << e;
+}
+
+TEST(Bmodel, RejectsBadTensors) {
+  Model m = sampleModel();
+  m.nets[0].inputs[0].size = 10;
+  EXPECT_NE(parseError(*serialize(m)).find("input tensor 0 'x': size 10 smaller"), std::string::npos);
+
+  m = sampleModel();
+  m.nets[0].inputs[0].shape = {1ull << 30, 1ull << 30, 16};
+  m.nets[0].inputs[0].size = 1;
+  EXPECT_NE(parseError(*serialize(m)).find("exceeds the 2^40-byte"), std::string::npos);
+
+  m = sampleModel();
+  m.nets[0].outputs[0].storeMode = StoreMode::N4; // fp32 cannot be 4N
+  EXPECT_NE(parseError(*serialize(m)).find("output tensor 0 'y': store mode"), std::string::npos);
+
+  m = sampleModel();
+  m.nets[0].outputs[0].dtype = DataType(9);
+  EXPECT_NE(parseError(*serialize(m)).find("unknown data_type 9"), std::string::npos);
+
+  m = sampleModel();
+  m.nets[0].outputs[0].shape = {};
+  EXPECT_NE(parseError(*serialize(m)).find("0 dimensions"), std::string::npos);
+}
+
+TEST(Bmodel, RejectsBinaryRangeOutsideBlob) {
+  auto b = sampleBytes();
+  // Grow the header's binary_size claim: the blob shrinks relative to the
+  // ranges only if we cut the file, so cut the last bytes and fix the header.
+  uint32_t binSize;
+  std::memcpy(&binSize, &b[12], 4);
+  b.resize(b.size() - 64);
+  putU32(b, 12, binSize - 64);
+  std::string e = parseError(b);
+  EXPECT_NE(e.find("outside the"), std::string::npos) << e;
+}
+
+TEST(Bmodel, WriterRejectsMismatchedLayerLists) {
+  Model m = sampleModel();
+  m.nets[0].groups[0].tiuLayer.clear();
+  auto b = serialize(m);
+  ASSERT_FALSE(b.isOk());
+  EXPECT_NE(b.message().find("layer name lists"), std::string::npos);
+}
+
+TEST(Bmodel, EmptyModelRoundTrips) {
+  Model m;
+  auto b = serialize(m);
+  ASSERT_TRUE(b.isOk());
+  auto back = parse(b->data(), b->size());
+  ASSERT_TRUE(back.isOk()) << back.message();
+  EXPECT_TRUE(back->nets.empty());
+}
