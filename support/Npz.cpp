@@ -157,6 +157,16 @@ std::string shapeToString(const std::vector<int64_t> &shape) {
   return os.str();
 }
 
+NpyArray NpyArray::fromBytes(std::string dtype, std::vector<int64_t> shape, const void *bytes,
+                             size_t size) {
+  NpyArray a;
+  a.dtype = std::move(dtype);
+  a.shape = std::move(shape);
+  const uint8_t *p = static_cast<const uint8_t *>(bytes);
+  if (size) a.data.assign(p, p + size);
+  return a;
+}
+
 std::vector<float> NpyArray::toFloat() const {
   int64_t n = numel();
   std::vector<float> out(n);
@@ -242,21 +252,14 @@ std::vector<uint8_t> serializeNpy(const NpyArray &array) {
   size_t total = prefix + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
-  std::vector<uint8_t> out;
-  out.reserve(prefix + header.size() + array.data.size());
-  const char magic[] = "\x93NUMPY";
-  out.insert(out.end(), magic, magic + 6);
-  out.push_back(v2 ? 2 : 1);
-  out.push_back(0);
   size_t len = header.size();
-  out.push_back(len & 0xff);
-  out.push_back((len >> 8) & 0xff);
-  if (v2) {
-    out.push_back((len >> 16) & 0xff);
-    out.push_back((len >> 24) & 0xff);
-  }
-  out.insert(out.end(), header.begin(), header.end());
-  out.insert(out.end(), array.data.begin(), array.data.end());
+  std::vector<uint8_t> out(prefix + len + array.data.size());
+  std::memcpy(out.data(), "\x93NUMPY", 6);
+  out[6] = v2 ? 2 : 1;
+  out[7] = 0;
+  for (size_t i = 0; i < prefix - 8; ++i) out[8 + i] = (len >> (8 * i)) & 0xff;
+  std::memcpy(out.data() + prefix, header.data(), len);
+  if (!array.data.empty()) std::memcpy(out.data() + prefix + len, array.data.data(), array.data.size());
   return out;
 }
 

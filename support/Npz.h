@@ -58,22 +58,15 @@ struct NpyArray {
   // Any numeric dtype converted to float32 values.
   std::vector<float> toFloat() const;
 
+  // An array of `dtype` holding a copy of `bytes`.
+  static NpyArray fromBytes(std::string dtype, std::vector<int64_t> shape, const void *bytes,
+                            size_t size);
   template <typename T>
   static NpyArray from(std::vector<int64_t> shape, const std::vector<T> &values) {
-    NpyArray a;
-    a.dtype = dtypeOf<T>();
-    a.shape = std::move(shape);
-    a.data.resize(values.size() * sizeof(T));
-    if (!values.empty()) std::memcpy(a.data.data(), values.data(), a.data.size());
-    return a;
+    return fromBytes(dtypeOf<T>(), std::move(shape), values.data(), values.size() * sizeof(T));
   }
   static NpyArray from(std::vector<int64_t> shape, const float *values, size_t count) {
-    NpyArray a;
-    a.dtype = "float32";
-    a.shape = std::move(shape);
-    a.data.resize(count * sizeof(float));
-    if (count) std::memcpy(a.data.data(), values, a.data.size());
-    return a;
+    return fromBytes("float32", std::move(shape), values, count * sizeof(float));
   }
 };
 

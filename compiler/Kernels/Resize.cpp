@@ -1,0 +1,89 @@
+// N-D resize, one dimension at a time: nearest picks a source index, linear
+// blends two neighbours (separable, so N-linear overall).
+#include "compiler/Kernels/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tpu::kernels {
+namespace {
+
+// Source coordinate of output index x for one dimension.
+double sourceCoord(CoordMode mode, int64_t x, int64_t inLen, int64_t outLen, double scale) {
+  switch (mode) {
+  case CoordMode::HalfPixel: return (x + 0.5) / scale - 0.5;
+  case CoordMode::PytorchHalfPixel: return outLen > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  case CoordMode::AlignCorners:
+    return outLen == 1 ? 0.0 : x * static_cast<double>(inLen - 1) / static_cast<double>(outLen - 1);
+  case CoordMode::Asymmetric: return x / scale;
+  case CoordMode::TfHalfPixelForNN: return (x + 0.5) / scale;
+  }
+  return 0.0;
+}
+
+int64_t nearestIndex(NearestMode mode, double c, int64_t inLen) {
+  double f = std::floor(c);
+  int64_t i;
+  switch (mode) {
+  case NearestMode::Floor: i = static_cast<int64_t>(f); break;
+  case NearestMode::Ceil: i = static_cast<int64_t>(std::ceil(c)); break;
+  case NearestMode::RoundPreferFloor: i = static_cast<int64_t>(c - f == 0.5 ? f : std::round(c)); break;
+  case NearestMode::RoundPreferCeil: i = static_cast<int64_t>(c - f == 0.5 ? f + 1 : std::round(c)); break;
+  default: i = 0;
+  }
+  return std::clamp<int64_t>(i, 0, inLen - 1);
+}
+
+// Resizes dimension `dim` of a tensor from shape[dim] to outLen.
+void resizeDim(const float *in, const Shape &shape, int64_t dim, int64_t outLen, double scale,
+               const ResizeParams &p, float *out) {
+  int64_t outer = 1, inner = 1, inLen = shape[dim];
+  for (int64_t d = 0; d < dim; ++d) outer *= shape[d];
+  for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
+  // Per output index: two source indices and the weight of the second.
+  std::vector<int64_t> i0(outLen), i1(outLen);
+  std::vector<float> w(outLen);
+  for (int64_t x = 0; x < outLen; ++x) {
+    double c = sourceCoord(p.coord, x, inLen, outLen, scale);
+    if (p.mode == ResizeMode::Nearest) {
+      i0[x] = i1[x] = nearestIndex(p.nearest, c, inLen);
+      w[x] = 0;
+    } else {
+      c = std::clamp(c, 0.0, static_cast<double>(inLen - 1));
+      int64_t lo = static_cast<int64_t>(std::floor(c));
+      i0[x] = lo;
+      i1[x] = std::min(lo + 1, inLen - 1);
+      w[x] = static_cast<float>(c - lo);
+    }
+  }
+  for (int64_t o = 0; o < outer; ++o) {
+    const float *src = in + o * inLen * inner;
+    float *dst = out + o * outLen * inner;
+    for (int64_t x = 0; x < outLen; ++x) {
+      const float *a = src + i0[x] * inner, *b = src + i1[x] * inner;
+      float wb = w[x], wa = 1.0f - wb;
+      float *d = dst + x * inner;
+      for (int64_t i = 0; i < inner; ++i) d[i] = a[i] * wa + b[i] * wb;
+    }
+  }
+}
+
+} // namespace
+
+void resize(const float *in, const Shape &inShape, float *out, const Shape &outShape,
+            const std::vector<double> &scales, const ResizeParams &p) {
+  Shape cur = inShape;
+  std::vector<float> bufA(in, in + numElements(inShape)), bufB;
+  for (size_t d = 0; d < inShape.size(); ++d) {
+    if (outShape[d] == inShape[d] && scales[d] == 1.0) continue;
+    Shape next = cur;
+    next[d] = outShape[d];
+    bufB.assign(numElements(next), 0.0f);
+    resizeDim(bufA.data(), cur, d, outShape[d], scales[d], p, bufB.data());
+    bufA.swap(bufB);
+    cur = next;
+  }
+  std::copy(bufA.begin(), bufA.end(), out);
+}
+
+} // namespace tpu::kernels
