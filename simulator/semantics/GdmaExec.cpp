@@ -1,0 +1,168 @@
+#include "simulator/semantics/GdmaExec.h"
+
+#include "simulator/semantics/GdmaAccess.h"
+#include "simulator/semantics/IntArith.h"
+
+#include <cstring>
+#include <vector>
+
+namespace tpu::sim {
+
+using isa::GdmaCommand;
+using isa::GdmaFormat;
+using isa::GdmaSpecialFunc;
+
+namespace {
+
+// Reads every element of `v` into `buf` (n,c,h,w order), or writes `buf` to
+// `v` skipping lanes the mask disables. Rows with unit w stride move as one
+// block; global strided reads fetch the row's span once when it is small.
+template <bool kWrite>
+Status transferRows(const isa::HwConfig &cfg, const GdmaView &v, LocalMemory &lmem,
+                    GlobalMemory &gmem, uint8_t *buf, uint64_t laneMask) {
+  const uint32_t W = v.shape[3], B = v.bytes;
+  const uint64_t ws = v.stride[3], rowBytes = uint64_t(W) * B;
+  const uint64_t spanBytes = ((W - 1) * ws + 1) * B;
+  constexpr uint64_t kMaxSpanBytes = 1 << 20;
+  std::vector<uint8_t> span;
+  for (uint32_t n = 0; n < v.shape[0]; ++n)
+    for (uint32_t c = 0; c < v.shape[1]; ++c)
+      for (uint32_t h = 0; h < v.shape[2]; ++h, buf += rowBytes) {
+        const uint64_t first = v.rowElement(n, c, h, cfg.npuLanes) * B;
+        if (v.local) {
+          uint32_t lane = v.laneOf(c, cfg.npuLanes);
+          if (kWrite && !laneEnabled(laneMask, lane)) continue;
+          uint8_t *p = lmem.lane(lane) + v.laneOffset + first;
+          if (ws == 1) {
+            kWrite ? std::memcpy(p, buf, rowBytes) : std::memcpy(buf, p, rowBytes);
+          } else {
+            for (uint32_t w = 0; w < W; ++w)
+              kWrite ? std::memcpy(p + w * ws * B, buf + w * B, B)
+                     : std::memcpy(buf + w * B, p + w * ws * B, B);
+          }
+          continue;
+        }
+        const uint64_t addr = v.addr + first;
+        if (ws == 1) {
+          TPU_RETURN_IF_ERROR(kWrite ? gmem.write(addr, buf, rowBytes) : gmem.read(addr, buf, rowBytes));
+        } else if (!kWrite && spanBytes <= kMaxSpanBytes) {
+          span.resize(spanBytes);
+          TPU_RETURN_IF_ERROR(gmem.read(addr, span.data(), spanBytes));
+          for (uint32_t w = 0; w < W; ++w) std::memcpy(buf + w * B, span.data() + w * ws * B, B);
+        } else {
+          for (uint32_t w = 0; w < W; ++w)
+            TPU_RETURN_IF_ERROR(kWrite ? gmem.write(addr + w * ws * B, buf + w * B, B)
+                                       : gmem.read(addr + w * ws * B, buf + w * B, B));
+        }
+      }
+  return Status::ok();
+}
+
+// One element from `from` format to `to` format (docs/isa.md: ints convert
+// exactly to fp32, fp32 rounds to ints with the shared rule, all saturate).
+int64_t loadInt(GdmaFormat f, const uint8_t *p) {
+  switch (f) {
+  case GdmaFormat::Int16: { int16_t v; std::memcpy(&v, p, 2); return v; }
+  case GdmaFormat::Uint8: return *p;
+  default: return int8_t(*p);
+  }
+}
+void storeInt(GdmaFormat f, int64_t v, uint8_t *p) {
+  switch (f) {
+  case GdmaFormat::Int16: { int16_t s = saturateInt16(v); std::memcpy(p, &s, 2); return; }
+  case GdmaFormat::Uint8: *p = saturateUint8(v); return;
+  default: { int8_t s = saturateInt8(v); std::memcpy(p, &s, 1); return; }
+  }
+}
+void convertElement(GdmaFormat from, const uint8_t *in, GdmaFormat to, uint8_t *out) {
+  if (from == to) {
+    std::memcpy(out, in, isa::gdmaFormatBytes(to));
+  } else if (from == GdmaFormat::Fp32) {
+    float f;
+    std::memcpy(&f, in, 4);
+    storeInt(to, fp32ToInt(f), out);
+  } else if (to == GdmaFormat::Fp32) {
+    float f = float(loadInt(from, in));
+    std::memcpy(out, &f, 4);
+  } else {
+    storeInt(to, loadInt(from, in), out);
+  }
+}
+
+// The source element each destination element takes, for the functions that
+// move elements by coordinates; -1 for a channel shifted in from outside.
+int64_t sourceIndex(const GdmaCommand &cmd, const std::array<uint32_t, 4> &s, uint32_t n,
+                    uint32_t c, uint32_t h, uint32_t w) {
+  int64_t sn = n, sc = c, sh = h, sw = w;
+  switch (cmd.specialFunc) {
+  case GdmaSpecialFunc::Transpose: sn = c, sc = n; break;
+  case GdmaSpecialFunc::CwTranspose: sc = w, sw = c; break;
+  case GdmaSpecialFunc::LrnShift:
+    sc = cmd.lrnShiftDir ? sc + cmd.lrnShiftNum : sc - int64_t(cmd.lrnShiftNum);
+    if (sc < 0 || sc >= int64_t(s[1])) return -1;
+    break;
+  default: break;
+  }
+  return ((sn * s[1] + sc) * s[2] + sh) * s[3] + sw;
+}
+
+// The destination elements in dst n,c,h,w order, in dst format.
+std::vector<uint8_t> destinationElements(const GdmaCommand &cmd, const GdmaPlan &plan,
+                                         std::vector<uint8_t> src) {
+  const GdmaView &d = plan.dst;
+  const uint32_t Bd = d.bytes;
+  std::vector<uint8_t> out;
+  if (!plan.readsSrc) { // constant fill: the low bytes of constant_value, little endian
+    out.resize(d.elements() * Bd);
+    uint8_t pattern[4];
+    for (int i = 0; i < 4; ++i) pattern[i] = uint8_t(cmd.constantValue >> (8 * i));
+    for (size_t i = 0; i < out.size(); i += Bd) std::memcpy(out.data() + i, pattern, Bd);
+    return out;
+  }
+  const GdmaView &s = plan.src;
+  const bool reorders = cmd.specialFunc != GdmaSpecialFunc::None &&
+                        cmd.specialFunc != GdmaSpecialFunc::FormatConvert;
+  if (!reorders) {
+    if (s.format == d.format) return src;
+    out.resize(d.elements() * Bd);
+    for (uint64_t i = 0, e = d.elements(); i < e; ++i)
+      convertElement(s.format, src.data() + i * s.bytes, d.format, out.data() + i * Bd);
+    return out;
+  }
+  out.assign(d.elements() * Bd, 0);
+  uint8_t *o = out.data();
+  for (uint32_t n = 0; n < d.shape[0]; ++n)
+    for (uint32_t c = 0; c < d.shape[1]; ++c)
+      for (uint32_t h = 0; h < d.shape[2]; ++h)
+        for (uint32_t w = 0; w < d.shape[3]; ++w, o += Bd) {
+          int64_t j = sourceIndex(cmd, s.shape, n, c, h, w);
+          if (j >= 0) std::memcpy(o, src.data() + j * Bd, Bd);
+        }
+  return out;
+}
+
+} // namespace
+
+Status executeGdma(const isa::HwConfig &cfg, LocalMemory &lmem, GlobalMemory &gmem,
+                   const GdmaCommand &cmd) {
+  if (lmem.lanes() != cfg.npuLanes || lmem.laneBytes() != cfg.lmemBytesPerLane)
+    return makeError("local memory (", lmem.lanes(), " x ", lmem.laneBytes(),
+                     " bytes) does not match the hardware config (", cfg.npuLanes, " x ",
+                     cfg.lmemBytesPerLane, ")");
+  auto plan = planGdma(cfg, cmd);
+  if (!plan) return plan.status();
+  // Global ranges were checked against cfg: a write must not fail half-way.
+  if (gmem.base() != cfg.globalMemBase || gmem.size() != cfg.globalMemBytes)
+    return makeError("global memory [0x", std::hex, gmem.base(), ", +0x", gmem.size(),
+                     ") does not match the hardware config");
+
+  std::vector<uint8_t> src;
+  if (plan->readsSrc) {
+    src.resize(plan->src.elements() * plan->src.bytes);
+    TPU_RETURN_IF_ERROR(transferRows<false>(cfg, plan->src, lmem, gmem, src.data(), 0));
+  }
+  std::vector<uint8_t> dst = destinationElements(cmd, *plan, std::move(src));
+  return transferRows<true>(cfg, plan->dst, lmem, gmem, dst.data(), cmd.laneMask);
+}
+
+} // namespace tpu::sim
