@@ -1,0 +1,21 @@
+#include "simulator/systemc/CmdIdSync.h"
+
+namespace tpu::sysc {
+
+bool CmdIdSync::waitFor(Engine e, uint32_t id) {
+  Side &s = side_[unsigned(e)];
+  while (s.completed < id && !ctl_.aborted()) {
+    s.wanted = id;
+    sc_core::wait(s.reached | ctl_.abortEvent());
+  }
+  s.wanted = 0;
+  return !ctl_.aborted();
+}
+
+void CmdIdSync::complete(Engine e, uint32_t id) {
+  Side &s = side_[unsigned(e)];
+  s.completed = id;
+  if (s.wanted && s.completed >= s.wanted) s.reached.notify(sc_core::SC_ZERO_TIME);
+}
+
+} // namespace tpu::sysc
