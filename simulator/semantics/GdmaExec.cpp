@@ -4,6 +4,8 @@
 #include "simulator/semantics/IntArith.h"
 
 #include <cstring>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace tpu::sim {
@@ -58,34 +60,31 @@ Status transferRows(const isa::HwConfig &cfg, const GdmaView &v, LocalMemory &lm
   return Status::ok();
 }
 
-// One element from `from` format to `to` format (docs/isa.md: ints convert
-// exactly to fp32, fp32 rounds to ints with the shared rule, all saturate).
-int64_t loadInt(GdmaFormat f, const uint8_t *p) {
+// Calls fn with a value of the C++ type that holds one element of format f.
+template <typename Fn> void withElementType(GdmaFormat f, Fn &&fn) {
   switch (f) {
-  case GdmaFormat::Int16: { int16_t v; std::memcpy(&v, p, 2); return v; }
-  case GdmaFormat::Uint8: return *p;
-  default: return int8_t(*p);
+  case GdmaFormat::Fp32: fn(float{}); return;
+  case GdmaFormat::Int16: fn(int16_t{}); return;
+  case GdmaFormat::Uint8: fn(uint8_t{}); return;
+  default: fn(int8_t{}); return; // Int8 (fp16 was rejected by planGdma)
   }
 }
-void storeInt(GdmaFormat f, int64_t v, uint8_t *p) {
-  switch (f) {
-  case GdmaFormat::Int16: { int16_t s = saturateInt16(v); std::memcpy(p, &s, 2); return; }
-  case GdmaFormat::Uint8: *p = saturateUint8(v); return;
-  default: { int8_t s = saturateInt8(v); std::memcpy(p, &s, 1); return; }
-  }
+
+// Converts `count` elements (docs/isa.md: ints convert exactly to fp32, fp32
+// rounds to ints with the shared rule, every integer result saturates).
+template <typename T> constexpr IntRange rangeOf() {
+  return {int64_t(std::numeric_limits<T>::min()), int64_t(std::numeric_limits<T>::max())};
 }
-void convertElement(GdmaFormat from, const uint8_t *in, GdmaFormat to, uint8_t *out) {
-  if (from == to) {
-    std::memcpy(out, in, isa::gdmaFormatBytes(to));
-  } else if (from == GdmaFormat::Fp32) {
-    float f;
-    std::memcpy(&f, in, 4);
-    storeInt(to, fp32ToInt(f), out);
-  } else if (to == GdmaFormat::Fp32) {
-    float f = float(loadInt(from, in));
-    std::memcpy(out, &f, 4);
-  } else {
-    storeInt(to, loadInt(from, in), out);
+template <typename From, typename To>
+void convertElements(const uint8_t *in, uint8_t *out, uint64_t count) {
+  for (uint64_t i = 0; i < count; ++i, in += sizeof(From), out += sizeof(To)) {
+    From v;
+    std::memcpy(&v, in, sizeof v);
+    To r;
+    if constexpr (std::is_same_v<To, float>) r = float(v);
+    else if constexpr (std::is_same_v<From, float>) r = To(fp32ToInt(v, rangeOf<To>()));
+    else r = To(saturate(int64_t(v), rangeOf<To>()));
+    std::memcpy(out, &r, sizeof r);
   }
 }
 
@@ -125,8 +124,11 @@ std::vector<uint8_t> destinationElements(const GdmaCommand &cmd, const GdmaPlan 
   if (!reorders) {
     if (s.format == d.format) return src;
     out.resize(d.elements() * Bd);
-    for (uint64_t i = 0, e = d.elements(); i < e; ++i)
-      convertElement(s.format, src.data() + i * s.bytes, d.format, out.data() + i * Bd);
+    withElementType(s.format, [&](auto from) {
+      withElementType(d.format, [&](auto to) {
+        convertElements<decltype(from), decltype(to)>(src.data(), out.data(), d.elements());
+      });
+    });
     return out;
   }
   out.assign(d.elements() * Bd, 0);
