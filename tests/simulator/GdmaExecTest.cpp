@@ -412,6 +412,23 @@ TEST(GdmaExec, ConversionsRoundAndSaturate) {
   EXPECT_EQ(narrow[3], 0);
 }
 
+TEST(GdmaExec, OverlappingSourceAndDestinationBehaveLikeABufferedCopy) {
+  HwConfig cfg = smallConfig();
+  LocalMemory lmem(cfg);
+  GlobalMemory gmem(cfg);
+  const int16_t data[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::memcpy(lmem.lane(3) + 64, data, sizeof data);
+  GdmaCommand cmd; // shift 7 elements of lane 3 one element up, in place
+  cmd.direction = GdmaDirection::L2L;
+  cmd.src = {3ull * cfg.lmemBytesPerLane + 64, GdmaFormat::Int16, {1, 1, 1, 7}, {7, 7, 7, 1}};
+  cmd.dst = {3ull * cfg.lmemBytesPerLane + 66, GdmaFormat::Int16, {1, 1, 1, 7}, {7, 7, 7, 1}};
+  ASSERT_TRUE(executeGdma(cfg, lmem, gmem, cmd));
+  int16_t out[8];
+  std::memcpy(out, lmem.lane(3) + 64, sizeof out);
+  const int16_t want[] = {1, 1, 2, 3, 4, 5, 6, 7};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(out[i], want[i]) << i;
+}
+
 // ---- access pattern ---------------------------------------------------------------
 
 TEST(GdmaAccess, RunsFollowContiguity) {
