@@ -1,0 +1,739 @@
+#include "simulator/semantics/TiuExec.h"
+
+#include "simulator/semantics/IntArith.h"
+#include "simulator/semantics/LocalTensor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+namespace tpu::sim {
+
+using namespace isa;
+
+namespace {
+
+#define TRY_RESOLVE(var, expr)                                                                     \
+  auto var##Result = (expr);                                                                       \
+  if (!var##Result.isOk()) return var##Result.status();                                            \
+  const LocalTensor &var = *var##Result
+
+using NamedTensors = std::initializer_list<std::pair<const LocalTensor *, const char *>>;
+
+Status requireRowMatrices(NamedTensors ops, const char *cls) {
+  for (const auto &[t, field] : ops)
+    if (t->shape.h != 1) return makeError(field, " = ", t->shape.h, ": ", cls, " matrices have h = 1");
+  return Status::ok();
+}
+
+std::string shapeText(const Shape4 &s) {
+  std::ostringstream os;
+  os << "(" << s.n << ", " << s.c << ", " << s.h << ", " << s.w << ")";
+  return os.str();
+}
+
+// Either every listed operand is fp32 or none is: the engine computes in one
+// domain per command (docs/isa.md).
+Status sameDomain(NamedTensors ops, bool &isFloat) {
+  const auto *first = ops.begin();
+  isFloat = first->first->isFloat();
+  for (const auto &[t, field] : ops)
+    if (t->isFloat() != isFloat)
+      return makeError(field, " = ", precName(t->prec), " mixes fp32 and integer operands (",
+                       first->second, " = ", precName(first->first->prec), ")");
+  return Status::ok();
+}
+
+// Write-back shared by every class: integers are rounded-shifted, relu'd and
+// saturated; floats are relu'd and stored (converted if the result is integer).
+inline void writeInt(LocalMemory &m, const LocalTensor &out, uint32_t n, uint32_t c, uint32_t h,
+                     uint32_t w, int64_t acc, unsigned rshift, bool relu) {
+  out.storeInt(m, n, c, h, w, requantize(acc, rshift, relu, out.prec, out.isSigned));
+}
+inline void writeFloat(LocalMemory &m, const LocalTensor &out, uint32_t n, uint32_t c, uint32_t h,
+                       uint32_t w, float v, bool doRelu) {
+  if (doRelu) v = relu(v);
+  if (out.isFloat())
+    out.storeFloat(m, n, c, h, w, v);
+  else
+    out.storeInt(m, n, c, h, w, fp32ToInt(v, out.prec, out.isSigned));
+}
+
+// ---------------------------------------------------------------------------
+// Window operations: conv, depthwise, average and max pooling.
+
+enum class Reduce { MulAdd, Max };
+
+struct WindowJob {
+  const char *cls;
+  LocalTensor in, kernel, bias, out;
+  bool hasBias = false, depthwise = false, resAdd = false, relu = false, rotate = false;
+  Reduce reduce = Reduce::MulAdd;
+  uint32_t kh = 1, kw = 1;
+  uint32_t padT = 0, padB = 0, padL = 0, padR = 0;
+  uint32_t strideH = 1, strideW = 1, dilH = 1, dilW = 1, insH = 0, insW = 0;
+  uint32_t rshift = 0;
+};
+
+// Padded, zero-inserted input extent along one axis.
+uint64_t paddedExtent(uint32_t in, uint32_t ins, uint32_t padA, uint32_t padB) {
+  return (uint64_t(in) - 1) * (ins + 1) + 1 + padA + padB;
+}
+
+template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
+  const Shape4 &is = j.in.shape, &os = j.out.shape;
+  const uint32_t IC = is.c, OC = os.c, OH = os.h, OW = os.w, KH = j.kh, KW = j.kw;
+  const uint64_t Hp = paddedExtent(is.h, j.insH, j.padT, j.padB);
+  const uint64_t Wp = paddedExtent(is.w, j.insW, j.padL, j.padR);
+  const T padValue = j.reduce == Reduce::Max ? std::numeric_limits<T>::lowest() : T(0);
+  auto load = [&](const LocalTensor &t, uint32_t n, uint32_t c, uint32_t h, uint32_t w) -> T {
+    if constexpr (std::is_floating_point_v<T>)
+      return t.loadFloat(mem, n, c, h, w);
+    else
+      return T(t.loadInt(mem, n, c, h, w));
+  };
+
+  // Kernel taps, dense [oc][ic][kh][kw] (depthwise: [c][kh][kw]), rotated if asked.
+  const uint32_t kIc = j.depthwise ? 1 : IC;
+  std::vector<T> kern;
+  if (j.reduce == Reduce::MulAdd) {
+    kern.resize(size_t(OC) * kIc * KH * KW);
+    for (uint32_t o = 0; o < OC; ++o)
+      for (uint32_t i = 0; i < kIc; ++i)
+        for (uint32_t y = 0; y < KH; ++y)
+          for (uint32_t x = 0; x < KW; ++x) {
+            uint32_t sy = j.rotate ? KH - 1 - y : y, sx = j.rotate ? KW - 1 - x : x;
+            kern[((size_t(o) * kIc + i) * KH + y) * KW + x] =
+                j.depthwise ? load(j.kernel, 0, o, sy, sx) : load(j.kernel, i, o, sy, sx);
+          }
+  }
+
+  std::vector<T> planes(size_t(IC) * Hp * Wp);
+  std::vector<T> acc(size_t(OC) * OH * OW);
+  for (uint32_t n = 0; n < is.n; ++n) {
+    std::fill(planes.begin(), planes.end(), padValue);
+    for (uint32_t c = 0; c < IC; ++c)
+      for (uint32_t y = 0; y < is.h; ++y) {
+        T *row = &planes[(size_t(c) * Hp + j.padT + size_t(y) * (j.insH + 1)) * Wp + j.padL];
+        for (uint32_t x = 0; x < is.w; ++x) {
+          T v = load(j.in, n, c, y, x);
+          row[size_t(x) * (j.insW + 1)] = v;
+        }
+      }
+    // Inserted zeros are zeros even for max pooling; padding is the pad value.
+    if (j.reduce == Reduce::Max && (j.insH || j.insW))
+      for (uint32_t c = 0; c < IC; ++c)
+        for (uint64_t y = j.padT; y < Hp - j.padB; ++y)
+          for (uint64_t x = j.padL; x < Wp - j.padR; ++x)
+            if ((y - j.padT) % (j.insH + 1) || (x - j.padL) % (j.insW + 1))
+              planes[(size_t(c) * Hp + y) * Wp + x] = T(0);
+
+    std::fill(acc.begin(), acc.end(), j.reduce == Reduce::Max ? padValue : T(0));
+    // Per output element the taps are summed in (ic, kh, kw) order: the fp32
+    // result depends on it (docs/isa.md).
+    for (uint32_t o = 0; o < OC; ++o) {
+      T *a = &acc[size_t(o) * OH * OW];
+      uint32_t icBegin = j.depthwise ? o : 0, icEnd = j.depthwise ? o + 1 : IC;
+      for (uint32_t i = icBegin; i < icEnd; ++i)
+        for (uint32_t y = 0; y < KH; ++y)
+          for (uint32_t x = 0; x < KW; ++x) {
+            const T *plane = &planes[size_t(i) * Hp * Wp + size_t(y) * j.dilH * Wp + size_t(x) * j.dilW];
+            if (j.reduce == Reduce::Max) {
+              for (uint32_t oy = 0; oy < OH; ++oy) {
+                const T *src = plane + size_t(oy) * j.strideH * Wp;
+                T *dst = a + size_t(oy) * OW;
+                for (uint32_t ox = 0; ox < OW; ++ox)
+                  dst[ox] = std::max(dst[ox], src[size_t(ox) * j.strideW]);
+              }
+            } else {
+              const T k = kern[((size_t(o) * kIc + (i - icBegin)) * KH + y) * KW + x];
+              for (uint32_t oy = 0; oy < OH; ++oy) {
+                const T *src = plane + size_t(oy) * j.strideH * Wp;
+                T *dst = a + size_t(oy) * OW;
+                if (j.strideW == 1)
+                  for (uint32_t ox = 0; ox < OW; ++ox) dst[ox] += k * src[ox];
+                else
+                  for (uint32_t ox = 0; ox < OW; ++ox) dst[ox] += k * src[size_t(ox) * j.strideW];
+              }
+            }
+          }
+    }
+    for (uint32_t o = 0; o < OC; ++o) {
+      T b = j.hasBias ? load(j.bias, 0, o, 0, 0) : T(0);
+      for (uint32_t oy = 0; oy < OH; ++oy)
+        for (uint32_t ox = 0; ox < OW; ++ox) {
+          T v = acc[(size_t(o) * OH + oy) * OW + ox];
+          if (j.hasBias) v += b;
+          if (j.resAdd) v += load(j.out, n, o, oy, ox);
+          if constexpr (std::is_floating_point_v<T>)
+            writeFloat(mem, j.out, n, o, oy, ox, v, j.relu);
+          else
+            writeInt(mem, j.out, n, o, oy, ox, v, j.rshift, j.relu);
+        }
+    }
+  }
+}
+
+// Checks the window geometry and that res0's h/w are the output it implies.
+Status checkWindow(const WindowJob &j) {
+  if (j.strideH == 0) return makeError("res_op_y_str = 0: the stride must be at least 1");
+  if (j.strideW == 0) return makeError("res_op_x_str = 0: the stride must be at least 1");
+  uint64_t Hp = paddedExtent(j.in.shape.h, j.insH, j.padT, j.padB);
+  uint64_t Wp = paddedExtent(j.in.shape.w, j.insW, j.padL, j.padR);
+  uint64_t KHe = (uint64_t(j.kh) - 1) * j.dilH + 1, KWe = (uint64_t(j.kw) - 1) * j.dilW + 1;
+  if (j.kh == 0 || j.kw == 0) return makeError("opd1_h/opd1_w: kernel size ", j.kh, "x", j.kw, " is empty");
+  if (KHe > Hp) return makeError("opd1_h = ", j.kh, ": dilated kernel height ", KHe, " exceeds padded input height ", Hp);
+  if (KWe > Wp) return makeError("opd1_w = ", j.kw, ": dilated kernel width ", KWe, " exceeds padded input width ", Wp);
+  uint64_t OH = (Hp - KHe) / j.strideH + 1, OW = (Wp - KWe) / j.strideW + 1;
+  if (j.out.shape.h != OH) return makeError("res0_h = ", j.out.shape.h, " but the window gives ", OH, " output rows");
+  if (j.out.shape.w != OW) return makeError("res0_w = ", j.out.shape.w, " but the window gives ", OW, " output columns");
+  if (j.out.shape.n != j.in.shape.n) return makeError("res0_n = ", j.out.shape.n, " differs from opd0_n = ", j.in.shape.n);
+  return Status::ok();
+}
+
+template <class Cmd> void copyWindowFields(const Cmd &s, WindowJob &j) {
+  j.padT = s.padTop, j.padB = s.padBottom, j.padL = s.padLeft, j.padR = s.padRight;
+  j.strideH = s.strideH, j.strideW = s.strideW;
+  j.dilH = s.kernelInsH + 1, j.dilW = s.kernelInsW + 1;
+  j.insH = s.inputInsH, j.insW = s.inputInsW;
+  j.rotate = s.kernelRotate, j.rshift = s.rshift, j.relu = s.relu;
+}
+
+Status execWindow(const WindowJob &j, LocalMemory &mem) {
+  TPU_RETURN_IF_ERROR(checkWindow(j));
+  bool isFloat = false;
+  if (j.reduce == Reduce::MulAdd && j.hasBias)
+    TPU_RETURN_IF_ERROR(sameDomain({{&j.in, "opt_opd0_prec"}, {&j.kernel, "opt_opd1_prec"},
+                                    {&j.bias, "opt_opd2_prec"}, {&j.out, "opt_res0_prec"}}, isFloat));
+  else if (j.reduce == Reduce::MulAdd)
+    TPU_RETURN_IF_ERROR(sameDomain({{&j.in, "opt_opd0_prec"}, {&j.kernel, "opt_opd1_prec"},
+                                    {&j.out, "opt_res0_prec"}}, isFloat));
+  else
+    TPU_RETURN_IF_ERROR(sameDomain({{&j.in, "opt_opd0_prec"}, {&j.out, "opt_res0_prec"}}, isFloat));
+  if (isFloat)
+    runWindow<float>(j, mem);
+  else
+    runWindow<int64_t>(j, mem);
+  return Status::ok();
+}
+
+Status execConv(const HwConfig &cfg, LocalMemory &mem, const Conv &s) {
+  WindowJob j;
+  j.cls = "conv";
+  TRY_RESOLVE(in, resolveLocal(cfg, s.input, "opd0"));
+  TRY_RESOLVE(out, resolveLocal(cfg, s.output, "res0"));
+  if (s.weight.shape.n != in.shape.c)
+    return makeError("opd1_n = ", s.weight.shape.n, " (kernel input channels) differs from opd0_c = ", in.shape.c);
+  if (s.weight.shape.c != out.shape.c)
+    return makeError("opd1_c = ", s.weight.shape.c, " (kernel output channels) differs from res0_c = ", out.shape.c);
+  TRY_RESOLVE(kernel, resolveLocal(cfg, s.weight, "opd1"));
+  j.in = in, j.out = out, j.kernel = kernel;
+  j.kh = kernel.shape.h, j.kw = kernel.shape.w;
+  j.hasBias = s.hasBias;
+  if (s.hasBias) {
+    TRY_RESOLVE(bias, resolveLocal(cfg, s.bias, Shape4{1, out.shape.c, 1, 1}, "opd2"));
+    j.bias = bias;
+  }
+  copyWindowFields(s, j);
+  j.resAdd = s.resAdd;
+  return execWindow(j, mem);
+}
+
+Status execPord(const HwConfig &cfg, LocalMemory &mem, const Pord &s) {
+  WindowJob j;
+  j.cls = "pord";
+  j.depthwise = true;
+  TRY_RESOLVE(in, resolveLocal(cfg, s.input, "opd0"));
+  TRY_RESOLVE(out, resolveLocal(cfg, s.output, "res0"));
+  if (out.shape.c != in.shape.c)
+    return makeError("res0_c = ", out.shape.c, " differs from opd0_c = ", in.shape.c);
+  j.in = in, j.out = out;
+  j.kh = s.kernel.shape.h, j.kw = s.kernel.shape.w;
+  j.reduce = s.kind() == Pord::Kind::MaxPool ? Reduce::Max : Reduce::MulAdd;
+  if (j.reduce == Reduce::MulAdd) {
+    TRY_RESOLVE(kernel, resolveLocal(cfg, s.kernel, Shape4{1, in.shape.c, s.kernel.shape.h, s.kernel.shape.w}, "opd1"));
+    j.kernel = kernel;
+    j.hasBias = s.hasBias;
+    if (s.hasBias) {
+      TRY_RESOLVE(bias, resolveLocal(cfg, s.bias, Shape4{1, out.shape.c, 1, 1}, "opd2"));
+      j.bias = bias;
+    }
+  } else if (s.hasBias) {
+    return makeError("tsk_opd_num = 3: max pooling takes no bias");
+  }
+  copyWindowFields(s, j);
+  return execWindow(j, mem);
+}
+
+// ---------------------------------------------------------------------------
+// Matrix products.
+
+template <class T>
+T loadAs(const LocalTensor &t, const LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+  if constexpr (std::is_floating_point_v<T>)
+    return t.loadFloat(m, n, c, h, w);
+  else
+    return T(t.loadInt(m, n, c, h, w));
+}
+
+// acc[M x N] = L[M x K] * R[K x N], each summed in ascending k.
+template <class T>
+std::vector<T> matmulDense(const std::vector<T> &L, const std::vector<T> &R, size_t M, size_t K, size_t N) {
+  std::vector<T> acc(M * N, T(0));
+  for (size_t m = 0; m < M; ++m) {
+    T *a = &acc[m * N];
+    for (size_t k = 0; k < K; ++k) {
+      const T l = L[m * K + k];
+      const T *r = &R[k * N];
+      for (size_t j = 0; j < N; ++j) a[j] += l * r[j];
+    }
+  }
+  return acc;
+}
+
+template <class T>
+void runMatMul(const MatMul &s, const LocalTensor &left, const LocalTensor &right, const LocalTensor *bias,
+               const LocalTensor &out, uint32_t M, uint32_t K, LocalMemory &mem) {
+  const uint32_t N = out.shape.c * out.shape.w, ow = out.shape.w, lw = left.shape.w;
+  std::vector<T> L(size_t(M) * K), R(size_t(K) * N);
+  for (uint32_t m = 0; m < M; ++m)
+    for (uint32_t k = 0; k < K; ++k)
+      L[size_t(m) * K + k] = s.leftTranspose ? loadAs<T>(left, mem, k, m / lw, 0, m % lw)
+                                             : loadAs<T>(left, mem, m, k / lw, 0, k % lw);
+  for (uint32_t k = 0; k < K; ++k)
+    for (uint32_t jj = 0; jj < N; ++jj) R[size_t(k) * N + jj] = loadAs<T>(right, mem, k, jj / ow, 0, jj % ow);
+  std::vector<T> acc = matmulDense(L, R, M, K, N);
+  for (uint32_t m = 0; m < M; ++m)
+    for (uint32_t jj = 0; jj < N; ++jj) {
+      uint32_t c = jj / ow, w = jj % ow;
+      T v = acc[size_t(m) * N + jj];
+      if (bias) v += loadAs<T>(*bias, mem, 0, c, 0, w);
+      if (s.eu == EuOp::Mac) v += loadAs<T>(out, mem, m, c, 0, w);
+      if constexpr (std::is_floating_point_v<T>)
+        writeFloat(mem, out, m, c, 0, w, v, s.relu);
+      else
+        writeInt(mem, out, m, c, 0, w, v, s.rshift, s.relu);
+    }
+}
+
+Status execMatMul(const HwConfig &cfg, LocalMemory &mem, const MatMul &s) {
+  TRY_RESOLVE(left, resolveLocal(cfg, s.left, "opd0"));
+  TRY_RESOLVE(right, resolveLocal(cfg, s.right, "opd1"));
+  TRY_RESOLVE(out, resolveLocal(cfg, s.output, "res0"));
+  TPU_RETURN_IF_ERROR(requireRowMatrices({{&left, "opd0_h"}, {&right, "opd1_h"}, {&out, "res0_h"}}, "mm"));
+  if (right.shape.c != out.shape.c || right.shape.w != out.shape.w)
+    return makeError("opd1 (c, w) = (", right.shape.c, ", ", right.shape.w,
+                     ") differs from res0 (c, w) = (", out.shape.c, ", ", out.shape.w, ")");
+  const uint32_t K = right.shape.n, M = out.shape.n;
+  const uint64_t leftCols = uint64_t(left.shape.c) * left.shape.w;
+  if (!s.leftTranspose) {
+    if (left.shape.n != M) return makeError("opd0_n = ", left.shape.n, " differs from res0_n = ", M);
+    if (leftCols < K) return makeError("opd0 holds ", leftCols, " columns (opd0_c * opd0_w) but opd1_n = ", K);
+  } else {
+    if (left.shape.n != K) return makeError("opd0_n = ", left.shape.n, " differs from opd1_n = ", K, " (left transposed)");
+    if (leftCols < M) return makeError("opd0 holds ", leftCols, " columns (opd0_c * opd0_w) but res0_n = ", M);
+  }
+  std::optional<LocalTensor> bias;
+  if (s.hasBias) {
+    TRY_RESOLVE(b, resolveLocal(cfg, s.bias, Shape4{1, out.shape.c, 1, out.shape.w}, "opd2"));
+    bias = b;
+  }
+  bool isFloat = false;
+  if (bias)
+    TPU_RETURN_IF_ERROR(sameDomain({{&left, "opt_opd0_prec"}, {&right, "opt_opd1_prec"},
+                                    {&*bias, "opt_opd2_prec"}, {&out, "opt_res0_prec"}}, isFloat));
+  else
+    TPU_RETURN_IF_ERROR(sameDomain({{&left, "opt_opd0_prec"}, {&right, "opt_opd1_prec"},
+                                    {&out, "opt_res0_prec"}}, isFloat));
+  const LocalTensor *b = bias ? &*bias : nullptr;
+  if (isFloat)
+    runMatMul<float>(s, left, right, b, out, M, K, mem);
+  else
+    runMatMul<int64_t>(s, left, right, b, out, M, K, mem);
+  return Status::ok();
+}
+
+template <class T>
+void runMatMul2(const MatMul2 &s, const LocalTensor &left, const LocalTensor &right, const LocalTensor &out,
+                LocalMemory &mem) {
+  const uint32_t B = out.shape.n, M = out.shape.c, K = left.shape.w, N = out.shape.w;
+  std::vector<T> L(size_t(M) * K), R(size_t(K) * N);
+  for (uint32_t b = 0; b < B; ++b) {
+    for (uint32_t m = 0; m < M; ++m)
+      for (uint32_t k = 0; k < K; ++k) L[size_t(m) * K + k] = loadAs<T>(left, mem, b, m, 0, k);
+    for (uint32_t k = 0; k < K; ++k)
+      for (uint32_t jj = 0; jj < N; ++jj) R[size_t(k) * N + jj] = loadAs<T>(right, mem, b, k, 0, jj);
+    std::vector<T> acc = matmulDense(L, R, M, K, N);
+    for (uint32_t m = 0; m < M; ++m)
+      for (uint32_t jj = 0; jj < N; ++jj) {
+        T v = acc[size_t(m) * N + jj];
+        if (s.resAdd) v += loadAs<T>(out, mem, b, m, 0, jj);
+        if constexpr (std::is_floating_point_v<T>)
+          writeFloat(mem, out, b, m, 0, jj, v, s.relu);
+        else
+          writeInt(mem, out, b, m, 0, jj, v, s.rshift, s.relu);
+      }
+  }
+}
+
+Status execMatMul2(const HwConfig &cfg, LocalMemory &mem, const MatMul2 &s) {
+  TRY_RESOLVE(left, resolveLocal(cfg, s.left, "opd0"));
+  TRY_RESOLVE(right, resolveLocal(cfg, s.right, "opd1"));
+  TRY_RESOLVE(out, resolveLocal(cfg, s.output, "res0"));
+  TPU_RETURN_IF_ERROR(requireRowMatrices({{&left, "opd0_h"}, {&right, "opd1_h"}, {&out, "res0_h"}}, "mm2"));
+  if (left.shape.n != out.shape.n || right.shape.n != out.shape.n)
+    return makeError("opd0_n = ", left.shape.n, ", opd1_n = ", right.shape.n, " and res0_n = ", out.shape.n,
+                     " must be equal (batch)");
+  if (left.shape.c != out.shape.c) return makeError("opd0_c = ", left.shape.c, " differs from res0_c = ", out.shape.c);
+  if (right.shape.c != left.shape.w) return makeError("opd1_c = ", right.shape.c, " differs from opd0_w = ", left.shape.w);
+  if (right.shape.w != out.shape.w) return makeError("opd1_w = ", right.shape.w, " differs from res0_w = ", out.shape.w);
+  bool isFloat = false;
+  TPU_RETURN_IF_ERROR(sameDomain({{&left, "opt_opd0_prec"}, {&right, "opt_opd1_prec"}, {&out, "opt_res0_prec"}}, isFloat));
+  if (isFloat)
+    runMatMul2<float>(s, left, right, out, mem);
+  else
+    runMatMul2<int64_t>(s, left, right, out, mem);
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------------------
+// Element-wise classes.
+
+// Which inputs an eu op reads.
+struct Arity {
+  bool a, b, c, d; // opd0, opd1, opd2, opd3
+};
+Arity arityOf(EuOp e, TiuTask task) {
+  switch (e) {
+  case EuOp::Copy: case EuOp::Fp32ToInt: case EuOp::IntNormalize: case EuOp::Fp32Normalize:
+  case EuOp::Rsqrt:
+    return {true, false, false, false};
+  case EuOp::AddTree: case EuOp::Select: return {true, true, true, false};
+  case EuOp::SelectGt: case EuOp::SelectEq: case EuOp::CmpSelect: return {true, true, true, true};
+  case EuOp::Mac: return {true, true, task == TiuTask::MdLinear, false};
+  default: return {true, true, false, false};
+  }
+}
+
+bool isBitwise(EuOp e) { return e == EuOp::And || e == EuOp::Or || e == EuOp::Xor; }
+bool needsFloat(EuOp e) {
+  return e == EuOp::Divide || e == EuOp::Taylor || e == EuOp::Fp32ToInt || e == EuOp::Fp32Normalize ||
+         e == EuOp::Rsqrt;
+}
+bool needsInt(EuOp e) { return isBitwise(e) || e == EuOp::Shift || e == EuOp::IntNormalize; }
+
+// Leading redundant sign bits of v as a `bits`-bit integer.
+int64_t redundantSignBits(int64_t v, unsigned bits) {
+  int64_t n = 0;
+  for (int b = int(bits) - 2; b >= 0 && ((v >> b) & 1) == ((v >> (bits - 1)) & 1); --b) ++n;
+  return n;
+}
+
+struct ElementwiseJob {
+  EuOp eu;
+  TiuTask task;
+  LocalTensor res0, res1, a, b, c, d;
+  Arity arity;
+  bool hasRes1 = false, isFloat = false, relu = false, logicalShift = false;
+  uint32_t rshift = 0;
+  uint32_t taylorTerms = 0;
+  Shape4 aMask{1, 1, 1, 1}, bMask{1, 1, 1, 1}; // vc: 0 = broadcast index along that dim
+};
+
+float taylorAt(const ElementwiseJob &j, const LocalMemory &mem, uint32_t c, float x) {
+  // Horner, highest term first: coefficient i of channel c is opd1(0, c, 0, i).
+  float r = 0.0f;
+  for (uint32_t i = j.taylorTerms; i-- > 0;) r = r * x + j.b.loadFloat(mem, 0, c, 0, i);
+  return r;
+}
+
+void runElementwise(const ElementwiseJob &j, LocalMemory &mem) {
+  const Shape4 &S = j.res0.shape;
+  const Shape4 &am = j.aMask, &bm = j.bMask;
+  for (uint32_t n = 0; n < S.n; ++n)
+    for (uint32_t c = 0; c < S.c; ++c)
+      for (uint32_t h = 0; h < S.h; ++h)
+        for (uint32_t w = 0; w < S.w; ++w) {
+          const uint32_t an = n * am.n, ac = c * am.c, ah = h * am.h, aw = w * am.w;
+          const uint32_t bn = n * bm.n, bc = c * bm.c, bh = h * bm.h, bw = w * bm.w;
+          if (j.isFloat) {
+            float a = j.a.loadFloat(mem, an, ac, ah, aw);
+            float b = j.arity.b && j.eu != EuOp::Taylor ? j.b.loadFloat(mem, bn, bc, bh, bw) : 0.0f;
+            float cc = j.arity.c ? j.c.loadFloat(mem, n, c, h, w) : 0.0f;
+            float d = j.arity.d ? j.d.loadFloat(mem, n, c, h, w) : 0.0f;
+            float r = 0.0f;
+            switch (j.eu) {
+            case EuOp::Mul: r = a * b; break;
+            case EuOp::Mac: r = a * b + (j.arity.c ? cc : j.res0.loadFloat(mem, n, c, h, w)); break;
+            case EuOp::Add: r = a + b; break;
+            case EuOp::Sub: r = a - b; break;
+            case EuOp::Max: r = std::max(a, b); break;
+            case EuOp::Min: r = std::min(a, b); break;
+            case EuOp::SelectGt: r = a > b ? cc : d; break;
+            case EuOp::SelectEq: r = a == b ? cc : d; break;
+            case EuOp::Divide: r = a / b; break;
+            case EuOp::Taylor: r = taylorAt(j, mem, c, a); break;
+            case EuOp::Fp32ToInt: case EuOp::Copy: r = a; break;
+            case EuOp::Fp32Normalize: {
+              int e = 0;
+              std::frexp(a, &e);
+              j.res0.storeInt(mem, n, c, h, w, saturate(a == 0.0f ? 0 : e - 1, j.res0.prec, j.res0.isSigned));
+              continue;
+            }
+            case EuOp::Rsqrt: r = 1.0f / std::sqrt(a); break;
+            case EuOp::AddTree: r = a + b + cc; break;
+            case EuOp::SquareSum: r = (a + b) * (a + b); break;
+            case EuOp::SquareDiff: r = (a - b) * (a - b); break;
+            case EuOp::Cmp: r = a > b ? 1.0f : 0.0f; break;
+            case EuOp::Select: r = a != 0.0f ? b : cc; break;
+            case EuOp::CmpSelect:
+              r = a > b ? a : b;
+              writeFloat(mem, j.res1, n, c, h, w, a > b ? cc : d, false);
+              break;
+            default: break; // excluded by validation
+            }
+            writeFloat(mem, j.res0, n, c, h, w, r, j.relu);
+          } else {
+            int64_t a = j.a.loadInt(mem, an, ac, ah, aw);
+            int64_t b = j.arity.b ? j.b.loadInt(mem, bn, bc, bh, bw) : 0;
+            int64_t cc = j.arity.c ? j.c.loadInt(mem, n, c, h, w) : 0;
+            int64_t d = j.arity.d ? j.d.loadInt(mem, n, c, h, w) : 0;
+            int64_t r = 0;
+            bool wrap = false; // bitwise results keep their low bits instead of saturating
+            switch (j.eu) {
+            case EuOp::Mul: r = a * b; break;
+            case EuOp::Mac: r = a * b + (j.arity.c ? cc : j.res0.loadInt(mem, n, c, h, w)); break;
+            case EuOp::Add: r = a + b; break;
+            case EuOp::Sub: r = a - b; break;
+            case EuOp::Max: r = std::max(a, b); break;
+            case EuOp::Min: r = std::min(a, b); break;
+            case EuOp::Shift: {
+              int64_t s = std::clamp<int64_t>(b, -63, 62);
+              if (j.logicalShift) {
+                uint64_t bits = uint64_t(a) & (j.a.elemBytes >= 8 ? ~0ull : (1ull << (8 * j.a.elemBytes)) - 1);
+                r = int64_t(s >= 0 ? bits << s : bits >> -s);
+                wrap = true;
+              } else {
+                r = s >= 0 ? int64_t(uint64_t(a) << s) : roundingRightShift(a, unsigned(-s));
+              }
+              break;
+            }
+            case EuOp::And: r = a & b, wrap = true; break;
+            case EuOp::Or: r = a | b, wrap = true; break;
+            case EuOp::Xor: r = a ^ b, wrap = true; break;
+            case EuOp::SelectGt: r = a > b ? cc : d; break;
+            case EuOp::SelectEq: r = a == b ? cc : d; break;
+            case EuOp::IntNormalize: r = redundantSignBits(a, 8 * j.a.elemBytes); break;
+            case EuOp::AddTree: r = a + b + cc; break;
+            case EuOp::Copy: r = a; break;
+            case EuOp::SquareSum: r = (a + b) * (a + b); break;
+            case EuOp::SquareDiff: r = (a - b) * (a - b); break;
+            case EuOp::Cmp: r = a > b ? 1 : 0; break;
+            case EuOp::Select: r = a != 0 ? b : cc; break;
+            case EuOp::CmpSelect:
+              r = a > b ? a : b;
+              writeInt(mem, j.res1, n, c, h, w, a > b ? cc : d, 0, false);
+              break;
+            default: break; // excluded by validation
+            }
+            if (wrap)
+              j.res0.storeInt(mem, n, c, h, w, r);
+            else
+              writeInt(mem, j.res0, n, c, h, w, r, j.rshift, j.relu);
+          }
+        }
+}
+
+Status execElementwise(const HwConfig &cfg, LocalMemory &mem, const Elementwise &s, TiuTask task) {
+  ElementwiseJob j;
+  j.eu = s.eu;
+  j.task = task;
+  j.arity = arityOf(s.eu, task);
+  j.relu = s.relu, j.rshift = s.rshift, j.logicalShift = s.logicalShift;
+  const std::string_view cls = tiuTaskName(task);
+  if (task == TiuTask::MdScalar && !s.opd1.isConst)
+    return makeError("opt_opd1_const = 0: md_scalar needs a constant opd1");
+  TRY_RESOLVE(res0, resolveLocal(cfg, s.res0, "res0"));
+  j.res0 = res0;
+  const Shape4 S = res0.shape;
+  Shape4 aShape = S, bShape = S;
+  if (task == TiuTask::VecCorr) {
+    aShape = {S.n, S.c, S.h, 1}, bShape = {1, 1, 1, S.w};
+    j.aMask = {1, 1, 1, 0}, j.bMask = {0, 0, 0, 1};
+  }
+  TRY_RESOLVE(a, resolveLocal(cfg, s.opd0, aShape, "opd0"));
+  j.a = a;
+  std::vector<std::pair<const LocalTensor *, const char *>> domainOps{{&j.a, "opt_opd0_prec"}};
+  if (s.eu == EuOp::Taylor) {
+    if (s.opd1.isConst) return makeError("opt_opd1_const = 1: taylor reads a coefficient table from opd1");
+    j.taylorTerms = s.opd1.shape.w;
+    TRY_RESOLVE(b, resolveLocal(cfg, s.opd1, Shape4{1, S.c, 1, s.opd1.shape.w}, "opd1"));
+    if (!b.isFloat()) return makeError("opt_opd1_prec = ", precName(b.prec), ": taylor coefficients are fp32");
+    j.b = b;
+  } else if (j.arity.b) {
+    TRY_RESOLVE(b, resolveLocal(cfg, s.opd1, bShape, "opd1"));
+    j.b = b;
+    domainOps.push_back({&j.b, "opt_opd1_prec"});
+  }
+  if (j.arity.c) {
+    TRY_RESOLVE(c, resolveLocal(cfg, s.opd2, S, "opd2"));
+    j.c = c;
+    domainOps.push_back({&j.c, "opt_opd2_prec"});
+  }
+  if (j.arity.d) {
+    LocalOperand d = s.opd2;
+    d.isConst = s.opd3Const;
+    (d.isConst ? d.constValue : d.addr) = s.opd3Addr;
+    TRY_RESOLVE(dt, resolveLocal(cfg, d, S, "opd3"));
+    j.d = dt;
+    domainOps.push_back({&j.d, "opt_opd2_prec (opd3)"});
+  }
+  // Conversions change domain; everything else computes in the inputs' domain.
+  bool isFloat = j.a.isFloat();
+  for (const auto &[t, field] : domainOps)
+    if (t->isFloat() != isFloat)
+      return makeError(cls, ".", euOpName(s.eu), ": ", field, " = ", precName(t->prec),
+                       " mixes fp32 and integer inputs (opt_opd0_prec = ", precName(j.a.prec), ")");
+  if (s.eu != EuOp::Copy && s.eu != EuOp::Fp32ToInt && s.eu != EuOp::Fp32Normalize &&
+      res0.isFloat() != isFloat)
+    return makeError(cls, ".", euOpName(s.eu), ": opt_res0_prec = ", precName(res0.prec),
+                     " but the inputs are ", isFloat ? "fp32" : "integer");
+  if (needsFloat(s.eu) && !isFloat)
+    return makeError(cls, ".", euOpName(s.eu), " needs fp32 inputs (opt_opd0_prec = ", precName(j.a.prec), ")");
+  if (needsInt(s.eu) && isFloat)
+    return makeError(cls, ".", euOpName(s.eu), " needs integer inputs (opt_opd0_prec = fp32)");
+  if ((s.eu == EuOp::Fp32ToInt || s.eu == EuOp::Fp32Normalize) && res0.isFloat())
+    return makeError(cls, ".", euOpName(s.eu), " writes an integer (opt_res0_prec = fp32)");
+  j.isFloat = isFloat;
+  if (s.eu == EuOp::CmpSelect) {
+    LocalOperand r1 = s.res0;
+    r1.addr = s.res1Addr;
+    TRY_RESOLVE(res1, resolveLocal(cfg, r1, "res1"));
+    j.res1 = res1;
+    j.hasRes1 = true;
+  }
+  runElementwise(j, mem);
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------------------
+// Reductions, table lookup, rearrangement.
+
+Status execMdSum(const HwConfig &cfg, LocalMemory &mem, const MdSum &s) {
+  TRY_RESOLVE(in, resolveLocal(cfg, s.input, "opd0"));
+  TRY_RESOLVE(out, resolveLocal(cfg, s.output, "res0"));
+  if (out.shape.n != in.shape.n || out.shape.c != in.shape.c)
+    return makeError("res0 shape ", shapeText(out.shape), " must keep opd0's n and c ", shapeText(in.shape));
+  if (out.shape.h != 1 && out.shape.h != in.shape.h)
+    return makeError("res0_h = ", out.shape.h, " must be 1 or opd0_h = ", in.shape.h);
+  if (out.shape.w != 1 && out.shape.w != in.shape.w)
+    return makeError("res0_w = ", out.shape.w, " must be 1 or opd0_w = ", in.shape.w);
+  bool isFloat = false;
+  TPU_RETURN_IF_ERROR(sameDomain({{&in, "opt_opd0_prec"}, {&out, "opt_res0_prec"}}, isFloat));
+  const bool sumH = out.shape.h == 1, sumW = out.shape.w == 1;
+  for (uint32_t n = 0; n < out.shape.n; ++n)
+    for (uint32_t c = 0; c < out.shape.c; ++c)
+      for (uint32_t oh = 0; oh < out.shape.h; ++oh)
+        for (uint32_t ow = 0; ow < out.shape.w; ++ow) {
+          uint32_t h0 = sumH ? 0 : oh, h1 = sumH ? in.shape.h : oh + 1;
+          uint32_t w0 = sumW ? 0 : ow, w1 = sumW ? in.shape.w : ow + 1;
+          if (isFloat) {
+            float acc = 0.0f; // h-major, ascending
+            for (uint32_t h = h0; h < h1; ++h)
+              for (uint32_t w = w0; w < w1; ++w) acc += in.loadFloat(mem, n, c, h, w);
+            writeFloat(mem, out, n, c, oh, ow, acc, s.relu);
+          } else {
+            int64_t acc = 0;
+            for (uint32_t h = h0; h < h1; ++h)
+              for (uint32_t w = w0; w < w1; ++w) acc += in.loadInt(mem, n, c, h, w);
+            writeInt(mem, out, n, c, oh, ow, acc, s.rshift, s.relu);
+          }
+        }
+  return Status::ok();
+}
+
+Status execLut(const HwConfig &cfg, LocalMemory &mem, const Lut &s) {
+  TRY_RESOLVE(out, resolveLocal(cfg, s.output, "res0"));
+  TRY_RESOLVE(idx, resolveLocal(cfg, s.index, out.shape, "opd0"));
+  if (idx.prec != Prec::Int8 || idx.isFloat())
+    return makeError("opt_opd0_prec = ", precName(idx.prec), ": lut indices are 8-bit");
+  if (s.table.isConst) return makeError("opt_opd1_const = 1: the lut table must be in local memory");
+  TRY_RESOLVE(table, resolveLocal(cfg, s.table, Shape4{1, out.shape.c, 1, 256}, "opd1"));
+  const Shape4 &S = out.shape;
+  for (uint32_t n = 0; n < S.n; ++n)
+    for (uint32_t c = 0; c < S.c; ++c)
+      for (uint32_t h = 0; h < S.h; ++h)
+        for (uint32_t w = 0; w < S.w; ++w) {
+          uint32_t i = uint32_t(idx.loadInt(mem, n, c, h, w)) & 0xff;
+          if (table.isFloat())
+            writeFloat(mem, out, n, c, h, w, table.loadFloat(mem, 0, c, 0, i), false);
+          else if (out.isFloat())
+            out.storeFloat(mem, n, c, h, w, float(table.loadInt(mem, 0, c, 0, i)));
+          else
+            writeInt(mem, out, n, c, h, w, table.loadInt(mem, 0, c, 0, i), 0, false);
+        }
+  return Status::ok();
+}
+
+// res0 <- opd0 element by element in (n, c, h, w) order; shapes may differ
+// when the element counts agree. Values convert as ar copy does.
+Status execLma(const HwConfig &cfg, LocalMemory &mem, const Lma &s) {
+  TRY_RESOLVE(in, resolveLocal(cfg, s.input, "opd0"));
+  TRY_RESOLVE(out, resolveLocal(cfg, s.output, "res0"));
+  if (!in.isConst && in.shape.count() != out.shape.count())
+    return makeError("res0 shape ", shapeText(out.shape), " and opd0 shape ", shapeText(in.shape),
+                     " hold different element counts");
+  const Shape4 &I = in.shape, &S = out.shape;
+  uint32_t n = 0, c = 0, h = 0, w = 0; // read position
+  for (uint32_t on = 0; on < S.n; ++on)
+    for (uint32_t oc = 0; oc < S.c; ++oc)
+      for (uint32_t oh = 0; oh < S.h; ++oh)
+        for (uint32_t ow = 0; ow < S.w; ++ow) {
+          if (in.isFloat())
+            writeFloat(mem, out, on, oc, oh, ow, in.loadFloat(mem, n, c, h, w), false);
+          else if (out.isFloat())
+            out.storeFloat(mem, on, oc, oh, ow, float(in.loadInt(mem, n, c, h, w)));
+          else
+            writeInt(mem, out, on, oc, oh, ow, in.loadInt(mem, n, c, h, w), 0, false);
+          if (++w == I.w) {
+            w = 0;
+            if (++h == I.h) {
+              h = 0;
+              if (++c == I.c) c = 0, ++n;
+            }
+          }
+        }
+  return Status::ok();
+}
+
+} // namespace
+
+Status executeTiu(const HwConfig &cfg, LocalMemory &mem, const TiuCommand &cmd) {
+  if (mem.lanes() != cfg.npuLanes || mem.laneBytes() != cfg.lmemBytesPerLane)
+    return makeError("local memory geometry ", mem.lanes(), "x", mem.laneBytes(),
+                     " does not match the hardware config ", cfg.npuLanes, "x", cfg.lmemBytesPerLane);
+  const TiuTask task = cmd.task();
+  Status st = std::visit(
+      [&](const auto &s) -> Status {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, Conv>) return execConv(cfg, mem, s);
+        else if constexpr (std::is_same_v<T, Pord>) return execPord(cfg, mem, s);
+        else if constexpr (std::is_same_v<T, MatMul>) return execMatMul(cfg, mem, s);
+        else if constexpr (std::is_same_v<T, MatMul2>) return execMatMul2(cfg, mem, s);
+        else if constexpr (std::is_same_v<T, MdSum>) return execMdSum(cfg, mem, s);
+        else if constexpr (std::is_same_v<T, Lut>) return execLut(cfg, mem, s);
+        else if constexpr (std::is_same_v<T, Lma>) return execLma(cfg, mem, s);
+        else if constexpr (std::is_same_v<T, ConvCorr> || std::is_same_v<T, Decompress>)
+          return makeError("tsk_typ = ", unsigned(task), ": the semantics library does not execute ",
+                           tiuTaskName(task), " (docs/isa.md)");
+        else return execElementwise(cfg, mem, s, task);
+      },
+      cmd.op);
+  if (!st.isOk()) st.prefix(tiuMnemonic(task, cmd.eu()) + " (cmd_id_tpu " + std::to_string(cmd.cmdIdTpu) + ")");
+  return st;
+}
+
+} // namespace tpu::sim
