@@ -28,6 +28,7 @@ template <typename Fn> void forEachParam(HwConfig &c, Fn &&fn) {
   fn("gdmaStartupCycles", c.gdmaStartupCycles);
   fn("lutCyclesPerElement", c.lutCyclesPerElement);
   fn("divideCycles", c.divideCycles);
+  fn("int8ConvChannelsPerCycle", c.int8ConvChannelsPerCycle);
 }
 
 bool isPow2(uint64_t v) { return v && !(v & (v - 1)); }
@@ -51,6 +52,7 @@ Status HwConfig::validate() const {
       !(lmemBandwidthBytesPerCycle > 0))
     return makeError("clockMhz, ddrBandwidthGBs and lmemBandwidthBytesPerCycle must be > 0, ddrLatencyNs >= 0");
   if (ddrBurstBytes == 0) return makeError("ddrBurstBytes must be > 0");
+  if (int8ConvChannelsPerCycle == 0) return makeError("int8ConvChannelsPerCycle must be > 0");
   return Status::ok();
 }
 

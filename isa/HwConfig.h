@@ -32,6 +32,7 @@ struct HwConfig {
   uint32_t gdmaStartupCycles = 60;    // descriptor fetch/decode per GDMA command
   uint32_t lutCyclesPerElement = 1;   // per EU group of elements
   uint32_t divideCycles = 8;          // iterative divide / rsqrt per EU group
+  uint32_t int8ConvChannelsPerCycle = 2; // input channels an int8 conv word EU takes per cycle (17.6 TOPS, BM1684.md §6)
 
   uint64_t lmemBytes() const { return uint64_t(npuLanes) * lmemBytesPerLane; }
   uint32_t lmemBankBytes() const { return lmemBytesPerLane / lmemBanks; }

@@ -5,6 +5,7 @@
 #include "simulator/systemc/GdmaEngine.h"
 #include "simulator/systemc/MemorySystem.h"
 #include "simulator/systemc/TiuEngine.h"
+#include "simulator/timing/GdmaTiming.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -73,8 +74,6 @@ std::string deadlockMessage(const Platform &p) {
 
 } // namespace
 
-double ddrBytesPerCycle(const isa::HwConfig &hw) { return hw.ddrBandwidthGBs * 1e3 / hw.clockMhz; }
-
 Status validateProgram(const SimProgram &program) {
   for (size_t g = 0; g < program.groups.size(); ++g)
     for (Engine e : {Engine::Tiu, Engine::Gdma}) {
@@ -109,7 +108,7 @@ Result<SimReport> simulate(const isa::HwConfig &hw, sim::LocalMemory &local, sim
   std::lock_guard<std::mutex> lock(oneRunAtATime);
   Platform &p = platform();
   p.ctl.begin(options, hw.clockMhz, program);
-  p.ddr.configure(ddrBytesPerCycle(hw));
+  p.ddr.configure(timing::ddrBytesPerCycle(hw));
   p.mem.bind(local, global);
   p.dispatcher.launch(program);
   sc_start(); // returns when no process can make progress

@@ -22,7 +22,4 @@ Status validateProgram(const SimProgram &program);
 Result<SimReport> simulate(const isa::HwConfig &hw, sim::LocalMemory &local, sim::GlobalMemory &global,
                            const SimProgram &program, const SimOptions &options = {});
 
-// DDR bandwidth of the config in bytes per TPU cycle.
-double ddrBytesPerCycle(const isa::HwConfig &hw);
-
 } // namespace tpu::sysc

@@ -2,6 +2,7 @@
 // stats and trace on synthetic commands (fixed costs, callback effects).
 // Properties, not magic numbers.
 #include "simulator/systemc/Simulator.h"
+#include "simulator/timing/GdmaTiming.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -132,7 +133,7 @@ TEST_F(SimFramework, GdmaDurationFollowsBandwidth) {
   p.groups.push_back(g);
   auto r = run(p);
   ASSERT_TRUE(r) << r.message();
-  double expected = 10 + double(1 << 20) / ddrBytesPerCycle(hw);
+  double expected = 10 + double(1 << 20) / timing::ddrBytesPerCycle(hw);
   EXPECT_NEAR(r->totalCycles, expected, 0.01);
   EXPECT_EQ(r->ddrBytes, uint64_t(1) << 20);
 }

@@ -1,0 +1,40 @@
+#include "simulator/timing/GdmaTiming.h"
+
+#include <algorithm>
+
+namespace tpu::timing {
+
+double ddrBytesPerCycle(const isa::HwConfig &hw) { return hw.ddrBandwidthGBs * 1e3 / hw.clockMhz; }
+
+uint64_t ddrChannelBytes(uint64_t runs, uint64_t runBytes, uint32_t burstBytes) {
+  return runs * ((runBytes + burstBytes - 1) / burstBytes) * burstBytes;
+}
+
+double GdmaCost::dataCycles(double bpc) const { return std::max(lmemCycles, double(ddrBytes) / bpc); }
+
+GdmaCost gdmaCost(const sim::GdmaAccess &access, const isa::HwConfig &hw) {
+  GdmaCost c;
+  c.payloadBytes = access.write.bytes;
+  uint64_t ddrPayload = 0, lmemBytes = 0;
+  for (const sim::GdmaSideAccess *side : {&access.read, &access.write}) {
+    if (side->bytes == 0) continue;
+    if (side->local) {
+      lmemBytes = std::max(lmemBytes, side->bytes);
+    } else {
+      c.ddrBytes += ddrChannelBytes(side->runs, side->runBytes, hw.ddrBurstBytes);
+      ddrPayload += side->bytes;
+    }
+  }
+  c.latencyCycles = hw.gdmaStartupCycles + (c.ddrBytes ? hw.ddrLatencyNs * hw.cyclesPerNs() : 0.0);
+  c.lmemCycles = double(lmemBytes) / hw.lmemBandwidthBytesPerCycle;
+  c.burstEfficiency = c.ddrBytes ? double(ddrPayload) / double(c.ddrBytes) : 1.0;
+  return c;
+}
+
+Result<GdmaCost> gdmaCost(const isa::GdmaCommand &cmd, const isa::HwConfig &hw) {
+  Result<sim::GdmaAccess> access = sim::gdmaAccess(hw, cmd);
+  if (!access) return access.status();
+  return gdmaCost(*access, hw);
+}
+
+} // namespace tpu::timing

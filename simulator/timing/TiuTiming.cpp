@@ -1,0 +1,131 @@
+#include "simulator/timing/TiuTiming.h"
+
+#include <algorithm>
+
+namespace tpu::timing {
+
+using namespace isa;
+
+namespace {
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+uint32_t laneOf(const LocalOperand &op, const HwConfig &hw) { return op.addr / hw.lmemBytesPerLane; }
+
+// The widest operand decides how many elements share an EU word.
+uint32_t widestBytes(std::initializer_list<const LocalOperand *> ops) {
+  uint32_t b = 1;
+  for (const LocalOperand *op : ops)
+    if (!op->isConst) b = std::max(b, precBytes(op->prec));
+  return b;
+}
+
+// Cycles per EU pass of an element-wise operation: iterative ones (divide,
+// rsqrt, Taylor series) take divideCycles, everything else one.
+uint64_t euOpCycles(EuOp eu, const HwConfig &hw) {
+  switch (eu) {
+  case EuOp::Divide:
+  case EuOp::Rsqrt:
+  case EuOp::Taylor:
+    return hw.divideCycles;
+  default:
+    return 1;
+  }
+}
+
+struct Visitor {
+  const HwConfig &hw;
+  TiuCost cost;
+
+  // Output-stationary convolution: each output channel in its lane, output
+  // pixels over the word EUs, batch items packed per word, kh*kw*ic taps.
+  void operator()(const Conv &c) {
+    const Shape4 &out = c.output.shape, &w = c.weight.shape;
+    uint32_t inBytes = widestBytes({&c.input, &c.weight});
+    uint64_t icPerCycle = inBytes == 1 ? hw.int8ConvChannelsPerCycle : 1;
+    uint64_t taps = uint64_t(w.h) * w.w * ceilDiv(c.input.shape.c, icPerCycle);
+    cost.computeCycles = laneRounds(out.c, laneOf(c.output, hw), hw) *
+                         planePasses(out.n, uint64_t(out.h) * out.w, inBytes, hw) * taps;
+    cost.macs = out.count() * w.h * w.w * c.input.shape.c;
+  }
+  // Depthwise and pooling: one window of kh*kw taps per output element.
+  void operator()(const Pord &p) {
+    const Shape4 &out = p.output.shape;
+    uint64_t taps = uint64_t(p.kernel.shape.h) * p.kernel.shape.w;
+    cost.computeCycles = laneRounds(out.c, laneOf(p.output, hw), hw) *
+                         planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&p.input, &p.output}), hw) *
+                         taps;
+    if (p.kind() == Pord::Kind::Depthwise) cost.macs = out.count() * taps;
+  }
+  // mm: output columns (c, w) in lanes, rows M = n packed per word, K steps.
+  void operator()(const MatMul &m) {
+    const Shape4 &out = m.output.shape;
+    uint64_t k = m.leftTranspose ? m.left.shape.n : uint64_t(m.left.shape.c) * m.left.shape.w;
+    cost.computeCycles = laneRounds(out.c, laneOf(m.output, hw), hw) *
+                         planePasses(out.n, out.w, widestBytes({&m.left, &m.right}), hw) * k;
+    cost.macs = out.count() * k;
+  }
+  // mm2: rows M in channels, N columns over the word EUs, K steps per batch.
+  void operator()(const MatMul2 &m) {
+    const Shape4 &out = m.output.shape;
+    uint64_t k = m.left.shape.w;
+    cost.computeCycles = laneRounds(out.c, laneOf(m.output, hw), hw) *
+                         planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&m.left, &m.right}), hw) * k;
+    cost.macs = out.count() * k;
+  }
+  void elementwise(const Elementwise &e) {
+    const Shape4 &out = e.res0.shape;
+    uint32_t bytes = e.opdCount < 2 ? widestBytes({&e.res0, &e.opd0}) : widestBytes({&e.res0, &e.opd0, &e.opd1});
+    cost.computeCycles = laneRounds(out.c, laneOf(e.res0, hw), hw) *
+                         planePasses(out.n, uint64_t(out.h) * out.w, bytes, hw) *
+                         euOpCycles(e.eu, hw);
+  }
+  void operator()(const Arith &e) { elementwise(e); }
+  void operator()(const ConvCorr &e) { elementwise(e); }
+  void operator()(const MdScalar &e) { elementwise(e); }
+  void operator()(const MdSfu &e) { elementwise(e); }
+  void operator()(const MdLinear &e) { elementwise(e); }
+  void operator()(const MdCmp &e) { elementwise(e); }
+  void operator()(const VecCorr &e) { elementwise(e); }
+  void operator()(const Lut &l) {
+    const Shape4 &out = l.output.shape;
+    cost.computeCycles = laneRounds(out.c, laneOf(l.output, hw), hw) *
+                         planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&l.output, &l.index}), hw) *
+                         hw.lutCyclesPerElement;
+  }
+  // md_sum reads every input element once; the adder tree is pipelined.
+  void operator()(const MdSum &s) {
+    const Shape4 &in = s.input.shape;
+    cost.computeCycles = laneRounds(in.c, laneOf(s.input, hw), hw) *
+                         planePasses(in.n, uint64_t(in.h) * in.w, widestBytes({&s.input, &s.output}), hw);
+  }
+  void copy(const LocalOperand &out, const LocalOperand &in) {
+    cost.computeCycles = laneRounds(out.shape.c, laneOf(out, hw), hw) *
+                         planePasses(out.shape.n, uint64_t(out.shape.h) * out.shape.w, widestBytes({&out, &in}), hw);
+  }
+  void operator()(const Lma &l) { copy(l.output, l.input); }
+  void operator()(const Decompress &d) { copy(d.output, d.input); }
+};
+
+} // namespace
+
+uint32_t wordEus(const HwConfig &hw) { return hw.euBytes / 4; }
+
+uint32_t batchPack(uint32_t elementBytes) { return elementBytes >= 4 ? 1 : 4 / elementBytes; }
+
+uint64_t laneRounds(uint64_t channels, uint32_t lane, const HwConfig &hw) {
+  return ceilDiv(channels + lane % hw.npuLanes, hw.npuLanes);
+}
+
+uint64_t planePasses(uint64_t n, uint64_t plane, uint32_t elementBytes, const HwConfig &hw) {
+  return ceilDiv(n, batchPack(elementBytes)) * ceilDiv(plane, wordEus(hw));
+}
+
+TiuCost tiuCost(const TiuCommand &cmd, const HwConfig &hw) {
+  Visitor v{hw, {}};
+  std::visit(v, cmd.op);
+  v.cost.startupCycles = hw.tiuStartupCycles;
+  return v.cost;
+}
+
+} // namespace tpu::timing

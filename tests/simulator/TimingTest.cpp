@@ -1,0 +1,201 @@
+// The timing model's properties: cycles follow work / (lanes x EU), the
+// published peak figures come out of the config, DMA cost follows bytes,
+// bursts and bandwidth. No magic cycle counts.
+#include "simulator/timing/GdmaTiming.h"
+#include "simulator/timing/TiuTiming.h"
+
+#include <gtest/gtest.h>
+
+using namespace tpu;
+using namespace tpu::isa;
+using namespace tpu::timing;
+
+namespace {
+
+LocalOperand operand(uint32_t lane, Shape4 s, Prec p) {
+  LocalOperand o;
+  o.addr = lane * 512 * 1024;
+  o.shape = s;
+  o.prec = p;
+  return o;
+}
+
+TiuCommand conv(uint32_t n, uint32_t ic, uint32_t oc, uint32_t oh, uint32_t ow, uint32_t k, Prec p,
+                uint32_t lane = 0) {
+  Conv c;
+  c.input = operand(0, {n, ic, oh + k - 1, ow + k - 1}, p);
+  c.weight = operand(0, {ic, oc, k, k}, p);
+  c.output = operand(lane, {n, oc, oh, ow}, p == Prec::Fp32 ? Prec::Fp32 : Prec::Int8);
+  TiuCommand cmd;
+  cmd.op = c;
+  return cmd;
+}
+
+TiuCommand arith(EuOp eu, Shape4 s, Prec p) {
+  Arith a;
+  a.eu = eu;
+  a.res0 = operand(0, s, p);
+  a.opd0 = operand(0, s, p);
+  a.opd1 = operand(0, s, p);
+  TiuCommand cmd;
+  cmd.op = a;
+  return cmd;
+}
+
+GdmaCommand s2l(uint64_t ddrAddr, std::array<uint32_t, 4> shape, std::array<uint32_t, 4> ddrStride) {
+  GdmaCommand g;
+  g.direction = GdmaDirection::S2L;
+  g.src.addr = ddrAddr;
+  g.src.format = GdmaFormat::Fp32;
+  g.src.shape = shape;
+  g.src.stride = ddrStride;
+  g.dst.addr = 0;
+  g.dst.format = GdmaFormat::Fp32;
+  g.dst.shape = shape;
+  uint32_t hw = shape[2] * shape[3];
+  g.dst.stride = {((shape[1] + 63) / 64) * ((hw + 31) / 32 * 32), (hw + 31) / 32 * 32, shape[3], 1};
+  return g;
+}
+
+} // namespace
+
+TEST(TiuTiming, ConvCyclesAreMacsOverLanesTimesEus) {
+  HwConfig hw;
+  // Shapes that fill every lane, word EU and packed slot: compute cycles are
+  // exactly MACs / (lanes x MACs per lane per cycle).
+  struct Case { Prec p; uint32_t n; double macsPerLaneCycle; };
+  for (Case c : {Case{Prec::Fp32, 2, double(wordEus(hw))},
+                 Case{Prec::Int8, 8, double(wordEus(hw)) * 4 * hw.int8ConvChannelsPerCycle}}) {
+    for (uint32_t oc : {64u, 128u, 256u})
+      for (uint32_t k : {1u, 3u}) {
+        TiuCost cost = tiuCost(conv(c.n, 32, oc, 8, 16, k, c.p), hw);
+        EXPECT_EQ(cost.macs, uint64_t(c.n) * 32 * oc * 8 * 16 * k * k);
+        EXPECT_DOUBLE_EQ(double(cost.computeCycles), double(cost.macs) / (hw.npuLanes * c.macsPerLaneCycle))
+            << precName(c.p) << " oc " << oc << " k " << k;
+        EXPECT_EQ(cost.startupCycles, hw.tiuStartupCycles);
+      }
+  }
+}
+
+TEST(TiuTiming, ConvCyclesScaleWithEachDimension) {
+  HwConfig hw;
+  uint64_t base = tiuCost(conv(1, 16, 64, 16, 16, 3, Prec::Fp32), hw).computeCycles;
+  EXPECT_EQ(tiuCost(conv(1, 32, 64, 16, 16, 3, Prec::Fp32), hw).computeCycles, 2 * base);  // ic
+  EXPECT_EQ(tiuCost(conv(1, 16, 128, 16, 16, 3, Prec::Fp32), hw).computeCycles, 2 * base); // oc
+  EXPECT_EQ(tiuCost(conv(1, 16, 64, 16, 32, 3, Prec::Fp32), hw).computeCycles, 2 * base);  // ow
+  EXPECT_EQ(tiuCost(conv(2, 16, 64, 16, 16, 3, Prec::Fp32), hw).computeCycles, 2 * base);  // n
+  // Fewer output channels than lanes still take a full lane round.
+  EXPECT_EQ(tiuCost(conv(1, 16, 10, 16, 16, 3, Prec::Fp32), hw).computeCycles, base);
+  // Channels starting at lane 60 spill into a second round.
+  EXPECT_EQ(tiuCost(conv(1, 16, 10, 16, 16, 3, Prec::Fp32, 60), hw).computeCycles, 2 * base);
+  // A wider EU array is proportionally faster.
+  HwConfig wide = hw;
+  wide.euBytes *= 2;
+  EXPECT_EQ(2 * tiuCost(conv(1, 16, 64, 16, 16, 3, Prec::Fp32), wide).computeCycles, base);
+}
+
+TEST(TiuTiming, Int8PacksFourBatchItemsPerWord) {
+  HwConfig hw;
+  uint64_t b1 = tiuCost(conv(1, 64, 64, 14, 14, 3, Prec::Int8), hw).computeCycles;
+  uint64_t b4 = tiuCost(conv(4, 64, 64, 14, 14, 3, Prec::Int8), hw).computeCycles;
+  uint64_t b5 = tiuCost(conv(5, 64, 64, 14, 14, 3, Prec::Int8), hw).computeCycles;
+  EXPECT_EQ(b1, b4); // batch 1 leaves three quarters of each word empty
+  EXPECT_EQ(b5, 2 * b4);
+  uint64_t fp32b4 = tiuCost(conv(4, 64, 64, 14, 14, 3, Prec::Fp32), hw).computeCycles;
+  EXPECT_EQ(fp32b4, b4 * 4 * hw.int8ConvChannelsPerCycle);
+}
+
+TEST(TiuTiming, PeakThroughputMatchesPublishedFigures) {
+  HwConfig hw;
+  // BM1684.md §1: 2.2 TFLOPS fp32, 17.6 TOPS int8 (2 ops per MAC).
+  auto tops = [&](Prec p, uint32_t n) {
+    TiuCost c = tiuCost(conv(n, 256, 512, 32, 32, 3, p), hw);
+    return 2.0 * double(c.macs) / double(c.computeCycles) * hw.clockMhz * 1e6 / 1e12;
+  };
+  EXPECT_NEAR(tops(Prec::Fp32, 1), 2.2, 2.2 * 0.05);
+  EXPECT_NEAR(tops(Prec::Int8, 4), 17.6, 17.6 * 0.05);
+}
+
+TEST(TiuTiming, ElementwiseFollowsElementsAndOperation) {
+  HwConfig hw;
+  uint64_t add = tiuCost(arith(EuOp::Add, {1, 64, 32, 32}, Prec::Fp32), hw).computeCycles;
+  EXPECT_EQ(add, 32u * 32 / wordEus(hw));
+  EXPECT_EQ(tiuCost(arith(EuOp::Add, {1, 128, 32, 32}, Prec::Fp32), hw).computeCycles, 2 * add);
+  EXPECT_EQ(tiuCost(arith(EuOp::Divide, {1, 64, 32, 32}, Prec::Fp32), hw).computeCycles, add * hw.divideCycles);
+  EXPECT_EQ(tiuCost(arith(EuOp::Rsqrt, {1, 64, 32, 32}, Prec::Fp32), hw).computeCycles, add * hw.divideCycles);
+  // int8 4N: four batch items per word.
+  EXPECT_EQ(tiuCost(arith(EuOp::Add, {4, 64, 32, 32}, Prec::Int8), hw).computeCycles, add);
+  EXPECT_EQ(tiuCost(arith(EuOp::Add, {1, 64, 32, 32}, Prec::Int16), hw).computeCycles, add);
+  EXPECT_EQ(tiuCost(arith(EuOp::Add, {2, 64, 32, 32}, Prec::Int16), hw).computeCycles, add);
+}
+
+TEST(TiuTiming, EveryCommandClassHasACost) {
+  HwConfig hw;
+  TiuCommand cmd;
+  for (size_t i = 0; i < std::variant_size_v<TiuOp>; ++i) {
+    // Default-constructed operands are 1x1x1x1: one pass, never zero cycles.
+    switch (i) {
+#define CASE(k) case k: cmd.op.emplace<k>(); break;
+      CASE(0) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9) CASE(10)
+      CASE(11) CASE(12) CASE(13) CASE(14)
+#undef CASE
+    }
+    TiuCost c = tiuCost(cmd, hw);
+    EXPECT_GT(c.computeCycles, 0u) << tiuTaskName(cmd.task());
+    EXPECT_EQ(c.cycles(), c.startupCycles + c.computeCycles);
+  }
+}
+
+TEST(GdmaTiming, ShortRowsWasteTheRestOfTheBurst) {
+  HwConfig hw;
+  EXPECT_EQ(ddrChannelBytes(10, 64, 64), 640u);
+  EXPECT_EQ(ddrChannelBytes(10, 16, 64), 640u);
+  EXPECT_EQ(ddrChannelBytes(10, 65, 64), 1280u);
+  uint64_t base = hw.globalMemBase;
+  // 64 channels of 8x8 fp32: contiguous, versus rows of 4 elements (16 B) with gaps.
+  auto contiguous = gdmaCost(s2l(base, {1, 64, 8, 8}, {4096, 64, 8, 1}), hw);
+  auto strided = gdmaCost(s2l(base, {1, 64, 8, 4}, {8192, 128, 16, 1}), hw);
+  ASSERT_TRUE(contiguous) << contiguous.message();
+  ASSERT_TRUE(strided) << strided.message();
+  EXPECT_EQ(contiguous->payloadBytes, 64u * 64 * 4);
+  EXPECT_EQ(strided->payloadBytes, contiguous->payloadBytes / 2);
+  EXPECT_DOUBLE_EQ(contiguous->burstEfficiency, 1.0);
+  EXPECT_DOUBLE_EQ(strided->burstEfficiency, 0.25);
+  // Half the payload, yet twice the DDR time.
+  double bpc = ddrBytesPerCycle(hw);
+  EXPECT_GT(strided->dataCycles(bpc), contiguous->dataCycles(bpc));
+}
+
+TEST(GdmaTiming, MoreBandwidthNeverCostsMoreCycles) {
+  HwConfig hw;
+  auto c = gdmaCost(s2l(hw.globalMemBase, {2, 100, 7, 9}, {6300, 63, 9, 1}), hw);
+  ASSERT_TRUE(c) << c.message();
+  double prev = 1e300;
+  for (double bpc : {1.0, 2.0, 8.0, 58.0, 1000.0}) {
+    EXPECT_LE(c->cycles(bpc), prev);
+    prev = c->cycles(bpc);
+  }
+  // Once DDR is fast enough the LMEM port is the floor.
+  EXPECT_DOUBLE_EQ(c->dataCycles(1e9), c->lmemCycles);
+  EXPECT_DOUBLE_EQ(c->latencyCycles, hw.gdmaStartupCycles + hw.ddrLatencyNs * hw.cyclesPerNs());
+}
+
+TEST(GdmaTiming, LocalToLocalUsesNoDdr) {
+  HwConfig hw;
+  GdmaCommand g = s2l(0, {1, 64, 8, 8}, {64, 64, 8, 1});
+  g.direction = GdmaDirection::L2L;
+  g.src.addr = 0x10000;
+  g.src.stride = g.dst.stride;
+  auto c = gdmaCost(g, hw);
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->ddrBytes, 0u);
+  EXPECT_DOUBLE_EQ(c->latencyCycles, hw.gdmaStartupCycles);
+  EXPECT_GT(c->lmemCycles, 0.0);
+}
+
+TEST(GdmaTiming, InvalidCommandIsAnError) {
+  HwConfig hw;
+  auto c = gdmaCost(s2l(0x10, {1, 1, 1, 4}, {4, 4, 4, 1}), hw); // below the DDR base
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.message().find("src"), std::string::npos) << c.message();
+}
