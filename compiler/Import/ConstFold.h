@@ -1,0 +1,53 @@
+// Plain-C++ evaluation of ONNX ops on constant tensors (float32/int64/bool
+// NpyArrays): the importer folds shape arithmetic (Shape -> Gather -> Concat
+// -> Reshape ...) and other all-constant subgraphs with these, and the ONNX
+// attribute/input normalisation rules shared by folding and op building.
+#pragma once
+
+#include "support/Npz.h"
+#include "support/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace tpu::onnx {
+
+// axis in [-rank, rank) -> [0, rank); error otherwise.
+Result<int64_t> normalizeAxis(int64_t axis, int64_t rank, const std::string &what = "axis");
+// Sorted non-negative unique axes.
+Result<std::vector<int64_t>> normalizeAxes(std::vector<int64_t> axes, int64_t rank);
+
+// ONNX Reshape target: 0 copies the input dim (unless allowzero), one -1 is inferred.
+Result<std::vector<int64_t>> reshapeTarget(const std::vector<int64_t> &in, const std::vector<int64_t> &shape,
+                                           bool allowzero);
+std::vector<int64_t> flattenShape(const std::vector<int64_t> &in, int64_t axis);
+Result<std::vector<int64_t>> squeezeShape(const std::vector<int64_t> &in, const std::vector<int64_t> &axes);
+Result<std::vector<int64_t>> unsqueezeShape(const std::vector<int64_t> &in, const std::vector<int64_t> &axes);
+
+// ONNX Slice inputs -> one clamped (start, end, step) per dim, the Top
+// dialect's top.slice convention.
+struct SliceParams {
+  std::vector<int64_t> starts, ends, steps;
+};
+Result<SliceParams> normalizeSlice(const std::vector<int64_t> &shape, const std::vector<int64_t> &starts,
+                                   const std::vector<int64_t> &ends, std::vector<int64_t> axes,
+                                   std::vector<int64_t> steps);
+
+// Integer/float values of a constant as int64 or double, any dtype.
+std::vector<int64_t> toInt64(const NpyArray &a);
+std::vector<double> toDouble(const NpyArray &a);
+
+NpyArray castArray(const NpyArray &a, const std::string &dtype);
+NpyArray reshapeArray(NpyArray a, std::vector<int64_t> shape);
+// op: Add Sub Mul Div Max Min Pow Equal Less Greater (numpy broadcasting).
+Result<NpyArray> binaryArray(const std::string &op, const NpyArray &a, const NpyArray &b);
+// op: Neg Abs Sqrt Reciprocal Floor Ceil Exp Log Relu Sigmoid Tanh.
+Result<NpyArray> unaryArray(const std::string &op, const NpyArray &a);
+Result<NpyArray> whereArray(const NpyArray &cond, const NpyArray &x, const NpyArray &y);
+Result<NpyArray> gatherArray(const NpyArray &a, const NpyArray &indices, int64_t axis);
+Result<NpyArray> concatArrays(const std::vector<const NpyArray *> &parts, int64_t axis);
+NpyArray sliceArray(const NpyArray &a, const SliceParams &p);
+NpyArray transposeArray(const NpyArray &a, const std::vector<int64_t> &perm);
+Result<NpyArray> expandArray(const NpyArray &a, const std::vector<int64_t> &shape);
+
+} // namespace tpu::onnx
