@@ -11,16 +11,14 @@ namespace {
 
 constexpr const char *kDimNames = "nchw";
 
-uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
 // Default strides when stride_enable is 0: compact NCHW in DDR, the aligned
-// layout (c_stride = align(h*w, EU)) in LMEM.
+// LMEM layout TIU operands use (c_stride = align(h*w, EU)) in local memory.
 std::array<uint64_t, 4> defaultStrides(const isa::HwConfig &cfg, const GdmaView &v) {
   uint64_t hw = uint64_t(v.shape[2]) * v.shape[3];
   if (!v.local) return {v.shape[1] * hw, hw, v.shape[3], 1};
-  uint64_t cStride = alignUp(hw, cfg.euCount(v.bytes));
-  uint64_t rounds = (uint64_t(v.npuOffset) + v.shape[1] + cfg.npuLanes - 1) / cfg.npuLanes;
-  return {rounds * cStride, cStride, v.shape[3], 1};
+  isa::Shape4 shape{v.shape[0], v.shape[1], v.shape[2], v.shape[3]};
+  isa::Strides4 s = localStrides(cfg, isa::StrideMode::Aligned, shape, v.lmem.npuOffset, v.bytes, {});
+  return {s.n, s.c, s.h, s.w};
 }
 
 Result<GdmaView> resolveSide(const isa::HwConfig &cfg, const GdmaCommand &cmd,
@@ -43,31 +41,36 @@ Result<GdmaView> resolveSide(const isa::HwConfig &cfg, const GdmaCommand &cmd,
     if (t.addr >= cfg.lmemBytes())
       return makeError(side, "_start_addr = 0x", std::hex, t.addr, " is beyond local memory (0x",
                        cfg.lmemBytes(), " bytes)");
-    v.npuOffset = uint32_t(t.addr / cfg.lmemBytesPerLane);
-    v.laneOffset = t.addr % cfg.lmemBytesPerLane;
+    v.lmem.shape = {t.shape[0], t.shape[1], t.shape[2], t.shape[3]};
+    v.lmem.elemBytes = v.bytes;
+    v.lmem.lanes = cfg.npuLanes;
+    v.lmem.npuOffset = uint32_t(t.addr / cfg.lmemBytesPerLane);
+    v.lmem.laneOffset = uint32_t(t.addr % cfg.lmemBytesPerLane);
   }
   if (cmd.strideEnable)
     for (int d = 0; d < 4; ++d) v.stride[d] = t.stride[d];
   else
     v.stride = defaultStrides(cfg, v);
 
-  // The farthest element from the start, in elements (sizes < 2^16 and strides
-  // < 2^32 keep this far from overflow).
-  uint64_t last = uint64_t(t.shape[0] - 1) * v.stride[0] + uint64_t(t.shape[2] - 1) * v.stride[2] +
-                  uint64_t(t.shape[3] - 1) * v.stride[3];
-  last += (local ? (uint64_t(v.npuOffset) + t.shape[1] - 1) / cfg.npuLanes : t.shape[1] - 1) *
-          v.stride[1];
-  uint64_t extent = (last + 1) * v.bytes;
   if (local) {
-    if (extent > cfg.lmemBytesPerLane - v.laneOffset)
-      return makeError(side, ": local access [0x", std::hex, v.laneOffset, ", +0x", extent,
-                       ") in lane ", std::dec, v.npuOffset, " is outside the ",
-                       cfg.lmemBytesPerLane, "-byte lane");
-  } else if (t.addr < cfg.globalMemBase || extent > cfg.globalMemBytes ||
-             t.addr - cfg.globalMemBase > cfg.globalMemBytes - extent) {
-    return makeError(side, ": global access [0x", std::hex, t.addr, ", +0x", extent,
-                     ") is outside global memory [0x", cfg.globalMemBase, ", 0x",
-                     cfg.globalMemBase + cfg.globalMemBytes, ")");
+    v.lmem.stride = {uint32_t(v.stride[0]), uint32_t(v.stride[1]), uint32_t(v.stride[2]),
+                     uint32_t(v.stride[3])};
+    // Strides are unsigned and the in-lane channel step grows with c: the
+    // last element ends furthest into its lane.
+    uint64_t end = v.lmem.offset(t.shape[0] - 1, t.shape[1] - 1, t.shape[2] - 1, t.shape[3] - 1) + v.bytes;
+    if (end > cfg.lmemBytesPerLane)
+      return makeError(side, ": local access from offset 0x", std::hex, v.lmem.laneOffset,
+                       " of lane ", std::dec, v.lmem.npuOffset, " ends at byte ", end,
+                       " of a ", cfg.lmemBytesPerLane, "-byte lane");
+  } else {
+    uint64_t extent = uint64_t(t.shape[0] - 1) * v.stride[0] + uint64_t(t.shape[1] - 1) * v.stride[1] +
+                      uint64_t(t.shape[2] - 1) * v.stride[2] + uint64_t(t.shape[3] - 1) * v.stride[3];
+    extent = (extent + 1) * v.bytes;
+    if (t.addr < cfg.globalMemBase || extent > cfg.globalMemBytes ||
+        t.addr - cfg.globalMemBase > cfg.globalMemBytes - extent)
+      return makeError(side, ": global access [0x", std::hex, t.addr, ", +0x", extent,
+                       ") is outside global memory [0x", cfg.globalMemBase, ", 0x",
+                       cfg.globalMemBase + cfg.globalMemBytes, ")");
   }
   // Bounds the work of one command (stride-0 shapes could name 2^64 elements).
   uint64_t capacity = local ? cfg.lmemBytes() : cfg.globalMemBytes;
@@ -146,14 +149,14 @@ Result<GdmaPlan> planGdma(const isa::HwConfig &cfg, const GdmaCommand &cmd) {
   return plan;
 }
 
-GdmaAccess gdmaAccess(const isa::HwConfig &cfg, const GdmaPlan &plan, const GdmaCommand &cmd) {
+GdmaAccess gdmaAccess(const GdmaPlan &plan, const GdmaCommand &cmd) {
   GdmaAccess a;
   if (plan.readsSrc) a.read = sideAccess(plan.src, plan.src.elements());
   const GdmaView &d = plan.dst;
   uint64_t written = d.elements();
   if (d.local) {
     uint64_t enabled = 0;
-    for (uint32_t c = 0; c < d.shape[1]; ++c) enabled += laneEnabled(cmd.laneMask, d.laneOf(c, cfg.npuLanes));
+    for (uint32_t c = 0; c < d.shape[1]; ++c) enabled += laneEnabled(cmd.laneMask, d.lmem.laneOf(c));
     written = written / d.shape[1] * enabled;
   }
   a.write = sideAccess(d, written);
@@ -163,7 +166,7 @@ GdmaAccess gdmaAccess(const isa::HwConfig &cfg, const GdmaPlan &plan, const Gdma
 Result<GdmaAccess> gdmaAccess(const isa::HwConfig &cfg, const GdmaCommand &cmd) {
   auto plan = planGdma(cfg, cmd);
   if (!plan) return plan.status();
-  return gdmaAccess(cfg, *plan, cmd);
+  return gdmaAccess(*plan, cmd);
 }
 
 } // namespace tpu::sim

@@ -6,6 +6,7 @@
 
 #include "isa/GdmaCommand.h"
 #include "isa/HwConfig.h"
+#include "simulator/semantics/LocalTensor.h"
 #include "support/Status.h"
 
 #include <array>
@@ -14,29 +15,26 @@
 namespace tpu::sim {
 
 // One side of a command with its effective strides (defaults applied when
-// stride_enable is 0). Element (n,c,h,w) is at
+// stride_enable is 0), in elements. Element (n,c,h,w) is at
 //   global: addr + (n*sn + c*sc + h*sh + w*sw) * bytes
-//   local:  lane (npuOffset + c) % lanes,
-//           laneOffset + (n*sn + ((npuOffset + c) / lanes)*sc + h*sh + w*sw) * bytes
+//   local:  lmem.ptr(n, c, h, w) — the lane/offset rule TIU operands use.
 struct GdmaView {
   bool local = false;
   isa::GdmaFormat format = isa::GdmaFormat::Fp32;
   uint32_t bytes = 4;
   std::array<uint32_t, 4> shape{};
   std::array<uint64_t, 4> stride{};
-  uint64_t addr = 0;        // the command's 40-bit address
-  uint32_t npuOffset = 0;   // local: lane of channel 0
-  uint64_t laneOffset = 0;  // local: byte offset of element (0,0,0,0) in its lane
+  uint64_t addr = 0;  // the command's 40-bit address
+  LocalTensor lmem;   // local side only: lanes, npu offset, in-lane offset, strides
 
   uint64_t elements() const {
     return uint64_t(shape[0]) * shape[1] * shape[2] * shape[3];
   }
-  uint32_t laneOf(uint32_t c, uint32_t lanes) const { return (npuOffset + c) % lanes; }
-  // Element offset (in elements) of (n, c, h, 0) from laneOffset (local) or
-  // addr (global).
-  uint64_t rowElement(uint32_t n, uint32_t c, uint32_t h, uint32_t lanes) const {
-    uint64_t cStep = local ? (uint64_t(npuOffset) + c) / lanes : c;
-    return n * stride[0] + cStep * stride[1] + h * stride[2];
+  // Byte offset of element (n, c, h, 0): inside lane lmem.laneOf(c) when
+  // local, from addr when global.
+  uint64_t rowOffset(uint32_t n, uint32_t c, uint32_t h) const {
+    if (local) return lmem.offset(n, c, h, 0);
+    return (n * stride[0] + c * stride[1] + h * stride[2]) * bytes;
   }
 };
 
@@ -69,7 +67,7 @@ struct GdmaAccess {
 
 // The access pattern of a valid command. Local writes count only lanes the
 // lane mask enables; a fill reads nothing.
-GdmaAccess gdmaAccess(const isa::HwConfig &cfg, const GdmaPlan &plan, const isa::GdmaCommand &cmd);
+GdmaAccess gdmaAccess(const GdmaPlan &plan, const isa::GdmaCommand &cmd);
 Result<GdmaAccess> gdmaAccess(const isa::HwConfig &cfg, const isa::GdmaCommand &cmd);
 
 } // namespace tpu::sim

@@ -20,7 +20,7 @@ namespace {
 // `v` skipping lanes the mask disables. Rows with unit w stride move as one
 // block; global strided reads fetch the row's span once when it is small.
 template <bool kWrite>
-Status transferRows(const isa::HwConfig &cfg, const GdmaView &v, LocalMemory &lmem,
+Status transferRows(const GdmaView &v, LocalMemory &lmem,
                     GlobalMemory &gmem, uint8_t *buf, uint64_t laneMask) {
   const uint32_t W = v.shape[3], B = v.bytes;
   const uint64_t ws = v.stride[3], rowBytes = uint64_t(W) * B;
@@ -30,11 +30,11 @@ Status transferRows(const isa::HwConfig &cfg, const GdmaView &v, LocalMemory &lm
   for (uint32_t n = 0; n < v.shape[0]; ++n)
     for (uint32_t c = 0; c < v.shape[1]; ++c)
       for (uint32_t h = 0; h < v.shape[2]; ++h, buf += rowBytes) {
-        const uint64_t first = v.rowElement(n, c, h, cfg.npuLanes) * B;
+        const uint64_t first = v.rowOffset(n, c, h);
         if (v.local) {
-          uint32_t lane = v.laneOf(c, cfg.npuLanes);
+          uint32_t lane = v.lmem.laneOf(c);
           if (kWrite && !laneEnabled(laneMask, lane)) continue;
-          uint8_t *p = lmem.lane(lane) + v.laneOffset + first;
+          uint8_t *p = lmem.lane(lane) + first;
           if (ws == 1) {
             kWrite ? std::memcpy(p, buf, rowBytes) : std::memcpy(buf, p, rowBytes);
           } else {
@@ -161,10 +161,10 @@ Status executeGdma(const isa::HwConfig &cfg, LocalMemory &lmem, GlobalMemory &gm
   std::vector<uint8_t> src;
   if (plan->readsSrc) {
     src.resize(plan->src.elements() * plan->src.bytes);
-    TPU_RETURN_IF_ERROR(transferRows<false>(cfg, plan->src, lmem, gmem, src.data(), 0));
+    TPU_RETURN_IF_ERROR(transferRows<false>(plan->src, lmem, gmem, src.data(), 0));
   }
   std::vector<uint8_t> dst = destinationElements(cmd, *plan, std::move(src));
-  return transferRows<true>(cfg, plan->dst, lmem, gmem, dst.data(), cmd.laneMask);
+  return transferRows<true>(plan->dst, lmem, gmem, dst.data(), cmd.laneMask);
 }
 
 } // namespace tpu::sim
