@@ -49,9 +49,16 @@ Status sameDomain(NamedTensors ops, bool &isFloat) {
 
 // Write-back shared by every class: integers are rounded-shifted, relu'd and
 // saturated; floats are relu'd and stored (converted if the result is integer).
+// An integer result written to an fp32 destination (conversions) is shifted,
+// relu'd and converted exactly as far as fp32 allows.
 inline void writeInt(LocalMemory &m, const LocalTensor &out, uint32_t n, uint32_t c, uint32_t h,
-                     uint32_t w, int64_t acc, unsigned rshift, bool relu) {
-  out.storeInt(m, n, c, h, w, requantize(acc, rshift, relu, out.prec, out.isSigned));
+                     uint32_t w, int64_t acc, unsigned rshift, bool doRelu) {
+  if (out.isFloat()) {
+    int64_t v = roundingRightShift(acc, rshift);
+    out.storeFloat(m, n, c, h, w, float(doRelu ? relu(v) : v));
+    return;
+  }
+  out.storeInt(m, n, c, h, w, requantize(acc, rshift, doRelu, out.prec, out.isSigned));
 }
 inline void writeFloat(LocalMemory &m, const LocalTensor &out, uint32_t n, uint32_t c, uint32_t h,
                        uint32_t w, float v, bool doRelu) {
@@ -670,8 +677,6 @@ Status execLut(const HwConfig &cfg, LocalMemory &mem, const Lut &s) {
           uint32_t i = uint32_t(idx.loadInt(mem, n, c, h, w)) & 0xff;
           if (table.isFloat())
             writeFloat(mem, out, n, c, h, w, table.loadFloat(mem, 0, c, 0, i), false);
-          else if (out.isFloat())
-            out.storeFloat(mem, n, c, h, w, float(table.loadInt(mem, 0, c, 0, i)));
           else
             writeInt(mem, out, n, c, h, w, table.loadInt(mem, 0, c, 0, i), 0, false);
         }
@@ -694,8 +699,6 @@ Status execLma(const HwConfig &cfg, LocalMemory &mem, const Lma &s) {
         for (uint32_t ow = 0; ow < S.w; ++ow) {
           if (in.isFloat())
             writeFloat(mem, out, on, oc, oh, ow, in.loadFloat(mem, n, c, h, w), false);
-          else if (out.isFloat())
-            out.storeFloat(mem, on, oc, oh, ow, float(in.loadInt(mem, n, c, h, w)));
           else
             writeInt(mem, out, on, oc, oh, ow, in.loadInt(mem, n, c, h, w), 0, false);
           if (++w == I.w) {

@@ -575,4 +575,346 @@ TEST(TiuExec, ArithFp32OpsMatchReference) {
     for (int k = 0; k < 5; ++k) arithCase(f, e, true, i++);
 }
 
+
+// Remaining integer/fp32 eu ops whose reference is not a plain formula of (a, b).
+TEST(TiuExec, ArithBitwiseConversionAndNormalizeOps) {
+  Fixture f(1001);
+  for (int iter = 0; iter < 30; ++iter) {
+    Shape4 S{1, uint32_t(f.randInt(1, 70)), uint32_t(f.randInt(1, 4)), uint32_t(f.randInt(1, 9))};
+    // and/or/xor wrap to the result width.
+    TestTensor a = f.tensor(S, Prec::Int8, true, 0), b = f.tensor(S, Prec::Int8, false, 1);
+    TestTensor out = f.tensor(S, Prec::Int8, false, 2);
+    a.put(f.mem), b.put(f.mem);
+    for (EuOp e : {EuOp::And, EuOp::Or, EuOp::Xor}) {
+      Arith ar;
+      ar.eu = e, ar.res0 = out.operand(), ar.opd0 = a.operand(), ar.opd1 = b.operand();
+      f.run(ar);
+      std::vector<double> expect(out.values.size());
+      for (size_t i = 0; i < expect.size(); ++i) {
+        int64_t x = int64_t(a.values[i]), y = int64_t(b.values[i]);
+        int64_t r = e == EuOp::And ? (x & y) : e == EuOp::Or ? (x | y) : (x ^ y);
+        expect[i] = double(r & 0xff);
+      }
+      f.checkOutput(out, expect, std::string("ar.") + std::string(euOpName(e)));
+    }
+    // Logical shift of a's raw 8 bits.
+    TestTensor sh = f.tensor(S, Prec::Int8, true, 3);
+    for (double &v : sh.values) v = double(f.randInt(-7, 7));
+    sh.put(f.mem);
+    Arith ls;
+    ls.eu = EuOp::Shift, ls.logicalShift = true;
+    ls.res0 = out.operand(), ls.opd0 = a.operand(), ls.opd1 = sh.operand();
+    f.run(ls);
+    std::vector<double> expect(out.values.size());
+    for (size_t i = 0; i < expect.size(); ++i) {
+      uint64_t bits = uint64_t(int64_t(a.values[i])) & 0xff;
+      int64_t s = int64_t(sh.values[i]);
+      expect[i] = double((s >= 0 ? bits << s : bits >> -s) & 0xff);
+    }
+    f.checkOutput(out, expect, "ar.shift logical");
+    // int_normalize: redundant sign bits of an int16.
+    TestTensor i16 = f.tensor(S, Prec::Int16, true, 4);
+    i16.put(f.mem);
+    TestTensor o16 = f.tensor(S, Prec::Int16, true, 5);
+    Arith nz;
+    nz.eu = EuOp::IntNormalize, nz.res0 = o16.operand(), nz.opd0 = i16.operand();
+    f.run(nz);
+    for (size_t i = 0; i < expect.size(); ++i) {
+      int64_t v = int64_t(i16.values[i]);
+      int r = 0;
+      while (r < 15 && (v << (r + 1)) >= -32768 && (v << (r + 1)) <= 32767) ++r;
+      expect[i] = r;
+    }
+    f.checkOutput(o16, expect, "ar.int_normalize");
+  }
+}
+
+TEST(TiuExec, Fp32ConversionsTaylorAndNormalize) {
+  Fixture f(1102);
+  for (int iter = 0; iter < 20; ++iter) {
+    Shape4 S{uint32_t(f.randInt(1, 2)), uint32_t(f.randInt(1, 70)), uint32_t(f.randInt(1, 4)),
+             uint32_t(f.randInt(1, 9))};
+    TestTensor x = f.tensor(S, Prec::Fp32, true, 0);
+    for (double &v : x.values) v = double(float(f.randInt(-4000, 4000)) / 16.0f); // many .5 ties
+    x.put(f.mem);
+    TestTensor out = f.tensor(S, Prec::Int8, f.coin(), 1);
+    Arith cvt;
+    cvt.eu = EuOp::Fp32ToInt, cvt.res0 = out.operand(), cvt.opd0 = x.operand();
+    f.run(cvt);
+    std::vector<double> expect(out.values.size());
+    for (size_t i = 0; i < expect.size(); ++i) {
+      double r = std::nearbyint(x.values[i]); // ties to even
+      IntRange rg = intRange(Prec::Int8, out.isSigned);
+      expect[i] = std::clamp(r, double(rg.lo), double(rg.hi));
+    }
+    f.checkOutput(out, expect, "ar.fp32_to_int");
+
+    // int8 -> fp32 copy is exact.
+    TestTensor q = f.tensor(S, Prec::Int8, true, 2);
+    q.put(f.mem);
+    TestTensor fo = f.tensor(S, Prec::Fp32, true, 3);
+    Arith cp;
+    cp.eu = EuOp::Copy, cp.res0 = fo.operand(), cp.opd0 = q.operand();
+    f.run(cp);
+    f.checkOutput(fo, q.values, "ar.copy int8->fp32");
+
+    // fp32_normalize: floor(log2|a|) as an integer.
+    TestTensor e = f.tensor(S, Prec::Int16, true, 4);
+    Arith nz;
+    nz.eu = EuOp::Fp32Normalize, nz.res0 = e.operand(), nz.opd0 = x.operand();
+    f.run(nz);
+    for (size_t i = 0; i < expect.size(); ++i)
+      expect[i] = x.values[i] == 0 ? 0 : std::floor(std::log2(std::abs(x.values[i])));
+    f.checkOutput(e, expect, "ar.fp32_normalize");
+
+    // taylor: per-channel coefficient table, Horner from the highest term.
+    uint32_t terms = uint32_t(f.randInt(1, 6));
+    TestTensor coef = f.tensor({1, S.c, 1, terms}, Prec::Fp32, true, 5);
+    for (uint32_t c = 0; c < S.c; ++c)
+      for (uint32_t t = 0; t < terms; ++t) coef.values[coef.index(0, c, 0, t)] = 1.0 / double(1 + t);
+    coef.put(f.mem);
+    TestTensor small = f.tensor(S, Prec::Fp32, true, 6);
+    small.put(f.mem);
+    TestTensor fo2 = f.tensor(S, Prec::Fp32, true, 7);
+    Arith ty;
+    ty.eu = EuOp::Taylor, ty.res0 = fo2.operand(), ty.opd0 = small.operand(), ty.opd1 = coef.operand();
+    f.run(ty);
+    for (uint32_t n = 0; n < S.n; ++n)
+      for (uint32_t c = 0; c < S.c; ++c)
+        for (uint32_t h = 0; h < S.h; ++h)
+          for (uint32_t w = 0; w < S.w; ++w) {
+            float xv = float(small.at(n, c, h, w)), r = 0.0f;
+            for (uint32_t t = terms; t-- > 0;) r = r * xv + float(coef.at(0, c, 0, t));
+            expect[fo2.index(n, c, h, w)] = r;
+          }
+    f.checkOutput(fo2, expect, "ar.taylor");
+  }
+}
+
+TEST(TiuExec, MdClassesMatchReference) {
+  Fixture f(1203);
+  for (int iter = 0; iter < 30; ++iter) {
+    bool fp32 = iter % 2;
+    Prec p = fp32 ? Prec::Fp32 : Prec::Int8;
+    Shape4 S{uint32_t(f.randInt(1, 2)), uint32_t(f.randInt(1, 70)), uint32_t(f.randInt(1, 6)),
+             uint32_t(f.randInt(1, 9))};
+    TestTensor a = f.tensor(S, p, true, 0);
+    TestTensor scale = f.perChannel(S.c, p, true, 1), shift = f.perChannel(S.c, fp32 ? p : Prec::Int16, true, 2);
+    TestTensor out = f.tensor(S, fp32 ? p : Prec::Int16, true, 3);
+    unsigned rshift = fp32 ? 0 : unsigned(f.randInt(0, 5));
+    bool relu = f.coin();
+    for (const TestTensor *t : {&a, &scale, &shift}) t->put(f.mem);
+    if (!fp32) shift.prec = Prec::Int16;
+
+    // md_linear mac: per-channel scale and bias (batch norm).
+    MdLinear lin;
+    lin.res0 = out.operand(), lin.opd0 = a.operand(), lin.opd1 = scale.operand(), lin.opd2 = shift.operand();
+    lin.opd1.strideMode = StrideMode::PerChannel, lin.opd1.shape = S; // opd1 is addressed with res0's shape
+    lin.rshift = rshift, lin.relu = relu;
+    if (!fp32) {
+      // opd1 and opd2 must share the integer domain; int8 * int8 + int16.
+      f.run(lin);
+      std::vector<double> expect(out.values.size());
+      for (uint32_t n = 0; n < S.n; ++n)
+        for (uint32_t c = 0; c < S.c; ++c)
+          for (uint32_t h = 0; h < S.h; ++h)
+            for (uint32_t w = 0; w < S.w; ++w)
+              expect[out.index(n, c, h, w)] =
+                  writeBack(a.at(n, c, h, w) * scale.at(0, c, 0, 0) + shift.at(0, c, 0, 0), out, rshift, relu);
+      f.checkOutput(out, expect, "md_linear.mac");
+    } else {
+      f.run(lin);
+      std::vector<double> expect(out.values.size());
+      for (uint32_t n = 0; n < S.n; ++n)
+        for (uint32_t c = 0; c < S.c; ++c)
+          for (uint32_t h = 0; h < S.h; ++h)
+            for (uint32_t w = 0; w < S.w; ++w)
+              expect[out.index(n, c, h, w)] = writeBack(
+                  float(a.at(n, c, h, w)) * float(scale.at(0, c, 0, 0)) + float(shift.at(0, c, 0, 0)), out, 0, relu);
+      f.checkOutput(out, expect, "md_linear.mac fp32");
+    }
+
+    // md_scalar: constant opd1.
+    MdScalar sc;
+    sc.eu = EuOp::Sub;
+    sc.res0 = out.operand(), sc.opd0 = a.operand();
+    sc.opd1.isConst = true, sc.opd1.prec = p;
+    double k = fp32 ? 1.75 : double(f.randInt(-100, 100));
+    sc.opd1.constValue = fp32 ? floatBits(float(k)) : uint32_t(int32_t(k));
+    f.run(sc);
+    std::vector<double> expect(out.values.size());
+    for (size_t i = 0; i < expect.size(); ++i)
+      expect[i] = fp32 ? double(float(a.values[i]) - float(k)) : writeBack(a.values[i] - k, out, 0, false);
+    f.checkOutput(out, expect, "md_scalar.sub");
+
+    // md_sum over w, over h and w.
+    for (bool both : {false, true}) {
+      Shape4 R{S.n, S.c, both ? 1u : S.h, 1};
+      TestTensor sum = f.tensor(R, fp32 ? Prec::Fp32 : Prec::Int32, true, 4);
+      MdSum ms;
+      ms.output = sum.operand(), ms.input = a.operand(), ms.rshift = rshift, ms.relu = relu;
+      f.run(ms);
+      std::vector<double> want(sum.values.size());
+      for (uint32_t n = 0; n < R.n; ++n)
+        for (uint32_t c = 0; c < R.c; ++c)
+          for (uint32_t oh = 0; oh < R.h; ++oh) {
+            double acc = 0;
+            float facc = 0.0f;
+            for (uint32_t h = both ? 0 : oh; h < (both ? S.h : oh + 1); ++h)
+              for (uint32_t w = 0; w < S.w; ++w) acc += a.at(n, c, h, w), facc += float(a.at(n, c, h, w));
+            want[sum.index(n, c, oh, 0)] = writeBack(fp32 ? double(facc) : acc, sum, rshift, relu);
+          }
+      f.checkOutput(sum, want, both ? "md_sum hw" : "md_sum w");
+    }
+
+    // md_cmp cmp_select: one argmax step with index constants.
+    TestTensor b = f.tensor(S, p, true, 5);
+    b.put(f.mem);
+    TestTensor mx = f.tensor(S, p, true, 6), idx = mx;
+    idx.offset = 7 * kRegionBytes;
+    MdCmp cmp;
+    cmp.eu = EuOp::CmpSelect;
+    cmp.res0 = mx.operand(), cmp.opd0 = a.operand(), cmp.opd1 = b.operand();
+    cmp.opd2.isConst = true, cmp.opd2.prec = p, cmp.opd2.constValue = fp32 ? floatBits(1.0f) : 1;
+    cmp.opd3Const = true, cmp.opd3Addr = fp32 ? floatBits(2.0f) : 2;
+    cmp.res1Addr = idx.addr();
+    f.run(cmp);
+    std::vector<double> wantMax(mx.values.size()), wantIdx(mx.values.size());
+    for (size_t i = 0; i < wantMax.size(); ++i) {
+      wantMax[i] = std::max(a.values[i], b.values[i]);
+      wantIdx[i] = a.values[i] > b.values[i] ? 1 : 2;
+    }
+    f.checkOutput(mx, wantMax, "md_cmp.cmp_select res0");
+    f.checkOutput(idx, wantIdx, "md_cmp.cmp_select res1");
+  }
+}
+
+TEST(TiuExec, VecCorrLutAndLma) {
+  Fixture f(1304);
+  for (int iter = 0; iter < 20; ++iter) {
+    // vc: outer product.
+    Shape4 S{1, uint32_t(f.randInt(1, 70)), 1, uint32_t(f.randInt(1, 20))};
+    TestTensor col = f.tensor({1, S.c, 1, 1}, Prec::Int8, true, 0), row = f.tensor({1, 1, 1, S.w}, Prec::Int8, true, 1);
+    TestTensor out = f.tensor(S, Prec::Int16, true, 2);
+    col.put(f.mem), row.put(f.mem);
+    VecCorr vc;
+    vc.eu = EuOp::Mul, vc.res0 = out.operand(), vc.opd0 = col.operand(), vc.opd1 = row.operand();
+    f.run(vc);
+    std::vector<double> expect(out.values.size());
+    for (uint32_t c = 0; c < S.c; ++c)
+      for (uint32_t w = 0; w < S.w; ++w) expect[out.index(0, c, 0, w)] = col.at(0, c, 0, 0) * row.at(0, 0, 0, w);
+    f.checkOutput(out, expect, "vc.mul");
+
+    // lut: int8 indices, a 256-entry table per channel.
+    Shape4 L{uint32_t(f.randInt(1, 2)), uint32_t(f.randInt(1, 70)), uint32_t(f.randInt(1, 5)), uint32_t(f.randInt(1, 9))};
+    TestTensor index = f.tensor(L, Prec::Int8, f.coin(), 3);
+    TestTensor table = f.tensor({1, L.c, 1, 256}, Prec::Int8, true, 4);
+    TestTensor lo = f.tensor(L, Prec::Int8, true, 5);
+    index.put(f.mem), table.put(f.mem);
+    Lut lut;
+    lut.output = lo.operand(), lut.index = index.operand(), lut.table = table.operand();
+    f.run(lut);
+    std::vector<double> want(lo.values.size());
+    for (uint32_t n = 0; n < L.n; ++n)
+      for (uint32_t c = 0; c < L.c; ++c)
+        for (uint32_t h = 0; h < L.h; ++h)
+          for (uint32_t w = 0; w < L.w; ++w)
+            want[lo.index(n, c, h, w)] = table.at(0, c, 0, uint32_t(int64_t(index.at(n, c, h, w)) & 0xff));
+    f.checkOutput(lo, want, "lut");
+
+    // lma: reshape (n, c, h, w) -> (1, n*c, h*w, 1)-like with conversion int8 -> int16.
+    TestTensor src = f.tensor(L, Prec::Int8, true, 6);
+    src.put(f.mem);
+    TestTensor dst = f.tensor({1, L.n * L.c, L.h * L.w, 1}, Prec::Int16, true, 7);
+    Lma lma;
+    lma.output = dst.operand(), lma.input = src.operand();
+    f.run(lma);
+    f.checkOutput(dst, src.values, "lma");
+  }
+}
+
+// Every error names the field and leaves local memory untouched.
+TEST(TiuExec, BadCommandsAreRejectedNamingTheField) {
+  Fixture f(1405);
+  TestTensor in = f.tensor({1, 3, 8, 8}, Prec::Int8, true, 0);
+  TestTensor wt = f.tensor({3, 4, 3, 3}, Prec::Int8, true, 1);
+  TestTensor out = f.tensor({1, 4, 6, 6}, Prec::Int8, true, 2);
+  in.put(f.mem), wt.put(f.mem);
+  Conv good;
+  good.input = in.operand(), good.weight = wt.operand(), good.output = out.operand();
+  std::vector<uint8_t> before(f.mem.lane(0), f.mem.lane(0) + f.mem.totalBytes());
+  auto expectError = [&](const TiuOp &op, const std::string &fragment) {
+    TiuCommand cmd;
+    cmd.op = op;
+    cmd.cmdIdTpu = 42;
+    Status st = executeTiu(f.cfg, f.mem, cmd);
+    ASSERT_FALSE(st.isOk()) << "expected: " << fragment;
+    EXPECT_NE(st.message().find(fragment), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("cmd_id_tpu 42"), std::string::npos) << st.message();
+    EXPECT_TRUE(std::equal(before.begin(), before.end(), f.mem.lane(0))) << "memory changed: " << fragment;
+  };
+  Conv c = good;
+  c.output.shape.h = 5;
+  expectError(c, "res0_h = 5 but the window gives 6");
+  c = good, c.strideW = 0;
+  expectError(c, "res_op_x_str = 0");
+  c = good, c.weight.shape.n = 2;
+  expectError(c, "opd1_n = 2");
+  c = good, c.output.addr = 63 * kLaneBytes + kLaneBytes - 16; // runs off the lane end
+  expectError(c, "res0: local tensor");
+  c = good, c.input.addr = 1u << 31; // beyond 64 lanes
+  expectError(c, "opd0: address 0x80000000 is beyond local memory");
+  c = good, c.output.prec = Prec::Int32, c.output.addr += 2;
+  expectError(c, "res0: address");
+  c = good, c.output.prec = Prec::Fp32;
+  expectError(c, "mixes fp32 and integer");
+  c = good, c.input.shape.c = 0;
+  expectError(c, "opd0: shape (1, 0, 8, 8) has a zero dimension");
+  Conv ex = good;
+  ex.input.strideMode = StrideMode::Explicit;
+  ex.input.stride = {0, 0, 1u << 20, 1};
+  expectError(ex, "opd0: local tensor");
+
+  Arith ar;
+  ar.eu = EuOp::Divide;
+  ar.res0 = out.operand(), ar.opd0 = out.operand(), ar.opd1 = out.operand();
+  expectError(ar, "ar.divide needs fp32 inputs");
+  ar.eu = EuOp::And, ar.res0.prec = ar.opd0.prec = ar.opd1.prec = Prec::Fp32;
+  expectError(ar, "ar.and needs integer inputs");
+  MdScalar ms;
+  ms.res0 = out.operand(), ms.opd0 = out.operand(), ms.opd1 = out.operand();
+  expectError(ms, "opt_opd1_const = 0");
+  MatMul mm;
+  mm.left = in.operand(), mm.right = wt.operand(), mm.output = out.operand();
+  expectError(mm, "opd0_h = 8");
+  expectError(ConvCorr{}, "does not execute cc");
+  expectError(Decompress{}, "does not execute decompress");
+  Pord mp;
+  mp.eu = EuOp::Max, mp.input = in.operand(), mp.output = out.operand(), mp.hasBias = true;
+  mp.kernel.shape = {1, 3, 3, 3};
+  mp.output.shape.c = 3;
+  expectError(mp, "max pooling takes no bias");
+}
+
+TEST(TiuExec, LaneWrapAroundPlacesChannelsInTheNextRow) {
+  // 70 channels from lane 60: channels 0..3 in lanes 60..63, 4..67 one c_stride deeper in
+  // lanes 0..63, 68..69 two deep in lanes 0..1.
+  Fixture f(1506);
+  TestTensor a = f.tensor({1, 70, 2, 3}, Prec::Int8, true, 0);
+  a.lane = 60, a.mode = StrideMode::Aligned;
+  a.put(f.mem);
+  TestTensor out = a;
+  out.offset = kRegionBytes;
+  Arith cp;
+  cp.eu = EuOp::Copy, cp.res0 = out.operand(), cp.opd0 = a.operand();
+  f.run(cp);
+  f.checkOutput(out, a.values, "copy");
+  // Channel 5 element (0, 5, 1, 2): lane 1, row 1 (c_stride 128), offset h*3 + w = 5.
+  int8_t v;
+  std::memcpy(&v, f.mem.lane(1) + out.offset + 128 + 5, 1);
+  EXPECT_EQ(double(v), a.at(0, 5, 1, 2));
+  std::memcpy(&v, f.mem.lane(1) + out.offset + 2 * 128 + 0, 1); // channel 69, element (0,0)
+  EXPECT_EQ(double(v), a.at(0, 69, 0, 0));
+}
+
 } // namespace
