@@ -85,6 +85,20 @@ struct WindowJob {
   uint32_t rshift = 0;
 };
 
+// The hot loops, compiled for AVX2 too and picked at load time (GCC
+// function multi-versioning). Each element's arithmetic is the same in every
+// version: no FMA contraction, so fp32 results do not depend on the CPU.
+template <class T>
+__attribute__((target_clones("avx2", "default"))) void
+mulAddRun(T *__restrict acc, const T *__restrict src, T k, size_t len) {
+  for (size_t e = 0; e < len; ++e) acc[e] += k * src[e];
+}
+template <class T>
+__attribute__((target_clones("avx2", "default"))) void
+maxRun(T *__restrict acc, const T *__restrict src, size_t len) {
+  for (size_t e = 0; e < len; ++e) acc[e] = std::max(acc[e], src[e]);
+}
+
 // Padded, zero-inserted input extent along one axis.
 uint64_t paddedExtent(uint32_t in, uint32_t ins, uint32_t padA, uint32_t padB) {
   return (uint64_t(in) - 1) * (ins + 1) + 1 + padA + padB;
@@ -118,8 +132,13 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
           }
   }
 
-  std::vector<T> planes(size_t(IC) * Hp * Wp);
-  std::vector<T> acc(size_t(OC) * OH * OW);
+  // With unit strides an output row is a contiguous run of a padded input
+  // row, so whole planes are accumulated at once with rows Wp wide; the
+  // columns past OW are computed and ignored (the planes get one spare row).
+  const bool wide = j.strideH == 1 && j.strideW == 1;
+  const size_t accW = wide ? Wp : OW;
+  std::vector<T> planes(size_t(IC) * Hp * Wp + Wp);
+  std::vector<T> acc(size_t(OC) * OH * accW);
   for (uint32_t n = 0; n < is.n; ++n) {
     std::fill(planes.begin(), planes.end(), padValue);
     for (uint32_t c = 0; c < IC; ++c)
@@ -142,13 +161,19 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
     // Per output element the taps are summed in (ic, kh, kw) order: the fp32
     // result depends on it (docs/isa.md).
     for (uint32_t o = 0; o < OC; ++o) {
-      T *a = &acc[size_t(o) * OH * OW];
+      T *a = &acc[size_t(o) * OH * accW];
       uint32_t icBegin = j.depthwise ? o : 0, icEnd = j.depthwise ? o + 1 : IC;
       for (uint32_t i = icBegin; i < icEnd; ++i)
         for (uint32_t y = 0; y < KH; ++y)
           for (uint32_t x = 0; x < KW; ++x) {
             const T *plane = &planes[size_t(i) * Hp * Wp + size_t(y) * j.dilH * Wp + size_t(x) * j.dilW];
-            if (j.reduce == Reduce::Max) {
+            if (wide) {
+              const size_t len = size_t(OH) * Wp;
+              if (j.reduce == Reduce::Max)
+                maxRun(a, plane, len);
+              else
+                mulAddRun(a, plane, kern[((size_t(o) * kIc + (i - icBegin)) * KH + y) * KW + x], len);
+            } else if (j.reduce == Reduce::Max) {
               for (uint32_t oy = 0; oy < OH; ++oy) {
                 const T *src = plane + size_t(oy) * j.strideH * Wp;
                 T *dst = a + size_t(oy) * OW;
@@ -160,10 +185,7 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
               for (uint32_t oy = 0; oy < OH; ++oy) {
                 const T *src = plane + size_t(oy) * j.strideH * Wp;
                 T *dst = a + size_t(oy) * OW;
-                if (j.strideW == 1)
-                  for (uint32_t ox = 0; ox < OW; ++ox) dst[ox] += k * src[ox];
-                else
-                  for (uint32_t ox = 0; ox < OW; ++ox) dst[ox] += k * src[size_t(ox) * j.strideW];
+                for (uint32_t ox = 0; ox < OW; ++ox) dst[ox] += k * src[size_t(ox) * j.strideW];
               }
             }
           }
@@ -172,7 +194,7 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
       T b = j.hasBias ? load(j.bias, 0, o, 0, 0) : T(0);
       for (uint32_t oy = 0; oy < OH; ++oy)
         for (uint32_t ox = 0; ox < OW; ++ox) {
-          T v = acc[(size_t(o) * OH + oy) * OW + ox];
+          T v = acc[(size_t(o) * OH + oy) * accW + ox];
           if (j.hasBias) v += b;
           if (j.resAdd) v += load(j.out, n, o, oy, ox);
           if constexpr (std::is_floating_point_v<T>)
@@ -209,6 +231,17 @@ template <class Cmd> void copyWindowFields(const Cmd &s, WindowJob &j) {
   j.rotate = s.kernelRotate, j.rshift = s.rshift, j.relu = s.relu;
 }
 
+// Can every partial sum be held in int32? 8-bit inputs and kernel give
+// products below 2^15; the bias and res_add operands of at most 16 bits add
+// below 2^16 more. (The result is the same in int64; int32 is faster.)
+bool fitsInt32(const WindowJob &j) {
+  if (j.in.elemBytes != 1) return false;
+  if (j.reduce == Reduce::Max) return true;
+  uint64_t taps = uint64_t(j.depthwise ? 1 : j.in.shape.c) * j.kh * j.kw;
+  return j.kernel.elemBytes == 1 && (!j.hasBias || j.bias.elemBytes <= 2) &&
+         (!j.resAdd || j.out.elemBytes <= 2) && taps * (1u << 15) + (1u << 17) < (1ull << 31);
+}
+
 Status execWindow(const WindowJob &j, LocalMemory &mem) {
   TPU_RETURN_IF_ERROR(checkWindow(j));
   bool isFloat = false;
@@ -222,6 +255,8 @@ Status execWindow(const WindowJob &j, LocalMemory &mem) {
     TPU_RETURN_IF_ERROR(sameDomain({{&j.in, "opt_opd0_prec"}, {&j.out, "opt_res0_prec"}}, isFloat));
   if (isFloat)
     runWindow<float>(j, mem);
+  else if (fitsInt32(j))
+    runWindow<int32_t>(j, mem);
   else
     runWindow<int64_t>(j, mem);
   return Status::ok();
@@ -293,9 +328,7 @@ std::vector<T> matmulDense(const std::vector<T> &L, const std::vector<T> &R, siz
   for (size_t m = 0; m < M; ++m) {
     T *a = &acc[m * N];
     for (size_t k = 0; k < K; ++k) {
-      const T l = L[m * K + k];
-      const T *r = &R[k * N];
-      for (size_t j = 0; j < N; ++j) a[j] += l * r[j];
+      mulAddRun(a, &R[k * N], L[m * K + k], N);
     }
   }
   return acc;
