@@ -1,10 +1,12 @@
 #include "simulator/systemc/CmdIdSync.h"
 
+#include "isa/ProgramOrder.h"
+
 namespace tpu::sysc {
 
-bool CmdIdSync::waitFor(Engine e, uint32_t id) {
+bool CmdIdSync::waitFor(Engine e, uint16_t id) {
   Side &s = side_[unsigned(e)];
-  while (s.completed < id && !ctl_.aborted()) {
+  while (!isa::syncSatisfied(id, s.completed) && !ctl_.aborted()) {
     s.wanted = id;
     sc_core::wait(s.reached | ctl_.abortEvent());
   }
@@ -12,10 +14,10 @@ bool CmdIdSync::waitFor(Engine e, uint32_t id) {
   return !ctl_.aborted();
 }
 
-void CmdIdSync::complete(Engine e, uint32_t id) {
+void CmdIdSync::complete(Engine e, uint16_t id) {
   Side &s = side_[unsigned(e)];
   s.completed = id;
-  if (s.wanted && s.completed >= s.wanted) s.reached.notify(sc_core::SC_ZERO_TIME);
+  if (s.wanted && isa::syncSatisfied(s.wanted, s.completed)) s.reached.notify(sc_core::SC_ZERO_TIME);
 }
 
 } // namespace tpu::sysc

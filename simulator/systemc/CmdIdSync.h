@@ -1,7 +1,7 @@
-// The BM1684 cmd_id rule: a command may start only after the other engine has
-// completed the command whose id it names. Ids increase strictly within a
-// queue, so "completed id >= wanted id" is the test. A waiter is woken once,
-// when its id is reached (or the run aborts), not on every completion.
+// The BM1684 cmd_id rule (isa::syncSatisfied, shared with the program-order
+// merge): a command may start only after the other engine has completed the
+// command whose id it names. A waiter is woken once, when its id is reached
+// (or the run aborts), not on every completion.
 #pragma once
 
 #include "simulator/systemc/RunControl.h"
@@ -18,18 +18,18 @@ public:
   void reset() {
     for (auto &s : side_) s.completed = 0, s.wanted = 0;
   }
-  uint32_t completed(Engine e) const { return side_[unsigned(e)].completed; }
+  uint16_t completed(Engine e) const { return side_[unsigned(e)].completed; }
 
   // Blocks the calling thread until `e` has completed `id`; returns false if the
   // run aborted meanwhile.
-  bool waitFor(Engine e, uint32_t id);
+  bool waitFor(Engine e, uint16_t id);
   // Engine `e` completed command `id`.
-  void complete(Engine e, uint32_t id);
+  void complete(Engine e, uint16_t id);
 
 private:
   struct Side {
-    uint32_t completed = 0;
-    uint32_t wanted = 0; // id a waiter on this side needs; 0 = nobody waits
+    uint16_t completed = 0;
+    uint16_t wanted = 0; // id a waiter on this side needs; 0 = nobody waits
     sc_core::sc_event reached;
   };
   RunControl &ctl_;
