@@ -1,0 +1,132 @@
+#include "runtime/RunFiles.h"
+
+#include "runtime/Runtime.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <unistd.h>
+#include <vector>
+
+namespace tpu::runtime {
+
+namespace {
+
+std::string tempNameFor(const std::string &path) {
+  return path + ".tmp" + std::to_string(::getpid());
+}
+
+// Writes to a temporary file; the caller renames or removes it.
+Status writeTemp(const std::string &tmp, const std::string &path, const std::string &bytes) {
+  std::ofstream os(tmp, std::ios::binary | std::ios::trunc);
+  if (!os) return makeError(path, ": cannot open for writing");
+  os.write(bytes.data(), std::streamsize(bytes.size()));
+  os.close();
+  if (!os) {
+    std::remove(tmp.c_str());
+    return makeError(path, ": write failed");
+  }
+  return Status::ok();
+}
+
+// Temporary files not yet renamed; removed on destruction.
+struct PendingFiles {
+  std::vector<std::pair<std::string, std::string>> files; // tmp, final
+  ~PendingFiles() {
+    for (auto &[tmp, path] : files) std::remove(tmp.c_str());
+  }
+  Status commit() {
+    for (auto &[tmp, path] : files)
+      if (std::rename(tmp.c_str(), path.c_str()) != 0)
+        return makeError(path, ": cannot rename ", tmp, " into place");
+    files.clear();
+    return Status::ok();
+  }
+};
+
+} // namespace
+
+Status writeFileAtomically(const std::string &path, const std::string &bytes) {
+  PendingFiles pending;
+  std::string tmp = tempNameFor(path);
+  TPU_RETURN_IF_ERROR(writeTemp(tmp, path, bytes));
+  pending.files.push_back({tmp, path});
+  return pending.commit();
+}
+
+Result<RunReport> runBmodelFiles(const RunFilesRequest &rq) {
+  const bool timed = rq.backend == BackendKind::Sim;
+  if (!timed && !rq.tracePath.empty())
+    return makeError("--trace needs the timed backend (--backend sim)");
+  if (!timed && !rq.statsPath.empty())
+    return makeError("--stats needs the timed backend (--backend sim)");
+
+  isa::HwConfig cfg;
+  if (!rq.configPath.empty()) {
+    auto loaded = isa::HwConfig::load(rq.configPath);
+    if (!loaded) return loaded.status();
+    cfg = loaded.take();
+  }
+  auto rt = Runtime::create(cfg, rq.backend);
+  if (!rt) return rt.status();
+  TPU_RETURN_IF_ERROR((*rt)->loadBmodel(rq.bmodelPath));
+
+  std::string netName = rq.netName;
+  if (netName.empty()) {
+    auto names = (*rt)->netNames();
+    if (names.size() != 1) {
+      std::string list;
+      for (const auto &n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+      return makeError(rq.bmodelPath, ": holds ", names.size(), " nets (", list,
+                       "): choose one with --net");
+    }
+    netName = names[0];
+  }
+  auto inputs = readNpz(rq.inputPath);
+  if (!inputs) return inputs.status();
+
+  RunOptions opts;
+  // Per-command events feed the trace and the per-layer part of the stats.
+  opts.recordTrace = !rq.tracePath.empty() || !rq.statsPath.empty();
+  RunReport report;
+  auto outputs = (*rt)->run(netName, *inputs, opts, report);
+  if (!outputs) return Status(outputs.status()).prefix(rq.bmodelPath);
+
+  // Everything is computed: write each file beside its final name, then
+  // rename them all.
+  PendingFiles pending;
+  {
+    std::string tmp = tempNameFor(rq.outputPath);
+    pending.files.push_back({tmp, rq.outputPath});
+    TPU_RETURN_IF_ERROR(writeNpz(tmp, *outputs));
+  }
+  auto addText = [&](const std::string &path, const std::string &text) -> Status {
+    if (path.empty()) return Status::ok();
+    std::string tmp = tempNameFor(path);
+    TPU_RETURN_IF_ERROR(writeTemp(tmp, path, text));
+    pending.files.push_back({tmp, path});
+    return Status::ok();
+  };
+  TPU_RETURN_IF_ERROR(addText(rq.tracePath, report.traceJson));
+  TPU_RETURN_IF_ERROR(addText(rq.statsPath, report.statsJson));
+  TPU_RETURN_IF_ERROR(pending.commit());
+  return report;
+}
+
+std::string formatRunReport(const RunReport &r) {
+  std::ostringstream os;
+  os << "backend " << backendKindName(r.backend) << ": " << r.groups << " group(s), "
+     << r.tiuCommands << " TIU + " << r.gdmaCommands << " GDMA commands, wall time "
+     << std::fixed << std::setprecision(3) << r.wallSeconds * 1e3 << " ms\n";
+  if (r.timed) {
+    os << "simulated: " << std::setprecision(0) << r.totalCycles << " cycles = "
+       << std::setprecision(3) << r.timeUs() << " us at " << std::setprecision(0) << r.clockMhz
+       << " MHz\n";
+    os << "utilization: TIU " << std::setprecision(1) << r.tiuUtilization * 100 << " %, GDMA "
+       << r.gdmaUtilization * 100 << " %\n";
+  }
+  return os.str();
+}
+
+} // namespace tpu::runtime
