@@ -436,7 +436,7 @@ Result<Model> parse(const uint8_t *data, size_t size) {
   return out;
 }
 
-Result<Model> readFile(const std::string &path) {
+Result<Model> readFile(const std::string &path, Header *header) {
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) return makeError(path, ": cannot open");
   std::streamoff len = f.tellg();
@@ -449,6 +449,7 @@ Result<Model> readFile(const std::string &path) {
   if (!f) return makeError(path, ": read error");
   auto m = parse(bytes.data(), bytes.size());
   if (!m) return m.prefix(path);
+  if (header) *header = *parseHeader(bytes.data(), bytes.size());
   return m;
 }
 

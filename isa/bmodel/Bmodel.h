@@ -34,7 +34,8 @@ Status writeFile(const Model &model, const std::string &path);
 // Parses and validates a bmodel held in memory. Errors name the net, group
 // and command index; `readFile` prefixes them with the file name.
 Result<Model> parse(const uint8_t *data, size_t size);
-Result<Model> readFile(const std::string &path);
+// `header`, when given, receives the file's header.
+Result<Model> readFile(const std::string &path, Header *header = nullptr);
 
 // Reads just the header (for `tpuc dis`); validates the magic and sizes.
 Result<Header> parseHeader(const uint8_t *data, size_t size);

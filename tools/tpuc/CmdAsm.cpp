@@ -1,0 +1,31 @@
+// tpuc asm: assembler text -> bmodel — wiring only; the work is in
+// isa/Assembler.h and isa/bmodel/Bmodel.h.
+#include "isa/Assembler.h"
+#include "isa/bmodel/Bmodel.h"
+#include "support/ArgParser.h"
+#include "tools/tpuc/Subcommand.h"
+
+#include <iostream>
+
+namespace {
+
+int runAsm(int argc, char **argv) {
+  tpu::ArgParser args("asm", "tpuc asm file.s -o model.bmodel");
+  args.positionals(1, 1, "file.s");
+  args.option("--output", "the bmodel to write", "-o");
+  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("asm", st.message());
+  if (args.helpRequested()) {
+    std::cout << args.help();
+    return tpuc::kExitOk;
+  }
+  if (!args.has("--output")) return tpuc::fail("asm", "missing -o model.bmodel");
+  auto model = tpu::isa::assembleFile(args.args()[0]);
+  if (!model) return tpuc::fail("asm", model.message());
+  if (auto st = tpu::bmodel::writeFile(*model, args.get("--output")); !st)
+    return tpuc::fail("asm", st.message());
+  return tpuc::kExitOk;
+}
+
+tpuc::RegisterSubcommand registerAsm("asm", "assemble a .s file into a bmodel", runAsm);
+
+} // namespace
