@@ -5,6 +5,7 @@
 // tests build them directly. Plain C++: no SystemC types here.
 #pragma once
 
+#include "isa/ProgramOrder.h"
 #include "simulator/semantics/Memory.h"
 #include "support/Status.h"
 
@@ -16,7 +17,7 @@
 
 namespace tpu::sysc {
 
-enum class Engine : uint8_t { Tiu = 0, Gdma = 1 };
+using Engine = isa::Engine; // Tiu = 0, Gdma = 1: indexes the per-engine arrays
 constexpr unsigned kEngineCount = 2;
 inline const char *engineName(Engine e) { return e == Engine::Tiu ? "TIU" : "GDMA"; }
 inline Engine otherEngine(Engine e) { return e == Engine::Tiu ? Engine::Gdma : Engine::Tiu; }
