@@ -1,0 +1,232 @@
+// Folds constant arithmetic into weights (see Passes.td). Every rewrite reads
+// the weights it needs from the WeightStore and adds the results under new
+// names; the pass saves the store once at the end.
+#include "compiler/Dialect/Top/TopOps.h"
+#include "compiler/Dialect/Top/WeightStore.h"
+#include "compiler/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace top {
+#define GEN_PASS_DEF_TOPFOLDWEIGHTS
+#include "compiler/Transforms/Passes.h.inc"
+
+namespace {
+
+// Values of a f32 weight, or nullopt if `v` is not one.
+std::optional<std::vector<float>> weightValues(const WeightStore &store, Value v) {
+  auto w = v.getDefiningOp<WeightOp>();
+  if (!w) return std::nullopt;
+  auto a = store.get(w);
+  if (!a || !(*a)->is<float>()) return std::nullopt;
+  return (*a)->values<float>();
+}
+
+// A per-channel vector of length `channels` from a constant that broadcasts
+// against an NC... tensor of rank `rank` along dim 1 only (scalar, [C,1,..],
+// [1,C,1,..]); nullopt otherwise.
+std::optional<std::vector<float>> perChannel(const WeightStore &store, Value v, int64_t channels, int64_t rank) {
+  auto values = weightValues(store, v);
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!values || !type || type.getRank() > rank) return std::nullopt;
+  if (values->size() == 1) return std::vector<float>(channels, (*values)[0]);
+  auto shape = type.getShape();
+  int64_t offset = rank - type.getRank();
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t dim = d + offset;
+    if (shape[d] != 1 && !(dim == 1 && shape[d] == channels)) return std::nullopt;
+  }
+  if (int64_t(values->size()) != channels) return std::nullopt;
+  return values;
+}
+
+Value makeWeight(PatternRewriter &rewriter, WeightStore &store, Operation *anchor, const std::string &base,
+                 std::vector<int64_t> shape, const std::vector<float> &values) {
+  std::string name = store.add(base, tpu::NpyArray::from<float>(shape, values));
+  auto type = RankedTensorType::get(shape, rewriter.getF32Type());
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(anchor);
+  return rewriter.create<WeightOp>(NameLoc::get(rewriter.getStringAttr(name)), type, rewriter.getStringAttr(name));
+}
+
+std::string nameOf(Value v) {
+  if (auto w = v.getDefiningOp<WeightOp>()) return w.getName().str();
+  return "w";
+}
+
+struct WeightPattern {
+  explicit WeightPattern(WeightStore &store) : store(store) {}
+  WeightStore &store;
+};
+
+// Rewrites conv so that out' = out * scale[oc] + shift[oc], in place of `replaced`.
+LogicalResult rescaleConv(PatternRewriter &rewriter, WeightStore &store, ConvOp conv, Operation *replaced,
+                          const std::vector<float> &scale, const std::vector<float> &shift) {
+  auto w = weightValues(store, conv.getFilter());
+  if (!w) return failure();
+  auto wType = cast<RankedTensorType>(conv.getFilter().getType());
+  int64_t oc = wType.getDimSize(0), per = wType.getNumElements() / oc;
+  std::vector<float> bias(oc, 0.0f);
+  if (!isa<NoneType>(conv.getBias().getType())) {
+    auto b = weightValues(store, conv.getBias());
+    if (!b || int64_t(b->size()) != oc) return failure();
+    bias = *b;
+  }
+  std::vector<float> nw(*w);
+  for (int64_t o = 0; o < oc; ++o) {
+    for (int64_t i = 0; i < per; ++i) nw[o * per + i] *= scale[o];
+    bias[o] = bias[o] * scale[o] + shift[o];
+  }
+  std::vector<int64_t> wShape(wType.getShape().begin(), wType.getShape().end());
+  Value newW = makeWeight(rewriter, store, conv, nameOf(conv.getFilter()) + "_folded", wShape, nw);
+  Value newB = makeWeight(rewriter, store, conv, nameOf(conv.getFilter()) + "_bias_folded", {oc}, bias);
+  rewriter.modifyOpInPlace(conv, [&] {
+    conv.getFilterMutable().assign(newW);
+    conv.getBiasMutable().assign(newB);
+    conv->setLoc(replaced->getLoc());
+  });
+  rewriter.replaceOp(replaced, conv.getOutput());
+  return success();
+}
+
+// The single-use conv without fused activation that produces v.
+ConvOp plainConv(Value v) {
+  auto conv = v.getDefiningOp<ConvOp>();
+  return conv && conv->hasOneUse() && !conv.getDoRelu() ? conv : ConvOp();
+}
+
+struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp>, WeightPattern {
+  FoldBatchNormIntoConv(MLIRContext *ctx, WeightStore &store) : OpRewritePattern(ctx), WeightPattern(store) {}
+  LogicalResult matchAndRewrite(BatchNormOp bn, PatternRewriter &rewriter) const override {
+    ConvOp conv = plainConv(bn.getInput());
+    if (!conv) return failure();
+    auto gamma = weightValues(store, bn.getScale()), beta = weightValues(store, bn.getBias());
+    auto mean = weightValues(store, bn.getMean()), var = weightValues(store, bn.getVariance());
+    if (!gamma || !beta || !mean || !var) return failure();
+    size_t oc = gamma->size();
+    std::vector<float> scale(oc), shift(oc);
+    for (size_t c = 0; c < oc; ++c) {
+      scale[c] = (*gamma)[c] / std::sqrt((*var)[c] + float(bn.getEpsilon().convertToDouble()));
+      shift[c] = (*beta)[c] - (*mean)[c] * scale[c];
+    }
+    return rescaleConv(rewriter, store, conv, bn, scale, shift);
+  }
+};
+
+// conv * c and conv + c with c constant per output channel.
+template <typename OpT, bool isMul> struct FoldBinaryIntoConv : OpRewritePattern<OpT>, WeightPattern {
+  FoldBinaryIntoConv(MLIRContext *ctx, WeightStore &store) : OpRewritePattern<OpT>(ctx), WeightPattern(store) {}
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
+    for (int side = 0; side < 2; ++side) {
+      ConvOp conv = plainConv(side ? op.getRhs() : op.getLhs());
+      Value other = side ? op.getLhs() : op.getRhs();
+      if (!conv || op.getType() != conv.getType()) continue;
+      auto outType = cast<RankedTensorType>(conv.getType());
+      int64_t oc = outType.getDimSize(1);
+      auto c = perChannel(store, other, oc, outType.getRank());
+      if (!c) continue;
+      std::vector<float> scale(oc, 1.0f), shift(oc, 0.0f);
+      (isMul ? scale : shift) = *c;
+      return rescaleConv(rewriter, store, conv, op, scale, shift);
+    }
+    return failure();
+  }
+};
+
+// batch_norm * c and batch_norm + c with c per channel: fold into its scale/bias.
+template <typename OpT, bool isMul> struct FoldBinaryIntoBatchNorm : OpRewritePattern<OpT>, WeightPattern {
+  FoldBinaryIntoBatchNorm(MLIRContext *ctx, WeightStore &store) : OpRewritePattern<OpT>(ctx), WeightPattern(store) {}
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
+    for (int side = 0; side < 2; ++side) {
+      auto bn = (side ? op.getRhs() : op.getLhs()).template getDefiningOp<BatchNormOp>();
+      Value other = side ? op.getLhs() : op.getRhs();
+      if (!bn || !bn->hasOneUse() || op.getType() != bn.getType()) continue;
+      auto outType = cast<RankedTensorType>(bn.getType());
+      int64_t ch = outType.getDimSize(1);
+      auto c = perChannel(store, other, ch, outType.getRank());
+      auto gamma = weightValues(store, bn.getScale()), beta = weightValues(store, bn.getBias());
+      if (!c || !gamma || !beta) continue;
+      for (int64_t i = 0; i < ch; ++i) {
+        if (isMul) {
+          (*gamma)[i] *= (*c)[i];
+          (*beta)[i] *= (*c)[i];
+        } else {
+          (*beta)[i] += (*c)[i];
+        }
+      }
+      Value g = makeWeight(rewriter, store, bn, nameOf(bn.getScale()) + "_folded", {ch}, *gamma);
+      Value b = makeWeight(rewriter, store, bn, nameOf(bn.getBias()) + "_folded", {ch}, *beta);
+      rewriter.modifyOpInPlace(bn, [&] {
+        bn.getScaleMutable().assign(g);
+        bn.getBiasMutable().assign(b);
+        bn->setLoc(op->getLoc());
+      });
+      rewriter.replaceOp(op, bn.getOutput());
+      return success();
+    }
+    return failure();
+  }
+};
+
+// x / c  ->  x * (1 / c)
+struct DivByConstantToMul : OpRewritePattern<DivOp>, WeightPattern {
+  DivByConstantToMul(MLIRContext *ctx, WeightStore &store) : OpRewritePattern(ctx), WeightPattern(store) {}
+  LogicalResult matchAndRewrite(DivOp div, PatternRewriter &rewriter) const override {
+    auto c = weightValues(store, div.getRhs());
+    if (!c) return failure();
+    for (float &v : *c) v = 1.0f / v;
+    auto type = cast<RankedTensorType>(div.getRhs().getType());
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    Value r = makeWeight(rewriter, store, div, nameOf(div.getRhs()) + "_reciprocal", shape, *c);
+    rewriter.replaceOpWithNewOp<MulOp>(div, div.getType(), div.getLhs(), r);
+    return success();
+  }
+};
+
+struct FoldWeightsPass : impl::TopFoldWeightsBase<FoldWeightsPass> {
+  using TopFoldWeightsBase::TopFoldWeightsBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto store = WeightStore::loadFor(module);
+    if (!store) {
+      module.emitError() << store.message();
+      return signalPassFailure();
+    }
+    size_t before = store->arrays().size();
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldBatchNormIntoConv, DivByConstantToMul, FoldBinaryIntoConv<MulOp, true>,
+                 FoldBinaryIntoConv<AddOp, false>, FoldBinaryIntoBatchNorm<MulOp, true>,
+                 FoldBinaryIntoBatchNorm<AddOp, false>>(&getContext(), *store);
+    GreedyRewriteConfig config;
+    config.useTopDownTraversal = true; // deterministic order of new weight names
+    if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns), config))) return signalPassFailure();
+    if (store->arrays().size() == before) return; // nothing folded: keep the old file
+    std::string attr = weightFile;
+    if (attr.empty()) {
+      llvm::SmallString<256> name(module->getAttrOfType<StringAttr>(kWeightFileAttr).strref());
+      llvm::sys::path::replace_extension(name, "");
+      attr = std::string(name.str()) + "_folded.npz";
+    }
+    // Resolved like any weight file name: relative to the .mlir's directory.
+    module->setAttr(kWeightFileAttr, StringAttr::get(&getContext(), attr));
+    auto path = WeightStore::pathFor(module);
+    if (!path) {
+      module.emitError() << path.message();
+      return signalPassFailure();
+    }
+    if (auto st = store->saveFor(module, *path, attr); !st) {
+      module.emitError() << st.message();
+      return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+} // namespace top

@@ -1,0 +1,36 @@
+// Passes over the Top dialect (registered in tpuc-opt).
+#ifndef TOP_PASSES_TD
+#define TOP_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TopShapeInfer : Pass<"top-shape-infer", "mlir::ModuleOp"> {
+  let summary = "Recomputes every result type from the function argument types";
+  let description = [{
+    Walks each function in order, calls the ops' ShapeInferInterface (the same
+    rules the importer uses) and updates the function's result types. Run it
+    after changing an input shape (e.g. the batch size).
+  }];
+}
+
+def TopFoldWeights : Pass<"top-fold-weights", "mlir::ModuleOp"> {
+  let summary = "Folds constant arithmetic into convolution weights";
+  let description = [{
+    batch_norm(conv) -> conv with scaled weights and bias; conv * c and conv + c
+    (c per output channel) -> conv; batch_norm * c, batch_norm + c -> batch_norm;
+    x / c -> x * (1/c). New weights are computed from the module's weight file
+    and, if anything changed, written with the arrays still in use to a new file
+    (option weight-file, default <old name>_folded.npz beside the old one); the
+    module's top.weight_file then names it. The old file is not modified.
+  }];
+  let options = [
+    Option<"weightFile", "weight-file", "std::string", /*default=*/"\"\"",
+           "weight file to write (relative to the .mlir's directory); default <old>_folded.npz">
+  ];
+}
+
+def TopDeadCodeElimination : Pass<"top-dce", "mlir::ModuleOp"> {
+  let summary = "Removes Top ops whose results are unused (including unused weights)";
+}
+
+#endif // TOP_PASSES_TD
