@@ -2,7 +2,12 @@
 // comparisons of `tpuc flow`. Definitions: docs/validation.md.
 #pragma once
 
+#include "support/Npz.h"
+#include "support/Status.h"
+
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace tpu::kernels {
 
@@ -16,5 +21,36 @@ struct CompareStats {
 
 // a is the reference. Accumulates in double, in index order.
 CompareStats compareTensors(const float *a, const float *b, int64_t n);
+
+} // namespace tpu::kernels
+
+namespace tpu::kernels {
+
+struct CompareOptions {
+  double minCosine = 0.99;
+  double minEuclidean = 0.99;
+  std::vector<std::string> names;  // only these (each must exist on both sides); empty = all common
+  std::vector<std::string> except; // skip these
+};
+
+struct CompareRow {
+  std::string name;
+  std::vector<int64_t> shape;
+  CompareStats stats;
+  bool pass = true;
+};
+
+struct CompareReport {
+  std::vector<CompareRow> rows; // in name order
+  std::vector<std::string> onlyInA, onlyInB;
+  bool allPass() const;
+};
+
+// Compares every common tensor of two archives (a is the reference). Errors:
+// a shape mismatch (naming the tensor and both shapes), a --names entry
+// missing from a side, or no tensor left to compare.
+Result<CompareReport> compareArchives(const NpzMap &a, const NpzMap &b, const CompareOptions &options);
+// The table `tpuc compare` prints, with a summary line.
+std::string formatReport(const CompareReport &report, const CompareOptions &options);
 
 } // namespace tpu::kernels

@@ -137,4 +137,33 @@ void pad(const float *in, const Shape &shape, const std::vector<int64_t> &padsBe
   });
 }
 
+void gather(const float *in, const Shape &shape, int64_t axis, const std::vector<int64_t> &indices,
+            float *out) {
+  int64_t outer = 1, inner = 1, len = shape[axis];
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  int64_t n = static_cast<int64_t>(indices.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < n; ++j)
+      std::memcpy(out + (o * n + j) * inner, in + (o * len + indices[j]) * inner, inner * sizeof(float));
+}
+
+void tile(const float *in, const Shape &shape, const std::vector<int64_t> &repeats, float *out) {
+  size_t rank = shape.size();
+  Shape outShape(rank);
+  for (size_t d = 0; d < rank; ++d) outShape[d] = shape[d] * repeats[d];
+  std::vector<int64_t> inStrides = stridesOf(shape);
+  int64_t total = numElements(outShape);
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < rank; ++d) off += (idx[d] % shape[d]) * inStrides[d];
+    out[i] = in[off];
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < outShape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
 } // namespace tpu::kernels

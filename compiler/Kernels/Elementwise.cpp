@@ -160,6 +160,12 @@ void binary(BinaryKind kind, const float *a, const Shape &aShape, const float *b
     return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return std::pow(x, y); });
   case BinaryKind::PRelu:
     return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float s) { return x >= 0 ? x : x * s; });
+  case BinaryKind::Equal:
+    return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return float(x == y); });
+  case BinaryKind::Less:
+    return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return float(x < y); });
+  case BinaryKind::Greater:
+    return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return float(x > y); });
   }
 }
 

@@ -74,7 +74,8 @@ enum class UnaryKind {
 // (a, b); Selu alpha/gamma (a, b).
 void unary(UnaryKind kind, const float *in, float *out, int64_t n, float a = 0, float b = 0);
 
-enum class BinaryKind { Add, Sub, Mul, Div, Max, Min, Pow, PRelu };
+// Equal/Less/Greater give 1.0 or 0.0.
+enum class BinaryKind { Add, Sub, Mul, Div, Max, Min, Pow, PRelu, Equal, Less, Greater };
 // numpy broadcasting of two shapes; an error names both shapes.
 Result<Shape> broadcastShape(const Shape &a, const Shape &b);
 void binary(BinaryKind kind, const float *a, const Shape &aShape, const float *b,
@@ -97,6 +98,11 @@ enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp 
 void reduce(ReduceKind kind, const float *in, const Shape &shape, const std::vector<int64_t> &axes,
             float *out);
 
+// Index (as float) of the max/min along axis; ties pick the first index, or
+// the last with selectLast. out has the other dims' elements.
+void argReduce(bool isMax, const float *in, const Shape &shape, int64_t axis, bool selectLast,
+               float *out);
+
 // ---- Data movement --------------------------------------------------------
 // out shape = shape permuted by perm.
 void transpose(const float *in, const Shape &shape, const std::vector<int64_t> &perm, float *out);
@@ -108,6 +114,11 @@ void split(const float *in, const Shape &shape, int64_t axis, const std::vector<
 // starts already normalized into range, steps non-zero, outShape computed.
 void slice(const float *in, const Shape &shape, const std::vector<int64_t> &starts,
            const std::vector<int64_t> &steps, float *out, const Shape &outShape);
+// numpy.take(in, indices, axis): indices already normalized to [0, dim).
+void gather(const float *in, const Shape &shape, int64_t axis, const std::vector<int64_t> &indices,
+            float *out);
+// Repeats dim i repeats[i] times.
+void tile(const float *in, const Shape &shape, const std::vector<int64_t> &repeats, float *out);
 enum class PadMode { Constant, Reflect, Edge };
 // Pads may be negative (crop).
 void pad(const float *in, const Shape &shape, const std::vector<int64_t> &padsBegin,

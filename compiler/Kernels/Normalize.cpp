@@ -137,4 +137,23 @@ void reduce(ReduceKind kind, const float *in, const Shape &shape, const std::vec
   }
 }
 
+void argReduce(bool isMax, const float *in, const Shape &shape, int64_t axis, bool selectLast,
+               float *out) {
+  int64_t outer = 1, inner = 1, len = shape[axis];
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const float *src = in + o * len * inner + i;
+      int64_t best = 0;
+      for (int64_t k = 1; k < len; ++k) {
+        float v = src[k * inner], b = src[best * inner];
+        bool better = isMax ? (v > b || (selectLast && v == b)) : (v < b || (selectLast && v == b));
+        if (better) best = k;
+      }
+      out[o * inner + i] = static_cast<float>(best);
+    }
+  }
+}
+
 } // namespace tpu::kernels

@@ -552,3 +552,31 @@ TEST(Compare, Metrics) {
   EXPECT_EQ(n.nanMismatch, 1);
   EXPECT_LE(n.cosine, 0.0);
 }
+
+TEST(Kernels, ArgReduceGatherTileCompare) {
+  std::vector<float> m = {3, 1, 3, 0, 5, 5}; // 2x3
+  std::vector<float> out(3);
+  argReduce(true, m.data(), {2, 3}, 1, false, out.data());
+  EXPECT_EQ(std::vector<float>(out.begin(), out.begin() + 2), (std::vector<float>{0, 1}));
+  argReduce(true, m.data(), {2, 3}, 1, true, out.data());
+  EXPECT_EQ(std::vector<float>(out.begin(), out.begin() + 2), (std::vector<float>{2, 2}));
+  argReduce(false, m.data(), {2, 3}, 0, false, out.data());
+  EXPECT_EQ(out, (std::vector<float>{1, 0, 0}));
+  // take(m, [2, 0, 2], axis=1)
+  std::vector<float> g(6);
+  gather(m.data(), {2, 3}, 1, {2, 0, 2}, g.data());
+  EXPECT_EQ(g, (std::vector<float>{3, 3, 3, 5, 0, 5}));
+  gather(m.data(), {2, 3}, 0, {1}, g.data());
+  EXPECT_EQ(std::vector<float>(g.begin(), g.begin() + 3), (std::vector<float>{0, 5, 5}));
+  std::vector<float> t(12), v = {1, 2};
+  tile(v.data(), {1, 2}, {2, 3}, t.data());
+  EXPECT_EQ(std::vector<float>(t.begin(), t.begin() + 12),
+            (std::vector<float>{1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2}));
+  std::vector<float> a = {1, 2, 3}, b = {2}, c(3);
+  binary(BinaryKind::Equal, a.data(), {3}, b.data(), {1}, c.data(), {3});
+  EXPECT_EQ(c, (std::vector<float>{0, 1, 0}));
+  binary(BinaryKind::Less, a.data(), {3}, b.data(), {1}, c.data(), {3});
+  EXPECT_EQ(c, (std::vector<float>{1, 0, 0}));
+  binary(BinaryKind::Greater, a.data(), {3}, b.data(), {1}, c.data(), {3});
+  EXPECT_EQ(c, (std::vector<float>{0, 0, 1}));
+}

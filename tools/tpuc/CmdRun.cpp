@@ -1,0 +1,55 @@
+// tpuc run: execute a Top-dialect model with the fp32 reference interpreter —
+// wiring only; the work is in compiler/Interpreter/TopInterpreter.h.
+#include "compiler/Interpreter/TopInterpreter.h"
+#include "compiler/Kernels/Parallel.h"
+#include "support/ArgParser.h"
+#include "support/Npz.h"
+#include "tools/tpuc/Subcommand.h"
+
+#include <iostream>
+
+namespace {
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int runRun(int argc, char **argv) {
+  tpu::ArgParser args("run", "tpuc run model.top.mlir --input in.npz -o out.npz [--dump-all]");
+  args.positionals(1, 1, "model");
+  args.option("--input", "npz with one array per model input, named like the inputs", "-i");
+  args.option("--output", "npz to write the outputs (named by the ONNX output names) to", "-o");
+  args.flag("--dump-all", "write every intermediate tensor too, named by its ONNX tensor name");
+  args.option("--threads", "worker threads for the kernels (default: all cores; results do not depend on it)");
+  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("run", st.message());
+  if (args.helpRequested()) {
+    std::cout << args.help();
+    return tpuc::kExitOk;
+  }
+  const std::string &modelPath = args.args()[0];
+  if (endsWith(modelPath, ".bmodel"))
+    return tpuc::fail("run", modelPath + ": running a .bmodel arrives with the runtime; tpuc run executes "
+                                         "Top-dialect .mlir models for now");
+  if (!args.has("--input")) return tpuc::fail("run", "missing --input in.npz");
+  if (!args.has("--output")) return tpuc::fail("run", "missing -o out.npz");
+  auto threads = args.getInt("--threads", 0);
+  if (!threads) return tpuc::fail("run", threads.message());
+  if (*threads < 0 || *threads > 1024) return tpuc::fail("run", "--threads must be between 1 and 1024");
+  if (*threads > 0) tpu::kernels::setNumThreads(static_cast<int>(*threads));
+
+  auto inputs = tpu::readNpz(args.get("--input"));
+  if (!inputs) return tpuc::fail("run", inputs.message());
+  mlir::MLIRContext context;
+  auto module = top::loadTopModule(context, modelPath);
+  if (!module) return tpuc::fail("run", module.message());
+  auto interp = top::TopInterpreter::create(**module);
+  if (!interp) return tpuc::fail("run", modelPath + ": " + interp.message());
+  auto outputs = (*interp)->run(*inputs, args.isSet("--dump-all"));
+  if (!outputs) return tpuc::fail("run", args.get("--input") + ": " + outputs.message());
+  if (auto st = tpu::writeNpz(args.get("--output"), *outputs); !st) return tpuc::fail("run", st.message());
+  return tpuc::kExitOk;
+}
+
+tpuc::RegisterSubcommand registerRun("run", "run a Top-dialect model with the fp32 reference interpreter", runRun);
+
+} // namespace
