@@ -308,3 +308,25 @@ TEST_F(SimFramework, TraceJsonHasBothEngineTracksAndDdrCounters) {
   EXPECT_GT(counters, 0);
   EXPECT_TRUE(layerNamed);
 }
+
+TEST_F(SimFramework, WallClockLimitStopsTheRun) {
+  SimOptions o;
+  o.wallClockSeconds = 1e-12; // already spent before the first command
+  auto r = run(randomProgram(9, 1, 10), nullptr, o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("wall-clock limit"), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("command #0"), std::string::npos) << r.message();
+}
+
+TEST_F(SimFramework, RunsWithDifferentConfigsInOneProcess) {
+  SimProgram p = randomProgram(13, 1, 20);
+  auto a = run(p);
+  isa::HwConfig slow = hw;
+  slow.clockMhz = 330; // smaller BM1684 variants
+  auto b = run(p, &slow);
+  ASSERT_TRUE(a && b);
+  EXPECT_DOUBLE_EQ(b->clockMhz, 330);
+  // Compute cycles are the same; DDR moves more bytes per (slower) cycle.
+  EXPECT_LE(b->totalCycles, a->totalCycles);
+  EXPECT_GT(b->timeUs(), a->timeUs());
+}
