@@ -21,3 +21,20 @@ if ((${#missing[@]})); then
 else
   echo "install-deps: all Debian packages present" >&2
 fi
+
+# Real models and the onnxruntime reference (docs/models.md): Debian's torch stack for
+# the export scripts, node/npm for tools/ort. A node that is already there (from any
+# source) is kept: Debian's npm conflicts with other node packages.
+PY_PKGS=(python3-numpy python3-onnx python3-torch python3-torchvision)
+missing=()
+for p in "${PY_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+bash "$(dirname "${BASH_SOURCE[0]}")/models.sh"
