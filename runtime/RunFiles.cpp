@@ -99,7 +99,13 @@ Result<RunReport> runBmodelFiles(const RunFilesRequest &rq) {
   {
     std::string tmp = tempNameFor(rq.outputPath);
     pending.files.push_back({tmp, rq.outputPath});
-    TPU_RETURN_IF_ERROR(writeNpz(tmp, *outputs));
+    Status st = writeNpz(tmp, *outputs);
+    if (!st) {
+      // Name the file the user asked for, not the temporary one.
+      std::string msg = st.message();
+      for (size_t at; (at = msg.find(tmp)) != std::string::npos;) msg.replace(at, tmp.size(), rq.outputPath);
+      return Status::error(msg);
+    }
   }
   auto addText = [&](const std::string &path, const std::string &text) -> Status {
     if (path.empty()) return Status::ok();

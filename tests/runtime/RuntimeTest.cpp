@@ -12,7 +12,7 @@
 
 using namespace tpu;
 using namespace tpu::runtime;
-using namespace tpu::runtime::testing;
+using namespace tpu::runtime::testnets;
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-namespace tpu::runtime::testing {
+namespace tpu::runtime::testnets {
 
 constexpr uint64_t kDdr = 0x100000000ull;  // global memory base
 constexpr uint32_t kLaneBytes = 512 * 1024;
@@ -207,4 +207,4 @@ inline bmodel::Model copyInt8Model(uint64_t n, uint64_t c, uint64_t hw, float sc
   return m;
 }
 
-} // namespace tpu::runtime::testing
+} // namespace tpu::runtime::testnets
