@@ -1,0 +1,104 @@
+#include "compiler/Backend/AddressAssigner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace tpu::backend {
+
+namespace {
+uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+} // namespace
+
+uint64_t activationBytes(const Tensor &t) {
+  auto s = t.nchw();
+  uint64_t n = uint64_t(s[0]);
+  if (isInt8Like(t.dtype)) n = (n + 3) / 4 * 4;
+  return n * uint64_t(s[1] * s[2] * s[3]) * dtypeBytes(t.dtype);
+}
+
+std::vector<uint8_t> deviceWeight(const Graph &g, int tensor) {
+  const Tensor &w = g.tensors[tensor];
+  for (const Op &op : g.ops)
+    if (op.kind == OpKind::Fc && op.inputs.size() > 1 && op.inputs[1] == tensor) {
+      const int64_t n = w.shape[0], k = w.shape[1];
+      const size_t e = dtypeBytes(w.dtype);
+      std::vector<uint8_t> t(w.data.size());
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t q = 0; q < k; ++q)
+          std::memcpy(&t[size_t(q * n + j) * e], &w.data[size_t(j * k + q) * e], e);
+      return t;
+    }
+  return w.data;
+}
+
+Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg) {
+  AddressMap m;
+  const size_t nt = g.tensors.size();
+  m.addr.assign(nt, 0);
+  // Coefficients, in tensor order, only those an op reads.
+  std::vector<char> used(nt, 0);
+  for (const Op &op : g.ops)
+    for (int t : op.inputs) used[t] = 1;
+  m.coeffAddr = cfg.globalMemBase;
+  for (size_t t = 0; t < nt; ++t) {
+    if (!g.tensors[t].isWeight() || !used[t]) continue;
+    m.coeff.resize(alignUp(m.coeff.size(), cfg.coeffAlignBytes), 0);
+    m.addr[t] = m.coeffAddr + m.coeff.size();
+    std::vector<uint8_t> bytes = deviceWeight(g, int(t));
+    m.coeff.insert(m.coeff.end(), bytes.begin(), bytes.end());
+  }
+  m.coeffSize = m.coeff.size();
+
+  // Storage roots (a Reshape output shares its input's) and live ranges.
+  const int end = int(g.ops.size());
+  std::vector<int> root(nt);
+  for (size_t t = 0; t < nt; ++t) root[t] = int(t);
+  for (const Op &op : g.ops)
+    if (op.kind == OpKind::Reshape) root[op.output] = root[op.inputs[0]];
+  std::vector<int> first(nt, end + 1), last(nt, -2);
+  for (int t : g.inputs) first[root[t]] = -1, last[root[t]] = std::max(last[root[t]], -1);
+  for (int i = 0; i < end; ++i) {
+    const Op &op = g.ops[i];
+    first[root[op.output]] = std::min(first[root[op.output]], i);
+    last[root[op.output]] = std::max(last[root[op.output]], i);
+    for (int t : op.inputs) last[root[t]] = std::max(last[root[t]], i);
+  }
+  for (int t : g.outputs) last[root[t]] = end;
+  for (int t : g.inputs) last[root[t]] = end; // inputs stay valid: the user may re-launch
+
+  // First fit over live intervals, in order of definition.
+  struct Live { uint64_t off, size; int last; };
+  std::vector<Live> live;
+  std::vector<uint64_t> offset(nt, 0);
+  std::vector<size_t> order;
+  for (size_t t = 0; t < nt; ++t)
+    if (root[t] == int(t) && !g.tensors[t].isWeight() && first[t] <= end) order.push_back(t);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+  uint64_t top = 0;
+  for (size_t t : order) {
+    uint64_t size = alignUp(activationBytes(g.tensors[t]), cfg.dmaAlignBytes);
+    m.activationTotal += size;
+    live.erase(std::remove_if(live.begin(), live.end(), [&](const Live &l) { return l.last < first[t]; }),
+               live.end());
+    std::sort(live.begin(), live.end(), [](const Live &a, const Live &b) { return a.off < b.off; });
+    uint64_t at = 0;
+    for (const Live &l : live) {
+      if (at + size <= l.off) break;
+      at = std::max(at, l.off + l.size);
+    }
+    offset[t] = at;
+    live.push_back({at, size, last[t]});
+    top = std::max(top, at + size);
+  }
+  m.neuronAddr = alignUp(m.coeffAddr + m.coeffSize, cfg.coeffAlignBytes);
+  m.neuronSize = std::max<uint64_t>(top, cfg.dmaAlignBytes);
+  if (m.neuronAddr + m.neuronSize > cfg.globalMemBase + cfg.globalMemBytes)
+    return makeError("coefficients (", m.coeffSize, " bytes) and activations (", m.neuronSize,
+                     " bytes) exceed the ", cfg.globalMemBytes, "-byte global memory");
+  for (size_t t = 0; t < nt; ++t)
+    if (!g.tensors[t].isWeight() && first[root[t]] <= end) m.addr[t] = m.neuronAddr + offset[root[t]];
+  return m;
+}
+
+} // namespace tpu::backend

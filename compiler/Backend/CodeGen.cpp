@@ -1,0 +1,894 @@
+#include "compiler/Backend/CodeGen.h"
+
+#include "compiler/Backend/AddressAssigner.h"
+#include "compiler/Backend/LmemAllocator.h"
+#include "isa/ProgramOrder.h"
+#include "isa/bmodel/Bmodel.h"
+#include "simulator/semantics/IntArith.h"
+#include "simulator/timing/GdmaTiming.h"
+#include "simulator/timing/TiuTiming.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <sstream>
+
+namespace tpu::backend {
+
+namespace {
+
+using isa::LocalOperand;
+using isa::Prec;
+using isa::Shape4;
+using isa::Strides4;
+
+Prec precOf(DType t) {
+  switch (t) {
+  case DType::F32: return Prec::Fp32;
+  case DType::I16: return Prec::Int16;
+  case DType::I32: return Prec::Int32;
+  default: return Prec::Int8;
+  }
+}
+isa::GdmaFormat formatOf(DType t) {
+  switch (t) {
+  case DType::F32: return isa::GdmaFormat::Fp32;
+  case DType::I16: return isa::GdmaFormat::Int16;
+  case DType::U8: return isa::GdmaFormat::Uint8;
+  default: return isa::GdmaFormat::Int8;
+  }
+}
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+uint32_t u32(int64_t v) { return uint32_t(v); }
+
+// ---------------------------------------------------------------------------
+// Tensors in local memory: channel c in lane (lane + c) % lanes, explicit
+// strides in elements (docs/isa.md, "Local memory").
+struct LBuf {
+  uint32_t offset = 0, lane = 0;
+  DType dtype = DType::F32;
+  Shape4 shape;
+  Strides4 stride;
+
+  // Compact layout: w 1, h W, c H*W, n rounds(C)*H*W.
+  static LBuf compact(uint32_t offset, DType t, Shape4 s, uint32_t lanes) {
+    LBuf b;
+    b.offset = offset, b.dtype = t, b.shape = s;
+    uint32_t plane = s.h * s.w;
+    b.stride = {u32(ceilDiv(s.c, lanes)) * plane, plane, s.w, 1};
+    return b;
+  }
+  static uint64_t bytes(DType t, Shape4 s, uint32_t lanes) {
+    return uint64_t(s.n) * ceilDiv(s.c, lanes) * s.h * s.w * dtypeBytes(t);
+  }
+  uint32_t addr(const isa::HwConfig &hw) const { return lane * hw.lmemBytesPerLane + offset; }
+  LocalOperand operand(const isa::HwConfig &hw) const {
+    LocalOperand o;
+    o.addr = addr(hw), o.shape = shape, o.prec = precOf(dtype), o.isSigned = dtype != DType::U8;
+    o.strideMode = isa::StrideMode::Explicit, o.stride = stride;
+    return o;
+  }
+  LBuf channels(uint32_t c0, uint32_t cs, uint32_t lanes) const {
+    LBuf b = *this;
+    uint32_t abs = lane + c0;
+    b.lane = abs % lanes;
+    b.offset = offset + (abs / lanes) * stride.c * dtypeBytes(dtype);
+    b.shape.c = cs;
+    return b;
+  }
+  LBuf withType(DType t) const {
+    LBuf b = *this;
+    b.dtype = t;
+    return b;
+  }
+};
+
+LocalOperand constant(DType t, int64_t v) {
+  LocalOperand o;
+  o.isConst = true, o.prec = precOf(t), o.isSigned = t != DType::U8;
+  o.constValue = uint32_t(v);
+  return o;
+}
+LocalOperand constantF(float v) {
+  LocalOperand o;
+  o.isConst = true, o.prec = Prec::Fp32, o.constValue = sim::floatBits(v);
+  return o;
+}
+
+// An activation in DDR: fp32 1N, int8/uint8 4N (docs/isa.md, "int8 4N").
+struct DTensor {
+  uint64_t addr = 0;
+  DType dtype = DType::F32;
+  std::array<int64_t, 4> s{1, 1, 1, 1};
+  bool n4() const { return isInt8Like(dtype); }
+};
+
+struct Emitter {
+  const Graph &g;
+  const Options &opt;
+  const isa::HwConfig &hw;
+  const AddressMap &am;
+  CommandBuilder &b;
+
+  DTensor ddr(int t) const {
+    DTensor d;
+    d.addr = am.addr[t], d.dtype = g.tensors[t].dtype, d.s = g.tensors[t].nchw();
+    return d;
+  }
+
+  // Moves rows [h0, h0+hs) of items [n0, n0+ns), channels [c0, c0+cs) of a
+  // DDR activation to/from local buffer `l` (shape (ns, cs, hs, W)).
+  uint16_t move(bool toLocal, const DTensor &d, int64_t n0, int64_t ns, int64_t c0, int64_t cs,
+                int64_t h0, int64_t hs, const LBuf &l, uint16_t wait) {
+    const int64_t C = d.s[1], H = d.s[2], W = d.s[3];
+    const uint64_t e = dtypeBytes(d.dtype);
+    uint16_t id = 0;
+    auto emit = [&](uint64_t gaddr, std::array<uint32_t, 4> gstride, int64_t nFrom, int64_t nCount) {
+      isa::GdmaCommand c;
+      c.direction = toLocal ? isa::GdmaDirection::S2L : isa::GdmaDirection::L2S;
+      isa::GdmaTensor gt, lt;
+      gt.addr = gaddr, gt.format = formatOf(d.dtype);
+      gt.shape = {u32(nCount), u32(cs), u32(hs), u32(W)}, gt.stride = gstride;
+      lt.addr = l.addr(hw) + (nFrom - n0) * l.stride.n * e, lt.format = gt.format;
+      lt.shape = gt.shape, lt.stride = {l.stride.n, l.stride.c, l.stride.h, l.stride.w};
+      c.src = toLocal ? gt : lt;
+      c.dst = toLocal ? lt : gt;
+      id = b.gdma(c, wait);
+    };
+    if (!d.n4()) {
+      emit(d.addr + uint64_t(((n0 * C + c0) * H + h0) * W) * e,
+           {u32(C * H * W), u32(H * W), u32(W), 1}, n0, ns);
+      return id;
+    }
+    // One command per group of four batch items sharing a word.
+    for (int64_t n = n0; n < n0 + ns;) {
+      int64_t grp = n / 4, count = std::min(n0 + ns, (grp + 1) * 4) - n;
+      uint64_t a = d.addr + uint64_t(grp * 4 * C * H * W + ((c0 * H + h0) * W) * 4 + n % 4);
+      auto st = isa::int8x4NStrides(u32(H), u32(W));
+      emit(a, st, n, count);
+      n += count;
+    }
+    return id;
+  }
+
+  // A plain copy of a weight slice from DDR (given shape and strides) into `l`.
+  uint16_t loadWeight(uint64_t addr, DType t, std::array<uint32_t, 4> shape, std::array<uint32_t, 4> gstride,
+                      const LBuf &l, uint16_t wait) {
+    isa::GdmaCommand c;
+    c.direction = isa::GdmaDirection::S2L;
+    c.src.addr = addr, c.src.format = formatOf(t), c.src.shape = shape, c.src.stride = gstride;
+    c.dst.addr = l.addr(hw), c.dst.format = formatOf(t), c.dst.shape = shape;
+    c.dst.stride = {l.stride.n, l.stride.c, l.stride.h, l.stride.w};
+    return b.gdma(c, wait);
+  }
+
+  uint16_t s2s(uint64_t src, std::array<uint32_t, 4> sstride, uint64_t dst, std::array<uint32_t, 4> dstride,
+               std::array<uint32_t, 4> shape, DType t, uint16_t wait) {
+    isa::GdmaCommand c;
+    c.direction = isa::GdmaDirection::S2S;
+    c.src.addr = src, c.src.format = formatOf(t), c.src.shape = shape, c.src.stride = sstride;
+    c.dst.addr = dst, c.dst.format = formatOf(t), c.dst.shape = shape, c.dst.stride = dstride;
+    return b.gdma(c, wait);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Sliced ops: the output (N, C, H) is cut into slices; each slice is loaded,
+// computed and stored; buffer sets alternate when double-buffered.
+struct Tile {
+  int64_t n0, ns, c0, cs, h0, hs;
+};
+
+class SlicedOp {
+public:
+  SlicedOp(Emitter &e, const Op &op) : e_(e), op_(op), hw_(e.hw) {}
+  virtual ~SlicedOp() = default;
+  // Output extents to slice, and which dims may be cut.
+  virtual std::array<int64_t, 3> extents() const = 0; // n, c, h
+  virtual bool cutsC() const { return true; }
+  virtual bool cutsH() const { return true; }
+  // Per-lane bytes of one buffer set for slice extents (ns, cs, hs), and of
+  // the buffers loaded once (cs = the channel slice).
+  virtual std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const = 0;
+  virtual std::vector<uint64_t> fixedBytes(int64_t cs) const { (void)cs; return {}; }
+  // Fixed buffers are reloaded per slice when C is cut (they depend on c).
+  virtual bool fixedPerChannel() const { return false; }
+
+  virtual uint16_t loadFixed(const Tile &t, uint16_t wait) { (void)t; return wait; }
+  virtual uint16_t load(const Tile &t, unsigned set, uint16_t wait) = 0;
+  virtual uint16_t compute(const Tile &t, unsigned set, uint16_t wait) = 0;
+  virtual uint16_t store(const Tile &t, unsigned set, uint16_t wait) = 0;
+
+  Status run(OpReport &rep);
+
+protected:
+  Emitter &e_;
+  const Op &op_;
+  const isa::HwConfig &hw_;
+  std::vector<uint32_t> fixed_;          // offsets of the fixed buffers
+  std::vector<std::vector<uint32_t>> sets_; // offsets per set
+  int64_t ns_ = 1, cs_ = 1, hs_ = 1;
+  uint32_t lanes() const { return hw_.npuLanes; }
+  uint32_t bufOffset(unsigned set, size_t i) const { return sets_[set][i]; }
+};
+
+Status SlicedOp::run(OpReport &rep) {
+  const auto ext = extents();
+  LmemAllocator alloc(hw_);
+  // Channel slices are multiples of the lane count so every slice starts in lane 0.
+  std::vector<int64_t> cChoices{ext[1]};
+  if (cutsC())
+    for (int64_t c = (ext[1] - 1) / lanes() * lanes(); c >= lanes(); c -= lanes()) cChoices.push_back(c);
+  struct Choice { int64_t ns, cs, hs; unsigned sets; uint64_t slices, bytes; };
+  auto sizesFor = [&](int64_t ns, int64_t cs, int64_t hs, unsigned sets) {
+    std::vector<uint64_t> v = fixedBytes(cs);
+    for (unsigned s = 0; s < sets; ++s) {
+      auto x = setBytes(ns, cs, hs);
+      v.insert(v.end(), x.begin(), x.end());
+    }
+    return v;
+  };
+  auto best = [&](unsigned sets) {
+    Choice c{0, 0, 0, sets, UINT64_MAX, 0};
+    for (int64_t cs : cChoices)
+      for (int64_t ns = ext[0]; ns >= 1; --ns) {
+        // Largest row count that fits (the footprint grows with hs).
+        int64_t lo = 0, hi = cutsH() ? ext[2] : 1;
+        if (!cutsH() && !alloc.fits(sizesFor(ns, cs, ext[2], sets))) continue;
+        if (!cutsH()) lo = ext[2];
+        else
+          while (lo < hi) {
+            int64_t mid = (lo + hi + 1) / 2;
+            if (alloc.fits(sizesFor(ns, cs, mid, sets))) lo = mid;
+            else hi = mid - 1;
+          }
+        if (lo == 0) continue;
+        uint64_t slices = uint64_t(ceilDiv(ext[0], ns) * ceilDiv(ext[1], cs) * ceilDiv(ext[2], lo));
+        if (slices < c.slices) c = {ns, cs, lo, sets, slices, alloc.footprint(sizesFor(ns, cs, lo, sets))};
+      }
+    return c;
+  };
+  Choice one = best(1);
+  if (one.slices == UINT64_MAX) {
+    int64_t minC = cutsC() ? std::min<int64_t>(ext[1], lanes()) : ext[1];
+    auto need = alloc.footprint(sizesFor(1, minC, cutsH() ? 1 : ext[2], 1));
+    return makeError("does not fit local memory even as a one-row slice: needs ", need,
+                     " bytes per lane, the lane has ", hw_.lmemBytesPerLane);
+  }
+  Choice pick = one;
+  if (one.slices > 1 && e_.opt.doubleBuffer) {
+    Choice two = best(2);
+    if (two.slices != UINT64_MAX && two.slices <= 2 * one.slices) pick = two;
+  }
+  ns_ = pick.ns, cs_ = pick.cs, hs_ = pick.hs;
+  auto fixedSizes = fixedBytes(cs_);
+  auto sizes = sizesFor(ns_, cs_, hs_, pick.sets);
+  auto plan = alloc.plan(sizes, "slice buffers");
+  if (!plan) return plan.status();
+  fixed_.assign(plan->offsets.begin(), plan->offsets.begin() + fixedSizes.size());
+  size_t per = setBytes(ns_, cs_, hs_).size();
+  sets_.clear();
+  for (unsigned s = 0; s < pick.sets; ++s)
+    sets_.emplace_back(plan->offsets.begin() + fixedSizes.size() + s * per,
+                       plan->offsets.begin() + fixedSizes.size() + (s + 1) * per);
+  rep.nSlice = ns_, rep.cSlice = cs_, rep.hSlice = hs_, rep.buffers = pick.sets;
+  rep.lmemBytes = plan->used, rep.slices = pick.slices;
+
+  // Slices: channel outermost (fixed buffers change with it), then n, then h.
+  std::vector<Tile> tiles;
+  for (int64_t c0 = 0; c0 < ext[1]; c0 += cs_)
+    for (int64_t n0 = 0; n0 < ext[0]; n0 += ns_)
+      for (int64_t h0 = 0; h0 < ext[2]; h0 += hs_)
+        tiles.push_back({n0, std::min(ns_, ext[0] - n0), c0, std::min(cs_, ext[1] - c0), h0,
+                         std::min(hs_, ext[2] - h0)});
+  const unsigned nb = pick.sets;
+  const size_t count = tiles.size();
+  std::vector<uint16_t> loadId(count, 0), computeId(count, 0), storeId(count, 0);
+  auto loadTile = [&](size_t i) {
+    // The buffers of set i % nb were last read by compute i - nb.
+    uint16_t wait = i >= nb ? computeId[i - nb] : 0;
+    bool newChannels = i == 0 || tiles[i].c0 != tiles[i - 1].c0;
+    uint16_t id = 0;
+    if (newChannels && !fixedBytes(cs_).empty()) {
+      // Fixed buffers are shared by all sets: wait for every earlier compute.
+      uint16_t w = i > 0 ? computeId[i - 1] : 0;
+      id = loadFixed(tiles[i], std::max(wait, w));
+    }
+    uint16_t l = load(tiles[i], unsigned(i % nb), wait);
+    loadId[i] = std::max(id, l);
+  };
+  // Emission order per slice i: compute i, then load i+1 and store i (store
+  // first when load i+1 must wait for compute i anyway).
+  loadTile(0);
+  for (size_t i = 0; i < count; ++i) {
+    uint16_t wait = loadId[i];
+    if (i >= nb) wait = std::max(wait, storeId[i - nb]);
+    computeId[i] = compute(tiles[i], unsigned(i % nb), wait);
+    if (i + 1 < count) {
+      bool fixedChange = tiles[i + 1].c0 != tiles[i].c0 && !fixedBytes(cs_).empty();
+      // A single set, or new fixed buffers, must wait for this compute.
+      if (nb == 1 || fixedChange) {
+        storeId[i] = store(tiles[i], unsigned(i % nb), computeId[i]);
+        loadTile(i + 1);
+        continue;
+      }
+      loadTile(i + 1);
+    }
+    storeId[i] = store(tiles[i], unsigned(i % nb), computeId[i]);
+  }
+  return Status::ok();
+}
+
+// ---- Conv (groups, depthwise, dilation) ------------------------------------
+class ConvOp : public SlicedOp {
+public:
+  ConvOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
+    x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
+    const Tensor &xt = e.g.tensors[op.inputs[0]], &yt = e.g.tensors[op.output];
+    p_ = effectiveWindow(op, xt, yt);
+    wt_ = e.g.tensors[op.inputs[1]].dtype;
+    waddr_ = e.am.addr[op.inputs[1]];
+    if (op.inputs.size() == 3) baddr_ = e.am.addr[op.inputs[2]], bt_ = e.g.tensors[op.inputs[2]].dtype;
+    icg_ = x_.s[1] / p_.groups, ocg_ = y_.s[1] / p_.groups;
+    depthwise_ = icg_ == 1 && ocg_ == 1 && p_.groups > 1;
+  }
+  std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
+  // Grouped (not depthwise) convs keep all channels: a group must not straddle slices.
+  bool cutsC() const override { return p_.groups == 1 || depthwise_; }
+  bool fixedPerChannel() const override { return true; }
+  int64_t inRows(int64_t hs) const { return (hs - 1) * p_.strideH + (p_.kh - 1) * p_.dilationH + 1; }
+  int64_t inChannels(int64_t cs) const { return depthwise_ ? cs : x_.s[1]; }
+  std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
+    int64_t rows = std::min(inRows(hs), x_.s[2]);
+    return {LBuf::bytes(x_.dtype, {u32(ns), u32(inChannels(cs)), u32(rows), u32(x_.s[3])}, lanes()),
+            LBuf::bytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
+  }
+  std::vector<uint64_t> fixedBytes(int64_t cs) const override {
+    std::vector<uint64_t> v{LBuf::bytes(wt_, weightShape(cs), lanes())};
+    if (baddr_) v.push_back(uint64_t(ceilDiv(cs, lanes())) * dtypeBytes(bt_));
+    return v;
+  }
+  Shape4 weightShape(int64_t cs) const {
+    return {u32(depthwise_ ? 1 : icg_), u32(cs), u32(p_.kh), u32(p_.kw)};
+  }
+  LBuf weightBuf(int64_t cs) const { return LBuf::compact(fixed_[0], wt_, weightShape(cs), lanes()); }
+  LBuf biasBuf(int64_t cs) const {
+    LBuf b;
+    b.offset = fixed_[1], b.dtype = bt_, b.shape = {1, u32(cs), 1, 1}, b.stride = {0, 1, 0, 0};
+    return b;
+  }
+  uint16_t loadFixed(const Tile &t, uint16_t wait) override {
+    const int64_t taps = p_.kh * p_.kw, wIc = depthwise_ ? 1 : icg_;
+    const uint64_t e = dtypeBytes(wt_);
+    // DDR weight [oc, ic/groups, kh, kw] -> local (ic/groups, oc, kh, kw).
+    uint16_t id = e_.loadWeight(waddr_ + uint64_t(t.c0 * wIc * taps) * e, wt_,
+                                {u32(wIc), u32(t.cs), u32(p_.kh), u32(p_.kw)},
+                                {u32(taps), u32(wIc * taps), u32(p_.kw), 1}, weightBuf(t.cs), wait);
+    if (baddr_)
+      id = e_.loadWeight(baddr_ + uint64_t(t.c0) * dtypeBytes(bt_), bt_, {1, u32(t.cs), 1, 1}, {0, 1, 1, 1},
+                         biasBuf(t.cs), wait);
+    return id;
+  }
+  struct Rows { int64_t r0, rows, padT, padB; };
+  Rows rowsFor(const Tile &t) const {
+    int64_t iy0 = t.h0 * p_.strideH - p_.padTop;
+    int64_t iy1 = iy0 + inRows(t.hs) - 1;
+    int64_t r0 = std::max<int64_t>(0, iy0), r1 = std::min(x_.s[2] - 1, iy1);
+    return {r0, r1 - r0 + 1, r0 - iy0, iy1 - r1};
+  }
+  LBuf inBuf(const Tile &t, unsigned set) const {
+    return LBuf::compact(bufOffset(set, 0), x_.dtype,
+                         {u32(t.ns), u32(inChannels(t.cs)), u32(rowsFor(t).rows), u32(x_.s[3])}, lanes());
+  }
+  LBuf outBuf(const Tile &t, unsigned set) const {
+    return LBuf::compact(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
+  }
+  uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
+    Rows r = rowsFor(t);
+    return e_.move(true, x_, t.n0, t.ns, depthwise_ ? t.c0 : 0, inChannels(t.cs), r.r0, r.rows, inBuf(t, set), wait);
+  }
+  template <class Cmd> void window(Cmd &c, const Rows &r) const {
+    c.padTop = u32(r.padT), c.padBottom = u32(r.padB);
+    c.padLeft = u32(p_.padLeft), c.padRight = u32(p_.padRight);
+    c.strideH = u32(p_.strideH), c.strideW = u32(p_.strideW);
+    c.kernelInsH = u32(p_.dilationH - 1), c.kernelInsW = u32(p_.dilationW - 1);
+    c.rshift = op_.rshift, c.relu = op_.relu;
+  }
+  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
+    Rows r = rowsFor(t);
+    LBuf in = inBuf(t, set), out = outBuf(t, set), w = weightBuf(t.cs);
+    uint16_t id = 0;
+    if (depthwise_) {
+      isa::Pord c;
+      c.eu = isa::EuOp::Mac;
+      c.input = in.operand(hw_), c.kernel = w.operand(hw_), c.output = out.operand(hw_);
+      c.kernel.shape = {1, u32(t.cs), u32(p_.kh), u32(p_.kw)};
+      if (baddr_) c.hasBias = true, c.bias = biasBuf(t.cs).operand(hw_);
+      window(c, r);
+      return e_.b.tiu(c, wait);
+    }
+    for (int64_t gi = 0; gi < p_.groups; ++gi) {
+      isa::Conv c;
+      c.eu = isa::EuOp::Mac;
+      int64_t o0 = gi * ocg_, ocs = p_.groups == 1 ? t.cs : ocg_;
+      c.input = in.channels(u32(gi * icg_), u32(icg_), lanes()).operand(hw_);
+      c.weight = w.channels(u32(o0), u32(ocs), lanes()).operand(hw_);
+      c.output = out.channels(u32(o0), u32(ocs), lanes()).operand(hw_);
+      if (baddr_) c.hasBias = true, c.bias = biasBuf(t.cs).channels(u32(o0), u32(ocs), lanes()).operand(hw_);
+      window(c, r);
+      id = e_.b.tiu(c, wait);
+    }
+    return id;
+  }
+  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
+    return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, outBuf(t, set), wait);
+  }
+
+private:
+  DTensor x_, y_;
+  WindowParams p_;
+  DType wt_ = DType::F32, bt_ = DType::F32;
+  uint64_t waddr_ = 0, baddr_ = 0;
+  int64_t icg_ = 1, ocg_ = 1;
+  bool depthwise_ = false;
+};
+
+// ---- Pooling (max, average, global average) -------------------------------
+class PoolOp : public SlicedOp {
+public:
+  PoolOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
+    x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
+    if (op.kind == OpKind::Pool) {
+      p_ = effectiveWindow(op, e.g.tensors[op.inputs[0]], e.g.tensors[op.output]);
+    } else {
+      p_.kh = x_.s[2], p_.kw = x_.s[3];
+    }
+    isMax_ = op.kind == OpKind::Pool && op.window.isMax;
+  }
+  std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
+  int64_t inRows(int64_t hs) const { return (hs - 1) * p_.strideH + p_.kh; }
+  std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
+    int64_t rows = std::min(inRows(hs), x_.s[2]);
+    return {LBuf::bytes(x_.dtype, {u32(ns), u32(cs), u32(rows), u32(x_.s[3])}, lanes()),
+            LBuf::bytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
+  }
+  struct Rows { int64_t r0, rows, padT, padB; };
+  Rows rowsFor(const Tile &t) const {
+    int64_t iy0 = t.h0 * p_.strideH - p_.padTop, iy1 = iy0 + inRows(t.hs) - 1;
+    int64_t r0 = std::max<int64_t>(0, iy0), r1 = std::min(x_.s[2] - 1, iy1);
+    return {r0, r1 - r0 + 1, r0 - iy0, iy1 - r1};
+  }
+  LBuf inBuf(const Tile &t, unsigned set) const {
+    return LBuf::compact(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(t.cs), u32(rowsFor(t).rows), u32(x_.s[3])}, lanes());
+  }
+  LBuf outBuf(const Tile &t, unsigned set) const {
+    return LBuf::compact(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
+  }
+  uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
+    Rows r = rowsFor(t);
+    return e_.move(true, x_, t.n0, t.ns, t.c0, t.cs, r.r0, r.rows, inBuf(t, set), wait);
+  }
+  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
+    Rows r = rowsFor(t);
+    isa::Pord c;
+    c.eu = isMax_ ? isa::EuOp::Max : isa::EuOp::Mac;
+    c.input = inBuf(t, set).operand(hw_), c.output = outBuf(t, set).operand(hw_);
+    if (isMax_) {
+      c.kernel = c.input;
+    } else if (y_.dtype == DType::F32) {
+      c.kernel = constantF(1.0f / float(p_.kh * p_.kw));
+      c.rshift = 0;
+    } else {
+      c.kernel = constant(DType::U8, op_.multipliers[0]);
+      c.rshift = op_.rshift;
+    }
+    c.kernel.shape = {1, u32(t.cs), u32(p_.kh), u32(p_.kw)};
+    c.padTop = u32(r.padT), c.padBottom = u32(r.padB), c.padLeft = u32(p_.padLeft), c.padRight = u32(p_.padRight);
+    c.strideH = u32(p_.strideH), c.strideW = u32(p_.strideW);
+    return e_.b.tiu(c, wait);
+  }
+  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
+    return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, outBuf(t, set), wait);
+  }
+
+private:
+  DTensor x_, y_;
+  WindowParams p_;
+  bool isMax_ = false;
+};
+
+// ---- Element-wise ops: one output element from the same element of each input.
+class ElementwiseOp : public SlicedOp {
+public:
+  ElementwiseOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
+    for (int t : op.inputs)
+      if (!e.g.tensors[t].isWeight()) in_.push_back(e.ddr(t));
+    y_ = e.ddr(op.output);
+    if (op.kind == OpKind::Lut) table_ = e.am.addr[op.inputs[1]];
+  }
+  std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
+  // The scratch buffer's type: int32 products, fp32 for casts, else the output's.
+  DType tempType() const {
+    if (op_.kind == OpKind::Cast) return DType::F32;
+    if (y_.dtype == DType::F32) return DType::F32;
+    if (op_.kind == OpKind::Add || op_.kind == OpKind::Mul || op_.kind == OpKind::Max) return DType::I32;
+    return y_.dtype;
+  }
+  unsigned temps() const {
+    switch (op_.kind) {
+    case OpKind::Add: case OpKind::Max: return y_.dtype == DType::F32 ? 0 : 2;
+    case OpKind::Mul: return y_.dtype == DType::F32 ? 0 : 1;
+    case OpKind::LeakyRelu: case OpKind::Cast: return 1;
+    default: return 0;
+    }
+  }
+  Shape4 shapeOf(const Tile &t) const { return {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}; }
+  std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
+    Shape4 s{u32(ns), u32(cs), u32(hs), u32(y_.s[3])};
+    std::vector<uint64_t> v;
+    for (const DTensor &d : in_) v.push_back(LBuf::bytes(d.dtype, s, lanes()));
+    v.push_back(LBuf::bytes(y_.dtype, s, lanes()));
+    for (unsigned i = 0; i < temps(); ++i) v.push_back(LBuf::bytes(tempType(), s, lanes()));
+    return v;
+  }
+  std::vector<uint64_t> fixedBytes(int64_t) const override {
+    if (op_.kind == OpKind::Lut) return {256};
+    return {};
+  }
+  LBuf buf(const Tile &t, unsigned set, size_t i, DType dt) const {
+    return LBuf::compact(bufOffset(set, i), dt, shapeOf(t), lanes());
+  }
+  uint16_t loadFixed(const Tile &, uint16_t wait) override {
+    // The 256-entry table, broadcast into the same offset of every lane.
+    LBuf tb;
+    tb.offset = fixed_[0], tb.dtype = y_.dtype, tb.shape = {1, lanes(), 1, 256}, tb.stride = {0, 256, 256, 1};
+    return e_.loadWeight(table_, y_.dtype, {1, lanes(), 1, 256}, {0, 0, 256, 1}, tb, wait);
+  }
+  uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
+    uint16_t id = 0;
+    for (size_t i = 0; i < in_.size(); ++i)
+      id = e_.move(true, in_[i], t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, buf(t, set, i, in_[i].dtype), wait);
+    return id;
+  }
+  uint16_t ew(isa::EuOp eu, const LBuf &res, LocalOperand a, LocalOperand b, uint32_t rshift, bool relu,
+              uint16_t wait, uint8_t count = 2) {
+    isa::Arith c;
+    c.eu = eu, c.res0 = res.operand(hw_), c.opd0 = a, c.opd1 = b, c.opdCount = count;
+    c.opd1.shape = c.opd0.shape = res.shape;
+    c.rshift = rshift, c.relu = relu;
+    return e_.b.tiu(c, wait);
+  }
+  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
+    const size_t ni = in_.size();
+    LBuf a = buf(t, set, 0, in_[0].dtype);
+    LBuf y = buf(t, set, ni, y_.dtype);
+    auto tmp = [&](unsigned i) { return buf(t, set, ni + 1 + i, tempType()); };
+    const bool f = y_.dtype == DType::F32;
+    const auto &m = op_.multipliers;
+    using isa::EuOp;
+    switch (op_.kind) {
+    case OpKind::Add: case OpKind::Max: case OpKind::Mul: {
+      LBuf b2 = buf(t, set, 1, in_[1].dtype);
+      EuOp eu = op_.kind == OpKind::Add ? EuOp::Add : op_.kind == OpKind::Max ? EuOp::Max : EuOp::Mul;
+      if (f) return ew(eu, y, a.operand(hw_), b2.operand(hw_), 0, op_.relu, wait);
+      if (op_.kind == OpKind::Mul) {
+        ew(EuOp::Mul, tmp(0), a.operand(hw_), b2.operand(hw_), 0, false, wait);
+        return ew(EuOp::Mul, y, tmp(0).operand(hw_), constant(DType::I16, m[0]), op_.rshift, op_.relu, wait);
+      }
+      ew(EuOp::Mul, tmp(0), a.operand(hw_), constant(DType::I16, m[0]), 0, false, wait);
+      ew(EuOp::Mul, tmp(1), b2.operand(hw_), constant(DType::I16, m[1]), 0, false, wait);
+      return ew(eu, y, tmp(0).operand(hw_), tmp(1).operand(hw_), op_.rshift, op_.relu, wait);
+    }
+    case OpKind::Relu:
+      return ew(EuOp::Max, y, a.operand(hw_), f ? constantF(0.0f) : constant(y_.dtype, 0), 0, false, wait);
+    case OpKind::LeakyRelu:
+      if (f) ew(EuOp::Mul, tmp(0), a.operand(hw_), constantF(op_.alpha), 0, false, wait);
+      else ew(EuOp::Mul, tmp(0), a.operand(hw_), constant(DType::I8, m[0]), op_.rshift, false, wait);
+      return ew(EuOp::Max, y, a.operand(hw_), tmp(0).operand(hw_), 0, false, wait);
+    case OpKind::Clip:
+      if (f) {
+        ew(EuOp::Max, y, a.operand(hw_), constantF(op_.clipMin), 0, false, wait);
+        return ew(EuOp::Min, y, y.operand(hw_), constantF(op_.clipMax), 0, false, wait);
+      } else {
+        auto r = sim::intRange(Prec::Int8, y_.dtype != DType::U8);
+        int64_t lo = sim::saturate(int64_t(op_.clipMin), r), hi = sim::saturate(int64_t(op_.clipMax), r);
+        ew(EuOp::Max, y, a.operand(hw_), constant(DType::I16, lo), 0, false, wait);
+        return ew(EuOp::Min, y, y.operand(hw_), constant(DType::I16, hi), 0, false, wait);
+      }
+    case OpKind::Requant:
+      return ew(EuOp::Mul, y, a.operand(hw_), constant(DType::I16, m[0]), op_.rshift, op_.relu, wait);
+    case OpKind::Cast:
+      if (f) { // int8 -> fp32: convert, then scale
+        ew(EuOp::Copy, tmp(0), a.operand(hw_), LocalOperand{}, 0, false, wait, 1);
+        return ew(EuOp::Mul, y, tmp(0).operand(hw_), constantF(e_.g.tensors[op_.inputs[0]].scale), 0, false, wait);
+      } else { // fp32 -> int8: scale, then convert (round half to even, saturate)
+        ew(EuOp::Mul, tmp(0), a.operand(hw_), constantF(1.0f / e_.g.tensors[op_.output].scale), 0, false, wait);
+        return ew(EuOp::Copy, y, tmp(0).operand(hw_), LocalOperand{}, 0, false, wait, 1);
+      }
+    case OpKind::Lut: {
+      isa::Lut c;
+      c.eu = EuOp::Copy;
+      c.output = y.operand(hw_), c.index = a.operand(hw_);
+      LBuf tb;
+      tb.offset = fixed_[0], tb.dtype = y_.dtype, tb.shape = {1, u32(t.cs), 1, 256}, tb.stride = {0, 0, 0, 1};
+      c.table = tb.operand(hw_);
+      return e_.b.tiu(c, wait);
+    }
+    default: return wait;
+    }
+  }
+  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
+    return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, buf(t, set, in_.size(), y_.dtype), wait);
+  }
+
+private:
+  std::vector<DTensor> in_;
+  DTensor y_;
+  uint64_t table_ = 0;
+};
+
+// ---- Fc: (M, K) x (K, N) + bias; rows = batch, K over lanes ----------------
+class FcOp : public SlicedOp {
+public:
+  FcOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
+    const Tensor &xt = e.g.tensors[op.inputs[0]];
+    x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
+    k_ = xt.numel() / xt.nchw()[0];
+    x_.s = {x_.s[0], k_, 1, 1};
+    wt_ = e.g.tensors[op.inputs[1]].dtype, waddr_ = e.am.addr[op.inputs[1]];
+    if (op.inputs.size() == 3) baddr_ = e.am.addr[op.inputs[2]], bt_ = e.g.tensors[op.inputs[2]].dtype;
+  }
+  std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], 1}; }
+  bool cutsH() const override { return false; }
+  bool fixedPerChannel() const override { return true; }
+  std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
+    return {LBuf::bytes(x_.dtype, {u32(ns), u32(k_), 1, 1}, lanes()),
+            LBuf::bytes(y_.dtype, {u32(ns), u32(cs), 1, 1}, lanes())};
+  }
+  std::vector<uint64_t> fixedBytes(int64_t cs) const override {
+    std::vector<uint64_t> v{LBuf::bytes(wt_, {u32(k_), u32(cs), 1, 1}, lanes())};
+    if (baddr_) v.push_back(uint64_t(ceilDiv(cs, lanes())) * dtypeBytes(bt_));
+    return v;
+  }
+  LBuf rightBuf(int64_t cs) const { return LBuf::compact(fixed_[0], wt_, {u32(k_), u32(cs), 1, 1}, lanes()); }
+  LBuf biasBuf(int64_t cs) const {
+    LBuf b;
+    b.offset = fixed_[1], b.dtype = bt_, b.shape = {1, u32(cs), 1, 1}, b.stride = {0, 1, 0, 0};
+    return b;
+  }
+  LBuf leftBuf(const Tile &t, unsigned set) const {
+    return LBuf::compact(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(k_), 1, 1}, lanes());
+  }
+  LBuf outBuf(const Tile &t, unsigned set) const {
+    return LBuf::compact(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
+  }
+  uint16_t loadFixed(const Tile &t, uint16_t wait) override {
+    const int64_t n = y_.s[1];
+    // Device weight is [K, n_out] (AddressAssigner's deviceWeight).
+    uint16_t id = e_.loadWeight(waddr_ + uint64_t(t.c0) * dtypeBytes(wt_), wt_, {u32(k_), u32(t.cs), 1, 1},
+                                {u32(n), 1, 1, 1}, rightBuf(t.cs), wait);
+    if (baddr_)
+      id = e_.loadWeight(baddr_ + uint64_t(t.c0) * dtypeBytes(bt_), bt_, {1, u32(t.cs), 1, 1}, {0, 1, 1, 1},
+                         biasBuf(t.cs), wait);
+    return id;
+  }
+  uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
+    return e_.move(true, x_, t.n0, t.ns, 0, k_, 0, 1, leftBuf(t, set), wait);
+  }
+  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
+    isa::MatMul c;
+    c.eu = isa::EuOp::Mul;
+    c.left = leftBuf(t, set).operand(hw_), c.right = rightBuf(t.cs).operand(hw_);
+    c.output = outBuf(t, set).operand(hw_);
+    if (baddr_) c.hasBias = true, c.bias = biasBuf(t.cs).operand(hw_);
+    c.rshift = op_.rshift, c.relu = op_.relu;
+    return e_.b.tiu(c, wait);
+  }
+  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
+    return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, 0, 1, outBuf(t, set), wait);
+  }
+
+private:
+  DTensor x_, y_;
+  int64_t k_ = 1;
+  DType wt_ = DType::F32, bt_ = DType::F32;
+  uint64_t waddr_ = 0, baddr_ = 0;
+};
+
+// ---- Pure data movement in DDR: Concat, Upsample ---------------------------
+// A DDR activation viewed as (groups, C, rows, W) with its strides: 4N int8
+// folds each group's four items into the rows (4H rows of W bytes per channel).
+void emitConcat(Emitter &e, const Op &op) {
+  DTensor y = e.ddr(op.output);
+  const int64_t H = y.s[2], W = y.s[3];
+  const bool n4 = y.n4();
+  const int64_t groups = n4 ? ceilDiv(y.s[0], 4) : y.s[0], rows = n4 ? 4 * H : H;
+  int64_t c0 = 0;
+  for (int t : op.inputs) {
+    DTensor x = e.ddr(t);
+    const int64_t ci = x.s[1];
+    const uint64_t eb = dtypeBytes(x.dtype);
+    e.s2s(x.addr, {u32(ci * rows * W), u32(rows * W), u32(W), 1},
+          y.addr + uint64_t(c0 * rows * W) * eb, {u32(y.s[1] * rows * W), u32(rows * W), u32(W), 1},
+          {u32(groups), u32(ci), u32(rows), u32(W)}, x.dtype, 0);
+    c0 += ci;
+  }
+}
+
+void emitUpsample(Emitter &e, const Op &op) {
+  DTensor x = e.ddr(op.inputs[0]), y = e.ddr(op.output);
+  const int64_t C = x.s[1], H = x.s[2], W = x.s[3], OH = y.s[2], OW = y.s[3];
+  const uint64_t eb = dtypeBytes(x.dtype);
+  for (int64_t dy = 0; dy < op.scaleH; ++dy)
+    for (int64_t dx = 0; dx < op.scaleW; ++dx) {
+      if (!x.n4()) {
+        e.s2s(x.addr, {u32(C * H * W), u32(H * W), u32(W), 1}, y.addr + uint64_t(dy * OW + dx) * eb,
+              {u32(C * OH * OW), u32(OH * OW), u32(op.scaleH * OW), u32(op.scaleW)},
+              {u32(x.s[0]), u32(C), u32(H), u32(W)}, x.dtype, 0);
+        continue;
+      }
+      for (int64_t grp = 0; grp < ceilDiv(x.s[0], 4); ++grp) {
+        int64_t items = std::min<int64_t>(4, x.s[0] - grp * 4);
+        e.s2s(x.addr + uint64_t(grp * 4 * C * H * W), isa::int8x4NStrides(u32(H), u32(W)),
+              y.addr + uint64_t(grp * 4 * C * OH * OW + (dy * OW + dx) * 4),
+              {1, u32(4 * OH * OW), u32(4 * OW * op.scaleH), u32(4 * op.scaleW)},
+              {u32(items), u32(C), u32(H), u32(W)}, x.dtype, 0);
+      }
+    }
+}
+
+Status emitOp(Emitter &e, const Op &op, OpReport &rep) {
+  std::unique_ptr<SlicedOp> s;
+  switch (op.kind) {
+  case OpKind::Reshape: return Status::ok();
+  case OpKind::Concat: emitConcat(e, op); return Status::ok();
+  case OpKind::Upsample: emitUpsample(e, op); return Status::ok();
+  case OpKind::Conv: s = std::make_unique<ConvOp>(e, op); break;
+  case OpKind::Pool: case OpKind::GlobalAvgPool: s = std::make_unique<PoolOp>(e, op); break;
+  case OpKind::Fc: s = std::make_unique<FcOp>(e, op); break;
+  default: s = std::make_unique<ElementwiseOp>(e, op); break;
+  }
+  return s->run(rep);
+}
+
+// Limits of the command fields an op's parameters go into.
+Status checkEncodable(const Graph &g, const Op &op) {
+  if (op.kind == OpKind::Conv || op.kind == OpKind::Pool) {
+    WindowParams p = effectiveWindow(op, g.tensors[op.inputs[0]], g.tensors[op.output]);
+    if (p.padBottom > 15 || p.padRight > 15)
+      return makeError("end padding ", p.padBottom, "/", p.padRight, " (ceil mode included) exceeds 15");
+  }
+  for (int t : op.inputs) {
+    auto s = g.tensors[t].nchw();
+    for (int64_t d : s)
+      if (d > 65535) return makeError("dimension ", d, " of '", g.tensors[t].name, "' exceeds 65535");
+  }
+  return Status::ok();
+}
+
+bmodel::DataType bmodelType(DType t) {
+  switch (t) {
+  case DType::F32: return bmodel::DataType::Float32;
+  case DType::I8: return bmodel::DataType::Int8;
+  case DType::U8: return bmodel::DataType::Uint8;
+  case DType::I16: return bmodel::DataType::Int16;
+  case DType::I32: return bmodel::DataType::Int32;
+  }
+  return bmodel::DataType::Float32;
+}
+
+bmodel::Tensor ioTensor(const Graph &g, const AddressMap &am, int t) {
+  const Tensor &x = g.tensors[t];
+  bmodel::Tensor d;
+  d.name = x.name, d.dtype = bmodelType(x.dtype);
+  d.storeMode = isInt8Like(x.dtype) ? bmodel::StoreMode::N4 : bmodel::StoreMode::N1;
+  d.deviceAddr = am.addr[t];
+  for (int64_t v : x.shape) d.shape.push_back(uint64_t(v));
+  d.size = activationBytes(x);
+  d.scale = x.dtype == DType::F32 ? 1.0f : x.scale;
+  return d;
+}
+
+} // namespace
+
+Result<double> estimateCycles(const CommandBuilder::Group &group, const isa::HwConfig &hw) {
+  std::vector<isa::SyncIds> tiuIds, gdmaIds;
+  for (const auto &c : group.tiu) tiuIds.push_back({c.cmdIdTpu, c.cmdIdGdma});
+  for (const auto &c : group.gdma) gdmaIds.push_back({c.cmdId, c.eng0SyncId});
+  auto order = isa::programOrder(tiuIds, gdmaIds);
+  if (!order) return order.status();
+  std::vector<double> tiuEnd(group.tiu.size() + 1, 0), gdmaEnd(group.gdma.size() + 1, 0);
+  double tiuFree = 0, gdmaFree = 0;
+  const double bw = timing::ddrBytesPerCycle(hw);
+  for (const isa::OrderedCommand &oc : *order) {
+    if (oc.engine == isa::Engine::Tiu) {
+      const auto &c = group.tiu[oc.index];
+      double start = std::max(tiuFree, gdmaEnd[c.cmdIdGdma]);
+      tiuFree = tiuEnd[oc.index + 1] = start + double(timing::cycles(c, hw));
+    } else {
+      const auto &c = group.gdma[oc.index];
+      auto cost = timing::gdmaCost(c, hw);
+      if (!cost) return cost.status();
+      double start = std::max(gdmaFree, tiuEnd[c.eng0SyncId]);
+      gdmaFree = gdmaEnd[oc.index + 1] = start + cost->cycles(bw);
+    }
+  }
+  return std::max(tiuFree, gdmaFree);
+}
+
+std::string CompileReport::text() const {
+  std::ostringstream os;
+  os << "op-by-op code generation: " << ops.size() << " ops, coeff " << coeffBytes << " bytes, neuron "
+     << neuronBytes << " bytes (" << activationBytesNoReuse << " without reuse)\n";
+  char line[256];
+  for (const OpReport &r : ops) {
+    std::snprintf(line, sizeof line, "  %-14s %-24s slices %4llu (n %lld c %lld h %lld) x%u  lmem %7llu B  tiu %5llu gdma %5llu  ~%.0f cycles\n",
+                  opKindName(r.kind), r.name.c_str(), (unsigned long long)r.slices, (long long)r.nSlice,
+                  (long long)r.cSlice, (long long)r.hSlice, r.buffers, (unsigned long long)r.lmemBytes,
+                  (unsigned long long)r.tiuCommands, (unsigned long long)r.gdmaCommands, r.cycles);
+    os << line;
+  }
+  std::snprintf(line, sizeof line, "estimated total: %.0f cycles\n", totalCycles);
+  os << line;
+  return os.str();
+}
+
+Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, CompileReport *report) {
+  TPU_RETURN_IF_ERROR(g.validate());
+  TPU_RETURN_IF_ERROR(opt.hw.validate());
+  for (const Op &op : g.ops) {
+    Status st = checkEncodable(g, op);
+    if (!st) return st.prefix(std::string(opKindName(op.kind)) + " '" + op.name + "'");
+  }
+  auto am = assignAddresses(g, opt.hw);
+  if (!am) return am.status();
+  CommandBuilder b;
+  Emitter e{g, opt, opt.hw, *am, b};
+  CompileReport rep;
+  for (const Op &op : g.ops) {
+    OpReport r;
+    r.name = op.name, r.kind = op.kind;
+    size_t before = b.groupCount();
+    b.beginGroup();
+    b.setLayer(op.name);
+    Status st = emitOp(e, op, r);
+    if (!st) return st.prefix(std::string(opKindName(op.kind)) + " '" + op.name + "'");
+    if (b.groupCount() > before) {
+      const auto &grp = b.groups().back();
+      r.tiuCommands = grp.tiu.size(), r.gdmaCommands = grp.gdma.size();
+      auto cyc = estimateCycles(grp, opt.hw);
+      if (!cyc) return Status(cyc.status()).prefix(std::string(opKindName(op.kind)) + " '" + op.name + "'");
+      r.cycles = *cyc;
+      rep.totalCycles += r.cycles;
+    }
+    rep.ops.push_back(r);
+  }
+  auto groups = b.finish();
+  if (!groups) return groups.status();
+
+  bmodel::Model m;
+  m.type = "tpuc codegen";
+  m.version = "1";
+  bmodel::Net net;
+  net.name = g.name;
+  for (int t : g.inputs) net.inputs.push_back(ioTensor(g, *am, t));
+  for (int t : g.outputs) net.outputs.push_back(ioTensor(g, *am, t));
+  net.ctxAddr = am->neuronAddr, net.ctxSize = am->neuronSize;
+  net.coeffAddr = am->coeffAddr, net.coeff = am->coeff;
+  net.groups = groups.take();
+  m.neuronSize = am->neuronSize;
+  m.nets.push_back(std::move(net));
+  rep.coeffBytes = am->coeffSize, rep.neuronBytes = am->neuronSize;
+  rep.activationBytesNoReuse = am->activationTotal;
+  if (report) *report = std::move(rep);
+  return m;
+}
+
+Status writeBmodel(const Graph &g, const Options &opt, const std::string &path, CompileReport *report) {
+  auto m = compileToBmodel(g, opt, report);
+  if (!m) return m.status();
+  return bmodel::writeFile(*m, path);
+}
+
+} // namespace tpu::backend

@@ -1,0 +1,104 @@
+// The code generator's input: a plain op graph (no MLIR). The Tpu lowering
+// translates a Tpu module into this description; the integer reference
+// (QuantRef.h) and the code generator (CodeGen.h) both read it. Semantics
+// of every op kind, fp32 and int8, are in docs/codegen.md.
+#pragma once
+
+#include "support/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tpu::backend {
+
+enum class DType : uint8_t { F32, I8, U8, I16, I32 };
+unsigned dtypeBytes(DType t);
+const char *dtypeName(DType t); // numpy names: "float32", "int8", ...
+bool isInt8Like(DType t);       // I8 or U8: stored 4N in DDR
+
+// A tensor: an activation (produced by an op or a graph input) or a weight
+// (`data` non-empty, C order, dtype's bytes). Shapes have 1..4 dims and are
+// read as NCHW padded with trailing 1s ((N, K) is N x K x 1 x 1).
+struct Tensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::F32;
+  float scale = 1.0f;          // int8: real = q * scale, scale = threshold / 127
+  std::vector<uint8_t> data;   // weights only
+  bool isWeight() const { return !data.empty(); }
+  std::array<int64_t, 4> nchw() const;
+  int64_t numel() const;
+  uint64_t bytes() const { return uint64_t(numel()) * dtypeBytes(dtype); }
+};
+
+enum class OpKind {
+  Conv,          // in: x, weight [oc, ic/groups, kh, kw], optional bias [oc] (fp32 / int16)
+  Pool,          // max or average window
+  GlobalAvgPool, // average over h, w: output (N, C, 1, 1)
+  Add, Mul, Max, // two same-shape inputs
+  Relu, LeakyRelu, Clip,
+  Lut,           // int8 activation by table: in x, table [256] (int8/uint8)
+  Fc,            // in: x (N, K...), weight [n_out, K], optional bias [n_out]
+  Concat,        // along channels (axis 1)
+  Upsample,      // nearest, integer factors scaleH, scaleW
+  Reshape,       // free: same bytes, same batch
+  Cast,          // fp32 -> int8 (quantize with the output's scale) or int8 -> fp32
+  Requant,       // int8 -> int8: sat(rshift(x * multiplier[0], rshift))
+};
+const char *opKindName(OpKind k);
+
+struct WindowParams {
+  int64_t kh = 1, kw = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
+  int64_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
+  int64_t groups = 1;        // Conv only
+  bool isMax = false;        // Pool only
+};
+
+// One op. Integer (int8) requantization follows BM1684: exact int32/int64
+// accumulation, + int16 bias, a per-tensor rounding right shift (half up,
+// simulator/semantics/IntArith.h), relu, saturation. See docs/codegen.md.
+struct Op {
+  OpKind kind = OpKind::Relu;
+  std::string name;          // layer name carried into the bmodel
+  std::vector<int> inputs;   // tensor indices
+  int output = -1;
+  WindowParams window;       // Conv, Pool
+  bool relu = false;         // fused relu: Conv, Fc, Add, Mul, Max, Requant
+  // int8 parameters.
+  uint32_t rshift = 0;                // Conv, Pool avg, GlobalAvgPool, Fc, Add, Mul, Max, LeakyRelu, Requant
+  std::vector<int32_t> multipliers;   // Add/Max: one per input; Mul/Pool avg/GlobalAvgPool/LeakyRelu/Requant: one
+  // Activation parameters.
+  float alpha = 0.0f;                 // LeakyRelu fp32 slope, 0 <= alpha <= 1
+  float clipMin = 0.0f, clipMax = 0.0f; // Clip (int8: the integer bounds)
+  int64_t scaleH = 1, scaleW = 1;     // Upsample
+};
+
+struct Graph {
+  std::string name = "net";
+  std::vector<Tensor> tensors;
+  std::vector<Op> ops;        // topological order
+  std::vector<int> inputs, outputs;
+
+  int addTensor(Tensor t) {
+    tensors.push_back(std::move(t));
+    return int(tensors.size()) - 1;
+  }
+  // Checks indices, topological order, shapes and dtypes of every op
+  // against its kind; an error names the op (or tensor) and what is wrong.
+  Status validate() const;
+};
+
+// Output spatial size of a window op for an input extent (floor division;
+// the output tensor may be larger by one for ceil mode: extra end padding).
+int64_t windowOutput(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t padA,
+                     int64_t padB);
+
+} // namespace tpu::backend
+
+namespace tpu::backend {
+// The window of a Conv/Pool with the end pads grown so that the output
+// tensor's size is produced (ceil mode adds at most one row/column).
+WindowParams effectiveWindow(const Op &op, const Tensor &x, const Tensor &y);
+} // namespace tpu::backend

@@ -1,0 +1,36 @@
+// The op-level reference: exactly what the generated commands compute, op by
+// op, on plain arrays. int8 ops are bit-exact with the chip (exact integer
+// accumulation, + bias, IntArith's rounding right shift, relu, saturation);
+// fp32 ops follow the same formulas in fp32 (conv and fc through
+// compiler/Kernels). The Tpu interpreter calls these, so the interpreter and
+// the bmodel agree bit for bit. Formulas per op kind: docs/codegen.md.
+#pragma once
+
+#include "compiler/Backend/Graph.h"
+#include "support/Status.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tpu::backend {
+
+// Tensor values: C order, 1N, in the tensor's dtype.
+using Bytes = std::vector<uint8_t>;
+
+// Evaluates one op of `g`; `inputs[i]` holds the value of op.inputs[i]
+// (weights included). `out` receives the output tensor's bytes.
+Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &inputs, Bytes &out);
+
+// Evaluates the graph (validated first). `inputs` are the graph inputs in
+// order. Returns every tensor's value, indexed like g.tensors.
+Result<std::vector<Bytes>> evalGraph(const Graph &g, const std::vector<Bytes> &inputs);
+
+// The int8 formulas as scalar helpers (shared by evalOp and tests).
+// Add/Max: requantize(eu(a*m0, b*m1)); Mul: requantize(a*b*m).
+int64_t int8Binary(OpKind kind, int64_t a, int64_t b, const Op &op, DType out);
+// LeakyRelu int8: max(x, requantize(x * m, rshift)) (0 <= slope <= 1).
+int64_t int8LeakyRelu(int64_t x, const Op &op, DType out);
+// Cast fp32 -> int8: round half to even of x * (1 / scale), saturated.
+int64_t quantizeValue(float x, float scale, DType out);
+
+} // namespace tpu::backend

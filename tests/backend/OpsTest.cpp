@@ -1,0 +1,216 @@
+// Every op kind, fp32 and int8, compiled alone and run with the semantics
+// library; int8 bit-exact with QuantRef, fp32 within 1e-5. Shapes include
+// odd channel counts (lane wrap-around past 64), batches that leave a 4N
+// group partly empty, and a small-LMEM configuration that forces slices
+// along N, C and H (with halo rows for windows).
+#include "BackendHarness.h"
+
+using namespace tpu;
+using namespace tpu::backend;
+using namespace tpu::backend::test;
+
+namespace {
+
+struct Case {
+  DType t;
+  bool smallLmem;
+};
+std::string caseName(const testing::TestParamInfo<Case> &i) {
+  return std::string(i.param.t == DType::F32 ? "F32" : "Int8") + (i.param.smallLmem ? "_Sliced" : "_Whole");
+}
+
+class OpTest : public testing::TestWithParam<Case> {
+protected:
+  DType t() const { return GetParam().t; }
+  bool int8() const { return t() != DType::F32; }
+  Options opts() const {
+    Options o;
+    if (GetParam().smallLmem) o.hw = smallLmem();
+    return o;
+  }
+  DType weightType() const { return int8() ? DType::I8 : DType::F32; }
+  DType biasType() const { return int8() ? DType::I16 : DType::F32; }
+
+  // Conv with the given geometry, input (n, ic, h, w).
+  void conv(int64_t n, int64_t ic, int64_t h, int64_t w, int64_t oc, WindowParams p, bool bias,
+            bool relu) {
+    GraphBuilder gb;
+    int x = gb.act("x", {n, ic, h, w}, t());
+    int64_t oh = windowOutput(h, p.kh, p.strideH, p.dilationH, p.padTop, p.padBottom);
+    int64_t ow = windowOutput(w, p.kw, p.strideW, p.dilationW, p.padLeft, p.padRight);
+    int y = gb.act("y", {n, oc, oh, ow}, t());
+    int wt = gb.weight("w", {oc, ic / p.groups, p.kh, p.kw}, weightType());
+    std::vector<int> in{x, wt};
+    if (bias) in.push_back(gb.weight("b", {oc}, biasType()));
+    Op &o = gb.op(OpKind::Conv, "conv", in, y);
+    o.window = p, o.relu = relu, o.rshift = int8() ? 9 : 0;
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    auto rep = expectMatchesReference(gb.g, opts());
+    if (GetParam().smallLmem) {
+      EXPECT_GT(rep.ops.at(0).slices, 1u);
+    }
+  }
+};
+
+WindowParams win(int64_t k, int64_t s, int64_t pad, int64_t dil = 1, int64_t groups = 1) {
+  WindowParams p;
+  p.kh = p.kw = k, p.strideH = p.strideW = s, p.dilationH = p.dilationW = dil;
+  p.padTop = p.padBottom = p.padLeft = p.padRight = pad, p.groups = groups;
+  return p;
+}
+
+TEST_P(OpTest, Conv3x3Pad1OddChannels) { conv(1, 3, 41, 37, 70, win(3, 1, 1), true, true); }
+TEST_P(OpTest, Conv3x3Stride2Batch5) { conv(5, 13, 40, 19, 67, win(3, 2, 1), true, false); }
+TEST_P(OpTest, Conv1x1ManyChannels) { conv(2, 130, 21, 21, 129, win(1, 1, 0), false, true); }
+TEST_P(OpTest, ConvDilated) { conv(1, 5, 70, 70, 9, win(3, 1, 2, 2), true, false); }
+TEST_P(OpTest, ConvGrouped) { conv(3, 12, 30, 31, 18, win(3, 1, 1, 1, 3), true, true); }
+TEST_P(OpTest, ConvDepthwise) { conv(2, 70, 36, 33, 70, win(3, 2, 1, 1, 70), true, true); }
+TEST_P(OpTest, Conv7x7Stride2) { conv(1, 3, 64, 61, 16, win(7, 2, 3), true, true); }
+
+TEST_P(OpTest, Pools) {
+  for (bool isMax : {true, false})
+    for (bool ceil : {false, true}) {
+      GraphBuilder gb;
+      int x = gb.act("x", {5, 67, 22, 20}, t());
+      WindowParams p = win(3, 2, 1);
+      p.isMax = isMax;
+      int64_t oh = windowOutput(22, 3, 2, 1, 1, 1) + (ceil ? 1 : 0);
+      int64_t ow = windowOutput(20, 3, 2, 1, 1, 1) + (ceil ? 1 : 0);
+      int y = gb.act("y", {5, 67, oh, ow}, t());
+      Op &o = gb.op(OpKind::Pool, "pool", {x}, y);
+      o.window = p;
+      if (!isMax) o.multipliers = {int8() ? 57 : 1}, o.rshift = int8() ? 9 : 0;
+      gb.g.inputs = {x}, gb.g.outputs = {y};
+      SCOPED_TRACE(std::string(isMax ? "max" : "avg") + (ceil ? " ceil" : ""));
+      expectMatchesReference(gb.g, opts());
+    }
+}
+
+TEST_P(OpTest, GlobalAvgPool) {
+  GraphBuilder gb;
+  int x = gb.act("x", {3, 100, 7, 9}, t());
+  int y = gb.act("y", {3, 100, 1, 1}, t());
+  Op &o = gb.op(OpKind::GlobalAvgPool, "gap", {x}, y);
+  o.multipliers = {int8() ? 65 : 1}, o.rshift = int8() ? 12 : 0;
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  expectMatchesReference(gb.g, opts());
+}
+
+TEST_P(OpTest, Binary) {
+  for (OpKind k : {OpKind::Add, OpKind::Mul, OpKind::Max})
+    for (bool relu : {false, true}) {
+      GraphBuilder gb;
+      int a = gb.act("a", {6, 70, 9, 11}, t()), b = gb.act("b", {6, 70, 9, 11}, t());
+      int y = gb.act("y", {6, 70, 9, 11}, t());
+      Op &o = gb.op(k, "bin", {a, b}, y);
+      o.relu = relu;
+      if (int8()) {
+        o.multipliers = k == OpKind::Mul ? std::vector<int32_t>{93} : std::vector<int32_t>{-77, 301};
+        o.rshift = k == OpKind::Mul ? 12 : 8;
+      }
+      gb.g.inputs = {a, b}, gb.g.outputs = {y};
+      SCOPED_TRACE(opKindName(k));
+      expectMatchesReference(gb.g, opts());
+    }
+}
+
+TEST_P(OpTest, Activations) {
+  for (OpKind k : {OpKind::Relu, OpKind::LeakyRelu, OpKind::Clip}) {
+    GraphBuilder gb;
+    int x = gb.act("x", {5, 65, 13, 7}, t());
+    int y = gb.act("y", {5, 65, 13, 7}, t());
+    Op &o = gb.op(k, "act", {x}, y);
+    if (k == OpKind::LeakyRelu) {
+      o.alpha = 0.1f;
+      if (int8()) o.multipliers = {13}, o.rshift = 7;
+    }
+    if (k == OpKind::Clip) {
+      o.clipMin = int8() ? -20.0f : -0.25f;
+      o.clipMax = int8() ? 90.0f : 0.5f;
+    }
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE(opKindName(k));
+    expectMatchesReference(gb.g, opts());
+  }
+}
+
+TEST_P(OpTest, Fc) {
+  for (bool bias : {false, true}) {
+    GraphBuilder gb;
+    int x = gb.act("x", {5, 37, 3, 3}, t());
+    int y = gb.act("y", {5, 150}, t());
+    std::vector<int> in{x, gb.weight("w", {150, 37 * 9}, weightType())};
+    if (bias) in.push_back(gb.weight("b", {150}, biasType()));
+    Op &o = gb.op(OpKind::Fc, "fc", in, y);
+    o.relu = bias, o.rshift = int8() ? 10 : 0;
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    expectMatchesReference(gb.g, opts());
+  }
+}
+
+TEST_P(OpTest, ConcatUpsampleReshape) {
+  GraphBuilder gb;
+  int a = gb.act("a", {5, 3, 6, 7}, t()), b = gb.act("b", {5, 70, 6, 7}, t());
+  int c = gb.act("c", {5, 73, 6, 7}, t());
+  int u = gb.act("u", {5, 73, 12, 21}, t());
+  int r = gb.act("r", {5, 73 * 12 * 21}, t());
+  gb.op(OpKind::Concat, "cat", {a, b}, c);
+  Op &up = gb.op(OpKind::Upsample, "up", {c}, u);
+  up.scaleH = 2, up.scaleW = 3;
+  gb.op(OpKind::Reshape, "flat", {u}, r);
+  gb.g.inputs = {a, b}, gb.g.outputs = {c, r};
+  expectMatchesReference(gb.g, opts());
+}
+
+INSTANTIATE_TEST_SUITE_P(All, OpTest,
+                         testing::Values(Case{DType::F32, false}, Case{DType::I8, false},
+                                         Case{DType::F32, true}, Case{DType::I8, true}),
+                         caseName);
+
+// int8-only ops, whole and sliced.
+class Int8OpTest : public testing::TestWithParam<bool> {
+protected:
+  Options opts() const {
+    Options o;
+    if (GetParam()) o.hw = smallLmem();
+    return o;
+  }
+};
+
+TEST_P(Int8OpTest, LutTable) {
+  GraphBuilder gb;
+  int x = gb.act("x", {3, 71, 10, 9}, DType::I8);
+  int tb = gb.weight("table", {256}, DType::I8);
+  int y = gb.act("y", {3, 71, 10, 9}, DType::I8);
+  gb.op(OpKind::Lut, "sigmoid", {x, tb}, y);
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  expectMatchesReference(gb.g, opts());
+}
+
+TEST_P(Int8OpTest, CastsAndRequant) {
+  GraphBuilder gb;
+  int x = gb.act("x", {5, 66, 5, 8}, DType::F32);
+  int q = gb.act("q", {5, 66, 5, 8}, DType::I8, 0.0125f);
+  int r = gb.act("r", {5, 66, 5, 8}, DType::I8, 0.02f);
+  int f = gb.act("f", {5, 66, 5, 8}, DType::F32);
+  gb.op(OpKind::Cast, "quant", {x}, q);
+  Op &rq = gb.op(OpKind::Requant, "requant", {q}, r);
+  rq.multipliers = {161}, rq.rshift = 8, rq.relu = true;
+  gb.op(OpKind::Cast, "dequant", {r}, f);
+  gb.g.inputs = {x}, gb.g.outputs = {q, f};
+  expectMatchesReference(gb.g, opts());
+}
+
+TEST_P(Int8OpTest, Uint8Activations) {
+  GraphBuilder gb;
+  int x = gb.act("x", {2, 9, 12, 12}, DType::U8);
+  int y = gb.act("y", {2, 9, 6, 6}, DType::U8);
+  Op &o = gb.op(OpKind::Pool, "maxpool", {x}, y);
+  o.window = win(2, 2, 0), o.window.isMax = true;
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  expectMatchesReference(gb.g, opts());
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Int8OpTest, testing::Bool());
+
+} // namespace
