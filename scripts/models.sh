@@ -12,7 +12,11 @@ ort="$root/tools/ort"
 lock_sum="$(sha256sum "$ort/package-lock.json" | cut -d' ' -f1)"
 if [[ "$(cat "$ort/node_modules/.tpu-lock-sha256" 2>/dev/null || true)" != "$lock_sum" ]]; then
   echo "models: npm ci --ignore-scripts in tools/ort" >&2
-  (cd "$ort" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  for try in 1 2 3; do  # the registry is remote: retry a transient failure
+    (cd "$ort" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) && break
+    ((try < 3)) || { echo "models: error: npm ci failed in tools/ort" >&2; exit 2; }
+    sleep 5
+  done
   echo "$lock_sum" > "$ort/node_modules/.tpu-lock-sha256"
 fi
 # The CPU library ships inside onnxruntime-node; prove it loads on this machine.
