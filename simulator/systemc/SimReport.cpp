@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <map>
+#include <tuple>
 #include <sstream>
 
 namespace tpu::sysc {
@@ -117,6 +119,28 @@ std::string SimReport::chromeTraceJson() const {
     if (t.engine == Engine::Gdma) a["ddr_bytes"] = t.ddrBytes;
     x["args"] = std::move(a);
     ev.push_back(std::move(x));
+  }
+  // Flow arrows from each dependency to the command that waited for it.
+  std::map<std::tuple<unsigned, uint32_t, uint16_t>, const TraceEvent *> byId;
+  for (const TraceEvent &t : events) byId[{unsigned(t.engine), t.group, uint16_t(t.id)}] = &t;
+  uint64_t flowId = 0;
+  for (const TraceEvent &t : events) {
+    if (!t.waitId) continue;
+    auto dep = byId.find({unsigned(otherEngine(t.engine)), t.group, uint16_t(t.waitId)});
+    if (dep == byId.end()) continue;
+    ++flowId;
+    for (const TraceEvent *end : {dep->second, &t}) {
+      Json f;
+      f["name"] = "cmd_id";
+      f["cat"] = "dependency";
+      f["ph"] = end == &t ? "f" : "s";
+      if (end == &t) f["bp"] = "e";
+      f["id"] = flowId;
+      f["pid"] = pid;
+      f["tid"] = end->engine == Engine::Tiu ? 1 : 2;
+      f["ts"] = us(end->startCycle);
+      ev.push_back(std::move(f));
+    }
   }
   for (const DdrSample &s : ddrSamples) {
     Json c;

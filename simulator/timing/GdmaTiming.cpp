@@ -37,4 +37,10 @@ Result<GdmaCost> gdmaCost(const isa::GdmaCommand &cmd, const isa::HwConfig &hw) 
   return gdmaCost(*access, hw);
 }
 
+Result<double> gdmaCycles(const isa::GdmaCommand &cmd, const isa::HwConfig &hw) {
+  Result<GdmaCost> cost = gdmaCost(cmd, hw);
+  if (!cost) return cost.status();
+  return cost->cycles(ddrBytesPerCycle(hw));
+}
+
 } // namespace tpu::timing

@@ -35,5 +35,7 @@ uint64_t ddrChannelBytes(uint64_t runs, uint64_t runBytes, uint32_t burstBytes);
 GdmaCost gdmaCost(const sim::GdmaAccess &access, const isa::HwConfig &hw);
 // Plans the command (validation errors name the field) and costs it.
 Result<GdmaCost> gdmaCost(const isa::GdmaCommand &cmd, const isa::HwConfig &hw);
+// Cycles of the command alone on the DDR channel (the cost model's view).
+Result<double> gdmaCycles(const isa::GdmaCommand &cmd, const isa::HwConfig &hw);
 
 } // namespace tpu::timing

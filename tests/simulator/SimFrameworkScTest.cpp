@@ -290,7 +290,7 @@ TEST_F(SimFramework, TraceJsonHasBothEngineTracksAndDdrCounters) {
   auto j = nlohmann::json::parse(r->chromeTraceJson());
   std::map<int, std::string> threads;
   std::map<int, int> complete;
-  int counters = 0;
+  int counters = 0, flowStarts = 0, flowEnds = 0;
   bool layerNamed = false;
   for (const auto &e : j["traceEvents"]) {
     if (e["ph"] == "M" && e["name"] == "thread_name") threads[e["tid"]] = e["args"]["name"];
@@ -300,7 +300,13 @@ TEST_F(SimFramework, TraceJsonHasBothEngineTracksAndDdrCounters) {
       if (e["name"] == "op1 conv1") layerNamed = true;
     }
     if (e["ph"] == "C") ++counters;
+    if (e["ph"] == "s") ++flowStarts;
+    if (e["ph"] == "f") ++flowEnds;
   }
+  size_t dependent = 0;
+  for (const TraceEvent &t : r->events) dependent += t.waitId != 0;
+  EXPECT_EQ(size_t(flowStarts), dependent);
+  EXPECT_EQ(flowEnds, flowStarts);
   EXPECT_EQ(threads[1], "TIU");
   EXPECT_EQ(threads[2], "GDMA");
   EXPECT_EQ(complete[1], 10);

@@ -178,6 +178,9 @@ TEST(GdmaTiming, MoreBandwidthNeverCostsMoreCycles) {
   // Once DDR is fast enough the LMEM port is the floor.
   EXPECT_DOUBLE_EQ(c->dataCycles(1e9), c->lmemCycles);
   EXPECT_DOUBLE_EQ(c->latencyCycles, hw.gdmaStartupCycles + hw.ddrLatencyNs * hw.cyclesPerNs());
+  auto alone = gdmaCycles(s2l(hw.globalMemBase, {2, 100, 7, 9}, {6300, 63, 9, 1}), hw);
+  ASSERT_TRUE(alone);
+  EXPECT_DOUBLE_EQ(*alone, c->cycles(ddrBytesPerCycle(hw)));
 }
 
 TEST(GdmaTiming, LocalToLocalUsesNoDdr) {
