@@ -7,7 +7,8 @@
 //    RightShiftRound with ROUNDING_HALF_UP).
 //  - Results saturate to the destination's range (int8/uint8/int16/...).
 //  - fp32 -> integer rounds half to even (the IEEE default), saturates, NaN -> 0.
-//  - Integer accumulation is exact in int64 and saturated once, when written.
+//  - Integer accumulation is exact in int64 (saturating at the int64 limits,
+//    which real commands never reach) and saturated once, when written.
 #pragma once
 
 #include "isa/Opcodes.h"
@@ -41,12 +42,27 @@ constexpr uint8_t saturateUint8(int64_t v) { return uint8_t(saturate(v, {0, 255}
 constexpr int16_t saturateInt16(int64_t v) { return int16_t(saturate(v, {-32768, 32767})); }
 constexpr int32_t saturateInt32(int64_t v) { return int32_t(saturate(v, {INT32_MIN, INT32_MAX})); }
 
-// Rounding right shift: round half up. |v| < 2^62 (every accumulator the
-// chip produces); shift 0 returns v, shifts >= 63 are defined too.
+// Rounding right shift: round half up, floor(v / 2^s) plus the first
+// dropped bit; exact over the whole int64 range. shift 0 returns v.
 constexpr int64_t roundingRightShift(int64_t v, unsigned shift) {
   if (shift == 0) return v;
-  if (shift >= 63) return v < -(int64_t(1) << 62) ? -1 : 0;
-  return (v + (int64_t(1) << (shift - 1))) >> shift;
+  if (shift > 63) return 0;
+  return (v >> shift) + ((v >> (shift - 1)) & 1);
+}
+
+// int64 arithmetic that saturates instead of overflowing: intermediate
+// values of the chip never come close, but fuzzed commands may.
+constexpr int64_t kInt64Max = INT64_MAX, kInt64Min = INT64_MIN;
+inline int64_t satAdd(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? kInt64Max : kInt64Min) : r;
+}
+inline int64_t satMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? kInt64Min : kInt64Max) : r;
+}
+inline int64_t satShl(int64_t v, unsigned s) {
+  return s >= 63 ? (v == 0 ? 0 : v > 0 ? kInt64Max : kInt64Min) : satMul(v, int64_t(1) << s);
 }
 
 constexpr int64_t relu(int64_t v) { return v < 0 ? 0 : v; }

@@ -29,6 +29,37 @@ Status requireRowMatrices(NamedTensors ops, const char *cls) {
   return Status::ok();
 }
 
+// The simulator's limits on one command (docs/isa.md, "Errors"): no result
+// has more elements than local memory has bytes, no command does more than
+// 2^36 multiply-accumulates, no scratch buffer exceeds 2^27 elements. Real
+// commands stay far below; degenerate ones (zero strides, huge shapes) would
+// otherwise run for hours or exhaust host memory.
+constexpr uint64_t kMaxOpsPerCommand = uint64_t(1) << 36;
+constexpr uint64_t kMaxScratchElements = uint64_t(1) << 27;
+
+Status checkWork(const HwConfig &cfg, uint64_t results, uint64_t opsPerResult, const char *what) {
+  if (results > cfg.lmemBytes())
+    return makeError(what, " has ", results, " elements, more than local memory holds");
+  if (opsPerResult && results > kMaxOpsPerCommand / opsPerResult)
+    return makeError(what, ": ", results, " results x ", opsPerResult,
+                     " operations each exceeds the simulator's limit of 2^36 per command");
+  return Status::ok();
+}
+Status checkScratch(uint64_t elements, const char *what) {
+  if (elements > kMaxScratchElements)
+    return makeError(what, " needs ", elements, " elements, more than the simulator's limit of 2^27");
+  return Status::ok();
+}
+
+// Multiplying classes take 8- or 16-bit integer inputs (or fp32): products
+// stay below 2^30 and sums of up to 2^31 of them fit int64.
+Status requireNarrowInputs(NamedTensors ops, const char *cls) {
+  for (const auto &[t, field] : ops)
+    if (!t->isFloat() && t->elemBytes > 2)
+      return makeError(field, " = ", precName(t->prec), ": ", cls, " multiplies int8, int16 or fp32 inputs");
+  return Status::ok();
+}
+
 std::string shapeText(const Shape4 &s) {
   std::ostringstream os;
   os << "(" << s.n << ", " << s.c << ", " << s.h << ", " << s.w << ")";
@@ -223,6 +254,19 @@ Status checkWindow(const WindowJob &j) {
   return Status::ok();
 }
 
+Status checkWindowWork(const HwConfig &cfg, const WindowJob &j) {
+  uint64_t Hp = paddedExtent(j.in.shape.h, j.insH, j.padT, j.padB);
+  uint64_t Wp = paddedExtent(j.in.shape.w, j.insW, j.padL, j.padR);
+  uint64_t taps = uint64_t(j.depthwise ? 1 : j.in.shape.c) * j.kh * j.kw;
+  if (taps > (uint64_t(1) << 31))
+    return makeError("opd1: ", taps, " kernel taps per output exceed the limit of 2^31");
+  TPU_RETURN_IF_ERROR(checkWork(cfg, j.out.shape.count(), taps, "res0"));
+  if (j.reduce == Reduce::MulAdd)
+    TPU_RETURN_IF_ERROR(requireNarrowInputs({{&j.in, "opt_opd0_prec"}, {&j.kernel, "opt_opd1_prec"}}, j.cls));
+  TPU_RETURN_IF_ERROR(checkScratch(j.in.shape.c * Hp * Wp, "the padded input (opd0)"));
+  return checkScratch(uint64_t(j.out.shape.c) * j.out.shape.h * Wp, "the output accumulator (res0)");
+}
+
 template <class Cmd> void copyWindowFields(const Cmd &s, WindowJob &j) {
   j.padT = s.padTop, j.padB = s.padBottom, j.padL = s.padLeft, j.padR = s.padRight;
   j.strideH = s.strideH, j.strideW = s.strideW;
@@ -242,8 +286,9 @@ bool fitsInt32(const WindowJob &j) {
          (!j.resAdd || j.out.elemBytes <= 2) && taps * (1u << 15) + (1u << 17) < (1ull << 31);
 }
 
-Status execWindow(const WindowJob &j, LocalMemory &mem) {
+Status execWindow(const HwConfig &cfg, const WindowJob &j, LocalMemory &mem) {
   TPU_RETURN_IF_ERROR(checkWindow(j));
+  TPU_RETURN_IF_ERROR(checkWindowWork(cfg, j));
   bool isFloat = false;
   if (j.reduce == Reduce::MulAdd && j.hasBias)
     TPU_RETURN_IF_ERROR(sameDomain({{&j.in, "opt_opd0_prec"}, {&j.kernel, "opt_opd1_prec"},
@@ -281,7 +326,7 @@ Status execConv(const HwConfig &cfg, LocalMemory &mem, const Conv &s) {
   }
   copyWindowFields(s, j);
   j.resAdd = s.resAdd;
-  return execWindow(j, mem);
+  return execWindow(cfg, j, mem);
 }
 
 Status execPord(const HwConfig &cfg, LocalMemory &mem, const Pord &s) {
@@ -307,7 +352,7 @@ Status execPord(const HwConfig &cfg, LocalMemory &mem, const Pord &s) {
     return makeError("tsk_opd_num = 3: max pooling takes no bias");
   }
   copyWindowFields(s, j);
-  return execWindow(j, mem);
+  return execWindow(cfg, j, mem);
 }
 
 // ---------------------------------------------------------------------------
@@ -376,6 +421,9 @@ Status execMatMul(const HwConfig &cfg, LocalMemory &mem, const MatMul &s) {
     if (left.shape.n != K) return makeError("opd0_n = ", left.shape.n, " differs from opd1_n = ", K, " (left transposed)");
     if (leftCols < M) return makeError("opd0 holds ", leftCols, " columns (opd0_c * opd0_w) but res0_n = ", M);
   }
+  TPU_RETURN_IF_ERROR(checkWork(cfg, uint64_t(M) * out.shape.c * out.shape.w, K, "res0"));
+  TPU_RETURN_IF_ERROR(checkScratch(uint64_t(M) * K, "the left matrix (opd0)"));
+  TPU_RETURN_IF_ERROR(checkScratch(uint64_t(K) * out.shape.c * out.shape.w, "the right matrix (opd1)"));
   std::optional<LocalTensor> bias;
   if (s.hasBias) {
     TRY_RESOLVE(b, resolveLocal(cfg, s.bias, Shape4{1, out.shape.c, 1, out.shape.w}, "opd2"));
@@ -388,6 +436,7 @@ Status execMatMul(const HwConfig &cfg, LocalMemory &mem, const MatMul &s) {
   else
     TPU_RETURN_IF_ERROR(sameDomain({{&left, "opt_opd0_prec"}, {&right, "opt_opd1_prec"},
                                     {&out, "opt_res0_prec"}}, isFloat));
+  TPU_RETURN_IF_ERROR(requireNarrowInputs({{&left, "opt_opd0_prec"}, {&right, "opt_opd1_prec"}}, "mm"));
   const LocalTensor *b = bias ? &*bias : nullptr;
   if (isFloat)
     runMatMul<float>(s, left, right, b, out, M, K, mem);
@@ -430,8 +479,12 @@ Status execMatMul2(const HwConfig &cfg, LocalMemory &mem, const MatMul2 &s) {
   if (left.shape.c != out.shape.c) return makeError("opd0_c = ", left.shape.c, " differs from res0_c = ", out.shape.c);
   if (right.shape.c != left.shape.w) return makeError("opd1_c = ", right.shape.c, " differs from opd0_w = ", left.shape.w);
   if (right.shape.w != out.shape.w) return makeError("opd1_w = ", right.shape.w, " differs from res0_w = ", out.shape.w);
+  TPU_RETURN_IF_ERROR(checkWork(cfg, out.shape.count(), left.shape.w, "res0"));
+  TPU_RETURN_IF_ERROR(checkScratch(uint64_t(left.shape.c) * left.shape.w, "the left matrix (opd0)"));
+  TPU_RETURN_IF_ERROR(checkScratch(uint64_t(right.shape.c) * right.shape.w, "the right matrix (opd1)"));
   bool isFloat = false;
   TPU_RETURN_IF_ERROR(sameDomain({{&left, "opt_opd0_prec"}, {&right, "opt_opd1_prec"}, {&out, "opt_res0_prec"}}, isFloat));
+  TPU_RETURN_IF_ERROR(requireNarrowInputs({{&left, "opt_opd0_prec"}, {&right, "opt_opd1_prec"}}, "mm2"));
   if (isFloat)
     runMatMul2<float>(s, left, right, out, mem);
   else
@@ -544,8 +597,8 @@ void runElementwise(const ElementwiseJob &j, LocalMemory &mem) {
             int64_t r = 0;
             bool wrap = false; // bitwise results keep their low bits instead of saturating
             switch (j.eu) {
-            case EuOp::Mul: r = a * b; break;
-            case EuOp::Mac: r = a * b + (j.arity.c ? cc : j.res0.loadInt(mem, n, c, h, w)); break;
+            case EuOp::Mul: r = satMul(a, b); break;
+            case EuOp::Mac: r = satAdd(satMul(a, b), j.arity.c ? cc : j.res0.loadInt(mem, n, c, h, w)); break;
             case EuOp::Add: r = a + b; break;
             case EuOp::Sub: r = a - b; break;
             case EuOp::Max: r = std::max(a, b); break;
@@ -557,7 +610,7 @@ void runElementwise(const ElementwiseJob &j, LocalMemory &mem) {
                 r = int64_t(s >= 0 ? bits << s : bits >> -s);
                 wrap = true;
               } else {
-                r = s >= 0 ? int64_t(uint64_t(a) << s) : roundingRightShift(a, unsigned(-s));
+                r = s >= 0 ? satShl(a, unsigned(s)) : roundingRightShift(a, unsigned(-s));
               }
               break;
             }
@@ -569,8 +622,8 @@ void runElementwise(const ElementwiseJob &j, LocalMemory &mem) {
             case EuOp::IntNormalize: r = redundantSignBits(a, 8 * j.a.elemBytes); break;
             case EuOp::AddTree: r = a + b + cc; break;
             case EuOp::Copy: r = a; break;
-            case EuOp::SquareSum: r = (a + b) * (a + b); break;
-            case EuOp::SquareDiff: r = (a - b) * (a - b); break;
+            case EuOp::SquareSum: r = satMul(a + b, a + b); break;
+            case EuOp::SquareDiff: r = satMul(a - b, a - b); break;
             case EuOp::Cmp: r = a > b ? 1 : 0; break;
             case EuOp::Select: r = a != 0 ? b : cc; break;
             case EuOp::CmpSelect:
@@ -598,6 +651,7 @@ Status execElementwise(const HwConfig &cfg, LocalMemory &mem, const Elementwise 
     return makeError("opt_opd1_const = 0: md_scalar needs a constant opd1");
   TRY_RESOLVE(res0, resolveLocal(cfg, s.res0, "res0"));
   j.res0 = res0;
+  TPU_RETURN_IF_ERROR(checkWork(cfg, res0.shape.count(), s.eu == EuOp::Taylor ? s.opd1.shape.w : 1, "res0"));
   const Shape4 S = res0.shape;
   Shape4 aShape = S, bShape = S;
   if (task == TiuTask::VecCorr) {
@@ -671,6 +725,7 @@ Status execMdSum(const HwConfig &cfg, LocalMemory &mem, const MdSum &s) {
     return makeError("res0_h = ", out.shape.h, " must be 1 or opd0_h = ", in.shape.h);
   if (out.shape.w != 1 && out.shape.w != in.shape.w)
     return makeError("res0_w = ", out.shape.w, " must be 1 or opd0_w = ", in.shape.w);
+  TPU_RETURN_IF_ERROR(checkWork(cfg, out.shape.count(), in.shape.count() / out.shape.count(), "res0"));
   bool isFloat = false;
   TPU_RETURN_IF_ERROR(sameDomain({{&in, "opt_opd0_prec"}, {&out, "opt_res0_prec"}}, isFloat));
   const bool sumH = out.shape.h == 1, sumW = out.shape.w == 1;
@@ -688,7 +743,7 @@ Status execMdSum(const HwConfig &cfg, LocalMemory &mem, const MdSum &s) {
           } else {
             int64_t acc = 0;
             for (uint32_t h = h0; h < h1; ++h)
-              for (uint32_t w = w0; w < w1; ++w) acc += in.loadInt(mem, n, c, h, w);
+              for (uint32_t w = w0; w < w1; ++w) acc = satAdd(acc, in.loadInt(mem, n, c, h, w));
             writeInt(mem, out, n, c, oh, ow, acc, s.rshift, s.relu);
           }
         }
@@ -697,6 +752,7 @@ Status execMdSum(const HwConfig &cfg, LocalMemory &mem, const MdSum &s) {
 
 Status execLut(const HwConfig &cfg, LocalMemory &mem, const Lut &s) {
   TRY_RESOLVE(out, resolveLocal(cfg, s.output, "res0"));
+  TPU_RETURN_IF_ERROR(checkWork(cfg, out.shape.count(), 1, "res0"));
   TRY_RESOLVE(idx, resolveLocal(cfg, s.index, out.shape, "opd0"));
   if (idx.prec != Prec::Int8 || idx.isFloat())
     return makeError("opt_opd0_prec = ", precName(idx.prec), ": lut indices are 8-bit");
@@ -721,6 +777,7 @@ Status execLut(const HwConfig &cfg, LocalMemory &mem, const Lut &s) {
 Status execLma(const HwConfig &cfg, LocalMemory &mem, const Lma &s) {
   TRY_RESOLVE(in, resolveLocal(cfg, s.input, "opd0"));
   TRY_RESOLVE(out, resolveLocal(cfg, s.output, "res0"));
+  TPU_RETURN_IF_ERROR(checkWork(cfg, out.shape.count(), 1, "res0"));
   if (!in.isConst && in.shape.count() != out.shape.count())
     return makeError("res0 shape ", shapeText(out.shape), " and opd0 shape ", shapeText(in.shape),
                      " hold different element counts");

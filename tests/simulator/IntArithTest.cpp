@@ -19,6 +19,9 @@ TEST(IntArith, RightShiftRoundsHalfUp) {
   EXPECT_EQ(roundingRightShift(-6, 2), -1); // -1.5 -> -1
   EXPECT_EQ(roundingRightShift(123, 0), 123);
   EXPECT_EQ(roundingRightShift(-1, 63), 0);
+  EXPECT_EQ(roundingRightShift(INT64_MAX, 1), int64_t(1) << 62);
+  EXPECT_EQ(roundingRightShift(INT64_MIN, 1), -(int64_t(1) << 62));
+  EXPECT_EQ(roundingRightShift(INT64_MIN, 63), -1);
   // Against floor(v / 2^s + 0.5) on random values.
   std::mt19937_64 rng(7);
   for (int i = 0; i < 10000; ++i) {
@@ -60,6 +63,19 @@ TEST(IntArith, Fp32ToIntRoundsHalfToEvenAndSaturates) {
   EXPECT_EQ(fp32ToInt(1e20f, Prec::Int32, true), INT32_MAX);
   EXPECT_EQ(fp32ToInt(std::numeric_limits<float>::quiet_NaN(), Prec::Int16, true), 0);
   EXPECT_EQ(fp32ToInt(std::numeric_limits<float>::infinity(), Prec::Int16, true), 32767);
+}
+
+TEST(IntArith, SaturatingInt64Helpers) {
+  EXPECT_EQ(satAdd(INT64_MAX, 1), INT64_MAX);
+  EXPECT_EQ(satAdd(INT64_MIN, -1), INT64_MIN);
+  EXPECT_EQ(satAdd(3, -5), -2);
+  EXPECT_EQ(satMul(int64_t(1) << 40, int64_t(1) << 40), INT64_MAX);
+  EXPECT_EQ(satMul(-(int64_t(1) << 40), int64_t(1) << 40), INT64_MIN);
+  EXPECT_EQ(satMul(-7, 6), -42);
+  EXPECT_EQ(satShl(3, 4), 48);
+  EXPECT_EQ(satShl(-3, 62), INT64_MIN);
+  EXPECT_EQ(satShl(1, 70), INT64_MAX);
+  EXPECT_EQ(satShl(0, 70), 0);
 }
 
 TEST(IntArith, BitsAndSignExtension) {

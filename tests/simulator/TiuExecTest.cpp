@@ -622,7 +622,7 @@ TEST(TiuExec, ArithBitwiseConversionAndNormalizeOps) {
     for (size_t i = 0; i < expect.size(); ++i) {
       int64_t v = int64_t(i16.values[i]);
       int r = 0;
-      while (r < 15 && (v << (r + 1)) >= -32768 && (v << (r + 1)) <= 32767) ++r;
+      while (r < 15 && v * (int64_t(1) << (r + 1)) >= -32768 && v * (int64_t(1) << (r + 1)) <= 32767) ++r;
       expect[i] = r;
     }
     f.checkOutput(o16, expect, "ar.int_normalize");
@@ -868,6 +868,8 @@ TEST(TiuExec, BadCommandsAreRejectedNamingTheField) {
   expectError(c, "res0: address");
   c = good, c.output.prec = Prec::Fp32;
   expectError(c, "mixes fp32 and integer");
+  c = good, c.input.prec = Prec::Int32, c.weight.prec = Prec::Int32;
+  expectError(c, "opt_opd0_prec = int32: conv multiplies int8, int16 or fp32 inputs");
   c = good, c.input.shape.c = 0;
   expectError(c, "opd0: shape (1, 0, 8, 8) has a zero dimension");
   Conv ex = good;
@@ -915,6 +917,65 @@ TEST(TiuExec, LaneWrapAroundPlacesChannelsInTheNextRow) {
   EXPECT_EQ(double(v), a.at(0, 5, 1, 2));
   std::memcpy(&v, f.mem.lane(1) + out.offset + 2 * 128 + 0, 1); // channel 69, element (0,0)
   EXPECT_EQ(double(v), a.at(0, 69, 0, 0));
+}
+
+
+// Random valid-looking command words either execute or are rejected with a
+// message; never a crash, an out-of-bounds access or a hang.
+TEST(TiuExec, RandomCommandWordsRunOrFailCleanly) {
+  Fixture f(1607);
+  const TiuField small[] = {TiuField::res0_n, TiuField::res0_c, TiuField::res0_h, TiuField::res0_w,
+                            TiuField::opd0_n, TiuField::opd0_c, TiuField::opd0_h, TiuField::opd0_w,
+                            TiuField::opd1_n, TiuField::opd1_c, TiuField::opd1_h, TiuField::opd1_w,
+                            TiuField::opt_right_shift};
+  const TiuField addrs[] = {TiuField::res0_addr, TiuField::opd0_addr, TiuField::opd1_addr,
+                            TiuField::opd2_addr, TiuField::opd3_addr, TiuField::res1_addr};
+  const TiuField strides[] = {TiuField::res0_n_str, TiuField::res0_c_str, TiuField::res0_h_str,
+                              TiuField::res0_w_str, TiuField::opd0_n_str, TiuField::opd0_c_str,
+                              TiuField::opd0_h_str, TiuField::opd0_w_str, TiuField::opd1_n_str,
+                              TiuField::opd1_c_str, TiuField::opd1_h_str, TiuField::opd1_w_str,
+                              TiuField::opd2_n_str, TiuField::opd2_c_str, TiuField::opd2_h_str,
+                              TiuField::opd2_w_str};
+  int ran = 0, rejected = 0;
+  for (int i = 0; i < 4000; ++i) {
+    CommandBytes bytes;
+    for (auto &b : bytes) b = uint8_t(f.rng());
+    TiuRaw raw = TiuRaw::decode(bytes.data());
+    // Mostly valid codes and plausible sizes, so that execution is reached.
+    unsigned task = unsigned(f.rng() % kTiuTaskCount), eu;
+    do eu = unsigned(f.rng() % kEuOpCount); while (!isValidTiuOp(task, eu));
+    raw.set(TiuField::tsk_typ, task), raw.set(TiuField::tsk_eu_typ, eu);
+    for (TiuField p : {TiuField::opt_res0_prec, TiuField::opt_opd0_prec, TiuField::opt_opd1_prec,
+                       TiuField::opt_opd2_prec, TiuField::short_res0_str, TiuField::short_opd0_str,
+                       TiuField::short_opd1_str, TiuField::short_opd2_str})
+      if (f.rng() % 8) raw.set(p, f.rng() % 4);
+    if (f.rng() % 8) raw.set(TiuField::tsk_opd_num, 2 + f.rng() % 2);
+    for (TiuField s : small)
+      if (f.rng() % 8) raw.set(s, 1 + f.rng() % 9);
+    for (TiuField a : addrs)
+      if (f.rng() % 8) raw.set(a, uint32_t(f.rng() % 64) * kLaneBytes + uint32_t(f.rng() % 8192) * 4);
+    for (TiuField s : strides)
+      if (f.rng() % 8) raw.set(s, f.rng() % 64);
+    for (TiuField p : {TiuField::opd0_up_pad, TiuField::opd0_dn_pad, TiuField::opd0_lf_pad,
+                       TiuField::opd0_rt_pad, TiuField::opd0_x_ins0, TiuField::opd0_y_ins0,
+                       TiuField::opd1_x_ins0, TiuField::opd1_y_ins0})
+      if (f.rng() % 4) raw.set(p, f.rng() % 3);
+    auto cmd = decodeTiu(raw);
+    if (!cmd.isOk()) {
+      EXPECT_FALSE(cmd.message().empty());
+      ++rejected;
+      continue;
+    }
+    Status st = executeTiu(f.cfg, f.mem, *cmd);
+    if (st.isOk()) {
+      ++ran;
+    } else {
+      ++rejected;
+      EXPECT_FALSE(st.message().empty());
+    }
+  }
+  EXPECT_GT(ran, 200);
+  EXPECT_GT(rejected, 200);
 }
 
 } // namespace
