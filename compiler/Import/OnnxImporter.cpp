@@ -905,13 +905,22 @@ Status Importer::run(ModuleOp module, const ImportOptions &opts) {
     return Status::error(msg);
   }
 
+  if (model_.opset == 0) return makeError("the ONNX model declares no opset for the default domain");
   consts_ = model_.initializers;
-  if (!opts.inputShapes.empty() && opts.inputShapes.size() != model_.inputs.size())
+  std::vector<const ValueInfo *> inputs;
+  for (const auto &[name, array] : opts.constantInputs) {
+    auto it = std::find_if(model_.inputs.begin(), model_.inputs.end(), [&](const ValueInfo &v) { return v.name == name; });
+    if (it == model_.inputs.end()) return makeError("constant input '", name, "' is not an input of the model");
+    consts_[name] = array;
+  }
+  for (const ValueInfo &in : model_.inputs)
+    if (!opts.constantInputs.count(in.name)) inputs.push_back(&in);
+  if (!opts.inputShapes.empty() && opts.inputShapes.size() != inputs.size())
     return makeError("--input-shapes gives ", opts.inputShapes.size(), " shapes but the model has ",
-                     model_.inputs.size(), " inputs");
+                     inputs.size(), " inputs");
   SmallVector<Type> argTypes;
-  for (size_t i = 0; i < model_.inputs.size(); ++i) {
-    const ValueInfo &in = model_.inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ValueInfo &in = *inputs[i];
     if (in.dtype.empty()) return makeError("input '", in.name, "' has an unsupported element type ", in.onnxType);
     std::vector<int64_t> dims = in.dims;
     if (!opts.inputShapes.empty()) {
@@ -924,7 +933,7 @@ Status Importer::run(ModuleOp module, const ImportOptions &opts) {
     } else {
       if (!in.hasShape) return makeError("input '", in.name, "' has no shape in the model; give --input-shapes");
       for (size_t d = 0; d < dims.size(); ++d)
-        if (dims[d] < 1)
+        if (dims[d] < 0)
           return makeError("input '", in.name, "' has a dynamic dimension ", d,
                            in.dimParams[d].empty() ? "" : " ('" + in.dimParams[d] + "')", "; give --input-shapes");
     }
@@ -936,8 +945,8 @@ Status Importer::run(ModuleOp module, const ImportOptions &opts) {
   Block *entry = func.addEntryBlock();
   b_.setInsertionPointToEnd(entry);
   SmallVector<mlir::Attribute> inputNames, outputNames;
-  for (size_t i = 0; i < model_.inputs.size(); ++i) {
-    const std::string &name = model_.inputs[i].name;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string &name = inputs[i]->name;
     auto in = b_.create<top::InputOp>(NameLoc::get(b_.getStringAttr(name)), argTypes[i], entry->getArgument(i));
     values_[name] = in.getOutput();
     inputNames.push_back(b_.getStringAttr(name));

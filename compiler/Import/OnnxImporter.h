@@ -12,6 +12,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct ImportOptions {
   std::vector<std::string> outputNames;          // empty: the graph outputs
   std::string weightFile;                        // value of the top.weight_file attribute
   bool canonicalize = true;                      // run shape inference + structural rewrites
+  // Graph inputs frozen to these values (e.g. the scales/axes inputs of the
+  // ONNX conformance cases): they become constants, not function arguments,
+  // and --input-shapes then lists only the remaining inputs.
+  std::map<std::string, NpyArray> constantInputs;
 };
 
 struct ImportedModule {

@@ -211,7 +211,7 @@ ValueInfo decodeValueInfo(const pb::ValueInfoProto &v) {
     info.dtype = topDtypeOf(tt.elem_type());
     info.hasShape = tt.has_shape();
     for (const auto &d : tt.shape().dim()) {
-      info.dims.push_back(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : -1);
+      info.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
       info.dimParams.push_back(d.has_dim_param() ? d.dim_param() : "");
     }
   }
@@ -252,7 +252,6 @@ Result<Model> parseModel(const void *data, size_t size, const std::string &baseD
   m.producer = proto.producer_name();
   for (const auto &o : proto.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") m.opset = o.version();
-  if (m.opset == 0) return makeError("the ONNX model declares no opset for the default domain");
   const auto &g = proto.graph();
   for (const auto &init : g.initializer()) {
     auto t = decodeTensor(init, baseDir);
