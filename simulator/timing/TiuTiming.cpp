@@ -60,7 +60,7 @@ struct Visitor {
   // mm: output columns (c, w) in lanes, rows M = n packed per word, K steps.
   void operator()(const MatMul &m) {
     const Shape4 &out = m.output.shape;
-    uint64_t k = m.leftTranspose ? m.left.shape.n : uint64_t(m.left.shape.c) * m.left.shape.w;
+    uint64_t k = m.right.shape.n; // right is (n = K, c, 1, w)
     cost.computeCycles = laneRounds(out.c, laneOf(m.output, hw), hw) *
                          planePasses(out.n, out.w, widestBytes({&m.left, &m.right}), hw) * k;
     cost.macs = out.count() * k;

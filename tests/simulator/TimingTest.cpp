@@ -129,6 +129,25 @@ TEST(TiuTiming, ElementwiseFollowsElementsAndOperation) {
   EXPECT_EQ(tiuCost(arith(EuOp::Add, {2, 64, 32, 32}, Prec::Int16), hw).computeCycles, add);
 }
 
+TEST(TiuTiming, MatMulCyclesFollowItsMacs) {
+  HwConfig hw;
+  // res[M x N] = left[M x K] * right[K x N], N = c * w columns over lanes.
+  auto mm = [&](uint32_t m, uint32_t k, uint32_t c, uint32_t w) {
+    MatMul op;
+    op.left = operand(0, {m, c, 1, w}, Prec::Fp32);
+    op.right = operand(0, {k, c, 1, w}, Prec::Fp32);
+    op.output = operand(0, {m, c, 1, w}, Prec::Fp32);
+    TiuCommand cmd;
+    cmd.op = op;
+    return tiuCost(cmd, hw);
+  };
+  TiuCost base = mm(32, 100, 64, 1);
+  EXPECT_EQ(base.macs, 32u * 100 * 64);
+  EXPECT_EQ(mm(32, 200, 64, 1).computeCycles, 2 * base.computeCycles); // K
+  EXPECT_EQ(mm(64, 100, 64, 1).computeCycles, 2 * base.computeCycles); // M: rows are passes
+  EXPECT_EQ(mm(32, 100, 128, 1).computeCycles, 2 * base.computeCycles); // columns beyond the lanes
+}
+
 TEST(TiuTiming, EveryCommandClassHasACost) {
   HwConfig hw;
   TiuCommand cmd;
