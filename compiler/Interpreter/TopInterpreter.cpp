@@ -103,11 +103,15 @@ tpu::Status TopInterpreter::Impl::nameValues() {
     std::string base = op->getName().stripDialect().str();
     return base + "_" + std::to_string(counters[base]++);
   };
-  // Inputs first: a function argument is named by the top.input op reading it.
+  // Inputs first: named by the function's top.input_names, else by the
+  // top.input op reading the argument, else by the argument's location.
+  auto inputNames = func->getAttrOfType<ArrayAttr>("top.input_names");
   for (BlockArgument arg : func.getArguments()) {
     std::string name;
+    if (inputNames && inputNames.size() == func.getNumArguments())
+      if (auto s = dyn_cast<StringAttr>(inputNames[arg.getArgNumber()])) name = s.str();
     for (Operation *user : arg.getUsers())
-      if (auto in = dyn_cast<InputOp>(user))
+      if (auto in = dyn_cast<InputOp>(user); in && name.empty())
         if (auto nl = dyn_cast<NameLoc>(in.getLoc())) name = nl.getName().str();
     if (name.empty())
       if (auto nl = dyn_cast<NameLoc>(arg.getLoc())) name = nl.getName().str();
@@ -197,10 +201,17 @@ tpu::Status TopInterpreter::Impl::prepare(const tpu::NpzMap *weightMap) {
     inputs.push_back({names[arg], shapeOf(arg), dtypeOfElement(t.getElementType())});
     inputValues.push_back(arg);
   }
-  for (Value v : ret->getOperands()) {
+  // Outputs: the function's top.output_names (the ONNX graph outputs, also
+  // when one is an input or another output), else the value names.
+  auto outputNames = func->getAttrOfType<ArrayAttr>("top.output_names");
+  for (unsigned i = 0; i < ret->getNumOperands(); ++i) {
+    Value v = ret->getOperand(i);
+    std::string name = names[v];
+    if (outputNames && outputNames.size() == ret->getNumOperands())
+      if (auto s = dyn_cast<StringAttr>(outputNames[i])) name = s.str();
     auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (!t || !t.hasStaticShape()) return tpu::makeError("output '", names[v], "' has no static shape");
-    outputs.push_back({names[v], shapeOf(v), dtypeOfElement(t.getElementType())});
+    if (!t || !t.hasStaticShape()) return tpu::makeError("output '", name, "' has no static shape");
+    outputs.push_back({name, shapeOf(v), dtypeOfElement(t.getElementType())});
   }
   for (Operation *op : schedule) TPU_RETURN_IF_ERROR(checkOp(op));
 
@@ -789,19 +800,19 @@ tpu::Result<tpu::NpzMap> TopInterpreter::run(const tpu::NpzMap &inputs, bool dum
     }
 
   tpu::NpzMap result;
-  auto record = [&](Value v) {
+  auto record = [&](Value v, const std::string &name) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
     if (!t) return;
     auto it = env.find(v);
-    if (it != env.end()) result[m.names[v]] = toArray(it->second, dtypeOfElement(t.getElementType()));
+    if (it != env.end()) result[name] = toArray(it->second, dtypeOfElement(t.getElementType()));
   };
   if (dumpAll)
-    for (Value v : m.inputValues) record(v);
+    for (Value v : m.inputValues) record(v, m.names[v]);
   for (size_t i = 0; i < m.schedule.size(); ++i) {
     Operation *op = m.schedule[i];
     TPU_RETURN_IF_ERROR(m.execute(op, env));
     if (dumpAll && !isa<WeightOp, NoneOp, InputOp>(op))
-      for (Value r : op->getResults()) record(r);
+      for (Value r : op->getResults()) record(r, m.names[r]);
     // Free what no later op reads (results nobody reads included).
     for (Value v : op->getOperands()) {
       auto lu = m.lastUse.find(v);
@@ -811,7 +822,7 @@ tpu::Result<tpu::NpzMap> TopInterpreter::run(const tpu::NpzMap &inputs, bool dum
       if (!m.lastUse.count(r)) env.erase(r);
   }
   Operation *ret = m.func.getBody().front().getTerminator();
-  for (Value v : ret->getOperands()) record(v);
+  for (unsigned i = 0; i < ret->getNumOperands(); ++i) record(ret->getOperand(i), m.outputs[i].name);
   return result;
 }
 

@@ -4,7 +4,8 @@
 //
 // Tensor names: a value is named by its location (loc("name"), the ONNX tensor
 // name); multi-result ops carry a fused location with one name per result.
-// Unnamed values get "<op>_<n>". Inputs are named by their top.input op.
+// Unnamed values get "<op>_<n>". Inputs and outputs take the function's
+// top.input_names / top.output_names (the ONNX graph names) when present.
 // Values are kept as fp32 (i64/i1 tensors hold exact integers up to 2^24) and
 // written with the dtype of their MLIR element type.
 #pragma once

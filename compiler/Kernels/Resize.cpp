@@ -13,8 +13,11 @@ double sourceCoord(CoordMode mode, int64_t x, int64_t inLen, int64_t outLen, dou
   switch (mode) {
   case CoordMode::HalfPixel: return (x + 0.5) / scale - 0.5;
   case CoordMode::PytorchHalfPixel: return outLen > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  case CoordMode::AlignCorners:
-    return outLen == 1 ? 0.0 : x * static_cast<double>(inLen - 1) / static_cast<double>(outLen - 1);
+  case CoordMode::AlignCorners: {
+    // ONNX measures the resized length as in * scale (unrounded).
+    double resized = inLen * scale;
+    return resized <= 1.0 ? 0.0 : x * static_cast<double>(inLen - 1) / (resized - 1.0);
+  }
   case CoordMode::Asymmetric: return x / scale;
   case CoordMode::TfHalfPixelForNN: return (x + 0.5) / scale;
   }

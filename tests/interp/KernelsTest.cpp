@@ -525,6 +525,12 @@ TEST(Resize, CoordinateModes) {
   ResizeParams ac{ResizeMode::Linear, CoordMode::AlignCorners, NearestMode::Floor};
   resize(img.data(), {2, 2}, bl.data(), {3, 3}, {1.5, 1.5}, ac);
   EXPECT_EQ(bl, (std::vector<float>{1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4}));
+  // align_corners with a scale: the resized length is in * scale = 2.4, so
+  // output 1 samples 3 / 1.4 = 2.142857 (ONNX resize_downsample_scales_linear_align_corners).
+  std::vector<float> row = {1, 2, 3, 4}, two(2);
+  resize(row.data(), {4}, two.data(), {2}, {0.6}, ac);
+  EXPECT_FLOAT_EQ(two[0], 1.0f);
+  EXPECT_NEAR(two[1], 3.142857f, 1e-5);
 }
 
 TEST(Compare, Metrics) {
