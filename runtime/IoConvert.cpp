@@ -176,4 +176,25 @@ Result<std::vector<float>> fromDevice(const bmodel::Tensor &l, const uint8_t *by
   return out;
 }
 
+Result<std::vector<uint8_t>> relayout(const bmodel::Tensor &from, const uint8_t *bytes,
+                                      uint64_t size, StoreMode to) {
+  bmodel::Tensor target = from;
+  target.storeMode = to;
+  auto need = deviceBytes(from);
+  if (!need) return need.status();
+  auto out = deviceBytes(target);
+  if (!out) return out.status();
+  if (size != *need)
+    return makeError(size, " device bytes given for a tensor that occupies ", *need);
+  std::vector<uint8_t> result(*out, 0);
+  const BatchView v = batchView(from);
+  const unsigned e = dataTypeBytes(from.dtype);
+  const unsigned kFrom = storeModeFactor(from.storeMode), kTo = storeModeFactor(to);
+  for (uint64_t n = 0; n < v.batch; ++n)
+    for (uint64_t i = 0; i < v.inner; ++i)
+      std::memcpy(result.data() + deviceSlot(n, i, v.inner, kTo) * e,
+                  bytes + deviceSlot(n, i, v.inner, kFrom) * e, e);
+  return result;
+}
+
 } // namespace tpu::runtime

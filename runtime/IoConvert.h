@@ -40,4 +40,9 @@ Result<std::vector<uint8_t>> toDevice(const bmodel::Tensor &layout, const float 
 // Device bytes -> fp32 values in C order, dequantized: (q - zeroPoint) * scale.
 Result<std::vector<float>> fromDevice(const bmodel::Tensor &layout, const uint8_t *bytes, uint64_t size);
 
+// The same values in another store mode (1N <-> 2N/4N, same dtype and
+// shape): element slots are permuted, bytes unchanged, padding zero.
+Result<std::vector<uint8_t>> relayout(const bmodel::Tensor &from, const uint8_t *bytes,
+                                      uint64_t size, StoreMode to);
+
 } // namespace tpu::runtime

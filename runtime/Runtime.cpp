@@ -51,15 +51,24 @@ Result<LoadedGroup> decodeGroup(const bmodel::CmdGroup &group) {
 
 } // namespace
 
-Runtime::Runtime(const isa::HwConfig &cfg, std::unique_ptr<Backend> backend)
-    : device_(cfg), backend_(std::move(backend)) {}
-Runtime::~Runtime() = default;
+Runtime::Runtime(std::shared_ptr<SimDevice> device, std::unique_ptr<Backend> backend)
+    : device_(std::move(device)), backend_(std::move(backend)) {}
+
+// Nets leave the device with their runtime: their ranges are released.
+Runtime::~Runtime() {
+  for (const auto &n : nets_) device_->unreserveAll(n->ranges);
+}
 
 Result<std::unique_ptr<Runtime>> Runtime::create(const isa::HwConfig &cfg, BackendKind kind) {
   TPU_RETURN_IF_ERROR(cfg.validate());
+  return create(std::make_shared<SimDevice>(cfg), kind);
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::create(std::shared_ptr<SimDevice> device,
+                                                 BackendKind kind) {
   auto backend = makeBackend(kind);
   if (!backend) return backend.status();
-  return std::unique_ptr<Runtime>(new Runtime(cfg, backend.take()));
+  return std::unique_ptr<Runtime>(new Runtime(std::move(device), backend.take()));
 }
 
 Status Runtime::loadBmodel(const std::string &path) {
@@ -84,7 +93,7 @@ Status Runtime::adopt(bmodel::Model model, const std::string &origin) {
     Status st = place(*loaded);
     if (!st) {
       while (nets_.size() > before) {
-        device_.unreserveAll(nets_.back()->ranges);
+        device_->unreserveAll(nets_.back()->ranges);
         nets_.pop_back();
       }
       return st.prefix(origin);
@@ -98,7 +107,7 @@ Status Runtime::adopt(bmodel::Model model, const std::string &origin) {
 // coefficients. On failure the device keeps no range of this net.
 Status Runtime::place(LoadedNet &net) {
   Status st = placeRanges(net);
-  if (!st) device_.unreserveAll(net.ranges);
+  if (!st) device_->unreserveAll(net.ranges);
   return st;
 }
 
@@ -120,7 +129,7 @@ Status Runtime::placeRanges(LoadedNet &net) {
     }
   // Claim memory only once everything above is known to be good.
   auto claim = [&](uint64_t addr, uint64_t bytes, SimDevice::Use use, const std::string &owner) {
-    Status st = device_.reserve(addr, bytes, use, owner);
+    Status st = device_->reserve(addr, bytes, use, owner);
     if (st && bytes) net.ranges.push_back({addr, owner});
     return st;
   };
@@ -139,7 +148,7 @@ Status Runtime::placeRanges(LoadedNet &net) {
                                   where + " tensor " + quoted(t.name)));
     }
   if (!d.coeff.empty())
-    TPU_RETURN_IF_ERROR(device_.gmem().write(d.coeffAddr, d.coeff.data(), d.coeff.size()));
+    TPU_RETURN_IF_ERROR(device_->gmem().write(d.coeffAddr, d.coeff.data(), d.coeff.size()));
   return Status::ok();
 }
 
@@ -191,7 +200,7 @@ Status Runtime::setInput(const std::string &netName, const std::string &input,
                      value.dtype == own ? " (raw " + own + " input needs a 1N tensor)"
                                         : (own == "float32" ? "" : " or " + own));
   }
-  Status st = device_.gmem().write(t->deviceAddr, bytes.data(), bytes.size());
+  Status st = device_->gmem().write(t->deviceAddr, bytes.data(), bytes.size());
   return st ? st : st.prefix(where);
 }
 
@@ -207,7 +216,7 @@ Result<NpyArray> Runtime::getOutput(const std::string &netName, const std::strin
   auto size = deviceBytes(*t);
   if (!size) return makeError(where, ": ", size.message());
   std::vector<uint8_t> bytes(*size);
-  Status st = device_.gmem().read(t->deviceAddr, bytes.data(), bytes.size());
+  Status st = device_->gmem().read(t->deviceAddr, bytes.data(), bytes.size());
   if (!st) return st.prefix(where);
   auto values = fromDevice(*t, bytes.data(), bytes.size());
   if (!values) return makeError(where, ": ", values.message());
@@ -225,7 +234,7 @@ Status Runtime::launch(const std::string &netName, const RunOptions &opts, RunRe
     report.gdmaCommands += g.gdma.size();
   }
   auto start = std::chrono::steady_clock::now();
-  Status st = backend_->execute(device_, **n, opts, report);
+  Status st = backend_->execute(*device_, **n, opts, report);
   report.wallSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return st ? st : st.prefix("net " + quoted(netName));

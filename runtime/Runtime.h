@@ -1,8 +1,8 @@
 // The C++ runtime: load bmodels into a simulated BM1684, convert inputs and
 // outputs between user fp32 and the device's layouts, launch nets on a
 // backend (`func`: the semantics library alone; `sim`: the SystemC model,
-// timed). One Runtime owns one simulated device; separate Runtimes are
-// independent and may be used from separate threads.
+// timed). A Runtime made from a config owns its simulated device; separate
+// such Runtimes are independent and may be used from separate threads.
 #pragma once
 
 #include "isa/HwConfig.h"
@@ -22,6 +22,10 @@ class Runtime {
 public:
   // Fails when the config is invalid or the backend is not built in.
   static Result<std::unique_ptr<Runtime>> create(const isa::HwConfig &cfg, BackendKind backend);
+  // A runtime on an existing device, shared with other runtimes (as several
+  // bmrt instances share one bm_handle_t); the caller serialises their use.
+  static Result<std::unique_ptr<Runtime>> create(std::shared_ptr<SimDevice> device,
+                                                 BackendKind backend);
   ~Runtime();
   Runtime(const Runtime &) = delete;
   Runtime &operator=(const Runtime &) = delete;
@@ -52,17 +56,17 @@ public:
   Result<NpzMap> run(const std::string &net, const NpzMap &inputs, const RunOptions &opts,
                      RunReport &report);
 
-  SimDevice &device() { return device_; }
+  SimDevice &device() { return *device_; }
   BackendKind backend() const { return backend_->kind(); }
 
 private:
-  Runtime(const isa::HwConfig &cfg, std::unique_ptr<Backend> backend);
+  Runtime(std::shared_ptr<SimDevice> device, std::unique_ptr<Backend> backend);
   Status adopt(bmodel::Model model, const std::string &origin);
   Status place(LoadedNet &net);
   Status placeRanges(LoadedNet &net);
   Result<const LoadedNet *> find(const std::string &name) const;
 
-  SimDevice device_;
+  std::shared_ptr<SimDevice> device_;
   std::unique_ptr<Backend> backend_;
   std::vector<std::unique_ptr<LoadedNet>> nets_; // in load order
 };

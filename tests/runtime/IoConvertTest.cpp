@@ -151,3 +151,21 @@ TEST(IoConvert, RejectsBadLayouts) {
   EXPECT_FALSE(fromDevice(layout(DataType::Int8, StoreMode::N4, {3, 3}), bytes.data(), 10));
   EXPECT_FALSE(deviceBytes(layout(DataType::Int8, StoreMode::N1, {1 << 20, 1 << 20, 1 << 20})));
 }
+
+TEST(IoConvert, RelayoutBetweenOneNAndFourNKeepsValues) {
+  tpu::bmodel::Tensor l4 = layout(DataType::Int8, StoreMode::N4, {5, 2}, 1.0f);
+  tpu::bmodel::Tensor l1 = layout(DataType::Int8, StoreMode::N1, {5, 2}, 1.0f);
+  std::vector<float> x = {10, 11, 20, 21, 30, 31, 40, 41, 50, 51};
+  auto one = toDevice(l1, x.data(), x.size());
+  auto four = toDevice(l4, x.data(), x.size());
+  ASSERT_TRUE(one && four);
+  auto toFour = relayout(l1, one->data(), one->size(), StoreMode::N4);
+  ASSERT_TRUE(toFour) << toFour.message();
+  EXPECT_EQ(*toFour, *four);
+  auto toOne = relayout(l4, four->data(), four->size(), StoreMode::N1);
+  ASSERT_TRUE(toOne);
+  EXPECT_EQ(*toOne, *one);
+  EXPECT_FALSE(relayout(l1, one->data(), one->size() - 1, StoreMode::N4));
+  tpu::bmodel::Tensor f = layout(DataType::Float32, StoreMode::N1, {5, 2});
+  EXPECT_FALSE(relayout(f, one->data(), 40, StoreMode::N4)); // 4N needs an 8-bit type
+}

@@ -1,0 +1,454 @@
+// The bmlib / BMRuntime C API (runtime/include/*.h) over tpu::runtime. Every
+// entry point catches its failure as a Status, logs it as one line and
+// returns the C status; nothing here aborts on user input.
+#include "bmruntime_interface.h"
+
+#include "runtime/IoConvert.h"
+#include "runtime/Runtime.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+
+using namespace tpu;
+using namespace tpu::runtime;
+
+struct bm_context {
+  std::mutex mu; // one call at a time per device
+  std::shared_ptr<SimDevice> device;
+  BackendKind backend = BackendKind::Func;
+  bool launchFailed = false; // a launch since the last bm_thread_sync failed
+};
+
+namespace {
+
+void logError(const char *api, const std::string &message) {
+  std::cerr << api << ": error: " << message << "\n";
+}
+
+// The net description the C API hands out, with the storage its pointers use.
+struct NetInfoStorage {
+  bm_net_info_t info{};
+  std::vector<const char *> inNames, outNames;
+  std::vector<bm_data_type_t> inTypes, outTypes;
+  std::vector<float> inScales, outScales;
+  std::vector<size_t> maxIn, maxOut;
+  std::vector<int> inZero, outZero, inLoc, outLoc;
+  std::vector<bm_shape_t> inShapes, outShapes;
+  std::vector<bm_device_mem_t> inMems, outMems;
+  bm_stage_info_t stage{};
+};
+
+struct Bmrt {
+  bm_context *ctx;
+  std::unique_ptr<Runtime> rt;
+  std::map<std::string, std::unique_ptr<NetInfoStorage>> infos;
+};
+
+Bmrt *asBmrt(void *p) { return static_cast<Bmrt *>(p); }
+
+bm_device_mem_t deviceMem(uint64_t addr, uint64_t size) {
+  bm_device_mem_t m{};
+  m.u.device.device_addr = addr;
+  m.flags.u.mem_type = BM_MEM_TYPE_DEVICE;
+  m.size = unsigned(size);
+  return m;
+}
+
+Result<bm_shape_t> toShape(const std::vector<uint64_t> &dims) {
+  if (dims.size() > BM_MAX_DIMS_NUM) return makeError(dims.size(), " dimensions (at most 8)");
+  bm_shape_t s{};
+  s.num_dims = int(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] > uint64_t(INT32_MAX)) return makeError("dimension ", dims[i], " too large");
+    s.dims[i] = int(dims[i]);
+  }
+  return s;
+}
+
+std::string shapeText(const bm_shape_t &s) {
+  std::string t;
+  for (int i = 0; i < s.num_dims && i < BM_MAX_DIMS_NUM; ++i)
+    t += (i ? "x" : "") + std::to_string(s.dims[i]);
+  return t.empty() ? "scalar" : t;
+}
+
+Status checkShape(const bm_shape_t &given, const std::vector<uint64_t> &want) {
+  bool same = given.num_dims == int(want.size());
+  for (size_t i = 0; same && i < want.size(); ++i) same = given.dims[i] >= 0 && uint64_t(given.dims[i]) == want[i];
+  if (same) return Status::ok();
+  auto w = toShape(want);
+  return makeError("shape ", shapeText(given), " given, the net expects ",
+                   w ? shapeText(*w) : std::string("?"));
+}
+
+// The tensor `t` seen in another store mode.
+bmodel::Tensor withMode(const bmodel::Tensor &t, bm_store_mode_t mode) {
+  bmodel::Tensor u = t;
+  u.storeMode = StoreMode(mode);
+  return u;
+}
+
+// Copies one user input (device memory, any store mode) to the net's input.
+Status placeInput(SimDevice &dev, const bmodel::Tensor &t, const bm_tensor_t &user) {
+  if (uint32_t(user.dtype) != uint32_t(t.dtype))
+    return makeError("dtype ", dataTypeName(DataType(user.dtype)), " given, the net expects ",
+                     dataTypeName(t.dtype));
+  TPU_RETURN_IF_ERROR(checkShape(user.shape, t.shape));
+  bmodel::Tensor view = withMode(t, user.st_mode);
+  auto bytes = deviceBytes(view);
+  if (!bytes) return bytes.status();
+  if (user.device_mem.size < *bytes)
+    return makeError("device memory of ", user.device_mem.size, " bytes holds less than the ",
+                     *bytes, " the tensor needs");
+  std::vector<uint8_t> data(*bytes);
+  TPU_RETURN_IF_ERROR(dev.gmem().read(user.device_mem.u.device.device_addr, data.data(), data.size()));
+  if (view.storeMode != t.storeMode) {
+    auto moved = relayout(view, data.data(), data.size(), t.storeMode);
+    if (!moved) return moved.status();
+    data = moved.take();
+  }
+  return dev.gmem().write(t.deviceAddr, data.data(), data.size());
+}
+
+// Copies one net output into user memory (allocated here unless userMem).
+Status fetchOutput(SimDevice &dev, const bmodel::Tensor &t, bm_tensor_t &user, bool userMem,
+                   bool userStmode, std::vector<uint64_t> &allocated) {
+  bm_store_mode_t mode = userStmode ? user.st_mode : BM_STORE_1N;
+  bmodel::Tensor view = withMode(t, mode);
+  auto bytes = deviceBytes(view);
+  if (!bytes) return bytes.status();
+  std::vector<uint8_t> data(t.storageBytes());
+  TPU_RETURN_IF_ERROR(dev.gmem().read(t.deviceAddr, data.data(), data.size()));
+  if (view.storeMode != t.storeMode) {
+    auto moved = relayout(t, data.data(), data.size(), view.storeMode);
+    if (!moved) return moved.status();
+    data = moved.take();
+  }
+  auto shape = toShape(t.shape);
+  if (!shape) return shape.status();
+  if (userMem) {
+    if (user.device_mem.size < data.size())
+      return makeError("device memory of ", user.device_mem.size, " bytes holds less than the ",
+                       data.size(), " the output needs");
+  } else {
+    auto addr = dev.allocate(data.size(), "output '" + t.name + "'");
+    if (!addr) return addr.status();
+    allocated.push_back(*addr);
+    user.device_mem = deviceMem(*addr, data.size());
+  }
+  TPU_RETURN_IF_ERROR(dev.gmem().write(user.device_mem.u.device.device_addr, data.data(), data.size()));
+  user.dtype = bm_data_type_t(t.dtype);
+  user.shape = *shape;
+  user.st_mode = mode;
+  return Status::ok();
+}
+
+Status launchTensors(Bmrt &b, const char *netName, const bm_tensor_t *inputs, int inNum,
+                     bm_tensor_t *outputs, int outNum, bool userMem, bool userStmode) {
+  if (!netName) return makeError("net name is NULL");
+  auto net = b.rt->net(netName);
+  if (!net) return net.status();
+  const bmodel::Net &d = **net;
+  const std::string where = std::string("net '") + netName + "'";
+  if (inNum != int(d.inputs.size()) || (inNum && !inputs))
+    return makeError(where, ": ", inNum, " input tensors given, it has ", d.inputs.size());
+  if (outNum != int(d.outputs.size()) || (outNum && !outputs))
+    return makeError(where, ": ", outNum, " output tensors given, it has ", d.outputs.size());
+  SimDevice &dev = b.rt->device();
+  for (int i = 0; i < inNum; ++i) {
+    Status st = placeInput(dev, d.inputs[i], inputs[i]);
+    if (!st) return st.prefix(where + ": input " + std::to_string(i) + " '" + d.inputs[i].name + "'");
+  }
+  RunReport report;
+  TPU_RETURN_IF_ERROR(b.rt->launch(netName, RunOptions(), report));
+  // Outputs are handed over only when all of them are in place.
+  std::vector<bm_tensor_t> result(outputs, outputs + outNum);
+  std::vector<uint64_t> allocated;
+  for (int i = 0; i < outNum; ++i) {
+    Status st = fetchOutput(dev, d.outputs[i], result[i], userMem, userStmode, allocated);
+    if (!st) {
+      for (uint64_t a : allocated) (void)dev.release(a);
+      return st.prefix(where + ": output " + std::to_string(i) + " '" + d.outputs[i].name + "'");
+    }
+  }
+  std::copy(result.begin(), result.end(), outputs);
+  return Status::ok();
+}
+
+Result<NetInfoStorage *> netInfo(Bmrt &b, const std::string &name) {
+  auto it = b.infos.find(name);
+  if (it != b.infos.end()) return it->second.get();
+  auto net = b.rt->net(name);
+  if (!net) return net.status();
+  const bmodel::Net &d = **net;
+  auto s = std::make_unique<NetInfoStorage>();
+  auto fill = [&](const std::vector<bmodel::Tensor> &list, std::vector<const char *> &names,
+                  std::vector<bm_data_type_t> &types, std::vector<float> &scales,
+                  std::vector<size_t> &maxBytes, std::vector<int> &zero, std::vector<int> &loc,
+                  std::vector<bm_shape_t> &shapes, std::vector<bm_device_mem_t> &mems) -> Status {
+    for (const auto &t : list) {
+      names.push_back(t.name.c_str());
+      types.push_back(bm_data_type_t(t.dtype));
+      scales.push_back(t.scale);
+      maxBytes.push_back(size_t(t.storageBytes()));
+      zero.push_back(t.zeroPoint);
+      loc.push_back(0);
+      auto shape = toShape(t.shape);
+      if (!shape) return shape.status();
+      shapes.push_back(*shape);
+      mems.push_back(deviceMem(t.deviceAddr, t.storageBytes()));
+    }
+    return Status::ok();
+  };
+  TPU_RETURN_IF_ERROR(fill(d.inputs, s->inNames, s->inTypes, s->inScales, s->maxIn, s->inZero,
+                           s->inLoc, s->inShapes, s->inMems));
+  TPU_RETURN_IF_ERROR(fill(d.outputs, s->outNames, s->outTypes, s->outScales, s->maxOut, s->outZero,
+                           s->outLoc, s->outShapes, s->outMems));
+  s->stage = {s->inShapes.data(), s->outShapes.data(), s->inMems.data(), s->outMems.data()};
+  s->info = {d.name.c_str(),     false,           int(d.inputs.size()), s->inNames.data(),
+             s->inTypes.data(),  s->inScales.data(), int(d.outputs.size()), s->outNames.data(),
+             s->outTypes.data(), s->outScales.data(), 1, &s->stage, s->maxIn.data(), s->maxOut.data(),
+             s->inZero.data(),   s->outZero.data(), s->inLoc.data(), s->outLoc.data()};
+  return (b.infos[name] = std::move(s)).get();
+}
+
+Result<BackendKind> backendFromEnvironment() {
+  const char *env = std::getenv("TPU_BACKEND");
+  if (!env || !*env) return backendAvailable(BackendKind::Sim) ? BackendKind::Sim : BackendKind::Func;
+  if (std::string(env) == "device")
+    return makeError("TPU_BACKEND=device: no BM1684 device or libsophon found");
+  auto kind = parseBackendKind(env);
+  if (!kind) return makeError("TPU_BACKEND: ", kind.message());
+  return kind;
+}
+
+} // namespace
+
+extern "C" {
+
+bm_status_t bm_dev_getcount(int *count) {
+  if (!count) return BM_ERR_PARAM;
+  *count = 1;
+  return BM_SUCCESS;
+}
+
+bm_status_t bm_dev_request(bm_handle_t *handle, int devid) {
+  if (!handle) return logError("bm_dev_request", "handle pointer is NULL"), BM_ERR_PARAM;
+  *handle = nullptr;
+  if (devid != 0)
+    return logError("bm_dev_request", "no device " + std::to_string(devid) +
+                                          " (one simulated BM1684, device 0)"),
+           BM_ERR_PARAM;
+  auto backend = backendFromEnvironment();
+  if (!backend) return logError("bm_dev_request", backend.message()), BM_ERR_DEVNOTREADY;
+  isa::HwConfig cfg;
+  if (const char *path = std::getenv("TPU_HW_CONFIG"); path && *path) {
+    auto loaded = isa::HwConfig::load(path);
+    if (!loaded) return logError("bm_dev_request", loaded.message()), BM_ERR_PARAM;
+    cfg = loaded.take();
+  }
+  if (Status st = cfg.validate(); !st) return logError("bm_dev_request", st.message()), BM_ERR_PARAM;
+  auto ctx = std::make_unique<bm_context>();
+  ctx->device = std::make_shared<SimDevice>(cfg);
+  ctx->backend = *backend;
+  *handle = ctx.release();
+  return BM_SUCCESS;
+}
+
+void bm_dev_free(bm_handle_t handle) { delete handle; }
+
+bm_status_t bm_malloc_device_byte(bm_handle_t handle, bm_device_mem_t *pmem, unsigned int size) {
+  if (!handle || !pmem) return logError("bm_malloc_device_byte", "NULL argument"), BM_ERR_PARAM;
+  std::lock_guard<std::mutex> lock(handle->mu);
+  auto addr = handle->device->allocate(size, "bm_malloc_device_byte buffer");
+  if (!addr) return logError("bm_malloc_device_byte", addr.message()), BM_ERR_NOMEM;
+  *pmem = deviceMem(*addr, size);
+  return BM_SUCCESS;
+}
+
+void bm_free_device(bm_handle_t handle, bm_device_mem_t mem) {
+  if (!handle) return logError("bm_free_device", "handle is NULL");
+  std::lock_guard<std::mutex> lock(handle->mu);
+  if (Status st = handle->device->release(mem.u.device.device_addr); !st)
+    logError("bm_free_device", st.message());
+}
+
+static bm_status_t copy(const char *api, bm_handle_t handle, bool toDevice, void *host,
+                        bm_device_mem_t mem, unsigned int size) {
+  if (!handle || !host) return logError(api, "NULL argument"), BM_ERR_PARAM;
+  if (size > mem.size)
+    return logError(api, std::to_string(size) + " bytes requested from a " +
+                             std::to_string(mem.size) + "-byte device buffer"),
+           BM_ERR_PARAM;
+  std::lock_guard<std::mutex> lock(handle->mu);
+  Status st = toDevice ? handle->device->gmem().write(mem.u.device.device_addr, host, size)
+                       : handle->device->gmem().read(mem.u.device.device_addr, host, size);
+  if (!st) return logError(api, st.message()), BM_ERR_PARAM;
+  return BM_SUCCESS;
+}
+
+bm_status_t bm_memcpy_s2d(bm_handle_t handle, bm_device_mem_t dst, void *src) {
+  return copy("bm_memcpy_s2d", handle, true, src, dst, dst.size);
+}
+bm_status_t bm_memcpy_d2s(bm_handle_t handle, void *dst, bm_device_mem_t src) {
+  return copy("bm_memcpy_d2s", handle, false, dst, src, src.size);
+}
+bm_status_t bm_memcpy_s2d_partial(bm_handle_t handle, bm_device_mem_t dst, void *src, unsigned int size) {
+  return copy("bm_memcpy_s2d_partial", handle, true, src, dst, size);
+}
+bm_status_t bm_memcpy_d2s_partial(bm_handle_t handle, void *dst, bm_device_mem_t src, unsigned int size) {
+  return copy("bm_memcpy_d2s_partial", handle, false, dst, src, size);
+}
+
+// Launches complete before bmrt_launch_tensor returns; sync reports whether
+// one of them failed since the last sync.
+bm_status_t bm_thread_sync(bm_handle_t handle) {
+  if (!handle) return BM_ERR_PARAM;
+  std::lock_guard<std::mutex> lock(handle->mu);
+  bool failed = handle->launchFailed;
+  handle->launchFailed = false;
+  return failed ? BM_ERR_FAILURE : BM_SUCCESS;
+}
+
+unsigned long long bm_mem_get_device_addr(bm_device_mem_t mem) { return mem.u.device.device_addr; }
+unsigned int bm_mem_get_device_size(bm_device_mem_t mem) { return mem.size; }
+bm_device_mem_t bm_mem_from_device(unsigned long long addr, unsigned int len) {
+  return deviceMem(addr, len);
+}
+
+void *bmrt_create(bm_handle_t handle) {
+  if (!handle) return logError("bmrt_create", "bm_handle is NULL"), nullptr;
+  auto rt = Runtime::create(handle->device, handle->backend);
+  if (!rt) return logError("bmrt_create", rt.message()), nullptr;
+  return new Bmrt{handle, rt.take(), {}};
+}
+
+void bmrt_destroy(void *p) {
+  if (!p) return;
+  Bmrt *b = asBmrt(p);
+  std::lock_guard<std::mutex> lock(b->ctx->mu);
+  delete b;
+}
+
+bool bmrt_load_bmodel(void *p, const char *path) {
+  if (!p || !path) return logError("bmrt_load_bmodel", "NULL argument"), false;
+  Bmrt *b = asBmrt(p);
+  std::lock_guard<std::mutex> lock(b->ctx->mu);
+  if (Status st = b->rt->loadBmodel(path); !st) return logError("bmrt_load_bmodel", st.message()), false;
+  return true;
+}
+
+bool bmrt_load_bmodel_data(void *p, const void *data, size_t size) {
+  if (!p || !data) return logError("bmrt_load_bmodel_data", "NULL argument"), false;
+  Bmrt *b = asBmrt(p);
+  std::lock_guard<std::mutex> lock(b->ctx->mu);
+  Status st = b->rt->loadBmodel(static_cast<const uint8_t *>(data), size, "<bmodel data>");
+  if (!st) return logError("bmrt_load_bmodel_data", st.message()), false;
+  return true;
+}
+
+int bmrt_get_network_number(void *p) {
+  if (!p) return 0;
+  Bmrt *b = asBmrt(p);
+  std::lock_guard<std::mutex> lock(b->ctx->mu);
+  return int(b->rt->netNames().size());
+}
+
+void bmrt_get_network_names(void *p, const char ***names) {
+  if (!names) return;
+  *names = nullptr;
+  if (!p) return;
+  Bmrt *b = asBmrt(p);
+  std::lock_guard<std::mutex> lock(b->ctx->mu);
+  auto list = b->rt->netNames();
+  auto *array = static_cast<const char **>(std::malloc(sizeof(char *) * (list.size() + 1)));
+  if (!array) return logError("bmrt_get_network_names", "out of host memory");
+  for (size_t i = 0; i < list.size(); ++i) array[i] = (*b->rt->net(list[i]))->name.c_str();
+  array[list.size()] = nullptr;
+  *names = array;
+}
+
+const bm_net_info_t *bmrt_get_network_info(void *p, const char *name) {
+  if (!p || !name) return logError("bmrt_get_network_info", "NULL argument"), nullptr;
+  Bmrt *b = asBmrt(p);
+  std::lock_guard<std::mutex> lock(b->ctx->mu);
+  auto info = netInfo(*b, name);
+  if (!info) return logError("bmrt_get_network_info", info.message()), nullptr;
+  return &(*info)->info;
+}
+
+void bmrt_print_network_info(const bm_net_info_t *info) {
+  if (!info) return;
+  std::cout << "net " << info->name << ": " << info->input_num << " input(s), "
+            << info->output_num << " output(s)\n";
+  auto print = [](const char *kind, int n, const char *const *names, const bm_data_type_t *types,
+                  const float *scales, const bm_shape_t *shapes) {
+    for (int i = 0; i < n; ++i)
+      std::cout << "  " << kind << " " << names[i] << ": " << dataTypeName(DataType(types[i])) << " "
+                << shapeText(shapes[i]) << " scale " << scales[i] << "\n";
+  };
+  print("input", info->input_num, info->input_names, info->input_dtypes, info->input_scales,
+        info->stages[0].input_shapes);
+  print("output", info->output_num, info->output_names, info->output_dtypes, info->output_scales,
+        info->stages[0].output_shapes);
+}
+
+bool bmrt_launch_tensor_ex(void *p, const char *net, const bm_tensor_t inputs[], int inNum,
+                           bm_tensor_t outputs[], int outNum, bool userMem, bool userStmode) {
+  if (!p) return logError("bmrt_launch_tensor", "p_bmrt is NULL"), false;
+  Bmrt *b = asBmrt(p);
+  std::lock_guard<std::mutex> lock(b->ctx->mu);
+  Status st = launchTensors(*b, net, inputs, inNum, outputs, outNum, userMem, userStmode);
+  if (!st) {
+    b->ctx->launchFailed = true;
+    return logError("bmrt_launch_tensor", st.message()), false;
+  }
+  return true;
+}
+
+bool bmrt_launch_tensor(void *p, const char *net, const bm_tensor_t inputs[], int inNum,
+                        bm_tensor_t outputs[], int outNum) {
+  return bmrt_launch_tensor_ex(p, net, inputs, inNum, outputs, outNum, false, false);
+}
+
+int bmrt_data_type_size(bm_data_type_t dtype) { return int(dataTypeBytes(DataType(dtype))); }
+
+uint64_t bmrt_shape_count(const bm_shape_t *shape) {
+  if (!shape || shape->num_dims < 0 || shape->num_dims > BM_MAX_DIMS_NUM) return 0;
+  uint64_t n = 1;
+  for (int i = 0; i < shape->num_dims; ++i) n *= uint64_t(shape->dims[i] < 0 ? 0 : shape->dims[i]);
+  return n;
+}
+
+size_t bmrt_tensor_bytesize(const bm_tensor_t *tensor) {
+  if (!tensor) return 0;
+  return size_t(bmrt_shape_count(&tensor->shape) * uint64_t(bmrt_data_type_size(tensor->dtype)));
+}
+
+size_t bmrt_tensor_device_size(const bm_tensor_t *tensor) {
+  return tensor ? tensor->device_mem.size : 0;
+}
+
+bool bmrt_tensor(bm_tensor_t *tensor, void *p, bm_data_type_t dtype, bm_shape_t shape) {
+  if (!tensor || !p) return logError("bmrt_tensor", "NULL argument"), false;
+  Bmrt *b = asBmrt(p);
+  bm_tensor_t t{};
+  t.dtype = dtype;
+  t.shape = shape;
+  t.st_mode = BM_STORE_1N;
+  uint64_t bytes = bmrt_tensor_bytesize(&t);
+  if (bmrt_data_type_size(dtype) == 0 || bytes > UINT32_MAX)
+    return logError("bmrt_tensor", "bad data type or shape " + shapeText(shape)), false;
+  std::lock_guard<std::mutex> lock(b->ctx->mu);
+  auto addr = b->rt->device().allocate(bytes, "bmrt_tensor " + shapeText(shape));
+  if (!addr) return logError("bmrt_tensor", addr.message()), false;
+  t.device_mem = deviceMem(*addr, bytes);
+  *tensor = t;
+  return true;
+}
+
+} // extern "C"
