@@ -149,26 +149,35 @@ void printTensor(std::ostringstream &os, const char *kind, const bmodel::Tensor 
 
 constexpr size_t kCoeffBytesPerLine = 32;
 
+void printCoeffData(std::ostringstream &os, const std::vector<uint8_t> &coeff) {
+  static const char kHex[] = "0123456789abcdef";
+  for (size_t i = 0; i < coeff.size(); i += kCoeffBytesPerLine) {
+    os << ".coeff_data ";
+    for (size_t j = i; j < std::min(coeff.size(), i + kCoeffBytesPerLine); ++j)
+      os << kHex[coeff[j] >> 4] << kHex[coeff[j] & 15];
+    os << '\n';
+  }
+}
+
 } // namespace
 
-Result<std::string> disassembleModel(const bmodel::Model &model) {
+Result<std::string> disassembleModel(const bmodel::Model &model, const DisassembleOptions &options) {
   std::ostringstream os;
   os << ".model type=" << quoted(model.type) << " version=" << quoted(model.version)
      << " time=" << quoted(model.time) << " neuron_size=" << model.neuronSize
      << " device_num=" << model.deviceNum << '\n';
-  for (const bmodel::Net &net : model.nets) {
+  for (size_t netIndex = 0; netIndex < model.nets.size(); ++netIndex) {
+    const bmodel::Net &net = model.nets[netIndex];
     os << "\n.net " << quoted(net.name) << '\n';
     os << ".ctx addr=" << hex(net.ctxAddr) << " size=" << net.ctxSize << '\n';
     for (const auto &t : net.inputs) printTensor(os, "input", t);
     for (const auto &t : net.outputs) printTensor(os, "output", t);
     os << ".coeff addr=" << hex(net.coeffAddr) << " size=" << net.coeff.size() << '\n';
-    static const char kHex[] = "0123456789abcdef";
-    for (size_t i = 0; i < net.coeff.size(); i += kCoeffBytesPerLine) {
-      os << ".coeff_data ";
-      for (size_t j = i; j < std::min(net.coeff.size(), i + kCoeffBytesPerLine); ++j)
-        os << kHex[net.coeff[j] >> 4] << kHex[net.coeff[j] & 15];
-      os << '\n';
-    }
+    auto file = options.coeffFiles.find(netIndex);
+    if (file != options.coeffFiles.end() && !net.coeff.empty())
+      os << ".coeff_file " << quoted(file->second) << '\n';
+    else
+      printCoeffData(os, net.coeff);
     std::string layer; // .layer persists until changed, across groups
     for (size_t g = 0; g < net.groups.size(); ++g) {
       const bmodel::CmdGroup &grp = net.groups[g];

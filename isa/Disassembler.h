@@ -12,6 +12,7 @@
 #include "isa/bmodel/Model.h"
 #include "support/Status.h"
 
+#include <map>
 #include <string>
 
 namespace tpu::isa {
@@ -26,10 +27,18 @@ Status checkGdmaCommand(const CommandBytes &cmd);
 Result<std::string> disassembleTiu(const CommandBytes &cmd);
 Result<std::string> disassembleGdma(const CommandBytes &cmd);
 
+struct DisassembleOptions {
+  // Net index -> path to print as `.coeff_file PATH` instead of inline
+  // `.coeff_data` hex (the caller writes the file). Nets not listed, or
+  // without coefficients, are printed inline.
+  std::map<size_t, std::string> coeffFiles;
+};
+
 // A whole model as assembler text (directives, then every group's commands
 // in program order); `tpuc asm` of the result rebuilds the same model.
 // Errors name the net, group and command index.
-Result<std::string> disassembleModel(const bmodel::Model &model);
+Result<std::string> disassembleModel(const bmodel::Model &model,
+                                     const DisassembleOptions &options = {});
 
 // Printed name of a data type ("int8", "fp32", ...) and store mode ("1N").
 std::string_view dataTypeName(bmodel::DataType t);

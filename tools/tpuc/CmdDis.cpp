@@ -13,9 +13,11 @@
 namespace {
 
 int runDis(int argc, char **argv) {
-  tpu::ArgParser args("dis", "tpuc dis model.bmodel [-o model.s]");
+  tpu::ArgParser args("dis", "tpuc dis model.bmodel [-o model.s [--coeff-files]]");
   args.positionals(1, 1, "model.bmodel");
   args.option("--output", "write the text here instead of stdout", "-o");
+  args.flag("--coeff-files", "with -o: write each net's coefficients to <output>.net<i>.coeff.bin "
+                             "and refer to them with .coeff_file instead of inline hex");
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("dis", st.message());
   if (args.helpRequested()) {
     std::cout << args.help();
@@ -25,7 +27,22 @@ int runDis(int argc, char **argv) {
   tpu::bmodel::Header header;
   auto model = tpu::bmodel::readFile(path, &header);
   if (!model) return tpuc::fail("dis", model.message());
-  auto text = tpu::isa::disassembleModel(*model);
+  tpu::isa::DisassembleOptions options;
+  if (args.isSet("--coeff-files")) {
+    if (!args.has("--output")) return tpuc::fail("dis", "--coeff-files needs -o model.s");
+    std::string out = args.get("--output");
+    std::string dir = out.rfind('/') == std::string::npos ? "" : out.substr(0, out.rfind('/') + 1);
+    for (size_t i = 0; i < model->nets.size(); ++i) {
+      const auto &coeff = model->nets[i].coeff;
+      if (coeff.empty()) continue;
+      std::string name = out.substr(dir.size()) + ".net" + std::to_string(i) + ".coeff.bin";
+      std::ofstream f(dir + name, std::ios::binary);
+      if (!f || !f.write(reinterpret_cast<const char *>(coeff.data()), std::streamsize(coeff.size())))
+        return tpuc::fail("dis", "cannot write " + dir + name);
+      options.coeffFiles[i] = name; // relative to the .s file, as .coeff_file expects
+    }
+  }
+  auto text = tpu::isa::disassembleModel(*model, options);
   if (!text) return tpuc::fail("dis", path + ": " + text.message());
 
   char magic[16];
