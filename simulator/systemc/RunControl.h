@@ -45,7 +45,7 @@ private:
   sc_core::sc_time origin_;
   std::chrono::steady_clock::time_point wallStart_;
   std::optional<std::string> fault_;
-  sc_core::sc_event abortEvent_{"abort"};
+  sc_core::sc_event abortEvent_;
   const SimProgram *program_ = nullptr;
   std::vector<int32_t> layerSlot_; // program layer index -> report.layers index, -1 unseen
   SimReport report_;

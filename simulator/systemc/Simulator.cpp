@@ -106,22 +106,32 @@ Result<SimReport> simulate(const isa::HwConfig &hw, sim::LocalMemory &local, sim
   TPU_RETURN_IF_ERROR(validateProgram(program));
   static std::mutex oneRunAtATime;
   std::lock_guard<std::mutex> lock(oneRunAtATime);
-  Platform &p = platform();
-  p.ctl.begin(options, hw.clockMhz, program);
-  p.ddr.configure(timing::ddrBytesPerCycle(hw));
-  p.mem.bind(local, global);
-  p.dispatcher.launch(program);
-  sc_start(); // returns when no process can make progress
-  if (!p.ctl.aborted() && !p.dispatcher.finished()) {
-    p.ctl.fault(deadlockMessage(p));
-    sc_start(); // the abort wakes the blocked engines; they drain back to idle
+  // The SystemC kernel reports its own errors (e.g. modules created after
+  // another model already started in this process) as exceptions.
+  try {
+    Platform &p = platform();
+    p.ctl.begin(options, hw.clockMhz, program);
+    p.ddr.configure(timing::ddrBytesPerCycle(hw));
+    p.mem.bind(local, global);
+    p.dispatcher.launch(program);
+    sc_start(); // returns when no process can make progress
+    if (!p.ctl.aborted() && !p.dispatcher.finished()) {
+      p.ctl.fault(deadlockMessage(p));
+      sc_start(); // the abort wakes the blocked engines; they drain back to idle
+    }
+    if (p.ctl.aborted()) {
+      Status st = Status::error(*p.ctl.faultMessage());
+      p.ctl.finish(p.ctl.nowCycles());
+      return st;
+    }
+    return p.ctl.finish(p.ctl.nowCycles());
+  } catch (const std::exception &e) {
+    std::string what = e.what();
+    while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) what.pop_back();
+    for (char &c : what)
+      if (c == '\n') c = ' ';
+    return makeError("SystemC kernel: ", what);
   }
-  if (p.ctl.aborted()) {
-    Status st = Status::error(*p.ctl.faultMessage());
-    p.ctl.finish(p.ctl.nowCycles());
-    return st;
-  }
-  return p.ctl.finish(p.ctl.nowCycles());
 }
 
 } // namespace tpu::sysc

@@ -1,6 +1,7 @@
 // The shared DDR channel on its own: concurrent transfers split the
 // bandwidth, bytes are conserved, the channel never exceeds its bandwidth.
 #include "simulator/systemc/DdrChannel.h"
+#include "simulator/systemc/Simulator.h"
 
 #include <gtest/gtest.h>
 
@@ -100,4 +101,17 @@ TEST(DdrChannel, NeverExceedsItsBandwidthAndConservesBytes) {
   double last = std::max({b.a.finished.back(), b.b.finished.back(), b.c.finished.back()});
   EXPECT_GE(last * 16 + 1e-6, double(total)); // cannot beat the bandwidth
   for (size_t i = 1; i < r.ddrSamples.size(); ++i) EXPECT_GE(r.ddrSamples[i].cycle, r.ddrSamples[i - 1].cycle);
+}
+
+// This process already elaborated and started its own modules: the model's
+// entry point cannot add its modules any more and says so instead of crashing.
+TEST(DdrChannel, SimulateAfterAnotherModelStartedIsAnError) {
+  bench();
+  tpu::isa::HwConfig hw;
+  tpu::sim::LocalMemory lm(hw);
+  tpu::sim::GlobalMemory gm(hw);
+  auto r = tpu::sysc::simulate(hw, lm, gm, SimProgram{});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("SystemC kernel: "), std::string::npos) << r.message();
+  EXPECT_EQ(r.message().find('\n'), std::string::npos) << r.message();
 }
