@@ -1,5 +1,6 @@
 // bmodel container: write/read round trip and every rejected-input case.
 #include "isa/bmodel/Bmodel.h"
+#include "isa/bmodel/bmodel_generated.h" // to hand-build containers the writer never makes
 
 #include "isa/Opcodes.h"
 
@@ -313,4 +314,112 @@ TEST(Bmodel, EmptyModelRoundTrips) {
   auto back = parse(b->data(), b->size());
   ASSERT_TRUE(back.isOk()) << back.message();
   EXPECT_TRUE(back->nets.empty());
+}
+
+// ---- hand-built containers: claims the writer would never make ----------------
+
+namespace {
+
+// Wraps a finished FlatBuffers Model and a blob into a bmodel file image.
+std::vector<uint8_t> container(flatbuffers::FlatBufferBuilder &b, const std::vector<uint8_t> &blob) {
+  std::vector<uint8_t> out(kHeaderSize, 0);
+  putU32(out, 0, kMagic);
+  putU32(out, 4, kHeaderSize);
+  putU32(out, 8, uint32_t(b.GetSize()));
+  putU32(out, 12, uint32_t(blob.size()));
+  out.insert(out.end(), b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  out.insert(out.end(), blob.begin(), blob.end());
+  return out;
+}
+
+std::vector<uint8_t> oneNet(flatbuffers::FlatBufferBuilder &b,
+                            flatbuffers::Offset<::bmodel::NetParameter> param,
+                            const std::vector<uint8_t> &blob = {}) {
+  std::vector<flatbuffers::Offset<::bmodel::NetParameter>> params{param};
+  auto pv = b.CreateVector(params);
+  std::vector<flatbuffers::Offset<::bmodel::Net>> nets{::bmodel::CreateNet(b, b.CreateString("big"), 0, 0, pv)};
+  auto nv = b.CreateVector(nets);
+  b.Finish(::bmodel::CreateModel(b, 0, 0, 0, b.CreateString("BM1684"), nv));
+  return container(b, blob);
+}
+
+} // namespace
+
+TEST(BmodelLimits, AbsurdCommandCountRejectedBeforeAllocation) {
+  flatbuffers::FlatBufferBuilder b;
+  ::bmodel::Binary empty(0, 0);
+  std::vector<flatbuffers::Offset<::bmodel::CmdGroup>> groups{
+      ::bmodel::CreateCmdGroup(b, 1000000, 0, &empty, &empty)};
+  auto gv = b.CreateVector(groups);
+  ::bmodel::NetParameterBuilder pb(b);
+  pb.add_cmd_group(gv);
+  auto bytes = oneNet(b, pb.Finish());
+  EXPECT_EQ(parseError(bytes), "net 0 'big': group 0: 1000000 TIU commands (limit 65535)");
+}
+
+TEST(BmodelLimits, TooManyGroupsRejected) {
+  flatbuffers::FlatBufferBuilder b;
+  auto g = ::bmodel::CreateCmdGroup(b);
+  std::vector<flatbuffers::Offset<::bmodel::CmdGroup>> groups(kMaxGroupsPerNet + 1, g);
+  auto gv = b.CreateVector(groups);
+  ::bmodel::NetParameterBuilder pb(b);
+  pb.add_cmd_group(gv);
+  auto bytes = oneNet(b, pb.Finish());
+  EXPECT_EQ(parseError(bytes), "net 0 'big': 65537 command groups (limit 65536)");
+}
+
+TEST(BmodelLimits, HugeTensorAndRangesRejected) {
+  flatbuffers::FlatBufferBuilder b;
+  auto dims = b.CreateVector(std::vector<uint64_t>{1ull << 20, 1ull << 20, 1ull << 20});
+  std::vector<flatbuffers::Offset<::bmodel::Shape>> shapes{::bmodel::CreateShape(b, dims)};
+  auto sv = b.CreateVector(shapes);
+  std::vector<flatbuffers::Offset<::bmodel::Tensor>> ts{
+      ::bmodel::CreateTensor(b, b.CreateString("t"), 0, 0, 0x100000000, ~0ull, sv)};
+  auto tv = b.CreateVector(ts);
+  ::bmodel::NetParameterBuilder pb(b);
+  pb.add_input_tensor(tv);
+  auto bytes = oneNet(b, pb.Finish());
+  EXPECT_EQ(parseError(bytes), "net 0 'big': input tensor 0 't': shape exceeds the 2^40-byte address space");
+
+  flatbuffers::FlatBufferBuilder b2;
+  ::bmodel::Binary far(~0ull - 4, 16); // start + size overflows 64 bits
+  auto check = b2.CreateVector(std::vector<uint8_t>(32, 0));
+  auto coeff = ::bmodel::CreateCoeffMem(b2, 0x100000000, check, &far);
+  ::bmodel::NetParameterBuilder pb2(b2);
+  pb2.add_coeff_mem(coeff);
+  auto bytes2 = oneNet(b2, pb2.Finish(), std::vector<uint8_t>(64, 0));
+  std::string e = parseError(bytes2);
+  EXPECT_NE(e.find("coefficient range"), std::string::npos) << e;
+  EXPECT_NE(e.find("outside the 64-byte binary blob"), std::string::npos) << e;
+}
+
+TEST(BmodelLimits, MultiStageAndDynamicNetsRejected) {
+  flatbuffers::FlatBufferBuilder b;
+  auto p1 = ::bmodel::CreateNetParameter(b), p2 = ::bmodel::CreateNetParameter(b);
+  std::vector<flatbuffers::Offset<::bmodel::NetParameter>> params{p1, p2};
+  auto pv = b.CreateVector(params);
+  std::vector<flatbuffers::Offset<::bmodel::Net>> nets{::bmodel::CreateNet(b, b.CreateString("two"), 0, 0, pv)};
+  auto nv = b.CreateVector(nets);
+  b.Finish(::bmodel::CreateModel(b, 0, 0, 0, b.CreateString("BM1684"), nv));
+  EXPECT_EQ(parseError(container(b, {})), "net 0 'two': 2 stages; only single-stage nets are supported");
+
+  flatbuffers::FlatBufferBuilder b2;
+  ::bmodel::NetParameterBuilder pb(b2);
+  pb.add_is_dynamic(1);
+  EXPECT_EQ(parseError(oneNet(b2, pb.Finish())), "net 0 'big': dynamic nets are not supported");
+}
+
+TEST(Bmodel, CorruptedFlatBuffersPartNeverCrashes) {
+  auto good = sampleBytes();
+  uint32_t fsize;
+  std::memcpy(&fsize, &good[8], 4);
+  std::mt19937 rng(77);
+  int rejected = 0;
+  for (int trial = 0; trial < 5000; ++trial) {
+    auto b = good;
+    for (int i = 0, n = 1 + int(rng() % 3); i < n; ++i) b[kHeaderSize + rng() % fsize] = uint8_t(rng());
+    auto m = parse(b.data(), b.size());
+    rejected += !m.isOk();
+  }
+  EXPECT_GT(rejected, 0);
 }
