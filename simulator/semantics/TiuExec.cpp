@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -536,108 +537,235 @@ struct ElementwiseJob {
   Shape4 aMask{1, 1, 1, 1}, bMask{1, 1, 1, 1}; // vc: 0 = broadcast index along that dim
 };
 
-float taylorAt(const ElementwiseJob &j, const LocalMemory &mem, uint32_t c, float x) {
-  // Horner, highest term first: coefficient i of channel c is opd1(0, c, 0, i).
-  float r = 0.0f;
-  for (uint32_t i = j.taylorTerms; i-- > 0;) r = r * x + j.b.loadFloat(mem, 0, c, 0, i);
-  return r;
+// Rows: each operand's row (n, c, h, 0..W-1) is widened into a buffer, the
+// eu op runs over whole rows with the switch outside the loop, and the row is
+// narrowed back with the write-back rules. Same results as element by element.
+template <class S, class V> void widenRow(const uint8_t *p, size_t step, size_t W, V *out) {
+  for (size_t i = 0; i < W; ++i) {
+    S s;
+    std::memcpy(&s, p + i * step, sizeof(S));
+    out[i] = V(s);
+  }
+}
+template <class V>
+void loadRow(const LocalTensor &t, const LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, bool broadcastW,
+             size_t W, V *out) {
+  if (t.isConst) {
+    V v;
+    if constexpr (std::is_floating_point_v<V>)
+      v = t.loadFloat(m, 0, 0, 0, 0);
+    else
+      v = t.loadInt(m, 0, 0, 0, 0);
+    std::fill(out, out + W, v);
+    return;
+  }
+  const uint8_t *p = t.ptr(m, n, c, h, 0);
+  const size_t step = broadcastW ? 0 : size_t(t.stride.w) * t.elemBytes;
+  switch (t.prec) {
+  case Prec::Int8: return t.isSigned ? widenRow<int8_t>(p, step, W, out) : widenRow<uint8_t>(p, step, W, out);
+  case Prec::Int16: return t.isSigned ? widenRow<int16_t>(p, step, W, out) : widenRow<uint16_t>(p, step, W, out);
+  case Prec::Int32: return t.isSigned ? widenRow<int32_t>(p, step, W, out) : widenRow<uint32_t>(p, step, W, out);
+  case Prec::Fp32: return widenRow<float>(p, step, W, out);
+  }
+}
+template <class D> void narrowRow(uint8_t *p, size_t step, size_t W, const int64_t *v) {
+  for (size_t i = 0; i < W; ++i) {
+    D d = D(v[i]);
+    std::memcpy(p + i * step, &d, sizeof(D));
+  }
+}
+// Stores integers already in range (or to be truncated) into an integer row.
+void storeIntRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
+                 const int64_t *v) {
+  uint8_t *p = t.ptr(m, n, c, h, 0);
+  const size_t step = size_t(t.stride.w) * t.elemBytes;
+  switch (t.elemBytes) {
+  case 1: return narrowRow<uint8_t>(p, step, W, v);
+  case 2: return narrowRow<uint16_t>(p, step, W, v);
+  default: return narrowRow<uint32_t>(p, step, W, v);
+  }
+}
+void storeFloatRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
+                   const float *v) {
+  uint8_t *p = t.ptr(m, n, c, h, 0);
+  const size_t step = size_t(t.stride.w) * t.elemBytes;
+  for (size_t i = 0; i < W; ++i) std::memcpy(p + i * step, &v[i], 4);
+}
+// The integer write-back of a row (see writeInt), in place.
+void writeIntRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
+                 int64_t *v, unsigned rshift, bool doRelu, std::vector<float> &tmp) {
+  if (t.isFloat()) {
+    for (size_t i = 0; i < W; ++i) {
+      int64_t x = roundingRightShift(v[i], rshift);
+      tmp[i] = float(doRelu ? relu(x) : x);
+    }
+    return storeFloatRow(t, m, n, c, h, W, tmp.data());
+  }
+  const IntRange r = intRange(t.prec, t.isSigned);
+  for (size_t i = 0; i < W; ++i) {
+    int64_t x = roundingRightShift(v[i], rshift);
+    v[i] = saturate(doRelu ? relu(x) : x, r);
+  }
+  storeIntRow(t, m, n, c, h, W, v);
+}
+// The fp32 write-back of a row (see writeFloat), in place.
+void writeFloatRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
+                   float *v, bool doRelu, std::vector<int64_t> &tmp) {
+  if (doRelu)
+    for (size_t i = 0; i < W; ++i) v[i] = relu(v[i]);
+  if (t.isFloat()) return storeFloatRow(t, m, n, c, h, W, v);
+  const IntRange r = intRange(t.prec, t.isSigned);
+  for (size_t i = 0; i < W; ++i) tmp[i] = fp32ToInt(v[i], r);
+  storeIntRow(t, m, n, c, h, W, tmp.data());
 }
 
+int64_t shiftBy(int64_t a, int64_t b) {
+  int64_t s = std::clamp<int64_t>(b, -63, 62);
+  return s >= 0 ? satShl(a, unsigned(s)) : roundingRightShift(a, unsigned(-s));
+}
+
+// One row of an integer-domain op: r = eu(a, b, c, d, old). Returns whether r
+// keeps its low bits (bitwise) instead of the saturating write-back.
+bool intRowOp(const ElementwiseJob &j, size_t W, const int64_t *a, const int64_t *b, const int64_t *c,
+              const int64_t *d, const int64_t *old, int64_t *r, int64_t *r1) {
+  const unsigned aBits = 8 * j.a.elemBytes;
+  switch (j.eu) {
+  case EuOp::Mul: for (size_t i = 0; i < W; ++i) r[i] = satMul(a[i], b[i]); break;
+  case EuOp::Mac:
+    for (size_t i = 0; i < W; ++i) r[i] = satAdd(satMul(a[i], b[i]), j.arity.c ? c[i] : old[i]);
+    break;
+  case EuOp::Add: for (size_t i = 0; i < W; ++i) r[i] = a[i] + b[i]; break;
+  case EuOp::Sub: for (size_t i = 0; i < W; ++i) r[i] = a[i] - b[i]; break;
+  case EuOp::Max: for (size_t i = 0; i < W; ++i) r[i] = std::max(a[i], b[i]); break;
+  case EuOp::Min: for (size_t i = 0; i < W; ++i) r[i] = std::min(a[i], b[i]); break;
+  case EuOp::Shift:
+    if (!j.logicalShift) {
+      for (size_t i = 0; i < W; ++i) r[i] = shiftBy(a[i], b[i]);
+      break;
+    }
+    for (size_t i = 0; i < W; ++i) {
+      uint64_t bits = uint64_t(a[i]) & (aBits >= 64 ? ~0ull : (1ull << aBits) - 1);
+      int64_t s = std::clamp<int64_t>(b[i], -63, 62);
+      r[i] = int64_t(s >= 0 ? bits << s : bits >> -s);
+    }
+    return true;
+  case EuOp::And: for (size_t i = 0; i < W; ++i) r[i] = a[i] & b[i]; return true;
+  case EuOp::Or: for (size_t i = 0; i < W; ++i) r[i] = a[i] | b[i]; return true;
+  case EuOp::Xor: for (size_t i = 0; i < W; ++i) r[i] = a[i] ^ b[i]; return true;
+  case EuOp::SelectGt: for (size_t i = 0; i < W; ++i) r[i] = a[i] > b[i] ? c[i] : d[i]; break;
+  case EuOp::SelectEq: for (size_t i = 0; i < W; ++i) r[i] = a[i] == b[i] ? c[i] : d[i]; break;
+  case EuOp::IntNormalize: for (size_t i = 0; i < W; ++i) r[i] = redundantSignBits(a[i], aBits); break;
+  case EuOp::AddTree: for (size_t i = 0; i < W; ++i) r[i] = a[i] + b[i] + c[i]; break;
+  case EuOp::Copy: std::copy(a, a + W, r); break;
+  case EuOp::SquareSum: for (size_t i = 0; i < W; ++i) r[i] = satMul(a[i] + b[i], a[i] + b[i]); break;
+  case EuOp::SquareDiff: for (size_t i = 0; i < W; ++i) r[i] = satMul(a[i] - b[i], a[i] - b[i]); break;
+  case EuOp::Cmp: for (size_t i = 0; i < W; ++i) r[i] = a[i] > b[i] ? 1 : 0; break;
+  case EuOp::Select: for (size_t i = 0; i < W; ++i) r[i] = a[i] != 0 ? b[i] : c[i]; break;
+  case EuOp::CmpSelect:
+    for (size_t i = 0; i < W; ++i) {
+      r[i] = a[i] > b[i] ? a[i] : b[i];
+      r1[i] = a[i] > b[i] ? c[i] : d[i];
+    }
+    break;
+  default: break; // excluded by validation
+  }
+  return false;
+}
+
+// One row of an fp32-domain op. fp32_normalize writes integers to ri and
+// returns true; everything else writes r.
+bool floatRowOp(const ElementwiseJob &j, size_t W, const float *a, const float *b, const float *c, const float *d,
+                const float *old, const float *coef, float *r, float *r1, int64_t *ri) {
+  switch (j.eu) {
+  case EuOp::Mul: for (size_t i = 0; i < W; ++i) r[i] = a[i] * b[i]; break;
+  case EuOp::Mac:
+    for (size_t i = 0; i < W; ++i) r[i] = a[i] * b[i] + (j.arity.c ? c[i] : old[i]);
+    break;
+  case EuOp::Add: for (size_t i = 0; i < W; ++i) r[i] = a[i] + b[i]; break;
+  case EuOp::Sub: for (size_t i = 0; i < W; ++i) r[i] = a[i] - b[i]; break;
+  case EuOp::Max: for (size_t i = 0; i < W; ++i) r[i] = std::max(a[i], b[i]); break;
+  case EuOp::Min: for (size_t i = 0; i < W; ++i) r[i] = std::min(a[i], b[i]); break;
+  case EuOp::SelectGt: for (size_t i = 0; i < W; ++i) r[i] = a[i] > b[i] ? c[i] : d[i]; break;
+  case EuOp::SelectEq: for (size_t i = 0; i < W; ++i) r[i] = a[i] == b[i] ? c[i] : d[i]; break;
+  case EuOp::Divide: for (size_t i = 0; i < W; ++i) r[i] = a[i] / b[i]; break;
+  case EuOp::Taylor: // Horner, highest term first: coefficient t of this channel is coef[t]
+    for (size_t i = 0; i < W; ++i) {
+      float v = 0.0f;
+      for (uint32_t t = j.taylorTerms; t-- > 0;) v = v * a[i] + coef[t];
+      r[i] = v;
+    }
+    break;
+  case EuOp::Fp32ToInt: case EuOp::Copy: std::copy(a, a + W, r); break;
+  case EuOp::Fp32Normalize:
+    for (size_t i = 0; i < W; ++i) {
+      int e = 0;
+      std::frexp(a[i], &e);
+      ri[i] = a[i] == 0.0f ? 0 : e - 1;
+    }
+    return true;
+  case EuOp::Rsqrt: for (size_t i = 0; i < W; ++i) r[i] = 1.0f / std::sqrt(a[i]); break;
+  case EuOp::AddTree: for (size_t i = 0; i < W; ++i) r[i] = a[i] + b[i] + c[i]; break;
+  case EuOp::SquareSum: for (size_t i = 0; i < W; ++i) r[i] = (a[i] + b[i]) * (a[i] + b[i]); break;
+  case EuOp::SquareDiff: for (size_t i = 0; i < W; ++i) r[i] = (a[i] - b[i]) * (a[i] - b[i]); break;
+  case EuOp::Cmp: for (size_t i = 0; i < W; ++i) r[i] = a[i] > b[i] ? 1.0f : 0.0f; break;
+  case EuOp::Select: for (size_t i = 0; i < W; ++i) r[i] = a[i] != 0.0f ? b[i] : c[i]; break;
+  case EuOp::CmpSelect:
+    for (size_t i = 0; i < W; ++i) {
+      r[i] = a[i] > b[i] ? a[i] : b[i];
+      r1[i] = a[i] > b[i] ? c[i] : d[i];
+    }
+    break;
+  default: break; // excluded by validation
+  }
+  return false;
+}
+
+template <class V> struct RowBuffers {
+  std::vector<V> a, b, c, d, old, r, r1;
+  explicit RowBuffers(size_t W) : a(W), b(W), c(W), d(W), old(W), r(W), r1(W) {}
+};
+
 void runElementwise(const ElementwiseJob &j, LocalMemory &mem) {
-  const Shape4 &S = j.res0.shape;
-  const Shape4 &am = j.aMask, &bm = j.bMask;
+  const Shape4 &S = j.res0.shape, &am = j.aMask, &bm = j.bMask;
+  const size_t W = S.w;
+  const bool readsOld = j.eu == EuOp::Mac && !j.arity.c;
+  RowBuffers<int64_t> ib(j.isFloat ? 0 : W);
+  RowBuffers<float> fb(j.isFloat ? W : 0);
+  std::vector<int64_t> itmp(W);
+  std::vector<float> ftmp(W), coef(j.taylorTerms);
   for (uint32_t n = 0; n < S.n; ++n)
     for (uint32_t c = 0; c < S.c; ++c)
-      for (uint32_t h = 0; h < S.h; ++h)
-        for (uint32_t w = 0; w < S.w; ++w) {
-          const uint32_t an = n * am.n, ac = c * am.c, ah = h * am.h, aw = w * am.w;
-          const uint32_t bn = n * bm.n, bc = c * bm.c, bh = h * bm.h, bw = w * bm.w;
-          if (j.isFloat) {
-            float a = j.a.loadFloat(mem, an, ac, ah, aw);
-            float b = j.arity.b && j.eu != EuOp::Taylor ? j.b.loadFloat(mem, bn, bc, bh, bw) : 0.0f;
-            float cc = j.arity.c ? j.c.loadFloat(mem, n, c, h, w) : 0.0f;
-            float d = j.arity.d ? j.d.loadFloat(mem, n, c, h, w) : 0.0f;
-            float r = 0.0f;
-            switch (j.eu) {
-            case EuOp::Mul: r = a * b; break;
-            case EuOp::Mac: r = a * b + (j.arity.c ? cc : j.res0.loadFloat(mem, n, c, h, w)); break;
-            case EuOp::Add: r = a + b; break;
-            case EuOp::Sub: r = a - b; break;
-            case EuOp::Max: r = std::max(a, b); break;
-            case EuOp::Min: r = std::min(a, b); break;
-            case EuOp::SelectGt: r = a > b ? cc : d; break;
-            case EuOp::SelectEq: r = a == b ? cc : d; break;
-            case EuOp::Divide: r = a / b; break;
-            case EuOp::Taylor: r = taylorAt(j, mem, c, a); break;
-            case EuOp::Fp32ToInt: case EuOp::Copy: r = a; break;
-            case EuOp::Fp32Normalize: {
-              int e = 0;
-              std::frexp(a, &e);
-              j.res0.storeInt(mem, n, c, h, w, saturate(a == 0.0f ? 0 : e - 1, j.res0.prec, j.res0.isSigned));
-              continue;
-            }
-            case EuOp::Rsqrt: r = 1.0f / std::sqrt(a); break;
-            case EuOp::AddTree: r = a + b + cc; break;
-            case EuOp::SquareSum: r = (a + b) * (a + b); break;
-            case EuOp::SquareDiff: r = (a - b) * (a - b); break;
-            case EuOp::Cmp: r = a > b ? 1.0f : 0.0f; break;
-            case EuOp::Select: r = a != 0.0f ? b : cc; break;
-            case EuOp::CmpSelect:
-              r = a > b ? a : b;
-              writeFloat(mem, j.res1, n, c, h, w, a > b ? cc : d, false);
-              break;
-            default: break; // excluded by validation
-            }
-            writeFloat(mem, j.res0, n, c, h, w, r, j.relu);
-          } else {
-            int64_t a = j.a.loadInt(mem, an, ac, ah, aw);
-            int64_t b = j.arity.b ? j.b.loadInt(mem, bn, bc, bh, bw) : 0;
-            int64_t cc = j.arity.c ? j.c.loadInt(mem, n, c, h, w) : 0;
-            int64_t d = j.arity.d ? j.d.loadInt(mem, n, c, h, w) : 0;
-            int64_t r = 0;
-            bool wrap = false; // bitwise results keep their low bits instead of saturating
-            switch (j.eu) {
-            case EuOp::Mul: r = satMul(a, b); break;
-            case EuOp::Mac: r = satAdd(satMul(a, b), j.arity.c ? cc : j.res0.loadInt(mem, n, c, h, w)); break;
-            case EuOp::Add: r = a + b; break;
-            case EuOp::Sub: r = a - b; break;
-            case EuOp::Max: r = std::max(a, b); break;
-            case EuOp::Min: r = std::min(a, b); break;
-            case EuOp::Shift: {
-              int64_t s = std::clamp<int64_t>(b, -63, 62);
-              if (j.logicalShift) {
-                uint64_t bits = uint64_t(a) & (j.a.elemBytes >= 8 ? ~0ull : (1ull << (8 * j.a.elemBytes)) - 1);
-                r = int64_t(s >= 0 ? bits << s : bits >> -s);
-                wrap = true;
-              } else {
-                r = s >= 0 ? satShl(a, unsigned(s)) : roundingRightShift(a, unsigned(-s));
-              }
-              break;
-            }
-            case EuOp::And: r = a & b, wrap = true; break;
-            case EuOp::Or: r = a | b, wrap = true; break;
-            case EuOp::Xor: r = a ^ b, wrap = true; break;
-            case EuOp::SelectGt: r = a > b ? cc : d; break;
-            case EuOp::SelectEq: r = a == b ? cc : d; break;
-            case EuOp::IntNormalize: r = redundantSignBits(a, 8 * j.a.elemBytes); break;
-            case EuOp::AddTree: r = a + b + cc; break;
-            case EuOp::Copy: r = a; break;
-            case EuOp::SquareSum: r = satMul(a + b, a + b); break;
-            case EuOp::SquareDiff: r = satMul(a - b, a - b); break;
-            case EuOp::Cmp: r = a > b ? 1 : 0; break;
-            case EuOp::Select: r = a != 0 ? b : cc; break;
-            case EuOp::CmpSelect:
-              r = a > b ? a : b;
-              writeInt(mem, j.res1, n, c, h, w, a > b ? cc : d, 0, false);
-              break;
-            default: break; // excluded by validation
-            }
-            if (wrap)
-              j.res0.storeInt(mem, n, c, h, w, r);
-            else
-              writeInt(mem, j.res0, n, c, h, w, r, j.rshift, j.relu);
+      for (uint32_t h = 0; h < S.h; ++h) {
+        const uint32_t an = n * am.n, ac = c * am.c, ah = h * am.h, bn = n * bm.n, bc = c * bm.c, bh = h * bm.h;
+        if (j.isFloat) {
+          loadRow(j.a, mem, an, ac, ah, am.w == 0, W, fb.a.data());
+          if (j.eu == EuOp::Taylor) loadRow(j.b, mem, 0, c, 0, false, j.taylorTerms, coef.data());
+          else if (j.arity.b) loadRow(j.b, mem, bn, bc, bh, bm.w == 0, W, fb.b.data());
+          if (j.arity.c) loadRow(j.c, mem, n, c, h, false, W, fb.c.data());
+          if (j.arity.d) loadRow(j.d, mem, n, c, h, false, W, fb.d.data());
+          if (readsOld) loadRow(j.res0, mem, n, c, h, false, W, fb.old.data());
+          if (floatRowOp(j, W, fb.a.data(), fb.b.data(), fb.c.data(), fb.d.data(), fb.old.data(), coef.data(),
+                         fb.r.data(), fb.r1.data(), itmp.data())) {
+            writeIntRow(j.res0, mem, n, c, h, W, itmp.data(), 0, false, ftmp);
+            continue;
           }
+          if (j.hasRes1) writeFloatRow(j.res1, mem, n, c, h, W, fb.r1.data(), false, itmp);
+          writeFloatRow(j.res0, mem, n, c, h, W, fb.r.data(), j.relu, itmp);
+        } else {
+          loadRow(j.a, mem, an, ac, ah, am.w == 0, W, ib.a.data());
+          if (j.arity.b) loadRow(j.b, mem, bn, bc, bh, bm.w == 0, W, ib.b.data());
+          if (j.arity.c) loadRow(j.c, mem, n, c, h, false, W, ib.c.data());
+          if (j.arity.d) loadRow(j.d, mem, n, c, h, false, W, ib.d.data());
+          if (readsOld) loadRow(j.res0, mem, n, c, h, false, W, ib.old.data());
+          bool wrap = intRowOp(j, W, ib.a.data(), ib.b.data(), ib.c.data(), ib.d.data(), ib.old.data(),
+                               ib.r.data(), ib.r1.data());
+          if (j.hasRes1) writeIntRow(j.res1, mem, n, c, h, W, ib.r1.data(), 0, false, ftmp);
+          if (wrap)
+            storeIntRow(j.res0, mem, n, c, h, W, ib.r.data());
+          else
+            writeIntRow(j.res0, mem, n, c, h, W, ib.r.data(), j.rshift, j.relu, ftmp);
         }
+      }
 }
 
 Status execElementwise(const HwConfig &cfg, LocalMemory &mem, const Elementwise &s, TiuTask task) {
