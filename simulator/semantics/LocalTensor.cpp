@@ -38,14 +38,14 @@ Result<LocalTensor> resolveLocal(const isa::HwConfig &cfg, const isa::LocalOpera
   t.isSigned = op.isSigned;
   t.elemBytes = isa::precBytes(op.prec);
   t.lanes = cfg.npuLanes;
+  if (shape.n == 0 || shape.c == 0 || shape.h == 0 || shape.w == 0)
+    return makeError(what, ": shape (", shape.n, ", ", shape.c, ", ", shape.h, ", ", shape.w,
+                     ") has a zero dimension");
   if (op.isConst) {
     t.isConst = true;
     t.constValue = op.constValue;
     return t;
   }
-  if (shape.n == 0 || shape.c == 0 || shape.h == 0 || shape.w == 0)
-    return makeError(what, ": shape (", shape.n, ", ", shape.c, ", ", shape.h, ", ", shape.w,
-                     ") has a zero dimension");
   uint32_t lane = op.addr / cfg.lmemBytesPerLane;
   if (lane >= cfg.npuLanes)
     return makeError(what, ": address 0x", std::hex, op.addr, " is beyond local memory (",
