@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -180,6 +181,40 @@ struct Tile {
   int64_t n0, ns, c0, cs, h0, hs;
 };
 
+// The software pipeline over slices. Emission order per slice i: compute i,
+// then load i+1 and store i (store first when load i+1 must wait for
+// compute i anyway). Set i % sets holds slice i's loaded inputs and its
+// result: load i waits for compute i - sets (the last reader of the set),
+// compute i for load i and store i - sets (the last reader of its output).
+// Fixed buffers (weights) are reloaded when the channel slice changes, after
+// every earlier compute.
+template <class Stage>
+void runPipeline(const std::vector<Tile> &tiles, unsigned nb, bool hasFixed, Stage &st) {
+  const size_t count = tiles.size();
+  std::vector<uint16_t> loadId(count, 0), computeId(count, 0), storeId(count, 0);
+  auto newFixed = [&](size_t i) { return hasFixed && (i == 0 || tiles[i].c0 != tiles[i - 1].c0); };
+  auto loadTile = [&](size_t i) {
+    uint16_t wait = i >= nb ? computeId[i - nb] : 0;
+    uint16_t id = 0;
+    if (newFixed(i)) id = st.loadFixed(tiles[i], std::max(wait, i > 0 ? computeId[i - 1] : uint16_t(0)));
+    loadId[i] = std::max(id, st.load(tiles[i], unsigned(i % nb), wait));
+  };
+  if (count == 0) return;
+  loadTile(0);
+  for (size_t i = 0; i < count; ++i) {
+    uint16_t wait = loadId[i];
+    if (i >= nb) wait = std::max(wait, storeId[i - nb]);
+    computeId[i] = st.compute(tiles[i], unsigned(i % nb), wait);
+    if (i + 1 < count && (nb == 1 || newFixed(i + 1))) {
+      storeId[i] = st.store(tiles[i], unsigned(i % nb), computeId[i]);
+      loadTile(i + 1);
+      continue;
+    }
+    if (i + 1 < count) loadTile(i + 1);
+    storeId[i] = st.store(tiles[i], unsigned(i % nb), computeId[i]);
+  }
+}
+
 class SlicedOp {
 public:
   SlicedOp(Emitter &e, const Op &op) : e_(e), op_(op), hw_(e.hw) {}
@@ -201,6 +236,20 @@ public:
   virtual uint16_t store(const Tile &t, unsigned set, uint16_t wait) = 0;
 
   Status run(OpReport &rep);
+
+  // ---- Local use inside a layer group (LayerGroup below) ----
+  // Can the op run on LMEM-resident slices of full channels?
+  virtual bool groupable() const { return false; }
+  // Input rows (unclipped, may be negative = padding) output rows [lo, hi] read.
+  virtual std::pair<int64_t, int64_t> inputRows(int64_t lo, int64_t hi) const { return {lo, hi}; }
+  // Scratch buffers the computation needs, shaped like the output.
+  virtual std::vector<DType> tempTypes() const { return {}; }
+  // The TIU commands of one slice: `ins` are the activation inputs (rows
+  // clipped to the tensor, padT/padB = padding rows of a window), `out` the
+  // output rows. Returns the last TIU id.
+  virtual uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &out, const std::vector<LBuf> &temps,
+                             int64_t padT, int64_t padB, uint16_t wait) = 0;
+  void setFixed(std::vector<uint32_t> offsets) { fixed_ = std::move(offsets); }
 
 protected:
   Emitter &e_;
@@ -282,41 +331,7 @@ Status SlicedOp::run(OpReport &rep) {
       for (int64_t h0 = 0; h0 < ext[2]; h0 += hs_)
         tiles.push_back({n0, std::min(ns_, ext[0] - n0), c0, std::min(cs_, ext[1] - c0), h0,
                          std::min(hs_, ext[2] - h0)});
-  const unsigned nb = pick.sets;
-  const size_t count = tiles.size();
-  std::vector<uint16_t> loadId(count, 0), computeId(count, 0), storeId(count, 0);
-  auto loadTile = [&](size_t i) {
-    // The buffers of set i % nb were last read by compute i - nb.
-    uint16_t wait = i >= nb ? computeId[i - nb] : 0;
-    bool newChannels = i == 0 || tiles[i].c0 != tiles[i - 1].c0;
-    uint16_t id = 0;
-    if (newChannels && !fixedBytes(cs_).empty()) {
-      // Fixed buffers are shared by all sets: wait for every earlier compute.
-      uint16_t w = i > 0 ? computeId[i - 1] : 0;
-      id = loadFixed(tiles[i], std::max(wait, w));
-    }
-    uint16_t l = load(tiles[i], unsigned(i % nb), wait);
-    loadId[i] = std::max(id, l);
-  };
-  // Emission order per slice i: compute i, then load i+1 and store i (store
-  // first when load i+1 must wait for compute i anyway).
-  loadTile(0);
-  for (size_t i = 0; i < count; ++i) {
-    uint16_t wait = loadId[i];
-    if (i >= nb) wait = std::max(wait, storeId[i - nb]);
-    computeId[i] = compute(tiles[i], unsigned(i % nb), wait);
-    if (i + 1 < count) {
-      bool fixedChange = tiles[i + 1].c0 != tiles[i].c0 && !fixedBytes(cs_).empty();
-      // A single set, or new fixed buffers, must wait for this compute.
-      if (nb == 1 || fixedChange) {
-        storeId[i] = store(tiles[i], unsigned(i % nb), computeId[i]);
-        loadTile(i + 1);
-        continue;
-      }
-      loadTile(i + 1);
-    }
-    storeId[i] = store(tiles[i], unsigned(i % nb), computeId[i]);
-  }
+  runPipeline(tiles, pick.sets, !fixedSizes.empty(), *this);
   return Status::ok();
 }
 
@@ -395,9 +410,20 @@ public:
     c.kernelInsH = u32(p_.dilationH - 1), c.kernelInsW = u32(p_.dilationW - 1);
     c.rshift = op_.rshift, c.relu = op_.relu;
   }
+  bool groupable() const override { return true; }
+  std::pair<int64_t, int64_t> inputRows(int64_t lo, int64_t hi) const override {
+    return {lo * p_.strideH - p_.padTop, hi * p_.strideH - p_.padTop + (p_.kh - 1) * p_.dilationH};
+  }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     Rows r = rowsFor(t);
-    LBuf in = inBuf(t, set), out = outBuf(t, set), w = weightBuf(t.cs);
+    return computeOn({inBuf(t, set)}, outBuf(t, set), {}, r.padT, r.padB, wait);
+  }
+  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &out, const std::vector<LBuf> &,
+                     int64_t padT, int64_t padB, uint16_t wait) override {
+    const LBuf &in = ins[0];
+    const Tile t{0, out.shape.n, 0, out.shape.c, 0, out.shape.h};
+    Rows r{0, in.shape.h, padT, padB};
+    LBuf w = weightBuf(t.cs);
     uint16_t id = 0;
     if (depthwise_) {
       isa::Pord c;
@@ -469,11 +495,21 @@ public:
     Rows r = rowsFor(t);
     return e_.move(true, x_, t.n0, t.ns, t.c0, t.cs, r.r0, r.rows, inBuf(t, set), wait);
   }
+  bool groupable() const override { return op_.kind == OpKind::Pool; }
+  std::pair<int64_t, int64_t> inputRows(int64_t lo, int64_t hi) const override {
+    return {lo * p_.strideH - p_.padTop, hi * p_.strideH - p_.padTop + p_.kh - 1};
+  }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     Rows r = rowsFor(t);
+    return computeOn({inBuf(t, set)}, outBuf(t, set), {}, r.padT, r.padB, wait);
+  }
+  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &out, const std::vector<LBuf> &,
+                     int64_t padT, int64_t padB, uint16_t wait) override {
+    const Tile t{0, out.shape.n, 0, out.shape.c, 0, out.shape.h};
+    Rows r{0, ins[0].shape.h, padT, padB};
     isa::Pord c;
     c.eu = isMax_ ? isa::EuOp::Max : isa::EuOp::Mac;
-    c.input = inBuf(t, set).operand(hw_), c.output = outBuf(t, set).operand(hw_);
+    c.input = ins[0].operand(hw_), c.output = out.operand(hw_);
     if (isMax_) {
       c.kernel = c.input;
     } else if (y_.dtype == DType::F32) {
@@ -559,17 +595,26 @@ public:
     c.rshift = rshift, c.relu = relu;
     return e_.b.tiu(c, wait);
   }
+  bool groupable() const override { return true; }
+  std::vector<DType> tempTypes() const override { return std::vector<DType>(temps(), tempType()); }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     const size_t ni = in_.size();
-    LBuf a = buf(t, set, 0, in_[0].dtype);
-    LBuf y = buf(t, set, ni, y_.dtype);
-    auto tmp = [&](unsigned i) { return buf(t, set, ni + 1 + i, tempType()); };
+    std::vector<LBuf> ins, tmps;
+    for (size_t i = 0; i < ni; ++i) ins.push_back(buf(t, set, i, in_[i].dtype));
+    for (unsigned i = 0; i < temps(); ++i) tmps.push_back(buf(t, set, ni + 1 + i, tempType()));
+    return computeOn(ins, buf(t, set, ni, y_.dtype), tmps, 0, 0, wait);
+  }
+  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &tmps, int64_t,
+                     int64_t, uint16_t wait) override {
+    const Tile t{0, y.shape.n, 0, y.shape.c, 0, y.shape.h};
+    const LBuf &a = ins[0];
+    auto tmp = [&](unsigned i) { return tmps[i]; };
     const bool f = y_.dtype == DType::F32;
     const auto &m = op_.multipliers;
     using isa::EuOp;
     switch (op_.kind) {
     case OpKind::Add: case OpKind::Max: case OpKind::Mul: {
-      LBuf b2 = buf(t, set, 1, in_[1].dtype);
+      const LBuf &b2 = ins[1];
       EuOp eu = op_.kind == OpKind::Add ? EuOp::Add : op_.kind == OpKind::Max ? EuOp::Max : EuOp::Mul;
       if (f) return ew(eu, y, a.operand(hw_), b2.operand(hw_), 0, op_.relu, wait);
       if (op_.kind == OpKind::Mul) {
@@ -676,6 +721,10 @@ public:
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     return e_.move(true, x_, t.n0, t.ns, 0, k_, 0, 1, leftBuf(t, set), wait);
   }
+  uint16_t computeOn(const std::vector<LBuf> &, const LBuf &, const std::vector<LBuf> &, int64_t, int64_t,
+                     uint16_t wait) override {
+    return wait; // Fc is never part of a layer group (rows are batch items)
+  }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     isa::MatMul c;
     c.eu = isa::EuOp::Mul;
@@ -738,18 +787,292 @@ void emitUpsample(Emitter &e, const Op &op) {
     }
 }
 
+// The sliced implementation of an op; null for pure data movement.
+std::unique_ptr<SlicedOp> makeSliced(Emitter &e, const Op &op) {
+  switch (op.kind) {
+  case OpKind::Reshape: case OpKind::Concat: case OpKind::Upsample: return nullptr;
+  case OpKind::Conv: return std::make_unique<ConvOp>(e, op);
+  case OpKind::Pool: case OpKind::GlobalAvgPool: return std::make_unique<PoolOp>(e, op);
+  case OpKind::Fc: return std::make_unique<FcOp>(e, op);
+  default: return std::make_unique<ElementwiseOp>(e, op);
+  }
+}
+
 Status emitOp(Emitter &e, const Op &op, OpReport &rep) {
-  std::unique_ptr<SlicedOp> s;
   switch (op.kind) {
   case OpKind::Reshape: return Status::ok();
   case OpKind::Concat: emitConcat(e, op); return Status::ok();
   case OpKind::Upsample: emitUpsample(e, op); return Status::ok();
-  case OpKind::Conv: s = std::make_unique<ConvOp>(e, op); break;
-  case OpKind::Pool: case OpKind::GlobalAvgPool: s = std::make_unique<PoolOp>(e, op); break;
-  case OpKind::Fc: s = std::make_unique<FcOp>(e, op); break;
-  default: s = std::make_unique<ElementwiseOp>(e, op); break;
+  default: return makeSliced(e, op)->run(rep);
   }
-  return s->run(rep);
+}
+
+// ---------------------------------------------------------------------------
+// Layer groups: consecutive ops whose intermediate tensors stay in local
+// memory. The group's output is cut into slices along N and H; each op's
+// rows are found backwards from the slice (windows add halo rows, clipped
+// rows become padding), so intermediate rows overlapping between slices are
+// recomputed. Group inputs from DDR and the group output are double-buffered
+// (runPipeline); intermediates, scratch and weights have one buffer.
+class LayerGroup {
+public:
+  LayerGroup(Emitter &e, std::vector<const Op *> ops) : e_(e), ops_(std::move(ops)) {
+    for (const Op *op : ops_) {
+      impl_.push_back(makeSliced(e, *op));
+      for (int t : op->inputs)
+        if (!e.g.tensors[t].isWeight() && index(t) < 0) addTensor(t, true);
+      addTensor(op->output, false);
+    }
+  }
+
+  // Why these ops cannot form a group ("" if they can).
+  std::string unsuitable() const {
+    if (ops_.size() < 2) return "fewer than two ops";
+    const int finalT = ops_.back()->output;
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      if (!impl_[k] || !impl_[k]->groupable()) return std::string(opKindName(ops_[k]->kind)) + " is not groupable";
+      for (const auto &t : tens_)
+        if (t.s[0] != tens_[0].s[0]) return "batch sizes differ";
+    }
+    for (const auto &t : tens_) {
+      if (t.external || t.id == finalT) continue;
+      for (int o : e_.g.outputs)
+        if (o == t.id) return "an intermediate is a graph output";
+      for (const Op &op : e_.g.ops)
+        for (int in : op.inputs)
+          if (in == t.id && std::find(ops_.begin(), ops_.end(), &op) == ops_.end())
+            return "an intermediate is read outside the group";
+    }
+    return "";
+  }
+
+  Status run(OpReport &rep) {
+    const isa::HwConfig &hw = e_.hw;
+    LmemAllocator alloc(hw);
+    const auto &fin = tens_[size_t(index(ops_.back()->output))];
+    const int64_t N = fin.s[0], H = fin.s[2];
+    auto fits = [&](int64_t ns, int64_t hs, unsigned sets) { return alloc.fits(sizes(ns, hs, sets)); };
+    struct Choice { int64_t ns = 0, hs = 0; unsigned sets = 1; uint64_t slices = UINT64_MAX; };
+    auto best = [&](unsigned sets) {
+      Choice c;
+      for (int64_t ns = N; ns >= 1; --ns) {
+        int64_t lo = 0, hi = H;
+        while (lo < hi) {
+          int64_t mid = (lo + hi + 1) / 2;
+          if (fits(ns, mid, sets)) lo = mid;
+          else hi = mid - 1;
+        }
+        if (lo == 0) continue;
+        uint64_t slices = uint64_t(ceilDiv(N, ns) * ceilDiv(H, lo));
+        if (slices < c.slices) c = {ns, lo, sets, slices};
+      }
+      return c;
+    };
+    Choice pick = best(1);
+    if (pick.slices == UINT64_MAX)
+      return makeError("layer group does not fit local memory: needs ",
+                       alloc.footprint(sizes(1, 1, 1)), " bytes per lane");
+    if (pick.slices > 1 && e_.opt.doubleBuffer) {
+      Choice two = best(2);
+      if (two.slices != UINT64_MAX && two.slices <= 2 * pick.slices) pick = two;
+    }
+    ns_ = pick.ns, hs_ = pick.hs, sets_ = pick.sets;
+    auto plan = alloc.plan(sizes(ns_, hs_, sets_), "layer group");
+    if (!plan) return plan.status();
+    offsets_ = plan->offsets;
+    rep.nSlice = ns_, rep.cSlice = fin.s[1], rep.hSlice = hs_, rep.buffers = sets_;
+    rep.lmemBytes = plan->used, rep.slices = pick.slices;
+    // Fixed buffers first in the plan, op by op.
+    size_t at = 0;
+    bool hasFixed = false;
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      auto f = impl_[k]->fixedBytes(outC(k));
+      impl_[k]->setFixed(std::vector<uint32_t>(offsets_.begin() + at, offsets_.begin() + at + f.size()));
+      at += f.size();
+      hasFixed |= !f.empty();
+    }
+    std::vector<Tile> tiles;
+    for (int64_t n0 = 0; n0 < N; n0 += ns_)
+      for (int64_t h0 = 0; h0 < H; h0 += hs_)
+        tiles.push_back({n0, std::min(ns_, N - n0), 0, fin.s[1], h0, std::min(hs_, H - h0)});
+    runPipeline(tiles, sets_, hasFixed, *this);
+    return Status::ok();
+  }
+
+  // Pipeline stages (runPipeline).
+  uint16_t loadFixed(const Tile &t, uint16_t wait) {
+    uint16_t id = 0;
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      if (impl_[k]->fixedBytes(outC(k)).empty()) continue;
+      e_.b.setLayer(ops_[k]->name);
+      id = impl_[k]->loadFixed(Tile{0, t.ns, 0, outC(k), 0, 1}, wait);
+    }
+    return id;
+  }
+  uint16_t load(const Tile &t, unsigned set, uint16_t wait) {
+    Rows r = rows(t.h0, t.hs);
+    uint16_t id = 0;
+    for (size_t i = 0; i < tens_.size(); ++i) {
+      const TensorInfo &ti = tens_[i];
+      if (!ti.external) continue;
+      e_.b.setLayer(ops_[size_t(ti.firstUse)]->name);
+      id = e_.move(true, ti.d, t.n0, t.ns, 0, ti.s[1], r.need[i].first, count(r.need[i]), buffer(i, set, t.ns, r), wait);
+    }
+    return id;
+  }
+  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) {
+    Rows r = rows(t.h0, t.hs);
+    uint16_t id = wait;
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      const Op &op = *ops_[k];
+      e_.b.setLayer(op.name);
+      const size_t o = size_t(index(op.output));
+      std::vector<LBuf> ins;
+      for (int tid : op.inputs) {
+        if (e_.g.tensors[tid].isWeight()) continue;
+        size_t i = size_t(index(tid));
+        ins.push_back(rowsView(buffer(i, set, t.ns, r), r.need[i].first, r.inRows[k]));
+      }
+      std::vector<LBuf> temps;
+      auto types = impl_[k]->tempTypes();
+      for (size_t j = 0; j < types.size(); ++j)
+        temps.push_back(LBuf::compact(offsets_[tempSlot_[k] + j], types[j],
+                                      {u32(t.ns), u32(tens_[o].s[1]), u32(count(r.need[o])), u32(tens_[o].s[3])},
+                                      e_.hw.npuLanes));
+      id = impl_[k]->computeOn(ins, buffer(o, set, t.ns, r), temps, r.pads[k].first, r.pads[k].second, wait);
+    }
+    return id;
+  }
+  uint16_t store(const Tile &t, unsigned set, uint16_t wait) {
+    Rows r = rows(t.h0, t.hs);
+    const size_t o = size_t(index(ops_.back()->output));
+    e_.b.setLayer(ops_.back()->name);
+    return e_.move(false, tens_[o].d, t.n0, t.ns, 0, tens_[o].s[1], t.h0, t.hs, buffer(o, set, t.ns, r), wait);
+  }
+
+private:
+  using Range = std::pair<int64_t, int64_t>; // rows [first, second]
+  static int64_t count(const Range &r) { return r.second - r.first + 1; }
+  struct TensorInfo {
+    int id;
+    bool external;
+    DTensor d;
+    std::array<int64_t, 4> s;
+    int firstUse = 0; // op index of the first reader (externals)
+  };
+  struct Rows {
+    std::vector<Range> need;   // per tensor: rows held for this slice
+    std::vector<Range> inRows; // per op: rows of its inputs it reads (clipped)
+    std::vector<Range> pads;   // per op: padding rows above / below
+  };
+
+  int index(int t) const {
+    for (size_t i = 0; i < tens_.size(); ++i)
+      if (tens_[i].id == t) return int(i);
+    return -1;
+  }
+  void addTensor(int t, bool external) {
+    TensorInfo ti{t, external, e_.ddr(t), e_.g.tensors[t].nchw(), int(impl_.size()) - 1};
+    tens_.push_back(ti);
+  }
+  int64_t outC(size_t k) const { return e_.g.tensors[ops_[k]->output].nchw()[1]; }
+
+  // Rows every tensor holds for output rows [h0, h0 + hs) of the group.
+  Rows rows(int64_t h0, int64_t hs) const {
+    Rows r;
+    r.need.assign(tens_.size(), {INT64_MAX, INT64_MIN});
+    r.inRows.assign(ops_.size(), {0, -1});
+    r.pads.assign(ops_.size(), {0, 0});
+    r.need[size_t(index(ops_.back()->output))] = {h0, h0 + hs - 1};
+    for (size_t k = ops_.size(); k-- > 0;) {
+      Range out = r.need[size_t(index(ops_[k]->output))];
+      auto [a, b] = impl_[k]->inputRows(out.first, out.second);
+      const int64_t inH = e_.g.tensors[ops_[k]->inputs[0]].nchw()[2];
+      Range clipped{std::max<int64_t>(0, a), std::min(inH - 1, b)};
+      r.inRows[k] = clipped;
+      r.pads[k] = {clipped.first - a, b - clipped.second};
+      for (int tid : ops_[k]->inputs) {
+        if (e_.g.tensors[tid].isWeight()) continue;
+        Range &n = r.need[size_t(index(tid))];
+        n = {std::min(n.first, clipped.first), std::max(n.second, clipped.second)};
+      }
+    }
+    return r;
+  }
+  static LBuf rowsView(LBuf b, int64_t bufFirst, const Range &want) {
+    b.offset += u32((want.first - bufFirst) * b.stride.h * dtypeBytes(b.dtype));
+    b.shape.h = u32(count(want));
+    return b;
+  }
+  // Tensor i's buffer for this slice: compact over the rows it holds.
+  LBuf buffer(size_t i, unsigned set, int64_t ns, const Rows &r) const {
+    const TensorInfo &ti = tens_[i];
+    return LBuf::compact(offsets_[slot_[i] + (perSet(i) ? set * perSetCount_ : 0)], ti.d.dtype,
+                         {u32(ns), u32(ti.s[1]), u32(count(r.need[i])), u32(ti.s[3])}, e_.hw.npuLanes);
+  }
+  bool perSet(size_t i) const { return tens_[i].external || tens_[i].id == ops_.back()->output; }
+
+  // Buffer sizes in plan order: fixed (op by op), intermediates, temps, then
+  // `sets` copies of (externals, output). Records each buffer's slot.
+  std::vector<uint64_t> sizes(int64_t ns, int64_t hs, unsigned sets) {
+    const int64_t H = tens_[size_t(index(ops_.back()->output))].s[2];
+    std::vector<int64_t> maxRows(tens_.size(), 0);
+    for (int64_t h0 = 0; h0 < H; h0 += hs) {
+      Rows r = rows(h0, std::min(hs, H - h0));
+      for (size_t i = 0; i < tens_.size(); ++i) maxRows[i] = std::max(maxRows[i], count(r.need[i]));
+    }
+    const uint32_t lanes = e_.hw.npuLanes;
+    auto bytesOf = [&](size_t i, DType t) {
+      return LBuf::bytes(t, {u32(ns), u32(tens_[i].s[1]), u32(maxRows[i]), u32(tens_[i].s[3])}, lanes);
+    };
+    std::vector<uint64_t> v;
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      auto f = impl_[k]->fixedBytes(outC(k));
+      v.insert(v.end(), f.begin(), f.end());
+    }
+    slot_.assign(tens_.size(), 0);
+    tempSlot_.assign(ops_.size(), 0);
+    for (size_t i = 0; i < tens_.size(); ++i)
+      if (!perSet(i)) slot_[i] = v.size(), v.push_back(bytesOf(i, tens_[i].d.dtype));
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      tempSlot_[k] = v.size();
+      for (DType t : impl_[k]->tempTypes()) v.push_back(bytesOf(size_t(index(ops_[k]->output)), t));
+    }
+    size_t first = v.size();
+    for (unsigned s = 0; s < sets; ++s)
+      for (size_t i = 0; i < tens_.size(); ++i)
+        if (perSet(i)) {
+          if (s == 0) slot_[i] = v.size();
+          v.push_back(bytesOf(i, tens_[i].d.dtype));
+        }
+    perSetCount_ = sets ? (v.size() - first) / sets : 0;
+    return v;
+  }
+
+  Emitter &e_;
+  std::vector<const Op *> ops_;
+  std::vector<std::unique_ptr<SlicedOp>> impl_;
+  std::vector<TensorInfo> tens_;
+  std::vector<size_t> slot_, tempSlot_;
+  size_t perSetCount_ = 0;
+  std::vector<uint32_t> offsets_;
+  int64_t ns_ = 1, hs_ = 1;
+  unsigned sets_ = 1;
+};
+
+// Emits ops [first, last] (one op: op by op; more: a layer group) into the
+// current command group.
+Status emitSegment(Emitter &e, size_t first, size_t last, OpReport &rep) {
+  if (first == last) {
+    e.b.setLayer(e.g.ops[first].name);
+    return emitOp(e, e.g.ops[first], rep);
+  }
+  std::vector<const Op *> ops;
+  for (size_t k = first; k <= last; ++k) ops.push_back(&e.g.ops[k]);
+  LayerGroup grp(e, ops);
+  std::string why = grp.unsuitable();
+  if (!why.empty()) return makeError("ops cannot form a layer group: ", why);
+  return grp.run(rep);
 }
 
 // Limits of the command fields an op's parameters go into.
@@ -819,7 +1142,9 @@ Result<double> estimateCycles(const CommandBuilder::Group &group, const isa::HwC
 
 std::string CompileReport::text() const {
   std::ostringstream os;
-  os << "op-by-op code generation: " << ops.size() << " ops, coeff " << coeffBytes << " bytes, neuron "
+  size_t groups = 0;
+  for (const OpReport &r : ops) groups += r.ops > 1;
+  os << "code generation: " << ops.size() << " segments (" << groups << " layer groups), coeff " << coeffBytes << " bytes, neuron "
      << neuronBytes << " bytes (" << activationBytesNoReuse << " without reuse)\n";
   char line[256];
   for (const OpReport &r : ops) {
@@ -843,25 +1168,64 @@ Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, Compil
   }
   auto am = assignAddresses(g, opt.hw);
   if (!am) return am.status();
-  CommandBuilder b;
-  Emitter e{g, opt, opt.hw, *am, b};
-  CompileReport rep;
-  for (const Op &op : g.ops) {
-    OpReport r;
-    r.name = op.name, r.kind = op.kind;
-    size_t before = b.groupCount();
-    b.beginGroup();
-    b.setLayer(op.name);
-    Status st = emitOp(e, op, r);
-    if (!st) return st.prefix(std::string(opKindName(op.kind)) + " '" + op.name + "'");
-    if (b.groupCount() > before) {
-      const auto &grp = b.groups().back();
-      r.tiuCommands = grp.tiu.size(), r.gdmaCommands = grp.gdma.size();
-      auto cyc = estimateCycles(grp, opt.hw);
-      if (!cyc) return Status(cyc.status()).prefix(std::string(opKindName(op.kind)) + " '" + op.name + "'");
-      r.cycles = *cyc;
-      rep.totalCycles += r.cycles;
+  // Emits ops [i, j] as one command group of `cb` and fills its report.
+  auto emitInto = [&](CommandBuilder &cb, size_t i, size_t j, OpReport &r) -> Status {
+    Emitter se{g, opt, opt.hw, *am, cb};
+    const Op &first = g.ops[i];
+    r.name = first.name, r.kind = first.kind, r.ops = j - i + 1;
+    for (size_t k = i + 1; k <= j; ++k) r.name += "+" + g.ops[k].name;
+    cb.beginGroup();
+    Status st = emitSegment(se, i, j, r);
+    if (!st)
+      return st.prefix(j == i ? std::string(opKindName(first.kind)) + " '" + first.name + "'"
+                              : "layer group '" + r.name + "'");
+    const auto &grp = cb.groups().back();
+    r.tiuCommands = grp.tiu.size(), r.gdmaCommands = grp.gdma.size();
+    auto cyc = estimateCycles(grp, opt.hw);
+    if (!cyc) return Status(cyc.status()).prefix("'" + r.name + "'");
+    r.cycles = *cyc;
+    return Status::ok();
+  };
+  // Dynamic programming over cut points: best[j] = cheapest way to run ops
+  // [0, j); a segment's cost is its estimated cycles.
+  const size_t M = g.ops.size();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> best(M + 1, inf);
+  std::vector<size_t> from(M + 1, 0);
+  best[0] = 0;
+  const size_t maxLen = opt.layerGroups ? std::max(1u, opt.maxGroupOps) : 1;
+  for (size_t j = 0; j < M && opt.segmentStarts.empty(); ++j)
+    for (size_t len = 1; len <= std::min(maxLen, j + 1); ++len) {
+      const size_t i = j + 1 - len;
+      if (best[i] == inf) continue;
+      CommandBuilder trial;
+      OpReport r;
+      Status st = emitInto(trial, i, j, r);
+      if (!st) {
+        if (len == 1) return st; // an op that cannot be compiled at all
+        continue;                // not a valid group: other cuts remain
+      }
+      if (best[i] + r.cycles < best[j + 1]) best[j + 1] = best[i] + r.cycles, from[j + 1] = i;
     }
+  std::vector<std::pair<size_t, size_t>> segments;
+  for (size_t j = M; j > 0; j = from[j]) segments.emplace_back(from[j], j - 1);
+  std::reverse(segments.begin(), segments.end());
+  if (!opt.segmentStarts.empty()) {
+    segments.clear();
+    for (size_t k = 0; k < opt.segmentStarts.size(); ++k) {
+      size_t i = opt.segmentStarts[k], j = k + 1 < opt.segmentStarts.size() ? opt.segmentStarts[k + 1] : M;
+      if (j <= i || j > M || (k == 0 && i != 0))
+        return makeError("segmentStarts must increase from 0 and stay below the op count ", M);
+      segments.emplace_back(i, j - 1);
+    }
+  }
+
+  CommandBuilder b;
+  CompileReport rep;
+  for (auto [i, j] : segments) {
+    OpReport r;
+    TPU_RETURN_IF_ERROR(emitInto(b, i, j, r));
+    rep.totalCycles += r.cycles;
     rep.ops.push_back(r);
   }
   auto groups = b.finish();

@@ -1,10 +1,15 @@
-// Code generation: a validated Graph -> a bmodel the runtime runs. Each op
-// is compiled globally (op by op): its output is split into slices along
-// N, C and H (with halo rows for windows) so every slice fits local memory;
-// loads, computes and stores run as a software pipeline (double-buffered
-// when it fits, so GDMA overlaps TIU); one command group per op. An op
-// whose one-row slice cannot fit is an error naming the op and the bytes it
-// needs. Addresses: AddressAssigner.h. The layout rules: docs/codegen.md.
+// Code generation: a validated Graph -> a bmodel the runtime runs. The ops
+// are cut into segments by dynamic programming over cut points, each
+// segment's cost being the estimated cycles of its commands (timing library
+// + cmd-id schedule, estimateCycles). A segment of one op is compiled
+// globally: its output is split into slices along N, C and H (halo rows for
+// windows) so every slice fits local memory. A longer segment is a layer
+// group: its intermediates stay in local memory and only its inputs and
+// output cross DDR, slices along N and H. Loads, computes and stores run as
+// a software pipeline (double-buffered when it fits, so GDMA overlaps TIU);
+// one command group per segment. An op whose one-row slice cannot fit is an
+// error naming the op and the bytes it needs. Addresses: AddressAssigner.h.
+// The layout rules: docs/codegen.md.
 #pragma once
 
 #include "compiler/Backend/CommandBuilder.h"
@@ -21,11 +26,17 @@ namespace tpu::backend {
 struct Options {
   isa::HwConfig hw;
   bool doubleBuffer = true; // false: one buffer set per op, loads wait for the previous compute
+  bool layerGroups = true;  // false (--no-layer-group): every op alone, load/compute/store
+  unsigned maxGroupOps = 8; // longest layer group the search considers
+  // Explicit segments instead of the search (tests, experiments): the index
+  // of each segment's first op, starting with 0, increasing.
+  std::vector<size_t> segmentStarts;
 };
 
 // What the compiler decided for one op, and its estimated time.
 struct OpReport {
-  std::string name;
+  std::string name;          // op name, or "first+...+last" for a layer group
+  size_t ops = 1;            // ops in the segment
   OpKind kind = OpKind::Relu;
   uint64_t slices = 0;       // TIU slices (0 for pure-GDMA ops)
   int64_t nSlice = 0, cSlice = 0, hSlice = 0; // slice extents (output n, c, h)

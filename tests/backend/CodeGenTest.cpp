@@ -57,7 +57,9 @@ TEST(CodeGen, SmallCnnMatchesReference) {
 TEST(CodeGen, ModelDescribesIoAndLayers) {
   Graph g = smallCnn(DType::I8, 5);
   CompileReport rep;
-  auto m = compileToBmodel(g, Options{}, &rep);
+  Options opByOp;
+  opByOp.layerGroups = false;
+  auto m = compileToBmodel(g, opByOp, &rep);
   ASSERT_TRUE(m.isOk()) << m.message();
   const bmodel::Net &net = m->nets.at(0);
   EXPECT_EQ(net.name, "small_cnn");

@@ -1,0 +1,216 @@
+// Layer groups: every groupable op kind inside a forced group (fp32 and
+// int8, whole and sliced along N/H with halos), bit-exact with QuantRef;
+// the DP search vs op by op on a small CNN (identical bytes, fewer
+// estimated cycles); invalid groups are refused.
+#include "BackendHarness.h"
+
+using namespace tpu;
+using namespace tpu::backend;
+using namespace tpu::backend::test;
+
+namespace {
+
+WindowParams win(int64_t k, int64_t s, int64_t pad, int64_t groups = 1) {
+  WindowParams p;
+  p.kh = p.kw = k, p.strideH = p.strideW = s;
+  p.padTop = p.padBottom = p.padLeft = p.padRight = pad, p.groups = groups;
+  return p;
+}
+
+struct Chain {
+  GraphBuilder gb;
+  DType t;
+  int cur;
+  std::array<int64_t, 4> s;
+  int n = 0;
+  Chain(DType type, std::array<int64_t, 4> shape) : t(type), s(shape) {
+    cur = gb.act("in", {s[0], s[1], s[2], s[3]}, t);
+    gb.g.inputs = {cur};
+  }
+  bool q() const { return t != DType::F32; }
+  int next(int64_t c, int64_t h, int64_t w) {
+    s = {s[0], c, h, w};
+    return gb.act("t" + std::to_string(n++), {s[0], c, h, w}, t);
+  }
+  Op &conv(int64_t oc, WindowParams p) {
+    int64_t oh = windowOutput(s[2], p.kh, p.strideH, 1, p.padTop, p.padBottom);
+    int64_t ow = windowOutput(s[3], p.kw, p.strideW, 1, p.padLeft, p.padRight);
+    int in = cur;
+    int64_t ic = s[1];
+    int w = gb.weight("w" + std::to_string(n), {oc, ic / p.groups, p.kh, p.kw}, q() ? DType::I8 : DType::F32);
+    int b = gb.weight("b" + std::to_string(n), {oc}, q() ? DType::I16 : DType::F32);
+    cur = next(oc, oh, ow);
+    Op &o = gb.op(OpKind::Conv, "conv" + std::to_string(n), {in, w, b}, cur);
+    o.window = p, o.rshift = q() ? 9 : 0;
+    return o;
+  }
+  Op &pool(bool isMax, WindowParams p) {
+    int in = cur;
+    cur = next(s[1], windowOutput(s[2], p.kh, p.strideH, 1, p.padTop, p.padBottom),
+               windowOutput(s[3], p.kw, p.strideW, 1, p.padLeft, p.padRight));
+    Op &o = gb.op(OpKind::Pool, "pool" + std::to_string(n), {in}, cur);
+    o.window = p, o.window.isMax = isMax;
+    if (!isMax) o.multipliers = {q() ? 29 : 1}, o.rshift = q() ? 8 : 0;
+    return o;
+  }
+  Op &unary(OpKind k) {
+    int in = cur;
+    cur = next(s[1], s[2], s[3]);
+    Op &o = gb.op(k, opKindName(k) + std::to_string(n), {in}, cur);
+    if (k == OpKind::LeakyRelu) o.alpha = 0.2f, o.multipliers = {26}, o.rshift = 7;
+    if (k == OpKind::Clip) o.clipMin = q() ? -30 : -0.3f, o.clipMax = q() ? 100 : 0.4f;
+    if (k == OpKind::Requant) o.multipliers = {77}, o.rshift = 6;
+    return o;
+  }
+  Op &binary(OpKind k, int other) {
+    int in = cur;
+    cur = next(s[1], s[2], s[3]);
+    Op &o = gb.op(k, opKindName(k) + std::to_string(n), {in, other}, cur);
+    if (q()) o.multipliers = k == OpKind::Mul ? std::vector<int32_t>{41} : std::vector<int32_t>{7, -5},
+             o.rshift = k == OpKind::Mul ? 11 : 3;
+    return o;
+  }
+  Graph finish() {
+    gb.g.outputs = {cur};
+    return gb.g;
+  }
+};
+
+// A chain exercising windows with halos, a residual read by two ops of the
+// group, and element-wise kinds; compiled as one forced group.
+Graph mixedChain(DType t) {
+  Chain c(t, {5, 7, 29, 23});
+  int input = c.cur;
+  c.conv(70, win(3, 1, 1));
+  c.unary(OpKind::Relu);
+  int mid = c.cur;
+  c.conv(70, win(3, 1, 1, 70)); // depthwise
+  c.binary(OpKind::Add, mid);   // residual inside the group
+  c.unary(OpKind::LeakyRelu);
+  c.pool(true, win(3, 2, 1));
+  c.conv(9, win(3, 2, 1));
+  c.unary(OpKind::Clip);
+  (void)input;
+  return c.finish();
+}
+
+TEST(LayerGroup, ForcedGroupMatchesReference) {
+  for (DType t : {DType::F32, DType::I8})
+    for (uint32_t lane : {512u * 1024, 32u * 1024, 16u * 1024}) {
+      Graph g = mixedChain(t);
+      Options o;
+      o.hw.lmemBytesPerLane = lane;
+      o.segmentStarts = {0};
+      SCOPED_TRACE(std::string(t == DType::F32 ? "f32" : "int8") + " lane " + std::to_string(lane));
+      auto rep = expectMatchesReference(g, o);
+      ASSERT_EQ(rep.ops.size(), 1u);
+      EXPECT_EQ(rep.ops[0].ops, g.ops.size());
+      if (lane <= 32u * 1024) {
+        EXPECT_GT(rep.ops[0].slices, 1u);
+      }
+    }
+}
+
+TEST(LayerGroup, EveryGroupableKindInAGroup) {
+  for (DType t : {DType::F32, DType::I8}) {
+    std::vector<OpKind> kinds{OpKind::Relu, OpKind::LeakyRelu, OpKind::Clip, OpKind::Mul, OpKind::Max};
+    if (t == DType::I8) kinds.push_back(OpKind::Requant);
+    for (OpKind k : kinds) {
+      Chain c(t, {3, 5, 21, 13});
+      int x = c.cur;
+      c.conv(66, win(3, 1, 1));
+      int y = c.cur;
+      if (k == OpKind::Mul || k == OpKind::Max) {
+        c.binary(k, y);
+      } else {
+        c.unary(k);
+      }
+      c.pool(false, win(2, 2, 0));
+      (void)x;
+      Graph g = c.finish();
+      Options o;
+      o.hw.lmemBytesPerLane = 4 * 1024;
+      o.segmentStarts = {0};
+      SCOPED_TRACE(std::string(opKindName(k)) + (t == DType::F32 ? " f32" : " int8"));
+      expectMatchesReference(g, o);
+    }
+  }
+}
+
+TEST(LayerGroup, LutAndCastInAGroup) {
+  GraphBuilder gb;
+  int x = gb.act("x", {5, 67, 19, 9}, DType::F32);
+  int q = gb.act("q", {5, 67, 19, 9}, DType::I8, 0.01f);
+  int l = gb.act("l", {5, 67, 19, 9}, DType::I8, 0.02f);
+  int f = gb.act("f", {5, 67, 19, 9}, DType::F32);
+  gb.op(OpKind::Cast, "quant", {x}, q);
+  gb.op(OpKind::Lut, "table", {q, gb.weight("tb", {256}, DType::I8)}, l);
+  gb.op(OpKind::Cast, "dequant", {l}, f);
+  gb.g.inputs = {x}, gb.g.outputs = {f};
+  Options o;
+  o.hw.lmemBytesPerLane = 4 * 1024;
+  o.segmentStarts = {0};
+  auto rep = expectMatchesReference(gb.g, o);
+  ASSERT_EQ(rep.ops.size(), 1u);
+  EXPECT_EQ(rep.ops[0].ops, 3u);
+}
+
+TEST(LayerGroup, InvalidGroupsAreRefused) {
+  // An intermediate read outside the group (a graph output) cannot stay local.
+  Chain c(DType::F32, {1, 4, 8, 8});
+  c.unary(OpKind::Relu);
+  int mid = c.cur;
+  c.unary(OpKind::Clip);
+  Graph g = c.finish();
+  g.outputs.push_back(mid);
+  Options o;
+  o.segmentStarts = {0};
+  auto m = compileToBmodel(g, o);
+  ASSERT_FALSE(m.isOk());
+  EXPECT_NE(m.message().find("an intermediate is a graph output"), std::string::npos) << m.message();
+  // The search never picks it: op by op instead, still correct.
+  o.segmentStarts.clear();
+  auto rep = expectMatchesReference(g, o);
+  EXPECT_EQ(rep.ops.size(), 2u);
+}
+
+// The small CNN of the "done when": grouped and op-by-op give the
+// same bytes; grouping lowers the estimated cycles.
+Graph cnn(DType t, int64_t n) {
+  Chain c(t, {n, 3, 64, 64});
+  c.conv(32, win(3, 2, 1)).relu = true;
+  int a = c.cur;
+  c.conv(32, win(3, 1, 1)).relu = true;
+  c.conv(32, win(3, 1, 1));
+  c.binary(OpKind::Add, a).relu = true;
+  c.pool(true, win(2, 2, 0));
+  c.conv(64, win(3, 1, 1)).relu = true;
+  c.conv(64, win(1, 1, 0));
+  return c.finish();
+}
+
+TEST(LayerGroup, GroupedBeatsOpByOpWithIdenticalBytes) {
+  for (DType t : {DType::F32, DType::I8}) {
+    Graph g = cnn(t, 4);
+    Options grouped, opByOp;
+    opByOp.layerGroups = false;
+    CompileReport rg, ro;
+    auto mg = compileToBmodel(g, grouped, &rg), mo = compileToBmodel(g, opByOp, &ro);
+    ASSERT_TRUE(mg.isOk()) << mg.message();
+    ASSERT_TRUE(mo.isOk()) << mo.message();
+    auto in = randomInputs(g, 11);
+    auto og = runModel(g, *mg, grouped.hw, in), oo = runModel(g, *mo, opByOp.hw, in);
+    ASSERT_TRUE(og.isOk()) << og.message();
+    ASSERT_TRUE(oo.isOk()) << oo.message();
+    EXPECT_EQ(og->outputs, oo->outputs);
+    EXPECT_LT(rg.totalCycles, ro.totalCycles) << rg.text() << ro.text();
+    EXPECT_LT(rg.ops.size(), ro.ops.size());
+    size_t groups = 0;
+    for (const auto &r : rg.ops) groups += r.ops > 1;
+    EXPECT_GE(groups, 1u);
+    EXPECT_NE(rg.text().find("layer groups"), std::string::npos);
+    expectMatchesReference(g, grouped);
+  }
+}
+
+} // namespace
