@@ -50,6 +50,10 @@ struct SimProgram {
   std::vector<std::string> layerNames;
 };
 
+// Simulated time of one run is bounded (1 SystemC ns = 1 cycle; SystemC's
+// 64-bit picosecond clock holds 1.8e16 cycles): 1e15 cycles, 21 days at 550 MHz.
+constexpr double kMaxRunCycles = 1e15;
+
 struct SimOptions {
   double maxCycles = 0;          // stop with an error past this many simulated cycles; 0 = no limit
   double wallClockSeconds = 0;   // stop with an error past this much host time; 0 = no limit

@@ -7,6 +7,7 @@
 #include "simulator/systemc/TiuEngine.h"
 #include "simulator/timing/GdmaTiming.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -74,7 +75,9 @@ std::string deadlockMessage(const Platform &p) {
 
 } // namespace
 
-Status validateProgram(const SimProgram &program) {
+Status validateProgram(const SimProgram &program, const isa::HwConfig &hw) {
+  const double bytesPerCycle = timing::ddrBytesPerCycle(hw);
+  double bound = 0; // every command back to back, alone on the DDR channel
   for (size_t g = 0; g < program.groups.size(); ++g)
     for (Engine e : {Engine::Tiu, Engine::Gdma}) {
       const auto &q = program.groups[g].queue[unsigned(e)];
@@ -95,15 +98,23 @@ Status validateProgram(const SimProgram &program) {
                            "-entry layer table");
         for (double v : {c.latencyCycles, c.dataCycles})
           if (!std::isfinite(v) || v < 0) return makeError(where(), ": cost ", v, " cycles is not valid");
+        double cost = c.latencyCycles + std::max(c.dataCycles, double(c.ddrBytes) / bytesPerCycle);
+        if (cost > kMaxRunCycles)
+          return makeError(where(), ": cost of ", cost, " cycles exceeds the model's ", kMaxRunCycles,
+                           "-cycle range (shapes out of any memory?)");
+        bound += cost;
       }
     }
+  if (bound > kMaxRunCycles)
+    return makeError("the program may take ", bound, " cycles, beyond the model's ", kMaxRunCycles,
+                     "-cycle range per run");
   return Status::ok();
 }
 
 Result<SimReport> simulate(const isa::HwConfig &hw, sim::LocalMemory &local, sim::GlobalMemory &global,
                            const SimProgram &program, const SimOptions &options) {
   TPU_RETURN_IF_ERROR(hw.validate());
-  TPU_RETURN_IF_ERROR(validateProgram(program));
+  TPU_RETURN_IF_ERROR(validateProgram(program, hw));
   static std::mutex oneRunAtATime;
   std::lock_guard<std::mutex> lock(oneRunAtATime);
   // The SystemC kernel reports its own errors (e.g. modules created after

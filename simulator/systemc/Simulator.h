@@ -11,8 +11,9 @@
 namespace tpu::sysc {
 
 // Ids strictly increasing and non-zero per queue, layer indices in range,
-// costs finite and non-negative. simulate() calls it first.
-Status validateProgram(const SimProgram &program);
+// costs finite, non-negative and, summed at the config's DDR bandwidth,
+// within kMaxRunCycles. simulate() calls it first.
+Status validateProgram(const SimProgram &program, const isa::HwConfig &hw);
 
 // Runs every command group of `program` in order on the TIU and GDMA engines,
 // applying each command's data effect to `local` / `global` when it completes.

@@ -10,6 +10,18 @@ namespace {
 
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// Product that saturates at UINT64_MAX: garbage shapes (16-bit fields, up to
+// 2^64 elements) must give a huge cost, not a wrapped small one.
+uint64_t mulSat(std::initializer_list<uint64_t> factors) {
+  uint64_t r = 1;
+  for (uint64_t f : factors) {
+    if (f == 0) return 0;
+    if (r > UINT64_MAX / f) r = UINT64_MAX;
+    else r *= f;
+  }
+  return r;
+}
+
 uint32_t laneOf(const LocalOperand &op, const HwConfig &hw) { return op.addr / hw.lmemBytesPerLane; }
 
 // The widest operand decides how many elements share an EU word.
@@ -44,41 +56,40 @@ struct Visitor {
     uint32_t inBytes = widestBytes({&c.input, &c.weight});
     uint64_t icPerCycle = inBytes == 1 ? hw.int8ConvChannelsPerCycle : 1;
     uint64_t taps = uint64_t(w.h) * w.w * ceilDiv(c.input.shape.c, icPerCycle);
-    cost.computeCycles = laneRounds(out.c, laneOf(c.output, hw), hw) *
-                         planePasses(out.n, uint64_t(out.h) * out.w, inBytes, hw) * taps;
-    cost.macs = out.count() * w.h * w.w * c.input.shape.c;
+    cost.computeCycles = mulSat({laneRounds(out.c, laneOf(c.output, hw), hw),
+                                 planePasses(out.n, uint64_t(out.h) * out.w, inBytes, hw), taps});
+    cost.macs = mulSat({out.n, out.c, out.h, out.w, w.h, w.w, c.input.shape.c});
   }
   // Depthwise and pooling: one window of kh*kw taps per output element.
   void operator()(const Pord &p) {
     const Shape4 &out = p.output.shape;
     uint64_t taps = uint64_t(p.kernel.shape.h) * p.kernel.shape.w;
-    cost.computeCycles = laneRounds(out.c, laneOf(p.output, hw), hw) *
-                         planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&p.input, &p.output}), hw) *
-                         taps;
-    if (p.kind() == Pord::Kind::Depthwise) cost.macs = out.count() * taps;
+    cost.computeCycles = mulSat({laneRounds(out.c, laneOf(p.output, hw), hw),
+                                 planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&p.input, &p.output}), hw),
+                                 taps});
+    if (p.kind() == Pord::Kind::Depthwise) cost.macs = mulSat({out.n, out.c, out.h, out.w, taps});
   }
   // mm: output columns (c, w) in lanes, rows M = n packed per word, K steps.
   void operator()(const MatMul &m) {
     const Shape4 &out = m.output.shape;
     uint64_t k = m.right.shape.n; // right is (n = K, c, 1, w)
-    cost.computeCycles = laneRounds(out.c, laneOf(m.output, hw), hw) *
-                         planePasses(out.n, out.w, widestBytes({&m.left, &m.right}), hw) * k;
-    cost.macs = out.count() * k;
+    cost.computeCycles = mulSat({laneRounds(out.c, laneOf(m.output, hw), hw),
+                                 planePasses(out.n, out.w, widestBytes({&m.left, &m.right}), hw), k});
+    cost.macs = mulSat({out.n, out.c, out.h, out.w, k});
   }
   // mm2: rows M in channels, N columns over the word EUs, K steps per batch.
   void operator()(const MatMul2 &m) {
     const Shape4 &out = m.output.shape;
     uint64_t k = m.left.shape.w;
-    cost.computeCycles = laneRounds(out.c, laneOf(m.output, hw), hw) *
-                         planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&m.left, &m.right}), hw) * k;
-    cost.macs = out.count() * k;
+    cost.computeCycles = mulSat({laneRounds(out.c, laneOf(m.output, hw), hw),
+                                 planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&m.left, &m.right}), hw), k});
+    cost.macs = mulSat({out.n, out.c, out.h, out.w, k});
   }
   void elementwise(const Elementwise &e) {
     const Shape4 &out = e.res0.shape;
     uint32_t bytes = e.opdCount < 2 ? widestBytes({&e.res0, &e.opd0}) : widestBytes({&e.res0, &e.opd0, &e.opd1});
-    cost.computeCycles = laneRounds(out.c, laneOf(e.res0, hw), hw) *
-                         planePasses(out.n, uint64_t(out.h) * out.w, bytes, hw) *
-                         euOpCycles(e.eu, hw);
+    cost.computeCycles = mulSat({laneRounds(out.c, laneOf(e.res0, hw), hw),
+                                 planePasses(out.n, uint64_t(out.h) * out.w, bytes, hw), euOpCycles(e.eu, hw)});
   }
   void operator()(const Arith &e) { elementwise(e); }
   void operator()(const ConvCorr &e) { elementwise(e); }
@@ -89,19 +100,19 @@ struct Visitor {
   void operator()(const VecCorr &e) { elementwise(e); }
   void operator()(const Lut &l) {
     const Shape4 &out = l.output.shape;
-    cost.computeCycles = laneRounds(out.c, laneOf(l.output, hw), hw) *
-                         planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&l.output, &l.index}), hw) *
-                         hw.lutCyclesPerElement;
+    cost.computeCycles = mulSat({laneRounds(out.c, laneOf(l.output, hw), hw),
+                                 planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&l.output, &l.index}), hw),
+                                 hw.lutCyclesPerElement});
   }
   // md_sum reads every input element once; the adder tree is pipelined.
   void operator()(const MdSum &s) {
     const Shape4 &in = s.input.shape;
-    cost.computeCycles = laneRounds(in.c, laneOf(s.input, hw), hw) *
-                         planePasses(in.n, uint64_t(in.h) * in.w, widestBytes({&s.input, &s.output}), hw);
+    cost.computeCycles = mulSat({laneRounds(in.c, laneOf(s.input, hw), hw),
+                                 planePasses(in.n, uint64_t(in.h) * in.w, widestBytes({&s.input, &s.output}), hw)});
   }
   void copy(const LocalOperand &out, const LocalOperand &in) {
-    cost.computeCycles = laneRounds(out.shape.c, laneOf(out, hw), hw) *
-                         planePasses(out.shape.n, uint64_t(out.shape.h) * out.shape.w, widestBytes({&out, &in}), hw);
+    cost.computeCycles = mulSat({laneRounds(out.shape.c, laneOf(out, hw), hw),
+                                 planePasses(out.shape.n, uint64_t(out.shape.h) * out.shape.w, widestBytes({&out, &in}), hw)});
   }
   void operator()(const Lma &l) { copy(l.output, l.input); }
   void operator()(const Decompress &d) { copy(d.output, d.input); }

@@ -14,7 +14,9 @@ struct TiuCost {
   uint64_t startupCycles = 0; // pipeline fill, once per command
   uint64_t computeCycles = 0; // EU passes x cycles per pass
   uint64_t macs = 0;          // multiply-accumulates (conv, depthwise, mm, mm2); 0 otherwise
-  uint64_t cycles() const { return startupCycles + computeCycles; }
+  uint64_t cycles() const { // saturating, like every product above
+    return computeCycles > UINT64_MAX - startupCycles ? UINT64_MAX : startupCycles + computeCycles;
+  }
 };
 
 TiuCost tiuCost(const isa::TiuCommand &cmd, const isa::HwConfig &hw);

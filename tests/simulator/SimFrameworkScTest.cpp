@@ -213,6 +213,16 @@ TEST_F(SimFramework, InvalidProgramsAreRejected) {
   r = run(p);
   ASSERT_FALSE(r);
   EXPECT_NE(r.message().find("layer index 3"), std::string::npos) << r.message();
+  p.groups[0].tiu()[0].layer = -1;
+  p.groups[0].tiu()[0].dataCycles = 1e19; // e.g. the saturated cost of garbage shapes
+  r = run(p);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("TIU command #0 (op2): cost of"), std::string::npos) << r.message();
+  p.groups[0].tiu()[0].dataCycles = kMaxRunCycles / 2;
+  p.groups[0].tiu().push_back(cmd(3, 0, kMaxRunCycles / 2));
+  r = run(p);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("beyond the model's"), std::string::npos) << r.message();
 }
 
 TEST_F(SimFramework, CycleLimitStopsTheRun) {

@@ -148,6 +148,16 @@ TEST(TiuTiming, MatMulCyclesFollowItsMacs) {
   EXPECT_EQ(mm(32, 100, 128, 1).computeCycles, 2 * base.computeCycles); // columns beyond the lanes
 }
 
+TEST(TiuTiming, GarbageShapesSaturateInsteadOfWrapping) {
+  HwConfig hw;
+  TiuCommand c = conv(65535, 65535, 65535, 65535, 65535, 1, Prec::Fp32);
+  c.as<Conv>()->weight.shape = {65535, 65535, 65535, 65535};
+  TiuCost cost = tiuCost(c, hw);
+  EXPECT_EQ(cost.computeCycles, UINT64_MAX);
+  EXPECT_EQ(cost.cycles(), UINT64_MAX);
+  EXPECT_EQ(cost.macs, UINT64_MAX);
+}
+
 TEST(TiuTiming, EveryCommandClassHasACost) {
   HwConfig hw;
   TiuCommand cmd;
