@@ -1,6 +1,7 @@
 #include "isa/TiuCommand.h"
 
 #include <array>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,13 @@ std::string_view strideModeName(StrideMode m) {
   static constexpr std::string_view kNames[kStrideModeCount] = {"aligned", "compact",
                                                                 "per_channel", "explicit"};
   return unsigned(m) < kStrideModeCount ? kNames[unsigned(m)] : "invalid";
+}
+
+LocalOperand constOperand(float value) {
+  LocalOperand o;
+  o.isConst = true, o.prec = Prec::Fp32;
+  std::memcpy(&o.constValue, &value, 4);
+  return o;
 }
 
 bool LocalOperand::operator==(const LocalOperand &o) const {

@@ -54,6 +54,26 @@ struct LocalOperand {
   bool operator!=(const LocalOperand &o) const { return !(*this == o); }
 };
 
+// Builders for code generators.
+inline LocalOperand lmemTensor(uint32_t addr, Shape4 shape, Prec prec, bool isSigned = true,
+                               StrideMode mode = StrideMode::Aligned) {
+  LocalOperand o;
+  o.addr = addr, o.shape = shape, o.prec = prec, o.isSigned = isSigned, o.strideMode = mode;
+  return o;
+}
+inline LocalOperand lmemTensor(uint32_t addr, Shape4 shape, Prec prec, bool isSigned, Strides4 strides) {
+  LocalOperand o = lmemTensor(addr, shape, prec, isSigned, StrideMode::Explicit);
+  o.stride = strides;
+  return o;
+}
+// An integer constant in an operand of precision `prec` (value truncated to 32 bits).
+inline LocalOperand constOperand(int64_t value, Prec prec, bool isSigned = true) {
+  LocalOperand o;
+  o.isConst = true, o.prec = prec, o.isSigned = isSigned, o.constValue = uint32_t(value);
+  return o;
+}
+LocalOperand constOperand(float value); // fp32 bits
+
 // The field numbers of one operand slot; TiuField::Count = the slot has no such field.
 struct OperandSlot {
   const char *name; // "res0", "opd0", ...

@@ -128,6 +128,24 @@ TEST(TiuCommand, TypedMembersLandInTheirFields) {
   EXPECT_EQ(raw.get(TiuField::opd1_addr), 0xfffffff9u);
 }
 
+TEST(TiuCommand, OperandBuilders) {
+  LocalOperand t = lmemTensor(0x80000 + 64, {1, 3, 4, 5}, Prec::Int16, false, StrideMode::Compact);
+  EXPECT_EQ(t.addr, 0x80040u);
+  EXPECT_EQ(t.shape, (Shape4{1, 3, 4, 5}));
+  EXPECT_EQ(t.prec, Prec::Int16);
+  EXPECT_FALSE(t.isSigned);
+  EXPECT_EQ(t.strideMode, StrideMode::Compact);
+  LocalOperand e = lmemTensor(0, {1, 1, 2, 2}, Prec::Int8, true, Strides4{0, 1, 8, 2});
+  EXPECT_EQ(e.strideMode, StrideMode::Explicit);
+  EXPECT_TRUE(e.stride == (Strides4{0, 1, 8, 2}));
+  LocalOperand k = constOperand(-7, Prec::Int8);
+  EXPECT_TRUE(k.isConst);
+  EXPECT_EQ(k.constValue, 0xfffffff9u);
+  LocalOperand f = constOperand(1.0f);
+  EXPECT_EQ(f.prec, Prec::Fp32);
+  EXPECT_EQ(f.constValue, 0x3f800000u);
+}
+
 TiuRaw validArith() {
   TiuRaw raw;
   raw.set(TiuField::tsk_typ, unsigned(TiuTask::Arith));
