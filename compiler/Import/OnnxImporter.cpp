@@ -96,6 +96,9 @@ public:
     bindConst(n.outputs[0], a.take());
     return Status::ok();
   }
+  void bind(const std::string &name, Value v) {
+    if (!name.empty()) values_[name] = v;
+  }
   void alias(const std::string &to, const std::string &from) {
     if (const NpyArray *c = constOf(from)) consts_[to] = *c;
     else values_[to] = values_[from];
@@ -653,6 +656,55 @@ Status castNode(Importer &im, const Node &n) {
   return unary<top::CastOp>(im, n, {im.attr("to", TypeAttr::get(to))});
 }
 
+// LayerNormalization whose Mean / InvStdDev outputs are used: spelled out in
+// primitive ops so that those tensors exist (top.layer_norm has one result).
+Status layerNormWithStatistics(Importer &im, const Node &n, int64_t axis, int64_t rank) {
+  std::vector<int64_t> axes;
+  for (int64_t i = axis; i < rank; ++i) axes.push_back(i);
+  const std::string &out = n.outputs[0];
+  auto name = [&](size_t i, const std::string &suffix) {
+    return i < n.outputs.size() && !n.outputs[i].empty() ? n.outputs[i] : out + suffix;
+  };
+  auto x = im.operand(n, 0);
+  if (!x) return x.status();
+  std::vector<NamedAttribute> reduce{im.ints("axes", axes), im.boolean("keepdims", true)};
+  auto step = [&](auto op, const std::string &result) -> Result<Value> {
+    if (!op) return op.status();
+    im.bind(result, op->getOutput());
+    return op->getOutput();
+  };
+  auto mean = step(im.build<top::ReduceMeanOp>(n, {*x}, reduce, 1, name(1, "_mean")), name(1, "_mean"));
+  if (!mean) return mean.status();
+  auto centered = step(im.build<top::SubOp>(n, {*x, *mean}, {}, 1, out + "_centered"), "");
+  if (!centered) return centered.status();
+  auto square = step(im.build<top::MulOp>(n, {*centered, *centered}, {}, 1, out + "_square"), "");
+  if (!square) return square.status();
+  auto var = step(im.build<top::ReduceMeanOp>(n, {*square}, reduce, 1, out + "_variance"), "");
+  if (!var) return var.status();
+  std::string epsName = out + "_epsilon";
+  im.bindConst(epsName, NpyArray::from<float>({}, {float(n.getFloat("epsilon", 1e-5))}));
+  auto eps = im.value(epsName);
+  if (!eps) return eps.status();
+  auto varEps = step(im.build<top::AddOp>(n, {*var, *eps}, {}, 1, out + "_variance_eps"), "");
+  if (!varEps) return varEps.status();
+  auto stddev = step(im.build<top::SqrtOp>(n, {*varEps}, {}, 1, out + "_stddev"), "");
+  if (!stddev) return stddev.status();
+  auto inv = step(im.build<top::ReciprocalOp>(n, {*stddev}, {}, 1, name(2, "_inv_stddev")), name(2, "_inv_stddev"));
+  if (!inv) return inv.status();
+  bool hasBias = im.present(n, 2);
+  auto normalized = step(im.build<top::MulOp>(n, {*centered, *inv}, {}, 1, out + "_normalized"), "");
+  if (!normalized) return normalized.status();
+  auto scale = im.operand(n, 1);
+  if (!scale) return scale.status();
+  auto scaled = step(im.build<top::MulOp>(n, {*normalized, *scale}, {}, 1, hasBias ? out + "_scaled" : out),
+                     hasBias ? "" : out);
+  if (!scaled || !hasBias) return scaled ? Status::ok() : scaled.status();
+  auto bias = im.operand(n, 2);
+  if (!bias) return bias.status();
+  auto y = step(im.build<top::AddOp>(n, {*scaled, *bias}, {}, 1, out), out);
+  return y ? Status::ok() : y.status();
+}
+
 const std::map<std::string, Handler> &handlers() {
   static const std::map<std::string, Handler> table = [] {
     std::map<std::string, Handler> t;
@@ -666,12 +718,13 @@ const std::map<std::string, Handler> &handlers() {
       })(im, n);
     };
     t["LayerNormalization"] = [](Importer &im, const Node &n) -> Status {
-      TPU_RETURN_IF_ERROR(onlyFirstOutput(n));
       auto xs = im.shapeOf(n, 0);
       if (!xs) return xs.status();
       auto axis = normalizeAxis(n.getInt("axis", -1), xs->size());
       if (!axis) return Status(axis.status()).prefix(n.describe());
       int64_t ax = *axis;
+      if ((n.outputs.size() > 1 && !n.outputs[1].empty()) || (n.outputs.size() > 2 && !n.outputs[2].empty()))
+        return layerNormWithStatistics(im, n, ax, xs->size());
       return multiInputHandler<top::LayerNormOp>(1, 3, [ax](Importer &im, const Node &n) {
         return std::vector<NamedAttribute>{im.i64("axis", ax), im.f64("epsilon", n.getFloat("epsilon", 1e-5))};
       })(im, n);

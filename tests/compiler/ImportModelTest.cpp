@@ -156,6 +156,37 @@ TEST(ImportModel, BadShapesNameTheNode) {
   EXPECT_EQ(r.message(), "MatMul 'mm': 'y': 'top.matmul' op inner dims differ: [2,3] x [4,5]");
 }
 
+TEST(ImportModel, LayerNormStatisticsAreSpelledOut) {
+  // With the Mean / InvStdDev outputs used, LayerNormalization becomes primitive ops
+  // whose results carry those names; without them it is one top.layer_norm.
+  Model m;
+  m.opset = 17;
+  m.inputs = {input("x", {2, 3, 4})};
+  m.outputs = {input("y", {}), input("mean", {}), input("inv", {})};
+  m.initializers["s"] = NpyArray::from<float>({3, 4}, std::vector<float>(12, 2.0f));
+  Node ln = node("LayerNormalization", "ln", {"x", "s"}, {"y", "mean", "inv"});
+  ln.attrs["axis"] = intAttr(1);
+  m.nodes = {ln};
+  mlir::MLIRContext ctx;
+  auto r = importModel(ctx, m, {});
+  ASSERT_TRUE(r) << r.message();
+  auto func = *r->module->getOps<mlir::func::FuncOp>().begin();
+  auto ret = mlir::cast<mlir::func::ReturnOp>(func.getBody().back().getTerminator());
+  EXPECT_EQ(locName(ret.getOperand(0).getDefiningOp()), "y");
+  EXPECT_TRUE(mlir::isa<top::ReduceMeanOp>(ret.getOperand(1).getDefiningOp()));
+  EXPECT_EQ(locName(ret.getOperand(1).getDefiningOp()), "mean");
+  EXPECT_TRUE(mlir::isa<top::ReciprocalOp>(ret.getOperand(2).getDefiningOp()));
+  EXPECT_EQ(func.getFunctionType().getResult(1), mlir::RankedTensorType::get({2, 1, 1}, mlir::Float32Type::get(&ctx)));
+
+  m.outputs = {input("y", {})};
+  m.nodes[0].outputs = {"y"};
+  auto plain = importModel(ctx, m, {});
+  ASSERT_TRUE(plain) << plain.message();
+  auto f2 = *plain->module->getOps<mlir::func::FuncOp>().begin();
+  auto ret2 = mlir::cast<mlir::func::ReturnOp>(f2.getBody().back().getTerminator());
+  EXPECT_TRUE(mlir::isa<top::LayerNormOp>(ret2.getOperand(0).getDefiningOp()));
+}
+
 TEST(ImportModel, CorruptBytesAreOneError) {
   const char bytes[] = "\x0a\xff\xff\xff\xff\x0f garbage";
   auto r = parseModel(bytes, sizeof bytes, "");
