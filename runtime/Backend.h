@@ -42,9 +42,16 @@ struct LoadedNet {
 };
 
 struct RunOptions {
-  bool recordTrace = false;    // sim: keep per-command events for the trace JSON
+  bool recordTrace = false;    // sim: keep per-command events (trace JSON, per-layer times)
   double maxCycles = 0;        // sim: stop with an error past this many cycles (0 = no limit)
   double wallClockSeconds = 0; // sim: stop with an error past this much host time (0 = no limit)
+};
+
+// Where the time of one layer went (timed runs that record events).
+struct LayerTime {
+  std::string name;
+  double tiuBusyCycles = 0, gdmaBusyCycles = 0;
+  double spanCycles = 0; // first start to last end on the timeline
 };
 
 // What one launch did. Timing fields are filled by the sim backend only.
@@ -56,6 +63,7 @@ struct RunReport {
   double clockMhz = 0, totalCycles = 0;
   double timeUs() const { return clockMhz > 0 ? totalCycles / clockMhz : 0; }
   double tiuUtilization = 0, gdmaUtilization = 0;
+  std::vector<LayerTime> layers; // in order of first appearance (needs recordTrace)
   std::string summary;   // a few lines for a terminal (timed runs)
   std::string statsJson; // stats file contents (timed runs)
   std::string traceJson; // Chrome trace-event JSON (timed runs with recordTrace)

@@ -2,6 +2,7 @@
 
 #include "runtime/Runtime.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -87,8 +88,9 @@ Result<RunReport> runBmodelFiles(const RunFilesRequest &rq) {
   if (!inputs) return inputs.status();
 
   RunOptions opts;
-  // Per-command events feed the trace and the per-layer part of the stats.
-  opts.recordTrace = !rq.tracePath.empty() || !rq.statsPath.empty();
+  // Per-command events feed the trace, the per-layer stats and the layer
+  // lines printed after a timed run.
+  opts.recordTrace = timed;
   RunReport report;
   auto outputs = (*rt)->run(netName, *inputs, opts, report);
   if (!outputs) return Status(outputs.status()).prefix(rq.bmodelPath);
@@ -131,6 +133,16 @@ std::string formatRunReport(const RunReport &r) {
        << " MHz\n";
     os << "utilization: TIU " << std::setprecision(1) << r.tiuUtilization * 100 << " %, GDMA "
        << r.gdmaUtilization * 100 << " %\n";
+    // The layers that kept the engines busiest, at most ten.
+    std::vector<LayerTime> top = r.layers;
+    std::stable_sort(top.begin(), top.end(), [](const LayerTime &a, const LayerTime &b) {
+      return a.tiuBusyCycles + a.gdmaBusyCycles > b.tiuBusyCycles + b.gdmaBusyCycles;
+    });
+    if (top.size() > 10) top.resize(10);
+    for (const LayerTime &l : top)
+      os << "layer " << l.name << ": TIU " << std::setprecision(0) << l.tiuBusyCycles
+         << " cycles, GDMA " << l.gdmaBusyCycles << " cycles, span " << l.spanCycles
+         << " cycles\n";
   }
   return os.str();
 }

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <thread>
+
 using namespace tpu;
 using namespace tpu::runtime;
 using namespace tpu::runtime::testnets;
@@ -91,4 +93,24 @@ TEST(SimBackend, TraceShowsDmaOverlappingCompute) {
     for (auto [g0, g1] : spans[gdmaTrack])
       if (g0 < t1 && t0 < g1) overlap = true;
   EXPECT_TRUE(overlap) << "no GDMA event overlaps a TIU event";
+}
+
+// Separate runtimes on separate threads (two func, one sim when built in)
+// run the same net repeatedly and all agree with a single-threaded run.
+TEST(SimBackend, ConcurrentRuntimesAgree) {
+  const std::vector<uint8_t> expected = runConvAdd(BackendKind::Func, RunOptions(), 21).outputs.at("z").data;
+  std::vector<BackendKind> kinds = {BackendKind::Func, BackendKind::Func};
+  if (backendAvailable(BackendKind::Sim)) kinds.push_back(BackendKind::Sim);
+  std::vector<std::vector<std::vector<uint8_t>>> results(kinds.size());
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kinds.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 4; ++i) {
+        Outcome o = runConvAdd(kinds[t], RunOptions(), 21);
+        results[t].push_back(o.outputs.count("z") ? o.outputs.at("z").data : std::vector<uint8_t>());
+      }
+    });
+  for (auto &th : threads) th.join();
+  for (size_t t = 0; t < kinds.size(); ++t)
+    for (const auto &r : results[t]) EXPECT_EQ(r, expected) << "thread " << t;
 }
