@@ -44,6 +44,19 @@ LocalOperand constOperand(float value) {
   return o;
 }
 
+WindowAxis windowRows(const Conv &c) {
+  return {c.input.shape.h, c.inputInsH, c.padTop, c.padBottom, c.weight.shape.h, c.kernelInsH, c.strideH};
+}
+WindowAxis windowCols(const Conv &c) {
+  return {c.input.shape.w, c.inputInsW, c.padLeft, c.padRight, c.weight.shape.w, c.kernelInsW, c.strideW};
+}
+WindowAxis windowRows(const Pord &p) {
+  return {p.input.shape.h, p.inputInsH, p.padTop, p.padBottom, p.kernel.shape.h, p.kernelInsH, p.strideH};
+}
+WindowAxis windowCols(const Pord &p) {
+  return {p.input.shape.w, p.inputInsW, p.padLeft, p.padRight, p.kernel.shape.w, p.kernelInsW, p.strideW};
+}
+
 bool LocalOperand::operator==(const LocalOperand &o) const {
   return addr == o.addr && shape == o.shape && prec == o.prec && isSigned == o.isSigned &&
          strideMode == o.strideMode && stride == o.stride && isConst == o.isConst &&

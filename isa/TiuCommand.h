@@ -291,6 +291,26 @@ struct Decompress {
   }
 };
 
+// Window geometry along one axis of conv / pord (docs/isa.md): the input
+// after inserting `inputIns` zeros between pixels and padding, the kernel
+// after dilation, the output size they give. Compilers size res0 with it.
+struct WindowAxis {
+  uint32_t input = 1, inputIns = 0, padBefore = 0, padAfter = 0, kernel = 1, kernelIns = 0, stride = 1;
+  uint64_t paddedInput() const {
+    return input == 0 ? 0 : (uint64_t(input) - 1) * (inputIns + 1) + 1 + padBefore + padAfter;
+  }
+  uint64_t dilatedKernel() const { return kernel == 0 ? 0 : (uint64_t(kernel) - 1) * (kernelIns + 1) + 1; }
+  // 0 when nothing fits: empty input or kernel, stride 0, kernel beyond the padded input.
+  uint64_t outputSize() const {
+    uint64_t in = paddedInput(), k = dilatedKernel();
+    return in == 0 || k == 0 || stride == 0 || k > in ? 0 : (in - k) / stride + 1;
+  }
+};
+WindowAxis windowRows(const Conv &c);
+WindowAxis windowCols(const Conv &c);
+WindowAxis windowRows(const Pord &p);
+WindowAxis windowCols(const Pord &p);
+
 // Alternatives in tsk_typ order: variant index == tsk_typ.
 using TiuOp = std::variant<Conv, Pord, MatMul, Arith, MatMul2, ConvCorr, Lut, MdSum, MdScalar,
                            MdSfu, MdLinear, Lma, Decompress, MdCmp, VecCorr>;

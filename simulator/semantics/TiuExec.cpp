@@ -109,11 +109,9 @@ enum class Reduce { MulAdd, Max };
 struct WindowJob {
   const char *cls;
   LocalTensor in, kernel, bias, out;
+  WindowAxis rows, cols; // geometry: pads, insertion, kernel size and dilation, stride
   bool hasBias = false, depthwise = false, resAdd = false, relu = false, rotate = false;
   Reduce reduce = Reduce::MulAdd;
-  uint32_t kh = 1, kw = 1;
-  uint32_t padT = 0, padB = 0, padL = 0, padR = 0;
-  uint32_t strideH = 1, strideW = 1, dilH = 1, dilW = 1, insH = 0, insW = 0;
   uint32_t rshift = 0;
 };
 
@@ -131,16 +129,14 @@ maxRun(T *__restrict acc, const T *__restrict src, size_t len) {
   for (size_t e = 0; e < len; ++e) acc[e] = std::max(acc[e], src[e]);
 }
 
-// Padded, zero-inserted input extent along one axis.
-uint64_t paddedExtent(uint32_t in, uint32_t ins, uint32_t padA, uint32_t padB) {
-  return (uint64_t(in) - 1) * (ins + 1) + 1 + padA + padB;
-}
 
 template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   const Shape4 &is = j.in.shape, &os = j.out.shape;
-  const uint32_t IC = is.c, OC = os.c, OH = os.h, OW = os.w, KH = j.kh, KW = j.kw;
-  const uint64_t Hp = paddedExtent(is.h, j.insH, j.padT, j.padB);
-  const uint64_t Wp = paddedExtent(is.w, j.insW, j.padL, j.padR);
+  const uint32_t IC = is.c, OC = os.c, OH = os.h, OW = os.w, KH = j.rows.kernel, KW = j.cols.kernel;
+  const uint32_t padT = j.rows.padBefore, padB = j.rows.padAfter, padL = j.cols.padBefore, padR = j.cols.padAfter;
+  const uint32_t insH = j.rows.inputIns, insW = j.cols.inputIns, strideH = j.rows.stride, strideW = j.cols.stride;
+  const uint32_t dilH = j.rows.kernelIns + 1, dilW = j.cols.kernelIns + 1;
+  const uint64_t Hp = j.rows.paddedInput(), Wp = j.cols.paddedInput();
   const T padValue = j.reduce == Reduce::Max ? std::numeric_limits<T>::lowest() : T(0);
   auto load = [&](const LocalTensor &t, uint32_t n, uint32_t c, uint32_t h, uint32_t w) -> T {
     if constexpr (std::is_floating_point_v<T>)
@@ -167,7 +163,7 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   // With unit strides an output row is a contiguous run of a padded input
   // row, so whole planes are accumulated at once with rows Wp wide; the
   // columns past OW are computed and ignored (the planes get one spare row).
-  const bool wide = j.strideH == 1 && j.strideW == 1;
+  const bool wide = strideH == 1 && strideW == 1;
   const size_t accW = wide ? Wp : OW;
   std::vector<T> planes(size_t(IC) * Hp * Wp + Wp);
   std::vector<T> acc(size_t(OC) * OH * accW);
@@ -175,18 +171,18 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
     std::fill(planes.begin(), planes.end(), padValue);
     for (uint32_t c = 0; c < IC; ++c)
       for (uint32_t y = 0; y < is.h; ++y) {
-        T *row = &planes[(size_t(c) * Hp + j.padT + size_t(y) * (j.insH + 1)) * Wp + j.padL];
+        T *row = &planes[(size_t(c) * Hp + padT + size_t(y) * (insH + 1)) * Wp + padL];
         for (uint32_t x = 0; x < is.w; ++x) {
           T v = load(j.in, n, c, y, x);
-          row[size_t(x) * (j.insW + 1)] = v;
+          row[size_t(x) * (insW + 1)] = v;
         }
       }
     // Inserted zeros are zeros even for max pooling; padding is the pad value.
-    if (j.reduce == Reduce::Max && (j.insH || j.insW))
+    if (j.reduce == Reduce::Max && (insH || insW))
       for (uint32_t c = 0; c < IC; ++c)
-        for (uint64_t y = j.padT; y < Hp - j.padB; ++y)
-          for (uint64_t x = j.padL; x < Wp - j.padR; ++x)
-            if ((y - j.padT) % (j.insH + 1) || (x - j.padL) % (j.insW + 1))
+        for (uint64_t y = padT; y < Hp - padB; ++y)
+          for (uint64_t x = padL; x < Wp - padR; ++x)
+            if ((y - padT) % (insH + 1) || (x - padL) % (insW + 1))
               planes[(size_t(c) * Hp + y) * Wp + x] = T(0);
 
     std::fill(acc.begin(), acc.end(), j.reduce == Reduce::Max ? padValue : T(0));
@@ -198,7 +194,7 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
       for (uint32_t i = icBegin; i < icEnd; ++i)
         for (uint32_t y = 0; y < KH; ++y)
           for (uint32_t x = 0; x < KW; ++x) {
-            const T *plane = &planes[size_t(i) * Hp * Wp + size_t(y) * j.dilH * Wp + size_t(x) * j.dilW];
+            const T *plane = &planes[size_t(i) * Hp * Wp + size_t(y) * dilH * Wp + size_t(x) * dilW];
             if (wide) {
               const size_t len = size_t(OH) * Wp;
               if (j.reduce == Reduce::Max)
@@ -207,17 +203,17 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
                 mulAddRun(a, plane, kern[((size_t(o) * kIc + (i - icBegin)) * KH + y) * KW + x], len);
             } else if (j.reduce == Reduce::Max) {
               for (uint32_t oy = 0; oy < OH; ++oy) {
-                const T *src = plane + size_t(oy) * j.strideH * Wp;
+                const T *src = plane + size_t(oy) * strideH * Wp;
                 T *dst = a + size_t(oy) * OW;
                 for (uint32_t ox = 0; ox < OW; ++ox)
-                  dst[ox] = std::max(dst[ox], src[size_t(ox) * j.strideW]);
+                  dst[ox] = std::max(dst[ox], src[size_t(ox) * strideW]);
               }
             } else {
               const T k = kern[((size_t(o) * kIc + (i - icBegin)) * KH + y) * KW + x];
               for (uint32_t oy = 0; oy < OH; ++oy) {
-                const T *src = plane + size_t(oy) * j.strideH * Wp;
+                const T *src = plane + size_t(oy) * strideH * Wp;
                 T *dst = a + size_t(oy) * OW;
-                for (uint32_t ox = 0; ox < OW; ++ox) dst[ox] += k * src[size_t(ox) * j.strideW];
+                for (uint32_t ox = 0; ox < OW; ++ox) dst[ox] += k * src[size_t(ox) * strideW];
               }
             }
           }
@@ -240,15 +236,15 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
 
 // Checks the window geometry and that res0's h/w are the output it implies.
 Status checkWindow(const WindowJob &j) {
-  if (j.strideH == 0) return makeError("res_op_y_str = 0: the stride must be at least 1");
-  if (j.strideW == 0) return makeError("res_op_x_str = 0: the stride must be at least 1");
-  uint64_t Hp = paddedExtent(j.in.shape.h, j.insH, j.padT, j.padB);
-  uint64_t Wp = paddedExtent(j.in.shape.w, j.insW, j.padL, j.padR);
-  uint64_t KHe = (uint64_t(j.kh) - 1) * j.dilH + 1, KWe = (uint64_t(j.kw) - 1) * j.dilW + 1;
-  if (j.kh == 0 || j.kw == 0) return makeError("opd1_h/opd1_w: kernel size ", j.kh, "x", j.kw, " is empty");
-  if (KHe > Hp) return makeError("opd1_h = ", j.kh, ": dilated kernel height ", KHe, " exceeds padded input height ", Hp);
-  if (KWe > Wp) return makeError("opd1_w = ", j.kw, ": dilated kernel width ", KWe, " exceeds padded input width ", Wp);
-  uint64_t OH = (Hp - KHe) / j.strideH + 1, OW = (Wp - KWe) / j.strideW + 1;
+  if (j.rows.stride == 0) return makeError("res_op_y_str = 0: the stride must be at least 1");
+  if (j.cols.stride == 0) return makeError("res_op_x_str = 0: the stride must be at least 1");
+  if (j.rows.kernel == 0 || j.cols.kernel == 0)
+    return makeError("opd1_h/opd1_w: kernel size ", j.rows.kernel, "x", j.cols.kernel, " is empty");
+  uint64_t Hp = j.rows.paddedInput(), Wp = j.cols.paddedInput();
+  uint64_t KHe = j.rows.dilatedKernel(), KWe = j.cols.dilatedKernel();
+  if (KHe > Hp) return makeError("opd1_h = ", j.rows.kernel, ": dilated kernel height ", KHe, " exceeds padded input height ", Hp);
+  if (KWe > Wp) return makeError("opd1_w = ", j.cols.kernel, ": dilated kernel width ", KWe, " exceeds padded input width ", Wp);
+  uint64_t OH = j.rows.outputSize(), OW = j.cols.outputSize();
   if (j.out.shape.h != OH) return makeError("res0_h = ", j.out.shape.h, " but the window gives ", OH, " output rows");
   if (j.out.shape.w != OW) return makeError("res0_w = ", j.out.shape.w, " but the window gives ", OW, " output columns");
   if (j.out.shape.n != j.in.shape.n) return makeError("res0_n = ", j.out.shape.n, " differs from opd0_n = ", j.in.shape.n);
@@ -256,9 +252,8 @@ Status checkWindow(const WindowJob &j) {
 }
 
 Status checkWindowWork(const HwConfig &cfg, const WindowJob &j) {
-  uint64_t Hp = paddedExtent(j.in.shape.h, j.insH, j.padT, j.padB);
-  uint64_t Wp = paddedExtent(j.in.shape.w, j.insW, j.padL, j.padR);
-  uint64_t taps = uint64_t(j.depthwise ? 1 : j.in.shape.c) * j.kh * j.kw;
+  uint64_t Hp = j.rows.paddedInput(), Wp = j.cols.paddedInput();
+  uint64_t taps = uint64_t(j.depthwise ? 1 : j.in.shape.c) * j.rows.kernel * j.cols.kernel;
   if (taps > (uint64_t(1) << 31))
     return makeError("opd1: ", taps, " kernel taps per output exceed the limit of 2^31");
   TPU_RETURN_IF_ERROR(checkWork(cfg, j.out.shape.count(), taps, "res0"));
@@ -269,10 +264,7 @@ Status checkWindowWork(const HwConfig &cfg, const WindowJob &j) {
 }
 
 template <class Cmd> void copyWindowFields(const Cmd &s, WindowJob &j) {
-  j.padT = s.padTop, j.padB = s.padBottom, j.padL = s.padLeft, j.padR = s.padRight;
-  j.strideH = s.strideH, j.strideW = s.strideW;
-  j.dilH = s.kernelInsH + 1, j.dilW = s.kernelInsW + 1;
-  j.insH = s.inputInsH, j.insW = s.inputInsW;
+  j.rows = windowRows(s), j.cols = windowCols(s);
   j.rotate = s.kernelRotate, j.rshift = s.rshift, j.relu = s.relu;
 }
 
@@ -282,7 +274,7 @@ template <class Cmd> void copyWindowFields(const Cmd &s, WindowJob &j) {
 bool fitsInt32(const WindowJob &j) {
   if (j.in.elemBytes != 1) return false;
   if (j.reduce == Reduce::Max) return true;
-  uint64_t taps = uint64_t(j.depthwise ? 1 : j.in.shape.c) * j.kh * j.kw;
+  uint64_t taps = uint64_t(j.depthwise ? 1 : j.in.shape.c) * j.rows.kernel * j.cols.kernel;
   return j.kernel.elemBytes == 1 && (!j.hasBias || j.bias.elemBytes <= 2) &&
          (!j.resAdd || j.out.elemBytes <= 2) && taps * (1u << 15) + (1u << 17) < (1ull << 31);
 }
@@ -319,7 +311,6 @@ Status execConv(const HwConfig &cfg, LocalMemory &mem, const Conv &s) {
     return makeError("opd1_c = ", s.weight.shape.c, " (kernel output channels) differs from res0_c = ", out.shape.c);
   TRY_RESOLVE(kernel, resolveLocal(cfg, s.weight, "opd1"));
   j.in = in, j.out = out, j.kernel = kernel;
-  j.kh = kernel.shape.h, j.kw = kernel.shape.w;
   j.hasBias = s.hasBias;
   if (s.hasBias) {
     TRY_RESOLVE(bias, resolveLocal(cfg, s.bias, Shape4{1, out.shape.c, 1, 1}, "opd2"));
@@ -339,7 +330,6 @@ Status execPord(const HwConfig &cfg, LocalMemory &mem, const Pord &s) {
   if (out.shape.c != in.shape.c)
     return makeError("res0_c = ", out.shape.c, " differs from opd0_c = ", in.shape.c);
   j.in = in, j.out = out;
-  j.kh = s.kernel.shape.h, j.kw = s.kernel.shape.w;
   j.reduce = s.kind() == Pord::Kind::MaxPool ? Reduce::Max : Reduce::MulAdd;
   if (j.reduce == Reduce::MulAdd) {
     TRY_RESOLVE(kernel, resolveLocal(cfg, s.kernel, Shape4{1, in.shape.c, s.kernel.shape.h, s.kernel.shape.w}, "opd1"));
@@ -528,7 +518,6 @@ int64_t redundantSignBits(int64_t v, unsigned bits) {
 
 struct ElementwiseJob {
   EuOp eu;
-  TiuTask task;
   LocalTensor res0, res1, a, b, c, d;
   Arity arity;
   bool hasRes1 = false, isFloat = false, relu = false, logicalShift = false;
@@ -771,7 +760,6 @@ void runElementwise(const ElementwiseJob &j, LocalMemory &mem) {
 Status execElementwise(const HwConfig &cfg, LocalMemory &mem, const Elementwise &s, TiuTask task) {
   ElementwiseJob j;
   j.eu = s.eu;
-  j.task = task;
   j.arity = arityOf(s.eu, task);
   j.relu = s.relu, j.rshift = s.rshift, j.logicalShift = s.logicalShift;
   const std::string_view cls = tiuTaskName(task);

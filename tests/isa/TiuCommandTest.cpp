@@ -146,6 +146,28 @@ TEST(TiuCommand, OperandBuilders) {
   EXPECT_EQ(f.constValue, 0x3f800000u);
 }
 
+TEST(TiuCommand, WindowAxisGivesTheOutputSize) {
+  Conv c;
+  c.input.shape = {1, 3, 224, 224};
+  c.weight.shape = {3, 64, 7, 7};
+  c.padTop = c.padBottom = c.padLeft = c.padRight = 3;
+  c.strideH = c.strideW = 2;
+  EXPECT_EQ(windowRows(c).outputSize(), 112u);
+  EXPECT_EQ(windowCols(c).outputSize(), 112u);
+  c.kernelInsH = 1; // dilation 2: kernel extent 13
+  EXPECT_EQ(windowRows(c).dilatedKernel(), 13u);
+  EXPECT_EQ(windowRows(c).outputSize(), (230u - 13) / 2 + 1);
+  c.inputInsW = 1, c.strideW = 1; // 2x upsampling by insertion
+  EXPECT_EQ(windowCols(c).paddedInput(), 223u * 2 + 1 + 6);
+  Pord p;
+  p.input.shape = {1, 8, 5, 5};
+  p.kernel.shape = {1, 8, 7, 7};
+  EXPECT_EQ(windowRows(p).outputSize(), 0u); // kernel larger than the input
+  p.strideH = 0;
+  p.kernel.shape.h = 1;
+  EXPECT_EQ(windowRows(p).outputSize(), 0u);
+}
+
 TiuRaw validArith() {
   TiuRaw raw;
   raw.set(TiuField::tsk_typ, unsigned(TiuTask::Arith));
