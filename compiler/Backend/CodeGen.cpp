@@ -110,7 +110,7 @@ struct Emitter {
   const Options &opt;
   const isa::HwConfig &hw;
   const AddressMap &am;
-  CommandBuilder &b;
+  CommandBuilder *b; // where commands go (a scratch builder while costing candidates)
 
   DTensor ddr(int t) const {
     DTensor d;
@@ -135,7 +135,7 @@ struct Emitter {
       lt.shape = gt.shape, lt.stride = {l.stride.n, l.stride.c, l.stride.h, l.stride.w};
       c.src = toLocal ? gt : lt;
       c.dst = toLocal ? lt : gt;
-      id = b.gdma(c, wait);
+      id = b->gdma(c, wait);
     };
     if (!d.n4()) {
       emit(d.addr + uint64_t(((n0 * C + c0) * H + h0) * W) * e,
@@ -161,7 +161,7 @@ struct Emitter {
     c.src.addr = addr, c.src.format = formatOf(t), c.src.shape = shape, c.src.stride = gstride;
     c.dst.addr = l.addr(hw), c.dst.format = formatOf(t), c.dst.shape = shape;
     c.dst.stride = {l.stride.n, l.stride.c, l.stride.h, l.stride.w};
-    return b.gdma(c, wait);
+    return b->gdma(c, wait);
   }
 
   uint16_t s2s(uint64_t src, std::array<uint32_t, 4> sstride, uint64_t dst, std::array<uint32_t, 4> dstride,
@@ -170,7 +170,7 @@ struct Emitter {
     c.direction = isa::GdmaDirection::S2S;
     c.src.addr = src, c.src.format = formatOf(t), c.src.shape = shape, c.src.stride = sstride;
     c.dst.addr = dst, c.dst.format = formatOf(t), c.dst.shape = shape, c.dst.stride = dstride;
-    return b.gdma(c, wait);
+    return b->gdma(c, wait);
   }
 };
 
@@ -213,6 +213,51 @@ void runPipeline(const std::vector<Tile> &tiles, unsigned nb, bool hasFixed, Sta
     if (i + 1 < count) loadTile(i + 1);
     storeId[i] = st.store(tiles[i], unsigned(i % nb), computeId[i]);
   }
+}
+
+// Emits `count` candidate implementations (`emit(k)`) each into a scratch
+// command group, and returns the index of the one with the fewest estimated
+// cycles (estimateCycles: the timing library plus the cmd-id schedule).
+template <class F> size_t cheapestCandidate(Emitter &e, size_t count, F emit) {
+  if (count <= 1) return 0;
+  CommandBuilder *real = e.b;
+  size_t best = 0;
+  double bestCycles = std::numeric_limits<double>::infinity();
+  for (size_t k = 0; k < count; ++k) {
+    CommandBuilder scratch;
+    scratch.beginGroup();
+    e.b = &scratch;
+    emit(k);
+    auto cyc = estimateCycles(scratch.groups().back(), e.hw);
+    if (cyc && *cyc < bestCycles) bestCycles = *cyc, best = k;
+  }
+  e.b = real;
+  return best;
+}
+
+// Candidate slicings: the fewest slices with one buffer set, then double
+// buffered with at most 1, 2, 4, 8 slices' worth of rows/items per slice
+// (more slices = more overlap, more per-command overhead).
+struct SliceChoice {
+  int64_t ns = 0, cs = 0, hs = 0;
+  unsigned sets = 1;
+  uint64_t slices = UINT64_MAX;
+  bool operator==(const SliceChoice &o) const {
+    return ns == o.ns && cs == o.cs && hs == o.hs && sets == o.sets;
+  }
+};
+template <class Best>
+std::vector<SliceChoice> sliceCandidates(const Best &best, bool doubleBuffer, int64_t n, int64_t h) {
+  std::vector<SliceChoice> v;
+  SliceChoice one = best(1, n, h);
+  if (one.slices == UINT64_MAX) return v;
+  v.push_back(one);
+  if (!doubleBuffer) return v;
+  for (int64_t split : {1, 2, 4, 8}) {
+    SliceChoice c = h >= split ? best(2, n, ceilDiv(h, split)) : best(2, ceilDiv(n, split), h);
+    if (c.slices != UINT64_MAX && c.slices > 1 && std::find(v.begin(), v.end(), c) == v.end()) v.push_back(c);
+  }
+  return v;
 }
 
 class SlicedOp {
@@ -269,7 +314,6 @@ Status SlicedOp::run(OpReport &rep) {
   std::vector<int64_t> cChoices{ext[1]};
   if (cutsC())
     for (int64_t c = (ext[1] - 1) / lanes() * lanes(); c >= lanes(); c -= lanes()) cChoices.push_back(c);
-  struct Choice { int64_t ns, cs, hs; unsigned sets; uint64_t slices, bytes; };
   auto sizesFor = [&](int64_t ns, int64_t cs, int64_t hs, unsigned sets) {
     std::vector<uint64_t> v = fixedBytes(cs);
     for (unsigned s = 0; s < sets; ++s) {
@@ -278,12 +322,14 @@ Status SlicedOp::run(OpReport &rep) {
     }
     return v;
   };
-  auto best = [&](unsigned sets) {
-    Choice c{0, 0, 0, sets, UINT64_MAX, 0};
+  // The fewest slices with `sets` buffer sets, at most nMax items and hMax rows each.
+  auto best = [&](unsigned sets, int64_t nMax, int64_t hMax) {
+    SliceChoice c;
+    c.sets = sets;
     for (int64_t cs : cChoices)
-      for (int64_t ns = ext[0]; ns >= 1; --ns) {
+      for (int64_t ns = nMax; ns >= 1; --ns) {
         // Largest row count that fits (the footprint grows with hs).
-        int64_t lo = 0, hi = cutsH() ? ext[2] : 1;
+        int64_t lo = 0, hi = cutsH() ? hMax : 1;
         if (!cutsH() && !alloc.fits(sizesFor(ns, cs, ext[2], sets))) continue;
         if (!cutsH()) lo = ext[2];
         else
@@ -294,44 +340,39 @@ Status SlicedOp::run(OpReport &rep) {
           }
         if (lo == 0) continue;
         uint64_t slices = uint64_t(ceilDiv(ext[0], ns) * ceilDiv(ext[1], cs) * ceilDiv(ext[2], lo));
-        if (slices < c.slices) c = {ns, cs, lo, sets, slices, alloc.footprint(sizesFor(ns, cs, lo, sets))};
+        if (slices < c.slices) c.ns = ns, c.cs = cs, c.hs = lo, c.slices = slices;
       }
     return c;
   };
-  Choice one = best(1);
-  if (one.slices == UINT64_MAX) {
+  auto cands = sliceCandidates(best, e_.opt.doubleBuffer, ext[0], cutsH() ? ext[2] : 0);
+  if (cands.empty()) {
     int64_t minC = cutsC() ? std::min<int64_t>(ext[1], lanes()) : ext[1];
     auto need = alloc.footprint(sizesFor(1, minC, cutsH() ? 1 : ext[2], 1));
     return makeError("does not fit local memory even as a one-row slice: needs ", need,
                      " bytes per lane, the lane has ", hw_.lmemBytesPerLane);
   }
-  Choice pick = one;
-  if (one.slices > 1 && e_.opt.doubleBuffer) {
-    Choice two = best(2);
-    if (two.slices != UINT64_MAX && two.slices <= 2 * one.slices) pick = two;
-  }
-  ns_ = pick.ns, cs_ = pick.cs, hs_ = pick.hs;
-  auto fixedSizes = fixedBytes(cs_);
-  auto sizes = sizesFor(ns_, cs_, hs_, pick.sets);
-  auto plan = alloc.plan(sizes, "slice buffers");
-  if (!plan) return plan.status();
-  fixed_.assign(plan->offsets.begin(), plan->offsets.begin() + fixedSizes.size());
-  size_t per = setBytes(ns_, cs_, hs_).size();
-  sets_.clear();
-  for (unsigned s = 0; s < pick.sets; ++s)
-    sets_.emplace_back(plan->offsets.begin() + fixedSizes.size() + s * per,
-                       plan->offsets.begin() + fixedSizes.size() + (s + 1) * per);
-  rep.nSlice = ns_, rep.cSlice = cs_, rep.hSlice = hs_, rep.buffers = pick.sets;
-  rep.lmemBytes = plan->used, rep.slices = pick.slices;
-
-  // Slices: channel outermost (fixed buffers change with it), then n, then h.
-  std::vector<Tile> tiles;
-  for (int64_t c0 = 0; c0 < ext[1]; c0 += cs_)
-    for (int64_t n0 = 0; n0 < ext[0]; n0 += ns_)
-      for (int64_t h0 = 0; h0 < ext[2]; h0 += hs_)
-        tiles.push_back({n0, std::min(ns_, ext[0] - n0), c0, std::min(cs_, ext[1] - c0), h0,
-                         std::min(hs_, ext[2] - h0)});
-  runPipeline(tiles, pick.sets, !fixedSizes.empty(), *this);
+  auto emitWith = [&](const SliceChoice &pick) {
+    ns_ = pick.ns, cs_ = pick.cs, hs_ = pick.hs;
+    auto fixedSizes = fixedBytes(cs_);
+    auto plan = alloc.plan(sizesFor(ns_, cs_, hs_, pick.sets), "slice buffers");
+    fixed_.assign(plan->offsets.begin(), plan->offsets.begin() + fixedSizes.size());
+    size_t per = setBytes(ns_, cs_, hs_).size();
+    sets_.clear();
+    for (unsigned s = 0; s < pick.sets; ++s)
+      sets_.emplace_back(plan->offsets.begin() + fixedSizes.size() + s * per,
+                         plan->offsets.begin() + fixedSizes.size() + (s + 1) * per);
+    rep.nSlice = ns_, rep.cSlice = cs_, rep.hSlice = hs_, rep.buffers = pick.sets;
+    rep.lmemBytes = plan->used, rep.slices = pick.slices;
+    // Slices: channel outermost (fixed buffers change with it), then n, then h.
+    std::vector<Tile> tiles;
+    for (int64_t c0 = 0; c0 < ext[1]; c0 += cs_)
+      for (int64_t n0 = 0; n0 < ext[0]; n0 += ns_)
+        for (int64_t h0 = 0; h0 < ext[2]; h0 += hs_)
+          tiles.push_back({n0, std::min(ns_, ext[0] - n0), c0, std::min(cs_, ext[1] - c0), h0,
+                           std::min(hs_, ext[2] - h0)});
+    runPipeline(tiles, pick.sets, !fixedSizes.empty(), *this);
+  };
+  emitWith(cands[cheapestCandidate(e_, cands.size(), [&](size_t k) { emitWith(cands[k]); })]);
   return Status::ok();
 }
 
@@ -432,7 +473,7 @@ public:
       c.kernel.shape = {1, u32(t.cs), u32(p_.kh), u32(p_.kw)};
       if (baddr_) c.hasBias = true, c.bias = biasBuf(t.cs).operand(hw_);
       window(c, r);
-      return e_.b.tiu(c, wait);
+      return e_.b->tiu(c, wait);
     }
     for (int64_t gi = 0; gi < p_.groups; ++gi) {
       isa::Conv c;
@@ -443,7 +484,7 @@ public:
       c.output = out.channels(u32(o0), u32(ocs), lanes()).operand(hw_);
       if (baddr_) c.hasBias = true, c.bias = biasBuf(t.cs).channels(u32(o0), u32(ocs), lanes()).operand(hw_);
       window(c, r);
-      id = e_.b.tiu(c, wait);
+      id = e_.b->tiu(c, wait);
     }
     return id;
   }
@@ -522,7 +563,7 @@ public:
     c.kernel.shape = {1, u32(t.cs), u32(p_.kh), u32(p_.kw)};
     c.padTop = u32(r.padT), c.padBottom = u32(r.padB), c.padLeft = u32(p_.padLeft), c.padRight = u32(p_.padRight);
     c.strideH = u32(p_.strideH), c.strideW = u32(p_.strideW);
-    return e_.b.tiu(c, wait);
+    return e_.b->tiu(c, wait);
   }
   uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
     return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, outBuf(t, set), wait);
@@ -593,7 +634,7 @@ public:
     c.eu = eu, c.res0 = res.operand(hw_), c.opd0 = a, c.opd1 = b, c.opdCount = count;
     c.opd1.shape = c.opd0.shape = res.shape;
     c.rshift = rshift, c.relu = relu;
-    return e_.b.tiu(c, wait);
+    return e_.b->tiu(c, wait);
   }
   bool groupable() const override { return true; }
   std::vector<DType> tempTypes() const override { return std::vector<DType>(temps(), tempType()); }
@@ -658,7 +699,7 @@ public:
       LBuf tb;
       tb.offset = fixed_[0], tb.dtype = y_.dtype, tb.shape = {1, u32(t.cs), 1, 256}, tb.stride = {0, 0, 0, 1};
       c.table = tb.operand(hw_);
-      return e_.b.tiu(c, wait);
+      return e_.b->tiu(c, wait);
     }
     default: return wait;
     }
@@ -732,7 +773,7 @@ public:
     c.output = outBuf(t, set).operand(hw_);
     if (baddr_) c.hasBias = true, c.bias = biasBuf(t.cs).operand(hw_);
     c.rshift = op_.rshift, c.relu = op_.relu;
-    return e_.b.tiu(c, wait);
+    return e_.b->tiu(c, wait);
   }
   uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
     return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, 0, 1, outBuf(t, set), wait);
@@ -852,11 +893,11 @@ public:
     const auto &fin = tens_[size_t(index(ops_.back()->output))];
     const int64_t N = fin.s[0], H = fin.s[2];
     auto fits = [&](int64_t ns, int64_t hs, unsigned sets) { return alloc.fits(sizes(ns, hs, sets)); };
-    struct Choice { int64_t ns = 0, hs = 0; unsigned sets = 1; uint64_t slices = UINT64_MAX; };
-    auto best = [&](unsigned sets) {
-      Choice c;
-      for (int64_t ns = N; ns >= 1; --ns) {
-        int64_t lo = 0, hi = H;
+    auto best = [&](unsigned sets, int64_t nMax, int64_t hMax) {
+      SliceChoice c;
+      c.sets = sets, c.cs = fin.s[1];
+      for (int64_t ns = nMax; ns >= 1; --ns) {
+        int64_t lo = 0, hi = hMax;
         while (lo < hi) {
           int64_t mid = (lo + hi + 1) / 2;
           if (fits(ns, mid, sets)) lo = mid;
@@ -864,38 +905,36 @@ public:
         }
         if (lo == 0) continue;
         uint64_t slices = uint64_t(ceilDiv(N, ns) * ceilDiv(H, lo));
-        if (slices < c.slices) c = {ns, lo, sets, slices};
+        if (slices < c.slices) c.ns = ns, c.hs = lo, c.slices = slices;
       }
       return c;
     };
-    Choice pick = best(1);
-    if (pick.slices == UINT64_MAX)
+    auto cands = sliceCandidates(best, e_.opt.doubleBuffer, N, H);
+    if (cands.empty())
       return makeError("layer group does not fit local memory: needs ",
                        alloc.footprint(sizes(1, 1, 1)), " bytes per lane");
-    if (pick.slices > 1 && e_.opt.doubleBuffer) {
-      Choice two = best(2);
-      if (two.slices != UINT64_MAX && two.slices <= 2 * pick.slices) pick = two;
-    }
-    ns_ = pick.ns, hs_ = pick.hs, sets_ = pick.sets;
-    auto plan = alloc.plan(sizes(ns_, hs_, sets_), "layer group");
-    if (!plan) return plan.status();
-    offsets_ = plan->offsets;
-    rep.nSlice = ns_, rep.cSlice = fin.s[1], rep.hSlice = hs_, rep.buffers = sets_;
-    rep.lmemBytes = plan->used, rep.slices = pick.slices;
-    // Fixed buffers first in the plan, op by op.
-    size_t at = 0;
     bool hasFixed = false;
-    for (size_t k = 0; k < ops_.size(); ++k) {
-      auto f = impl_[k]->fixedBytes(outC(k));
-      impl_[k]->setFixed(std::vector<uint32_t>(offsets_.begin() + at, offsets_.begin() + at + f.size()));
-      at += f.size();
-      hasFixed |= !f.empty();
-    }
-    std::vector<Tile> tiles;
-    for (int64_t n0 = 0; n0 < N; n0 += ns_)
-      for (int64_t h0 = 0; h0 < H; h0 += hs_)
-        tiles.push_back({n0, std::min(ns_, N - n0), 0, fin.s[1], h0, std::min(hs_, H - h0)});
-    runPipeline(tiles, sets_, hasFixed, *this);
+    auto emitWith = [&](const SliceChoice &pick) {
+      ns_ = pick.ns, hs_ = pick.hs, sets_ = pick.sets;
+      auto plan = alloc.plan(sizes(ns_, hs_, sets_), "layer group");
+      offsets_ = plan->offsets;
+      rep.nSlice = ns_, rep.cSlice = fin.s[1], rep.hSlice = hs_, rep.buffers = sets_;
+      rep.lmemBytes = plan->used, rep.slices = pick.slices;
+      // Fixed buffers first in the plan, op by op.
+      size_t at = 0;
+      for (size_t k = 0; k < ops_.size(); ++k) {
+        auto f = impl_[k]->fixedBytes(outC(k));
+        impl_[k]->setFixed(std::vector<uint32_t>(offsets_.begin() + at, offsets_.begin() + at + f.size()));
+        at += f.size();
+        hasFixed |= !f.empty();
+      }
+      std::vector<Tile> tiles;
+      for (int64_t n0 = 0; n0 < N; n0 += ns_)
+        for (int64_t h0 = 0; h0 < H; h0 += hs_)
+          tiles.push_back({n0, std::min(ns_, N - n0), 0, fin.s[1], h0, std::min(hs_, H - h0)});
+      runPipeline(tiles, sets_, hasFixed, *this);
+    };
+    emitWith(cands[cheapestCandidate(e_, cands.size(), [&](size_t k) { emitWith(cands[k]); })]);
     return Status::ok();
   }
 
@@ -904,7 +943,7 @@ public:
     uint16_t id = 0;
     for (size_t k = 0; k < ops_.size(); ++k) {
       if (impl_[k]->fixedBytes(outC(k)).empty()) continue;
-      e_.b.setLayer(ops_[k]->name);
+      e_.b->setLayer(ops_[k]->name);
       id = impl_[k]->loadFixed(Tile{0, t.ns, 0, outC(k), 0, 1}, wait);
     }
     return id;
@@ -915,7 +954,7 @@ public:
     for (size_t i = 0; i < tens_.size(); ++i) {
       const TensorInfo &ti = tens_[i];
       if (!ti.external) continue;
-      e_.b.setLayer(ops_[size_t(ti.firstUse)]->name);
+      e_.b->setLayer(ops_[size_t(ti.firstUse)]->name);
       id = e_.move(true, ti.d, t.n0, t.ns, 0, ti.s[1], r.need[i].first, count(r.need[i]), buffer(i, set, t.ns, r), wait);
     }
     return id;
@@ -925,7 +964,7 @@ public:
     uint16_t id = wait;
     for (size_t k = 0; k < ops_.size(); ++k) {
       const Op &op = *ops_[k];
-      e_.b.setLayer(op.name);
+      e_.b->setLayer(op.name);
       const size_t o = size_t(index(op.output));
       std::vector<LBuf> ins;
       for (int tid : op.inputs) {
@@ -946,7 +985,7 @@ public:
   uint16_t store(const Tile &t, unsigned set, uint16_t wait) {
     Rows r = rows(t.h0, t.hs);
     const size_t o = size_t(index(ops_.back()->output));
-    e_.b.setLayer(ops_.back()->name);
+    e_.b->setLayer(ops_.back()->name);
     return e_.move(false, tens_[o].d, t.n0, t.ns, 0, tens_[o].s[1], t.h0, t.hs, buffer(o, set, t.ns, r), wait);
   }
 
@@ -1064,7 +1103,7 @@ private:
 // current command group.
 Status emitSegment(Emitter &e, size_t first, size_t last, OpReport &rep) {
   if (first == last) {
-    e.b.setLayer(e.g.ops[first].name);
+    e.b->setLayer(e.g.ops[first].name);
     return emitOp(e, e.g.ops[first], rep);
   }
   std::vector<const Op *> ops;
@@ -1170,7 +1209,7 @@ Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, Compil
   if (!am) return am.status();
   // Emits ops [i, j] as one command group of `cb` and fills its report.
   auto emitInto = [&](CommandBuilder &cb, size_t i, size_t j, OpReport &r) -> Status {
-    Emitter se{g, opt, opt.hw, *am, cb};
+    Emitter se{g, opt, opt.hw, *am, &cb};
     const Op &first = g.ops[i];
     r.name = first.name, r.kind = first.kind, r.ops = j - i + 1;
     for (size_t k = i + 1; k <= j; ++k) r.name += "+" + g.ops[k].name;
