@@ -9,6 +9,7 @@ bool CmdIdSync::waitFor(Engine e, uint16_t id) {
   while (!isa::syncSatisfied(id, s.completed) && !ctl_.aborted()) {
     s.wanted = id;
     sc_core::wait(s.reached | ctl_.abortEvent());
+    ctl_.countWakeup();
   }
   s.wanted = 0;
   return !ctl_.aborted();

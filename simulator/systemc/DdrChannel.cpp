@@ -11,7 +11,7 @@ DdrChannel::DdrChannel(sc_module_name name, RunControl &ctl) : sc_module(name), 
 void DdrChannel::settle() {
   sc_time now = sc_time_stamp();
   if (!active_.empty()) {
-    double moved = (now - lastChange_).to_seconds() * 1e9 * bytesPerCycle_ / double(active_.size());
+    double moved = RunControl::toCycles(now - lastChange_) * bytesPerCycle_ / double(active_.size());
     for (Transfer *t : active_) t->remaining = std::max(0.0, t->remaining - moved);
   }
   lastChange_ = now;
@@ -29,7 +29,7 @@ bool DdrChannel::transfer(uint64_t bytes) {
   changed_.notify(SC_ZERO_TIME); // the others now run slower
   sample();
   // Less than one time-resolution step of work left counts as done.
-  const double quantum = sc_get_time_resolution().to_seconds() * 1e9;
+  const double quantum = RunControl::toCycles(sc_get_time_resolution());
   while (!ctl_.aborted()) {
     double rate = bytesPerCycle_ / double(active_.size());
     if (self.remaining <= rate * quantum) break;

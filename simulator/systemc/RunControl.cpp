@@ -1,6 +1,7 @@
 #include "simulator/systemc/RunControl.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace tpu::sysc {
@@ -20,7 +21,12 @@ void RunControl::begin(const SimOptions &opts, double clockMhz, const SimProgram
   report_.groups.resize(program.groups.size());
 }
 
-double RunControl::nowCycles() const { return (sc_time_stamp() - origin_).to_seconds() * 1e9; }
+double RunControl::toCycles(const sc_time &t) {
+  static const double ticksPerCycle = std::round(sc_time(1, SC_NS).value());
+  return double(t.value()) / ticksPerCycle;
+}
+
+double RunControl::nowCycles() const { return toCycles(sc_time_stamp() - origin_); }
 
 void RunControl::fault(std::string message) {
   if (fault_) return;

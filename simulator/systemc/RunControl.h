@@ -20,6 +20,8 @@ public:
 
   double nowCycles() const; // simulated cycles since begin(): 1 SystemC ns = 1 TPU cycle
   static sc_core::sc_time cyclesToTime(double cycles) { return sc_core::sc_time(cycles, sc_core::SC_NS); }
+  // Exact for whole cycles (integer division of the kernel's time ticks).
+  static double toCycles(const sc_core::sc_time &t);
 
   // The first fault wins; later ones are consequences. Wakes every module
   // blocked on something so the run drains instead of hanging.

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -15,12 +16,16 @@ namespace {
 
 const char *engineKey(unsigned e) { return e == 0 ? "tiu" : "gdma"; }
 
+// Cycle values to the model's resolution (1/1000 cycle), so sums of
+// fractional DDR transfer times print as 1296.4, not 1296.3999999999996.
+double cyc(double v) { return std::round(v * 1000.0) / 1000.0; }
+
 Json engineJson(const EngineStats &s) {
   Json j;
   j["commands"] = s.commands;
-  j["busy_cycles"] = s.busyCycles;
-  j["waiting_cycles"] = s.waitingCycles;
-  j["idle_cycles"] = s.idleCycles;
+  j["busy_cycles"] = cyc(s.busyCycles);
+  j["waiting_cycles"] = cyc(s.waitingCycles);
+  j["idle_cycles"] = cyc(s.idleCycles);
   j["utilization"] = s.utilization;
   return j;
 }
@@ -29,7 +34,7 @@ Json engineJson(const EngineStats &s) {
 void addPerEngine(Json &j, const std::array<uint64_t, kEngineCount> &commands,
                   const std::array<double, kEngineCount> &busy) {
   for (unsigned e = 0; e < kEngineCount; ++e) j[std::string(engineKey(e)) + "_commands"] = commands[e];
-  for (unsigned e = 0; e < kEngineCount; ++e) j[std::string(engineKey(e)) + "_busy_cycles"] = busy[e];
+  for (unsigned e = 0; e < kEngineCount; ++e) j[std::string(engineKey(e)) + "_busy_cycles"] = cyc(busy[e]);
 }
 
 } // namespace
@@ -37,7 +42,7 @@ void addPerEngine(Json &j, const std::array<uint64_t, kEngineCount> &commands,
 std::string SimReport::statsJson() const {
   Json j;
   j["clock_mhz"] = clockMhz;
-  j["total_cycles"] = totalCycles;
+  j["total_cycles"] = cyc(totalCycles);
   j["time_us"] = timeUs();
   Json engs;
   for (unsigned e = 0; e < kEngineCount; ++e) engs[engineKey(e)] = engineJson(engines[e]);
@@ -51,9 +56,9 @@ std::string SimReport::statsJson() const {
   for (size_t i = 0; i < groups.size(); ++i) {
     Json g;
     g["index"] = i;
-    g["start_cycle"] = groups[i].startCycle;
-    g["end_cycle"] = groups[i].endCycle;
-    g["cycles"] = groups[i].endCycle - groups[i].startCycle;
+    g["start_cycle"] = cyc(groups[i].startCycle);
+    g["end_cycle"] = cyc(groups[i].endCycle);
+    g["cycles"] = cyc(groups[i].endCycle - groups[i].startCycle);
     addPerEngine(g, groups[i].commands, groups[i].busyCycles);
     gs.push_back(std::move(g));
   }
@@ -62,8 +67,8 @@ std::string SimReport::statsJson() const {
   for (const LayerStats &l : layers) {
     Json o;
     o["name"] = l.name;
-    o["start_cycle"] = l.firstStart;
-    o["end_cycle"] = l.lastEnd;
+    o["start_cycle"] = cyc(l.firstStart);
+    o["end_cycle"] = cyc(l.lastEnd);
     addPerEngine(o, l.commands, l.busyCycles);
     ls.push_back(std::move(o));
   }
@@ -114,8 +119,8 @@ std::string SimReport::chromeTraceJson() const {
     a["id"] = t.id;
     a["wait_id"] = t.waitId;
     if (t.layer >= 0) a["layer"] = layerNames[size_t(t.layer)];
-    a["cycles"] = t.endCycle - t.startCycle;
-    a["waited_cycles"] = t.startCycle - t.readyCycle;
+    a["cycles"] = cyc(t.endCycle - t.startCycle);
+    a["waited_cycles"] = cyc(t.startCycle - t.readyCycle);
     if (t.engine == Engine::Gdma) a["ddr_bytes"] = t.ddrBytes;
     x["args"] = std::move(a);
     ev.push_back(std::move(x));

@@ -288,7 +288,7 @@ TEST_F(SimFramework, StatsAddUpAndAreDeterministic) {
   EXPECT_EQ(j["engines"]["tiu"]["commands"], 50);
   EXPECT_EQ(j["groups"].size(), 2u);
   EXPECT_EQ(j["layers"][1]["name"], "relu1");
-  EXPECT_DOUBLE_EQ(j["total_cycles"].get<double>(), a->totalCycles);
+  EXPECT_NEAR(j["total_cycles"].get<double>(), a->totalCycles, 0.0005);
 }
 
 TEST_F(SimFramework, TraceJsonHasBothEngineTracksAndDdrCounters) {
