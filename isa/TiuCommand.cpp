@@ -198,6 +198,16 @@ TiuRaw encode(const TiuCommand &cmd) {
 
 Result<CommandBytes> encodeBytes(const TiuCommand &cmd) { return encode(cmd).encode(); }
 
+Status validateTiu(const TiuCommand &cmd) {
+  // The word carries every code; decoding it applies the same checks as for
+  // words read from a file, and packing it checks the field widths.
+  TiuRaw raw = encode(cmd);
+  auto bytes = raw.encode();
+  if (!bytes.isOk()) return bytes.status();
+  auto back = decodeTiu(raw);
+  return back.isOk() ? Status::ok() : back.status();
+}
+
 bool operator==(const TiuCommand &a, const TiuCommand &b) {
   if (a.cmdIdTpu != b.cmdIdTpu || a.cmdIdGdma != b.cmdIdGdma || a.cmdEnd != b.cmdEnd ||
       a.interrupt != b.interrupt || a.op.index() != b.op.index())

@@ -338,6 +338,10 @@ TiuRaw encode(const TiuCommand &cmd);
 // Fails when a member does not fit its field, naming the field.
 Result<CommandBytes> encodeBytes(const TiuCommand &cmd);
 
+// Checks a typed command as decodeTiu checks words: eu valid for the class,
+// precision and stride-mode codes, every member fits its field.
+Status validateTiu(const TiuCommand &cmd);
+
 bool operator==(const TiuCommand &a, const TiuCommand &b);
 
 } // namespace tpu::isa

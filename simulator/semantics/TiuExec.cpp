@@ -924,6 +924,7 @@ Status executeTiu(const HwConfig &cfg, LocalMemory &mem, const TiuCommand &cmd) 
   if (mem.lanes() != cfg.npuLanes || mem.laneBytes() != cfg.lmemBytesPerLane)
     return makeError("local memory geometry ", mem.lanes(), "x", mem.laneBytes(),
                      " does not match the hardware config ", cfg.npuLanes, "x", cfg.lmemBytesPerLane);
+  TPU_RETURN_IF_ERROR(validateTiu(cmd));
   const TiuTask task = cmd.task();
   Status st = std::visit(
       [&](const auto &s) -> Status {

@@ -168,6 +168,25 @@ TEST(TiuCommand, WindowAxisGivesTheOutputSize) {
   EXPECT_EQ(windowRows(p).outputSize(), 0u);
 }
 
+TEST(TiuCommand, ValidateChecksTypedCommands) {
+  Arith ar;
+  EXPECT_TRUE(validateTiu(TiuCommand{0, 0, false, false, ar}).isOk());
+  Conv conv;
+  conv.eu = EuOp::Add;
+  tpu::Status st = validateTiu(TiuCommand{0, 0, false, false, conv});
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("tsk_eu_typ = 2 (add) is not valid for tsk_typ = 0 (conv)"), std::string::npos);
+  ar.opd1.prec = Prec(6);
+  st = validateTiu(TiuCommand{0, 0, false, false, ar});
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("opt_opd1_prec = 6"), std::string::npos) << st.message();
+  ar.opd1.prec = Prec::Int8;
+  ar.res0.shape.c = 5000; // 12-bit field
+  st = validateTiu(TiuCommand{0, 0, false, false, ar});
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("res0_c = 5000 does not fit in 12 bits"), std::string::npos) << st.message();
+}
+
 TiuRaw validArith() {
   TiuRaw raw;
   raw.set(TiuField::tsk_typ, unsigned(TiuTask::Arith));
