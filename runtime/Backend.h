@@ -64,7 +64,6 @@ struct RunReport {
   double timeUs() const { return clockMhz > 0 ? totalCycles / clockMhz : 0; }
   double tiuUtilization = 0, gdmaUtilization = 0;
   std::vector<LayerTime> layers; // in order of first appearance (needs recordTrace)
-  std::string summary;   // a few lines for a terminal (timed runs)
   std::string statsJson; // stats file contents (timed runs)
   std::string traceJson; // Chrome trace-event JSON (timed runs with recordTrace)
 };

@@ -193,12 +193,17 @@ Status Runtime::setInput(const std::string &netName, const std::string &input,
     auto conv = toDevice(*t, value.as<float>(), uint64_t(value.numel()));
     if (!conv) return makeError(where, ": ", conv.message());
     bytes = conv.take();
-  } else if (value.dtype == own && t->storeMode == bmodel::StoreMode::N1) {
-    bytes = value.data; // already the device's values and layout
+  } else if (value.dtype == own) {
+    // Already the device's values, in plain C order (1N): only the store
+    // mode may differ.
+    bmodel::Tensor plain = *t;
+    plain.storeMode = bmodel::StoreMode::N1;
+    auto moved = relayout(plain, value.data.data(), value.data.size(), t->storeMode);
+    if (!moved) return makeError(where, ": ", moved.message());
+    bytes = moved.take();
   } else {
     return makeError(where, ": dtype ", value.dtype, " given, expected float32",
-                     value.dtype == own ? " (raw " + own + " input needs a 1N tensor)"
-                                        : (own == "float32" ? "" : " or " + own));
+                     own == "float32" ? "" : " or " + own);
   }
   Status st = device_->gmem().write(t->deviceAddr, bytes.data(), bytes.size());
   return st ? st : st.prefix(where);

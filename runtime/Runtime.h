@@ -42,9 +42,9 @@ public:
   // nullptr-free lookup: an unknown name is an error listing the known ones.
   Result<const bmodel::Net *> net(const std::string &name) const;
 
-  // Converts a user array (float32, or already in the tensor's own dtype) to
-  // the device layout and writes it at the input's device address. The
-  // array's shape must equal the tensor's.
+  // Converts a user array (float32, quantized with the tensor's scale; or
+  // already in the tensor's own dtype, taken as is) to the device layout and
+  // writes it at the input's device address. The shapes must be equal.
   Status setInput(const std::string &net, const std::string &input, const NpyArray &value);
   // Executes every command group of the net on the backend and waits.
   Status launch(const std::string &net, const RunOptions &opts, RunReport &report);

@@ -42,7 +42,6 @@ public:
     for (const auto &l : sim->layers)
       report.layers.push_back({l.name, l.busyCycles[size_t(sysc::Engine::Tiu)],
                                l.busyCycles[size_t(sysc::Engine::Gdma)], l.lastEnd - l.firstStart});
-    report.summary = sim->summary();
     report.statsJson = sim->statsJson();
     if (opts.recordTrace) report.traceJson = sim->chromeTraceJson();
     return Status::ok();

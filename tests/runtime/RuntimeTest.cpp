@@ -121,6 +121,28 @@ TEST(Runtime, Int8FourNInputsAndOutputsRoundTrip) {
   }
 }
 
+TEST(Runtime, RawInt8InputIsLaidOutFourN) {
+  auto rt = makeRuntime();
+  ASSERT_TRUE(load(*rt, copyInt8Model(5, 1, 8, 0.5f)));
+  std::vector<int8_t> q(40);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = int8_t(i * 5 - 100);
+  RunReport r;
+  auto out = rt->run("copy4n", {{"in", NpyArray::from({5, 1, 8}, q)}}, RunOptions(), r);
+  ASSERT_TRUE(out) << out.message();
+  auto got = out->at("out").values<float>();
+  for (size_t i = 0; i < q.size(); ++i) EXPECT_EQ(got[i], q[i] * 0.5f);
+  // Item 4 of position 3 is in the second group of four: byte (21*0+8+3)*4.
+  int8_t b;
+  const auto &in = (*rt->net("copy4n"))->inputs[0];
+  ASSERT_TRUE(rt->device().gmem().read(in.deviceAddr + (8 + 3) * 4, &b, 1));
+  EXPECT_EQ(b, q[4 * 8 + 3]);
+  auto wrong = rt->run("copy4n", {{"in", NpyArray::from({5, 1, 8}, std::vector<uint8_t>(40))}},
+                       RunOptions(), r);
+  ASSERT_FALSE(wrong);
+  EXPECT_TRUE(contains(wrong.message(), "dtype uint8 given, expected float32 or int8"))
+      << wrong.message();
+}
+
 TEST(Runtime, RawInt8InputIsTakenAsIs) {
   auto rt = makeRuntime();
   // A 1N int8 copy: the same net with store mode 1N on both sides.
