@@ -112,7 +112,8 @@ public:
     Location loc = locFor(n, outputName);
     auto op = b_.create<OpT>(loc, types, operands, attrs);
     diags_.clear();
-    if (failed(cast<top::ShapeInferInterface>(op.getOperation()).inferShapes()) || failed(verify(op)))
+    // Attributes first (the verifier), then shapes: the shape rules rely on valid attributes.
+    if (failed(verify(op)) || failed(cast<top::ShapeInferInterface>(op.getOperation()).inferShapes()))
       return makeError(n.describe(), ": ", diags_.empty() ? "invalid operation" : diags_.back());
     if (outputName.empty())
       for (unsigned i = 0; i < numResults && i < n.outputs.size(); ++i)
@@ -705,6 +706,20 @@ Status layerNormWithStatistics(Importer &im, const Node &n, int64_t axis, int64_
   return y ? Status::ok() : y.status();
 }
 
+// Inputs an ONNX op cannot do without (checked before its handler runs).
+size_t requiredInputs(const std::string &op, int64_t opset) {
+  static const std::map<std::string, size_t> table = {
+      {"Constant", 0}, {"BatchNormalization", 5}, {"Range", 3}, {"Where", 3}, {"Conv", 2},
+      {"ConvTranspose", 2}, {"Gemm", 2}, {"MatMul", 2}, {"PRelu", 2}, {"Gather", 2}, {"Expand", 2},
+      {"Tile", 2}, {"Equal", 2}, {"Less", 2}, {"Greater", 2}, {"Add", 2}, {"Sub", 2}, {"Mul", 2},
+      {"Div", 2}, {"Pow", 2}, {"LayerNormalization", 2}};
+  if (op == "Reshape") return opset >= 5 ? 2 : 1;
+  if (op == "Slice") return opset >= 10 ? 3 : 1;
+  if (op == "Pad") return opset >= 11 ? 2 : 1;
+  auto it = table.find(op);
+  return it == table.end() ? 1 : it->second;
+}
+
 const std::map<std::string, Handler> &handlers() {
   static const std::map<std::string, Handler> table = [] {
     std::map<std::string, Handler> t;
@@ -1006,6 +1021,11 @@ Status Importer::run(ModuleOp module, const ImportOptions &opts) {
   }
 
   for (const Node &n : model_.nodes) {
+    if (n.outputs.empty() || n.outputs[0].empty()) return makeError(n.describe(), ": has no output");
+    size_t required = requiredInputs(n.opType, model_.opset);
+    for (size_t i = 0; i < required; ++i)
+      if (i >= n.inputs.size() || n.inputs[i].empty())
+        return makeError(n.describe(), ": needs ", required, " inputs, input ", i, " is missing");
     for (const auto &in : n.inputs)
       if (!in.empty() && !values_.count(in) && !consts_.count(in))
         return makeError(n.describe(), ": input '", in, "' is not produced by any earlier node (graph not in topological order?)");
