@@ -835,6 +835,23 @@ TEST(TiuExec, VecCorrLutAndLma) {
   }
 }
 
+TEST(TiuExec, MdSfuRunsTheArithOps) {
+  Fixture f(1708);
+  for (int iter = 0; iter < 10; ++iter) {
+    Shape4 S{1, uint32_t(f.randInt(1, 70)), uint32_t(f.randInt(1, 4)), uint32_t(f.randInt(1, 9))};
+    TestTensor x = f.tensor(S, Prec::Fp32, true, 0);
+    for (double &v : x.values) v = std::abs(v) + 0.25;
+    x.put(f.mem);
+    TestTensor out = f.tensor(S, Prec::Fp32, true, 1);
+    MdSfu sfu;
+    sfu.eu = EuOp::Rsqrt, sfu.res0 = out.operand(), sfu.opd0 = x.operand();
+    f.run(sfu);
+    std::vector<double> expect(out.values.size());
+    for (size_t i = 0; i < expect.size(); ++i) expect[i] = 1.0f / std::sqrt(float(x.values[i]));
+    f.checkOutput(out, expect, "md_sfu.rsqrt");
+  }
+}
+
 // Every error names the field and leaves local memory untouched.
 TEST(TiuExec, BadCommandsAreRejectedNamingTheField) {
   Fixture f(1405);
