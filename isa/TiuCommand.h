@@ -246,7 +246,8 @@ struct MdCmp : Elementwise {
 struct VecCorr : Elementwise {};
 
 // lut: res0 = table[opd0], opd0 8-bit (index = value & 0xff); the 256-entry
-// table of res0's precision sits at opd1's address in the lane of each channel.
+// table (opd1's precision, converted to res0's as ar copy does) is the tensor
+// opd1 (1, c, 1, 256): a copy in the lane of each channel.
 struct Lut {
   EuOp eu = EuOp::Copy;
   LocalOperand output, index, table;
