@@ -228,8 +228,8 @@ std::optional<bmodel::StoreMode> parseStoreMode(std::string_view s) {
 
 class Assembler {
 public:
-  Assembler(std::string fileName, std::string baseDir)
-      : file_(std::move(fileName)), baseDir_(std::move(baseDir)) {}
+  Assembler(std::string fileName, std::string baseDir, const AssembleOptions &options)
+      : file_(std::move(fileName)), baseDir_(std::move(baseDir)), options_(options) {}
 
   Result<bmodel::Model> run(std::string_view text) {
     size_t lineNo = 0, pos = 0;
@@ -241,6 +241,8 @@ public:
       line_ = lineNo;
       std::vector<Token> toks;
       MaybeError e = tokenize(line, toks);
+      // A new net ends the previous one, whose checks report their own location.
+      if (!e && !toks.empty() && toks[0].text == ".net") TPU_RETURN_IF_ERROR(finishNet());
       if (!e && !toks.empty()) e = statement(toks);
       if (e) return makeError(file_, ":", lineNo, ":", e->col, ": ", e->msg);
       if (nl == std::string_view::npos) break;
@@ -323,7 +325,6 @@ private:
 
   MaybeError netDirective(const std::vector<Token> &toks) {
     if (toks.size() != 2) return errAt(toks[0].col, ".net takes one name");
-    if (Status st = finishNet(); !st) return errAt(toks[0].col, st.message());
     for (const auto &n : model_.nets)
       if (n.name == toks[1].text) return errAt(toks[1].col, "net '", toks[1].text, "' defined twice");
     if (model_.nets.size() >= bmodel::kMaxNets) return errAt(toks[0].col, "too many nets");
@@ -481,7 +482,7 @@ private:
     if (coeffSize_ && *coeffSize_ != net_->coeff.size())
       return makeError(file_, ":", coeffSizeLine_, ": net '", net_->name, "': .coeff size=", *coeffSize_,
                        " but ", net_->coeff.size(), " coefficient bytes were given");
-    for (size_t g = 0; g < net_->groups.size(); ++g) {
+    for (size_t g = 0; options_.checkOrder && g < net_->groups.size(); ++g) {
       const auto &grp = net_->groups[g];
       auto order = programOrder(grp.tiu, grp.gdma);
       if (!order)
@@ -504,6 +505,7 @@ private:
   };
 
   std::string file_, baseDir_;
+  AssembleOptions options_;
   bmodel::Model model_;
   bmodel::Net *net_ = nullptr;
   std::string layer_;
@@ -526,18 +528,18 @@ Result<AssembledCommand> assembleCommand(std::string_view line) {
 }
 
 Result<bmodel::Model> assemble(std::string_view text, const std::string &fileName,
-                               const std::string &baseDir) {
-  return Assembler(fileName, baseDir).run(text);
+                               const std::string &baseDir, const AssembleOptions &options) {
+  return Assembler(fileName, baseDir, options).run(text);
 }
 
-Result<bmodel::Model> assembleFile(const std::string &path) {
+Result<bmodel::Model> assembleFile(const std::string &path, const AssembleOptions &options) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return makeError(path, ": cannot open");
   std::ostringstream ss;
   ss << f.rdbuf();
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-  return assemble(ss.str(), path, dir);
+  return assemble(ss.str(), path, dir, options);
 }
 
 } // namespace tpu::isa

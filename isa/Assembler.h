@@ -12,12 +12,19 @@
 
 namespace tpu::isa {
 
+struct AssembleOptions {
+  // Check that each group's queues can be merged into a program order (ids
+  // increasing, no deadlock). Off only to build deliberately broken streams
+  // for tests of the simulator and runtime.
+  bool checkOrder = true;
+};
+
 // `fileName` is used in messages; `.coeff_file` paths are relative to
-// `baseDir`. Each group's queues are checked to be orderable (ProgramOrder).
+// `baseDir`.
 Result<bmodel::Model> assemble(std::string_view text, const std::string &fileName,
-                               const std::string &baseDir);
+                               const std::string &baseDir, const AssembleOptions &options = {});
 // Reads and assembles a .s file.
-Result<bmodel::Model> assembleFile(const std::string &path);
+Result<bmodel::Model> assembleFile(const std::string &path, const AssembleOptions &options = {});
 
 // Which engine a command line is for, and its 128 bytes.
 struct AssembledCommand {

@@ -354,3 +354,23 @@ TEST(Asm, SeveralNetsRoundTripThroughTheContainer) {
   EXPECT_NE(t1->find(".net second\n"), std::string::npos);
   EXPECT_NE(t1->find("%D1 = gdma.s2s.fill constant_value=0x3f800000\n"), std::string::npos);
 }
+
+TEST(Asm, DeadlockOfAnEarlierNetIsReportedAtItsEnd) {
+  std::string text = std::string(kHead) + "%B1 = ar.add deps %D1\n%D1 = gdma.s2l.copy deps %B1\n.net second\n";
+  EXPECT_EQ(asmError(text), "t.s: net 'n' group 0 (lines 3-4): deadlock: TIU command 0 (%B1) waits for %D1 "
+                            "and GDMA command 0 (%D1) waits for %B1");
+}
+
+TEST(Asm, OrderCheckCanBeTurnedOff) {
+  std::string text = std::string(kHead) + "%B1 = ar.add deps %D1\n%D1 = gdma.s2l.copy deps %B1\n";
+  AssembleOptions options;
+  options.checkOrder = false;
+  auto m = assemble(text, "t.s", ".", options);
+  ASSERT_TRUE(m.isOk()) << m.message();
+  EXPECT_EQ(m->nets[0].groups[0].tiu.size(), 1u);
+  // The disassembler cannot print it in program order and says why.
+  auto dis = disassembleModel(*m);
+  ASSERT_FALSE(dis.isOk());
+  EXPECT_EQ(dis.message(), "net 'n' group 0: deadlock: TIU command 0 (%B1) waits for %D1 and GDMA command 0 "
+                           "(%D1) waits for %B1");
+}

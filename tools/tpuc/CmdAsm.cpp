@@ -13,13 +13,17 @@ int runAsm(int argc, char **argv) {
   tpu::ArgParser args("asm", "tpuc asm file.s -o model.bmodel");
   args.positionals(1, 1, "file.s");
   args.option("--output", "the bmodel to write", "-o");
+  args.flag("--no-order-check", "accept groups that cannot be ordered (to test the simulator's "
+                                "deadlock detection)");
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("asm", st.message());
   if (args.helpRequested()) {
     std::cout << args.help();
     return tpuc::kExitOk;
   }
   if (!args.has("--output")) return tpuc::fail("asm", "missing -o model.bmodel");
-  auto model = tpu::isa::assembleFile(args.args()[0]);
+  tpu::isa::AssembleOptions options;
+  options.checkOrder = !args.isSet("--no-order-check");
+  auto model = tpu::isa::assembleFile(args.args()[0], options);
   if (!model) return tpuc::fail("asm", model.message());
   if (auto st = tpu::bmodel::writeFile(*model, args.get("--output")); !st)
     return tpuc::fail("asm", st.message());
