@@ -52,6 +52,8 @@ void addBias(float *out, const float *bias, int64_t channels, int64_t spatial) {
 }
 
 // One input channel per output channel: a direct loop beats a 1-row GEMM.
+// Tap by tap over whole output rows (vectorizable for stride 1); every output
+// adds its taps in (ki, kj) order.
 void depthwise(const float *in, const float *weight, const float *bias, float *out,
                const ConvParams &p) {
   parallelFor(p.n * p.oc, 1, [&](int64_t c0, int64_t c1) {
@@ -60,21 +62,29 @@ void depthwise(const float *in, const float *weight, const float *bias, float *o
       const float *src = in + nc * p.ih * p.iw;
       const float *w = weight + c * p.kh * p.kw;
       float *dst = out + nc * p.oh * p.ow;
-      float b = bias ? bias[c] : 0.0f;
-      for (int64_t oy = 0; oy < p.oh; ++oy) {
-        for (int64_t ox = 0; ox < p.ow; ++ox) {
-          float acc = 0.0f;
-          for (int64_t ki = 0; ki < p.kh; ++ki) {
+      std::fill(dst, dst + p.oh * p.ow, 0.0f);
+      for (int64_t ki = 0; ki < p.kh; ++ki) {
+        for (int64_t kj = 0; kj < p.kw; ++kj) {
+          float wv = w[ki * p.kw + kj];
+          // Output columns whose input column x = ox*sw - pl + kj*dw is inside.
+          int64_t shift = kj * p.dilationW - p.padLeft;
+          int64_t oxBegin = shift >= 0 ? 0 : (-shift + p.strideW - 1) / p.strideW;
+          int64_t last = p.iw - 1 - shift;
+          int64_t oxEnd = last < 0 ? 0 : std::min(p.ow, last / p.strideW + 1);
+          for (int64_t oy = 0; oy < p.oh; ++oy) {
             int64_t y = oy * p.strideH - p.padTop + ki * p.dilationH;
             if (y < 0 || y >= p.ih) continue;
-            for (int64_t kj = 0; kj < p.kw; ++kj) {
-              int64_t x = ox * p.strideW - p.padLeft + kj * p.dilationW;
-              if (x >= 0 && x < p.iw) acc += src[y * p.iw + x] * w[ki * p.kw + kj];
-            }
+            const float *srow = src + y * p.iw + shift;
+            float *drow = dst + oy * p.ow;
+            if (p.strideW == 1)
+              for (int64_t ox = oxBegin; ox < oxEnd; ++ox) drow[ox] += srow[ox] * wv;
+            else
+              for (int64_t ox = oxBegin; ox < oxEnd; ++ox) drow[ox] += srow[ox * p.strideW] * wv;
           }
-          dst[oy * p.ow + ox] = acc + b;
         }
       }
+      if (bias)
+        for (int64_t i = 0; i < p.oh * p.ow; ++i) dst[i] += bias[c];
     }
   });
 }

@@ -10,27 +10,40 @@
 namespace tpu::kernels {
 namespace {
 
-constexpr int64_t kColBlock = 128; // columns of B kept hot
-constexpr int64_t kDepthBlock = 256; // rows of B per panel (128x256 floats = 128 KiB)
+constexpr int64_t kColBlock = 128;   // columns of B kept hot
+constexpr int64_t kDepthBlock = 256; // rows of B per panel (256x128 floats = 128 KiB)
+constexpr int64_t kTileCols = 32;    // tile: R rows x 32 columns (fastest on SSE2 here, perf/InterpBench)
 
-// R rows of C, columns [j0, j0+nb), depth [k0, k1): acc starts from C unless k0 == 0.
-template <int R>
-void microKernel(int64_t i, int64_t j0, int64_t nb, int64_t k0, int64_t k1, const float *a,
-                 int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc) {
-  float acc[R][kColBlock];
-  for (int r = 0; r < R; ++r) {
-    if (k0 == 0) std::fill(acc[r], acc[r] + nb, 0.0f);
-    else std::memcpy(acc[r], c + (i + r) * ldc + j0, nb * sizeof(float));
-  }
+// C[i..i+R, j..j+W) over depth [k0, k1): the accumulators start from C
+// unless k0 == 0 and, with R and W fixed, stay in registers.
+template <int R, int W>
+void fullTile(int64_t i, int64_t j, int64_t k0, int64_t k1, const float *a, int64_t lda, const float *b,
+              int64_t ldb, float *c, int64_t ldc) {
+  float acc[R][W];
+  for (int r = 0; r < R; ++r)
+    for (int x = 0; x < W; ++x) acc[r][x] = k0 == 0 ? 0.0f : c[(i + r) * ldc + j + x];
   for (int64_t kk = k0; kk < k1; ++kk) {
-    const float *brow = b + kk * ldb + j0;
+    const float *brow = b + kk * ldb + j;
     for (int r = 0; r < R; ++r) {
       float av = a[(i + r) * lda + kk];
-      float *accr = acc[r];
-      for (int64_t j = 0; j < nb; ++j) accr[j] += av * brow[j];
+      for (int x = 0; x < W; ++x) acc[r][x] += av * brow[x];
     }
   }
-  for (int r = 0; r < R; ++r) std::memcpy(c + (i + r) * ldc + j0, acc[r], nb * sizeof(float));
+  for (int r = 0; r < R; ++r)
+    for (int x = 0; x < W; ++x) c[(i + r) * ldc + j + x] = acc[r][x];
+}
+
+// The same for the last, narrower column strip (w < W), one row at a time.
+void edgeTile(int64_t i, int64_t j, int64_t w, int64_t k0, int64_t k1, const float *a, int64_t lda,
+              const float *b, int64_t ldb, float *c, int64_t ldc) {
+  float acc[kTileCols];
+  for (int64_t x = 0; x < w; ++x) acc[x] = k0 == 0 ? 0.0f : c[i * ldc + j + x];
+  for (int64_t kk = k0; kk < k1; ++kk) {
+    float av = a[i * lda + kk];
+    const float *brow = b + kk * ldb + j;
+    for (int64_t x = 0; x < w; ++x) acc[x] += av * brow[x];
+  }
+  for (int64_t x = 0; x < w; ++x) c[i * ldc + j + x] = acc[x];
 }
 
 void gemmTile(int64_t i0, int64_t i1, int64_t jBegin, int64_t jEnd, int64_t k, const float *a,
@@ -40,12 +53,19 @@ void gemmTile(int64_t i0, int64_t i1, int64_t jBegin, int64_t jEnd, int64_t k, c
     return;
   }
   for (int64_t j0 = jBegin; j0 < jEnd; j0 += kColBlock) {
-    int64_t nb = std::min(kColBlock, jEnd - j0);
+    int64_t j1 = std::min(jEnd, j0 + kColBlock);
     for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
       int64_t k1 = std::min(k, k0 + kDepthBlock);
+      int64_t jFull = j0 + (j1 - j0) / kTileCols * kTileCols;
       int64_t i = i0;
-      for (; i + 4 <= i1; i += 4) microKernel<4>(i, j0, nb, k0, k1, a, lda, b, ldb, c, ldc);
-      for (; i < i1; ++i) microKernel<1>(i, j0, nb, k0, k1, a, lda, b, ldb, c, ldc);
+      for (; i + 4 <= i1; i += 4)
+        for (int64_t j = j0; j < jFull; j += kTileCols)
+          fullTile<4, kTileCols>(i, j, k0, k1, a, lda, b, ldb, c, ldc);
+      for (; i < i1; ++i)
+        for (int64_t j = j0; j < jFull; j += kTileCols)
+          fullTile<1, kTileCols>(i, j, k0, k1, a, lda, b, ldb, c, ldc);
+      if (jFull < j1)
+        for (int64_t r = i0; r < i1; ++r) edgeTile(r, jFull, j1 - jFull, k0, k1, a, lda, b, ldb, c, ldc);
     }
   }
 }

@@ -155,8 +155,11 @@ TEST(Matmul, BroadcastsBatchAndPromotesVectors) {
 
 TEST(Conv, Conv2dMatchesNaiveOnRandomShapes) {
   std::mt19937 rng(4);
-  for (int t = 0; t < 60; ++t) {
+  for (int t = 0; t < 90; ++t) {
     ConvParams p = randomConv(rng, t % 4 == 3);
+    if (t % 3 == 0) { // depthwise: its own direct kernel
+      p.groups = p.ic = p.oc = pick(rng, 1, 5);
+    }
     if (p.oh <= 0 || p.ow <= 0) continue;
     auto in = randomVector(rng, p.n * p.ic * p.ih * p.iw);
     auto w = randomVector(rng, p.oc * (p.ic / p.groups) * p.kh * p.kw);
