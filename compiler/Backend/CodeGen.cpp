@@ -582,6 +582,8 @@ public:
     for (int t : op.inputs)
       if (!e.g.tensors[t].isWeight()) in_.push_back(e.ddr(t));
     y_ = e.ddr(op.output);
+    // A second input of (N, C, 1, 1) is broadcast over H and W.
+    bcast_ = in_.size() == 2 && in_[1].s[2] * in_[1].s[3] == 1 && y_.s[2] * y_.s[3] > 1;
     if (op.kind == OpKind::Lut) table_ = e.am.addr[op.inputs[1]];
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
@@ -604,7 +606,8 @@ public:
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     Shape4 s{u32(ns), u32(cs), u32(hs), u32(y_.s[3])};
     std::vector<uint64_t> v;
-    for (const DTensor &d : in_) v.push_back(LBuf::bytes(d.dtype, s, lanes()));
+    for (size_t i = 0; i < in_.size(); ++i)
+      v.push_back(LBuf::bytes(in_[i].dtype, isBcast(i) ? Shape4{s.n, s.c, 1, 1} : s, lanes()));
     v.push_back(LBuf::bytes(y_.dtype, s, lanes()));
     for (unsigned i = 0; i < temps(); ++i) v.push_back(LBuf::bytes(tempType(), s, lanes()));
     return v;
@@ -613,8 +616,14 @@ public:
     if (op_.kind == OpKind::Lut) return {256};
     return {};
   }
+  bool isBcast(size_t input) const { return bcast_ && input == 1; }
   LBuf buf(const Tile &t, unsigned set, size_t i, DType dt) const {
     return LBuf::compact(bufOffset(set, i), dt, shapeOf(t), lanes());
+  }
+  // The broadcast input: one element per (n, c), read for every (h, w).
+  LBuf bcastBuf(const Tile &t, unsigned set) const {
+    LBuf b = LBuf::compact(bufOffset(set, 1), in_[1].dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
+    return b;
   }
   uint16_t loadFixed(const Tile &, uint16_t wait) override {
     // The 256-entry table, broadcast into the same offset of every lane.
@@ -625,7 +634,8 @@ public:
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     uint16_t id = 0;
     for (size_t i = 0; i < in_.size(); ++i)
-      id = e_.move(true, in_[i], t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, buf(t, set, i, in_[i].dtype), wait);
+      id = isBcast(i) ? e_.move(true, in_[i], t.n0, t.ns, t.c0, t.cs, 0, 1, bcastBuf(t, set), wait)
+                      : e_.move(true, in_[i], t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, buf(t, set, i, in_[i].dtype), wait);
     return id;
   }
   uint16_t ew(isa::EuOp eu, const LBuf &res, LocalOperand a, LocalOperand b, uint32_t rshift, bool relu,
@@ -636,12 +646,19 @@ public:
     c.rshift = rshift, c.relu = relu;
     return e_.b->tiu(c, wait);
   }
-  bool groupable() const override { return true; }
+  bool groupable() const override { return !bcast_; }
   std::vector<DType> tempTypes() const override { return std::vector<DType>(temps(), tempType()); }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     const size_t ni = in_.size();
     std::vector<LBuf> ins, tmps;
-    for (size_t i = 0; i < ni; ++i) ins.push_back(buf(t, set, i, in_[i].dtype));
+    for (size_t i = 0; i < ni; ++i) {
+      LBuf b = buf(t, set, i, in_[i].dtype);
+      if (isBcast(i)) {
+        b = bcastBuf(t, set);
+        b.shape = shapeOf(t), b.stride.h = b.stride.w = 0;
+      }
+      ins.push_back(b);
+    }
     for (unsigned i = 0; i < temps(); ++i) tmps.push_back(buf(t, set, ni + 1 + i, tempType()));
     return computeOn(ins, buf(t, set, ni, y_.dtype), tmps, 0, 0, wait);
   }
@@ -684,6 +701,15 @@ public:
       }
     case OpKind::Requant:
       return ew(EuOp::Mul, y, a.operand(hw_), constant(DType::I16, m[0]), op_.rshift, op_.relu, wait);
+    case OpKind::Affine: { // md_linear mac: a * b + c with constant b, c
+      isa::MdLinear c;
+      c.res0 = y.operand(hw_), c.opd0 = a.operand(hw_), c.opdCount = 3;
+      c.opd1 = f ? constantF(op_.alpha) : constant(DType::I16, m[0]);
+      c.opd2 = f ? constantF(op_.beta) : constant(DType::I32, m[1]);
+      c.opd1.shape = c.opd2.shape = y.shape;
+      c.rshift = f ? 0 : op_.rshift, c.relu = op_.relu;
+      return e_.b->tiu(c, wait);
+    }
     case OpKind::Cast:
       if (f) { // int8 -> fp32: convert, then scale
         ew(EuOp::Copy, tmp(0), a.operand(hw_), LocalOperand{}, 0, false, wait, 1);
@@ -712,6 +738,7 @@ private:
   std::vector<DTensor> in_;
   DTensor y_;
   uint64_t table_ = 0;
+  bool bcast_ = false;
 };
 
 // ---- Fc: (M, K) x (K, N) + bias; rows = batch, K over lanes ----------------

@@ -56,6 +56,7 @@ const char *opKindName(OpKind k) {
   case OpKind::Reshape: return "Reshape";
   case OpKind::Cast: return "Cast";
   case OpKind::Requant: return "Requant";
+  case OpKind::Affine: return "Affine";
   }
   return "?";
 }
@@ -182,14 +183,18 @@ Status checkOp(const Graph &g, const Op &op) {
     TPU_RETURN_IF_ERROR(needInputs(2, 2));
     for (size_t i = 0; i < 2; ++i) {
       TPU_RETURN_IF_ERROR(sameType(in(i)));
-      if (in(i).nchw() != ys) return makeError("input '", in(i).name, "' shape differs from the output's (no broadcasting)");
+      auto xs = in(i).nchw();
+      // The second input may be (N, C, 1, 1), broadcast over H and W.
+      bool bcast = i == 1 && xs[0] == ys[0] && xs[1] == ys[1] && xs[2] == 1 && xs[3] == 1;
+      if (xs != ys && !bcast)
+        return makeError("input '", in(i).name, "' shape differs from the output's (only the second input may be (N, C, 1, 1))");
     }
     TPU_RETURN_IF_ERROR(needMultipliers(op.kind == OpKind::Mul ? 1 : 2));
     for (int32_t m : op.multipliers)
       if (m < -32768 || m > 32767) return makeError("multiplier ", m, " does not fit int16");
     return Status::ok();
   }
-  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant: {
+  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant: case OpKind::Affine: {
     TPU_RETURN_IF_ERROR(needInputs(1, 1));
     TPU_RETURN_IF_ERROR(sameType(in(0)));
     if (in(0).nchw() != ys) return makeError("input and output shapes differ");
@@ -203,6 +208,11 @@ Status checkOp(const Graph &g, const Op &op) {
     if (op.kind == OpKind::Requant) {
       if (!int8) return makeError("Requant is int8 only");
       TPU_RETURN_IF_ERROR(needMultipliers(1));
+      if (op.multipliers[0] < -32768 || op.multipliers[0] > 32767)
+        return makeError("multiplier ", op.multipliers[0], " does not fit int16");
+    }
+    if (op.kind == OpKind::Affine && int8) {
+      TPU_RETURN_IF_ERROR(needMultipliers(2));
       if (op.multipliers[0] < -32768 || op.multipliers[0] > 32767)
         return makeError("multiplier ", op.multipliers[0], " does not fit int16");
     }

@@ -46,6 +46,7 @@ enum class OpKind {
   Reshape,       // free: same bytes, same batch
   Cast,          // fp32 -> int8 (quantize with the output's scale) or int8 -> fp32
   Requant,       // int8 -> int8: sat(rshift(x * multiplier[0], rshift))
+  Affine,        // x * a + b with scalars: fp32 alpha, beta; int8 rq(x * multipliers[0] + multipliers[1])
 };
 const char *opKindName(OpKind k);
 
@@ -70,7 +71,8 @@ struct Op {
   uint32_t rshift = 0;                // Conv, Pool avg, GlobalAvgPool, Fc, Add, Mul, Max, LeakyRelu, Requant
   std::vector<int32_t> multipliers;   // Add/Max: one per input; Mul/Pool avg/GlobalAvgPool/LeakyRelu/Requant: one
   // Activation parameters.
-  float alpha = 0.0f;                 // LeakyRelu fp32 slope, 0 <= alpha <= 1
+  float alpha = 0.0f;                 // LeakyRelu fp32 slope, 0 <= alpha <= 1; Affine fp32 scale
+  float beta = 0.0f;                  // Affine fp32 offset
   float clipMin = 0.0f, clipMax = 0.0f; // Clip (int8: the integer bounds)
   int64_t scaleH = 1, scaleW = 1;     // Upsample
 };

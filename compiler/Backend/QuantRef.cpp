@@ -207,21 +207,24 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
     break;
   }
   case OpKind::Add: case OpKind::Mul: case OpKind::Max: {
+    // Element i of the second input: the same, or its (n, c) when broadcast.
+    const int64_t plane = g.tensors[op.inputs[1]].numel() == y.numel() ? 1 : ys[2] * ys[3];
     if (isInt) {
       auto a = toInts(*inputs[0], x.dtype), b = toInts(*inputs[1], g.tensors[op.inputs[1]].dtype);
       ri.resize(count);
-      for (size_t i = 0; i < count; ++i) ri[i] = int8Binary(op.kind, a[i], b[i], op, y.dtype);
+      for (size_t i = 0; i < count; ++i) ri[i] = int8Binary(op.kind, a[i], b[i / plane], op, y.dtype);
     } else {
       const float *a = floats(*inputs[0]), *b = floats(*inputs[1]);
       rf.resize(count);
       for (size_t i = 0; i < count; ++i) {
-        float v = op.kind == OpKind::Add ? a[i] + b[i] : op.kind == OpKind::Mul ? a[i] * b[i] : std::max(a[i], b[i]);
+        const float bv = b[i / plane];
+        float v = op.kind == OpKind::Add ? a[i] + bv : op.kind == OpKind::Mul ? a[i] * bv : std::max(a[i], bv);
         rf[i] = op.relu ? sim::relu(v) : v;
       }
     }
     break;
   }
-  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant: {
+  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant: case OpKind::Affine: {
     if (isInt) {
       auto a = toInts(*inputs[0], x.dtype);
       ri.resize(count);
@@ -232,6 +235,7 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
         case OpKind::Relu: v = std::max<int64_t>(v, 0); break;
         case OpKind::LeakyRelu: v = int8LeakyRelu(v, op, y.dtype); break;
         case OpKind::Clip: v = std::min(std::max(v, lo), hi); break;
+        case OpKind::Affine: v = rq(v * op.multipliers[0] + op.multipliers[1], op, op.relu, y.dtype); break;
         default: v = rq(v * op.multipliers[0], op, op.relu, y.dtype); break;
         }
         ri[i] = sim::saturate(v, precOf(y.dtype), signedOf(y.dtype));
@@ -243,6 +247,7 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
         float v = a[i];
         if (op.kind == OpKind::Relu) v = std::max(v, 0.0f);
         else if (op.kind == OpKind::LeakyRelu) v = std::max(v, v * op.alpha);
+        else if (op.kind == OpKind::Affine) { float t = v * op.alpha; v = t + op.beta; if (op.relu) v = sim::relu(v); }
         else v = std::min(std::max(v, op.clipMin), op.clipMax);
         rf[i] = v;
       }

@@ -60,6 +60,7 @@ struct Chain {
     if (k == OpKind::LeakyRelu) o.alpha = 0.2f, o.multipliers = {26}, o.rshift = 7;
     if (k == OpKind::Clip) o.clipMin = q() ? -30 : -0.3f, o.clipMax = q() ? 100 : 0.4f;
     if (k == OpKind::Requant) o.multipliers = {77}, o.rshift = 6;
+    if (k == OpKind::Affine) o.alpha = 0.2f, o.beta = 0.5f, o.multipliers = {51, 300}, o.rshift = 6;
     return o;
   }
   Op &binary(OpKind k, int other) {
@@ -113,7 +114,8 @@ TEST(LayerGroup, ForcedGroupMatchesReference) {
 
 TEST(LayerGroup, EveryGroupableKindInAGroup) {
   for (DType t : {DType::F32, DType::I8}) {
-    std::vector<OpKind> kinds{OpKind::Relu, OpKind::LeakyRelu, OpKind::Clip, OpKind::Mul, OpKind::Max};
+    std::vector<OpKind> kinds{OpKind::Relu, OpKind::LeakyRelu, OpKind::Clip, OpKind::Mul, OpKind::Max,
+                              OpKind::Affine};
     if (t == DType::I8) kinds.push_back(OpKind::Requant);
     for (OpKind k : kinds) {
       Chain c(t, {3, 5, 21, 13});

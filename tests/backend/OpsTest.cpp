@@ -114,8 +114,24 @@ TEST_P(OpTest, Binary) {
     }
 }
 
+TEST_P(OpTest, BinaryChannelBroadcast) {
+  for (OpKind k : {OpKind::Add, OpKind::Mul, OpKind::Max}) {
+    GraphBuilder gb;
+    int a = gb.act("a", {5, 70, 9, 11}, t()), b = gb.act("b", {5, 70, 1, 1}, t());
+    int y = gb.act("y", {5, 70, 9, 11}, t());
+    Op &o = gb.op(k, "se", {a, b}, y);
+    if (int8()) {
+      o.multipliers = k == OpKind::Mul ? std::vector<int32_t>{57} : std::vector<int32_t>{11, -9};
+      o.rshift = k == OpKind::Mul ? 10 : 4;
+    }
+    gb.g.inputs = {a, b}, gb.g.outputs = {y};
+    SCOPED_TRACE(opKindName(k));
+    expectMatchesReference(gb.g, opts());
+  }
+}
+
 TEST_P(OpTest, Activations) {
-  for (OpKind k : {OpKind::Relu, OpKind::LeakyRelu, OpKind::Clip}) {
+  for (OpKind k : {OpKind::Relu, OpKind::LeakyRelu, OpKind::Clip, OpKind::Affine}) {
     GraphBuilder gb;
     int x = gb.act("x", {5, 65, 13, 7}, t());
     int y = gb.act("y", {5, 65, 13, 7}, t());
@@ -123,6 +139,10 @@ TEST_P(OpTest, Activations) {
     if (k == OpKind::LeakyRelu) {
       o.alpha = 0.1f;
       if (int8()) o.multipliers = {13}, o.rshift = 7;
+    }
+    if (k == OpKind::Affine) {
+      o.alpha = 0.1666667f, o.beta = 0.5f, o.relu = true;
+      if (int8()) o.multipliers = {43, -1000}, o.rshift = 8;
     }
     if (k == OpKind::Clip) {
       o.clipMin = int8() ? -20.0f : -0.25f;
