@@ -382,7 +382,17 @@ public:
   ConvOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
     x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
     const Tensor &xt = e.g.tensors[op.inputs[0]], &yt = e.g.tensors[op.output];
-    p_ = effectiveWindow(op, xt, yt);
+    transposed_ = op.kind == OpKind::ConvTranspose;
+    if (transposed_) {
+      // A stride-1 conv over the zero-inserted input with the kernel rotated.
+      p_ = op.window;
+      TransposedPads tp = transposedPads(op, xt, yt);
+      insH_ = p_.strideH, insW_ = p_.strideW;
+      p_.strideH = p_.strideW = 1;
+      p_.padTop = tp.top, p_.padBottom = tp.bottom, p_.padLeft = tp.left, p_.padRight = tp.right;
+    } else {
+      p_ = effectiveWindow(op, xt, yt);
+    }
     wt_ = e.g.tensors[op.inputs[1]].dtype;
     waddr_ = e.am.addr[op.inputs[1]];
     if (op.inputs.size() == 3) baddr_ = e.am.addr[op.inputs[2]], bt_ = e.g.tensors[op.inputs[2]].dtype;
@@ -393,7 +403,10 @@ public:
   // Grouped (not depthwise) convs keep all channels: a group must not straddle slices.
   bool cutsC() const override { return p_.groups == 1 || depthwise_; }
   bool fixedPerChannel() const override { return true; }
-  int64_t inRows(int64_t hs) const { return (hs - 1) * p_.strideH + (p_.kh - 1) * p_.dilationH + 1; }
+  // Rows of the (zero-inserted when transposed) input window of hs output rows.
+  int64_t windowRows(int64_t hs) const { return (hs - 1) * p_.strideH + (p_.kh - 1) * p_.dilationH + 1; }
+  // Input rows a slice of hs output rows loads (at most).
+  int64_t inRows(int64_t hs) const { return transposed_ ? ceilDiv(windowRows(hs), insH_) + 1 : windowRows(hs); }
   int64_t inChannels(int64_t cs) const { return depthwise_ ? cs : x_.s[1]; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     int64_t rows = std::min(inRows(hs), x_.s[2]);
@@ -417,10 +430,12 @@ public:
   uint16_t loadFixed(const Tile &t, uint16_t wait) override {
     const int64_t taps = p_.kh * p_.kw, wIc = depthwise_ ? 1 : icg_;
     const uint64_t e = dtypeBytes(wt_);
-    // DDR weight [oc, ic/groups, kh, kw] -> local (ic/groups, oc, kh, kw).
-    uint16_t id = e_.loadWeight(waddr_ + uint64_t(t.c0 * wIc * taps) * e, wt_,
-                                {u32(wIc), u32(t.cs), u32(p_.kh), u32(p_.kw)},
-                                {u32(taps), u32(wIc * taps), u32(p_.kw), 1}, weightBuf(t.cs), wait);
+    // DDR weight [oc, ic/groups, kh, kw] (transposed: [ic, oc, kh, kw]) -> local (ic/groups, oc, kh, kw).
+    const std::array<uint32_t, 4> stride =
+        transposed_ ? std::array<uint32_t, 4>{u32(y_.s[1] * taps), u32(taps), u32(p_.kw), 1}
+                    : std::array<uint32_t, 4>{u32(taps), u32(wIc * taps), u32(p_.kw), 1};
+    uint16_t id = e_.loadWeight(waddr_ + uint64_t(t.c0 * (transposed_ ? 1 : wIc) * taps) * e, wt_,
+                                {u32(wIc), u32(t.cs), u32(p_.kh), u32(p_.kw)}, stride, weightBuf(t.cs), wait);
     if (baddr_)
       id = e_.loadWeight(baddr_ + uint64_t(t.c0) * dtypeBytes(bt_), bt_, {1, u32(t.cs), 1, 1}, {0, 1, 1, 1},
                          biasBuf(t.cs), wait);
@@ -429,7 +444,13 @@ public:
   struct Rows { int64_t r0, rows, padT, padB; };
   Rows rowsFor(const Tile &t) const {
     int64_t iy0 = t.h0 * p_.strideH - p_.padTop;
-    int64_t iy1 = iy0 + inRows(t.hs) - 1;
+    int64_t iy1 = iy0 + windowRows(t.hs) - 1;
+    if (transposed_) {
+      // Window rows [iy0, iy1] of the zero-inserted input: the data rows
+      // inside it, the rest (inserted zeros and edges) as padding.
+      int64_t r0 = iy0 <= 0 ? 0 : ceilDiv(iy0, insH_), r1 = std::min(x_.s[2] - 1, iy1 / insH_);
+      return {r0, r1 - r0 + 1, r0 * insH_ - iy0, iy1 - r1 * insH_};
+    }
     int64_t r0 = std::max<int64_t>(0, iy0), r1 = std::min(x_.s[2] - 1, iy1);
     return {r0, r1 - r0 + 1, r0 - iy0, iy1 - r1};
   }
@@ -450,8 +471,12 @@ public:
     c.strideH = u32(p_.strideH), c.strideW = u32(p_.strideW);
     c.kernelInsH = u32(p_.dilationH - 1), c.kernelInsW = u32(p_.dilationW - 1);
     c.rshift = op_.rshift, c.relu = op_.relu;
+    if (transposed_) {
+      c.inputInsH = u32(insH_ - 1), c.inputInsW = u32(insW_ - 1);
+      c.kernelRotate = true;
+    }
   }
-  bool groupable() const override { return true; }
+  bool groupable() const override { return !transposed_; }
   std::pair<int64_t, int64_t> inputRows(int64_t lo, int64_t hi) const override {
     return {lo * p_.strideH - p_.padTop, hi * p_.strideH - p_.padTop + (p_.kh - 1) * p_.dilationH};
   }
@@ -499,6 +524,8 @@ private:
   uint64_t waddr_ = 0, baddr_ = 0;
   int64_t icg_ = 1, ocg_ = 1;
   bool depthwise_ = false;
+  bool transposed_ = false;
+  int64_t insH_ = 1, insW_ = 1; // transposed: the stride, as zero insertion
 };
 
 // ---- Pooling (max, average, global average) -------------------------------
@@ -859,7 +886,7 @@ void emitUpsample(Emitter &e, const Op &op) {
 std::unique_ptr<SlicedOp> makeSliced(Emitter &e, const Op &op) {
   switch (op.kind) {
   case OpKind::Reshape: case OpKind::Concat: case OpKind::Upsample: return nullptr;
-  case OpKind::Conv: return std::make_unique<ConvOp>(e, op);
+  case OpKind::Conv: case OpKind::ConvTranspose: return std::make_unique<ConvOp>(e, op);
   case OpKind::Pool: case OpKind::GlobalAvgPool: return std::make_unique<PoolOp>(e, op);
   case OpKind::Fc: return std::make_unique<FcOp>(e, op);
   default: return std::make_unique<ElementwiseOp>(e, op);

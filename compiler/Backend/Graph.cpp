@@ -57,6 +57,7 @@ const char *opKindName(OpKind k) {
   case OpKind::Cast: return "Cast";
   case OpKind::Requant: return "Requant";
   case OpKind::Affine: return "Affine";
+  case OpKind::ConvTranspose: return "ConvTranspose";
   }
   return "?";
 }
@@ -116,7 +117,7 @@ Status checkOp(const Graph &g, const Op &op) {
   };
   if (op.rshift > 31) return makeError("rshift ", op.rshift, " exceeds 31");
   for (int t : op.inputs)
-    if (g.tensors[t].isWeight() && (op.kind != OpKind::Conv && op.kind != OpKind::Fc &&
+    if (g.tensors[t].isWeight() && (op.kind != OpKind::Conv && op.kind != OpKind::ConvTranspose && op.kind != OpKind::Fc &&
                                     op.kind != OpKind::Lut))
       return makeError("input '", g.tensors[t].name, "' is a weight; ", opKindName(op.kind),
                        " takes activations");
@@ -154,6 +155,36 @@ Status checkOp(const Graph &g, const Op &op) {
         return makeError("bias '", b.name, "' must be a weight of ", ys[1], " elements");
       if (b.dtype != (int8 ? DType::I16 : DType::F32))
         return makeError("bias '", b.name, "' must be ", int8 ? "int16" : "float32");
+    }
+    return Status::ok();
+  }
+  case OpKind::ConvTranspose: {
+    TPU_RETURN_IF_ERROR(needInputs(2, 3));
+    const Tensor &x = in(0), &w = in(1);
+    TPU_RETURN_IF_ERROR(sameType(x));
+    const WindowParams &p = op.window;
+    auto xs = x.nchw();
+    if (p.groups != 1) return makeError("only groups = 1 is supported");
+    if (p.kh < 1 || p.kw < 1 || p.strideH < 1 || p.strideW < 1 || p.dilationH < 1 || p.dilationW < 1)
+      return makeError("kernel, stride and dilation must be >= 1");
+    if (p.strideH > 16 || p.strideW > 16) return makeError("stride exceeds 16");
+    TransposedPads tp = transposedPads(op, x, y);
+    if (std::min({tp.top, tp.bottom, tp.left, tp.right}) < 0 || std::max({tp.top, tp.bottom, tp.left, tp.right}) > 15)
+      return makeError("pads and output size give equivalent conv pads ", tp.top, "/", tp.bottom, "/", tp.left, "/",
+                       tp.right, " outside [0, 15]");
+    if (ys[0] != xs[0]) return makeError("output batch differs from input batch");
+    // Every output row's window then holds at least one input row (slicing needs it).
+    const int64_t keH = (p.kh - 1) * p.dilationH, keW = (p.kw - 1) * p.dilationW;
+    if (keH + 1 < p.strideH || keW + 1 < p.strideW) return makeError("kernel extent smaller than the stride");
+    if (tp.bottom > keH || tp.right > keW) return makeError("output padding larger than the end pad");
+    if (!w.isWeight() || w.shape != std::vector<int64_t>{xs[1], ys[1], p.kh, p.kw})
+      return makeError("weight '", w.name, "' shape does not match [ic, oc, kh, kw]");
+    if (int8 != isInt8Like(w.dtype) || (!int8 && w.dtype != DType::F32))
+      return makeError("weight '", w.name, "' dtype ", dtypeName(w.dtype), " does not fit");
+    if (op.inputs.size() == 3) {
+      const Tensor &b = in(2);
+      if (!b.isWeight() || b.numel() != ys[1] || b.dtype != (int8 ? DType::I16 : DType::F32))
+        return makeError("bias '", b.name, "' must be a ", int8 ? "int16" : "float32", " weight of ", ys[1], " elements");
     }
     return Status::ok();
   }
@@ -334,6 +365,18 @@ Status Graph::validate() const {
 } // namespace tpu::backend
 
 namespace tpu::backend {
+TransposedPads transposedPads(const Op &op, const Tensor &x, const Tensor &y) {
+  const WindowParams &p = op.window;
+  auto xs = x.nchw(), ys = y.nchw();
+  int64_t keH = (p.kh - 1) * p.dilationH, keW = (p.kw - 1) * p.dilationW;
+  TransposedPads t;
+  t.top = keH - p.padTop, t.left = keW - p.padLeft;
+  // Output rows = (ih-1)*s + 1 + top + bottom - keH.
+  t.bottom = ys[2] - 1 + keH - (xs[2] - 1) * p.strideH - t.top;
+  t.right = ys[3] - 1 + keW - (xs[3] - 1) * p.strideW - t.left;
+  return t;
+}
+
 WindowParams effectiveWindow(const Op &op, const Tensor &x, const Tensor &y) {
   WindowParams w = op.window;
   auto xs = x.nchw(), ys = y.nchw();

@@ -46,6 +46,8 @@ enum class OpKind {
   Reshape,       // free: same bytes, same batch
   Cast,          // fp32 -> int8 (quantize with the output's scale) or int8 -> fp32
   Requant,       // int8 -> int8: sat(rshift(x * multiplier[0], rshift))
+  ConvTranspose, // in: x, weight [ic, oc, kh, kw], optional bias [oc]; groups 1; output
+                 // padding = extra end rows/columns of the output tensor
   Affine,        // x * a + b with scalars: fp32 alpha, beta; int8 rq(x * multipliers[0] + multipliers[1])
 };
 const char *opKindName(OpKind k);
@@ -91,6 +93,13 @@ struct Graph {
   // against its kind; an error names the op (or tensor) and what is wrong.
   Status validate() const;
 };
+
+// The transposed conv as the chip runs it: a stride-1 conv over the input
+// with stride-1 zeros inserted, the kernel rotated, these pads.
+struct TransposedPads {
+  int64_t top, bottom, left, right;
+};
+TransposedPads transposedPads(const Op &op, const Tensor &x, const Tensor &y);
 
 // Output spatial size of a window op for an input extent (floor division;
 // the output tensor may be larger by one for ceil mode: extra end padding).

@@ -179,6 +179,50 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
     }
     break;
   }
+  case OpKind::ConvTranspose: {
+    const WindowParams &p = op.window;
+    const TransposedPads tp = transposedPads(op, x, y);
+    if (isInt) {
+      auto xi = toInts(*inputs[0], x.dtype), wi = toInts(*inputs[1], g.tensors[op.inputs[1]].dtype);
+      std::vector<int32_t> bi;
+      if (inputs.size() == 3) bi = toInts(*inputs[2], DType::I16);
+      // out[y] += in[i] * w[k] for y = i*s - (keH - top) + k*d.
+      const int64_t offH = (p.kh - 1) * p.dilationH - tp.top, offW = (p.kw - 1) * p.dilationW - tp.left;
+      ri.assign(count, 0);
+      for (int64_t n = 0; n < ys[0]; ++n)
+        for (int64_t o = 0; o < ys[1]; ++o) {
+          int64_t *out = &ri[size_t((n * ys[1] + o) * ys[2] * ys[3])];
+          for (int64_t i = 0; i < xs[1]; ++i)
+            for (int64_t ky = 0; ky < p.kh; ++ky)
+              for (int64_t kx = 0; kx < p.kw; ++kx) {
+                const int64_t k = wi[size_t(((i * ys[1] + o) * p.kh + ky) * p.kw + kx)];
+                for (int64_t iy = 0; iy < xs[2]; ++iy) {
+                  int64_t oy = iy * p.strideH - offH + ky * p.dilationH;
+                  if (oy < 0 || oy >= ys[2]) continue;
+                  for (int64_t ix = 0; ix < xs[3]; ++ix) {
+                    int64_t ox = ix * p.strideW - offW + kx * p.dilationW;
+                    if (ox >= 0 && ox < ys[3])
+                      out[oy * ys[3] + ox] += k * xi[size_t(((n * xs[1] + i) * xs[2] + iy) * xs[3] + ix)];
+                  }
+                }
+              }
+          for (int64_t j = 0; j < ys[2] * ys[3]; ++j)
+            out[j] = rq(out[j] + (bi.empty() ? 0 : bi[size_t(o)]), op, op.relu, y.dtype);
+        }
+    } else {
+      kernels::ConvParams c;
+      c.n = xs[0], c.ic = xs[1], c.ih = xs[2], c.iw = xs[3];
+      c.oc = ys[1], c.oh = ys[2], c.ow = ys[3], c.kh = p.kh, c.kw = p.kw;
+      c.strideH = p.strideH, c.strideW = p.strideW, c.dilationH = p.dilationH, c.dilationW = p.dilationW;
+      c.padTop = p.padTop, c.padLeft = p.padLeft;
+      c.padBottom = (p.kh - 1) * p.dilationH - tp.bottom, c.padRight = (p.kw - 1) * p.dilationW - tp.right;
+      rf.resize(count);
+      kernels::convTranspose2d(floats(*inputs[0]), floats(*inputs[1]),
+                               inputs.size() == 3 ? floats(*inputs[2]) : nullptr, rf.data(), c);
+      if (op.relu) for (auto &v : rf) v = sim::relu(v);
+    }
+    break;
+  }
   case OpKind::Pool: case OpKind::GlobalAvgPool: {
     WindowParams p = op.kind == OpKind::Pool ? effectiveWindow(op, x, y) : globalWindow(x);
     bool isMax = op.kind == OpKind::Pool && op.window.isMax;

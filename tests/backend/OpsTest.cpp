@@ -67,6 +67,26 @@ TEST_P(OpTest, ConvGrouped) { conv(3, 12, 30, 31, 18, win(3, 1, 1, 1, 3), true, 
 TEST_P(OpTest, ConvDepthwise) { conv(2, 70, 36, 33, 70, win(3, 2, 1, 1, 70), true, true); }
 TEST_P(OpTest, Conv7x7Stride2) { conv(1, 3, 64, 61, 16, win(7, 2, 3), true, true); }
 
+TEST_P(OpTest, ConvTranspose) {
+  struct G { int64_t k, s, pad, outPad; };
+  for (G geo : {G{2, 2, 0, 0}, G{3, 2, 1, 1}, G{4, 2, 1, 0}, G{3, 1, 1, 0}}) {
+    GraphBuilder gb;
+    const int64_t n = 3, ic = 13, ih = 23, iw = 17, oc = 67;
+    int64_t oh = (ih - 1) * geo.s - 2 * geo.pad + geo.k + geo.outPad;
+    int64_t ow = (iw - 1) * geo.s - 2 * geo.pad + geo.k + geo.outPad;
+    int x = gb.act("x", {n, ic, ih, iw}, t()), y = gb.act("y", {n, oc, oh, ow}, t());
+    Op &o = gb.op(OpKind::ConvTranspose, "deconv",
+                  {x, gb.weight("w", {ic, oc, geo.k, geo.k}, weightType()), gb.weight("b", {oc}, biasType())}, y);
+    o.window = win(geo.k, geo.s, geo.pad), o.rshift = int8() ? 8 : 0, o.relu = true;
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE("k" + std::to_string(geo.k) + " s" + std::to_string(geo.s) + " p" + std::to_string(geo.pad));
+    auto rep = expectMatchesReference(gb.g, opts());
+    if (GetParam().smallLmem && !rep.ops.empty() && geo.s > 1) {
+      EXPECT_GT(rep.ops[0].slices, 1u);
+    }
+  }
+}
+
 TEST_P(OpTest, Pools) {
   for (bool isMax : {true, false})
     for (bool ceil : {false, true}) {
