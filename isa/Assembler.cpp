@@ -4,6 +4,7 @@
 #include "isa/Opcodes.h"
 #include "isa/ProgramOrder.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>

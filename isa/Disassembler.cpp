@@ -3,6 +3,7 @@
 #include "isa/Opcodes.h"
 #include "isa/ProgramOrder.h"
 
+#include <cctype>
 #include <cstdio>
 #include <sstream>
 

@@ -327,10 +327,9 @@ public:
       p += len;
     }
     if (!u32(runCount)) return truncated;
-    if (uint64_t(runCount) * 20 > uint64_t(end - p)) return truncated;
     for (uint32_t r = 0; r < runCount; ++r) {
       uint32_t group, engine, first, count, name;
-      u32(group), u32(engine), u32(first), u32(count), u32(name);
+      if (!u32(group) || !u32(engine) || !u32(first) || !u32(count) || !u32(name)) return truncated;
       if (group >= net.groups.size() || engine > 1 || name >= nameCount)
         return makeError("net_profile run ", r, " names group ", group, " engine ", engine,
                          " layer ", name, ", which do not exist");

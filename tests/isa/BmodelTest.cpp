@@ -423,3 +423,22 @@ TEST(Bmodel, CorruptedFlatBuffersPartNeverCrashes) {
   }
   EXPECT_GT(rejected, 0);
 }
+
+TEST(BmodelLimits, BadLayerTablesRejected) {
+  auto withProfile = [](const std::vector<uint32_t> &words) {
+    std::vector<uint8_t> blob(words.size() * 4);
+    std::memcpy(blob.data(), words.data(), blob.size());
+    flatbuffers::FlatBufferBuilder b;
+    ::bmodel::Binary profile(0, blob.size());
+    ::bmodel::NetParameterBuilder pb(b);
+    pb.add_net_profile(&profile);
+    return parseError(oneNet(b, pb.Finish(), blob));
+  };
+  const uint32_t magic = 0x594C5054;
+  EXPECT_EQ(withProfile({magic}), "net 0 'big': net_profile layer table truncated");
+  EXPECT_EQ(withProfile({0x12345678, 0, 0}), "net 0 'big': net_profile is not a layer table (bad magic)");
+  EXPECT_EQ(withProfile({magic, 1, 100}), "net 0 'big': net_profile layer table truncated");
+  EXPECT_EQ(withProfile({magic, 0, 1, 5, 0, 0, 1, 0}),
+            "net 0 'big': net_profile run 0 names group 5 engine 0 layer 0, which do not exist");
+  EXPECT_EQ(withProfile({magic, 0, 2, 5, 0, 0}), "net 0 'big': net_profile layer table truncated");
+}
