@@ -2,12 +2,14 @@
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Import/ConstFold.h"
+#include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -1075,6 +1077,11 @@ Result<ImportedModule> importModel(MLIRContext &context, const Model &model, con
   module->setAttr(top::kWeightFileAttr, StringAttr::get(&context, options.weightFile));
   TPU_RETURN_IF_ERROR(im.run(module, options));
   if (options.canonicalize) {
+    top::WeightStore store(std::move(out.weights));
+    RewritePatternSet patterns(&context);
+    top::populateFusePatterns(patterns, store);
+    (void)applyPatternsAndFoldGreedily(module, std::move(patterns));
+    out.weights = std::move(store.arrays());
     PassManager pm(&context);
     pm.addPass(createCanonicalizerPass());
     if (failed(pm.run(module)))

@@ -1,6 +1,7 @@
 // Passes over the Top dialect; see Passes.td for what each does.
 #pragma once
 
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 #include <memory>
@@ -12,5 +13,10 @@ namespace top {
 
 #define GEN_PASS_REGISTRATION
 #include "compiler/Transforms/Passes.h.inc"
+
+class WeightStore;
+// The LayerNorm/GELU recognisers of --top-fuse-patterns over a given store
+// (the importer runs them on its in-memory weights).
+void populateFusePatterns(mlir::RewritePatternSet &patterns, const WeightStore &store);
 
 } // namespace top

@@ -29,6 +29,16 @@ def TopFoldWeights : Pass<"top-fold-weights", "mlir::ModuleOp"> {
   ];
 }
 
+def TopFusePatterns : Pass<"top-fuse-patterns", "mlir::ModuleOp"> {
+  let summary = "Recognises exported op chains as single Top ops (LayerNorm, GELU)";
+  let description = [{
+    reduce_mean / sub / pow 2 (or mul) / reduce_mean / add eps / sqrt / div
+    [/ mul gamma] [/ add beta] over trailing axes -> top.layer_norm;
+    x * (erf(x / sqrt(2)) + 1) * 0.5 (either multiplication order, or x * 1/sqrt(2))
+    -> top.gelu. Reads constants from the weight file; writes nothing.
+  }];
+}
+
 def TopDeadCodeElimination : Pass<"top-dce", "mlir::ModuleOp"> {
   let summary = "Removes Top ops whose results are unused (including unused weights)";
 }

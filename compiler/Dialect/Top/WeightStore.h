@@ -20,6 +20,10 @@ class WeightOp;
 
 class WeightStore {
 public:
+  WeightStore() = default;
+  // A store over arrays already in memory (the importer's, before they are written).
+  explicit WeightStore(tpu::NpzMap arrays) : arrays_(std::move(arrays)) {}
+
   // Path of the module's weight file: relative names are resolved against the
   // directory of the module's source file (its FileLineColLoc), else the CWD.
   static tpu::Result<std::string> pathFor(mlir::ModuleOp module);

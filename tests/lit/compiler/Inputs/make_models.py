@@ -113,6 +113,29 @@ for kind in ("good", "short", "escape"):
 with open(os.path.join(out, "ext.bin"), "wb") as f:
     f.write(b"\0" * 16 + np.arange(12, dtype=np.float32).tobytes())
 
+# LayerNorm and GELU as torch.onnx exports them before opsets 17/20.
+save("layernorm_gelu",
+     [helper.make_node("ReduceMean", ["x"], ["mean"], name="ln_mean", axes=[-1]),
+      helper.make_node("Sub", ["x", "mean"], ["d"], name="ln_sub"),
+      helper.make_node("Pow", ["d", "two"], ["d2"], name="ln_pow"),
+      helper.make_node("ReduceMean", ["d2"], ["var"], name="ln_var", axes=[-1]),
+      helper.make_node("Add", ["var", "eps"], ["ve"], name="ln_add"),
+      helper.make_node("Sqrt", ["ve"], ["sd"], name="ln_sqrt"),
+      helper.make_node("Div", ["d", "sd"], ["n"], name="ln_div"),
+      helper.make_node("Mul", ["n", "gamma"], ["ng"], name="ln_mul"),
+      helper.make_node("Add", ["ng", "beta"], ["ln"], name="ln_out"),
+      helper.make_node("Div", ["ln", "sqrt2"], ["g0"], name="gelu_div"),
+      helper.make_node("Erf", ["g0"], ["g1"], name="gelu_erf"),
+      helper.make_node("Add", ["g1", "one"], ["g2"], name="gelu_add"),
+      helper.make_node("Mul", ["ln", "g2"], ["g3"], name="gelu_mul"),
+      helper.make_node("Mul", ["g3", "half"], ["y"], name="gelu_out")],
+     [vi("x", [2, 5, 8])], [vi("y", None)],
+     [const("two", np.array(2, np.float32)), const("eps", np.array(1e-5, np.float32)),
+      const("gamma", np.linspace(0.5, 1.5, 8).astype(np.float32)),
+      const("beta", np.linspace(-1, 1, 8).astype(np.float32)),
+      const("sqrt2", np.array(1.4142135, np.float32)), const("one", np.array(1, np.float32)),
+      const("half", np.array(0.5, np.float32))])
+
 # Truncated and garbage files.
 data = open(os.path.join(out, "conv_bn_relu.onnx"), "rb").read()
 open(os.path.join(out, "truncated.onnx"), "wb").write(data[: len(data) // 2])
