@@ -10,6 +10,23 @@
 namespace tpu {
 namespace {
 
+// Text from a file, safe for a one-line message: control and non-ASCII
+// bytes become \xNN, and it is cut at 64 characters.
+std::string printable(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text.substr(0, 64)) {
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  if (text.size() > 64) out += "...";
+  return out;
+}
+
 struct DtypeInfo {
   const char *name;
   const char *descr; // numpy descr as written in little-endian files
@@ -32,16 +49,16 @@ const DtypeInfo *findDtype(const std::string &name) {
 // Maps a descr from a header to a dtype; "<", "|" and "=" are accepted for
 // little-endian data, ">" is reported as unsupported.
 Result<const DtypeInfo *> dtypeFromDescr(const std::string &descr) {
-  if (descr.size() < 2) return makeError("unrecognised dtype '", descr, "'");
+  if (descr.size() < 2) return makeError("unrecognised dtype '", printable(descr), "'");
   char order = descr[0];
   std::string kind = descr.substr(1);
   if (order == '>' && kind != "i1" && kind != "u1" && kind != "b1")
-    return makeError("big-endian dtype '", descr, "' is not supported (little-endian only)");
+    return makeError("big-endian dtype '", printable(descr), "' is not supported (little-endian only)");
   if (order != '<' && order != '|' && order != '=' && order != '>')
-    return makeError("unrecognised dtype '", descr, "'");
+    return makeError("unrecognised dtype '", printable(descr), "'");
   for (const auto &d : kDtypes)
     if (kind == std::string(d.descr + 1)) return &d;
-  return makeError("unsupported dtype '", descr,
+  return makeError("unsupported dtype '", printable(descr),
                    "' (supported: float32 float64 int8 uint8 int16 uint16 int32 int64 bool)");
 }
 
@@ -61,7 +78,7 @@ public:
       std::string key;
       if (!readString(key)) return makeError("header: expected a quoted key at offset ", pos_);
       skipSpace();
-      if (!eat(':')) return makeError("header: expected ':' after '", key, "'");
+      if (!eat(':')) return makeError("header: expected ':' after '", printable(key), "'");
       skipSpace();
       if (key == "descr") {
         if (!readString(descr)) return makeError("header: 'descr' is not a string");
@@ -81,7 +98,7 @@ public:
         TPU_RETURN_IF_ERROR(readShape(shape));
         haveShape = true;
       } else {
-        return makeError("header: unexpected key '", key, "'");
+        return makeError("header: unexpected key '", printable(key), "'");
       }
       skipSpace();
       if (eat(',')) continue;
@@ -329,7 +346,7 @@ Result<NpzMap> readNpz(const std::string &path) {
     std::string name = member;
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0)
       name.resize(name.size() - 4);
-    std::string where = path + ": member '" + name + "'";
+    std::string where = path + ": member '" + printable(name) + "'";
     if (!member.empty() && member.back() == '/') continue; // directory entry
     if (st.size > kMaxNpyBytes + 65536)
       return makeError(where, ": declared size ", st.size, " is absurdly large");
