@@ -659,6 +659,112 @@ Status castNode(Importer &im, const Node &n) {
   return unary<top::CastOp>(im, n, {im.attr("to", TypeAttr::get(to))});
 }
 
+// Builds the Top ops that spell out one ONNX node. Intermediate results are
+// named "<output>_<step>"; the step with an empty tag is the node's output.
+// The first failure is kept and later steps are skipped.
+class Composer {
+public:
+  Composer(Importer &im, const Node &n) : im_(im), n_(n), out_(n.outputs[0]) {}
+
+  Value input(size_t i) {
+    if (!st_) return {};
+    auto v = im_.operand(n_, i);
+    if (!v) st_ = v.status();
+    return v ? *v : Value();
+  }
+  Value scalar(const std::string &tag, float value) {
+    std::string name = out_ + "_" + tag;
+    im_.bindConst(name, NpyArray::from<float>({}, {value}));
+    auto v = im_.value(name);
+    return v ? *v : Value();
+  }
+  template <typename OpT>
+  Value op(const std::string &tag, ArrayRef<Value> ins, ArrayRef<NamedAttribute> attrs = {}) {
+    if (!st_ || llvm::any_of(ins, [](Value v) { return !v; })) return {};
+    std::string name = tag.empty() ? out_ : out_ + "_" + tag;
+    auto r = im_.build<OpT>(n_, ins, attrs, 1, name);
+    if (!r) {
+      st_ = r.status();
+      return {};
+    }
+    if (tag.empty()) im_.bind(out_, r->getOutput());
+    return r->getOutput();
+  }
+  Status status() const { return st_; }
+
+private:
+  Importer &im_;
+  const Node &n_;
+  std::string out_;
+  Status st_;
+};
+
+// Reduce ops that are a pre-op, a sum and a post-op (ReduceL1, ReduceLogSumExp...).
+Handler composedReduceHandler(std::function<Value(Composer &, Value)> pre, std::function<Value(Composer &, Value)> post) {
+  return [pre, post](Importer &im, const Node &n) -> Status {
+    auto xs = im.shapeOf(n, 0);
+    if (!xs) return xs.status();
+    auto axes = reduceAxes(im, n, 18);
+    if (!axes) return axes.status();
+    std::vector<int64_t> list;
+    if (*axes && !(*axes)->empty()) {
+      auto norm = normalizeAxes(**axes, xs->size());
+      if (!norm) return Status(norm.status()).prefix(n.describe());
+      list = *norm;
+    } else if (!n.getInt("noop_with_empty_axes", 0)) {
+      for (size_t i = 0; i < xs->size(); ++i) list.push_back(i);
+    }
+    Composer c(im, n);
+    Value x = pre(c, c.input(0));
+    Value sum = list.empty() ? x
+                             : c.op<top::ReduceSumOp>(post ? "sum" : "", {x},
+                                                      {im.ints("axes", list),
+                                                       im.boolean("keepdims", n.getInt("keepdims", 1) != 0)});
+    if (post) post(c, sum);
+    else if (list.empty()) c.op<top::ReshapeOp>("", {x}, {im.ints("shape", *xs)});
+    return c.status();
+  };
+}
+
+// Instance normalisation: per (n, c) over the spatial dims, then scale[c], bias[c].
+Status instanceNorm(Importer &im, const Node &n) {
+  auto xs = im.shapeOf(n, 0);
+  if (!xs) return xs.status();
+  if (xs->size() < 3) return makeError(n.describe(), ": needs an input of rank >= 3");
+  std::vector<int64_t> axes, param{(*xs)[1]};
+  for (size_t i = 2; i < xs->size(); ++i) {
+    axes.push_back(i);
+    param.push_back(1);
+  }
+  Composer c(im, n);
+  std::vector<NamedAttribute> reduce{im.ints("axes", axes), im.boolean("keepdims", true)};
+  Value x = c.input(0);
+  Value mean = c.op<top::ReduceMeanOp>("mean", {x}, reduce);
+  Value d = c.op<top::SubOp>("centered", {x, mean});
+  Value var = c.op<top::ReduceMeanOp>("variance", {c.op<top::MulOp>("square", {d, d})}, reduce);
+  Value sd = c.op<top::SqrtOp>("stddev", {c.op<top::AddOp>("variance_eps", {var, c.scalar("epsilon", float(n.getFloat("epsilon", 1e-5)))})});
+  Value norm = c.op<top::DivOp>("normalized", {d, sd});
+  Value scale = c.op<top::ReshapeOp>("scale", {c.input(1)}, {im.ints("shape", param)});
+  Value bias = c.op<top::ReshapeOp>("bias", {c.input(2)}, {im.ints("shape", param)});
+  c.op<top::AddOp>("", {c.op<top::MulOp>("scaled", {norm, scale}), bias});
+  return c.status();
+}
+
+// NCHW SpaceToDepth: reshape [N,C,H/b,b,W/b,b] -> permute -> [N, C*b*b, H/b, W/b].
+Status spaceToDepth(Importer &im, const Node &n) {
+  auto xs = im.shapeOf(n, 0);
+  if (!xs) return xs.status();
+  int64_t b = n.getInt("blocksize", 0);
+  if (xs->size() != 4 || b < 1 || (*xs)[2] % b || (*xs)[3] % b)
+    return makeError(n.describe(), ": needs NCHW input with H and W divisible by blocksize ", b);
+  int64_t N = (*xs)[0], C = (*xs)[1], H = (*xs)[2], W = (*xs)[3];
+  Composer c(im, n);
+  Value blocks = c.op<top::ReshapeOp>("blocks", {c.input(0)}, {im.ints("shape", {N, C, H / b, b, W / b, b})});
+  Value moved = c.op<top::PermuteOp>("moved", {blocks}, {im.ints("order", {0, 3, 5, 1, 2, 4})});
+  c.op<top::ReshapeOp>("", {moved}, {im.ints("shape", {N, C * b * b, H / b, W / b})});
+  return c.status();
+}
+
 // LayerNormalization whose Mean / InvStdDev outputs are used: spelled out in
 // primitive ops so that those tensors exist (top.layer_norm has one result).
 Status layerNormWithStatistics(Importer &im, const Node &n, int64_t axis, int64_t rank) {
@@ -714,7 +820,7 @@ size_t requiredInputs(const std::string &op, int64_t opset) {
       {"Constant", 0}, {"BatchNormalization", 5}, {"Range", 3}, {"Where", 3}, {"Conv", 2},
       {"ConvTranspose", 2}, {"Gemm", 2}, {"MatMul", 2}, {"PRelu", 2}, {"Gather", 2}, {"Expand", 2},
       {"Tile", 2}, {"Equal", 2}, {"Less", 2}, {"Greater", 2}, {"Add", 2}, {"Sub", 2}, {"Mul", 2},
-      {"Div", 2}, {"Pow", 2}, {"LayerNormalization", 2}};
+      {"Div", 2}, {"Pow", 2}, {"LayerNormalization", 2}, {"InstanceNormalization", 3}};
   if (op == "Reshape") return opset >= 5 ? 2 : 1;
   if (op == "Slice") return opset >= 10 ? 3 : 1;
   if (op == "Pad") return opset >= 11 ? 2 : 1;
@@ -817,6 +923,43 @@ const std::map<std::string, Handler> &handlers() {
     t["ReduceMin"] = reduceHandler<top::ReduceMinOp>(18);
     t["ReduceProd"] = reduceHandler<top::ReduceProdOp>(18);
     t["ReduceL2"] = reduceHandler<top::ReduceL2Op>(18);
+    t["ReduceSumSquare"] = composedReduceHandler([](Composer &c, Value x) { return c.op<top::MulOp>("square", {x, x}); },
+                                                  nullptr);
+    t["ReduceL1"] = composedReduceHandler([](Composer &c, Value x) { return c.op<top::AbsOp>("abs", {x}); }, nullptr);
+    t["ReduceLogSum"] = composedReduceHandler([](Composer &, Value x) { return x; },
+                                               [](Composer &c, Value s) { return c.op<top::LogOp>("", {s}); });
+    t["ReduceLogSumExp"] = composedReduceHandler([](Composer &c, Value x) { return c.op<top::ExpOp>("exp", {x}); },
+                                                  [](Composer &c, Value s) { return c.op<top::LogOp>("", {s}); });
+    t["Selu"] = [](Importer &im, const Node &n) -> Status {
+      Composer c(im, n);
+      Value elu = c.op<top::EluOp>("elu", {c.input(0)}, {im.f64("alpha", n.getFloat("alpha", 1.67326319217681884765625))});
+      c.op<top::MulOp>("", {elu, c.scalar("gamma", float(n.getFloat("gamma", 1.05070102214813232421875)))});
+      return c.status();
+    };
+    t["Celu"] = [](Importer &im, const Node &n) -> Status {
+      float alpha = float(n.getFloat("alpha", 1.0));
+      if (alpha == 0) return makeError(n.describe(), ": alpha must not be 0");
+      Composer c(im, n);
+      Value scaled = c.op<top::DivOp>("scaled", {c.input(0), c.scalar("alpha", alpha)});
+      Value elu = c.op<top::EluOp>("elu", {scaled}, {im.f64("alpha", 1.0)});
+      c.op<top::MulOp>("", {elu, c.scalar("alpha_out", alpha)});
+      return c.status();
+    };
+    t["ThresholdedRelu"] = [](Importer &im, const Node &n) -> Status {
+      Composer c(im, n);
+      Value x = c.input(0);
+      Value above = c.op<top::GreaterOp>("above", {x, c.scalar("alpha", float(n.getFloat("alpha", 1.0)))});
+      c.op<top::WhereOp>("", {above, x, c.scalar("zero", 0.0f)});
+      return c.status();
+    };
+    t["Tan"] = [](Importer &im, const Node &n) -> Status {
+      Composer c(im, n);
+      Value x = c.input(0);
+      c.op<top::DivOp>("", {c.op<top::SinOp>("sin", {x}), c.op<top::CosOp>("cos", {x})});
+      return c.status();
+    };
+    t["InstanceNormalization"] = instanceNorm;
+    t["SpaceToDepth"] = spaceToDepth;
     t["ArgMax"] = argReduceHandler<top::ArgMaxOp>();
     t["ArgMin"] = argReduceHandler<top::ArgMinOp>();
     t["Reshape"] = [](Importer &im, const Node &n) -> Status {
