@@ -30,6 +30,16 @@ Status checkEncodable(const Graph &g, const Op &op) {
     if (p.padBottom > 15 || p.padRight > 15)
       return makeError("end padding ", p.padBottom, "/", p.padRight, " (ceil mode included) exceeds 15");
   }
+  if (op.kind == OpKind::Fc) {
+    const Tensor &x = g.tensors[op.inputs[0]];
+    // K is the right matrix's row count (opd1_n) and the left's channels.
+    if (x.numel() / x.nchw()[0] > emit::maxChannels())
+      return makeError("K = ", x.numel() / x.nchw()[0], " exceeds the ", emit::maxChannels(),
+                       " rows one matrix command takes (K splitting is not implemented)");
+  }
+  if ((op.kind == OpKind::Conv || op.kind == OpKind::ConvTranspose) &&
+      g.tensors[op.inputs[0]].nchw()[1] > emit::maxChannels())
+    return makeError("input channels exceed ", emit::maxChannels());
   for (int t : op.inputs) {
     auto s = g.tensors[t].nchw();
     for (int64_t d : s)

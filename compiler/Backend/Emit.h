@@ -42,6 +42,9 @@ inline isa::GdmaFormat formatOf(DType t) {
   }
 }
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// Most channels one TIU operand can have (the width of the *_c fields).
+inline int64_t maxChannels() { return int64_t(isa::fieldInfo(isa::TiuField::res0_c).maxValue()); }
+
 inline uint32_t u32(int64_t v) { return uint32_t(v); }
 
 // ---------------------------------------------------------------------------

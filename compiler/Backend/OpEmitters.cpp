@@ -11,9 +11,13 @@ Status SlicedOp::run(OpReport &rep) {
   const auto ext = extents();
   LmemAllocator alloc(hw_);
   // Channel slices are multiples of the lane count so every slice starts in lane 0.
-  std::vector<int64_t> cChoices{ext[1]};
+  std::vector<int64_t> cChoices;
+  if (ext[1] <= maxChannels()) cChoices.push_back(ext[1]);
   if (cutsC())
-    for (int64_t c = (ext[1] - 1) / lanes() * lanes(); c >= lanes(); c -= lanes()) cChoices.push_back(c);
+    for (int64_t c = std::min((ext[1] - 1) / lanes(), maxChannels() / lanes()) * lanes(); c >= lanes(); c -= lanes())
+      cChoices.push_back(c);
+  if (cChoices.empty())
+    return makeError(ext[1], " channels exceed the ", maxChannels(), " a command can address, and this op cannot split them");
   auto sizesFor = [&](int64_t ns, int64_t cs, int64_t hs, unsigned sets) {
     std::vector<uint64_t> v = fixedBytes(cs);
     for (unsigned s = 0; s < sets; ++s) {

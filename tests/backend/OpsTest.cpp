@@ -188,6 +188,18 @@ TEST_P(OpTest, Fc) {
   }
 }
 
+TEST_P(OpTest, FcTooWideIsAnError) {
+  GraphBuilder gb;
+  int x = gb.act("x", {3, 5000}, t());
+  int y = gb.act("y", {3, 70}, t());
+  Op &o = gb.op(OpKind::Fc, "fc", {x, gb.weight("w", {70, 5000}, weightType()), gb.weight("b", {70}, biasType())}, y);
+  o.rshift = int8() ? 12 : 0;
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  auto m = compileToBmodel(gb.g, opts());
+  ASSERT_FALSE(m.isOk());
+  EXPECT_EQ(m.message(), "Fc 'fc': K = 5000 exceeds the 4095 rows one matrix command takes (K splitting is not implemented)");
+}
+
 TEST_P(OpTest, ConcatUpsampleReshape) {
   GraphBuilder gb;
   int a = gb.act("a", {5, 3, 6, 7}, t()), b = gb.act("b", {5, 70, 6, 7}, t());
