@@ -149,6 +149,30 @@ struct FuseGelu : OpRewritePattern<ErfOp>, StorePattern {
   }
 };
 
+// x * clip(x + 3, 0, 6) / 6 (PaddlePaddle's hard_swish; also * (1/6)).
+struct FuseHardSwish : OpRewritePattern<ClipOp>, StorePattern {
+  FuseHardSwish(MLIRContext *ctx, const WeightStore &store) : OpRewritePattern(ctx), StorePattern(store) {}
+  LogicalResult matchAndRewrite(ClipOp clip, PatternRewriter &rewriter) const override {
+    if (clip.getMin().convertToDouble() != 0.0 || clip.getMax().convertToDouble() != 6.0 || !clip->hasOneUse())
+      return failure();
+    auto add = clip.getInput().getDefiningOp<AddOp>();
+    if (!add || !add->hasOneUse()) return failure();
+    Value x = near(uniformConstant(store, add.getRhs()), 3.0, 0) ? add.getLhs()
+              : near(uniformConstant(store, add.getLhs()), 3.0, 0) ? add.getRhs() : Value();
+    auto mul = dyn_cast<MulOp>(*clip->getUsers().begin());
+    if (!x || !mul || otherOperand(mul, clip.getResult()) != x || !mul->hasOneUse()) return failure();
+    Operation *scale = *mul->getUsers().begin();
+    bool sixth = false;
+    if (auto div = dyn_cast<DivOp>(scale)) sixth = div.getLhs() == mul.getResult() && near(uniformConstant(store, div.getRhs()), 6.0, 0);
+    else if (auto m = dyn_cast<MulOp>(scale)) sixth = near(uniformConstant(store, otherOperand(m, mul.getResult())), 1.0 / 6);
+    if (!sixth || scale->getResult(0).getType() != x.getType()) return failure();
+    rewriter.setInsertionPoint(scale);
+    auto hs = rewriter.create<HardSwishOp>(scale->getLoc(), x.getType(), x);
+    rewriter.replaceOp(scale, hs.getOutput());
+    return success();
+  }
+};
+
 struct FusePatternsPass : impl::TopFusePatternsBase<FusePatternsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -166,7 +190,7 @@ struct FusePatternsPass : impl::TopFusePatternsBase<FusePatternsPass> {
 } // namespace
 
 void populateFusePatterns(RewritePatternSet &patterns, const WeightStore &store) {
-  patterns.add<FuseLayerNorm, FuseGelu>(patterns.getContext(), store);
+  patterns.add<FuseLayerNorm, FuseGelu, FuseHardSwish>(patterns.getContext(), store);
 }
 
 } // namespace top

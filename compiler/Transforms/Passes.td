@@ -30,12 +30,13 @@ def TopFoldWeights : Pass<"top-fold-weights", "mlir::ModuleOp"> {
 }
 
 def TopFusePatterns : Pass<"top-fuse-patterns", "mlir::ModuleOp"> {
-  let summary = "Recognises exported op chains as single Top ops (LayerNorm, GELU)";
+  let summary = "Recognises exported op chains as single Top ops (LayerNorm, GELU, HardSwish)";
   let description = [{
     reduce_mean / sub / pow 2 (or mul) / reduce_mean / add eps / sqrt / div
     [/ mul gamma] [/ add beta] over trailing axes -> top.layer_norm;
     x * (erf(x / sqrt(2)) + 1) * 0.5 (either multiplication order, or x * 1/sqrt(2))
-    -> top.gelu. Reads constants from the weight file; writes nothing.
+    -> top.gelu; x * clip(x + 3, 0, 6) / 6 -> top.hard_swish.
+    Reads constants from the weight file; writes nothing.
   }];
 }
 

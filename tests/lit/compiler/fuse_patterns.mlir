@@ -1,5 +1,5 @@
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/m.mlir
-// RUN: /usr/bin/python3 -c "import numpy as np; np.savez('%t/w.npz', two=np.float32(2), eps=np.float32(1e-6), g=np.ones(4, np.float32), r=np.float32(0.70710677), one=np.float32(1), half=np.float32(0.5), three=np.float32(3))"
+// RUN: /usr/bin/python3 -c "import numpy as np; np.savez('%t/w.npz', two=np.float32(2), eps=np.float32(1e-6), g=np.ones(4, np.float32), r=np.float32(0.70710677), one=np.float32(1), half=np.float32(0.5), three=np.float32(3), six=np.float32(6))"
 // RUN: tpuc-opt %t/m.mlir --top-fuse-patterns --top-dce | FileCheck %s
 
 module attributes {top.weight_file = "w.npz"} {
@@ -65,6 +65,20 @@ module attributes {top.weight_file = "w.npz"} {
     %m = "top.mul"(%x, %p) : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
     %half = top.weight "half" : tensor<f32>
     %y = "top.mul"(%m, %half) : (tensor<6xf32>, tensor<f32>) -> tensor<6xf32>
+    return %y : tensor<6xf32>
+  }
+
+  // PaddlePaddle's hard_swish: x * clip(x + 3, 0, 6) / 6.
+  // CHECK-LABEL: func.func @hard_swish
+  // CHECK-NEXT: %[[H:.*]] = "top.hard_swish"(%arg0)
+  // CHECK-NEXT: return %[[H]]
+  func.func @hard_swish(%x: tensor<6xf32>) -> tensor<6xf32> {
+    %three = top.weight "three" : tensor<f32>
+    %a = "top.add"(%x, %three) : (tensor<6xf32>, tensor<f32>) -> tensor<6xf32>
+    %c = "top.clip"(%a) {min = 0.0 : f64, max = 6.0 : f64} : (tensor<6xf32>) -> tensor<6xf32>
+    %m = "top.mul"(%x, %c) : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+    %six = top.weight "six" : tensor<f32>
+    %y = "top.div"(%m, %six) : (tensor<6xf32>, tensor<f32>) -> tensor<6xf32>
     return %y : tensor<6xf32>
   }
 }
