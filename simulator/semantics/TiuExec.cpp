@@ -118,13 +118,19 @@ struct WindowJob {
 // The hot loops, compiled for AVX2 too and picked at load time (GCC
 // function multi-versioning). Each element's arithmetic is the same in every
 // version: no FMA contraction, so fp32 results do not depend on the CPU.
+// Clang (the fuzz build) does not multi-version templates: one version there.
+#if defined(__clang__)
+#define TPU_MULTIVERSION
+#else
+#define TPU_MULTIVERSION __attribute__((target_clones("avx2", "default")))
+#endif
 template <class T>
-__attribute__((target_clones("avx2", "default"))) void
+TPU_MULTIVERSION void
 mulAddRun(T *__restrict acc, const T *__restrict src, T k, size_t len) {
   for (size_t e = 0; e < len; ++e) acc[e] += k * src[e];
 }
 template <class T>
-__attribute__((target_clones("avx2", "default"))) void
+TPU_MULTIVERSION void
 maxRun(T *__restrict acc, const T *__restrict src, size_t len) {
   for (size_t e = 0; e < len; ++e) acc[e] = std::max(acc[e], src[e]);
 }
