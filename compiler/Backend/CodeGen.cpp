@@ -207,6 +207,21 @@ Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, Compil
   return m;
 }
 
+Result<std::string> layerGroupGain(const Graph &g, const Options &opt, const CompileReport &grouped) {
+  Options single = opt;
+  single.layerGroups = false;
+  single.segmentStarts.clear();
+  CompileReport ops;
+  auto m = compileToBmodel(g, single, &ops);
+  if (!m) return m.status();
+  char line[200];
+  double gain = ops.totalCycles > 0 ? 100.0 * (ops.totalCycles - grouped.totalCycles) / ops.totalCycles : 0;
+  std::snprintf(line, sizeof line, "layer groups: %zu segments, %.0f cycles vs %.0f op by op (%.1f%% %s)",
+                grouped.ops.size(), grouped.totalCycles, ops.totalCycles, gain >= 0 ? gain : -gain,
+                gain >= 0 ? "less" : "more");
+  return std::string(line);
+}
+
 Status writeBmodel(const Graph &g, const Options &opt, const std::string &path, CompileReport *report) {
   auto m = compileToBmodel(g, opt, report);
   if (!m) return m.status();

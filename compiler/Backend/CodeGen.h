@@ -58,6 +58,12 @@ Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt,
 Status writeBmodel(const Graph &g, const Options &opt, const std::string &path,
                    CompileReport *report = nullptr);
 
+// One line comparing the estimated cycles with layer groups (`grouped`,
+// from a compile with opt.layerGroups) against op by op, compiling the
+// latter: "layer groups: 13 segments, 23522100 cycles vs 58117100 op by op
+// (59.5% less)".
+Result<std::string> layerGroupGain(const Graph &g, const Options &opt, const CompileReport &grouped);
+
 // Estimated cycles of one command group: each engine runs its queue in
 // order; a command starts when its engine is free and the other engine has
 // completed the id it waits for; durations from simulator/timing. DDR

@@ -140,6 +140,16 @@ int64_t quantizeValue(float x, float scale, DType out) {
   return sim::fp32ToInt(x * inv, precOf(out), signedOf(out));
 }
 
+Bytes activationTable(kernels::UnaryKind kind, float a, float b, DType in, float inScale, DType out,
+                      float outScale) {
+  std::vector<float> x(256), y(256);
+  for (int i = 0; i < 256; ++i) x[size_t(i)] = float(in == DType::U8 ? i : int(int8_t(uint8_t(i)))) * inScale;
+  kernels::unary(kind, x.data(), y.data(), 256, a, b);
+  Bytes t(256);
+  for (size_t i = 0; i < 256; ++i) t[i] = uint8_t(quantizeValue(y[i], outScale, out));
+  return t;
+}
+
 Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &inputs, Bytes &out) {
   if (inputs.size() != op.inputs.size())
     return makeError(opKindName(op.kind), " '", op.name, "': ", inputs.size(), " values for ",

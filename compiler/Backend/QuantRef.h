@@ -7,6 +7,7 @@
 #pragma once
 
 #include "compiler/Backend/Graph.h"
+#include "compiler/Kernels/Kernels.h"
 #include "support/Status.h"
 
 #include <cstdint>
@@ -32,5 +33,12 @@ int64_t int8Binary(OpKind kind, int64_t a, int64_t b, const Op &op, DType out);
 int64_t int8LeakyRelu(int64_t x, const Op &op, DType out);
 // Cast fp32 -> int8: round half to even of x * (1 / scale), saturated.
 int64_t quantizeValue(float x, float scale, DType out);
+
+// The 256-entry table of a Lut op computing `kind` (compiler/Kernels'
+// fp32 function, parameters a, b as there): entry i is the input code
+// (int8 or uint8 i) dequantized with inScale, passed through the function
+// and quantized with outScale (quantizeValue).
+Bytes activationTable(kernels::UnaryKind kind, float a, float b, DType in, float inScale, DType out,
+                      float outScale);
 
 } // namespace tpu::backend

@@ -101,7 +101,7 @@ TEST(LayerGroup, ForcedGroupMatchesReference) {
       Graph g = mixedChain(t);
       Options o;
       o.hw.lmemBytesPerLane = lane;
-      o.segmentStarts = {0};
+      o.segmentStarts.assign(1, 0); // one segment: all ops
       SCOPED_TRACE(std::string(t == DType::F32 ? "f32" : "int8") + " lane " + std::to_string(lane));
       auto rep = expectMatchesReference(g, o);
       ASSERT_EQ(rep.ops.size(), 1u);
@@ -132,7 +132,7 @@ TEST(LayerGroup, EveryGroupableKindInAGroup) {
       Graph g = c.finish();
       Options o;
       o.hw.lmemBytesPerLane = 4 * 1024;
-      o.segmentStarts = {0};
+      o.segmentStarts.assign(1, 0); // one segment: all ops
       SCOPED_TRACE(std::string(opKindName(k)) + (t == DType::F32 ? " f32" : " int8"));
       expectMatchesReference(g, o);
     }
@@ -151,7 +151,7 @@ TEST(LayerGroup, LutAndCastInAGroup) {
   gb.g.inputs = {x}, gb.g.outputs = {f};
   Options o;
   o.hw.lmemBytesPerLane = 4 * 1024;
-  o.segmentStarts = {0};
+  o.segmentStarts.assign(1, 0); // one segment: all ops
   auto rep = expectMatchesReference(gb.g, o);
   ASSERT_EQ(rep.ops.size(), 1u);
   EXPECT_EQ(rep.ops[0].ops, 3u);
@@ -166,7 +166,7 @@ TEST(LayerGroup, InvalidGroupsAreRefused) {
   Graph g = c.finish();
   g.outputs.push_back(mid);
   Options o;
-  o.segmentStarts = {0};
+  o.segmentStarts.assign(1, 0); // one segment: all ops
   auto m = compileToBmodel(g, o);
   ASSERT_FALSE(m.isOk());
   EXPECT_NE(m.message().find("an intermediate is a graph output"), std::string::npos) << m.message();
@@ -211,6 +211,9 @@ TEST(LayerGroup, GroupedBeatsOpByOpWithIdenticalBytes) {
     for (const auto &r : rg.ops) groups += r.ops > 1;
     EXPECT_GE(groups, 1u);
     EXPECT_NE(rg.text().find("layer groups"), std::string::npos);
+    auto gain = layerGroupGain(g, grouped, rg);
+    ASSERT_TRUE(gain.isOk()) << gain.message();
+    EXPECT_NE(gain->find("% less"), std::string::npos) << *gain;
     expectMatchesReference(g, grouped);
   }
 }

@@ -239,6 +239,21 @@ TEST_P(Int8OpTest, LutTable) {
   expectMatchesReference(gb.g, opts());
 }
 
+TEST_P(Int8OpTest, SigmoidTableFromKernels) {
+  GraphBuilder gb;
+  int x = gb.act("x", {2, 9, 5, 5}, DType::I8, 0.05f);
+  int y = gb.act("y", {2, 9, 5, 5}, DType::I8, 1.0f / 127);
+  Tensor tb;
+  tb.name = "sigmoid_table", tb.shape = {256}, tb.dtype = DType::I8;
+  tb.data = activationTable(kernels::UnaryKind::Sigmoid, 0, 0, DType::I8, 0.05f, DType::I8, 1.0f / 127);
+  EXPECT_EQ(int8_t(tb.data[0]), 64);     // sigmoid(0) = 0.5 -> 63.5 -> 64 (half to even)
+  EXPECT_EQ(int8_t(tb.data[127]), 127);  // sigmoid(6.35) = 0.998 -> 127
+  EXPECT_EQ(int8_t(tb.data[128]), 0);    // sigmoid(-6.4) = 0.0017 -> 0
+  gb.op(OpKind::Lut, "sigmoid", {x, gb.g.addTensor(tb)}, y);
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  expectMatchesReference(gb.g, opts());
+}
+
 TEST_P(Int8OpTest, CastsAndRequant) {
   GraphBuilder gb;
   int x = gb.act("x", {5, 66, 5, 8}, DType::F32);
