@@ -1,6 +1,8 @@
 // tpuc run: execute a Top-dialect model with the fp32 reference interpreter —
 // wiring only; the work is in compiler/Interpreter/TopInterpreter.h.
+#include "compiler/Dialect/Tpu/TpuOps.h"
 #include "compiler/Interpreter/TopInterpreter.h"
+#include "compiler/TpuInterpreter/TpuInterpreter.h"
 #include "compiler/Kernels/Parallel.h"
 #include "support/ArgParser.h"
 #include "support/Npz.h"
@@ -15,7 +17,7 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 }
 
 int runRun(int argc, char **argv) {
-  tpu::ArgParser args("run", "tpuc run model.top.mlir --input in.npz -o out.npz [--dump-all]");
+  tpu::ArgParser args("run", "tpuc run model.top.mlir|model.tpu.mlir --input in.npz -o out.npz [--dump-all]");
   args.positionals(1, 1, "model");
   args.option("--input", "npz with one array per model input, named like the inputs", "-i");
   args.option("--output", "npz to write the outputs (named by the ONNX output names) to", "-o");
@@ -40,8 +42,18 @@ int runRun(int argc, char **argv) {
   auto inputs = tpu::readNpz(args.get("--input"));
   if (!inputs) return tpuc::fail("run", inputs.message());
   mlir::MLIRContext context;
+  context.getOrLoadDialect<tpuir::TpuDialect>();
   auto module = top::loadTopModule(context, modelPath);
   if (!module) return tpuc::fail("run", module.message());
+  // A Tpu-dialect module runs on the Tpu interpreter (the chip's arithmetic).
+  if (tpu::tpuinterp::isTpuModule(**module)) {
+    auto tpuInterp = tpu::tpuinterp::TpuInterpreter::create(**module);
+    if (!tpuInterp) return tpuc::fail("run", modelPath + ": " + tpuInterp.message());
+    auto outputs = (*tpuInterp)->run(*inputs, args.isSet("--dump-all"));
+    if (!outputs) return tpuc::fail("run", args.get("--input") + ": " + outputs.message());
+    if (auto st = tpu::writeNpz(args.get("--output"), *outputs); !st) return tpuc::fail("run", st.message());
+    return tpuc::kExitOk;
+  }
   auto interp = top::TopInterpreter::create(**module);
   if (!interp) return tpuc::fail("run", modelPath + ": " + interp.message());
   auto outputs = (*interp)->run(*inputs, args.isSet("--dump-all"));

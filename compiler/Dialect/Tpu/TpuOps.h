@@ -1,0 +1,26 @@
+// The Tpu dialect (TpuOps.td): BM1684 chip-level ops in fp32 and int8.
+#pragma once
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "compiler/Dialect/Tpu/TpuDialect.h.inc"
+
+// ODS-generated adaptors have unused parameters; this header is also
+// included outside compiler/ (tpuc), where that warning is on.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define GET_OP_CLASSES
+#include "compiler/Dialect/Tpu/TpuOps.h.inc"
+#pragma GCC diagnostic pop
+
+namespace tpuir {
+// An int8 activation type: element i8, encoding = its scale (f32 attr).
+mlir::RankedTensorType int8Type(llvm::ArrayRef<int64_t> shape, float scale, mlir::MLIRContext *ctx);
+// The scale of an int8 activation type, nullopt for any other type.
+std::optional<float> scaleOf(mlir::Type type);
+} // namespace tpuir

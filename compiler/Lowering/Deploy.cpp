@@ -1,0 +1,141 @@
+#include "compiler/Lowering/Deploy.h"
+
+#include "compiler/Backend/CodeGen.h"
+#include "compiler/Dialect/Tpu/TpuOps.h"
+#include "compiler/Export/TpuToGraph.h"
+#include "compiler/Interpreter/TopInterpreter.h"
+#include "compiler/Kernels/Compare.h"
+#include "compiler/TpuInterpreter/TpuInterpreter.h"
+#include "runtime/Runtime.h"
+
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+namespace tpu::lowering {
+
+namespace {
+
+std::string stemOf(const std::string &bmodelPath) {
+  llvm::StringRef p(bmodelPath);
+  if (p.ends_with(".bmodel")) p = p.drop_back(7);
+  return p.str();
+}
+
+Status writeModule(mlir::ModuleOp module, const std::string &path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec) return makeError(path, ": cannot write: ", ec.message());
+  // Locations carry the tensor names: keep them.
+  module->print(out, mlir::OpPrintingFlags().enableDebugInfo(true, false));
+  return Status::ok();
+}
+
+// Largest |a - b| over outputs, or -1 when every byte agrees.
+double bitDifference(const NpzMap &a, const NpzMap &b, std::string &where) {
+  double worst = -1;
+  for (const auto &[name, x] : a) {
+    auto it = b.find(name);
+    if (it == b.end() || it->second.data.size() != x.data.size()) {
+      where = name;
+      return std::numeric_limits<double>::infinity();
+    }
+    if (std::memcmp(x.data.data(), it->second.data.data(), x.data.size()) == 0) continue;
+    auto fa = x.toFloat(), fb = it->second.toFloat();
+    for (size_t i = 0; i < fa.size(); ++i) {
+      double d = std::fabs(double(fa[i]) - double(fb[i]));
+      if (d > worst || (d != d)) worst = d, where = name;
+    }
+    if (worst < 0) worst = 0, where = name; // same values, different bits (-0.0, NaN payloads)
+  }
+  return worst;
+}
+
+} // namespace
+
+Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &options, std::ostream &log) {
+  if (options.chip != "bm1684") return makeError("--chip '", options.chip, "' is not supported (bm1684)");
+  if (options.output.empty()) return makeError("missing -o model.bmodel");
+  LoweringOptions lo;
+  lo.mode = options.mode;
+  calib::CalibrationTable table;
+  if (!options.calibrationTable.empty()) {
+    auto t = calib::CalibrationTable::load(options.calibrationTable);
+    if (!t) return makeError(t.message());
+    table = std::move(*t);
+    lo.calibration = &table;
+  } else if (options.mode == Quantize::INT8) {
+    return makeError("--quantize INT8 needs --calibration-table model.cali");
+  }
+  if (!options.quantizeTable.empty()) {
+    auto q = loadQuantizeTable(options.quantizeTable);
+    if (!q) return makeError(q.message());
+    lo.keepF32 = std::move(*q);
+  }
+
+  mlir::MLIRContext context;
+  context.getOrLoadDialect<tpuir::TpuDialect>();
+  auto module = top::loadTopModule(context, topPath);
+  if (!module) return makeError(module.message());
+  auto weights = top::WeightStore::loadFor(**module);
+  if (!weights) return makeError(topPath, ": ", weights.message());
+  auto lowered = lowerToTpu(**module, *weights, lo);
+  if (!lowered) return makeError(topPath, ": ", lowered.message());
+  for (const std::string &f : lowered->fallbacks) log << "deploy: kept in F32: " << f << "\n";
+
+  const std::string stem = stemOf(options.output);
+  const std::string tpuPath = stem + ".tpu.mlir", weightPath = stem + "_tpu_weights.npz";
+  TPU_RETURN_IF_ERROR(lowered->weights.saveFor(*lowered->module, weightPath,
+                                               llvm::sys::path::filename(weightPath).str()));
+  TPU_RETURN_IF_ERROR(writeModule(*lowered->module, tpuPath));
+  log << "deploy: wrote " << tpuPath << " and " << weightPath << "\n";
+
+  auto graph = exporter::toGraph(*lowered->module, lowered->weights.arrays());
+  if (!graph) return makeError(tpuPath, ": ", graph.message());
+  graph->name = llvm::sys::path::stem(llvm::sys::path::filename(stem)).str();
+  if (graph->name.empty()) graph->name = "net";
+  backend::Options bo;
+  bo.doubleBuffer = options.layerGroup;
+  backend::CompileReport report;
+  TPU_RETURN_IF_ERROR(backend::writeBmodel(*graph, bo, options.output, &report));
+  log << report.text();
+  log << "deploy: wrote " << options.output << "\n";
+
+  DeployResult result;
+  if (options.testInput.empty()) return result;
+  result.tested = true;
+  auto inputs = readNpz(options.testInput);
+  if (!inputs) return makeError(inputs.message());
+  auto rt = runtime::Runtime::create(bo.hw, runtime::BackendKind::Func);
+  if (!rt) return makeError(rt.message());
+  TPU_RETURN_IF_ERROR((*rt)->loadBmodel(options.output));
+  runtime::RunReport runReport;
+  auto outputs = (*rt)->run(graph->name, *inputs, runtime::RunOptions{}, runReport);
+  if (!outputs) return makeError(options.testInput, ": ", outputs.message());
+  auto interp = tpuinterp::TpuInterpreter::create(std::move(*graph));
+  if (!interp) return makeError(interp.message());
+  auto expected = (*interp)->run(*inputs);
+  if (!expected) return makeError(options.testInput, ": ", expected.message());
+  std::string where;
+  double diff = bitDifference(*expected, *outputs, where);
+  result.bitExact = diff < 0;
+  if (result.bitExact) log << "deploy: bmodel outputs equal the Tpu interpreter's bit for bit\n";
+  else log << "deploy: bmodel differs from the Tpu interpreter: max |diff| " << diff << " in '" << where << "'\n";
+  if (!options.testReference.empty()) {
+    auto ref = readNpz(options.testReference);
+    if (!ref) return makeError(ref.message());
+    kernels::CompareOptions co;
+    co.minCosine = options.minCosine > 0 ? options.minCosine : options.mode == Quantize::F32 ? 0.9999 : 0.99;
+    co.minEuclidean = options.mode == Quantize::F32 ? 0.99 : 0.9;
+    auto cmp = kernels::compareArchives(*ref, *outputs, co);
+    if (!cmp) return makeError(options.testReference, ": ", cmp.message());
+    log << kernels::formatReport(*cmp, co);
+    result.referencePass = cmp->allPass();
+  }
+  return result;
+}
+
+} // namespace tpu::lowering

@@ -1,0 +1,35 @@
+// tpuc deploy: Top module -> Tpu module (written beside the bmodel as
+// <stem>.tpu.mlir + <stem>_tpu_weights.npz) -> code generator graph ->
+// bmodel; optionally runs the bmodel on the runtime's func backend and
+// compares it with the Tpu interpreter (bit for bit) and a reference.
+#pragma once
+
+#include "compiler/Lowering/Lowering.h"
+#include "support/Status.h"
+
+#include <ostream>
+#include <string>
+
+namespace tpu::lowering {
+
+struct DeployOptions {
+  Quantize mode = Quantize::F32;
+  std::string calibrationTable; // required for INT8
+  std::string quantizeTable;    // tensors kept in fp32
+  bool layerGroup = true;       // false: op by op, single-buffered
+  std::string chip = "bm1684";
+  std::string output;           // the .bmodel
+  std::string testInput, testReference;
+  double minCosine = 0;         // 0: 0.9999 for F32, 0.99 for INT8
+};
+
+struct DeployResult {
+  bool tested = false;
+  bool bitExact = true;    // bmodel outputs == Tpu interpreter outputs
+  bool referencePass = true;
+};
+
+// Progress, the compile report and the comparisons go to `log`.
+Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &options, std::ostream &log);
+
+} // namespace tpu::lowering

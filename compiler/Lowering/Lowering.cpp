@@ -1,0 +1,637 @@
+#include "compiler/Lowering/Lowering.h"
+
+#include "compiler/Dialect/Top/TopOps.h"
+#include "compiler/Dialect/Tpu/TpuOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+
+using namespace mlir;
+
+namespace tpu::lowering {
+
+Result<Quantize> parseQuantize(const std::string &name) {
+  if (name == "F32") return Quantize::F32;
+  if (name == "INT8") return Quantize::INT8;
+  return makeError("--quantize '", name, "' is not one of F32, INT8");
+}
+
+Result<std::set<std::string>> loadQuantizeTable(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) return makeError(path, ": cannot open quantize table");
+  std::set<std::string> names;
+  std::string line;
+  for (int lineNo = 1; std::getline(in, line); ++lineNo) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string w; fields >> w;) f.push_back(w);
+    if (f.empty()) continue;
+    if (f.size() > 2 || (f.size() == 2 && f[1] != "F32"))
+      return makeError(path, ":", lineNo, ": expected 'tensor_name [F32]'");
+    names.insert(f[0]);
+  }
+  return names;
+}
+
+namespace {
+
+// Largest right shift r in [0, 31] with round(value * 2^r) <= limit for every
+// (value, limit) pair: the finest fixed-point grid the fields can hold.
+struct Bound {
+  double value;
+  double limit;
+};
+std::optional<int> chooseShift(std::initializer_list<Bound> bounds) {
+  for (int r = 31; r >= 0; --r) {
+    bool fits = true;
+    for (const Bound &b : bounds) fits = fits && std::round(std::fabs(b.value) * std::ldexp(1.0, r)) <= b.limit;
+    if (fits) return r;
+  }
+  return std::nullopt;
+}
+int64_t fixedPoint(double v, int r) { return int64_t(std::round(v * std::ldexp(1.0, r))); }
+int64_t clampTo(int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); }
+
+double maxAbs(const std::vector<float> &v) {
+  double m = 0;
+  for (float x : v) m = std::max(m, double(std::fabs(x)));
+  return m;
+}
+
+std::vector<int64_t> shapeOf(Value v) {
+  auto s = cast<RankedTensorType>(v.getType()).getShape();
+  return {s.begin(), s.end()};
+}
+
+class Lowerer {
+public:
+  Lowerer(ModuleOp src, const top::WeightStore &in, const LoweringOptions &opt)
+      : src_(src), ctx_(src.getContext()), b_(ctx_), in_(in), opt_(opt) {}
+
+  Result<LoweredModule> run();
+
+private:
+  struct Versions {
+    Value f32, i8;
+  };
+  using Attrs = std::vector<NamedAttribute>;
+
+  Status nameValues(func::FuncOp f);
+  Status checkCalibration(func::FuncOp f);
+  Status lower(Operation *op);
+  Status lowerConv(top::ConvOp op);
+  Status lowerFc(Operation *op, Value a, Value bw, Value c, double alpha, double beta, bool transB);
+  Status lowerPool(Operation *op, bool isMax);
+  Status lowerBinary(Operation *op);
+  Status lowerLut(Operation *op, const std::function<double(double)> &f);
+  Status noLowering(Operation *op, const std::string &why);
+
+  // Values of Top tensors in the lowered module.
+  Value f32(Value v);
+  Value i8(Value v);
+  float scaleOf(const std::string &name) const {
+    return float(opt_.calibration->tensors.at(name).threshold / 127.0);
+  }
+  bool wantInt8(const std::string &name) const {
+    return opt_.mode == Quantize::INT8 && !opt_.keepF32.count(name);
+  }
+  // The op result a Top op's value is finally known by: a following
+  // single-use relu is fused into conv, fc and add.
+  top::ReluOp fusibleRelu(Value v) const {
+    if (!v.hasOneUse()) return nullptr;
+    return dyn_cast<top::ReluOp>(*v.getUsers().begin());
+  }
+
+  Location locFor(const std::string &name) { return NameLoc::get(b_.getStringAttr(name)); }
+  RankedTensorType f32Type(ArrayRef<int64_t> shape) { return RankedTensorType::get(shape, b_.getF32Type()); }
+  template <class OpT> Value make(const std::string &name, Type type, ValueRange operands, Attrs attrs = {}) {
+    return b_.create<OpT>(locFor(name), TypeRange{type}, operands, attrs)->getResult(0);
+  }
+  NamedAttribute i64(const char *n, int64_t v) { return b_.getNamedAttr(n, b_.getI64IntegerAttr(v)); }
+  NamedAttribute arr(const char *n, ArrayRef<int64_t> v) { return b_.getNamedAttr(n, b_.getDenseI64ArrayAttr(v)); }
+  NamedAttribute flag(const char *n, bool v) { return b_.getNamedAttr(n, b_.getBoolAttr(v)); }
+  NamedAttribute f64(const char *n, double v) { return b_.getNamedAttr(n, b_.getF64FloatAttr(v)); }
+
+  Result<std::vector<float>> weightValues(Value v, const std::string &role, Operation *user);
+  Value addWeight(const std::string &base, NpyArray array, Type elem);
+  Value none() { return b_.create<top::NoneOp>(b_.getUnknownLoc(), b_.getNoneType()).getOutput(); }
+
+  ModuleOp src_;
+  MLIRContext *ctx_;
+  OpBuilder b_;
+  const top::WeightStore &in_;
+  const LoweringOptions &opt_;
+  LoweredModule out_;
+  llvm::DenseMap<Value, std::string> names_;
+  llvm::DenseMap<Value, Versions> vals_;
+  std::set<Operation *> fused_;
+};
+
+Status Lowerer::nameValues(func::FuncOp f) {
+  std::map<std::string, int> counters;
+  std::set<std::string> taken;
+  auto inputNames = f->getAttrOfType<ArrayAttr>("top.input_names");
+  for (Operation &op : f.getBody().front()) {
+    if (op.getNumResults() != 1) continue;
+    std::string name;
+    if (auto nl = dyn_cast<NameLoc>(op.getLoc())) name = nl.getName().str();
+    if (auto in = dyn_cast<top::InputOp>(op); in && inputNames) {
+      auto arg = cast<BlockArgument>(in.getInput());
+      if (arg.getArgNumber() < inputNames.size())
+        if (auto s = dyn_cast<StringAttr>(inputNames[arg.getArgNumber()])) name = s.str();
+    }
+    if (name.empty()) {
+      std::string base = op.getName().stripDialect().str();
+      name = base + "_" + std::to_string(counters[base]++);
+    }
+    for (int i = 1; taken.count(name); ++i) name += "_" + std::to_string(i);
+    taken.insert(name);
+    names_[op.getResult(0)] = name;
+  }
+  // Returned values take the model's output names (as the Top interpreter
+  // names them, and so the calibration table).
+  auto outputNames = f->getAttrOfType<ArrayAttr>("top.output_names");
+  Operation *ret = f.getBody().front().getTerminator();
+  if (outputNames && ret && outputNames.size() == ret->getNumOperands())
+    for (unsigned i = 0; i < ret->getNumOperands(); ++i)
+      if (auto s = dyn_cast<StringAttr>(outputNames[i]); s && ret->getOperand(i).getDefiningOp())
+        names_[ret->getOperand(i)] = s.str();
+  return Status::ok();
+}
+
+Status Lowerer::checkCalibration(func::FuncOp f) {
+  if (opt_.mode != Quantize::INT8) return Status::ok();
+  if (!opt_.calibration) return makeError("INT8 needs a calibration table (--calibration-table)");
+  std::vector<std::string> missing;
+  for (Operation &op : f.getBody().front()) {
+    if (op.getNumResults() != 1 || isa<top::WeightOp, top::NoneOp>(op)) continue;
+    const std::string &name = names_[op.getResult(0)];
+    if (!opt_.calibration->tensors.count(name)) missing.push_back(name);
+  }
+  if (missing.empty()) return Status::ok();
+  std::string list;
+  for (size_t i = 0; i < missing.size() && i < 8; ++i) list += (i ? ", " : "") + missing[i];
+  if (missing.size() > 8) list += ", ...";
+  return makeError("the calibration table lacks ", missing.size(), " tensor(s) of the model: ", list);
+}
+
+Value Lowerer::f32(Value v) {
+  Versions &ver = vals_[v];
+  if (!ver.f32) ver.f32 = make<tpuir::CastOp>(names_[v] + "_f32", f32Type(shapeOf(v)), {ver.i8});
+  return ver.f32;
+}
+
+Value Lowerer::i8(Value v) {
+  Versions &ver = vals_[v];
+  if (!ver.i8) {
+    const std::string &name = names_[v];
+    ver.i8 = make<tpuir::CastOp>(name + "_i8", tpuir::int8Type(shapeOf(v), scaleOf(name), ctx_), {ver.f32});
+  }
+  return ver.i8;
+}
+
+Result<std::vector<float>> Lowerer::weightValues(Value v, const std::string &role, Operation *user) {
+  auto w = v.getDefiningOp<top::WeightOp>();
+  if (!w) return makeError(role, " is not a weight");
+  auto arr = in_.get(w);
+  if (!arr) return makeError(arr.message());
+  return (*arr)->toFloat();
+}
+
+Value Lowerer::addWeight(const std::string &base, NpyArray array, Type elem) {
+  std::vector<int64_t> shape = array.shape;
+  std::string name = out_.weights.add(base, std::move(array));
+  return b_.create<top::WeightOp>(locFor(name), RankedTensorType::get(shape, elem), b_.getStringAttr(name))
+      .getOutput();
+}
+
+Status Lowerer::noLowering(Operation *op, const std::string &why) {
+  std::string loc;
+  llvm::raw_string_ostream os(loc);
+  op->getLoc().print(os);
+  std::string name = op->getNumResults() ? names_[op->getResult(0)] : "";
+  return makeError("no lowering for ", op->getName().getStringRef().str(), " '", name, "' at ", os.str(),
+                   ": ", why);
+}
+
+Status Lowerer::lowerConv(top::ConvOp op) {
+  std::string name = names_[op.getOutput()];
+  auto k = op.getKernelShape();
+  if (k.size() != 2) return noLowering(op, "only 2-D convolutions (NCHW) are supported");
+  auto relu = op.getDoRelu() ? nullptr : fusibleRelu(op.getOutput());
+  Value result = relu ? relu.getOutput() : op.getOutput();
+  const std::string &outName = names_[result];
+  bool doRelu = op.getDoRelu() || relu;
+  auto wv = weightValues(op.getFilter(), "filter", op);
+  if (!wv) return noLowering(op, wv.message());
+  std::vector<float> bias;
+  if (!isa<NoneType>(op.getBias().getType())) {
+    auto bv = weightValues(op.getBias(), "bias", op);
+    if (!bv) return noLowering(op, bv.message());
+    bias = *bv;
+  }
+  auto filterShape = shapeOf(op.getFilter());
+  auto outShape = shapeOf(result);
+  Attrs attrs{arr("kernel_shape", k), arr("strides", op.getStrides()), arr("pads", op.getPads()),
+              arr("dilations", op.getDilations()), i64("group", op.getGroup()), flag("do_relu", doRelu)};
+  Value out;
+  bool int8 = wantInt8(name) && wantInt8(outName);
+  if (int8) {
+    const float si = scaleOf(names_[op.getInput()]), so = scaleOf(outName);
+    const double wk = double(si) / so;
+    auto r = chooseShift({{maxAbs(*wv) * wk, 127}, {maxAbs(bias) / so, 32767}});
+    if (!r) {
+      out_.fallbacks.push_back(outName + ": conv weights or bias do not fit int8/int16 with any right shift");
+      int8 = false;
+    } else {
+      std::vector<int8_t> wq(wv->size());
+      for (size_t i = 0; i < wq.size(); ++i) wq[i] = int8_t(clampTo(fixedPoint((*wv)[i] * wk, *r), -128, 127));
+      Value filter = addWeight(name + "_filter_i8", NpyArray::from(filterShape, wq), b_.getIntegerType(8));
+      Value b = none();
+      if (!bias.empty()) {
+        std::vector<int16_t> bq(bias.size());
+        for (size_t i = 0; i < bq.size(); ++i) bq[i] = int16_t(clampTo(fixedPoint(bias[i] / so, *r), -32768, 32767));
+        b = addWeight(name + "_bias_i16", NpyArray::from({int64_t(bq.size())}, bq), b_.getIntegerType(16));
+      }
+      attrs.push_back(i64("rshift", *r));
+      out = make<tpuir::ConvOp>(outName, tpuir::int8Type(outShape, so, ctx_), {i8(op.getInput()), filter, b}, attrs);
+    }
+  }
+  if (!int8) {
+    Value filter = addWeight(name + "_filter", NpyArray::from(filterShape, wv->data(), wv->size()), b_.getF32Type());
+    Value b = bias.empty() ? none()
+                           : addWeight(name + "_bias", NpyArray::from({int64_t(bias.size())}, bias.data(), bias.size()),
+                                       b_.getF32Type());
+    out = make<tpuir::ConvOp>(outName, f32Type(outShape), {f32(op.getInput()), filter, b}, attrs);
+  }
+  // relu_limit (ReLU6): a clip behind the conv, in the conv's precision.
+  double limit = op.getReluLimit().convertToDouble();
+  if (op.getDoRelu() && limit >= 0) {
+    std::string convName = outName + "_conv";
+    out.getDefiningOp()->setLoc(locFor(convName));
+    if (int8) {
+      float so = *tpuir::scaleOf(out.getType());
+      out = make<tpuir::ClipOp>(outName, out.getType(), {out},
+                                {f64("min", 0), f64("max", double(clampTo(std::lround(limit / so), -128, 127)))});
+    } else {
+      out = make<tpuir::ClipOp>(outName, out.getType(), {out}, {f64("min", 0), f64("max", limit)});
+    }
+  }
+  if (relu) fused_.insert(relu);
+  (int8 ? vals_[result].i8 : vals_[result].f32) = out;
+  return Status::ok();
+}
+
+Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha, double beta, bool transB) {
+  Value result = op->getResult(0);
+  std::string name = names_[result];
+  auto relu = fusibleRelu(result);
+  if (relu) result = relu.getOutput();
+  const std::string &outName = names_[result];
+  auto as = shapeOf(a), bs = shapeOf(bw);
+  if (as.size() != 2 || bs.size() != 2) return noLowering(op, "fc needs a 2-D activation and a 2-D weight");
+  auto wv = weightValues(bw, "the right operand", op);
+  if (!wv) return noLowering(op, wv.message());
+  const int64_t kdim = as[1], n = transB ? bs[0] : bs[1];
+  // Weight as [n, k], alpha folded in.
+  std::vector<float> w(size_t(n * kdim));
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t q = 0; q < kdim; ++q)
+      w[size_t(j * kdim + q)] = float(alpha) * (*wv)[size_t(transB ? j * kdim + q : q * n + j)];
+  std::vector<float> bias;
+  if (c && !isa<NoneType>(c.getType())) {
+    auto cv = weightValues(c, "the bias (C)", op);
+    if (!cv) return noLowering(op, cv.message());
+    if (int64_t(cv->size()) != n) return noLowering(op, "the bias (C) must have one value per output column");
+    for (float x : *cv) bias.push_back(float(beta) * x);
+  }
+  auto outShape = shapeOf(result);
+  Attrs attrs{flag("do_relu", bool(relu))};
+  Value out;
+  bool int8 = wantInt8(name) && wantInt8(outName);
+  if (int8) {
+    const float si = scaleOf(names_[a]), so = scaleOf(outName);
+    const double wk = double(si) / so;
+    auto r = chooseShift({{maxAbs(w) * wk, 127}, {maxAbs(bias) / so, 32767}});
+    if (!r) {
+      out_.fallbacks.push_back(outName + ": fc weights or bias do not fit int8/int16 with any right shift");
+      int8 = false;
+    } else {
+      std::vector<int8_t> wq(w.size());
+      for (size_t i = 0; i < w.size(); ++i) wq[i] = int8_t(clampTo(fixedPoint(w[i] * wk, *r), -128, 127));
+      Value wt = addWeight(name + "_weight_i8", NpyArray::from({n, kdim}, wq), b_.getIntegerType(8));
+      Value b = none();
+      if (!bias.empty()) {
+        std::vector<int16_t> bq(bias.size());
+        for (size_t i = 0; i < bq.size(); ++i) bq[i] = int16_t(clampTo(fixedPoint(bias[i] / so, *r), -32768, 32767));
+        b = addWeight(name + "_bias_i16", NpyArray::from({n}, bq), b_.getIntegerType(16));
+      }
+      attrs.push_back(i64("rshift", *r));
+      out = make<tpuir::FcOp>(outName, tpuir::int8Type(outShape, so, ctx_), {i8(a), wt, b}, attrs);
+    }
+  }
+  if (!int8) {
+    Value wt = addWeight(name + "_weight", NpyArray::from({n, kdim}, w.data(), w.size()), b_.getF32Type());
+    Value b = bias.empty() ? none()
+                           : addWeight(name + "_bias", NpyArray::from({n}, bias.data(), bias.size()), b_.getF32Type());
+    out = make<tpuir::FcOp>(outName, f32Type(outShape), {f32(a), wt, b}, attrs);
+  }
+  if (relu) fused_.insert(relu);
+  (int8 ? vals_[result].i8 : vals_[result].f32) = out;
+  return Status::ok();
+}
+
+Status Lowerer::lowerPool(Operation *op, bool isMax) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  const std::string &name = names_[result];
+  auto outShape = shapeOf(result);
+  bool global = isa<top::GlobalAvgPoolOp>(op);
+  Attrs attrs;
+  int64_t window = 1;
+  if (!global) {
+    auto k = op->getAttrOfType<DenseI64ArrayAttr>("kernel_shape").asArrayRef();
+    auto pads = op->getAttrOfType<DenseI64ArrayAttr>("pads").asArrayRef();
+    auto dil = op->getAttrOfType<DenseI64ArrayAttr>("dilations").asArrayRef();
+    if (k.size() != 2) return noLowering(op, "only 2-D pooling (NCHW) is supported");
+    if (llvm::any_of(dil, [](int64_t d) { return d != 1; })) return noLowering(op, "dilated pooling");
+    auto countPad = op->getAttrOfType<BoolAttr>("count_include_pad");
+    bool padded = llvm::any_of(pads, [](int64_t p) { return p != 0; });
+    if (!isMax && padded && !(countPad && countPad.getValue()))
+      return noLowering(op, "average pooling with padding must count the padding (count_include_pad)");
+    window = k[0] * k[1];
+    attrs = {arr("kernel_shape", k), arr("strides", op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef()),
+             arr("pads", pads), arr("dilations", dil)};
+  } else {
+    auto s = shapeOf(input);
+    if (s.size() != 4) return noLowering(op, "global pooling needs NCHW");
+    window = s[2] * s[3];
+  }
+  Value out;
+  bool int8 = wantInt8(name);
+  if (int8 && isMax) {
+    Value x = i8(input);
+    out = make<tpuir::MaxPoolOp>(name, tpuir::int8Type(outShape, *tpuir::scaleOf(x.getType()), ctx_), {x}, attrs);
+  } else if (int8) {
+    const float si = scaleOf(names_[input]), so = scaleOf(name);
+    const double m = double(si) / so / double(window);
+    auto r = chooseShift({{m, 255}});
+    if (!r || fixedPoint(m, *r) < 1) {
+      out_.fallbacks.push_back(name + ": average multiplier does not fit [1, 255] with any right shift");
+      int8 = false;
+    } else {
+      attrs.push_back(i64("rshift", *r));
+      attrs.push_back(arr("multipliers", {fixedPoint(m, *r)}));
+      Type t = tpuir::int8Type(outShape, so, ctx_);
+      out = global ? make<tpuir::GlobalAvgPoolOp>(name, t, {i8(input)}, attrs)
+                   : make<tpuir::AvgPoolOp>(name, t, {i8(input)}, attrs);
+    }
+  }
+  if (!int8) {
+    Type t = f32Type(outShape);
+    out = isMax ? make<tpuir::MaxPoolOp>(name, t, {f32(input)}, attrs)
+          : global ? make<tpuir::GlobalAvgPoolOp>(name, t, {f32(input)}, attrs)
+                   : make<tpuir::AvgPoolOp>(name, t, {f32(input)}, attrs);
+  }
+  (int8 ? vals_[result].i8 : vals_[result].f32) = out;
+  return Status::ok();
+}
+
+Status Lowerer::lowerBinary(Operation *op) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1), result = op->getResult(0);
+  std::string name = names_[result];
+  if (lhs.getDefiningOp<top::WeightOp>() || rhs.getDefiningOp<top::WeightOp>())
+    return noLowering(op, "a constant operand (the chip's element-wise ops take two activations)");
+  if (shapeOf(lhs) != shapeOf(result) || shapeOf(rhs) != shapeOf(result))
+    return noLowering(op, "broadcasting (both operands must have the output's shape)");
+  bool isMul = isa<top::MulOp>(op);
+  auto relu = isa<top::AddOp>(op) ? fusibleRelu(result) : nullptr;
+  if (relu) result = relu.getOutput();
+  const std::string &outName = names_[result];
+  auto outShape = shapeOf(result);
+  Attrs attrs{flag("do_relu", bool(relu))};
+  auto build = [&](Type t, Value a, Value b) {
+    if (isa<top::AddOp>(op)) return make<tpuir::AddOp>(outName, t, {a, b}, attrs);
+    if (isMul) return make<tpuir::MulOp>(outName, t, {a, b}, attrs);
+    return make<tpuir::MaxOp>(outName, t, {a, b}, attrs);
+  };
+  Value out;
+  bool int8 = wantInt8(name) && wantInt8(outName);
+  if (int8) {
+    const double sa = scaleOf(names_[lhs]), sb = scaleOf(names_[rhs]), so = scaleOf(outName);
+    std::vector<double> factors = isMul ? std::vector<double>{sa * sb / so} : std::vector<double>{sa / so, sb / so};
+    auto r = isMul ? chooseShift({{factors[0], 16383}}) : chooseShift({{factors[0], 16383}, {factors[1], 16383}});
+    if (!r) {
+      out_.fallbacks.push_back(outName + ": element-wise multipliers do not fit int16 with any right shift");
+      int8 = false;
+    } else {
+      std::vector<int64_t> m;
+      for (double f : factors) m.push_back(fixedPoint(f, *r));
+      attrs.push_back(i64("rshift", *r));
+      attrs.push_back(arr("multipliers", m));
+      out = build(tpuir::int8Type(outShape, float(so), ctx_), i8(lhs), i8(rhs));
+    }
+  }
+  if (!int8) out = build(f32Type(outShape), f32(lhs), f32(rhs));
+  if (relu) fused_.insert(relu);
+  (int8 ? vals_[result].i8 : vals_[result].f32) = out;
+  return Status::ok();
+}
+
+Status Lowerer::lowerLut(Operation *op, const std::function<double(double)> &f) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  const std::string &name = names_[result];
+  if (!wantInt8(name))
+    return noLowering(op, "the BM1684 evaluates it only as an int8 lookup table (quantize it INT8)");
+  const double si = scaleOf(names_[input]), so = scaleOf(name);
+  std::vector<int8_t> table(256);
+  for (int u = 0; u < 256; ++u)
+    table[size_t(u)] = int8_t(clampTo(std::llround(f(double(int8_t(uint8_t(u))) * si) / so), -128, 127));
+  Value t = addWeight(name + "_table", NpyArray::from({256}, table), b_.getIntegerType(8));
+  vals_[result].i8 = make<tpuir::LutOp>(name, tpuir::int8Type(shapeOf(result), float(so), ctx_), {i8(input), t});
+  return Status::ok();
+}
+
+Status Lowerer::lower(Operation *op) {
+  if (fused_.count(op)) return Status::ok();
+  if (isa<top::WeightOp, top::NoneOp>(op)) return Status::ok();
+  if (auto c = dyn_cast<top::ConvOp>(op)) return lowerConv(c);
+  if (auto g = dyn_cast<top::GemmOp>(op)) {
+    if (g.getTransA()) return noLowering(op, "transposed A");
+    return lowerFc(op, g.getA(), g.getB(), g.getC(), g.getAlpha().convertToDouble(), g.getBeta().convertToDouble(),
+                   g.getTransB());
+  }
+  if (auto m = dyn_cast<top::MatMulOp>(op)) return lowerFc(op, m.getA(), m.getB(), nullptr, 1.0, 1.0, false);
+  if (isa<top::MaxPoolOp>(op)) return lowerPool(op, true);
+  if (isa<top::AvgPoolOp, top::GlobalAvgPoolOp>(op)) return lowerPool(op, false);
+  if (isa<top::AddOp, top::MulOp, top::MaxOp>(op)) return lowerBinary(op);
+
+  auto lut = [&](auto fn) { return lowerLut(op, fn); };
+  auto sigmoid = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+  if (isa<top::SigmoidOp>(op)) return lut(sigmoid);
+  if (isa<top::TanhOp>(op)) return lut([](double x) { return std::tanh(x); });
+  if (isa<top::SiLUOp>(op)) return lut([&](double x) { return x * sigmoid(x); });
+  if (isa<top::GeluOp>(op)) return lut([](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); });
+  if (isa<top::ExpOp>(op)) return lut([](double x) { return std::exp(x); });
+  if (isa<top::HardSwishOp>(op)) return lut([](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); });
+  if (isa<top::SoftplusOp>(op)) return lut([](double x) { return std::log1p(std::exp(x)); });
+  if (isa<top::AbsOp>(op)) return lut([](double x) { return std::fabs(x); });
+  if (isa<top::NegOp>(op)) return lut([](double x) { return -x; });
+  if (auto h = dyn_cast<top::HardSigmoidOp>(op)) {
+    double a = h.getAlpha().convertToDouble(), b = h.getBeta().convertToDouble();
+    return lut([=](double x) { return std::clamp(a * x + b, 0.0, 1.0); });
+  }
+  if (auto e = dyn_cast<top::EluOp>(op)) {
+    double a = e.getAlpha().convertToDouble();
+    return lut([=](double x) { return x >= 0 ? x : a * (std::exp(x) - 1); });
+  }
+
+  Value result = op->getNumResults() == 1 ? op->getResult(0) : Value();
+  const std::string name = result ? names_[result] : "";
+  auto outShape = result ? shapeOf(result) : std::vector<int64_t>{};
+  // Ops whose int8 form keeps the input's scale.
+  auto sameScale = [&](auto tag, Attrs attrs) -> Status {
+    using OpT = decltype(tag);
+    Value input = op->getOperand(0);
+    if (wantInt8(name)) {
+      Value x = i8(input);
+      vals_[result].i8 = make<OpT>(name, tpuir::int8Type(outShape, *tpuir::scaleOf(x.getType()), ctx_), {x}, attrs);
+    } else {
+      vals_[result].f32 = make<OpT>(name, f32Type(outShape), {f32(input)}, attrs);
+    }
+    return Status::ok();
+  };
+  if (isa<top::ReluOp>(op)) return sameScale(tpuir::ReluOp(), {});
+  if (isa<top::ReshapeOp>(op)) {
+    if (outShape.empty() || shapeOf(op->getOperand(0)).empty() || outShape[0] != shapeOf(op->getOperand(0))[0])
+      return noLowering(op, "a reshape that changes the batch dimension");
+    return sameScale(tpuir::ReshapeOp(), {});
+  }
+  if (auto c = dyn_cast<top::ClipOp>(op)) {
+    double lo = c.getMin().convertToDouble(), hi = c.getMax().convertToDouble();
+    if (wantInt8(name)) {
+      float s = scaleOf(names_[c.getInput()]);
+      lo = double(clampTo(std::lround(std::max(lo, -1e9) / s), -128, 127));
+      hi = double(clampTo(std::lround(std::min(hi, 1e9) / s), -128, 127));
+    }
+    return sameScale(tpuir::ClipOp(), {f64("min", lo), f64("max", hi)});
+  }
+  if (auto l = dyn_cast<top::LeakyReluOp>(op)) {
+    double alpha = l.getAlpha().convertToDouble();
+    if (alpha < 0 || alpha > 1) return noLowering(op, "a slope outside [0, 1]");
+    Attrs attrs{f64("alpha", alpha)};
+    if (wantInt8(name)) {
+      auto r = chooseShift({{alpha, 127}});
+      attrs.push_back(i64("rshift", *r)); // alpha <= 1 always fits with r = 0
+      attrs.push_back(arr("multipliers", {fixedPoint(alpha, *r)}));
+    }
+    return sameScale(tpuir::LeakyReluOp(), attrs);
+  }
+  if (auto r = dyn_cast<top::ResizeOp>(op)) {
+    auto scales = r.getScales();
+    auto in = shapeOf(r.getInput());
+    bool nearestFloor = r.getMode() == "nearest" &&
+                        ((r.getCoordinateTransformationMode() == "asymmetric" && r.getNearestMode() == "floor") ||
+                         r.getCoordinateTransformationMode() == "half_pixel" ||
+                         r.getCoordinateTransformationMode() == "pytorch_half_pixel");
+    if (!nearestFloor || in.size() != 4 || outShape[0] != in[0] || outShape[1] != in[1] ||
+        outShape[2] % in[2] || outShape[3] % in[3] || (scales.size() == 4 && (scales[0] != 1 || scales[1] != 1)))
+      return noLowering(op, "only nearest resizes of H and W by integer factors");
+    if (r.getCoordinateTransformationMode() != "asymmetric" && r.getNearestMode() != "round_prefer_floor" &&
+        r.getNearestMode() != "round_prefer_ceil")
+      return noLowering(op, "only nearest resizes of H and W by integer factors");
+    return sameScale(tpuir::UpsampleOp(), {i64("scale_h", outShape[2] / in[2]), i64("scale_w", outShape[3] / in[3])});
+  }
+  if (auto c = dyn_cast<top::ConcatOp>(op)) {
+    if (c.getAxis() != 1) return noLowering(op, "concatenation along an axis other than channels (1)");
+    std::vector<Value> ins;
+    if (wantInt8(name)) {
+      const float so = scaleOf(name);
+      for (Value v : c.getInputs()) {
+        if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
+        Value x = i8(v);
+        float si = *tpuir::scaleOf(x.getType());
+        if (si != so) {
+          auto r = chooseShift({{double(si) / so, 16383}});
+          if (!r) return noLowering(op, "an input scale that no int16 multiplier maps to the output's");
+          x = make<tpuir::RequantOp>(names_[v] + "_requant", tpuir::int8Type(shapeOf(v), so, ctx_), {x},
+                                     {i64("rshift", *r), arr("multipliers", {fixedPoint(double(si) / so, *r)})});
+        }
+        ins.push_back(x);
+      }
+      vals_[result].i8 = make<tpuir::ConcatOp>(name, tpuir::int8Type(outShape, so, ctx_), ins);
+    } else {
+      for (Value v : c.getInputs()) {
+        if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
+        ins.push_back(f32(v));
+      }
+      vals_[result].f32 = make<tpuir::ConcatOp>(name, f32Type(outShape), ins);
+    }
+    return Status::ok();
+  }
+  return noLowering(op, "the BM1684 back end has no implementation of this op");
+}
+
+Result<LoweredModule> Lowerer::run() {
+  func::FuncOp src;
+  src_.walk([&](func::FuncOp f) {
+    if (!src || f.getName() == "main") src = f;
+  });
+  if (!src || src.getBody().empty()) return makeError("the module has no function to lower");
+  TPU_RETURN_IF_ERROR(nameValues(src));
+  TPU_RETURN_IF_ERROR(checkCalibration(src));
+
+  out_.module = ModuleOp::create(src_.getLoc());
+  for (NamedAttribute a : src_->getAttrs())
+    if (a.getName() != SymbolTable::getSymbolAttrName()) (*out_.module)->setAttr(a.getName(), a.getValue());
+  b_.setInsertionPointToEnd(out_.module->getBody());
+  auto fn = b_.create<func::FuncOp>(src.getLoc(), "main", src.getFunctionType());
+  for (const char *attr : {"top.input_names", "top.output_names"})
+    if (auto a = src->getAttr(attr)) fn->setAttr(attr, a);
+  Block *entry = fn.addEntryBlock();
+  b_.setInsertionPointToEnd(entry);
+  for (Operation &op : src.getBody().front()) {
+    if (auto in = dyn_cast<top::InputOp>(op)) {
+      auto arg = cast<BlockArgument>(in.getInput());
+      vals_[in.getOutput()].f32 = b_.create<top::InputOp>(in.getLoc(), in.getType(), entry->getArgument(arg.getArgNumber()))
+                                      .getOutput();
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::vector<Value> results;
+      // Outputs are fp32 and keep the model's output names.
+      for (Value v : ret.getOperands()) {
+        Versions &ver = vals_[v];
+        if (!ver.f32) {
+          ver.i8.getDefiningOp()->setLoc(locFor(names_[v] + "_i8"));
+          ver.f32 = make<tpuir::CastOp>(names_[v], f32Type(shapeOf(v)), {ver.i8});
+        }
+        results.push_back(ver.f32);
+      }
+      b_.create<func::ReturnOp>(ret.getLoc(), results);
+      continue;
+    }
+    TPU_RETURN_IF_ERROR(lower(&op));
+  }
+  return std::move(out_);
+}
+
+} // namespace
+
+Result<LoweredModule> lowerToTpu(ModuleOp topModule, const top::WeightStore &weights, const LoweringOptions &options) {
+  topModule.getContext()->getOrLoadDialect<tpuir::TpuDialect>();
+  Lowerer lowerer(topModule, weights, options);
+  return lowerer.run();
+}
+
+} // namespace tpu::lowering

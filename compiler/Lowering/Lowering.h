@@ -1,0 +1,48 @@
+// Top -> Tpu lowering for the BM1684: every Top op becomes Tpu ops in fp32 or
+// int8. INT8 is symmetric per tensor (scale = threshold / 127 from the
+// calibration table) with the chip's per-tensor rounding right shift: weights
+// are quantized so that s_in * s_w / s_out is exactly 2^-rshift, biases are
+// int16; an op whose shift or bias cannot be represented stays fp32 (a
+// fallback, reported). Ops named in the quantize table stay fp32; casts are
+// inserted wherever a value crosses precisions. Formulas: docs/quantization.md.
+#pragma once
+
+#include "compiler/Calibration/CalibrationTable.h"
+#include "compiler/Dialect/Top/WeightStore.h"
+#include "support/Status.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tpu::lowering {
+
+enum class Quantize { F32, INT8 };
+Result<Quantize> parseQuantize(const std::string &name); // "F32" / "INT8"
+
+struct LoweringOptions {
+  Quantize mode = Quantize::F32;
+  const calib::CalibrationTable *calibration = nullptr; // required for INT8
+  std::set<std::string> keepF32; // names of Top op results kept in fp32
+};
+
+struct LoweredModule {
+  mlir::OwningOpRef<mlir::ModuleOp> module; // tpu ops + top.input/top.weight/top.none
+  top::WeightStore weights;                 // the arrays its top.weight ops name
+  std::vector<std::string> fallbacks;       // "name: why" for int8 ops kept in fp32
+};
+
+// Lowers the entry function of a Top module (shapes inferred, weights in
+// `weights`). Errors: a Top op with no lowering (naming the op, its tensor
+// and location), tensors missing from the calibration table (naming them).
+Result<LoweredModule> lowerToTpu(mlir::ModuleOp topModule, const top::WeightStore &weights,
+                                 const LoweringOptions &options);
+
+// The quantize table: one tensor (op result) name per line, '#' comments;
+// optionally followed by a precision word, which must be F32.
+Result<std::set<std::string>> loadQuantizeTable(const std::string &path);
+
+} // namespace tpu::lowering

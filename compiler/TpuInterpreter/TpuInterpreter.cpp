@@ -1,0 +1,81 @@
+#include "compiler/TpuInterpreter/TpuInterpreter.h"
+
+#include "compiler/Backend/QuantRef.h"
+#include "compiler/Dialect/Top/WeightStore.h"
+#include "compiler/Dialect/Tpu/TpuOps.h"
+#include "compiler/Export/TpuToGraph.h"
+
+#include <cstring>
+
+namespace tpu::tpuinterp {
+
+using backend::DType;
+
+bool isTpuModule(mlir::ModuleOp module) {
+  bool found = false;
+  module.walk([&](mlir::Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "tpu") found = true;
+  });
+  return found;
+}
+
+Result<std::unique_ptr<TpuInterpreter>> TpuInterpreter::create(mlir::ModuleOp module) {
+  auto weights = top::WeightStore::loadFor(module);
+  if (!weights) return makeError(weights.message());
+  auto g = exporter::toGraph(module, weights->arrays());
+  if (!g) return makeError(g.message());
+  return create(std::move(*g));
+}
+
+Result<std::unique_ptr<TpuInterpreter>> TpuInterpreter::create(backend::Graph graph) {
+  TPU_RETURN_IF_ERROR(graph.validate());
+  return std::unique_ptr<TpuInterpreter>(new TpuInterpreter(std::move(graph)));
+}
+
+namespace {
+NpyArray toFloatArray(const backend::Tensor &t, const backend::Bytes &v) {
+  std::vector<float> f(size_t(t.numel()));
+  if (t.dtype == DType::F32) std::memcpy(f.data(), v.data(), v.size());
+  else
+    for (size_t i = 0; i < f.size(); ++i)
+      f[i] = float(t.dtype == DType::U8 ? int(v[i]) : int(int8_t(v[i]))) * t.scale;
+  return NpyArray::from(t.shape, f.data(), f.size());
+}
+} // namespace
+
+Result<NpzMap> TpuInterpreter::run(const NpzMap &inputs, bool dumpAll) const {
+  std::vector<backend::Bytes> in;
+  for (int id : graph_.inputs) {
+    const backend::Tensor &t = graph_.tensors[size_t(id)];
+    auto it = inputs.find(t.name);
+    if (it == inputs.end()) return makeError("input '", t.name, "' is missing");
+    if (it->second.shape != t.shape)
+      return makeError("input '", t.name, "' has shape ", shapeToString(it->second.shape), ", the model takes ",
+                       shapeToString(t.shape));
+    std::vector<float> f = it->second.toFloat();
+    backend::Bytes b(t.bytes());
+    if (t.dtype == DType::F32) std::memcpy(b.data(), f.data(), b.size());
+    else if (backend::isInt8Like(t.dtype))
+      for (size_t i = 0; i < f.size(); ++i) b[i] = uint8_t(backend::quantizeValue(f[i], t.scale, t.dtype));
+    else return makeError("input '", t.name, "' has dtype ", backend::dtypeName(t.dtype), " (float32 or int8 only)");
+    in.push_back(std::move(b));
+  }
+  if (inputs.size() != graph_.inputs.size())
+    for (const auto &[name, arr] : inputs) {
+      bool known = false;
+      for (int id : graph_.inputs) known = known || graph_.tensors[size_t(id)].name == name;
+      if (!known) return makeError("'", name, "' is not an input of the model");
+    }
+  auto values = backend::evalGraph(graph_, in);
+  if (!values) return makeError(values.message());
+  NpzMap out;
+  if (dumpAll) {
+    for (size_t i = 0; i < graph_.tensors.size(); ++i)
+      if (!graph_.tensors[i].isWeight()) out[graph_.tensors[i].name] = toFloatArray(graph_.tensors[i], (*values)[i]);
+  } else {
+    for (int id : graph_.outputs) out[graph_.tensors[size_t(id)].name] = toFloatArray(graph_.tensors[size_t(id)], (*values)[size_t(id)]);
+  }
+  return out;
+}
+
+} // namespace tpu::tpuinterp

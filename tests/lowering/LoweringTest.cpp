@@ -1,0 +1,422 @@
+// Top -> Tpu lowering per op, F32 and INT8: the Tpu interpreter against the
+// Top interpreter (cosine), and each lowered op compiled to a bmodel and run
+// on the runtime's func backend against the Tpu interpreter (bit for bit in
+// INT8). Plus mixed precision and the bad-input errors.
+#include "compiler/Backend/CodeGen.h"
+#include "compiler/Calibration/Calibrator.h"
+#include "compiler/Dialect/Tpu/TpuOps.h"
+#include "compiler/Export/TpuToGraph.h"
+#include "compiler/Interpreter/TopInterpreter.h"
+#include "compiler/Kernels/Compare.h"
+#include "compiler/Lowering/Lowering.h"
+#include "compiler/TpuInterpreter/TpuInterpreter.h"
+#include "runtime/Runtime.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+using namespace tpu;
+using lowering::Quantize;
+
+namespace {
+
+std::string typeOf(const std::vector<int64_t> &shape) {
+  std::string s = "tensor<";
+  for (int64_t d : shape) s += std::to_string(d) + "x";
+  return s + "f32>";
+}
+
+struct Case {
+  std::vector<std::vector<int64_t>> inputs; // named in0, in1, ...
+  std::vector<float> inputStd;              // spread of each input (default 1)
+  std::vector<int64_t> output;              // the body defines %y
+  std::string body;
+  NpzMap weights;
+};
+
+struct Outcome {
+  double cosineVsTop = 0;     // Tpu interpreter vs Top interpreter
+  bool bitExact = false;      // bmodel (func backend) vs Tpu interpreter
+  double bmodelCosine = 0;    // bmodel vs Tpu interpreter
+  backend::Graph graph;
+};
+
+class Pipeline {
+public:
+  explicit Pipeline(const Case &c) : c_(c) {
+    dir_ = std::filesystem::path(testing::TempDir()) /
+           ("lowering_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::create_directories(dir_);
+  }
+
+  Result<mlir::OwningOpRef<mlir::ModuleOp>> parse() {
+    TPU_RETURN_IF_ERROR(writeNpz((dir_ / "w.npz").string(), c_.weights));
+    std::ostringstream m;
+    m << "module attributes {top.weight_file = \"" << (dir_ / "w.npz").string() << "\"} {\n"
+      << "func.func @main(";
+    for (size_t i = 0; i < c_.inputs.size(); ++i) m << (i ? ", " : "") << "%a" << i << ": " << typeOf(c_.inputs[i]);
+    m << ") -> " << typeOf(c_.output) << " attributes {top.output_names = [\"y\"]} {\n";
+    for (size_t i = 0; i < c_.inputs.size(); ++i)
+      m << "%in" << i << " = top.input %a" << i << " : (" << typeOf(c_.inputs[i]) << ") -> " << typeOf(c_.inputs[i])
+        << " loc(\"in" << i << "\")\n";
+    m << c_.body << "\nreturn %y : " << typeOf(c_.output) << "\n}\n}\n";
+    top::registerTopDialects(ctx_);
+    ctx_.getOrLoadDialect<tpuir::TpuDialect>();
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(m.str(), &ctx_);
+    if (!module) return makeError("module does not parse:\n", m.str());
+    return module;
+  }
+
+  NpzMap sample(std::mt19937 &rng) const {
+    NpzMap s;
+    for (size_t i = 0; i < c_.inputs.size(); ++i) {
+      std::normal_distribution<float> d(0.0f, i < c_.inputStd.size() ? c_.inputStd[i] : 1.0f);
+      std::vector<float> v(size_t(NpyArray{"float32", c_.inputs[i], {}}.numel()));
+      for (auto &x : v) x = d(rng);
+      s["in" + std::to_string(i)] = NpyArray::from(c_.inputs[i], v.data(), v.size());
+    }
+    return s;
+  }
+
+  Result<Outcome> run(Quantize mode, std::set<std::string> keepF32 = {}) {
+    auto module = parse();
+    if (!module) return makeError(module.message());
+    std::mt19937 rng(1234);
+    std::vector<NpzMap> samples;
+    for (int i = 0; i < 8; ++i) samples.push_back(sample(rng));
+    auto table = calib::calibrate(**module, samples, {});
+    if (!table) return makeError(table.message());
+    auto weights = top::WeightStore::loadFor(**module);
+    if (!weights) return makeError(weights.message());
+    lowering::LoweringOptions lo;
+    lo.mode = mode;
+    lo.calibration = &*table;
+    lo.keepF32 = std::move(keepF32);
+    auto lowered = lowering::lowerToTpu(**module, *weights, lo);
+    if (!lowered) return makeError(lowered.message());
+    auto graph = exporter::toGraph(*lowered->module, lowered->weights.arrays());
+    if (!graph) return makeError(graph.message());
+
+    Outcome out;
+    out.graph = *graph;
+    NpzMap input = sample(rng);
+    auto topInterp = top::TopInterpreter::create(**module);
+    if (!topInterp) return makeError(topInterp.message());
+    auto ref = (*topInterp)->run(input);
+    if (!ref) return makeError(ref.message());
+    auto tpuInterp = tpuinterp::TpuInterpreter::create(*graph);
+    if (!tpuInterp) return makeError(tpuInterp.message());
+    auto got = (*tpuInterp)->run(input);
+    if (!got) return makeError(got.message());
+    const NpyArray &r = ref->at("y"), &g = got->at("y");
+    out.cosineVsTop = kernels::compareTensors(r.as<float>(), g.as<float>(), r.numel()).cosine;
+
+    const std::string path = (dir_ / "m.bmodel").string();
+    TPU_RETURN_IF_ERROR(backend::writeBmodel(*graph, backend::Options{}, path));
+    auto rt = runtime::Runtime::create(isa::HwConfig{}, runtime::BackendKind::Func);
+    if (!rt) return makeError(rt.message());
+    TPU_RETURN_IF_ERROR((*rt)->loadBmodel(path));
+    runtime::RunReport report;
+    auto dev = (*rt)->run(graph->name, input, runtime::RunOptions{}, report);
+    if (!dev) return makeError(dev.message());
+    const NpyArray &d = dev->at("y");
+    out.bitExact = d.data == g.data;
+    out.bmodelCosine = kernels::compareTensors(g.as<float>(), d.as<float>(), g.numel()).cosine;
+    return out;
+  }
+
+private:
+  Case c_;
+  std::filesystem::path dir_;
+  mlir::MLIRContext ctx_;
+};
+
+NpyArray randomWeight(std::vector<int64_t> shape, float stddev, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, stddev);
+  std::vector<float> v(size_t(NpyArray{"float32", shape, {}}.numel()));
+  for (auto &x : v) x = d(rng);
+  return NpyArray::from(std::move(shape), v.data(), v.size());
+}
+
+size_t countKind(const backend::Graph &g, backend::OpKind k) {
+  size_t n = 0;
+  for (const auto &op : g.ops) n += op.kind == k;
+  return n;
+}
+
+void expectBoth(const Case &c, double minInt8Cosine = 0.99) {
+  {
+    Pipeline p(c);
+    auto f = p.run(Quantize::F32);
+    ASSERT_TRUE(f) << f.message();
+    EXPECT_GE(f->cosineVsTop, 0.9999);
+    EXPECT_GE(f->bmodelCosine, 0.99999);
+    EXPECT_EQ(countKind(f->graph, backend::OpKind::Cast), 0u);
+  }
+  Pipeline p(c);
+  auto q = p.run(Quantize::INT8);
+  ASSERT_TRUE(q) << q.message();
+  EXPECT_GE(q->cosineVsTop, minInt8Cosine);
+  EXPECT_TRUE(q->bitExact);
+}
+
+std::string conv(const std::string &out, const std::string &in, const std::string &w, const std::string &b,
+                 const std::vector<int64_t> &xs, const std::vector<int64_t> &ws, const std::vector<int64_t> &ys,
+                 const std::string &attrs) {
+  std::ostringstream s;
+  s << "%" << out << " = \"top.conv\"(%" << in << ", %" << w << ", %" << b << ") {" << attrs << "} : ("
+    << typeOf(xs) << ", " << typeOf(ws) << ", " << (b == "none" ? std::string("none") : typeOf({ws[0]})) << ") -> "
+    << typeOf(ys) << " loc(\"" << out << "\")\n";
+  return s.str();
+}
+
+const char *k3p1 = "kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, "
+                   "dilations = array<i64: 1, 1>";
+
+TEST(Lowering, ConvReluOddChannels) {
+  Case c;
+  c.inputs = {{1, 3, 9, 11}};
+  c.output = {1, 5, 9, 11};
+  c.weights["w"] = randomWeight({5, 3, 3, 3}, 0.3f, 1);
+  c.weights["b"] = randomWeight({5}, 0.2f, 2);
+  c.body = "%w = top.weight \"w\" : tensor<5x3x3x3xf32>\n%b = top.weight \"b\" : tensor<5xf32>\n" +
+           conv("c", "in0", "w", "b", {1, 3, 9, 11}, {5, 3, 3, 3}, {1, 5, 9, 11}, k3p1) +
+           "%y = \"top.relu\"(%c) : (tensor<1x5x9x11xf32>) -> tensor<1x5x9x11xf32> loc(\"y_relu\")";
+  expectBoth(c);
+}
+
+TEST(Lowering, DepthwiseStride2Relu6Batch2) {
+  Case c;
+  c.inputs = {{2, 6, 10, 10}};
+  c.output = {2, 6, 5, 5};
+  c.weights["w"] = randomWeight({6, 1, 3, 3}, 0.5f, 3);
+  c.body = "%w = top.weight \"w\" : tensor<6x1x3x3xf32>\n%none = top.none\n" +
+           conv("y", "in0", "w", "none", {2, 6, 10, 10}, {6, 1, 3, 3}, {2, 6, 5, 5},
+                "kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, "
+                "dilations = array<i64: 1, 1>, group = 6 : i64, do_relu = true, relu_limit = 1.0 : f64");
+  expectBoth(c);
+}
+
+TEST(Lowering, MaxPoolCeilAndAvgPoolPadded) {
+  Case c;
+  c.inputs = {{1, 7, 9, 9}};
+  c.output = {1, 7, 3, 3};
+  c.body = "%p = \"top.max_pool\"(%in0) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = "
+           "array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = true} : (tensor<1x7x9x9xf32>) -> "
+           "tensor<1x7x4x4xf32> loc(\"p\")\n"
+           "%y = \"top.avg_pool\"(%p) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = "
+           "array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = true} : "
+           "(tensor<1x7x4x4xf32>) -> tensor<1x7x2x2xf32> loc(\"y\")";
+  c.output = {1, 7, 2, 2};
+  expectBoth(c);
+}
+
+TEST(Lowering, GlobalAvgPoolReshapeGemm) {
+  Case c;
+  c.inputs = {{1, 16, 5, 5}};
+  c.output = {1, 10};
+  c.weights["fw"] = randomWeight({10, 16}, 0.3f, 4);
+  c.weights["fb"] = randomWeight({10}, 0.1f, 5);
+  c.body = "%g = \"top.global_avg_pool\"(%in0) : (tensor<1x16x5x5xf32>) -> tensor<1x16x1x1xf32> loc(\"g\")\n"
+           "%f = \"top.reshape\"(%g) {shape = array<i64: 1, 16>} : (tensor<1x16x1x1xf32>) -> tensor<1x16xf32> loc(\"f\")\n"
+           "%fw = top.weight \"fw\" : tensor<10x16xf32>\n%fb = top.weight \"fb\" : tensor<10xf32>\n"
+           "%y = \"top.gemm\"(%f, %fw, %fb) {transB = true, alpha = 0.5 : f64} : (tensor<1x16xf32>, tensor<10x16xf32>, "
+           "tensor<10xf32>) -> tensor<1x10xf32> loc(\"y\")";
+  expectBoth(c);
+}
+
+TEST(Lowering, MatMulWithUntransposedWeight) {
+  Case c;
+  c.inputs = {{3, 12}};
+  c.output = {3, 7};
+  c.weights["m"] = randomWeight({12, 7}, 0.3f, 6);
+  c.body = "%m = top.weight \"m\" : tensor<12x7xf32>\n"
+           "%y = \"top.matmul\"(%in0, %m) : (tensor<3x12xf32>, tensor<12x7xf32>) -> tensor<3x7xf32> loc(\"y\")";
+  expectBoth(c);
+}
+
+std::string binary(const char *op, const char *t) {
+  return std::string("%y = \"top.") + op + "\"(%in0, %in1) : (" + t + ", " + t + ") -> " + t + " loc(\"y\")";
+}
+
+TEST(Lowering, AddWithDifferentScalesThenRelu) {
+  Case c;
+  c.inputs = {{1, 5, 6, 7}, {1, 5, 6, 7}};
+  c.inputStd = {1.0f, 3.0f};
+  c.output = {1, 5, 6, 7};
+  c.body = "%s = \"top.add\"(%in0, %in1) : (tensor<1x5x6x7xf32>, tensor<1x5x6x7xf32>) -> tensor<1x5x6x7xf32> loc(\"s\")\n"
+           "%y = \"top.relu\"(%s) : (tensor<1x5x6x7xf32>) -> tensor<1x5x6x7xf32> loc(\"y\")";
+  expectBoth(c);
+  Pipeline p(c);
+  auto q = p.run(Quantize::INT8);
+  ASSERT_TRUE(q) << q.message();
+  // The relu is fused: one add with relu, no separate relu op.
+  EXPECT_EQ(countKind(q->graph, backend::OpKind::Relu), 0u);
+  for (const auto &op : q->graph.ops)
+    if (op.kind == backend::OpKind::Add) {
+      EXPECT_TRUE(op.relu);
+    }
+}
+
+TEST(Lowering, MulAndMax) {
+  Case c;
+  c.inputs = {{1, 3, 4, 9}, {1, 3, 4, 9}};
+  c.output = {1, 3, 4, 9};
+  c.body = binary("mul", "tensor<1x3x4x9xf32>");
+  expectBoth(c, 0.98);
+  c.body = binary("max", "tensor<1x3x4x9xf32>");
+  expectBoth(c);
+}
+
+TEST(Lowering, LeakyReluAndClip) {
+  Case c;
+  c.inputs = {{1, 4, 8, 8}};
+  c.output = {1, 4, 8, 8};
+  c.body = "%l = \"top.leaky_relu\"(%in0) {alpha = 0.1 : f64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc(\"l\")\n"
+           "%y = \"top.clip\"(%l) {min = -0.2 : f64, max = 1.5 : f64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc(\"y\")";
+  expectBoth(c);
+}
+
+TEST(Lowering, ConcatRequantizesInputsToOneScale) {
+  Case c;
+  c.inputs = {{1, 3, 5, 5}, {1, 4, 5, 5}};
+  c.inputStd = {0.5f, 4.0f};
+  c.output = {1, 7, 5, 5};
+  c.body = "%y = \"top.concat\"(%in0, %in1) {axis = 1 : i64} : (tensor<1x3x5x5xf32>, tensor<1x4x5x5xf32>) -> "
+           "tensor<1x7x5x5xf32> loc(\"y\")";
+  expectBoth(c);
+  Pipeline p(c);
+  auto q = p.run(Quantize::INT8);
+  ASSERT_TRUE(q) << q.message();
+  EXPECT_GE(countKind(q->graph, backend::OpKind::Requant), 1u);
+}
+
+TEST(Lowering, NearestResizeIsUpsample) {
+  Case c;
+  c.inputs = {{1, 3, 4, 5}};
+  c.output = {1, 3, 8, 15};
+  c.body = "%y = \"top.resize\"(%in0) {mode = \"nearest\", coordinate_transformation_mode = \"asymmetric\", "
+           "nearest_mode = \"floor\", scales = array<f64: 1.0, 1.0, 2.0, 3.0>, sizes = array<i64>} : "
+           "(tensor<1x3x4x5xf32>) -> tensor<1x3x8x15xf32> loc(\"y\")";
+  expectBoth(c);
+}
+
+TEST(Lowering, SigmoidIsAnInt8TableOnly) {
+  Case c;
+  c.inputs = {{1, 2, 6, 6}};
+  c.output = {1, 2, 6, 6};
+  c.body = "%y = \"top.sigmoid\"(%in0) : (tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> loc(\"y\")";
+  Pipeline p(c);
+  auto q = p.run(Quantize::INT8);
+  ASSERT_TRUE(q) << q.message();
+  EXPECT_GE(q->cosineVsTop, 0.99);
+  EXPECT_TRUE(q->bitExact);
+  EXPECT_EQ(countKind(q->graph, backend::OpKind::Lut), 1u);
+  Pipeline pf(c);
+  auto f = pf.run(Quantize::F32);
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.message().find("no lowering for top.sigmoid 'y' at loc(\"y\")"), std::string::npos) << f.message();
+}
+
+TEST(Lowering, ConvQuantizationUsesTheInt8RangeAndAnExactShift) {
+  Case c;
+  c.inputs = {{1, 3, 6, 6}};
+  c.output = {1, 4, 6, 6};
+  c.weights["w"] = randomWeight({4, 3, 3, 3}, 0.3f, 9);
+  c.weights["b"] = randomWeight({4}, 0.2f, 10);
+  c.body = "%w = top.weight \"w\" : tensor<4x3x3x3xf32>\n%b = top.weight \"b\" : tensor<4xf32>\n" +
+           conv("y", "in0", "w", "b", {1, 3, 6, 6}, {4, 3, 3, 3}, {1, 4, 6, 6}, k3p1);
+  Pipeline p(c);
+  auto q = p.run(Quantize::INT8);
+  ASSERT_TRUE(q) << q.message();
+  const backend::Op *convOp = nullptr;
+  for (const auto &op : q->graph.ops)
+    if (op.kind == backend::OpKind::Conv) convOp = &op;
+  ASSERT_NE(convOp, nullptr);
+  const backend::Tensor &w = q->graph.tensors[size_t(convOp->inputs[1])];
+  const backend::Tensor &b = q->graph.tensors[size_t(convOp->inputs[2])];
+  EXPECT_EQ(w.dtype, backend::DType::I8);
+  EXPECT_EQ(b.dtype, backend::DType::I16);
+  int maxW = 0;
+  for (uint8_t x : w.data) maxW = std::max(maxW, std::abs(int(int8_t(x))));
+  // The largest shift that fits: the weights use more than half the range.
+  EXPECT_GT(maxW, 63);
+  EXPECT_LE(maxW, 127);
+  EXPECT_GT(convOp->rshift, 0u);
+}
+
+TEST(Lowering, MixedPrecisionInsertsCasts) {
+  Case c;
+  c.inputs = {{1, 3, 6, 6}};
+  c.output = {1, 4, 6, 6};
+  c.weights["w"] = randomWeight({4, 3, 3, 3}, 0.3f, 11);
+  c.body = "%w = top.weight \"w\" : tensor<4x3x3x3xf32>\n%none = top.none\n" +
+           conv("c", "in0", "w", "none", {1, 3, 6, 6}, {4, 3, 3, 3}, {1, 4, 6, 6}, k3p1) +
+           "%y = \"top.leaky_relu\"(%c) {alpha = 0.2 : f64} : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> loc(\"y\")";
+  Pipeline p(c);
+  auto q = p.run(Quantize::INT8, {"c"});
+  ASSERT_TRUE(q) << q.message();
+  EXPECT_GE(q->cosineVsTop, 0.99);
+  EXPECT_TRUE(q->bitExact);
+  const backend::Op *convOp = nullptr;
+  for (const auto &op : q->graph.ops)
+    if (op.kind == backend::OpKind::Conv) convOp = &op;
+  ASSERT_NE(convOp, nullptr);
+  EXPECT_EQ(q->graph.tensors[size_t(convOp->output)].dtype, backend::DType::F32);
+  // fp32 conv -> cast to int8 -> leaky relu int8 -> cast to fp32 output.
+  EXPECT_EQ(countKind(q->graph, backend::OpKind::Cast), 2u);
+}
+
+TEST(Lowering, MissingCalibrationTensorsAreNamed) {
+  Case c;
+  c.inputs = {{1, 2, 4, 4}};
+  c.output = {1, 2, 4, 4};
+  c.body = "%y = \"top.relu\"(%in0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc(\"y\")";
+  Pipeline p(c);
+  auto module = p.parse();
+  ASSERT_TRUE(module) << module.message();
+  auto weights = top::WeightStore::loadFor(**module);
+  ASSERT_TRUE(weights) << weights.message();
+  calib::CalibrationTable table;
+  table.tensors["in0"] = {1.0, -1.0, 1.0};
+  lowering::LoweringOptions lo;
+  lo.mode = Quantize::INT8;
+  lo.calibration = &table;
+  auto lowered = lowering::lowerToTpu(**module, *weights, lo);
+  ASSERT_FALSE(lowered);
+  EXPECT_EQ(lowered.message(), "the calibration table lacks 1 tensor(s) of the model: y");
+  lo.calibration = nullptr;
+  auto none = lowering::lowerToTpu(**module, *weights, lo);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.message().find("calibration table"), std::string::npos);
+}
+
+TEST(Lowering, OpWithoutLoweringIsNamed) {
+  Case c;
+  c.inputs = {{1, 2, 4, 4}};
+  c.output = {1, 2, 4, 4};
+  c.body = "%y = \"top.sin\"(%in0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc(\"the_sine\")";
+  Pipeline p(c);
+  auto r = p.run(Quantize::F32);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("no lowering for top.sin 'y' at loc(\"the_sine\")"), std::string::npos)
+      << r.message();
+}
+
+TEST(Lowering, QuantizeModeNames) {
+  EXPECT_EQ(*lowering::parseQuantize("INT8"), Quantize::INT8);
+  EXPECT_EQ(*lowering::parseQuantize("F32"), Quantize::F32);
+  auto bad = lowering::parseQuantize("BF16");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.message(), "--quantize 'BF16' is not one of F32, INT8");
+}
+
+} // namespace

@@ -1,0 +1,87 @@
+// tpuc calibrate: per-tensor thresholds from the Top interpreter over
+// samples — wiring only; the work is in compiler/Calibration/Calibrator.h.
+#include "compiler/Calibration/Calibrator.h"
+#include "compiler/Interpreter/TopInterpreter.h"
+#include "support/ArgParser.h"
+#include "tools/tpuc/Subcommand.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+namespace {
+
+int runCalibrate(int argc, char **argv) {
+  tpu::ArgParser args("calibrate", "tpuc calibrate model.top.mlir --dataset DIR | --data a.npz,b.npz "
+                                   "[--input-num N] [--method max|kl] -o model.cali");
+  args.positionals(1, 1, "model");
+  args.option("--dataset", "directory of .npz samples (one array per model input), taken in name order");
+  args.option("--data", "comma-separated .npz samples");
+  args.option("--input-num", "use the first N samples (default: all)");
+  args.option("--method", "max (absolute maximum) or kl (KL-divergence histogram, 2048 bins); default kl");
+  args.option("--output", "the calibration table to write", "-o");
+  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("calibrate", st.message());
+  if (args.helpRequested()) {
+    std::cout << args.help();
+    return tpuc::kExitOk;
+  }
+  if (!args.has("--output")) return tpuc::fail("calibrate", "missing -o model.cali");
+  if (args.has("--dataset") == args.has("--data"))
+    return tpuc::fail("calibrate", "give exactly one of --dataset DIR and --data a.npz,b.npz");
+  auto method = tpu::calib::parseMethod(args.get("--method", "kl"));
+  if (!method) return tpuc::fail("calibrate", method.message());
+  auto num = args.getInt("--input-num", 0);
+  if (!num) return tpuc::fail("calibrate", num.message());
+  if (*num < 0) return tpuc::fail("calibrate", "--input-num must be >= 1");
+
+  std::vector<std::string> files;
+  if (args.has("--dataset")) {
+    std::error_code ec;
+    const std::string dir = args.get("--dataset");
+    if (!llvm::sys::fs::is_directory(dir)) return tpuc::fail("calibrate", dir + ": not a directory");
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
+      if (llvm::StringRef(it->path()).ends_with(".npz")) files.push_back(it->path());
+    if (ec) return tpuc::fail("calibrate", dir + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) return tpuc::fail("calibrate", dir + ": no .npz samples");
+  } else {
+    std::stringstream list(args.get("--data"));
+    for (std::string f; std::getline(list, f, ',');)
+      if (!f.empty()) files.push_back(f);
+    if (files.empty()) return tpuc::fail("calibrate", "--data names no file");
+  }
+  if (*num > 0) {
+    if (size_t(*num) > files.size())
+      return tpuc::fail("calibrate", "--input-num " + std::to_string(*num) + " but only " +
+                                         std::to_string(files.size()) + " samples");
+    files.resize(size_t(*num));
+  }
+  std::vector<tpu::NpzMap> samples;
+  for (const std::string &f : files) {
+    auto s = tpu::readNpz(f);
+    if (!s) return tpuc::fail("calibrate", s.message());
+    samples.push_back(std::move(*s));
+  }
+
+  mlir::MLIRContext context;
+  auto module = top::loadTopModule(context, args.args()[0]);
+  if (!module) return tpuc::fail("calibrate", module.message());
+  tpu::calib::CalibrationOptions opt;
+  opt.method = *method;
+  opt.progress = [](int done, int total) {
+    std::cerr << "\rcalibrate: " << done << "/" << total << " interpreter runs" << (done == total ? "\n" : "")
+              << std::flush;
+  };
+  auto table = tpu::calib::calibrate(**module, samples, opt);
+  if (!table) return tpuc::fail("calibrate", args.args()[0] + ": " + table.message());
+  if (auto st = table->save(args.get("--output")); !st) return tpuc::fail("calibrate", st.message());
+  return tpuc::kExitOk;
+}
+
+tpuc::RegisterSubcommand registerCalibrate("calibrate", "per-tensor int8 thresholds from sample runs (max or KL)",
+                                           runCalibrate);
+
+} // namespace

@@ -1,0 +1,61 @@
+// tpuc deploy: Top module -> Tpu module -> bmodel, optionally tested —
+// wiring only; the work is in compiler/Lowering/Deploy.h.
+#include "compiler/Lowering/Deploy.h"
+#include "support/ArgParser.h"
+#include "tools/tpuc/Subcommand.h"
+
+#include <iostream>
+
+namespace {
+
+int runDeploy(int argc, char **argv) {
+  tpu::ArgParser args("deploy",
+                      "tpuc deploy model.top.mlir --quantize F32|INT8 [--calibration-table model.cali] "
+                      "[--quantize-table keep_fp32.txt] [--no-layer-group] [--chip bm1684] -o model.bmodel "
+                      "[--test-input in.npz [--test-reference ref.npz]]");
+  args.positionals(1, 1, "model");
+  args.option("--quantize", "F32 or INT8");
+  args.option("--calibration-table", "calibration table from tpuc calibrate (INT8)");
+  args.option("--quantize-table", "tensor names (one per line) whose ops stay F32");
+  args.flag("--no-layer-group", "compile op by op without overlapping loads and computes");
+  args.option("--chip", "target chip (bm1684)");
+  args.option("--output", "the bmodel to write; model.tpu.mlir is written beside it", "-o");
+  args.option("--test-input", "npz of inputs: run the bmodel (func backend) and the Tpu interpreter");
+  args.option("--test-reference", "npz of reference outputs (e.g. from tpuc run) to compare the bmodel with");
+  args.option("--min-cosine", "cosine the comparison needs (default 0.9999 for F32, 0.99 for INT8)");
+  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("deploy", st.message());
+  if (args.helpRequested()) {
+    std::cout << args.help();
+    return tpuc::kExitOk;
+  }
+  if (!args.has("--quantize")) return tpuc::fail("deploy", "missing --quantize F32|INT8");
+  auto mode = tpu::lowering::parseQuantize(args.get("--quantize"));
+  if (!mode) return tpuc::fail("deploy", mode.message());
+  if (!args.has("--output")) return tpuc::fail("deploy", "missing -o model.bmodel");
+  if (args.has("--test-reference") && !args.has("--test-input"))
+    return tpuc::fail("deploy", "--test-reference needs --test-input");
+  auto minCosine = args.getDouble("--min-cosine", 0);
+  if (!minCosine) return tpuc::fail("deploy", minCosine.message());
+  if (*minCosine < 0 || *minCosine > 1) return tpuc::fail("deploy", "--min-cosine must be in [0, 1]");
+
+  tpu::lowering::DeployOptions opt;
+  opt.mode = *mode;
+  opt.calibrationTable = args.get("--calibration-table");
+  opt.quantizeTable = args.get("--quantize-table");
+  opt.layerGroup = !args.isSet("--no-layer-group");
+  opt.chip = args.get("--chip", "bm1684");
+  opt.output = args.get("--output");
+  opt.testInput = args.get("--test-input");
+  opt.testReference = args.get("--test-reference");
+  opt.minCosine = *minCosine;
+  auto result = tpu::lowering::deploy(args.args()[0], opt, std::cerr);
+  if (!result) return tpuc::fail("deploy", result.message());
+  bool int8 = *mode == tpu::lowering::Quantize::INT8;
+  if (result->tested && ((int8 && !result->bitExact) || !result->referencePass)) return tpuc::kExitMismatch;
+  return tpuc::kExitOk;
+}
+
+tpuc::RegisterSubcommand registerDeploy("deploy", "lower a Top model to the Tpu dialect and compile it to a bmodel",
+                                        runDeploy);
+
+} // namespace
