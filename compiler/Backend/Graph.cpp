@@ -57,6 +57,7 @@ const char *opKindName(OpKind k) {
   case OpKind::Cast: return "Cast";
   case OpKind::Requant: return "Requant";
   case OpKind::Affine: return "Affine";
+  case OpKind::Sigmoid: return "Sigmoid";
   case OpKind::ConvTranspose: return "ConvTranspose";
   }
   return "?";
@@ -225,7 +226,8 @@ Status checkOp(const Graph &g, const Op &op) {
       if (m < -32768 || m > 32767) return makeError("multiplier ", m, " does not fit int16");
     return Status::ok();
   }
-  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant: case OpKind::Affine: {
+  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant: case OpKind::Affine:
+  case OpKind::Sigmoid: {
     TPU_RETURN_IF_ERROR(needInputs(1, 1));
     TPU_RETURN_IF_ERROR(sameType(in(0)));
     if (in(0).nchw() != ys) return makeError("input and output shapes differ");
@@ -242,6 +244,7 @@ Status checkOp(const Graph &g, const Op &op) {
       if (op.multipliers[0] < -32768 || op.multipliers[0] > 32767)
         return makeError("multiplier ", op.multipliers[0], " does not fit int16");
     }
+    if (op.kind == OpKind::Sigmoid && int8) return makeError("int8 sigmoid is a Lut op");
     if (op.kind == OpKind::Affine && int8) {
       TPU_RETURN_IF_ERROR(needMultipliers(2));
       if (op.multipliers[0] < -32768 || op.multipliers[0] > 32767)

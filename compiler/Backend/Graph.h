@@ -48,6 +48,7 @@ enum class OpKind {
   Requant,       // int8 -> int8: sat(rshift(x * multiplier[0], rshift))
   ConvTranspose, // in: x, weight [ic, oc, kh, kw], optional bias [oc]; groups 1; output
                  // padding = extra end rows/columns of the output tensor
+  Sigmoid,       // fp32 only (int8: a Lut); the chip's recipe, QuantRef.h sigmoidChip
   Affine,        // x * a + b with scalars: fp32 alpha, beta; int8 rq(x * multipliers[0] + multipliers[1])
 };
 const char *opKindName(OpKind k);

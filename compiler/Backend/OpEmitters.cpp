@@ -1,6 +1,7 @@
 // The per-op emitters: each op kind's slicing, loads, TIU commands and
 // stores (docs/codegen.md, "Emitting commands").
 #include "compiler/Backend/Emit.h"
+#include "compiler/Backend/QuantRef.h"
 
 #include "isa/GdmaCommand.h"
 #include "isa/TiuCommand.h"
@@ -329,7 +330,7 @@ public:
     switch (op_.kind) {
     case OpKind::Add: case OpKind::Max: return y_.dtype == DType::F32 ? 0 : 2;
     case OpKind::Mul: return y_.dtype == DType::F32 ? 0 : 1;
-    case OpKind::LeakyRelu: case OpKind::Cast: return 1;
+    case OpKind::LeakyRelu: case OpKind::Cast: case OpKind::Sigmoid: return 1;
     default: return 0;
     }
   }
@@ -345,6 +346,7 @@ public:
   }
   std::vector<uint64_t> fixedBytes(int64_t) const override {
     if (op_.kind == OpKind::Lut) return {256};
+    if (op_.kind == OpKind::Sigmoid) return {SigmoidRecipe::kExpTerms * 4};
     return {};
   }
   bool isBcast(size_t input) const { return bcast_ && input == 1; }
@@ -357,6 +359,21 @@ public:
     return b;
   }
   uint16_t loadFixed(const Tile &, uint16_t wait) override {
+    if (op_.kind == OpKind::Sigmoid) {
+      // The Taylor coefficients, filled into the same offset of every lane.
+      uint16_t id = 0;
+      const auto &c = SigmoidRecipe::expCoefficients();
+      for (size_t k = 0; k < c.size(); ++k) {
+        isa::GdmaCommand f;
+        f.direction = isa::GdmaDirection::S2L, f.specialFunc = isa::GdmaSpecialFunc::ConstantFill;
+        f.constantValue = sim::floatBits(c[k]);
+        f.src.format = f.dst.format = isa::GdmaFormat::Fp32;
+        f.src.shape = f.dst.shape = {1, lanes(), 1, 1};
+        f.dst.addr = fixed_[0] + uint32_t(k * 4), f.dst.stride = {1, 1, 1, 1};
+        id = e_.b->gdma(f, wait);
+      }
+      return id;
+    }
     // The 256-entry table, broadcast into the same offset of every lane.
     LBuf tb;
     tb.offset = fixed_[0], tb.dtype = y_.dtype, tb.shape = {1, lanes(), 1, 256}, tb.stride = {0, 256, 256, 1};
@@ -373,7 +390,8 @@ public:
               uint16_t wait, uint8_t count = 2) {
     isa::Arith c;
     c.eu = eu, c.res0 = res.operand(hw_), c.opd0 = a, c.opd1 = b, c.opdCount = count;
-    c.opd1.shape = c.opd0.shape = res.shape;
+    c.opd0.shape = res.shape;
+    if (eu != isa::EuOp::Taylor) c.opd1.shape = res.shape; // taylor: opd1 w = the terms
     c.rshift = rshift, c.relu = relu;
     return e_.b->tiu(c, wait);
   }
@@ -449,6 +467,20 @@ public:
         ew(EuOp::Mul, tmp(0), a.operand(hw_), constantF(1.0f / e_.g.tensors[op_.output].scale), 0, false, wait);
         return ew(EuOp::Copy, y, tmp(0).operand(hw_), LocalOperand{}, 0, false, wait, 1);
       }
+    case OpKind::Sigmoid: { // SigmoidRecipe, step for step
+      using R = SigmoidRecipe;
+      const LBuf &e = tmp(0);
+      ew(EuOp::Max, y, a.operand(hw_), constantF(-R::kClamp), 0, false, wait);
+      ew(EuOp::Min, y, y.operand(hw_), constantF(R::kClamp), 0, false, wait);
+      ew(EuOp::Mul, y, y.operand(hw_), constantF(-1.0f / float(1u << R::kSquarings)), 0, false, wait);
+      LBuf coef;
+      coef.offset = fixed_[0], coef.dtype = DType::F32, coef.shape = {1, u32(t.cs), 1, R::kExpTerms};
+      coef.stride = {0, 0, 0, 1};
+      ew(EuOp::Taylor, e, y.operand(hw_), coef.operand(hw_), 0, false, wait);
+      for (unsigned i = 0; i < R::kSquarings; ++i) ew(EuOp::Mul, e, e.operand(hw_), e.operand(hw_), 0, false, wait);
+      ew(EuOp::Add, e, e.operand(hw_), constantF(1.0f), 0, false, wait);
+      return ew(EuOp::Divide, y, constantF(1.0f), e.operand(hw_), 0, false, wait);
+    }
     case OpKind::Lut: {
       isa::Lut c;
       c.eu = EuOp::Copy;

@@ -140,6 +140,33 @@ int64_t quantizeValue(float x, float scale, DType out) {
   return sim::fp32ToInt(x * inv, precOf(out), signedOf(out));
 }
 
+const std::array<float, SigmoidRecipe::kExpTerms> &SigmoidRecipe::expCoefficients() {
+  static const std::array<float, kExpTerms> c = [] {
+    std::array<float, kExpTerms> v{};
+    double f = 1.0;
+    for (unsigned k = 0; k < kExpTerms; ++k) {
+      if (k > 0) f *= double(k);
+      v[k] = float(1.0 / f);
+    }
+    return v;
+  }();
+  return c;
+}
+
+float sigmoidChip(float x) {
+  const auto &c = SigmoidRecipe::expCoefficients();
+  float t = std::min(std::max(x, -SigmoidRecipe::kClamp), SigmoidRecipe::kClamp);
+  t = t * (-1.0f / float(1u << SigmoidRecipe::kSquarings));
+  float e = 0.0f;
+  for (unsigned k = SigmoidRecipe::kExpTerms; k-- > 0;) {
+    float p = e * t;
+    e = p + c[k];
+  }
+  for (unsigned i = 0; i < SigmoidRecipe::kSquarings; ++i) e = e * e;
+  e = e + 1.0f;
+  return 1.0f / e;
+}
+
 Bytes activationTable(kernels::UnaryKind kind, float a, float b, DType in, float inScale, DType out,
                       float outScale) {
   std::vector<float> x(256), y(256);
@@ -278,7 +305,8 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
     }
     break;
   }
-  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant: case OpKind::Affine: {
+  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant: case OpKind::Affine:
+  case OpKind::Sigmoid: {
     if (isInt) {
       auto a = toInts(*inputs[0], x.dtype);
       ri.resize(count);
@@ -302,6 +330,7 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
         if (op.kind == OpKind::Relu) v = std::max(v, 0.0f);
         else if (op.kind == OpKind::LeakyRelu) v = std::max(v, v * op.alpha);
         else if (op.kind == OpKind::Affine) { float t = v * op.alpha; v = t + op.beta; if (op.relu) v = sim::relu(v); }
+        else if (op.kind == OpKind::Sigmoid) v = sigmoidChip(v);
         else v = std::min(std::max(v, op.clipMin), op.clipMax);
         rf[i] = v;
       }

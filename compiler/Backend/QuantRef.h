@@ -10,6 +10,7 @@
 #include "compiler/Kernels/Kernels.h"
 #include "support/Status.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -33,6 +34,18 @@ int64_t int8Binary(OpKind kind, int64_t a, int64_t b, const Op &op, DType out);
 int64_t int8LeakyRelu(int64_t x, const Op &op, DType out);
 // Cast fp32 -> int8: round half to even of x * (1 / scale), saturated.
 int64_t quantizeValue(float x, float scale, DType out);
+
+// fp32 sigmoid as the generated commands compute it, step for step:
+// t = clamp(x, -kClamp, kClamp) * (-1 / 2^kSquarings); e = Taylor series of
+// exp(t) (kExpTerms terms, Horner); e squared kSquarings times (= exp(-x));
+// 1 / (e + 1). |error| < 3e-6 against the exact function.
+struct SigmoidRecipe {
+  static constexpr float kClamp = 20.0f;
+  static constexpr unsigned kSquarings = 6;
+  static constexpr unsigned kExpTerms = 9;
+  static const std::array<float, kExpTerms> &expCoefficients(); // 1/k!, lowest first
+};
+float sigmoidChip(float x);
 
 // The 256-entry table of a Lut op computing `kind` (compiler/Kernels'
 // fp32 function, parameters a, b as there): entry i is the input code

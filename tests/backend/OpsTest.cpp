@@ -134,6 +134,30 @@ TEST_P(OpTest, Binary) {
     }
 }
 
+TEST(Sigmoid, RecipeIsAccurate) {
+  for (float x = -30.0f; x <= 30.0f; x += 0.01f)
+    EXPECT_NEAR(sigmoidChip(x), 1.0f / (1.0f + std::exp(-x)), 3e-6f) << x;
+}
+
+TEST(Sigmoid, Fp32WholeSlicedAndGrouped) {
+  GraphBuilder gb;
+  const DType f = DType::F32;
+  int x = gb.act("x", {3, 70, 11, 13}, f), s = gb.act("s", {3, 70, 11, 13}, f);
+  int y = gb.act("y", {3, 70, 11, 13}, f);
+  Op &scale = gb.op(OpKind::Affine, "spread", {x}, s);
+  scale.alpha = 25.0f; // inputs in [-25, 25]: past the clamp too
+  gb.op(OpKind::Sigmoid, "sigmoid", {s}, y);
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  for (bool small : {false, true})
+    for (bool groups : {false, true}) {
+      Options o;
+      if (small) o.hw = smallLmem();
+      o.layerGroups = groups;
+      if (groups) o.segmentStarts.assign(1, 0);
+      expectMatchesReference(gb.g, o);
+    }
+}
+
 TEST_P(OpTest, BinaryChannelBroadcast) {
   for (OpKind k : {OpKind::Add, OpKind::Mul, OpKind::Max}) {
     GraphBuilder gb;
