@@ -958,6 +958,120 @@ const std::map<std::string, Handler> &handlers() {
       c.op<top::DivOp>("", {c.op<top::SinOp>("sin", {x}), c.op<top::CosOp>("cos", {x})});
       return c.status();
     };
+    t["Sinh"] = [](Importer &im, const Node &n) -> Status { // (e^x - e^-x) / 2
+      Composer c(im, n);
+      Value x = c.input(0);
+      Value ep = c.op<top::ExpOp>("exp", {x}), en = c.op<top::ExpOp>("exp_neg", {c.op<top::NegOp>("neg", {x})});
+      c.op<top::MulOp>("", {c.op<top::SubOp>("diff", {ep, en}), c.scalar("half", 0.5f)});
+      return c.status();
+    };
+    t["Cosh"] = [](Importer &im, const Node &n) -> Status { // (e^x + e^-x) / 2
+      Composer c(im, n);
+      Value x = c.input(0);
+      Value ep = c.op<top::ExpOp>("exp", {x}), en = c.op<top::ExpOp>("exp_neg", {c.op<top::NegOp>("neg", {x})});
+      c.op<top::MulOp>("", {c.op<top::AddOp>("sum", {ep, en}), c.scalar("half", 0.5f)});
+      return c.status();
+    };
+    auto archyp = [](float sign) { // asinh: log(x + sqrt(x^2 + 1)), acosh: log(x + sqrt(x^2 - 1))
+      return [sign](Importer &im, const Node &n) -> Status {
+        Composer c(im, n);
+        Value x = c.input(0);
+        Value r = c.op<top::SqrtOp>("root", {c.op<top::AddOp>("shifted", {c.op<top::MulOp>("square", {x, x}),
+                                                                           c.scalar("one", sign)})});
+        c.op<top::LogOp>("", {c.op<top::AddOp>("arg", {x, r})});
+        return c.status();
+      };
+    };
+    t["Asinh"] = archyp(1.0f);
+    t["Acosh"] = archyp(-1.0f);
+    t["Atanh"] = [](Importer &im, const Node &n) -> Status { // log((1 + x) / (1 - x)) / 2
+      Composer c(im, n);
+      Value x = c.input(0), one = c.scalar("one", 1.0f);
+      Value q = c.op<top::DivOp>("ratio", {c.op<top::AddOp>("num", {one, x}), c.op<top::SubOp>("den", {one, x})});
+      c.op<top::MulOp>("", {c.op<top::LogOp>("log", {q}), c.scalar("half", 0.5f)});
+      return c.status();
+    };
+    t["Shrink"] = [](Importer &im, const Node &n) -> Status {
+      float lambd = float(n.getFloat("lambd", 0.5)), bias = float(n.getFloat("bias", 0.0));
+      Composer c(im, n);
+      Value x = c.input(0);
+      Value low = c.op<top::LessOp>("below", {x, c.scalar("neg_lambd", -lambd)});
+      Value high = c.op<top::GreaterOp>("above", {x, c.scalar("lambd", lambd)});
+      Value up = c.op<top::AddOp>("raised", {x, c.scalar("bias", bias)});
+      Value down = c.op<top::SubOp>("lowered", {x, c.scalar("bias_sub", bias)});
+      Value inner = c.op<top::WhereOp>("upper", {high, down, c.scalar("zero", 0.0f)});
+      c.op<top::WhereOp>("", {low, up, inner});
+      return c.status();
+    };
+    t["LpNormalization"] = [](Importer &im, const Node &n) -> Status {
+      auto xs = im.shapeOf(n, 0);
+      if (!xs) return xs.status();
+      auto axis = normalizeAxis(n.getInt("axis", -1), xs->size());
+      if (!axis) return Status(axis.status()).prefix(n.describe());
+      int64_t p = n.getInt("p", 2);
+      if (p != 1 && p != 2) return makeError(n.describe(), ": p must be 1 or 2");
+      Composer c(im, n);
+      Value x = c.input(0);
+      std::vector<NamedAttribute> reduce{im.ints("axes", {*axis}), im.boolean("keepdims", true)};
+      Value norm = p == 2 ? c.op<top::ReduceL2Op>("norm", {x}, reduce)
+                          : c.op<top::ReduceSumOp>("norm", {c.op<top::AbsOp>("abs", {x})}, reduce);
+      c.op<top::DivOp>("", {x, norm});
+      return c.status();
+    };
+    t["Trilu"] = [](Importer &im, const Node &n) -> Status { // x where the band mask holds, else 0
+      auto xs = im.shapeOf(n, 0);
+      if (!xs) return xs.status();
+      if (xs->size() < 2) return makeError(n.describe(), ": needs rank >= 2");
+      int64_t k = 0;
+      if (im.present(n, 1)) {
+        auto kv = im.constInts(n, 1, "k");
+        if (!kv) return kv.status();
+        if (kv->size() != 1) return makeError(n.describe(), ": k must be a scalar");
+        k = (*kv)[0];
+      }
+      bool upper = n.getInt("upper", 1) != 0;
+      int64_t rows = (*xs)[xs->size() - 2], cols = (*xs)[xs->size() - 1];
+      NpyArray mask;
+      mask.dtype = "bool";
+      mask.shape = {rows, cols};
+      mask.data.resize(rows * cols);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) mask.data[i * cols + j] = upper ? j - i >= k : j - i <= k;
+      std::string maskName = n.outputs[0] + "_mask";
+      im.bindConst(maskName, mask);
+      if (const NpyArray *x = im.constInput(n, 0)) {
+        NpyArray zero = castArray(NpyArray::from<float>({}, {0.0f}), x->dtype);
+        return im.bindConst(n, whereArray(mask, *x, zero));
+      }
+      Composer c(im, n);
+      Value x = c.input(0);
+      auto maskValue = im.value(maskName);
+      if (!maskValue) return maskValue.status();
+      bool isInt = cast<TensorType>(x.getType()).getElementType().isInteger(64);
+      std::string zeroName = n.outputs[0] + "_zero";
+      im.bindConst(zeroName, isInt ? NpyArray::from<int64_t>({}, {0}) : NpyArray::from<float>({}, {0.0f}));
+      auto zero = im.value(zeroName);
+      if (!zero) return zero.status();
+      c.op<top::WhereOp>("", {*maskValue, x, *zero});
+      return c.status();
+    };
+    t["EyeLike"] = [](Importer &im, const Node &n) -> Status {
+      auto xs = im.shapeOf(n, 0);
+      if (!xs) return xs.status();
+      if (xs->size() != 2) return makeError(n.describe(), ": needs a 2-D input");
+      std::string dtype = n.attr("dtype") ? topDtypeOf(int(n.getInt("dtype", 1))) : std::string();
+      if (dtype.empty()) {
+        auto v = im.operand(n, 0);
+        if (!v) return v.status();
+        dtype = top::dtypeOfElement(cast<TensorType>(v->getType()).getElementType());
+      }
+      int64_t rows = (*xs)[0], cols = (*xs)[1], k = n.getInt("k", 0);
+      std::vector<float> eye(rows * cols, 0.0f);
+      for (int64_t i = 0; i < rows; ++i)
+        if (i + k >= 0 && i + k < cols) eye[i * cols + i + k] = 1.0f;
+      im.bindConst(n.outputs[0], castArray(NpyArray::from<float>({rows, cols}, eye), dtype));
+      return Status::ok();
+    };
     t["InstanceNormalization"] = instanceNorm;
     t["SpaceToDepth"] = spaceToDepth;
     t["ArgMax"] = argReduceHandler<top::ArgMaxOp>();
@@ -1141,7 +1255,7 @@ Status Importer::run(ModuleOp module, const ImportOptions &opts) {
       if (in.hasShape && given.size() != dims.size())
         return makeError("--input-shapes gives rank ", given.size(), " for input '", in.name, "' of rank ", dims.size());
       for (size_t d = 0; d < given.size(); ++d)
-        if (given[d] < 1) return makeError("--input-shapes: dim ", d, " of input '", in.name, "' must be >= 1");
+        if (given[d] < 0) return makeError("--input-shapes: dim ", d, " of input '", in.name, "' must be >= 0");
       dims = given;
     } else {
       if (!in.hasShape) return makeError("input '", in.name, "' has no shape in the model; give --input-shapes");
