@@ -43,7 +43,7 @@ Graph smallCnn(DType t, int64_t n = 2) {
   return gb.g;
 }
 
-TEST(CodeGen, SmallCnnMatchesReference) {
+TEST(BackendCodeGen, SmallCnnMatchesReference) {
   for (DType t : {DType::F32, DType::I8}) {
     Graph g = smallCnn(t, 5);
     ASSERT_TRUE(g.validate().isOk()) << g.validate().message();
@@ -54,7 +54,7 @@ TEST(CodeGen, SmallCnnMatchesReference) {
   }
 }
 
-TEST(CodeGen, ModelDescribesIoAndLayers) {
+TEST(BackendCodeGen, ModelDescribesIoAndLayers) {
   Graph g = smallCnn(DType::I8, 5);
   CompileReport rep;
   Options opByOp;
@@ -86,7 +86,7 @@ TEST(CodeGen, ModelDescribesIoAndLayers) {
   EXPECT_GE(net.ctxAddr, net.coeffAddr + net.coeff.size());
 }
 
-TEST(CodeGen, ActivationsReuseMemory) {
+TEST(BackendCodeGen, ActivationsReuseMemory) {
   Graph g = smallCnn(DType::F32, 4);
   auto am = assignAddresses(g, isa::HwConfig{});
   ASSERT_TRUE(am.isOk()) << am.message();
@@ -101,7 +101,7 @@ TEST(CodeGen, ActivationsReuseMemory) {
   EXPECT_TRUE(p1.second <= c2.first || c2.second <= p1.first);
 }
 
-TEST(CodeGen, DoubleBufferingSameResultFewerCycles) {
+TEST(BackendCodeGen, DoubleBufferingSameResultFewerCycles) {
   Graph g = smallCnn(DType::F32, 8);
   Options single, dbl;
   single.doubleBuffer = false;
@@ -119,7 +119,7 @@ TEST(CodeGen, DoubleBufferingSameResultFewerCycles) {
   EXPECT_TRUE(anyDouble);
 }
 
-TEST(CodeGen, OpTooBigForLocalMemoryIsAnError) {
+TEST(BackendCodeGen, OpTooBigForLocalMemoryIsAnError) {
   // One row of a 1 x 1 x 1 x 60000 fp32 tensor is 240 KB in one lane.
   GraphBuilder gb;
   int x = gb.act("x", {1, 1, 1, 60000}, DType::F32), y = gb.act("y", {1, 1, 1, 60000}, DType::F32);
@@ -133,7 +133,7 @@ TEST(CodeGen, OpTooBigForLocalMemoryIsAnError) {
   EXPECT_NE(m.message().find("480000 bytes per lane"), std::string::npos) << m.message();
 }
 
-TEST(CodeGen, LmemPlanSeparatesBanks) {
+TEST(BackendCodeGen, LmemPlanSeparatesBanks) {
   isa::HwConfig hw;
   LmemAllocator a(hw);
   auto p = a.plan({1000, 2000, 3000}, "test");
@@ -148,7 +148,7 @@ TEST(CodeGen, LmemPlanSeparatesBanks) {
   EXPECT_NE(r.message().find("two buffers needs"), std::string::npos);
 }
 
-TEST(CodeGen, CommandIdsFollowTheRule) {
+TEST(BackendCodeGen, CommandIdsFollowTheRule) {
   CommandBuilder b;
   b.setLayer("l");
   isa::GdmaCommand load;
@@ -164,7 +164,7 @@ TEST(CodeGen, CommandIdsFollowTheRule) {
   EXPECT_EQ(g0.gdmaLayer[1], "l");
 }
 
-TEST(QuantRef, IntegerFormulas) {
+TEST(BackendQuantRef, IntegerFormulas) {
   Op add;
   add.kind = OpKind::Add, add.multipliers = {3, -2}, add.rshift = 2;
   // (5*3 + 4*-2) = 7 -> (7 + 2) >> 2 = 2 (half up)
@@ -186,7 +186,7 @@ TEST(QuantRef, IntegerFormulas) {
   EXPECT_EQ(quantizeValue(-1.0f, 0.05f, DType::U8), 0);
 }
 
-TEST(Graph, ValidationNamesTheProblem) {
+TEST(BackendGraph, ValidationNamesTheProblem) {
   auto expectError = [](Graph g, const std::string &part) {
     Status st = g.validate();
     EXPECT_FALSE(st.isOk());

@@ -95,7 +95,7 @@ Graph mixedChain(DType t) {
   return c.finish();
 }
 
-TEST(LayerGroup, ForcedGroupMatchesReference) {
+TEST(BackendLayerGroup, ForcedGroupMatchesReference) {
   for (DType t : {DType::F32, DType::I8})
     for (uint32_t lane : {512u * 1024, 32u * 1024, 16u * 1024}) {
       Graph g = mixedChain(t);
@@ -112,7 +112,7 @@ TEST(LayerGroup, ForcedGroupMatchesReference) {
     }
 }
 
-TEST(LayerGroup, EveryGroupableKindInAGroup) {
+TEST(BackendLayerGroup, EveryGroupableKindInAGroup) {
   for (DType t : {DType::F32, DType::I8}) {
     std::vector<OpKind> kinds{OpKind::Relu, OpKind::LeakyRelu, OpKind::Clip, OpKind::Mul, OpKind::Max,
                               OpKind::Affine};
@@ -139,7 +139,7 @@ TEST(LayerGroup, EveryGroupableKindInAGroup) {
   }
 }
 
-TEST(LayerGroup, LutAndCastInAGroup) {
+TEST(BackendLayerGroup, LutAndCastInAGroup) {
   GraphBuilder gb;
   int x = gb.act("x", {5, 67, 19, 9}, DType::F32);
   int q = gb.act("q", {5, 67, 19, 9}, DType::I8, 0.01f);
@@ -157,7 +157,7 @@ TEST(LayerGroup, LutAndCastInAGroup) {
   EXPECT_EQ(rep.ops[0].ops, 3u);
 }
 
-TEST(LayerGroup, InvalidGroupsAreRefused) {
+TEST(BackendLayerGroup, InvalidGroupsAreRefused) {
   // An intermediate read outside the group (a graph output) cannot stay local.
   Chain c(DType::F32, {1, 4, 8, 8});
   c.unary(OpKind::Relu);
@@ -191,7 +191,7 @@ Graph cnn(DType t, int64_t n) {
   return c.finish();
 }
 
-TEST(LayerGroup, GroupedBeatsOpByOpWithIdenticalBytes) {
+TEST(BackendLayerGroup, GroupedBeatsOpByOpWithIdenticalBytes) {
   for (DType t : {DType::F32, DType::I8}) {
     Graph g = cnn(t, 4);
     Options grouped, opByOp;
@@ -264,7 +264,7 @@ Graph resnet50(DType t, int64_t n) {
   return gb.g;
 }
 
-TEST(LayerGroup, ResNet50ShapesCompile) {
+TEST(BackendLayerGroup, ResNet50ShapesCompile) {
   for (DType t : {DType::I8, DType::F32})
     for (int64_t n : {1, 4}) {
       if (t == DType::F32 && n == 4) continue;

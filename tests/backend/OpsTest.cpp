@@ -134,12 +134,12 @@ TEST_P(OpTest, Binary) {
     }
 }
 
-TEST(Sigmoid, RecipeIsAccurate) {
+TEST(BackendSigmoid, RecipeIsAccurate) {
   for (float x = -30.0f; x <= 30.0f; x += 0.01f)
     EXPECT_NEAR(sigmoidChip(x), 1.0f / (1.0f + std::exp(-x)), 3e-6f) << x;
 }
 
-TEST(Sigmoid, Fp32WholeSlicedAndGrouped) {
+TEST(BackendSigmoid, Fp32WholeSlicedAndGrouped) {
   GraphBuilder gb;
   const DType f = DType::F32;
   int x = gb.act("x", {3, 70, 11, 13}, f), s = gb.act("s", {3, 70, 11, 13}, f);
@@ -238,7 +238,7 @@ TEST_P(OpTest, ConcatUpsampleReshape) {
   expectMatchesReference(gb.g, opts());
 }
 
-INSTANTIATE_TEST_SUITE_P(All, OpTest,
+INSTANTIATE_TEST_SUITE_P(Backend, OpTest,
                          testing::Values(Case{DType::F32, false}, Case{DType::I8, false},
                                          Case{DType::F32, true}, Case{DType::I8, true}),
                          caseName);
@@ -302,6 +302,6 @@ TEST_P(Int8OpTest, Uint8Activations) {
   expectMatchesReference(gb.g, opts());
 }
 
-INSTANTIATE_TEST_SUITE_P(All, Int8OpTest, testing::Bool());
+INSTANTIATE_TEST_SUITE_P(Backend, Int8OpTest, testing::Bool());
 
 } // namespace

@@ -79,7 +79,7 @@ Result<Bytes> runOn(runtime::BackendKind kind, const Graph &g, const bmodel::Mod
   return r;
 }
 
-TEST(Runtime, FuncBackendMatchesReference) {
+TEST(BackendRuntime, FuncBackendMatchesReference) {
   for (DType t : {DType::F32, DType::I8})
     for (bool groups : {false, true}) {
       Graph g = cnn(t, 5);
@@ -104,7 +104,7 @@ TEST(Runtime, FuncBackendMatchesReference) {
     }
 }
 
-TEST(Runtime, SimulatedGroupedIsFaster) {
+TEST(BackendRuntime, SimulatedGroupedIsFaster) {
   if (!runtime::backendAvailable(runtime::BackendKind::Sim)) GTEST_SKIP() << "sim backend not built";
   for (DType t : {DType::F32, DType::I8}) {
     Graph g = cnn(t, 4);
