@@ -66,13 +66,30 @@ struct WeightPattern {
   WeightStore &store;
 };
 
-// Rewrites conv so that out' = out * scale[oc] + shift[oc], in place of `replaced`.
-LogicalResult rescaleConv(PatternRewriter &rewriter, WeightStore &store, ConvOp conv, Operation *replaced,
+// Output channel of each filter element: conv filters are [oc, ic/g, k...];
+// transposed-conv filters are [ic, oc/g, k...] with input channel i in group i / (ic/g).
+std::vector<int64_t> outputChannelOfFilter(Operation *conv, RankedTensorType wType) {
+  int64_t d0 = wType.getDimSize(0), d1 = wType.getDimSize(1);
+  int64_t per = wType.getNumElements() / (d0 * d1);
+  std::vector<int64_t> oc(wType.getNumElements());
+  auto transposed = dyn_cast<ConvTransposeOp>(conv);
+  int64_t groups = transposed ? transposed.getGroup() : 1, icPerGroup = d0 / groups;
+  for (int64_t a = 0; a < d0; ++a)
+    for (int64_t b = 0; b < d1; ++b)
+      for (int64_t i = 0; i < per; ++i)
+        oc[(a * d1 + b) * per + i] = transposed ? (a / icPerGroup) * d1 + b : a;
+  return oc;
+}
+
+// Rewrites a conv / conv_transpose so that out' = out * scale[oc] + shift[oc], in place of `replaced`.
+template <typename ConvT>
+LogicalResult rescaleConv(PatternRewriter &rewriter, WeightStore &store, ConvT conv, Operation *replaced,
                           const std::vector<float> &scale, const std::vector<float> &shift) {
   auto w = weightValues(store, conv.getFilter());
   if (!w) return failure();
   auto wType = cast<RankedTensorType>(conv.getFilter().getType());
-  int64_t oc = wType.getDimSize(0), per = wType.getNumElements() / oc;
+  int64_t oc = cast<RankedTensorType>(conv.getType()).getDimSize(1);
+  if (int64_t(scale.size()) != oc || int64_t(shift.size()) != oc) return failure();
   std::vector<float> bias(oc, 0.0f);
   if (!isa<NoneType>(conv.getBias().getType())) {
     auto b = weightValues(store, conv.getBias());
@@ -80,10 +97,9 @@ LogicalResult rescaleConv(PatternRewriter &rewriter, WeightStore &store, ConvOp 
     bias = *b;
   }
   std::vector<float> nw(*w);
-  for (int64_t o = 0; o < oc; ++o) {
-    for (int64_t i = 0; i < per; ++i) nw[o * per + i] *= scale[o];
-    bias[o] = bias[o] * scale[o] + shift[o];
-  }
+  std::vector<int64_t> channel = outputChannelOfFilter(conv, wType);
+  for (size_t i = 0; i < nw.size(); ++i) nw[i] *= scale[channel[i]];
+  for (int64_t o = 0; o < oc; ++o) bias[o] = bias[o] * scale[o] + shift[o];
   std::vector<int64_t> wShape(wType.getShape().begin(), wType.getShape().end());
   Value newW = makeWeight(rewriter, store, conv, nameOf(conv.getFilter()) + "_folded", wShape, nw);
   Value newB = makeWeight(rewriter, store, conv, nameOf(conv.getFilter()) + "_bias_folded", {oc}, bias);
@@ -102,11 +118,24 @@ ConvOp plainConv(Value v) {
   return conv && conv->hasOneUse() && !conv.getDoRelu() ? conv : ConvOp();
 }
 
+// Applies rescaleConv to whichever convolution (plain or transposed) produces v.
+LogicalResult rescaleProducer(PatternRewriter &rewriter, WeightStore &store, Value v, Operation *replaced,
+                              const std::vector<float> &scale, const std::vector<float> &shift) {
+  if (ConvOp conv = plainConv(v)) return rescaleConv(rewriter, store, conv, replaced, scale, shift);
+  if (auto convT = v.getDefiningOp<ConvTransposeOp>(); convT && convT->hasOneUse())
+    return rescaleConv(rewriter, store, convT, replaced, scale, shift);
+  return failure();
+}
+
+bool isConvolution(Value v) {
+  auto t = v.getDefiningOp<ConvTransposeOp>();
+  return plainConv(v) || (t && t->hasOneUse());
+}
+
 struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp>, WeightPattern {
   FoldBatchNormIntoConv(MLIRContext *ctx, WeightStore &store) : OpRewritePattern(ctx), WeightPattern(store) {}
   LogicalResult matchAndRewrite(BatchNormOp bn, PatternRewriter &rewriter) const override {
-    ConvOp conv = plainConv(bn.getInput());
-    if (!conv) return failure();
+    if (!isConvolution(bn.getInput())) return failure();
     auto gamma = weightValues(store, bn.getScale()), beta = weightValues(store, bn.getBias());
     auto mean = weightValues(store, bn.getMean()), var = weightValues(store, bn.getVariance());
     if (!gamma || !beta || !mean || !var) return failure();
@@ -116,7 +145,7 @@ struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp>, WeightPattern {
       scale[c] = (*gamma)[c] / std::sqrt((*var)[c] + float(bn.getEpsilon().convertToDouble()));
       shift[c] = (*beta)[c] - (*mean)[c] * scale[c];
     }
-    return rescaleConv(rewriter, store, conv, bn, scale, shift);
+    return rescaleProducer(rewriter, store, bn.getInput(), bn, scale, shift);
   }
 };
 
@@ -125,16 +154,16 @@ template <typename OpT, bool isMul> struct FoldBinaryIntoConv : OpRewritePattern
   FoldBinaryIntoConv(MLIRContext *ctx, WeightStore &store) : OpRewritePattern<OpT>(ctx), WeightPattern(store) {}
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
     for (int side = 0; side < 2; ++side) {
-      ConvOp conv = plainConv(side ? op.getRhs() : op.getLhs());
+      Value convOut = side ? op.getRhs() : op.getLhs();
       Value other = side ? op.getLhs() : op.getRhs();
-      if (!conv || op.getType() != conv.getType()) continue;
-      auto outType = cast<RankedTensorType>(conv.getType());
+      if (!isConvolution(convOut) || op.getType() != convOut.getType()) continue;
+      auto outType = cast<RankedTensorType>(convOut.getType());
       int64_t oc = outType.getDimSize(1);
       auto c = perChannel(store, other, oc, outType.getRank());
       if (!c) continue;
       std::vector<float> scale(oc, 1.0f), shift(oc, 0.0f);
       (isMul ? scale : shift) = *c;
-      return rescaleConv(rewriter, store, conv, op, scale, shift);
+      return rescaleProducer(rewriter, store, convOut, op, scale, shift);
     }
     return failure();
   }

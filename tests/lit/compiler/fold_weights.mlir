@@ -4,8 +4,8 @@
 // The original weight file is left as it was.
 // RUN: /usr/bin/python3 -c "import numpy as np; print(sorted(np.load('%t/w.npz').keys()))" | FileCheck %s --check-prefix=OLD
 
-// VALUES: folded weights OK: b2_folded, g2_folded, k_reciprocal, m2, v2, w2_folded_bias_folded, w2_folded_folded, w_bias_folded, w_folded
-// OLD: ['b', 'b2', 'bias', 'c', 'e', 'g', 'g2', 'k', 'm', 'm2', 's', 'v', 'v2', 'w', 'w2']
+// VALUES: folded weights OK: b2_folded, g2_folded, k_reciprocal, m2, v2, w2_folded_bias_folded, w2_folded_folded, w3_bias_folded, w3_folded, w_bias_folded, w_folded
+// OLD: ['b', 'b2', 'b3', 'bias', 'c', 'e', 'g', 'g2', 'g3', 'k', 'm', 'm2', 'm3', 's', 'v', 'v2', 'v3', 'w', 'w2', 'w3']
 
 // CHECK: module attributes {top.weight_file = "w_folded.npz"}
 module attributes {top.weight_file = "w.npz"} {
@@ -66,5 +66,20 @@ module attributes {top.weight_file = "w.npz"} {
     %s = top.weight "s" : tensor<f32>
     %mul = "top.mul"(%bn, %s) : (tensor<1x4x2x2xf32>, tensor<f32>) -> tensor<1x4x2x2xf32>
     return %mul : tensor<1x4x2x2xf32>
+  }
+
+  // CHECK-LABEL: func.func @bn_into_grouped_conv_transpose
+  // CHECK: "top.conv_transpose"(%arg0, %{{.*}}, %{{.*}})
+  // CHECK-NOT: top.batch_norm
+  func.func @bn_into_grouped_conv_transpose(%arg0: tensor<1x4x3x3xf32>) -> tensor<1x2x6x6xf32> {
+    %w = top.weight "w3" : tensor<4x1x2x2xf32>
+    %n = top.none
+    %c = "top.conv_transpose"(%arg0, %w, %n) {kernel_shape = array<i64: 2,2>, strides = array<i64: 2,2>, pads = array<i64: 0,0,0,0>, dilations = array<i64: 1,1>, output_padding = array<i64: 0,0>, group = 2 : i64} : (tensor<1x4x3x3xf32>, tensor<4x1x2x2xf32>, none) -> tensor<1x2x6x6xf32>
+    %g = top.weight "g3" : tensor<2xf32>
+    %b = top.weight "b3" : tensor<2xf32>
+    %m = top.weight "m3" : tensor<2xf32>
+    %v = top.weight "v3" : tensor<2xf32>
+    %bn = "top.batch_norm"(%c, %g, %b, %m, %v) {epsilon = 1.0e-5 : f64} : (tensor<1x2x6x6xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x6x6xf32>
+    return %bn : tensor<1x2x6x6xf32>
   }
 }

@@ -17,7 +17,13 @@ c = np.array([1, 2, 3, 4], np.float32).reshape(1, 4, 1, 1)
 e = np.array([10, 20, 30, 40], np.float32).reshape(4, 1, 1)
 k = np.array(4.0, np.float32)
 s = np.array(3.0, np.float32)
-arrays = dict(w=w, w2=w, bias=bias, g=g, b=b, m=m, v=v, c=c, e=e, k=k, g2=g, b2=b, m2=m, v2=v, s=s)
+w3 = (np.arange(16, dtype=np.float32).reshape(4, 1, 2, 2) - 8) / 10
+g3 = np.array([2.0, -1.0], np.float32)
+b3 = np.array([0.5, 0.25], np.float32)
+m3 = np.array([1.0, -2.0], np.float32)
+v3 = np.array([3.0, 0.5], np.float32)
+arrays = dict(w=w, w2=w, bias=bias, g=g, b=b, m=m, v=v, c=c, e=e, k=k, g2=g, b2=b, m2=m, v2=v, s=s,
+              w3=w3, g3=g3, b3=b3, m3=m3, v3=v3)
 
 if mode == "make":
     np.savez(d + "/w.npz", **arrays)
@@ -34,6 +40,9 @@ checks = {
     "w2_folded_bias_folded": bias * c.ravel() + e.ravel(),
     # x / k -> x * (1 / k)
     "k_reciprocal": np.float32(1) / k,
+    # batch_norm(conv_transpose(x, w3, group 2)): filter [ic, oc/g, k, k], input channel i feeds group i // 2
+    "w3_folded": w3 * (g3 / np.sqrt(v3 + 1e-5))[np.arange(4) // 2].reshape(4, 1, 1, 1),
+    "w3_bias_folded": b3 - m3 * g3 / np.sqrt(v3 + 1e-5),
     # batch_norm(...) * s -> scale and bias times s
     "g2_folded": g * s,
     "b2_folded": b * s,
