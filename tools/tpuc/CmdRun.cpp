@@ -30,8 +30,8 @@ int runRun(int argc, char **argv) {
   }
   const std::string &modelPath = args.args()[0];
   if (endsWith(modelPath, ".bmodel"))
-    return tpuc::fail("run", modelPath + ": running a .bmodel arrives with the runtime; tpuc run executes "
-                                         "Top-dialect .mlir models for now");
+    return tpuc::fail("run", modelPath + ": tpuc run executes .mlir models; run a .bmodel with 'tpuc sim " +
+                                 modelPath + " --input in.npz -o out.npz'");
   if (!args.has("--input")) return tpuc::fail("run", "missing --input in.npz");
   if (!args.has("--output")) return tpuc::fail("run", "missing -o out.npz");
   auto threads = args.getInt("--threads", 0);
