@@ -57,3 +57,25 @@ func.func @hard_swish(%arg0: tensor<1x8xf32>) -> tensor<1x8xf32> {
   %1 = "top.mul"(%arg0, %0) : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
   return %1 : tensor<1x8xf32>
 }
+
+// -----
+// No fusion when the conv result has another user, when the clip does not
+// start at 0, or when the pad is not zero.
+// CHECK-LABEL: func @no_fusion
+// CHECK: "top.conv"(%arg0{{.*}}do_relu = false
+// CHECK: "top.relu"
+// CHECK: "top.conv"(%arg0{{.*}}do_relu = false
+// CHECK: "top.clip"
+// CHECK: "top.pad"
+// CHECK: "top.conv"
+func.func @no_fusion(%arg0: tensor<1x3x8x8xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x8x8xf32>) {
+  %w = top.weight "conv_w" : tensor<4x3x3x3xf32>
+  %n = top.none
+  %1 = "top.conv"(%arg0, %w, %n) {kernel_shape = array<i64: 3,3>, strides = array<i64: 1,1>, pads = array<i64: 0,0,0,0>, dilations = array<i64: 1,1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, none) -> tensor<1x4x6x6xf32>
+  %2 = "top.relu"(%1) : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %3 = "top.conv"(%arg0, %w, %n) {kernel_shape = array<i64: 3,3>, strides = array<i64: 1,1>, pads = array<i64: 0,0,0,0>, dilations = array<i64: 1,1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, none) -> tensor<1x4x6x6xf32>
+  %4 = "top.clip"(%3) {min = -1.0 : f64, max = 6.0 : f64} : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %p = "top.pad"(%arg0) {pads = array<i64: 0,0,1,1,0,0,1,1>, value = 1.0 : f64} : (tensor<1x3x8x8xf32>) -> tensor<1x3x10x10xf32>
+  %5 = "top.conv"(%p, %w, %n) {kernel_shape = array<i64: 3,3>, strides = array<i64: 1,1>, pads = array<i64: 0,0,0,0>, dilations = array<i64: 1,1>} : (tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>, none) -> tensor<1x4x8x8xf32>
+  return %1, %2, %4, %5 : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x8x8xf32>
+}
