@@ -149,10 +149,12 @@ Result<NpyArray> decodeTensor(const pb::TensorProto &t, const std::string &baseD
     numel *= d;
   }
   size_t out = dtypeSize(dtype);
-  a.data.resize(numel * out);
+  // Storage is allocated only once the data is known to fill the shape: dims
+  // alone may claim 2^40 elements.
   auto fill = [&](auto getter, size_t count) -> Status {
     if (int64_t(count) != numel)
       return makeError(what, ": has ", count, " values but its shape ", shapeToString(a.shape), " needs ", numel);
+    a.data.resize(numel * out);
     for (int64_t i = 0; i < numel; ++i) {
       if (dtype == "float32") a.as<float>()[i] = float(getter(i));
       else if (dtype == "int64") a.as<int64_t>()[i] = int64_t(getter(i));
@@ -172,8 +174,9 @@ Result<NpyArray> decodeTensor(const pb::TensorProto &t, const std::string &baseD
     size_t bytes = external ? ext.size() : t.raw_data().size();
     size_t es = rawElementSize(type);
     if (bytes % es) return makeError(what, ": ", bytes, " data bytes is not a multiple of ", es);
-    if (type == pb::TensorProto::FLOAT && bytes == a.data.size()) { // the common case, one copy
-      std::memcpy(a.data.data(), raw, bytes);
+    if (type == pb::TensorProto::FLOAT && bytes == numel * out) { // the common case, one copy
+      a.data.resize(bytes);
+      if (bytes) std::memcpy(a.data.data(), raw, bytes);
       return a;
     }
     if (dtype == "float32") TPU_RETURN_IF_ERROR(fill([&](size_t i) { return rawElement<double>(raw, type, i); }, bytes / es));
