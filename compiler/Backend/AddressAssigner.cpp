@@ -1,7 +1,6 @@
 #include "compiler/Backend/AddressAssigner.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 
 namespace tpu::backend {
@@ -17,21 +16,6 @@ uint64_t activationBytes(const Tensor &t) {
   return n * uint64_t(s[1] * s[2] * s[3]) * dtypeBytes(t.dtype);
 }
 
-std::vector<uint8_t> deviceWeight(const Graph &g, int tensor) {
-  const Tensor &w = g.tensors[tensor];
-  for (const Op &op : g.ops)
-    if (op.kind == OpKind::Fc && op.inputs.size() > 1 && op.inputs[1] == tensor) {
-      const int64_t n = w.shape[0], k = w.shape[1];
-      const size_t e = dtypeBytes(w.dtype);
-      std::vector<uint8_t> t(w.data.size());
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t q = 0; q < k; ++q)
-          std::memcpy(&t[size_t(q * n + j) * e], &w.data[size_t(j * k + q) * e], e);
-      return t;
-    }
-  return w.data;
-}
-
 Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg) {
   AddressMap m;
   const size_t nt = g.tensors.size();
@@ -45,7 +29,7 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg) {
     if (!g.tensors[t].isWeight() || !used[t]) continue;
     m.coeff.resize(alignUp(m.coeff.size(), cfg.coeffAlignBytes), 0);
     m.addr[t] = m.coeffAddr + m.coeff.size();
-    std::vector<uint8_t> bytes = deviceWeight(g, int(t));
+    const std::vector<uint8_t> &bytes = g.tensors[t].data;
     m.coeff.insert(m.coeff.end(), bytes.begin(), bytes.end());
   }
   m.coeffSize = m.coeff.size();

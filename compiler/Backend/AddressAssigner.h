@@ -1,5 +1,5 @@
 // Global-memory placement of a graph: coefficients packed one after another
-// at coeffAlignBytes (4 KiB) in their device layout, activations (IO tensors
+// at coeffAlignBytes (4 KiB), as the graph gives them, activations (IO tensors
 // included) in the neuron area with liveness-based reuse: a tensor's bytes
 // are free again after its last reader; a Reshape output shares its input's
 // storage. Deterministic: first fit in op order.
@@ -22,13 +22,9 @@ struct AddressMap {
   uint64_t coeffAddr = 0, coeffSize = 0;   // coefficient area
   uint64_t neuronAddr = 0, neuronSize = 0; // activation area
   std::vector<uint64_t> addr;              // per tensor (weights and activations); 0 = none
-  std::vector<uint8_t> coeff;              // the coefficient bytes, device layout
+  std::vector<uint8_t> coeff;              // the coefficient bytes
   uint64_t activationTotal = 0;            // bytes without reuse, for the report
 };
-
-// Device layout of a weight as the emitters read it: Fc weights transposed
-// to [K, n_out]; everything else unchanged.
-std::vector<uint8_t> deviceWeight(const Graph &g, int tensor);
 
 Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg);
 

@@ -126,7 +126,15 @@ public:
   Shape4 weightShape(int64_t cs) const {
     return {u32(depthwise_ ? 1 : icg_), u32(cs), u32(p_.kh), u32(p_.kw)};
   }
-  LBuf weightBuf(int64_t cs) const { return LBuf::compact(fixed_[0], wt_, weightShape(cs), lanes()); }
+  // Each output channel's (ic, kh, kw) taps contiguous in its lane, so the
+  // load writes one run per channel: strides n kh*kw, c ic*kh*kw.
+  LBuf weightBuf(int64_t cs) const {
+    LBuf b;
+    Shape4 s = weightShape(cs);
+    b.offset = fixed_[0], b.dtype = wt_, b.shape = s;
+    b.stride = {s.h * s.w, s.n * s.h * s.w, s.w, 1};
+    return b;
+  }
   LBuf biasBuf(int64_t cs) const {
     LBuf b;
     b.offset = fixed_[1], b.dtype = bt_, b.shape = {1, u32(cs), 1, 1}, b.stride = {0, 1, 0, 0};
@@ -135,12 +143,19 @@ public:
   uint16_t loadFixed(const Tile &t, uint16_t wait) override {
     const int64_t taps = p_.kh * p_.kw, wIc = depthwise_ ? 1 : icg_;
     const uint64_t e = dtypeBytes(wt_);
-    // DDR weight [oc, ic/groups, kh, kw] (transposed: [ic, oc, kh, kw]) -> local (ic/groups, oc, kh, kw).
-    const std::array<uint32_t, 4> stride =
-        transposed_ ? std::array<uint32_t, 4>{u32(y_.s[1] * taps), u32(taps), u32(p_.kw), 1}
-                    : std::array<uint32_t, 4>{u32(taps), u32(wIc * taps), u32(p_.kw), 1};
-    uint16_t id = e_.loadWeight(waddr_ + uint64_t(t.c0 * (transposed_ ? 1 : wIc) * taps) * e, wt_,
-                                {u32(wIc), u32(t.cs), u32(p_.kh), u32(p_.kw)}, stride, weightBuf(t.cs), wait);
+    uint16_t id = 0;
+    if (transposed_) {
+      // DDR [ic, oc, kh, kw] -> local (ic, oc, kh, kw): runs of kh*kw.
+      id = e_.loadWeight(waddr_ + uint64_t(t.c0 * taps) * e, wt_, {u32(wIc), u32(t.cs), u32(p_.kh), u32(p_.kw)},
+                         {u32(y_.s[1] * taps), u32(taps), u32(p_.kw), 1}, weightBuf(t.cs), wait);
+    } else {
+      // DDR [oc, ic/groups, kh, kw] is the local layout's order: the same
+      // bytes seen as (1, oc, ic/groups, kh*kw) on both sides, one run.
+      LBuf view = weightBuf(t.cs);
+      view.shape = {1, u32(t.cs), u32(wIc), u32(taps)}, view.stride = {0, u32(wIc * taps), u32(taps), 1};
+      id = e_.loadWeight(waddr_ + uint64_t(t.c0 * wIc * taps) * e, wt_, {1, u32(t.cs), u32(wIc), u32(taps)},
+                         {0, u32(wIc * taps), u32(taps), 1}, view, wait);
+    }
     if (baddr_)
       id = e_.loadWeight(baddr_ + uint64_t(t.c0) * dtypeBytes(bt_), bt_, {1, u32(t.cs), 1, 1}, {0, 1, 1, 1},
                          biasBuf(t.cs), wait);
@@ -526,7 +541,12 @@ public:
     if (baddr_) v.push_back(uint64_t(ceilDiv(cs, lanes())) * dtypeBytes(bt_));
     return v;
   }
-  LBuf rightBuf(int64_t cs) const { return LBuf::compact(fixed_[0], wt_, {u32(k_), u32(cs), 1, 1}, lanes()); }
+  // Each column's K rows contiguous in its lane (one load run per column).
+  LBuf rightBuf(int64_t cs) const {
+    LBuf b;
+    b.offset = fixed_[0], b.dtype = wt_, b.shape = {u32(k_), u32(cs), 1, 1}, b.stride = {1, u32(k_), 1, 1};
+    return b;
+  }
   LBuf biasBuf(int64_t cs) const {
     LBuf b;
     b.offset = fixed_[1], b.dtype = bt_, b.shape = {1, u32(cs), 1, 1}, b.stride = {0, 1, 0, 0};
@@ -539,10 +559,12 @@ public:
     return LBuf::compact(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
   }
   uint16_t loadFixed(const Tile &t, uint16_t wait) override {
-    const int64_t n = y_.s[1];
-    // Device weight is [K, n_out] (AddressAssigner's deviceWeight).
-    uint16_t id = e_.loadWeight(waddr_ + uint64_t(t.c0) * dtypeBytes(wt_), wt_, {u32(k_), u32(t.cs), 1, 1},
-                                {u32(n), 1, 1, 1}, rightBuf(t.cs), wait);
+    // DDR weight [n_out, K] is the local layout's order: the same bytes seen
+    // as (1, columns, 1, K) on both sides, one run.
+    LBuf view = rightBuf(t.cs);
+    view.shape = {1, u32(t.cs), 1, u32(k_)}, view.stride = {0, u32(k_), u32(k_), 1};
+    uint16_t id = e_.loadWeight(waddr_ + uint64_t(t.c0 * k_) * dtypeBytes(wt_), wt_, {1, u32(t.cs), 1, u32(k_)},
+                                {0, u32(k_), u32(k_), 1}, view, wait);
     if (baddr_)
       id = e_.loadWeight(baddr_ + uint64_t(t.c0) * dtypeBytes(bt_), bt_, {1, u32(t.cs), 1, 1}, {0, 1, 1, 1},
                          biasBuf(t.cs), wait);
