@@ -7,7 +7,8 @@ PKGS=(cmake ninja-build g++ pkgconf ccache
       llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
       libsystemc-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
       libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev libbenchmark-dev
-      libzip-dev libssl-dev zlib1g-dev nlohmann-json3-dev)
+      libzip-dev libssl-dev zlib1g-dev nlohmann-json3-dev
+      pybind11-dev python3-dev chromium)
 
 missing=()
 for p in "${PKGS[@]}"; do

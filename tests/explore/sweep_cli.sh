@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# tpuc sweep end to end on the hand-written conv_add program: 2 DDR
+# bandwidths x 2 lane counts run by the local worker pool; the job list run
+# by a plain shell loop (as GNU Parallel or a Slurm array would) and
+# collected gives the same rows; bad sweep files fail with one line, exit 2.
+# Usage: sweep_cli.sh <tpuc> <source dir> <work dir>
+set -euo pipefail
+TPUC=$1 SRC=$2 W=$3
+rm -rf "$W" && mkdir -p "$W"
+cd "$W"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$TPUC" asm "$SRC/tests/data/asm/conv_add.s" -o conv_add.bmodel
+cat > sweep.json <<'JSON'
+{"models": [{"bmodel": "conv_add.bmodel"}],
+ "hardware": {"ddrBandwidthGBs": [4, 32], "npuLanes": [32, 64]}}
+JSON
+
+"$TPUC" sweep sweep.json --out-dir out -j 2 > stdout.txt 2> progress.txt
+grep -q "^4 points$" stdout.txt || fail "no point count: $(cat stdout.txt)"
+grep -q "simulate \[##############################\] 4/4" progress.txt || fail "no progress bar"
+for f in sweep.csv sweep.jsonl latency_vs_ddr.svg roofline_conv_add_given_lg.svg; do
+  [ -s "out/$f" ] || fail "missing out/$f"
+done
+[ "$(wc -l < out/sweep.csv)" = 5 ] || fail "expected 4 rows"
+head -1 out/sweep.csv | grep -q "^point,model,quantize,layer_group,ddrBandwidthGBs,npuLanes,latency_us,total_cycles,tiu_utilization,gdma_utilization,ddr_bytes,lmem_peak_bytes,compile_s,sim_wall_s,bmodel$" \
+  || fail "header: $(head -1 out/sweep.csv)"
+# Rows in point order, the last key (npuLanes) varying fastest.
+cut -d, -f1,5,6 out/sweep.csv | tail -4 | tr '\n' ' ' | grep -q "^p0000,4,32 p0001,4,64 p0002,32,32 p0003,32,64 $" \
+  || fail "row order: $(cut -d, -f1,5,6 out/sweep.csv | tr '\n' ' ')"
+# Each point simulated its own config: less DDR bandwidth is slower at equal lanes.
+awk -F, 'NR>1 {lat[$5","$6]=$7} END {exit !(lat["4,32"] > lat["32,32"] && lat["4,64"] > lat["32,64"])}' out/sweep.csv \
+  || fail "latency does not fall with bandwidth: $(cat out/sweep.csv)"
+grep -q '"ddrBandwidthGBs": 4' out/points/p0000.config.json || fail "point config"
+[ "$(wc -l < out/sweep.jsonl)" = 4 ] || fail "jsonl rows"
+grep -q "<svg" out/latency_vs_ddr.svg && grep -q "npuLanes=32" out/latency_vs_ddr.svg || fail "latency plot"
+grep -q "class=\"roof\"" out/roofline_conv_add_given_lg.svg || fail "roofline plot"
+
+# Deterministic: one worker gives the same figures (wall times aside).
+"$TPUC" sweep sweep.json --out-dir out1 -j 1 --quiet > /dev/null 2> quiet.txt
+[ ! -s quiet.txt ] || fail "--quiet printed: $(cat quiet.txt)"
+diff <(cut -d, -f1-12 out/sweep.csv) <(cut -d, -f1-12 out1/sweep.csv) || fail "-j 1 differs from -j 2"
+cmp out/latency_vs_ddr.svg out1/latency_vs_ddr.svg || fail "plot differs"
+
+# The job list: one tpuc sim line per point, run by a shell loop, then collected.
+"$TPUC" sweep sweep.json --out-dir out2 --jobs-file jobs.txt > /dev/null 2>&1
+[ "$(wc -l < jobs.txt)" = 4 ] || fail "jobs.txt lines"
+grep -q "^$TPUC sim .*--config $W/out2/points/p0003.config.json --stats $W/out2/points/p0003.stats.json > $W/out2/points/p0003.log 2>&1$" jobs.txt \
+  || fail "job line: $(tail -1 jobs.txt)"
+"$TPUC" sweep sweep.json --out-dir out2 --collect > collect_early.txt 2>&1 && fail "collect before the jobs ran succeeded"
+grep -q "p0000.stats.json: cannot open (run the job list first)" collect_early.txt || fail "early collect: $(cat collect_early.txt)"
+while IFS= read -r line; do sh -c "$line"; done < jobs.txt
+"$TPUC" sweep sweep.json --out-dir out2 --collect > /dev/null 2>&1
+diff <(cut -d, -f1-12 out/sweep.csv) <(cut -d, -f1-12 out2/sweep.csv) || fail "collected rows differ"
+
+# Bad sweep files: one line naming the key or file, exit 2.
+expect_error() { # file message
+  set +e
+  "$TPUC" sweep "$1" --out-dir bad > err.txt 2>&1
+  local rc=$?
+  set -e
+  [ $rc = 2 ] || fail "$1: exit $rc"
+  [ "$(wc -l < err.txt)" = 1 ] || fail "$1: not one line: $(cat err.txt)"
+  grep -qF "$2" err.txt || fail "$1: got $(cat err.txt), want $2"
+}
+echo '{"models": [{"bmodel": "conv_add.bmodel"}], "hardware": {"ddrBandwithGBs": [4]}}' > unknown.json
+expect_error unknown.json "tpuc sweep: error: unknown.json: hardware.ddrBandwithGBs: unknown HwConfig key 'ddrBandwithGBs'"
+echo '{"models": [{"bmodel": "conv_add.bmodel"}], "hardware": {"npuLanes": [0]}}' > badvalue.json
+expect_error badvalue.json "tpuc sweep: error: badvalue.json: hardware.npuLanes = 0.000000: "
+echo '{"models": [{"bmodel": "gone.bmodel"}]}' > missing.json
+expect_error missing.json "tpuc sweep: error: missing.json: models[0]: model file 'gone.bmodel' not found"
+echo '{"models": [{"bmodel": "conv_add.bmodel"}], "grid": 1}' > topkey.json
+expect_error topkey.json "tpuc sweep: error: topkey.json: unknown key 'grid'"
+expect_error nofile.json "tpuc sweep: error: nofile.json: cannot open"
+echo "sweep_cli: all checks passed"

@@ -1,0 +1,408 @@
+#include "tools/explore/ProfileReport.h"
+
+#include "runtime/RunFiles.h"
+#include "tools/explore/Html.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+namespace tpu::explore {
+namespace {
+
+using Json = nlohmann::json;
+
+// Typed access to the stats file: a missing key or a wrong type is an error
+// naming the file and the key path.
+struct Reader {
+  std::string origin;
+
+  Result<const Json *> member(const Json &obj, const std::string &key, const std::string &path) const {
+    if (!obj.is_object()) return makeError(origin, ": '", path, "' is not an object");
+    auto it = obj.find(key);
+    if (it == obj.end()) return makeError(origin, ": missing key '", path.empty() ? key : path + "." + key, "'");
+    return &*it;
+  }
+  Result<double> number(const Json &obj, const std::string &key, const std::string &path) const {
+    auto m = member(obj, key, path);
+    if (!m) return m.status();
+    if (!(*m)->is_number()) return makeError(origin, ": key '", path.empty() ? key : path + "." + key, "' is not a number");
+    return (*m)->get<double>();
+  }
+  Result<std::string> string(const Json &obj, const std::string &key, const std::string &path) const {
+    auto m = member(obj, key, path);
+    if (!m) return m.status();
+    if (!(*m)->is_string()) return makeError(origin, ": key '", path.empty() ? key : path + "." + key, "' is not a string");
+    return (*m)->get<std::string>();
+  }
+  Result<const Json *> array(const Json &obj, const std::string &key) const {
+    auto m = member(obj, key, "");
+    if (!m) return m.status();
+    if (!(*m)->is_array()) return makeError(origin, ": key '", key, "' is not an array");
+    return *m;
+  }
+};
+
+#define TPU_ASSIGN(var, expr)                                                  \
+  auto var##_r = (expr);                                                       \
+  if (!var##_r) return var##_r.status();                                       \
+  auto var = var##_r.take()
+
+constexpr std::array<const char *, 2> kEngines{"tiu", "gdma"};
+
+struct Engine {
+  double commands, busy, waiting, idle, utilization;
+};
+struct Span {
+  std::string name;
+  double start, end;
+  std::array<double, 2> commands, busy;
+  double lmemBytes = -1; // groups: when the stats carry it
+};
+struct Stats {
+  double clockMhz, totalCycles, timeUs;
+  std::array<Engine, 2> engines;
+  double ddrBytes, payloadBytes, ddrGBs;
+  std::vector<Span> groups, layers;
+  bool haveLmem = false;
+};
+
+Result<Span> readSpan(const Reader &rd, const Json &j, const std::string &path) {
+  Span s;
+  TPU_ASSIGN(start, rd.number(j, "start_cycle", path));
+  TPU_ASSIGN(end, rd.number(j, "end_cycle", path));
+  s.start = start;
+  s.end = end;
+  for (size_t e = 0; e < 2; ++e) {
+    TPU_ASSIGN(c, rd.number(j, std::string(kEngines[e]) + "_commands", path));
+    TPU_ASSIGN(b, rd.number(j, std::string(kEngines[e]) + "_busy_cycles", path));
+    s.commands[e] = c;
+    s.busy[e] = b;
+  }
+  // LMEM figures are optional: the code generator may record a group's peak.
+  for (const char *key : {"lmem_peak_bytes", "lmem_bytes"}) {
+    if (j.contains(key)) {
+      TPU_ASSIGN(v, rd.number(j, key, path));
+      s.lmemBytes = v;
+      break;
+    }
+  }
+  return s;
+}
+
+Result<Stats> readStats(const std::string &text, const std::string &origin) {
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded()) return makeError(origin, ": not valid JSON");
+  Reader rd{origin};
+  if (!j.is_object()) return makeError(origin, ": the stats file must hold a JSON object");
+  Stats s;
+  TPU_ASSIGN(clock, rd.number(j, "clock_mhz", ""));
+  TPU_ASSIGN(total, rd.number(j, "total_cycles", ""));
+  TPU_ASSIGN(timeUs, rd.number(j, "time_us", ""));
+  s.clockMhz = clock;
+  s.totalCycles = total;
+  s.timeUs = timeUs;
+  if (!(clock > 0)) return makeError(origin, ": clock_mhz must be positive");
+  if (!(total >= 0)) return makeError(origin, ": total_cycles must not be negative");
+  TPU_ASSIGN(engines, rd.member(j, "engines", ""));
+  for (size_t e = 0; e < 2; ++e) {
+    TPU_ASSIGN(eng, rd.member(*engines, kEngines[e], "engines"));
+    std::string path = std::string("engines.") + kEngines[e];
+    Engine &out = s.engines[e];
+    TPU_ASSIGN(c, rd.number(*eng, "commands", path));
+    TPU_ASSIGN(b, rd.number(*eng, "busy_cycles", path));
+    TPU_ASSIGN(w, rd.number(*eng, "waiting_cycles", path));
+    TPU_ASSIGN(i, rd.number(*eng, "idle_cycles", path));
+    TPU_ASSIGN(u, rd.number(*eng, "utilization", path));
+    out = {c, b, w, i, u};
+  }
+  TPU_ASSIGN(ddr, rd.member(j, "ddr", ""));
+  TPU_ASSIGN(bytes, rd.number(*ddr, "bytes", "ddr"));
+  TPU_ASSIGN(payload, rd.number(*ddr, "payload_bytes", "ddr"));
+  TPU_ASSIGN(gbs, rd.number(*ddr, "average_gbs", "ddr"));
+  s.ddrBytes = bytes;
+  s.payloadBytes = payload;
+  s.ddrGBs = gbs;
+  TPU_ASSIGN(groups, rd.array(j, "groups"));
+  for (size_t i = 0; i < groups->size(); ++i) {
+    TPU_ASSIGN(g, readSpan(rd, (*groups)[i], "groups[" + std::to_string(i) + "]"));
+    g.name = "group " + std::to_string(i);
+    s.haveLmem |= g.lmemBytes >= 0;
+    s.groups.push_back(std::move(g));
+  }
+  TPU_ASSIGN(layers, rd.array(j, "layers"));
+  for (size_t i = 0; i < layers->size(); ++i) {
+    std::string path = "layers[" + std::to_string(i) + "]";
+    TPU_ASSIGN(l, readSpan(rd, (*layers)[i], path));
+    TPU_ASSIGN(name, rd.string((*layers)[i], "name", path));
+    l.name = name;
+    s.layers.push_back(std::move(l));
+  }
+  return s;
+}
+
+// Busy intervals per engine from the trace's complete events, in cycles,
+// merged where the gap is below `minGap` (one pixel), so the SVG stays small
+// for nets with 100k commands.
+struct Interval {
+  double start, end;
+  uint64_t commands;
+};
+Result<std::array<std::vector<Interval>, 2>> readTrace(const std::string &text, const std::string &origin,
+                                                       double clockMhz, double minGap) {
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded()) return makeError(origin, ": not valid JSON");
+  Reader rd{origin};
+  if (!j.is_object()) return makeError(origin, ": the trace file must hold a JSON object");
+  TPU_ASSIGN(events, rd.array(j, "traceEvents"));
+  std::array<std::vector<Interval>, 2> raw;
+  for (size_t i = 0; i < events->size(); ++i) {
+    const Json &ev = (*events)[i];
+    if (!ev.is_object()) return makeError(origin, ": traceEvents[", i, "] is not an object");
+    auto ph = ev.find("ph"), cat = ev.find("cat");
+    if (ph == ev.end() || *ph != "X" || cat == ev.end() || !cat->is_string()) continue;
+    auto which = std::find(kEngines.begin(), kEngines.end(), cat->get<std::string>());
+    if (which == kEngines.end()) continue;
+    std::string path = "traceEvents[" + std::to_string(i) + "]";
+    TPU_ASSIGN(ts, rd.number(ev, "ts", path));
+    TPU_ASSIGN(dur, rd.number(ev, "dur", path));
+    raw[size_t(which - kEngines.begin())].push_back({ts * clockMhz, (ts + dur) * clockMhz, 1});
+  }
+  std::array<std::vector<Interval>, 2> merged;
+  for (size_t e = 0; e < 2; ++e) {
+    std::sort(raw[e].begin(), raw[e].end(),
+              [](const Interval &a, const Interval &b) { return a.start < b.start || (a.start == b.start && a.end < b.end); });
+    for (const Interval &iv : raw[e]) {
+      if (!merged[e].empty() && iv.start - merged[e].back().end < minGap) {
+        merged[e].back().end = std::max(merged[e].back().end, iv.end);
+        merged[e].back().commands += 1;
+      } else {
+        merged[e].push_back(iv);
+      }
+    }
+  }
+  return merged;
+}
+
+constexpr double kPlotWidth = 1000, kLabelWidth = 70, kRowHeight = 22;
+const char *kColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"};
+
+std::string timelineSvg(const Stats &s, const std::array<std::vector<Interval>, 2> *engines) {
+  struct Row {
+    std::string label;
+    std::vector<std::string> rects;
+  };
+  double total = std::max(s.totalCycles, 1.0);
+  auto x = [&](double c) { return kLabelWidth + c / total * kPlotWidth; };
+  auto rect = [&](double a, double b, const char *color, const std::string &tip) {
+    double w = std::max(x(b) - x(a), 0.5);
+    return "<rect x=\"" + fixed(x(a), 2) + "\" y=\"0\" height=\"16\" width=\"" + fixed(w, 2) + "\" fill=\"" + color + "\"><title>" +
+           escapeXml(tip) + "</title></rect>";
+  };
+  auto cycles = [&](double a, double b) {
+    return fixed(a, 0) + "–" + fixed(b, 0) + " cycles (" + fixed((b - a) / s.clockMhz, 3) + " us)";
+  };
+  std::vector<Row> rows;
+  if (engines) {
+    for (size_t e = 0; e < 2; ++e) {
+      Row r{e == 0 ? "TIU" : "GDMA", {}};
+      for (const Interval &iv : (*engines)[e])
+        r.rects.push_back(rect(iv.start, iv.end, kColors[e], std::to_string(iv.commands) + " command(s), " +
+                                                                  cycles(iv.start, iv.end)));
+      rows.push_back(std::move(r));
+    }
+  }
+  Row layers{"layers", {}}, groups{"groups", {}};
+  for (size_t i = 0; i < s.layers.size(); ++i)
+    layers.rects.push_back(rect(s.layers[i].start, s.layers[i].end, kColors[2 + i % 6],
+                                s.layers[i].name + ": " + cycles(s.layers[i].start, s.layers[i].end)));
+  for (size_t i = 0; i < s.groups.size(); ++i)
+    groups.rects.push_back(rect(s.groups[i].start, s.groups[i].end, kColors[6 + i % 2],
+                                s.groups[i].name + ": " + cycles(s.groups[i].start, s.groups[i].end)));
+  rows.push_back(std::move(layers));
+  rows.push_back(std::move(groups));
+
+  double height = rows.size() * kRowHeight + 24;
+  std::ostringstream o;
+  o << "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kLabelWidth + kPlotWidth + 10
+    << "\" height=\"" << height << "\" viewBox=\"0 0 " << kLabelWidth + kPlotWidth + 10 << ' ' << height << "\">\n";
+  for (size_t r = 0; r < rows.size(); ++r) {
+    double y = r * kRowHeight;
+    o << "<g class=\"lane\" data-lane=\"" << escapeXml(rows[r].label) << "\" transform=\"translate(0," << y
+      << ")\"><text x=\"4\" y=\"15\">" << escapeXml(rows[r].label) << "</text>"
+      << "<g class=\"bars\" transform=\"translate(0,3)\">";
+    for (const std::string &rc : rows[r].rects) o << rc;
+    o << "</g></g>\n";
+  }
+  // Time axis: five ticks in microseconds.
+  double y = rows.size() * kRowHeight + 4;
+  for (int t = 0; t <= 4; ++t) {
+    double c = total * t / 4;
+    o << "<line x1=\"" << fixed(x(c), 2) << "\" x2=\"" << fixed(x(c), 2) << "\" y1=\"0\" y2=\"" << y
+      << "\" stroke=\"#bbb\" stroke-dasharray=\"2,3\"/><text x=\"" << fixed(x(c) - (t == 4 ? 40 : 0), 2)
+      << "\" y=\"" << y + 14 << "\">" << fixed(c / s.clockMhz, 1) << " us</text>";
+  }
+  o << "\n</svg>\n";
+  return o.str();
+}
+
+std::string utilizationSvg(const Stats &s) {
+  std::ostringstream o;
+  o << "<svg id=\"utilization\" xmlns=\"http://www.w3.org/2000/svg\" width=\"620\" height=\"70\">";
+  const char *parts[] = {"busy", "waiting", "idle"};
+  const char *colors[] = {"#59a14f", "#edc948", "#ddd"};
+  for (size_t e = 0; e < 2; ++e) {
+    const Engine &eng = s.engines[e];
+    double sum = std::max(eng.busy + eng.waiting + eng.idle, 1e-9);
+    double vals[] = {eng.busy, eng.waiting, eng.idle};
+    double x = 60, y = e * 30.0 + 5;
+    o << "<text x=\"0\" y=\"" << y + 15 << "\">" << (e == 0 ? "TIU" : "GDMA") << "</text>";
+    for (int p = 0; p < 3; ++p) {
+      double w = vals[p] / sum * 500;
+      o << "<rect x=\"" << fixed(x, 2) << "\" y=\"" << y << "\" width=\"" << fixed(w, 2)
+        << "\" height=\"20\" fill=\"" << colors[p] << "\"><title>" << parts[p] << ": " << fixed(vals[p], 0)
+        << " cycles</title></rect>";
+      x += w;
+    }
+    o << "<text x=\"565\" y=\"" << y + 15 << "\">" << fixed(eng.utilization * 100, 1) << " %</text>";
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+std::string lmemSvg(const Stats &s) {
+  double peak = 1;
+  for (const Span &g : s.groups) peak = std::max(peak, g.lmemBytes);
+  double barW = std::max(2.0, std::min(24.0, 900.0 / std::max<size_t>(s.groups.size(), 1)));
+  std::ostringstream o;
+  o << "<svg id=\"lmem\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << fixed(barW * s.groups.size() + 80, 0)
+    << "\" height=\"140\"><text x=\"0\" y=\"12\">peak " << fixed(peak / 1024, 1) << " KiB</text>";
+  for (size_t i = 0; i < s.groups.size(); ++i) {
+    double v = std::max(s.groups[i].lmemBytes, 0.0), h = v / peak * 100;
+    o << "<rect x=\"" << fixed(60 + i * barW, 2) << "\" y=\"" << fixed(120 - h, 2) << "\" width=\""
+      << fixed(barW * 0.8, 2) << "\" height=\"" << fixed(h, 2) << "\" fill=\"#4e79a7\"><title>group " << i << ": "
+      << fixed(v, 0) << " bytes</title></rect>";
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+const char *kStyle = R"(body{font:14px sans-serif;margin:20px;color:#222}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}
+table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
+td:first-child,th:first-child{text-align:left}th{cursor:pointer;background:#f3f3f3;user-select:none}
+th.sorted-desc::after{content:" \25BC"}th.sorted-asc::after{content:" \25B2"}
+svg text{font:11px sans-serif}.summary td{border:none}.note{color:#777})";
+
+// Sorts a table by the clicked column: numbers by value (data-v), text by name.
+const char *kScript = R"(function sortTable(th){
+  var table=th.closest('table'),body=table.tBodies[0],col=th.cellIndex;
+  var desc=!th.classList.contains('sorted-desc');
+  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(c){c.classList.remove('sorted-desc','sorted-asc');});
+  th.classList.add(desc?'sorted-desc':'sorted-asc');
+  var rows=Array.prototype.slice.call(body.rows);
+  rows.sort(function(a,b){
+    var x=a.cells[col],y=b.cells[col];
+    var vx=x.hasAttribute('data-v')?parseFloat(x.getAttribute('data-v')):x.textContent;
+    var vy=y.hasAttribute('data-v')?parseFloat(y.getAttribute('data-v')):y.textContent;
+    var r=vx<vy?-1:vx>vy?1:0;return desc?-r:r;});
+  rows.forEach(function(r){body.appendChild(r);});
+}
+document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',function(){sortTable(th);});});
+document.body.setAttribute('data-ready','1');
+)";
+
+std::string td(double v, int digits) { return "<td data-v=\"" + fixed(v, 3) + "\">" + fixed(v, digits) + "</td>"; }
+
+std::string layerTable(const Stats &s) {
+  std::vector<const Span *> order;
+  for (const Span &l : s.layers) order.push_back(&l);
+  // Longest first; ties keep program order.
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Span *a, const Span *b) { return a->end - a->start > b->end - b->start; });
+  std::ostringstream o;
+  o << "<table id=\"layers\" class=\"sortable\"><thead><tr><th>layer</th><th class=\"sorted-desc\">time (us)</th>"
+       "<th>share %</th><th>start (us)</th><th>TIU busy (us)</th><th>GDMA busy (us)</th><th>TIU cmds</th>"
+       "<th>GDMA cmds</th></tr></thead><tbody>\n";
+  double total = std::max(s.totalCycles, 1e-9);
+  for (const Span *l : order) {
+    double span = l->end - l->start;
+    o << "<tr><td>" << escapeXml(l->name) << "</td>" << td(span / s.clockMhz, 3) << td(span / total * 100, 1)
+      << td(l->start / s.clockMhz, 3) << td(l->busy[0] / s.clockMhz, 3) << td(l->busy[1] / s.clockMhz, 3)
+      << td(l->commands[0], 0) << td(l->commands[1], 0) << "</tr>\n";
+  }
+  o << "</tbody></table>\n";
+  return o.str();
+}
+
+std::string groupTable(const Stats &s) {
+  std::ostringstream o;
+  o << "<table id=\"groups\" class=\"sortable\"><thead><tr><th>group</th><th>time (us)</th><th>TIU busy %</th>"
+       "<th>GDMA busy %</th><th>TIU cmds</th><th>GDMA cmds</th>"
+    << (s.haveLmem ? "<th>LMEM (KiB)</th>" : "") << "</tr></thead><tbody>\n";
+  for (size_t i = 0; i < s.groups.size(); ++i) {
+    const Span &g = s.groups[i];
+    double span = std::max(g.end - g.start, 1e-9);
+    o << "<tr><td data-v=\"" << i << "\">" << i << "</td>" << td((g.end - g.start) / s.clockMhz, 3)
+      << td(g.busy[0] / span * 100, 1) << td(g.busy[1] / span * 100, 1) << td(g.commands[0], 0)
+      << td(g.commands[1], 0);
+    if (s.haveLmem) o << td(std::max(g.lmemBytes, 0.0) / 1024, 1);
+    o << "</tr>\n";
+  }
+  o << "</tbody></table>\n";
+  return o.str();
+}
+
+} // namespace
+
+Result<std::string> renderProfileHtml(const std::string &statsJson, const std::string &traceJson,
+                                      const std::string &origin) {
+  auto stats = readStats(statsJson, origin);
+  if (!stats) return stats.status();
+  const Stats &s = *stats;
+  std::optional<std::array<std::vector<Interval>, 2>> engines;
+  if (!traceJson.empty()) {
+    auto t = readTrace(traceJson, origin + " (trace)", s.clockMhz, s.totalCycles / (2 * kPlotWidth));
+    if (!t) return t.status();
+    engines = t.take();
+  }
+  std::ostringstream o;
+  o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>BM1684 profile: "
+    << escapeXml(origin) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
+    << "<h1>BM1684 profile: " << escapeXml(origin) << "</h1>\n<table class=\"summary\" id=\"summary\">"
+    << "<tr><td>time</td><td>" << fixed(s.timeUs, 3) << " us (" << fixed(s.totalCycles, 0) << " cycles at "
+    << fixed(s.clockMhz, 0) << " MHz)</td></tr>"
+    << "<tr><td>commands</td><td>TIU " << fixed(s.engines[0].commands, 0) << ", GDMA "
+    << fixed(s.engines[1].commands, 0) << "</td></tr>"
+    << "<tr><td>DDR</td><td>" << fixed(s.ddrBytes, 0) << " bytes (" << fixed(s.payloadBytes, 0)
+    << " payload), average " << fixed(s.ddrGBs, 2) << " GB/s</td></tr></table>\n"
+    << "<h2>Utilization</h2>\n" << utilizationSvg(s) << "\n<h2>Timeline</h2>\n";
+  if (!engines) o << "<p class=\"note\">No trace given: TIU/GDMA rows need <code>--trace</code>.</p>\n";
+  o << timelineSvg(s, engines ? &*engines : nullptr) << "<h2>Layers (click a column to sort)</h2>\n"
+    << layerTable(s) << "<h2>Command groups</h2>\n";
+  if (s.haveLmem) o << "<h3>LMEM use per group</h3>\n" << lmemSvg(s) << "\n";
+  else o << "<p class=\"note\">The stats carry no LMEM figures per group.</p>\n";
+  o << groupTable(s) << "<script>\n" << kScript << "</script>\n</body></html>\n";
+  return o.str();
+}
+
+Status writeProfileReport(const std::string &statsPath, const std::string &tracePath,
+                          const std::string &htmlPath) {
+  auto stats = readTextFile(statsPath);
+  if (!stats) return stats.status();
+  std::string trace;
+  if (!tracePath.empty()) {
+    auto t = readTextFile(tracePath);
+    if (!t) return t.status();
+    trace = t.take();
+  }
+  auto html = renderProfileHtml(*stats, trace, statsPath);
+  if (!html) return html.status();
+  return runtime::writeFileAtomically(htmlPath, *html);
+}
+
+} // namespace tpu::explore

@@ -1,0 +1,590 @@
+#include "tools/explore/Sweep.h"
+
+#include "isa/GdmaCommand.h"
+#include "isa/HwConfig.h"
+#include "isa/TiuCommand.h"
+#include "isa/bmodel/Bmodel.h"
+#include "runtime/RunFiles.h"
+#include "simulator/timing/GdmaTiming.h"
+#include "simulator/timing/TiuTiming.h"
+#include "support/Npz.h"
+#include "tools/explore/Html.h"
+#include "tools/explore/JobPool.h"
+#include "tools/explore/Plot.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <cstdio>
+
+namespace fs = std::filesystem;
+
+namespace tpu::explore {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string relativeTo(const std::string &baseDir, const std::string &path) {
+  if (path.empty() || fs::path(path).is_absolute() || baseDir.empty()) return path;
+  return (fs::path(baseDir) / path).lexically_normal().string();
+}
+
+// A JSON number for a HwConfig key: integral values stay integers, so
+// integer fields (npuLanes) accept them.
+Json hwValue(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 9e15) return Json(int64_t(v));
+  return Json(v);
+}
+
+Result<isa::HwConfig> baseConfig(const std::string &path) {
+  if (path.empty()) return isa::HwConfig{};
+  return isa::HwConfig::load(path);
+}
+
+// The point's config: the base with the point's values; HwConfig names a bad key or value.
+Result<isa::HwConfig> pointConfig(const isa::HwConfig &base, const std::map<std::string, double> &values,
+                                  const std::string &where) {
+  Json j = Json::parse(base.toJson());
+  for (const auto &[key, v] : values) j[key] = hwValue(v);
+  auto cfg = isa::HwConfig::fromJson(j.dump(), where);
+  if (!cfg) return cfg.status();
+  if (auto st = cfg->validate(); !st) return makeError(where, ": ", st.message());
+  return cfg;
+}
+
+std::string toHex(const std::vector<uint8_t> &bytes) {
+  static const char *digits = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : bytes) {
+    s += digits[b >> 4];
+    s += digits[b & 15];
+  }
+  return s;
+}
+
+Result<std::vector<uint8_t>> readBytes(const std::string &path) {
+  auto text = readTextFile(path);
+  if (!text) return text.status();
+  return std::vector<uint8_t>(text->begin(), text->end());
+}
+
+// Deterministic inputs: float32 in [-1, 1) from splitmix64 with a fixed seed.
+NpyArray seededInput(const std::vector<int64_t> &shape, uint64_t seed) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(size_t(std::max<int64_t>(n, 0)));
+  uint64_t s = seed;
+  for (float &x : v) {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    x = float(double(z >> 11) / double(1ull << 53) * 2.0 - 1.0);
+  }
+  return NpyArray::from(shape, v);
+}
+
+void progressBar(const char *phase, size_t done, size_t total) {
+  constexpr size_t width = 30;
+  size_t filled = total ? done * width / total : width;
+  std::cerr << '\r' << phase << " [" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << done
+            << '/' << total << (done == total ? "\n" : "") << std::flush;
+}
+
+// The simulated launch's own wall time, from the "wall time X ms" line tpuc sim prints.
+double wallFromLog(const std::string &logPath) {
+  auto text = readTextFile(logPath);
+  if (!text) return -1;
+  auto at = text->rfind("wall time ");
+  if (at == std::string::npos) return -1;
+  return std::atof(text->c_str() + at + 10) / 1e3;
+}
+
+// One compiled (or given) bmodel of the sweep.
+struct Build {
+  size_t model;
+  CompileOptions compile;
+  std::string dir, bmodel, inputs, netName;
+  bool needsCompile = false;
+  double compileSeconds = 0;
+};
+
+// Per-layer work of a bmodel for the roofline: multiply-accumulates of its
+// TIU commands and DDR bytes of its GDMA commands under the point's config.
+struct LayerWork {
+  double macs = 0, ddrBytes = 0;
+};
+Result<std::map<std::string, LayerWork>> layerWork(const std::string &bmodelPath, const isa::HwConfig &hw) {
+  auto model = bmodel::readFile(bmodelPath);
+  if (!model) return model.status();
+  std::map<std::string, LayerWork> work;
+  if (model->nets.empty()) return work;
+  for (const bmodel::CmdGroup &g : model->nets[0].groups) {
+    for (size_t i = 0; i < g.tiu.size(); ++i) {
+      auto cmd = isa::decodeTiu(g.tiu[i].data());
+      if (!cmd) return cmd.status();
+      work[g.tiuLayer[i]].macs += double(timing::tiuCost(*cmd, hw).macs);
+    }
+    for (size_t i = 0; i < g.gdma.size(); ++i) {
+      auto cmd = isa::decodeGdma(isa::GdmaRaw::decode(g.gdma[i].data()));
+      if (!cmd) return cmd.status();
+      auto cost = timing::gdmaCost(*cmd, hw);
+      if (!cost) return cost.status();
+      work[g.gdmaLayer[i]].ddrBytes += double(cost->ddrBytes);
+    }
+  }
+  return work;
+}
+
+struct StatsFigures {
+  double timeUs, cycles, tiuUtil, gdmaUtil, ddrBytes, lmemPeak = -1;
+  std::vector<std::pair<std::string, double>> layerUs; // span per layer
+};
+
+Result<StatsFigures> readStats(const std::string &path) {
+  auto text = readTextFile(path);
+  if (!text) return text.status();
+  Json j = Json::parse(*text, nullptr, false);
+  auto num = [&](const Json &o, const char *k) { return o.contains(k) && o[k].is_number() ? o[k].get<double>() : NAN; };
+  if (j.is_discarded() || !j.is_object() || !j.contains("engines") || !j.contains("ddr"))
+    return makeError(path, ": not a stats file of tpuc sim");
+  StatsFigures f;
+  f.timeUs = num(j, "time_us");
+  f.cycles = num(j, "total_cycles");
+  f.tiuUtil = j["engines"].contains("tiu") ? num(j["engines"]["tiu"], "utilization") : NAN;
+  f.gdmaUtil = j["engines"].contains("gdma") ? num(j["engines"]["gdma"], "utilization") : NAN;
+  f.ddrBytes = num(j["ddr"], "bytes");
+  if (std::isnan(f.timeUs + f.cycles + f.tiuUtil + f.gdmaUtil + f.ddrBytes))
+    return makeError(path, ": a stats figure is missing");
+  double clock = num(j, "clock_mhz");
+  if (j.contains("groups") && j["groups"].is_array())
+    for (const Json &g : j["groups"])
+      for (const char *k : {"lmem_peak_bytes", "lmem_bytes"})
+        if (g.contains(k) && g[k].is_number()) f.lmemPeak = std::max(f.lmemPeak, g[k].get<double>());
+  if (j.contains("layers") && j["layers"].is_array() && clock > 0)
+    for (const Json &l : j["layers"])
+      if (l.contains("name") && l["name"].is_string())
+        f.layerUs.push_back({l["name"].get<std::string>(), (num(l, "end_cycle") - num(l, "start_cycle")) / clock});
+  return f;
+}
+
+std::string csvField(const std::string &s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+std::string optional(double v, int digits) { return v < 0 ? "" : fixed(v, digits); }
+
+} // namespace
+
+std::string CompileOptions::key() const { return quantize + (layerGroup ? "_lg" : "_nolg"); }
+
+std::string SweepPoint::id() const {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "p%04zu", index);
+  return buf;
+}
+
+Result<SweepSpec> parseSweep(const std::string &text, const std::string &origin, const std::string &baseDir) {
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded()) return makeError(origin, ": not valid JSON");
+  if (!j.is_object()) return makeError(origin, ": the sweep file must hold a JSON object");
+  SweepSpec spec;
+  static const std::set<std::string> topKeys{"models", "hardware", "compiler", "base_config"};
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!topKeys.count(it.key()))
+      return makeError(origin, ": unknown key '", it.key(), "' (known: models, hardware, compiler, base_config)");
+  if (j.contains("base_config")) {
+    if (!j["base_config"].is_string()) return makeError(origin, ": 'base_config' must be a file name");
+    spec.baseConfig = relativeTo(baseDir, j["base_config"].get<std::string>());
+  }
+  auto base = baseConfig(spec.baseConfig);
+  if (!base) return makeError(origin, ": base_config: ", base.message());
+
+  if (!j.contains("models") || !j["models"].is_array() || j["models"].empty())
+    return makeError(origin, ": 'models' must be a non-empty list");
+  std::set<std::string> names;
+  static const std::set<std::string> modelKeys{"name", "bmodel", "onnx", "input_shapes", "calibration", "inputs"};
+  for (size_t i = 0; i < j["models"].size(); ++i) {
+    const Json &m = j["models"][i];
+    std::string where = origin + ": models[" + std::to_string(i) + "]";
+    if (!m.is_object()) return makeError(where, ": must be an object");
+    for (auto it = m.begin(); it != m.end(); ++it) {
+      if (!modelKeys.count(it.key()))
+        return makeError(where, ": unknown key '", it.key(), "' (known: name, bmodel, onnx, input_shapes, calibration, inputs)");
+      if (it.key() != "input_shapes" && !it->is_string()) return makeError(where, ": '", it.key(), "' must be a string");
+    }
+    SweepModel model;
+    auto str = [&](const char *k) { return m.contains(k) ? m[k].get<std::string>() : std::string(); };
+    model.bmodel = relativeTo(baseDir, str("bmodel"));
+    model.onnx = relativeTo(baseDir, str("onnx"));
+    model.calibration = relativeTo(baseDir, str("calibration"));
+    model.inputs = relativeTo(baseDir, str("inputs"));
+    if (m.contains("input_shapes")) {
+      const Json &s = m["input_shapes"];
+      if (!s.is_string() && !s.is_array()) return makeError(where, ": 'input_shapes' must be a list like [[1,3,224,224]]");
+      model.inputShapes = s.is_string() ? s.get<std::string>() : s.dump();
+    }
+    if (model.bmodel.empty() == model.onnx.empty()) return makeError(where, ": give exactly one of 'bmodel' and 'onnx'");
+    const std::string &file = model.bmodel.empty() ? model.onnx : model.bmodel;
+    if (!fs::is_regular_file(file)) return makeError(where, ": model file '", file, "' not found");
+    if (!model.inputs.empty() && !fs::is_regular_file(model.inputs))
+      return makeError(where, ": inputs file '", model.inputs, "' not found");
+    if (!model.calibration.empty() && !fs::is_directory(model.calibration))
+      return makeError(where, ": calibration directory '", model.calibration, "' not found");
+    model.name = m.contains("name") ? m["name"].get<std::string>() : fs::path(file).stem().string();
+    if (model.name.empty() || model.name.find_first_of("/\\ ") != std::string::npos)
+      return makeError(where, ": name '", model.name, "' must be non-empty without spaces or slashes");
+    if (!names.insert(model.name).second) return makeError(where, ": model name '", model.name, "' is used twice");
+    spec.models.push_back(std::move(model));
+  }
+
+  if (j.contains("hardware")) {
+    const Json &h = j["hardware"];
+    if (!h.is_object()) return makeError(origin, ": 'hardware' must map HwConfig keys to value lists");
+    Json known = Json::parse(base->toJson());
+    for (auto it = h.begin(); it != h.end(); ++it) {
+      std::string where = origin + ": hardware." + it.key();
+      if (!known.contains(it.key())) return makeError(where, ": unknown HwConfig key '", it.key(), "'");
+      std::vector<double> values;
+      const Json &v = *it;
+      if (v.is_number()) values.push_back(v.get<double>());
+      else if (v.is_array() && !v.empty()) {
+        for (const Json &e : v) {
+          if (!e.is_number()) return makeError(where, ": value ", e.dump(), " is not a number");
+          values.push_back(e.get<double>());
+        }
+      } else return makeError(where, ": must be a number or a non-empty list of numbers");
+      // Each value alone on the base config: HwConfig names a bad type or range.
+      for (double value : values) {
+        auto cfg = pointConfig(*base, {{it.key(), value}}, where);
+        if (!cfg) return makeError(where, " = ", fixed(value, 6), ": ", cfg.message());
+      }
+      spec.hardware[it.key()] = values;
+    }
+  }
+
+  if (j.contains("compiler")) {
+    const Json &c = j["compiler"];
+    if (!c.is_object()) return makeError(origin, ": 'compiler' must be an object");
+    for (auto it = c.begin(); it != c.end(); ++it) {
+      std::string where = origin + ": compiler." + it.key();
+      Json v = it->is_array() ? *it : Json::array({*it});
+      if (v.empty()) return makeError(where, ": empty list");
+      if (it.key() == "quantize") {
+        spec.quantize.clear();
+        for (const Json &e : v) {
+          if (!e.is_string() || (e != "F32" && e != "INT8"))
+            return makeError(where, ": value ", e.dump(), " is not F32 or INT8");
+          spec.quantize.push_back(e.get<std::string>());
+        }
+      } else if (it.key() == "layer_group") {
+        spec.layerGroup.clear();
+        for (const Json &e : v) {
+          if (!e.is_boolean()) return makeError(where, ": value ", e.dump(), " is not true or false");
+          spec.layerGroup.push_back(e.get<bool>());
+        }
+      } else {
+        return makeError(where, ": unknown compiler option '", it.key(), "' (known: quantize, layer_group)");
+      }
+    }
+  }
+  bool int8 = std::count(spec.quantize.begin(), spec.quantize.end(), "INT8") > 0;
+  for (const SweepModel &m : spec.models)
+    if (int8 && !m.onnx.empty() && m.calibration.empty())
+      return makeError(origin, ": model '", m.name, "': INT8 needs a 'calibration' directory of .npz samples");
+  return spec;
+}
+
+Result<SweepSpec> loadSweep(const std::string &path) {
+  auto text = readTextFile(path);
+  if (!text) return text.status();
+  return parseSweep(*text, path, fs::path(path).parent_path().string());
+}
+
+std::vector<SweepPoint> expandSweep(const SweepSpec &spec) {
+  // Hardware combinations: keys in name order, the last varying fastest.
+  std::vector<std::map<std::string, double>> hw{{}};
+  for (const auto &[key, values] : spec.hardware) {
+    std::vector<std::map<std::string, double>> next;
+    for (const auto &partial : hw)
+      for (double v : values) {
+        auto p = partial;
+        p[key] = v;
+        next.push_back(std::move(p));
+      }
+    hw = std::move(next);
+  }
+  std::vector<SweepPoint> points;
+  for (size_t m = 0; m < spec.models.size(); ++m) {
+    std::vector<CompileOptions> variants;
+    if (!spec.models[m].bmodel.empty()) variants.push_back({"given", true});
+    else
+      for (const std::string &q : spec.quantize)
+        for (bool lg : spec.layerGroup) variants.push_back({q, lg});
+    for (const CompileOptions &c : variants)
+      for (const auto &h : hw) points.push_back({points.size(), m, c, h});
+  }
+  return points;
+}
+
+Result<SweepResult> runSweep(const SweepSpec &spec, const SweepOptions &options) {
+  if (options.outDir.empty()) return makeError("no output directory");
+  auto base = baseConfig(spec.baseConfig);
+  if (!base) return base.status();
+  std::vector<SweepPoint> points = expandSweep(spec);
+  // Every point's config is checked before any work starts.
+  std::vector<isa::HwConfig> configs;
+  for (const SweepPoint &p : points) {
+    auto cfg = pointConfig(*base, p.hardware, "point " + p.id());
+    if (!cfg) return cfg.status();
+    configs.push_back(*cfg);
+  }
+  std::error_code ec;
+  std::string out = fs::absolute(options.outDir).lexically_normal().string();
+  for (const char *sub : {"", "/cache", "/points"}) {
+    fs::create_directories(out + sub, ec);
+    if (ec) return makeError(out + sub, ": cannot create: ", ec.message());
+  }
+  std::string tpuc = options.tpucPath;
+  SweepResult result;
+
+  // 1. Builds: one per (model, compile options), cached by content hash.
+  std::vector<Build> builds;
+  std::map<std::pair<size_t, std::string>, size_t> buildOf;
+  for (const SweepPoint &p : points) {
+    auto key = std::make_pair(p.model, p.compile.key());
+    if (buildOf.count(key)) continue;
+    const SweepModel &m = spec.models[p.model];
+    Build b{p.model, p.compile, "", "", "", "", false, 0};
+    auto bytes = readBytes(m.bmodel.empty() ? m.onnx : m.bmodel);
+    if (!bytes) return bytes.status();
+    std::vector<uint8_t> h = *bytes;
+    std::string opts = "\n" + m.inputShapes + "\n" + p.compile.key() + "\n" + m.inputs + "\n";
+    h.insert(h.end(), opts.begin(), opts.end());
+    if (p.compile.quantize == "INT8") {
+      std::vector<std::string> samples;
+      for (const auto &e : fs::directory_iterator(m.calibration, ec)) samples.push_back(e.path().string());
+      std::sort(samples.begin(), samples.end());
+      for (const std::string &s : samples) {
+        auto sb = readBytes(s);
+        if (!sb) return sb.status();
+        h.insert(h.end(), s.begin(), s.end());
+        h.insert(h.end(), sb->begin(), sb->end());
+      }
+    }
+    b.dir = out + "/cache/" + m.name + "_" + p.compile.key() + "_" + toHex(bmodel::sha256(h)).substr(0, 16);
+    fs::create_directories(b.dir, ec);
+    if (ec) return makeError(b.dir, ": cannot create: ", ec.message());
+    b.bmodel = m.bmodel.empty() ? b.dir + "/model.bmodel" : fs::absolute(m.bmodel).string();
+    b.needsCompile = m.bmodel.empty() && !fs::exists(b.bmodel);
+    buildOf[key] = builds.size();
+    builds.push_back(std::move(b));
+  }
+  std::vector<Job> compileJobs;
+  std::vector<size_t> compiled;
+  for (size_t i = 0; i < builds.size(); ++i) {
+    Build &b = builds[i];
+    if (!b.needsCompile) continue;
+    const SweepModel &m = spec.models[b.model];
+    std::string top = b.dir + "/model.top.mlir", part = b.dir + "/build.bmodel";
+    std::vector<std::string> import{tpuc, "import", fs::absolute(m.onnx).string(), "-o", top};
+    if (!m.inputShapes.empty()) {
+      import.push_back("--input-shapes");
+      import.push_back(m.inputShapes);
+    }
+    std::string script = commandLine(import);
+    std::vector<std::string> deploy{tpuc, "deploy", top, "--quantize", b.compile.quantize, "-o", part};
+    if (b.compile.quantize == "INT8") {
+      std::string table = b.dir + "/model.cali";
+      script += " && " + commandLine({tpuc, "calibrate", top, "--dataset", fs::absolute(m.calibration).string(), "-o", table});
+      deploy.push_back("--calibration-table");
+      deploy.push_back(table);
+    }
+    if (!b.compile.layerGroup) deploy.push_back("--no-layer-group");
+    // The bmodel appears under its final name only when the build succeeded.
+    script += " && " + commandLine(deploy) + " && mv " + shellQuote(part) + " " + shellQuote(b.bmodel);
+    compileJobs.push_back({{"/bin/sh", "-c", script}, b.dir + "/compile.log"});
+    compiled.push_back(i);
+  }
+  unsigned workers = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  if (!compileJobs.empty()) {
+    auto outcomes = runJobs(compileJobs, workers, [&](size_t d, size_t t) {
+      if (options.progress) progressBar("compile ", d, t);
+    });
+    if (!outcomes) return outcomes.status();
+    for (size_t k = 0; k < compiled.size(); ++k) {
+      Build &b = builds[compiled[k]];
+      if ((*outcomes)[k].exitCode != 0)
+        return makeError("compiling ", spec.models[b.model].name, " (", b.compile.key(), ") failed: ",
+                         lastLine(compileJobs[k].logPath), " (log: ", compileJobs[k].logPath, ")");
+      b.compileSeconds = (*outcomes)[k].wallSeconds;
+    }
+  }
+  // Inputs: the model's own, or seeded random ones from the bmodel's first net.
+  for (Build &b : builds) {
+    auto model = bmodel::readFile(b.bmodel);
+    if (!model) return model.status();
+    if (model->nets.empty()) return makeError(b.bmodel, ": no nets");
+    const bmodel::Net &net = model->nets[0];
+    b.netName = net.name;
+    const SweepModel &m = spec.models[b.model];
+    if (!m.inputs.empty()) {
+      b.inputs = fs::absolute(m.inputs).string();
+      continue;
+    }
+    NpzMap in;
+    uint64_t seed = 1684;
+    for (const bmodel::Tensor &t : net.inputs)
+      in[t.name] = seededInput(std::vector<int64_t>(t.shape.begin(), t.shape.end()), seed++);
+    b.inputs = b.dir + "/inputs.npz";
+    TPU_RETURN_IF_ERROR(writeNpz(b.inputs, in));
+  }
+
+  // 2. Points: one tpuc sim per point.
+  std::vector<Job> simJobs;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint &p = points[i];
+    const Build &b = builds[buildOf.at({p.model, p.compile.key()})];
+    std::string stem = out + "/points/" + p.id();
+    TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(stem + ".config.json", configs[i].toJson()));
+    simJobs.push_back({{tpuc, "sim", b.bmodel, "--net", b.netName, "--input", b.inputs, "-o", stem + ".out.npz",
+                        "--config", stem + ".config.json", "--stats", stem + ".stats.json"},
+                       stem + ".log"});
+  }
+  if (!options.jobsFile.empty()) {
+    std::string lines;
+    for (const Job &job : simJobs) lines += commandLine(job.argv) + " > " + shellQuote(job.logPath) + " 2>&1\n";
+    TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(options.jobsFile, lines));
+    result.files.push_back(options.jobsFile);
+    return result;
+  }
+  std::vector<JobOutcome> outcomes(simJobs.size());
+  if (!options.collect) {
+    auto ran = runJobs(simJobs, workers, [&](size_t d, size_t t) {
+      if (options.progress) progressBar("simulate", d, t);
+    });
+    if (!ran) return ran.status();
+    outcomes = ran.take();
+    for (size_t i = 0; i < simJobs.size(); ++i)
+      if (outcomes[i].exitCode != 0)
+        return makeError("point ", points[i].id(), " (", spec.models[points[i].model].name, ") failed: ",
+                         lastLine(simJobs[i].logPath), " (log: ", simJobs[i].logPath, ")");
+  }
+
+  // 3. Rows, in point order.
+  std::vector<StatsFigures> figures;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint &p = points[i];
+    const Build &b = builds[buildOf.at({p.model, p.compile.key()})];
+    auto f = readStats(out + "/points/" + p.id() + ".stats.json");
+    if (!f) return Status::error(f.message() + (options.collect ? " (run the job list first)" : ""));
+    SweepRow row;
+    row.point = p;
+    row.model = spec.models[p.model].name;
+    row.bmodel = b.bmodel;
+    row.latencyUs = f->timeUs;
+    row.totalCycles = f->cycles;
+    row.tiuUtilization = f->tiuUtil;
+    row.gdmaUtilization = f->gdmaUtil;
+    row.ddrBytes = uint64_t(f->ddrBytes);
+    row.lmemPeakBytes = f->lmemPeak;
+    row.compileSeconds = b.compileSeconds;
+    double wall = wallFromLog(simJobs[i].logPath);
+    row.simWallSeconds = wall >= 0 ? wall : outcomes[i].wallSeconds;
+    result.rows.push_back(row);
+    figures.push_back(f.take());
+  }
+
+  std::vector<std::string> hwKeys;
+  for (const auto &kv : spec.hardware) hwKeys.push_back(kv.first);
+  std::ostringstream csv, jsonl;
+  csv << "point,model,quantize,layer_group";
+  for (const std::string &k : hwKeys) csv << ',' << k;
+  csv << ",latency_us,total_cycles,tiu_utilization,gdma_utilization,ddr_bytes,lmem_peak_bytes,compile_s,sim_wall_s,"
+         "bmodel\n";
+  for (const SweepRow &r : result.rows) {
+    csv << r.point.id() << ',' << csvField(r.model) << ',' << r.point.compile.quantize << ','
+        << (r.point.compile.layerGroup ? "on" : "off");
+    Json o;
+    o["point"] = r.point.id();
+    o["model"] = r.model;
+    o["quantize"] = r.point.compile.quantize;
+    o["layer_group"] = r.point.compile.layerGroup;
+    for (const std::string &k : hwKeys) {
+      csv << ',' << fixed(r.point.hardware.at(k), r.point.hardware.at(k) == std::floor(r.point.hardware.at(k)) ? 0 : 3);
+      o[k] = hwValue(r.point.hardware.at(k));
+    }
+    csv << ',' << fixed(r.latencyUs, 3) << ',' << fixed(r.totalCycles, 3) << ',' << fixed(r.tiuUtilization, 4) << ','
+        << fixed(r.gdmaUtilization, 4) << ',' << r.ddrBytes << ',' << optional(r.lmemPeakBytes, 0) << ','
+        << fixed(r.compileSeconds, 3) << ',' << fixed(r.simWallSeconds, 6) << ',' << csvField(r.bmodel) << '\n';
+    o["latency_us"] = r.latencyUs;
+    o["total_cycles"] = r.totalCycles;
+    o["tiu_utilization"] = r.tiuUtilization;
+    o["gdma_utilization"] = r.gdmaUtilization;
+    o["ddr_bytes"] = r.ddrBytes;
+    o["lmem_peak_bytes"] = r.lmemPeakBytes < 0 ? Json(nullptr) : Json(r.lmemPeakBytes);
+    o["compile_s"] = r.compileSeconds;
+    o["sim_wall_s"] = r.simWallSeconds;
+    o["bmodel"] = r.bmodel;
+    jsonl << o.dump() << '\n';
+  }
+  auto write = [&](const std::string &name, const std::string &text) -> Status {
+    TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(out + "/" + name, text));
+    result.files.push_back(out + "/" + name);
+    return Status::ok();
+  };
+  TPU_RETURN_IF_ERROR(write("sweep.csv", csv.str()));
+  TPU_RETURN_IF_ERROR(write("sweep.jsonl", jsonl.str()));
+
+  // Latency vs DDR bandwidth: one series per model, compile options and the
+  // other hardware values.
+  Plot lat{"latency_vs_ddr", "Latency vs DDR bandwidth", "DDR bandwidth (GB/s)", "latency (ms)", false, false, {}, {}};
+  std::map<std::string, size_t> seriesOf;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint &p = points[i];
+    std::string label = result.rows[i].model + " " + p.compile.key();
+    for (const auto &[k, v] : p.hardware)
+      if (k != "ddrBandwidthGBs") label += " " + k + "=" + fixed(v, v == std::floor(v) ? 0 : 2);
+    auto [it, fresh] = seriesOf.emplace(label, lat.series.size());
+    if (fresh) lat.series.push_back({label, {}, true, {}});
+    lat.series[it->second].points.push_back({configs[i].ddrBandwidthGBs, result.rows[i].latencyUs / 1e3});
+  }
+  for (PlotSeries &s : lat.series) std::sort(s.points.begin(), s.points.end());
+  TPU_RETURN_IF_ERROR(write("latency_vs_ddr.svg", renderSvg(lat)));
+
+  // Roofline per model and compile options, at its first point: per layer
+  // arithmetic intensity (ops per DDR byte) vs achieved GOPS, under the DDR roof.
+  std::set<std::pair<size_t, std::string>> drawn;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint &p = points[i];
+    if (!drawn.insert({p.model, p.compile.key()}).second) continue;
+    auto work = layerWork(result.rows[i].bmodel, configs[i]);
+    if (!work) return work.status();
+    PlotSeries layers{"layers", {}, false, {}};
+    for (const auto &[name, us] : figures[i].layerUs) {
+      auto w = work->find(name);
+      if (w == work->end() || w->second.macs <= 0 || w->second.ddrBytes <= 0 || us <= 0) continue;
+      double ops = 2 * w->second.macs;
+      layers.points.push_back({ops / w->second.ddrBytes, ops / (us * 1e3)});
+      layers.tips.push_back(name + ": " + fixed(ops / w->second.ddrBytes, 2) + " ops/byte, " +
+                            fixed(ops / (us * 1e3), 1) + " GOPS");
+    }
+    std::string name = result.rows[i].model + "_" + p.compile.key();
+    Plot roof{"roofline_" + name, "Roofline: " + name + " (point " + p.id() + ")",
+              "arithmetic intensity (ops / DDR byte)", "achieved GOPS", true, true, {std::move(layers)},
+              {{"DDR " + fixed(configs[i].ddrBandwidthGBs, 1) + " GB/s", configs[i].ddrBandwidthGBs, 0}}};
+    TPU_RETURN_IF_ERROR(write("roofline_" + name + ".svg", renderSvg(roof)));
+  }
+  return result;
+}
+
+} // namespace tpu::explore
