@@ -1,0 +1,55 @@
+// Writes seed corpora for the fuzz targets from the project's assembler
+// sources: each .s file assembled to a .bmodel (fuzz_bmodel), and each of its
+// commands as a fuzz_command input (selector byte + 128 command bytes).
+//   fuzz_seeds <bmodel-dir> <command-dir> <file.s>...
+#include "isa/Assembler.h"
+#include "isa/bmodel/Bmodel.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+bool writeFile(const std::filesystem::path &path, const std::vector<uint8_t> &bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+  return bool(out);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: fuzz_seeds <bmodel-dir> <command-dir> <file.s>...\n");
+    return 2;
+  }
+  std::filesystem::path bmodelDir = argv[1], commandDir = argv[2];
+  int written = 0;
+  for (int a = 3; a < argc; ++a) {
+    std::filesystem::path src = argv[a];
+    // Files that do not assemble (the error-path lit inputs) seed only the assembler.
+    auto model = tpu::isa::assemble(
+        [&] {
+          std::ifstream in(src, std::ios::binary);
+          return std::string(std::istreambuf_iterator<char>(in), {});
+        }(),
+        src.string(), src.parent_path().string());
+    if (!model.isOk()) continue;
+    auto bytes = tpu::bmodel::serialize(*model);
+    if (!bytes.isOk()) continue;
+    std::string stem = src.stem().string();
+    written += writeFile(bmodelDir / (stem + ".bmodel"), *bytes);
+    int index = 0;
+    for (const auto &net : model->nets)
+      for (const auto &group : net.groups)
+        for (int engine = 0; engine < 2; ++engine)
+          for (const auto &cmd : engine == 0 ? group.tiu : group.gdma) {
+            std::vector<uint8_t> input{uint8_t(engine)};
+            input.insert(input.end(), cmd.begin(), cmd.end());
+            written += writeFile(commandDir / (stem + "_" + std::to_string(index++) + ".bin"), input);
+          }
+  }
+  std::printf("fuzz_seeds: %d files\n", written);
+  return 0;
+}
