@@ -1,5 +1,7 @@
 #include "support/Npz.h"
 
+#include <algorithm>
+
 #include <zip.h>
 
 #include <cstdio>
@@ -353,14 +355,19 @@ Result<NpzMap> readNpz(const std::string &path) {
     if (result.count(name)) return makeError(where, ": appears twice");
     std::unique_ptr<zip_file_t, ZipFileCloser> f(zip_fopen_index(zip.get(), i, 0));
     if (!f) return makeError(where, ": cannot open: ", zip_strerror(zip.get()));
-    std::vector<uint8_t> bytes(st.size);
+    // The buffer grows with the data actually inflated, not with the size the
+    // entry declares: a small archive may claim gigabytes.
+    std::vector<uint8_t> bytes;
     zip_uint64_t got = 0;
     while (got < st.size) {
-      zip_int64_t r = zip_fread(f.get(), bytes.data() + got, st.size - got);
+      if (got == bytes.size()) // full: grow by doubling, at least 1 MiB, at most to the declared size
+        bytes.resize(got + std::min<zip_uint64_t>(st.size - got, std::max<zip_uint64_t>(got, 1 << 20)));
+      zip_int64_t r = zip_fread(f.get(), bytes.data() + got, bytes.size() - got);
       if (r < 0) return makeError(where, ": corrupt data: ", zip_file_strerror(f.get()));
       if (r == 0) break;
       got += static_cast<zip_uint64_t>(r);
     }
+    bytes.resize(got);
     if (got != st.size)
       return makeError(where, ": truncated (", got, " of ", st.size, " bytes)");
     auto arr = parseNpy(bytes.data(), bytes.size(), where);
