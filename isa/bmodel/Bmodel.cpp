@@ -409,7 +409,7 @@ Result<Model> parse(const uint8_t *data, size_t size) {
   size_t fsize = header->flatbuffersSize;
   // Copy to an aligned buffer so the verifier's alignment checks hold.
   std::vector<uint64_t> aligned((fsize + 7) / 8);
-  std::memcpy(aligned.data(), fbuf, fsize);
+  if (fsize) std::memcpy(aligned.data(), fbuf, fsize); // an empty vector's data() may be null
   const uint8_t *fb8 = reinterpret_cast<const uint8_t *>(aligned.data());
   flatbuffers::Verifier verifier(fb8, fsize, /*max_depth=*/64, /*max_tables=*/1000000);
   if (!fb::VerifyModelBuffer(verifier))
