@@ -3,6 +3,7 @@
 //         library (executeTiu / executeGdma): no SystemC, no time.
 //   sim   runs the groups through the SystemC model of the TIU and GDMA
 //         engines: same data, plus cycles, utilization, trace and stats.
+//   device runs the bmodel on a real BM1684 through libsophon (dlopen).
 #pragma once
 
 #include "isa/GdmaCommand.h"
@@ -18,11 +19,12 @@
 
 namespace tpu::runtime {
 
-enum class BackendKind { Func, Sim };
-// "func" / "sim"; anything else is an error listing the choices.
+enum class BackendKind { Func, Sim, Device };
+// "func" / "sim" / "device"; anything else is an error listing the choices.
 Result<BackendKind> parseBackendKind(const std::string &name);
 const char *backendKindName(BackendKind kind);
-// Is the backend compiled into this build (sim needs the SystemC model)?
+// Is the backend compiled into this build (sim needs the SystemC model;
+// device is always built, its libraries are looked for when it is created)?
 bool backendAvailable(BackendKind kind);
 
 // A command group decoded once at load time.
@@ -39,6 +41,9 @@ struct LoadedNet {
   bmodel::Net desc;
   std::vector<LoadedGroup> groups;
   std::vector<SimDevice::Claim> ranges; // device memory claimed for it
+  // The bmodel file image, kept for the device backend only (shared by the
+  // nets of one bmodel).
+  std::shared_ptr<const std::vector<uint8_t>> image;
 };
 
 struct RunOptions {

@@ -219,10 +219,13 @@ Result<NetInfoStorage *> netInfo(Bmrt &b, const std::string &name) {
 Result<BackendKind> backendFromEnvironment() {
   const char *env = std::getenv("TPU_BACKEND");
   if (!env || !*env) return backendAvailable(BackendKind::Sim) ? BackendKind::Sim : BackendKind::Func;
-  if (std::string(env) == "device")
-    return makeError("TPU_BACKEND=device: no BM1684 device or libsophon found");
   auto kind = parseBackendKind(env);
   if (!kind) return makeError("TPU_BACKEND: ", kind.message());
+  if (*kind == BackendKind::Device) {
+    // Fail here, where applications expect "no device", not at bmrt_create.
+    auto probe = makeBackend(BackendKind::Device);
+    if (!probe) return makeError("TPU_BACKEND=device: ", probe.message());
+  }
   return kind;
 }
 

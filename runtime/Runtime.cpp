@@ -4,6 +4,8 @@
 #include "runtime/IoConvert.h"
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 namespace tpu::runtime {
@@ -74,22 +76,36 @@ Result<std::unique_ptr<Runtime>> Runtime::create(std::shared_ptr<SimDevice> devi
 Status Runtime::loadBmodel(const std::string &path) {
   auto model = bmodel::readFile(path);
   if (!model) return model.status(); // readFile names the file
-  return adopt(model.take(), path);
+  std::shared_ptr<const std::vector<uint8_t>> image;
+  if (backend_->kind() == BackendKind::Device) {
+    // The device gets the file itself; readFile has checked its size.
+    std::ifstream f(path, std::ios::binary);
+    auto bytes = std::make_shared<std::vector<uint8_t>>(std::istreambuf_iterator<char>(f),
+                                                        std::istreambuf_iterator<char>());
+    if (!f && !f.eof()) return makeError(path, ": read error");
+    image = std::move(bytes);
+  }
+  return adopt(model.take(), path, image);
 }
 
 Status Runtime::loadBmodel(const uint8_t *data, size_t size, const std::string &origin) {
   auto model = bmodel::parse(data, size);
   if (!model) return Status(model.status()).prefix(origin);
-  return adopt(model.take(), origin);
+  std::shared_ptr<const std::vector<uint8_t>> image;
+  if (backend_->kind() == BackendKind::Device)
+    image = std::make_shared<std::vector<uint8_t>>(data, data + size);
+  return adopt(model.take(), origin, image);
 }
 
 // All nets of a model or none: a failure undoes the nets placed before it.
-Status Runtime::adopt(bmodel::Model model, const std::string &origin) {
+Status Runtime::adopt(bmodel::Model model, const std::string &origin,
+                      std::shared_ptr<const std::vector<uint8_t>> image) {
   const size_t before = nets_.size();
   for (auto &desc : model.nets) {
     auto loaded = std::make_unique<LoadedNet>();
     loaded->origin = origin;
     loaded->desc = std::move(desc);
+    loaded->image = image;
     Status st = place(*loaded);
     if (!st) {
       while (nets_.size() > before) {

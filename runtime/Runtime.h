@@ -1,7 +1,7 @@
 // The C++ runtime: load bmodels into a simulated BM1684, convert inputs and
 // outputs between user fp32 and the device's layouts, launch nets on a
 // backend (`func`: the semantics library alone; `sim`: the SystemC model,
-// timed). A Runtime made from a config owns its simulated device; separate
+// timed; `device`: a real BM1684 through libsophon). A Runtime made from a config owns its simulated device; separate
 // such Runtimes are independent and may be used from separate threads.
 #pragma once
 
@@ -61,7 +61,8 @@ public:
 
 private:
   Runtime(std::shared_ptr<SimDevice> device, std::unique_ptr<Backend> backend);
-  Status adopt(bmodel::Model model, const std::string &origin);
+  Status adopt(bmodel::Model model, const std::string &origin,
+               std::shared_ptr<const std::vector<uint8_t>> image);
   Status place(LoadedNet &net);
   Status placeRanges(LoadedNet &net);
   Result<const LoadedNet *> find(const std::string &name) const;

@@ -99,6 +99,30 @@ TEST(CApi, ExampleApplicationMatchesRuntimeOnBothBackends) {
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
 }
 
+// The same application with TPU_BACKEND=device reaches libsophon (here the
+// recording stand-ins) through the device backend.
+TEST(CApi, ExampleApplicationOnTheDeviceBackend) {
+  const std::string bmodelPath = tempPath("dev.bmodel");
+  ASSERT_TRUE(bmodel::writeFile(ConvAddNet(3).model(), bmodelPath));
+  writeAll(tempPath("dev_in.bin"), std::vector<uint8_t>((192 + 256) * 4, 1));
+  const std::string log = tempPath("dev_calls.log");
+  std::remove(log.c_str());
+  std::string cmd = "TPU_BACKEND=device TPU_LIBSOPHON_DIR=" STUB_LIBSOPHON_DIR " TPU_STUB_LOG=" + log +
+                    " " BMRT_EXAMPLE " " + bmodelPath + " " + tempPath("dev_in.bin") + " " +
+                    tempPath("dev_out.bin") + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(log);
+  std::string calls((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_NE(calls.find("bmrt_launch_tensor_ex net=conv_add inputs=2 outputs=1"), std::string::npos)
+      << calls;
+  // The stub writes the input byte sum first: 448 floats of bytes 01 01 01 01.
+  auto out = readAll(tempPath("dev_out.bin"));
+  ASSERT_EQ(out.size(), 1024u);
+  uint32_t sum;
+  std::memcpy(&sum, out.data(), 4);
+  EXPECT_EQ(sum, 448u * 4);
+}
+
 // A 1N int8 user tensor into a 4N net and back out as 1N.
 TEST(CApi, OneNUserTensorsAreConvertedToTheNetsFourN) {
   Device dev;

@@ -266,6 +266,7 @@ TEST(Runtime, SimBackendAvailabilityIsReported) {
     ASSERT_FALSE(rt);
     EXPECT_TRUE(contains(rt.message(), "backend 'sim' is not available")) << rt.message();
   }
-  EXPECT_FALSE(parseBackendKind("device"));
+  EXPECT_FALSE(parseBackendKind("gpu"));
+  EXPECT_EQ(*parseBackendKind("device"), BackendKind::Device);
   EXPECT_EQ(*parseBackendKind("func"), BackendKind::Func);
 }

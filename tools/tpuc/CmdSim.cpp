@@ -17,7 +17,7 @@ int runSim(int argc, char **argv) {
   args.option("--config", "hardware config JSON (default: BM1684)");
   args.option("--trace", "write a Chrome trace-event JSON (opens in Perfetto); sim backend");
   args.option("--stats", "write a stats JSON; sim backend");
-  args.option("--backend", "sim (SystemC, timed; default) or func (functional, no timing)");
+  args.option("--backend", "sim (SystemC, timed; default), func (functional, no timing) or device (a BM1684 through libsophon)");
   args.option("--net", "net to run when the bmodel holds several");
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("sim", st.message());
   if (args.helpRequested()) {
