@@ -150,8 +150,22 @@ struct Emitter {
     for (int64_t n = n0; n < n0 + ns;) {
       int64_t grp = n / 4, count = std::min(n0 + ns, (grp + 1) * 4) - n;
       uint64_t a = d.addr + uint64_t(grp * 4 * C * H * W + ((c0 * H + h0) * W) * 4 + n % 4);
-      auto st = isa::int8x4NStrides(u32(H), u32(W));
-      emit(a, st, n, count);
+      if (count == 4 && hs * W <= 0xFFFF && l.stride.w == 1 && l.stride.h == uint32_t(W)) {
+        // A full group: the words in DDR order, seen on both sides as
+        // (1, c, h*w, item): one contiguous DDR run per channel slice.
+        isa::GdmaCommand c;
+        c.direction = toLocal ? isa::GdmaDirection::S2L : isa::GdmaDirection::L2S;
+        isa::GdmaTensor gt, lt;
+        gt.addr = a, gt.format = lt.format = formatOf(d.dtype);
+        gt.shape = lt.shape = {1, u32(cs), u32(hs * W), 4};
+        gt.stride = {0, u32(4 * H * W), 4, 1};
+        lt.addr = l.addr(hw) + (n - n0) * l.stride.n * e, lt.stride = {0, l.stride.c, 1, l.stride.n};
+        c.src = toLocal ? gt : lt;
+        c.dst = toLocal ? lt : gt;
+        id = b->gdma(c, wait);
+      } else {
+        emit(a, isa::int8x4NStrides(u32(H), u32(W)), n, count);
+      }
       n += count;
     }
     return id;
