@@ -6,7 +6,6 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
-#include <set>
 
 namespace tpu::runtime {
 
