@@ -67,6 +67,19 @@ struct LBuf {
   static uint64_t bytes(DType t, Shape4 s, uint32_t lanes) {
     return uint64_t(s.n) * ceilDiv(s.c, lanes) * s.h * s.w * dtypeBytes(t);
   }
+  // An activation slice moved to/from DDR: int8 buffers hold whole 4N groups
+  // (items rounded up to 4), so a group moves as words in one run (move()).
+  uint32_t nCap = 0; // items the buffer has room for
+  static uint32_t items(DType t, uint32_t n) { return isInt8Like(t) ? (n + 3) / 4 * 4 : n; }
+  static LBuf activation(uint32_t offset, DType t, Shape4 s, uint32_t lanes) {
+    LBuf b = compact(offset, t, s, lanes);
+    b.nCap = items(t, s.n);
+    return b;
+  }
+  static uint64_t activationBytes(DType t, Shape4 s, uint32_t lanes) {
+    s.n = items(t, s.n);
+    return bytes(t, s, lanes);
+  }
   uint32_t addr(const isa::HwConfig &hw) const { return lane * hw.lmemBytesPerLane + offset; }
   LocalOperand operand(const isa::HwConfig &hw) const {
     LocalOperand o;
@@ -150,9 +163,13 @@ struct Emitter {
     for (int64_t n = n0; n < n0 + ns;) {
       int64_t grp = n / 4, count = std::min(n0 + ns, (grp + 1) * 4) - n;
       uint64_t a = d.addr + uint64_t(grp * 4 * C * H * W + ((c0 * H + h0) * W) * 4 + n % 4);
-      if (count == 4 && hs * W <= 0xFFFF && l.stride.w == 1 && l.stride.h == uint32_t(W)) {
-        // A full group: the words in DDR order, seen on both sides as
-        // (1, c, h*w, item): one contiguous DDR run per channel slice.
+      // Word mode: the slice holds every valid item of the group (slots past
+      // the batch are padding on both sides) and the buffer has room for 4.
+      const int64_t valid = std::min<int64_t>(4, d.s[0] - grp * 4);
+      const bool whole = n == grp * 4 && count == valid && (n - n0) + 4 <= int64_t(l.nCap);
+      if (whole && hs * W <= 0xFFFF && l.stride.w == 1 && l.stride.h == uint32_t(W)) {
+        // The words in DDR order, seen on both sides as (1, c, h*w, item):
+        // one contiguous DDR run per channel slice.
         isa::GdmaCommand c;
         c.direction = toLocal ? isa::GdmaDirection::S2L : isa::GdmaDirection::L2S;
         isa::GdmaTensor gt, lt;

@@ -198,11 +198,13 @@ private:
     b.shape.h = u32(count(want));
     return b;
   }
-  // Tensor i's buffer for this slice: compact over the rows it holds.
+  // Tensor i's buffer for this slice: compact over the rows it holds; those
+  // that cross DDR (perSet) with room for whole 4N groups.
   LBuf buffer(size_t i, unsigned set, int64_t ns, const Rows &r) const {
     const TensorInfo &ti = tens_[i];
-    return LBuf::compact(offsets_[slot_[i] + (perSet(i) ? set * perSetCount_ : 0)], ti.d.dtype,
-                         {u32(ns), u32(ti.s[1]), u32(count(r.need[i])), u32(ti.s[3])}, e_.hw.npuLanes);
+    const Shape4 s{u32(ns), u32(ti.s[1]), u32(count(r.need[i])), u32(ti.s[3])};
+    if (!perSet(i)) return LBuf::compact(offsets_[slot_[i]], ti.d.dtype, s, e_.hw.npuLanes);
+    return LBuf::activation(offsets_[slot_[i] + set * perSetCount_], ti.d.dtype, s, e_.hw.npuLanes);
   }
   bool perSet(size_t i) const { return tens_[i].external || tens_[i].id == ops_.back()->output; }
 
@@ -237,7 +239,8 @@ private:
       for (size_t i = 0; i < tens_.size(); ++i)
         if (perSet(i)) {
           if (s == 0) slot_[i] = v.size();
-          v.push_back(bytesOf(i, tens_[i].d.dtype));
+          v.push_back(LBuf::activationBytes(
+              tens_[i].d.dtype, {u32(ns), u32(tens_[i].s[1]), u32(maxRows[i]), u32(tens_[i].s[3])}, lanes));
         }
     perSetCount_ = sets ? (v.size() - first) / sets : 0;
     return v;

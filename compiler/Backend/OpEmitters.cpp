@@ -115,8 +115,8 @@ public:
   int64_t inChannels(int64_t cs) const { return depthwise_ ? cs : x_.s[1]; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     int64_t rows = std::min(inRows(hs), x_.s[2]);
-    return {LBuf::bytes(x_.dtype, {u32(ns), u32(inChannels(cs)), u32(rows), u32(x_.s[3])}, lanes()),
-            LBuf::bytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
+    return {LBuf::activationBytes(x_.dtype, {u32(ns), u32(inChannels(cs)), u32(rows), u32(x_.s[3])}, lanes()),
+            LBuf::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
     std::vector<uint64_t> v{LBuf::bytes(wt_, weightShape(cs), lanes())};
@@ -175,11 +175,11 @@ public:
     return {r0, r1 - r0 + 1, r0 - iy0, iy1 - r1};
   }
   LBuf inBuf(const Tile &t, unsigned set) const {
-    return LBuf::compact(bufOffset(set, 0), x_.dtype,
+    return LBuf::activation(bufOffset(set, 0), x_.dtype,
                          {u32(t.ns), u32(inChannels(t.cs)), u32(rowsFor(t).rows), u32(x_.s[3])}, lanes());
   }
   LBuf outBuf(const Tile &t, unsigned set) const {
-    return LBuf::compact(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
+    return LBuf::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     Rows r = rowsFor(t);
@@ -264,8 +264,8 @@ public:
   int64_t inRows(int64_t hs) const { return (hs - 1) * p_.strideH + p_.kh; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     int64_t rows = std::min(inRows(hs), x_.s[2]);
-    return {LBuf::bytes(x_.dtype, {u32(ns), u32(cs), u32(rows), u32(x_.s[3])}, lanes()),
-            LBuf::bytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
+    return {LBuf::activationBytes(x_.dtype, {u32(ns), u32(cs), u32(rows), u32(x_.s[3])}, lanes()),
+            LBuf::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
   }
   struct Rows { int64_t r0, rows, padT, padB; };
   Rows rowsFor(const Tile &t) const {
@@ -274,10 +274,10 @@ public:
     return {r0, r1 - r0 + 1, r0 - iy0, iy1 - r1};
   }
   LBuf inBuf(const Tile &t, unsigned set) const {
-    return LBuf::compact(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(t.cs), u32(rowsFor(t).rows), u32(x_.s[3])}, lanes());
+    return LBuf::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(t.cs), u32(rowsFor(t).rows), u32(x_.s[3])}, lanes());
   }
   LBuf outBuf(const Tile &t, unsigned set) const {
-    return LBuf::compact(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
+    return LBuf::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     Rows r = rowsFor(t);
@@ -354,8 +354,8 @@ public:
     Shape4 s{u32(ns), u32(cs), u32(hs), u32(y_.s[3])};
     std::vector<uint64_t> v;
     for (size_t i = 0; i < in_.size(); ++i)
-      v.push_back(LBuf::bytes(in_[i].dtype, isBcast(i) ? Shape4{s.n, s.c, 1, 1} : s, lanes()));
-    v.push_back(LBuf::bytes(y_.dtype, s, lanes()));
+      v.push_back(LBuf::activationBytes(in_[i].dtype, isBcast(i) ? Shape4{s.n, s.c, 1, 1} : s, lanes()));
+    v.push_back(LBuf::activationBytes(y_.dtype, s, lanes()));
     for (unsigned i = 0; i < temps(); ++i) v.push_back(LBuf::bytes(tempType(), s, lanes()));
     return v;
   }
@@ -366,11 +366,11 @@ public:
   }
   bool isBcast(size_t input) const { return bcast_ && input == 1; }
   LBuf buf(const Tile &t, unsigned set, size_t i, DType dt) const {
-    return LBuf::compact(bufOffset(set, i), dt, shapeOf(t), lanes());
+    return LBuf::activation(bufOffset(set, i), dt, shapeOf(t), lanes());
   }
   // The broadcast input: one element per (n, c), read for every (h, w).
   LBuf bcastBuf(const Tile &t, unsigned set) const {
-    LBuf b = LBuf::compact(bufOffset(set, 1), in_[1].dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
+    LBuf b = LBuf::activation(bufOffset(set, 1), in_[1].dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
     return b;
   }
   uint16_t loadFixed(const Tile &, uint16_t wait) override {
@@ -533,8 +533,8 @@ public:
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], 1}; }
   bool cutsH() const override { return false; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
-    return {LBuf::bytes(x_.dtype, {u32(ns), u32(k_), 1, 1}, lanes()),
-            LBuf::bytes(y_.dtype, {u32(ns), u32(cs), 1, 1}, lanes())};
+    return {LBuf::activationBytes(x_.dtype, {u32(ns), u32(k_), 1, 1}, lanes()),
+            LBuf::activationBytes(y_.dtype, {u32(ns), u32(cs), 1, 1}, lanes())};
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
     std::vector<uint64_t> v{LBuf::bytes(wt_, {u32(k_), u32(cs), 1, 1}, lanes())};
@@ -553,10 +553,10 @@ public:
     return b;
   }
   LBuf leftBuf(const Tile &t, unsigned set) const {
-    return LBuf::compact(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(k_), 1, 1}, lanes());
+    return LBuf::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(k_), 1, 1}, lanes());
   }
   LBuf outBuf(const Tile &t, unsigned set) const {
-    return LBuf::compact(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
+    return LBuf::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
   }
   uint16_t loadFixed(const Tile &t, uint16_t wait) override {
     // DDR weight [n_out, K] is the local layout's order: the same bytes seen
