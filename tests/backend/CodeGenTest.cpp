@@ -235,3 +235,100 @@ TEST(BackendGraph, ValidationNamesTheProblem) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(BackendCodeGen, DeterministicBytes) {
+  Graph g = smallCnn(DType::I8, 5);
+  auto a = compileToBmodel(g, Options{}), b = compileToBmodel(g, Options{});
+  ASSERT_TRUE(a.isOk() && b.isOk());
+  auto sa = bmodel::serialize(*a), sb = bmodel::serialize(*b);
+  ASSERT_TRUE(sa.isOk() && sb.isOk());
+  EXPECT_EQ(*sa, *sb);
+}
+
+// The op mix of a PP-OCR-style detector: conv, depthwise conv, an SE block
+// (global pool, convs, hard-sigmoid, channel-broadcast Mul), upsample,
+// concat, transposed conv, sigmoid (int8: a table).
+Graph detector(DType t) {
+  GraphBuilder gb;
+  const bool q = t != DType::F32;
+  DType wt = q ? DType::I8 : DType::F32, bt = q ? DType::I16 : DType::F32;
+  int n = 0;
+  auto name = [&](const char *p) { return std::string(p) + std::to_string(n++); };
+  auto conv = [&](int x, int64_t oc, int64_t k, int64_t s, int64_t groups, bool relu) {
+    auto xs = gb.g.tensors[x].nchw();
+    WindowParams p;
+    p.kh = p.kw = k, p.strideH = p.strideW = s, p.groups = groups;
+    p.padTop = p.padBottom = p.padLeft = p.padRight = k / 2;
+    int y = gb.act(name("t"), {xs[0], oc, windowOutput(xs[2], k, s, 1, k / 2, k / 2),
+                               windowOutput(xs[3], k, s, 1, k / 2, k / 2)}, t);
+    Op &o = gb.op(OpKind::Conv, name("conv"),
+                  {x, gb.weight(name("w"), {oc, xs[1] / groups, k, k}, wt), gb.weight(name("b"), {oc}, bt)}, y);
+    o.window = p, o.relu = relu, o.rshift = q ? 8 : 0;
+    return y;
+  };
+  auto like = [&](int x, std::vector<int64_t> shape = {}) {
+    const Tensor &xt = gb.g.tensors[x];
+    return gb.act(name("t"), shape.empty() ? xt.shape : shape, t);
+  };
+  int x = gb.act("image", {2, 3, 48, 40}, t);
+  int c1 = conv(x, 16, 3, 2, 1, true);            // 24x20
+  int d1 = conv(c1, 16, 3, 1, 16, true);          // depthwise
+  // SE: gap -> 1x1 conv -> relu -> 1x1 conv -> hard-sigmoid -> broadcast mul.
+  int g = like(d1, {2, 16, 1, 1});
+  Op &gap = gb.op(OpKind::GlobalAvgPool, name("gap"), {d1}, g);
+  gap.multipliers = {q ? 205 : 1}, gap.rshift = q ? 16 : 0;
+  int s1 = conv(g, 8, 1, 1, 1, true), s2 = conv(s1, 16, 1, 1, 1, false);
+  int hs = like(s2);
+  Op &aff = gb.op(OpKind::Affine, name("hsig"), {s2}, hs);
+  aff.alpha = 0.2f, aff.beta = 0.5f, aff.multipliers = {26, 64}, aff.rshift = 7;
+  int hc = like(hs);
+  Op &clip = gb.op(OpKind::Clip, name("clip"), {hs}, hc);
+  clip.clipMin = 0, clip.clipMax = q ? 1 : 1.0f;
+  int se = like(d1);
+  Op &mul = gb.op(OpKind::Mul, name("se"), {d1, hc}, se);
+  if (q) mul.multipliers = {90}, mul.rshift = 7;
+  int c2 = conv(se, 24, 3, 2, 1, true);           // 12x10
+  int up = like(c2, {2, 24, 24, 20});
+  Op &u = gb.op(OpKind::Upsample, name("up"), {c2}, up);
+  u.scaleH = u.scaleW = 2;
+  int cat = like(up, {2, 40, 24, 20});
+  gb.op(OpKind::Concat, name("cat"), {up, se}, cat);
+  int head = conv(cat, 8, 3, 1, 1, true);
+  int deconv = like(head, {2, 4, 48, 40});
+  WindowParams dp;
+  dp.kh = dp.kw = 2, dp.strideH = dp.strideW = 2;
+  Op &dc = gb.op(OpKind::ConvTranspose, name("deconv"),
+                 {head, gb.weight(name("w"), {8, 4, 2, 2}, wt), gb.weight(name("b"), {4}, bt)}, deconv);
+  dc.window = dp, dc.rshift = q ? 7 : 0;
+  int prob = like(deconv);
+  if (q) {
+    Tensor tb;
+    tb.name = "sigmoid_table", tb.shape = {256}, tb.dtype = DType::I8;
+    tb.data = activationTable(kernels::UnaryKind::Sigmoid, 0, 0, DType::I8, 0.05f, DType::I8, 1.0f / 127);
+    gb.op(OpKind::Lut, name("sigmoid"), {deconv, gb.g.addTensor(tb)}, prob);
+  } else {
+    gb.op(OpKind::Sigmoid, name("sigmoid"), {deconv}, prob);
+  }
+  gb.g.name = "detector";
+  gb.g.inputs = {x}, gb.g.outputs = {prob};
+  return gb.g;
+}
+
+TEST(BackendCodeGen, DetectorOpMix) {
+  for (DType t : {DType::F32, DType::I8}) {
+    Graph g = detector(t);
+    ASSERT_TRUE(g.validate().isOk()) << g.validate().message();
+    Options grouped, opByOp, sliced;
+    opByOp.layerGroups = false;
+    sliced.hw = smallLmem(16 * 1024);
+    SCOPED_TRACE(t == DType::F32 ? "fp32" : "int8");
+    auto rg = expectMatchesReference(g, grouped);
+    expectMatchesReference(g, opByOp);
+    expectMatchesReference(g, sliced);
+    EXPECT_LT(rg.ops.size(), g.ops.size());
+  }
+}
+
+} // namespace
