@@ -95,8 +95,11 @@ Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzM
       double a = st.absMax();
       if (st.hist.empty()) st.hist.assign(size_t(bins), 0);
       if (!(a > 0)) return;
+      // Exact zeros (ReLU outputs, padding) quantize to 0 at any threshold:
+      // counting them would put a spike in bin 0 that the merge into 128
+      // levels smears, biasing KL towards the smallest thresholds.
       for (float x : v) {
-        if (!std::isfinite(x)) continue;
+        if (!std::isfinite(x) || x == 0.0f) continue;
         int b = int(std::fabs(double(x)) / a * bins);
         ++st.hist[size_t(std::min(b, bins - 1))];
       }

@@ -1,7 +1,8 @@
 // Calibration: runs the Top interpreter over sample inputs and derives a
 // symmetric threshold per tensor, by the absolute maximum ("max") or by
 // minimising the KL divergence between the 2048-bin histogram of |x| and
-// its 128-level quantization ("kl", the TensorRT / TPU-MLIR method).
+// its 128-level quantization ("kl", the TensorRT / TPU-MLIR method; exact
+// zeros are left out of the histogram).
 #pragma once
 
 #include "compiler/Calibration/CalibrationTable.h"

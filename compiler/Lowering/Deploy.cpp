@@ -98,10 +98,15 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   graph->name = llvm::sys::path::stem(llvm::sys::path::filename(stem)).str();
   if (graph->name.empty()) graph->name = "net";
   backend::Options bo;
-  bo.doubleBuffer = options.layerGroup;
+  bo.layerGroups = options.layerGroup;
   backend::CompileReport report;
   TPU_RETURN_IF_ERROR(backend::writeBmodel(*graph, bo, options.output, &report));
   log << report.text();
+  if (options.layerGroup) {
+    auto gain = backend::layerGroupGain(*graph, bo, report);
+    if (!gain) return makeError(gain.message());
+    log << *gain << "\n";
+  }
   log << "deploy: wrote " << options.output << "\n";
 
   DeployResult result;

@@ -16,7 +16,7 @@ struct DeployOptions {
   Quantize mode = Quantize::F32;
   std::string calibrationTable; // required for INT8
   std::string quantizeTable;    // tensors kept in fp32
-  bool layerGroup = true;       // false: op by op, single-buffered
+  bool layerGroup = true;       // false: every op alone (load, compute, store)
   std::string chip = "bm1684";
   std::string output;           // the .bmodel
   std::string testInput, testReference;

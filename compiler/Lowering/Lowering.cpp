@@ -100,9 +100,24 @@ private:
   // Values of Top tensors in the lowered module.
   Value f32(Value v);
   Value i8(Value v);
+  // A tensor whose calibrated minimum is >= 0 (ReLU outputs) is uint8 with
+  // scale threshold / 255, any other int8 with threshold / 127.
+  bool unsignedOf(const std::string &name) const { return opt_.calibration->tensors.at(name).min >= 0; }
   float scaleOf(const std::string &name) const {
-    return float(opt_.calibration->tensors.at(name).threshold / 127.0);
+    return float(opt_.calibration->tensors.at(name).threshold / (unsignedOf(name) ? 255.0 : 127.0));
   }
+  RankedTensorType qType(ArrayRef<int64_t> shape, const std::string &name) {
+    return tpuir::int8Type(shape, scaleOf(name), ctx_, unsignedOf(name));
+  }
+  // The type of `x` (an int8 value) with another shape: same scale and sign.
+  static RankedTensorType likeType(Value x, ArrayRef<int64_t> shape) {
+    auto t = cast<RankedTensorType>(x.getType());
+    return RankedTensorType::get(shape, t.getElementType(), t.getEncoding());
+  }
+  static bool isUnsigned(Value x) { return cast<RankedTensorType>(x.getType()).getElementType().isUnsignedInteger(); }
+  static float scaleOfValue(Value x) { return *tpuir::scaleOf(x.getType()); }
+  static int64_t lowest(Value x) { return isUnsigned(x) ? 0 : -128; }
+  static int64_t highest(Value x) { return isUnsigned(x) ? 255 : 127; }
   bool wantInt8(const std::string &name) const {
     return opt_.mode == Quantize::INT8 && !opt_.keepF32.count(name);
   }
@@ -196,7 +211,7 @@ Value Lowerer::i8(Value v) {
   Versions &ver = vals_[v];
   if (!ver.i8) {
     const std::string &name = names_[v];
-    ver.i8 = make<tpuir::CastOp>(name + "_i8", tpuir::int8Type(shapeOf(v), scaleOf(name), ctx_), {ver.f32});
+    ver.i8 = make<tpuir::CastOp>(name + "_i8", qType(shapeOf(v), name), {ver.f32});
   }
   return ver.i8;
 }
@@ -248,7 +263,8 @@ Status Lowerer::lowerConv(top::ConvOp op) {
   Value out;
   bool int8 = wantInt8(name) && wantInt8(outName);
   if (int8) {
-    const float si = scaleOf(names_[op.getInput()]), so = scaleOf(outName);
+    Value x = i8(op.getInput());
+    const float si = scaleOfValue(x), so = scaleOf(outName);
     const double wk = double(si) / so;
     auto r = chooseShift({{maxAbs(*wv) * wk, 127}, {maxAbs(bias) / so, 32767}});
     if (!r) {
@@ -265,7 +281,7 @@ Status Lowerer::lowerConv(top::ConvOp op) {
         b = addWeight(name + "_bias_i16", NpyArray::from({int64_t(bq.size())}, bq), b_.getIntegerType(16));
       }
       attrs.push_back(i64("rshift", *r));
-      out = make<tpuir::ConvOp>(outName, tpuir::int8Type(outShape, so, ctx_), {i8(op.getInput()), filter, b}, attrs);
+      out = make<tpuir::ConvOp>(outName, qType(outShape, outName), {x, filter, b}, attrs);
     }
   }
   if (!int8) {
@@ -281,9 +297,9 @@ Status Lowerer::lowerConv(top::ConvOp op) {
     std::string convName = outName + "_conv";
     out.getDefiningOp()->setLoc(locFor(convName));
     if (int8) {
-      float so = *tpuir::scaleOf(out.getType());
+      float so = scaleOfValue(out);
       out = make<tpuir::ClipOp>(outName, out.getType(), {out},
-                                {f64("min", 0), f64("max", double(clampTo(std::lround(limit / so), -128, 127)))});
+                                {f64("min", 0), f64("max", double(clampTo(std::lround(limit / so), lowest(out), highest(out))))});
     } else {
       out = make<tpuir::ClipOp>(outName, out.getType(), {out}, {f64("min", 0), f64("max", limit)});
     }
@@ -321,7 +337,8 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
   Value out;
   bool int8 = wantInt8(name) && wantInt8(outName);
   if (int8) {
-    const float si = scaleOf(names_[a]), so = scaleOf(outName);
+    Value x = i8(a);
+    const float si = scaleOfValue(x), so = scaleOf(outName);
     const double wk = double(si) / so;
     auto r = chooseShift({{maxAbs(w) * wk, 127}, {maxAbs(bias) / so, 32767}});
     if (!r) {
@@ -338,7 +355,7 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
         b = addWeight(name + "_bias_i16", NpyArray::from({n}, bq), b_.getIntegerType(16));
       }
       attrs.push_back(i64("rshift", *r));
-      out = make<tpuir::FcOp>(outName, tpuir::int8Type(outShape, so, ctx_), {i8(a), wt, b}, attrs);
+      out = make<tpuir::FcOp>(outName, qType(outShape, outName), {x, wt, b}, attrs);
     }
   }
   if (!int8) {
@@ -381,9 +398,10 @@ Status Lowerer::lowerPool(Operation *op, bool isMax) {
   bool int8 = wantInt8(name);
   if (int8 && isMax) {
     Value x = i8(input);
-    out = make<tpuir::MaxPoolOp>(name, tpuir::int8Type(outShape, *tpuir::scaleOf(x.getType()), ctx_), {x}, attrs);
+    out = make<tpuir::MaxPoolOp>(name, likeType(x, outShape), {x}, attrs);
   } else if (int8) {
-    const float si = scaleOf(names_[input]), so = scaleOf(name);
+    Value x = i8(input);
+    const float si = scaleOfValue(x), so = scaleOf(name);
     const double m = double(si) / so / double(window);
     auto r = chooseShift({{m, 255}});
     if (!r || fixedPoint(m, *r) < 1) {
@@ -392,9 +410,8 @@ Status Lowerer::lowerPool(Operation *op, bool isMax) {
     } else {
       attrs.push_back(i64("rshift", *r));
       attrs.push_back(arr("multipliers", {fixedPoint(m, *r)}));
-      Type t = tpuir::int8Type(outShape, so, ctx_);
-      out = global ? make<tpuir::GlobalAvgPoolOp>(name, t, {i8(input)}, attrs)
-                   : make<tpuir::AvgPoolOp>(name, t, {i8(input)}, attrs);
+      Type t = qType(outShape, name);
+      out = global ? make<tpuir::GlobalAvgPoolOp>(name, t, {x}, attrs) : make<tpuir::AvgPoolOp>(name, t, {x}, attrs);
     }
   }
   if (!int8) {
@@ -428,7 +445,8 @@ Status Lowerer::lowerBinary(Operation *op) {
   Value out;
   bool int8 = wantInt8(name) && wantInt8(outName);
   if (int8) {
-    const double sa = scaleOf(names_[lhs]), sb = scaleOf(names_[rhs]), so = scaleOf(outName);
+    Value a = i8(lhs), b = i8(rhs);
+    const double sa = scaleOfValue(a), sb = scaleOfValue(b), so = scaleOf(outName);
     std::vector<double> factors = isMul ? std::vector<double>{sa * sb / so} : std::vector<double>{sa / so, sb / so};
     auto r = isMul ? chooseShift({{factors[0], 16383}}) : chooseShift({{factors[0], 16383}, {factors[1], 16383}});
     if (!r) {
@@ -439,7 +457,7 @@ Status Lowerer::lowerBinary(Operation *op) {
       for (double f : factors) m.push_back(fixedPoint(f, *r));
       attrs.push_back(i64("rshift", *r));
       attrs.push_back(arr("multipliers", m));
-      out = build(tpuir::int8Type(outShape, float(so), ctx_), i8(lhs), i8(rhs));
+      out = build(qType(outShape, outName), a, b);
     }
   }
   if (!int8) out = build(f32Type(outShape), f32(lhs), f32(rhs));
@@ -453,12 +471,19 @@ Status Lowerer::lowerLut(Operation *op, const std::function<double(double)> &f) 
   const std::string &name = names_[result];
   if (!wantInt8(name))
     return noLowering(op, "the BM1684 evaluates it only as an int8 lookup table (quantize it INT8)");
-  const double si = scaleOf(names_[input]), so = scaleOf(name);
-  std::vector<int8_t> table(256);
-  for (int u = 0; u < 256; ++u)
-    table[size_t(u)] = int8_t(clampTo(std::llround(f(double(int8_t(uint8_t(u))) * si) / so), -128, 127));
-  Value t = addWeight(name + "_table", NpyArray::from({256}, table), b_.getIntegerType(8));
-  vals_[result].i8 = make<tpuir::LutOp>(name, tpuir::int8Type(shapeOf(result), float(so), ctx_), {i8(input), t});
+  // The table is indexed by the input's byte; entries are in the output's type.
+  Value x = i8(input);
+  RankedTensorType outType = qType(shapeOf(result), name);
+  const double si = scaleOfValue(x), so = scaleOf(name);
+  const bool outUnsigned = unsignedOf(name);
+  std::vector<uint8_t> table(256);
+  for (int u = 0; u < 256; ++u) {
+    double real = double(isUnsigned(x) ? u : int(int8_t(uint8_t(u)))) * si;
+    table[size_t(u)] = uint8_t(clampTo(std::llround(f(real) / so), outUnsigned ? 0 : -128, outUnsigned ? 255 : 127));
+  }
+  NpyArray array = NpyArray::fromBytes(outUnsigned ? "uint8" : "int8", {256}, table.data(), table.size());
+  Value t = addWeight(name + "_table", std::move(array), outType.getElementType());
+  vals_[result].i8 = make<tpuir::LutOp>(name, outType, {x, t});
   return Status::ok();
 }
 
@@ -505,7 +530,7 @@ Status Lowerer::lower(Operation *op) {
     Value input = op->getOperand(0);
     if (wantInt8(name)) {
       Value x = i8(input);
-      vals_[result].i8 = make<OpT>(name, tpuir::int8Type(outShape, *tpuir::scaleOf(x.getType()), ctx_), {x}, attrs);
+      vals_[result].i8 = make<OpT>(name, likeType(x, outShape), {x}, attrs);
     } else {
       vals_[result].f32 = make<OpT>(name, f32Type(outShape), {f32(input)}, attrs);
     }
@@ -520,9 +545,10 @@ Status Lowerer::lower(Operation *op) {
   if (auto c = dyn_cast<top::ClipOp>(op)) {
     double lo = c.getMin().convertToDouble(), hi = c.getMax().convertToDouble();
     if (wantInt8(name)) {
-      float s = scaleOf(names_[c.getInput()]);
-      lo = double(clampTo(std::lround(std::max(lo, -1e9) / s), -128, 127));
-      hi = double(clampTo(std::lround(std::min(hi, 1e9) / s), -128, 127));
+      Value x = i8(c.getInput());
+      float s = scaleOfValue(x);
+      lo = double(clampTo(std::lround(std::max(lo, -1e9) / s), lowest(x), highest(x)));
+      hi = double(clampTo(std::lround(std::min(hi, 1e9) / s), lowest(x), highest(x)));
     }
     return sameScale(tpuir::ClipOp(), {f64("min", lo), f64("max", hi)});
   }
@@ -560,16 +586,16 @@ Status Lowerer::lower(Operation *op) {
       for (Value v : c.getInputs()) {
         if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
         Value x = i8(v);
-        float si = *tpuir::scaleOf(x.getType());
-        if (si != so) {
+        float si = scaleOfValue(x);
+        if (si != so || isUnsigned(x) != unsignedOf(name)) {
           auto r = chooseShift({{double(si) / so, 16383}});
           if (!r) return noLowering(op, "an input scale that no int16 multiplier maps to the output's");
-          x = make<tpuir::RequantOp>(names_[v] + "_requant", tpuir::int8Type(shapeOf(v), so, ctx_), {x},
+          x = make<tpuir::RequantOp>(names_[v] + "_requant", qType(shapeOf(v), name), {x},
                                      {i64("rshift", *r), arr("multipliers", {fixedPoint(double(si) / so, *r)})});
         }
         ins.push_back(x);
       }
-      vals_[result].i8 = make<tpuir::ConcatOp>(name, tpuir::int8Type(outShape, so, ctx_), ins);
+      vals_[result].i8 = make<tpuir::ConcatOp>(name, qType(outShape, name), ins);
     } else {
       for (Value v : c.getInputs()) {
         if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");

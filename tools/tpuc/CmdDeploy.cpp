@@ -17,7 +17,7 @@ int runDeploy(int argc, char **argv) {
   args.option("--quantize", "F32 or INT8");
   args.option("--calibration-table", "calibration table from tpuc calibrate (INT8)");
   args.option("--quantize-table", "tensor names (one per line) whose ops stay F32");
-  args.flag("--no-layer-group", "compile op by op without overlapping loads and computes");
+  args.flag("--no-layer-group", "compile every op alone (load, compute, store), for comparison with layer groups");
   args.option("--chip", "target chip (bm1684)");
   args.option("--output", "the bmodel to write; model.tpu.mlir is written beside it", "-o");
   args.option("--test-input", "npz of inputs: run the bmodel (func backend) and the Tpu interpreter");

@@ -14,9 +14,11 @@ void tpuir::TpuDialect::initialize() {
 
 namespace tpuir {
 
-mlir::RankedTensorType int8Type(llvm::ArrayRef<int64_t> shape, float scale, mlir::MLIRContext *ctx) {
+mlir::RankedTensorType int8Type(llvm::ArrayRef<int64_t> shape, float scale, mlir::MLIRContext *ctx,
+                                bool isUnsigned) {
   mlir::Builder b(ctx);
-  return mlir::RankedTensorType::get(shape, b.getIntegerType(8), b.getF32FloatAttr(scale));
+  mlir::Type elem = isUnsigned ? mlir::Type(b.getIntegerType(8, /*isSigned=*/false)) : b.getIntegerType(8);
+  return mlir::RankedTensorType::get(shape, elem, b.getF32FloatAttr(scale));
 }
 
 std::optional<float> scaleOf(mlir::Type type) {

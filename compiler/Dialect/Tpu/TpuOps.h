@@ -19,8 +19,10 @@
 #pragma GCC diagnostic pop
 
 namespace tpuir {
-// An int8 activation type: element i8, encoding = its scale (f32 attr).
-mlir::RankedTensorType int8Type(llvm::ArrayRef<int64_t> shape, float scale, mlir::MLIRContext *ctx);
-// The scale of an int8 activation type, nullopt for any other type.
+// An int8 activation type: element i8 (ui8 if isUnsigned), encoding = its
+// scale (f32 attr).
+mlir::RankedTensorType int8Type(llvm::ArrayRef<int64_t> shape, float scale, mlir::MLIRContext *ctx,
+                                bool isUnsigned = false);
+// The scale of an int8/uint8 activation type, nullopt for any other type.
 std::optional<float> scaleOf(mlir::Type type);
 } // namespace tpuir
