@@ -168,6 +168,20 @@ Result<Value> Importer::value(const std::string &name) {
 
 // --- normalisation helpers shared by the handlers ---
 
+// Constants the importer materialises itself (ConstantOfShape, Expand of a
+// constant, masks) are bounded so that a bad shape cannot exhaust memory.
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 28;
+Status checkFoldedSize(const Node &n, const std::vector<int64_t> &shape) {
+  int64_t total = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return makeError(n.describe(), ": negative dimension in ", shapeToString(shape));
+    if (d && total > kMaxFoldedElements / d)
+      return makeError(n.describe(), ": constant of shape ", shapeToString(shape), " is too large to fold");
+    total *= d;
+  }
+  return Status::ok();
+}
+
 // Explicit pads for auto_pad SAME_UPPER / SAME_LOWER / VALID, else the pads attribute.
 Result<std::vector<int64_t>> windowPads(const Node &n, const std::vector<int64_t> &in, const std::vector<int64_t> &k,
                                         const std::vector<int64_t> &s, const std::vector<int64_t> &d) {
@@ -1031,6 +1045,7 @@ const std::map<std::string, Handler> &handlers() {
       }
       bool upper = n.getInt("upper", 1) != 0;
       int64_t rows = (*xs)[xs->size() - 2], cols = (*xs)[xs->size() - 1];
+      TPU_RETURN_IF_ERROR(checkFoldedSize(n, {rows, cols}));
       NpyArray mask;
       mask.dtype = "bool";
       mask.shape = {rows, cols};
@@ -1066,6 +1081,7 @@ const std::map<std::string, Handler> &handlers() {
         dtype = top::dtypeOfElement(cast<TensorType>(v->getType()).getElementType());
       }
       int64_t rows = (*xs)[0], cols = (*xs)[1], k = n.getInt("k", 0);
+      TPU_RETURN_IF_ERROR(checkFoldedSize(n, {rows, cols}));
       std::vector<float> eye(rows * cols, 0.0f);
       for (int64_t i = 0; i < rows; ++i)
         if (i + k >= 0 && i + k < cols) eye[i * cols + i + k] = 1.0f;
@@ -1140,7 +1156,10 @@ const std::map<std::string, Handler> &handlers() {
     t["Expand"] = [](Importer &im, const Node &n) -> Status {
       auto shape = im.constInts(n, 1, "shape");
       if (!shape) return shape.status();
-      if (const NpyArray *c = im.constInput(n, 0)) return im.bindConst(n, expandArray(*c, *shape));
+      if (const NpyArray *c = im.constInput(n, 0)) {
+        TPU_RETURN_IF_ERROR(checkFoldedSize(n, *shape));
+        return im.bindConst(n, expandArray(*c, *shape));
+      }
       return unary<top::ExpandOp>(im, n, {im.ints("shape", *shape)});
     };
     t["Tile"] = [](Importer &im, const Node &n) -> Status {
@@ -1168,6 +1187,7 @@ const std::map<std::string, Handler> &handlers() {
       const Attribute *v = n.attr("value");
       NpyArray fillv = v && v->tensor ? *v->tensor : NpyArray::from<float>({1}, {0.0f});
       if (fillv.numel() != 1) return makeError(n.describe(), ": value must have one element");
+      TPU_RETURN_IF_ERROR(checkFoldedSize(n, *shape));
       return im.bindConst(n, expandArray(reshapeArray(fillv, {}), *shape));
     };
     t["Shape"] = [](Importer &im, const Node &n) -> Status {

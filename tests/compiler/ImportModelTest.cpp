@@ -187,6 +187,18 @@ TEST(ImportModel, LayerNormStatisticsAreSpelledOut) {
   EXPECT_TRUE(mlir::isa<top::LayerNormOp>(ret2.getOperand(0).getDefiningOp()));
 }
 
+TEST(ImportModel, HugeFoldedConstantsAreRefused) {
+  Model m;
+  m.opset = 13;
+  m.outputs = {input("y", {})};
+  m.initializers["shape"] = NpyArray::from<int64_t>({3}, {100000, 100000, 100000});
+  m.nodes = {node("ConstantOfShape", "cos", {"shape"}, {"y"})};
+  mlir::MLIRContext ctx;
+  auto r = importModel(ctx, m, {});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message(), "ConstantOfShape 'cos': constant of shape 100000x100000x100000 is too large to fold");
+}
+
 TEST(ImportModel, CorruptBytesAreOneError) {
   const char bytes[] = "\x0a\xff\xff\xff\xff\x0f garbage";
   auto r = parseModel(bytes, sizeof bytes, "");
