@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The main job: set up, build, then take real models through the tool chain.
+#   bash scripts/demo.sh        (outputs in ./demo-out)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+out=${DEMO_OUT:-$root/demo-out}
+bash "$root/scripts/install-deps.sh"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build"
+tpuc="$build/tools/tpuc/tpuc"
+mkdir -p "$out"
+step() { printf '\n== %s\n' "$*"; }
+
+step "1. A hand-written BM1684 program: assemble, disassemble, simulate"
+"$tpuc" asm "$root/tests/data/asm/conv_add.s" -o "$out/conv_add.bmodel"
+"$tpuc" dis "$out/conv_add.bmodel" | sed -n '1,12p'
+/usr/bin/python3 - "$out/conv_add_in.npz" <<'PY'
+import sys, numpy as np
+rng = np.random.default_rng(7)
+np.savez(sys.argv[1], x=rng.standard_normal((1, 8, 10, 10), dtype=np.float32),
+         y=rng.standard_normal((1, 16, 8, 8), dtype=np.float32))
+PY
+"$tpuc" sim "$out/conv_add.bmodel" --input "$out/conv_add_in.npz" -o "$out/conv_add_sim.npz" \
+  --backend sim --trace "$out/conv_add_trace.json" --stats "$out/conv_add_stats.json"
+"$tpuc" sim "$out/conv_add.bmodel" --input "$out/conv_add_in.npz" -o "$out/conv_add_func.npz" --backend func
+"$tpuc" compare "$out/conv_add_func.npz" "$out/conv_add_sim.npz" --tolerance 1,1
+
+m="$root/models/out"
+step "2. PP-OCRv4 detection (trained): ONNX -> Top dialect -> reference interpreter vs onnxruntime"
+"$tpuc" import "$m/ppocr_det.onnx" --input-shapes "[[1,3,640,640]]" -o "$out/ppocr_det.top.mlir"
+"$tpuc" run "$out/ppocr_det.top.mlir" --input "$m/ppocr_det_in.npz" -o "$out/ppocr_det_top_out.npz"
+node "$root/tools/ort/run.js" "$m/ppocr_det.onnx" "$m/ppocr_det_in.npz" "$out/ppocr_det_ort_out.npz" --threads 2
+"$tpuc" compare "$out/ppocr_det_ort_out.npz" "$out/ppocr_det_top_out.npz" --tolerance 0.9999,0.99
+
+step "3. ResNet-18 (torchvision export): import, interpret, compare with onnxruntime"
+"$tpuc" import "$m/resnet18.onnx" -o "$out/resnet18.top.mlir"
+"$tpuc" run "$out/resnet18.top.mlir" --input "$m/resnet18_in.npz" -o "$out/resnet18_top_out.npz"
+node "$root/tools/ort/run.js" "$m/resnet18.onnx" "$m/resnet18_in.npz" "$out/resnet18_ort_out.npz" --threads 2
+"$tpuc" compare "$out/resnet18_ort_out.npz" "$out/resnet18_top_out.npz" --tolerance 0.9999,0.99
+
+printf '\nOutputs, traces (open in ui.perfetto.dev) and stats are in %s\n' "$out"
