@@ -119,7 +119,8 @@ Status checkOp(const Graph &g, const Op &op) {
   if (op.rshift > 31) return makeError("rshift ", op.rshift, " exceeds 31");
   for (int t : op.inputs)
     if (g.tensors[t].isWeight() && (op.kind != OpKind::Conv && op.kind != OpKind::ConvTranspose && op.kind != OpKind::Fc &&
-                                    op.kind != OpKind::Lut))
+                                    op.kind != OpKind::Lut && op.kind != OpKind::Add && op.kind != OpKind::Mul &&
+                                    op.kind != OpKind::Max))
       return makeError("input '", g.tensors[t].name, "' is a weight; ", opKindName(op.kind),
                        " takes activations");
   auto ys = y.nchw();
@@ -213,6 +214,18 @@ Status checkOp(const Graph &g, const Op &op) {
   }
   case OpKind::Add: case OpKind::Mul: case OpKind::Max: {
     TPU_RETURN_IF_ERROR(needInputs(2, 2));
+    if (in(0).isWeight()) return makeError("the first input must be an activation");
+    if (in(1).isWeight()) {
+      // A per-channel constant: C values ([C] or [1, C, 1, 1]) of the activation type.
+      const Tensor &w = in(1);
+      if (w.numel() != ys[1] || (w.shape.size() != 1 && w.shape != std::vector<int64_t>{1, ys[1], 1, 1}))
+        return makeError("weight '", w.name, "' must hold one value per channel ([", ys[1], "] or [1, ", ys[1], ", 1, 1])");
+      if (w.dtype != (int8 ? DType::I8 : DType::F32))
+        return makeError("weight '", w.name, "' must be ", int8 ? "int8" : "float32");
+      if (in(0).nchw() != ys) return makeError("input and output shapes differ");
+      TPU_RETURN_IF_ERROR(needMultipliers(op.kind == OpKind::Mul ? 1 : 2));
+      return Status::ok();
+    }
     for (size_t i = 0; i < 2; ++i) {
       TPU_RETURN_IF_ERROR(sameType(in(i)));
       auto xs = in(i).nchw();

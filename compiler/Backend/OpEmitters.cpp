@@ -332,6 +332,9 @@ public:
     // A second input of (N, C, 1, 1) is broadcast over H and W.
     bcast_ = in_.size() == 2 && in_[1].s[2] * in_[1].s[3] == 1 && y_.s[2] * y_.s[3] > 1;
     if (op.kind == OpKind::Lut) table_ = e.am.addr[op.inputs[1]];
+    // Add/Mul/Max with a per-channel weight (one value per channel, every n, h, w).
+    if (op.inputs.size() == 2 && op.kind != OpKind::Lut && e.g.tensors[op.inputs[1]].isWeight())
+      chanWeight_ = e.am.addr[op.inputs[1]], chanType_ = e.g.tensors[op.inputs[1]].dtype;
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
   // The scratch buffer's type: int32 products, fp32 for casts, else the output's.
@@ -359,10 +362,17 @@ public:
     for (unsigned i = 0; i < temps(); ++i) v.push_back(LBuf::bytes(tempType(), s, lanes()));
     return v;
   }
-  std::vector<uint64_t> fixedBytes(int64_t) const override {
+  std::vector<uint64_t> fixedBytes(int64_t cs) const override {
     if (op_.kind == OpKind::Lut) return {256};
     if (op_.kind == OpKind::Sigmoid) return {SigmoidRecipe::kExpTerms * 4};
+    if (chanWeight_) return {uint64_t(ceilDiv(cs, lanes())) * dtypeBytes(chanType_)};
     return {};
+  }
+  // The per-channel weight as an operand of res0's shape: one element per channel.
+  LBuf channelWeight(const Shape4 &s) const {
+    LBuf b;
+    b.offset = fixed_[0], b.dtype = chanType_, b.shape = s, b.stride = {0, 1, 0, 0};
+    return b;
   }
   bool isBcast(size_t input) const { return bcast_ && input == 1; }
   LBuf buf(const Tile &t, unsigned set, size_t i, DType dt) const {
@@ -373,7 +383,10 @@ public:
     LBuf b = LBuf::activation(bufOffset(set, 1), in_[1].dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
     return b;
   }
-  uint16_t loadFixed(const Tile &, uint16_t wait) override {
+  uint16_t loadFixed(const Tile &t, uint16_t wait) override {
+    if (chanWeight_)
+      return e_.loadWeight(chanWeight_ + uint64_t(t.c0) * dtypeBytes(chanType_), chanType_, {1, u32(t.cs), 1, 1},
+                           {0, 1, 1, 1}, channelWeight({1, u32(t.cs), 1, 1}), wait);
     if (op_.kind == OpKind::Sigmoid) {
       // The Taylor coefficients, filled into the same offset of every lane.
       uint16_t id = 0;
@@ -436,7 +449,7 @@ public:
     using isa::EuOp;
     switch (op_.kind) {
     case OpKind::Add: case OpKind::Max: case OpKind::Mul: {
-      const LBuf &b2 = ins[1];
+      const LBuf b2 = chanWeight_ ? channelWeight(y.shape) : ins[1];
       EuOp eu = op_.kind == OpKind::Add ? EuOp::Add : op_.kind == OpKind::Max ? EuOp::Max : EuOp::Mul;
       if (f) return ew(eu, y, a.operand(hw_), b2.operand(hw_), 0, op_.relu, wait);
       if (op_.kind == OpKind::Mul) {
@@ -517,6 +530,8 @@ private:
   DTensor y_;
   uint64_t table_ = 0;
   bool bcast_ = false;
+  uint64_t chanWeight_ = 0; // DDR address of a per-channel weight input (0: none)
+  DType chanType_ = DType::F32;
 };
 
 // ---- Fc: (M, K) x (K, N) + bias; rows = batch, K over lanes ----------------

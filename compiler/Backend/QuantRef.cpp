@@ -288,17 +288,20 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
     break;
   }
   case OpKind::Add: case OpKind::Mul: case OpKind::Max: {
-    // Element i of the second input: the same, or its (n, c) when broadcast.
-    const int64_t plane = g.tensors[op.inputs[1]].numel() == y.numel() ? 1 : ys[2] * ys[3];
+    // Element i of the second input: the same, its (n, c) when broadcast,
+    // or its channel for a per-channel weight.
+    const Tensor &second = g.tensors[op.inputs[1]];
+    const int64_t plane = second.numel() == y.numel() ? 1 : ys[2] * ys[3];
+    const int64_t wrap = second.isWeight() ? ys[1] : INT64_MAX;
     if (isInt) {
       auto a = toInts(*inputs[0], x.dtype), b = toInts(*inputs[1], g.tensors[op.inputs[1]].dtype);
       ri.resize(count);
-      for (size_t i = 0; i < count; ++i) ri[i] = int8Binary(op.kind, a[i], b[i / plane], op, y.dtype);
+      for (size_t i = 0; i < count; ++i) ri[i] = int8Binary(op.kind, a[i], b[size_t(int64_t(i) / plane % wrap)], op, y.dtype);
     } else {
       const float *a = floats(*inputs[0]), *b = floats(*inputs[1]);
       rf.resize(count);
       for (size_t i = 0; i < count; ++i) {
-        const float bv = b[i / plane];
+        const float bv = b[int64_t(i) / plane % wrap];
         float v = op.kind == OpKind::Add ? a[i] + bv : op.kind == OpKind::Mul ? a[i] * bv : std::max(a[i], bv);
         rf[i] = op.relu ? sim::relu(v) : v;
       }

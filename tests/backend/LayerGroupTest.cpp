@@ -139,6 +139,29 @@ TEST(BackendLayerGroup, EveryGroupableKindInAGroup) {
   }
 }
 
+TEST(BackendLayerGroup, PerChannelWeightsInAGroup) {
+  for (DType t : {DType::F32, DType::I8}) {
+    Chain c(t, {3, 5, 21, 13});
+    c.conv(70, win(3, 1, 1));
+    for (OpKind k : {OpKind::Mul, OpKind::Add}) {
+      int in = c.cur;
+      int w = c.gb.weight("cw" + std::to_string(c.n), {70}, c.q() ? DType::I8 : DType::F32);
+      c.cur = c.next(c.s[1], c.s[2], c.s[3]);
+      Op &o = c.gb.op(k, opKindName(k) + std::to_string(c.n), {in, w}, c.cur);
+      if (c.q()) o.multipliers = k == OpKind::Mul ? std::vector<int32_t>{41} : std::vector<int32_t>{7, -5},
+                 o.rshift = k == OpKind::Mul ? 9 : 3;
+    }
+    Graph g = c.finish();
+    Options o;
+    o.hw.lmemBytesPerLane = 16 * 1024;
+    o.segmentStarts.assign(1, 0);
+    SCOPED_TRACE(t == DType::F32 ? "f32" : "int8");
+    auto rep = expectMatchesReference(g, o);
+    ASSERT_EQ(rep.ops.size(), 1u);
+    EXPECT_EQ(rep.ops[0].ops, 3u);
+  }
+}
+
 TEST(BackendLayerGroup, LutAndCastInAGroup) {
   GraphBuilder gb;
   int x = gb.act("x", {5, 67, 19, 9}, DType::F32);

@@ -174,6 +174,25 @@ TEST_P(OpTest, BinaryChannelBroadcast) {
   }
 }
 
+TEST_P(OpTest, BinaryPerChannelWeight) {
+  for (OpKind k : {OpKind::Add, OpKind::Mul, OpKind::Max}) {
+    GraphBuilder gb;
+    int a = gb.act("a", {5, 70, 9, 11}, t()), y = gb.act("y", {5, 70, 9, 11}, t());
+    int w = gb.weight("scale", {1, 70, 1, 1}, int8() ? DType::I8 : DType::F32);
+    Op &o = gb.op(k, "channel_" + std::string(opKindName(k)), {a, w}, y);
+    if (int8()) {
+      o.multipliers = k == OpKind::Mul ? std::vector<int32_t>{57} : std::vector<int32_t>{11, -9};
+      o.rshift = k == OpKind::Mul ? 10 : 4;
+    }
+    gb.g.inputs = {a}, gb.g.outputs = {y};
+    SCOPED_TRACE(opKindName(k));
+    expectMatchesReference(gb.g, opts());
+    Options grouped = opts();
+    grouped.layerGroups = true;
+    expectMatchesReference(gb.g, grouped);
+  }
+}
+
 TEST_P(OpTest, Activations) {
   for (OpKind k : {OpKind::Relu, OpKind::LeakyRelu, OpKind::Clip, OpKind::Affine}) {
     GraphBuilder gb;
