@@ -1,0 +1,149 @@
+// _tpusim: the runtime for Python. A Runtime owns a simulated BM1684 (HwConfig
+// from JSON text), loads bmodels and runs nets on the sim or func backend
+// with numpy arrays; every run returns its report (time, utilization, per
+// layer, stats JSON). Errors become RuntimeError with the runtime's
+// one-line message.
+#include "isa/HwConfig.h"
+#include "runtime/Runtime.h"
+#include "support/Npz.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <stdexcept>
+
+namespace py = pybind11;
+using namespace tpu;
+
+namespace {
+
+template <typename T> T orThrow(Result<T> r) {
+  if (!r) throw std::runtime_error(r.message());
+  return r.take();
+}
+void orThrow(const Status &st) {
+  if (!st) throw std::runtime_error(st.message());
+}
+
+NpyArray toNpy(const std::string &name, const py::array &a) {
+  if (!(a.flags() & py::array::c_style))
+    throw std::runtime_error("input '" + name + "': array is not C-contiguous (use numpy.ascontiguousarray)");
+  std::string dtype = py::str(a.dtype());
+  if (dtypeSize(dtype) == 0) throw std::runtime_error("input '" + name + "': unsupported dtype " + dtype);
+  std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+  return NpyArray::fromBytes(dtype, shape, a.data(), size_t(a.nbytes()));
+}
+
+py::array toNumpy(const NpyArray &v) {
+  py::array out(py::dtype(v.dtype), std::vector<py::ssize_t>(v.shape.begin(), v.shape.end()));
+  std::memcpy(out.mutable_data(), v.data.data(), v.data.size());
+  return out;
+}
+
+py::dict reportDict(const runtime::RunReport &r) {
+  py::dict d;
+  d["backend"] = runtime::backendKindName(r.backend);
+  d["groups"] = r.groups;
+  d["tiu_commands"] = r.tiuCommands;
+  d["gdma_commands"] = r.gdmaCommands;
+  d["wall_seconds"] = r.wallSeconds;
+  d["timed"] = r.timed;
+  if (r.timed) {
+    d["clock_mhz"] = r.clockMhz;
+    d["total_cycles"] = r.totalCycles;
+    d["time_us"] = r.timeUs();
+    d["tiu_utilization"] = r.tiuUtilization;
+    d["gdma_utilization"] = r.gdmaUtilization;
+  }
+  py::list layers;
+  for (const runtime::LayerTime &l : r.layers) {
+    py::dict ld;
+    ld["name"] = l.name;
+    ld["tiu_busy_cycles"] = l.tiuBusyCycles;
+    ld["gdma_busy_cycles"] = l.gdmaBusyCycles;
+    ld["span_cycles"] = l.spanCycles;
+    layers.append(ld);
+  }
+  d["layers"] = layers;
+  d["stats_json"] = r.statsJson;
+  d["trace_json"] = r.traceJson;
+  return d;
+}
+
+py::list tensorList(const std::vector<bmodel::Tensor> &ts) {
+  py::list out;
+  for (const bmodel::Tensor &t : ts) {
+    py::dict d;
+    d["name"] = t.name;
+    d["shape"] = std::vector<int64_t>(t.shape.begin(), t.shape.end());
+    d["scale"] = t.scale;
+    out.append(d);
+  }
+  return out;
+}
+
+class PyRuntime {
+public:
+  PyRuntime(const std::string &backend, const std::string &configJson) {
+    isa::HwConfig cfg;
+    if (!configJson.empty()) cfg = orThrow(isa::HwConfig::fromJson(configJson, "config"));
+    rt_ = orThrow(runtime::Runtime::create(cfg, orThrow(runtime::parseBackendKind(backend))));
+  }
+  void load(const std::string &path) { orThrow(rt_->loadBmodel(path)); }
+  std::vector<std::string> netNames() const { return rt_->netNames(); }
+  py::dict describe(const std::string &net) const {
+    const bmodel::Net *n = orThrow(rt_->net(net));
+    py::dict d;
+    d["inputs"] = tensorList(n->inputs);
+    d["outputs"] = tensorList(n->outputs);
+    return d;
+  }
+  py::tuple run(const std::string &net, const py::dict &inputs, bool trace) {
+    NpzMap in;
+    for (auto item : inputs) {
+      std::string name = py::str(item.first);
+      in[name] = toNpy(name, py::array::ensure(item.second));
+    }
+    runtime::RunOptions opts;
+    opts.recordTrace = trace;
+    runtime::RunReport report;
+    Result<NpzMap> out = Status::error("not run");
+    {
+      py::gil_scoped_release release;
+      out = rt_->run(net, in, opts, report);
+    }
+    NpzMap outputs = orThrow(std::move(out));
+    py::dict res;
+    for (const auto &[name, value] : outputs) res[py::str(name)] = toNumpy(value);
+    return py::make_tuple(res, reportDict(report));
+  }
+  std::string backend() const { return runtime::backendKindName(rt_->backend()); }
+
+private:
+  std::unique_ptr<runtime::Runtime> rt_;
+};
+
+} // namespace
+
+PYBIND11_MODULE(_tpusim, m) {
+  m.doc() = "BM1684 simulator runtime (see tpusim/__init__.py)";
+  m.def("default_config_json", [] { return isa::HwConfig{}.toJson(); },
+        "the BM1684 HwConfig as JSON (keys as in docs/timing.md)");
+  m.def(
+      "check_config_json",
+      [](const std::string &text) {
+        isa::HwConfig cfg = orThrow(isa::HwConfig::fromJson(text, "config"));
+        orThrow(cfg.validate());
+        return cfg.toJson();
+      },
+      "validates a HwConfig JSON and returns it completed with defaults");
+  py::class_<PyRuntime>(m, "Runtime")
+      .def(py::init<const std::string &, const std::string &>(), py::arg("backend") = "sim",
+           py::arg("config_json") = "")
+      .def("load", &PyRuntime::load, py::arg("path"))
+      .def("net_names", &PyRuntime::netNames)
+      .def("describe", &PyRuntime::describe, py::arg("net"))
+      .def("run", &PyRuntime::run, py::arg("net"), py::arg("inputs"), py::arg("trace") = false)
+      .def_property_readonly("backend", &PyRuntime::backend);
+}
