@@ -834,7 +834,7 @@ size_t requiredInputs(const std::string &op, int64_t opset) {
       {"Constant", 0}, {"BatchNormalization", 5}, {"Range", 3}, {"Where", 3}, {"Conv", 2},
       {"ConvTranspose", 2}, {"Gemm", 2}, {"MatMul", 2}, {"PRelu", 2}, {"Gather", 2}, {"Expand", 2},
       {"Tile", 2}, {"Equal", 2}, {"Less", 2}, {"Greater", 2}, {"Add", 2}, {"Sub", 2}, {"Mul", 2},
-      {"Div", 2}, {"Pow", 2}, {"LayerNormalization", 2}, {"InstanceNormalization", 3}};
+      {"Div", 2}, {"Pow", 2}, {"LayerNormalization", 2}, {"LessOrEqual", 2}, {"GreaterOrEqual", 2}, {"And", 2}, {"Or", 2}, {"Xor", 2}, {"InstanceNormalization", 3}};
   if (op == "Reshape") return opset >= 5 ? 2 : 1;
   if (op == "Slice") return opset >= 10 ? 3 : 1;
   if (op == "Pad") return opset >= 11 ? 2 : 1;
@@ -1088,6 +1088,48 @@ const std::map<std::string, Handler> &handlers() {
       im.bindConst(n.outputs[0], castArray(NpyArray::from<float>({rows, cols}, eye), dtype));
       return Status::ok();
     };
+    // Not(c) = (c == false); a <= b = not(a > b); a >= b = not(a < b).
+    auto negated = [](std::function<Value(Composer &, Value, Value)> base) {
+      return [base](Importer &im, const Node &n) -> Status {
+        Composer c(im, n);
+        Value cond = base(c, c.input(0), n.inputs.size() > 1 ? c.input(1) : Value());
+        std::string falseName = n.outputs[0] + "_false";
+        NpyArray f;
+        f.dtype = "bool";
+        f.data = {0};
+        im.bindConst(falseName, f);
+        auto fv = im.value(falseName);
+        if (!fv) return fv.status();
+        c.op<top::EqualOp>("", {cond, *fv});
+        return c.status();
+      };
+    };
+    t["Not"] = negated([](Composer &, Value x, Value) { return x; });
+    t["LessOrEqual"] = negated([](Composer &c, Value a, Value b) { return c.op<top::GreaterOp>("greater", {a, b}); });
+    t["GreaterOrEqual"] = negated([](Composer &c, Value a, Value b) { return c.op<top::LessOp>("less", {a, b}); });
+    // Boolean logic from where/equal: a and b = where(a, b, false); a or b =
+    // where(a, true, b); a xor b = ((a == b) == false).
+    auto logic = [](int kind) {
+      return [kind](Importer &im, const Node &n) -> Status {
+        Composer c(im, n);
+        Value a = c.input(0), b = c.input(1);
+        auto boolConst = [&](const std::string &tag, bool v) -> Value {
+          NpyArray k;
+          k.dtype = "bool";
+          k.data = {uint8_t(v)};
+          im.bindConst(n.outputs[0] + "_" + tag, k);
+          auto r = im.value(n.outputs[0] + "_" + tag);
+          return r ? *r : Value();
+        };
+        if (kind == 0) c.op<top::WhereOp>("", {a, b, boolConst("false", false)});
+        else if (kind == 1) c.op<top::WhereOp>("", {a, boolConst("true", true), b});
+        else c.op<top::EqualOp>("", {c.op<top::EqualOp>("same", {a, b}), boolConst("false", false)});
+        return c.status();
+      };
+    };
+    t["And"] = logic(0);
+    t["Or"] = logic(1);
+    t["Xor"] = logic(2);
     t["InstanceNormalization"] = instanceNorm;
     t["SpaceToDepth"] = spaceToDepth;
     t["ArgMax"] = argReduceHandler<top::ArgMaxOp>();
