@@ -126,6 +126,7 @@ Status Exporter::translate(Operation *op) {
                   .Case<tpuir::LeakyReluOp>([](auto) { return OpKind::LeakyRelu; })
                   .Case<tpuir::ClipOp>([](auto) { return OpKind::Clip; })
                   .Case<tpuir::LutOp>([](auto) { return OpKind::Lut; })
+                  .Case<tpuir::SigmoidOp>([](auto) { return OpKind::Sigmoid; })
                   .Case<tpuir::FcOp>([](auto) { return OpKind::Fc; })
                   .Case<tpuir::ConcatOp>([](auto) { return OpKind::Concat; })
                   .Case<tpuir::UpsampleOp>([](auto) { return OpKind::Upsample; })

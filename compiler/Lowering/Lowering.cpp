@@ -1,5 +1,8 @@
 #include "compiler/Lowering/Lowering.h"
 
+#include "compiler/Backend/QuantRef.h"
+#include "compiler/Kernels/Kernels.h"
+
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
 
@@ -94,7 +97,7 @@ private:
   Status lowerFc(Operation *op, Value a, Value bw, Value c, double alpha, double beta, bool transB);
   Status lowerPool(Operation *op, bool isMax);
   Status lowerBinary(Operation *op);
-  Status lowerLut(Operation *op, const std::function<double(double)> &f);
+  Status lowerLut(Operation *op, kernels::UnaryKind kind, float a = 0, float b = 0);
   Status noLowering(Operation *op, const std::string &why);
 
   // Values of Top tensors in the lowered module.
@@ -466,22 +469,26 @@ Status Lowerer::lowerBinary(Operation *op) {
   return Status::ok();
 }
 
-Status Lowerer::lowerLut(Operation *op, const std::function<double(double)> &f) {
+Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float b) {
   Value input = op->getOperand(0), result = op->getResult(0);
   const std::string &name = names_[result];
-  if (!wantInt8(name))
+  if (!wantInt8(name)) {
+    // The chip computes sigmoid in fp32 (backend Sigmoid); the others only
+    // as int8 tables.
+    if (kind == kernels::UnaryKind::Sigmoid) {
+      vals_[result].f32 = make<tpuir::SigmoidOp>(name, f32Type(shapeOf(result)), {f32(input)});
+      return Status::ok();
+    }
     return noLowering(op, "the BM1684 evaluates it only as an int8 lookup table (quantize it INT8)");
-  // The table is indexed by the input's byte; entries are in the output's type.
+  }
+  // The table maps the input's byte to the output's code; its entries come
+  // from compiler/Kernels' fp32 function (backend::activationTable).
   Value x = i8(input);
   RankedTensorType outType = qType(shapeOf(result), name);
-  const double si = scaleOfValue(x), so = scaleOf(name);
-  const bool outUnsigned = unsignedOf(name);
-  std::vector<uint8_t> table(256);
-  for (int u = 0; u < 256; ++u) {
-    double real = double(isUnsigned(x) ? u : int(int8_t(uint8_t(u)))) * si;
-    table[size_t(u)] = uint8_t(clampTo(std::llround(f(real) / so), outUnsigned ? 0 : -128, outUnsigned ? 255 : 127));
-  }
-  NpyArray array = NpyArray::fromBytes(outUnsigned ? "uint8" : "int8", {256}, table.data(), table.size());
+  const backend::DType in = isUnsigned(x) ? backend::DType::U8 : backend::DType::I8;
+  const backend::DType out = unsignedOf(name) ? backend::DType::U8 : backend::DType::I8;
+  backend::Bytes table = backend::activationTable(kind, a, b, in, scaleOfValue(x), out, scaleOf(name));
+  NpyArray array = NpyArray::fromBytes(backend::dtypeName(out), {256}, table.data(), table.size());
   Value t = addWeight(name + "_table", std::move(array), outType.getElementType());
   vals_[result].i8 = make<tpuir::LutOp>(name, outType, {x, t});
   return Status::ok();
@@ -501,25 +508,20 @@ Status Lowerer::lower(Operation *op) {
   if (isa<top::AvgPoolOp, top::GlobalAvgPoolOp>(op)) return lowerPool(op, false);
   if (isa<top::AddOp, top::MulOp, top::MaxOp>(op)) return lowerBinary(op);
 
-  auto lut = [&](auto fn) { return lowerLut(op, fn); };
-  auto sigmoid = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
-  if (isa<top::SigmoidOp>(op)) return lut(sigmoid);
-  if (isa<top::TanhOp>(op)) return lut([](double x) { return std::tanh(x); });
-  if (isa<top::SiLUOp>(op)) return lut([&](double x) { return x * sigmoid(x); });
-  if (isa<top::GeluOp>(op)) return lut([](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); });
-  if (isa<top::ExpOp>(op)) return lut([](double x) { return std::exp(x); });
-  if (isa<top::HardSwishOp>(op)) return lut([](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); });
-  if (isa<top::SoftplusOp>(op)) return lut([](double x) { return std::log1p(std::exp(x)); });
-  if (isa<top::AbsOp>(op)) return lut([](double x) { return std::fabs(x); });
-  if (isa<top::NegOp>(op)) return lut([](double x) { return -x; });
-  if (auto h = dyn_cast<top::HardSigmoidOp>(op)) {
-    double a = h.getAlpha().convertToDouble(), b = h.getBeta().convertToDouble();
-    return lut([=](double x) { return std::clamp(a * x + b, 0.0, 1.0); });
-  }
-  if (auto e = dyn_cast<top::EluOp>(op)) {
-    double a = e.getAlpha().convertToDouble();
-    return lut([=](double x) { return x >= 0 ? x : a * (std::exp(x) - 1); });
-  }
+  // Element-wise functions the chip evaluates through a 256-entry table.
+  using kernels::UnaryKind;
+  static const std::map<std::string, UnaryKind> tableOps = {
+      {"top.sigmoid", UnaryKind::Sigmoid}, {"top.tanh", UnaryKind::Tanh},   {"top.silu", UnaryKind::SiLU},
+      {"top.gelu", UnaryKind::Gelu},       {"top.exp", UnaryKind::Exp},     {"top.hard_swish", UnaryKind::HardSwish},
+      {"top.softplus", UnaryKind::Softplus}, {"top.abs", UnaryKind::Abs},   {"top.neg", UnaryKind::Neg},
+      {"top.log", UnaryKind::Log},         {"top.sqrt", UnaryKind::Sqrt},   {"top.erf", UnaryKind::Erf},
+      {"top.softsign", UnaryKind::Softsign}, {"top.reciprocal", UnaryKind::Reciprocal}};
+  if (auto it = tableOps.find(op->getName().getStringRef().str()); it != tableOps.end())
+    return lowerLut(op, it->second);
+  if (auto h = dyn_cast<top::HardSigmoidOp>(op))
+    return lowerLut(op, UnaryKind::HardSigmoid, float(h.getAlpha().convertToDouble()),
+                    float(h.getBeta().convertToDouble()));
+  if (auto e = dyn_cast<top::EluOp>(op)) return lowerLut(op, UnaryKind::Elu, float(e.getAlpha().convertToDouble()));
 
   Value result = op->getNumResults() == 1 ? op->getResult(0) : Value();
   const std::string name = result ? names_[result] : "";

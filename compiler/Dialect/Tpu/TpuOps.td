@@ -72,6 +72,8 @@ def Tpu_LeakyReluOp : Tpu_SimpleOp<"leaky_relu",
     (ins Tpu_Tensor:$input, F64Attr:$alpha)>;
 def Tpu_ClipOp : Tpu_SimpleOp<"clip", "min(max(x, min), max) (int8: integer bounds)",
     (ins Tpu_Tensor:$input, F64Attr:$min, F64Attr:$max)>;
+def Tpu_SigmoidOp : Tpu_SimpleOp<"sigmoid", "fp32 1 / (1 + exp(-x)) by the chip's recipe (int8: a lut)",
+    (ins Tpu_Tensor:$input)>;
 def Tpu_LutOp : Tpu_SimpleOp<"lut", "int8 table lookup: table[x] (256 entries)",
     (ins Tpu_Tensor:$input, Tpu_Tensor:$table)>;
 def Tpu_FcOp : Tpu_SimpleOp<"fc", "x (N, K) times weight [n_out, K]^T + bias",
