@@ -53,6 +53,39 @@ while IFS= read -r line; do sh -c "$line"; done < jobs.txt
 "$TPUC" sweep sweep.json --out-dir out2 --collect > /dev/null 2>&1
 diff <(cut -d, -f1-12 out/sweep.csv) <(cut -d, -f1-12 out2/sweep.csv) || fail "collected rows differ"
 
+# An ONNX model: compiled once per compile option (layer groups on/off), the
+# builds cached by content hash, so a second sweep compiles nothing.
+/usr/bin/python3 - <<'PY'
+import numpy as np, onnx
+from onnx import TensorProto, helper, numpy_helper
+rng = np.random.default_rng(3)
+w = numpy_helper.from_array((rng.standard_normal((8, 4, 3, 3)) * 0.2).astype(np.float32), "w")
+b = numpy_helper.from_array(np.zeros(8, np.float32), "b")
+nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+         helper.make_node("Relu", ["c"], ["y"], name="relu")]
+g = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 16, 16])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 16, 16])], [w, b])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, "tiny.onnx")
+PY
+cat > onnx_sweep.json <<'JSON'
+{"models": [{"name": "tiny", "onnx": "tiny.onnx"}],
+ "hardware": {"ddrBandwidthGBs": [4, 32]},
+ "compiler": {"quantize": "F32", "layer_group": [true, false]}}
+JSON
+"$TPUC" sweep onnx_sweep.json --out-dir onnx_out -j 2 > onnx_stdout.txt 2> onnx_progress.txt \
+  || fail "onnx sweep: $(cat onnx_stdout.txt onnx_progress.txt)"
+grep -q "compile  \[##############################\] 2/2" onnx_progress.txt || fail "no compile progress"
+[ "$(ls -d onnx_out/cache/tiny_F32_lg_* onnx_out/cache/tiny_F32_nolg_* | wc -l)" = 2 ] || fail "expected 2 builds"
+cut -d, -f1-5 onnx_out/sweep.csv | tail -4 | tr '\n' ' ' \
+  | grep -q "^p0000,tiny,F32,on,4 p0001,tiny,F32,on,32 p0002,tiny,F32,off,4 p0003,tiny,F32,off,32 $" \
+  || fail "onnx rows: $(cat onnx_out/sweep.csv)"
+awk -F, 'NR>1 && !($12 > 0) {exit 1}' onnx_out/sweep.csv || fail "first sweep shows no compile time"
+[ -s onnx_out/roofline_tiny_F32_lg.svg ] && grep -q "<circle" onnx_out/roofline_tiny_F32_lg.svg || fail "onnx roofline"
+"$TPUC" sweep onnx_sweep.json --out-dir onnx_out -j 2 --quiet > /dev/null
+awk -F, 'NR>1 && $12 != "0.000" {exit 1}' onnx_out/sweep.csv || fail "second sweep compiled again: $(cat onnx_out/sweep.csv)"
+
 # Bad sweep files: one line naming the key or file, exit 2.
 expect_error() { # file message
   set +e
