@@ -1130,6 +1130,19 @@ const std::map<std::string, Handler> &handlers() {
     t["And"] = logic(0);
     t["Or"] = logic(1);
     t["Xor"] = logic(2);
+    t["MeanVarianceNormalization"] = [](Importer &im, const Node &n) -> Status { // (x - E x) / (std + 1e-9)
+      auto xs = im.shapeOf(n, 0);
+      if (!xs) return xs.status();
+      auto axes = normalizeAxes(n.getInts("axes").value_or(std::vector<int64_t>{0, 2, 3}), xs->size());
+      if (!axes) return Status(axes.status()).prefix(n.describe());
+      Composer c(im, n);
+      std::vector<NamedAttribute> reduce{im.ints("axes", *axes), im.boolean("keepdims", true)};
+      Value x = c.input(0);
+      Value d = c.op<top::SubOp>("centered", {x, c.op<top::ReduceMeanOp>("mean", {x}, reduce)});
+      Value sd = c.op<top::SqrtOp>("stddev", {c.op<top::ReduceMeanOp>("variance", {c.op<top::MulOp>("square", {d, d})}, reduce)});
+      c.op<top::DivOp>("", {d, c.op<top::AddOp>("stddev_eps", {sd, c.scalar("epsilon", 1e-9f)})});
+      return c.status();
+    };
     t["InstanceNormalization"] = instanceNorm;
     t["SpaceToDepth"] = spaceToDepth;
     t["ArgMax"] = argReduceHandler<top::ArgMaxOp>();
