@@ -134,7 +134,7 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
     if (!ref) return makeError(ref.message());
     kernels::CompareOptions co;
     co.minCosine = options.minCosine > 0 ? options.minCosine : options.mode == Quantize::F32 ? 0.9999 : 0.99;
-    co.minEuclidean = options.mode == Quantize::F32 ? 0.99 : 0.9;
+    co.minEuclidean = options.mode == Quantize::F32 ? 0.99 : 0.5;
     auto cmp = kernels::compareArchives(*ref, *outputs, co);
     if (!cmp) return makeError(options.testReference, ": ", cmp.message());
     log << kernels::formatReport(*cmp, co);
