@@ -13,62 +13,95 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int fail(const char *what) {
-  fprintf(stderr, "bmrt_example: error: %s\n", what);
-  return 2;
+static void report(const char *what) { fprintf(stderr, "bmrt_example: error: %s\n", what); }
+
+/* Runs the first net; every failure path returns through the cleanup below. */
+static int run(bm_handle_t handle, void *bmrt, const char *model, const char *inPath,
+               const char *outPath) {
+  if (!bmrt_load_bmodel(bmrt, model)) return report("bmrt_load_bmodel failed"), 2;
+  const char **names = NULL;
+  bmrt_get_network_names(bmrt, &names);
+  if (bmrt_get_network_number(bmrt) < 1 || !names) return free(names), report("the bmodel holds no net"), 2;
+  const bm_net_info_t *info = bmrt_get_network_info(bmrt, names[0]);
+  free(names);
+  if (!info) return report("bmrt_get_network_info failed"), 2;
+  bmrt_print_network_info(info);
+  if (info->input_num > 16 || info->output_num > 16) return report("too many tensors"), 2;
+
+  bm_tensor_t inputs[16], outputs[16];
+  int allocated = 0, status = 2;
+  void *host = NULL;
+  FILE *in = fopen(inPath, "rb"), *out = NULL;
+  if (!in) {
+    report("cannot open the input file");
+    goto done;
+  }
+  for (; allocated < info->input_num; ++allocated) {
+    if (!bmrt_tensor(&inputs[allocated], bmrt, info->input_dtypes[allocated],
+                     info->stages[0].input_shapes[allocated])) {
+      report("bmrt_tensor failed");
+      goto done;
+    }
+    size_t bytes = bmrt_tensor_bytesize(&inputs[allocated]);
+    host = malloc(bytes);
+    if (!host || fread(host, 1, bytes, in) != bytes) {
+      report("input file too short");
+      ++allocated;
+      goto done;
+    }
+    if (bm_memcpy_s2d(handle, inputs[allocated].device_mem, host) != BM_SUCCESS) {
+      report("bm_memcpy_s2d failed");
+      ++allocated;
+      goto done;
+    }
+    free(host);
+    host = NULL;
+  }
+  if (!bmrt_launch_tensor(bmrt, info->name, inputs, info->input_num, outputs, info->output_num)) {
+    report("bmrt_launch_tensor failed");
+    goto done;
+  }
+  if (bm_thread_sync(handle) != BM_SUCCESS) {
+    report("bm_thread_sync failed");
+    goto done;
+  }
+  out = fopen(outPath, "wb");
+  status = out ? 0 : 2;
+  if (!out) report("cannot open the output file");
+  for (int i = 0; i < info->output_num; ++i) {
+    size_t bytes = bmrt_tensor_bytesize(&outputs[i]);
+    host = status == 0 ? malloc(bytes) : NULL;
+    if (status == 0 && (!host || bm_memcpy_d2s(handle, host, outputs[i].device_mem) != BM_SUCCESS ||
+                        fwrite(host, 1, bytes, out) != bytes)) {
+      report("reading or writing an output failed");
+      status = 2;
+    }
+    free(host);
+    host = NULL;
+    bm_free_device(handle, outputs[i].device_mem);
+  }
+  if (out && fclose(out) != 0) {
+    report("write failed");
+    status = 2;
+  }
+done:
+  free(host);
+  if (in) fclose(in);
+  for (int i = 0; i < allocated; ++i) bm_free_device(handle, inputs[i].device_mem);
+  return status;
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) return fail("usage: bmrt_example model.bmodel inputs.bin outputs.bin");
+  if (argc != 4) return report("usage: bmrt_example model.bmodel inputs.bin outputs.bin"), 2;
   bm_handle_t handle;
-  if (bm_dev_request(&handle, 0) != BM_SUCCESS) return fail("bm_dev_request failed");
+  if (bm_dev_request(&handle, 0) != BM_SUCCESS) return report("bm_dev_request failed"), 2;
   void *bmrt = bmrt_create(handle);
-  if (!bmrt) return fail("bmrt_create failed");
-  if (!bmrt_load_bmodel(bmrt, argv[1])) return fail("bmrt_load_bmodel failed");
-
-  const char **names = NULL;
-  bmrt_get_network_names(bmrt, &names);
-  if (bmrt_get_network_number(bmrt) < 1 || !names) return fail("the bmodel holds no net");
-  const bm_net_info_t *info = bmrt_get_network_info(bmrt, names[0]);
-  free(names);
-  if (!info) return fail("bmrt_get_network_info failed");
-  bmrt_print_network_info(info);
-
-  FILE *in = fopen(argv[2], "rb");
-  if (!in) return fail("cannot open the input file");
-  bm_tensor_t inputs[16], outputs[16];
-  if (info->input_num > 16 || info->output_num > 16) return fail("too many tensors");
-  for (int i = 0; i < info->input_num; ++i) {
-    if (!bmrt_tensor(&inputs[i], bmrt, info->input_dtypes[i], info->stages[0].input_shapes[i]))
-      return fail("bmrt_tensor failed");
-    size_t bytes = bmrt_tensor_bytesize(&inputs[i]);
-    void *host = malloc(bytes);
-    if (!host || fread(host, 1, bytes, in) != bytes) return fail("input file too short");
-    if (bm_memcpy_s2d(handle, inputs[i].device_mem, host) != BM_SUCCESS)
-      return fail("bm_memcpy_s2d failed");
-    free(host);
-  }
-  fclose(in);
-
-  if (!bmrt_launch_tensor(bmrt, info->name, inputs, info->input_num, outputs, info->output_num))
-    return fail("bmrt_launch_tensor failed");
-  if (bm_thread_sync(handle) != BM_SUCCESS) return fail("bm_thread_sync failed");
-
-  FILE *out = fopen(argv[3], "wb");
-  if (!out) return fail("cannot open the output file");
-  for (int i = 0; i < info->output_num; ++i) {
-    size_t bytes = bmrt_tensor_bytesize(&outputs[i]);
-    void *host = malloc(bytes);
-    if (!host) return fail("out of host memory");
-    if (bm_memcpy_d2s(handle, host, outputs[i].device_mem) != BM_SUCCESS)
-      return fail("bm_memcpy_d2s failed");
-    if (fwrite(host, 1, bytes, out) != bytes) return fail("write failed");
-    free(host);
-    bm_free_device(handle, outputs[i].device_mem);
-  }
-  if (fclose(out) != 0) return fail("write failed");
-  for (int i = 0; i < info->input_num; ++i) bm_free_device(handle, inputs[i].device_mem);
+  int status = 2;
+  if (bmrt)
+    status = run(handle, bmrt, argv[1], argv[2], argv[3]);
+  else
+    report("bmrt_create failed");
   bmrt_destroy(bmrt);
   bm_dev_free(handle);
-  return 0;
+  return status;
 }
