@@ -2,6 +2,8 @@
 
 #include "compiler/Interpreter/TopInterpreter.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -118,6 +120,18 @@ Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzM
     table.tensors[name] = r;
   }
   return table;
+}
+
+Result<std::vector<std::string>> listSampleFiles(const std::string &dir) {
+  if (!llvm::sys::fs::is_directory(dir)) return makeError(dir, ": not a directory");
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
+    if (llvm::StringRef(it->path()).ends_with(".npz")) files.push_back(it->path());
+  if (ec) return makeError(dir, ": ", ec.message());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) return makeError(dir, ": no .npz samples");
+  return files;
 }
 
 } // namespace tpu::calib

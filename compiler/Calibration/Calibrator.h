@@ -39,4 +39,8 @@ struct CalibrationOptions {
 Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
                                    const CalibrationOptions &options);
 
+// The .npz samples of a dataset directory, in name order; an error when
+// `dir` is not a directory or holds none.
+Result<std::vector<std::string>> listSampleFiles(const std::string &dir);
+
 } // namespace tpu::calib

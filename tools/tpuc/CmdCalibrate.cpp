@@ -5,10 +5,6 @@
 #include "support/ArgParser.h"
 #include "tools/tpuc/Subcommand.h"
 
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-
-#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -39,14 +35,9 @@ int runCalibrate(int argc, char **argv) {
 
   std::vector<std::string> files;
   if (args.has("--dataset")) {
-    std::error_code ec;
-    const std::string dir = args.get("--dataset");
-    if (!llvm::sys::fs::is_directory(dir)) return tpuc::fail("calibrate", dir + ": not a directory");
-    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
-      if (llvm::StringRef(it->path()).ends_with(".npz")) files.push_back(it->path());
-    if (ec) return tpuc::fail("calibrate", dir + ": " + ec.message());
-    std::sort(files.begin(), files.end());
-    if (files.empty()) return tpuc::fail("calibrate", dir + ": no .npz samples");
+    auto listed = tpu::calib::listSampleFiles(args.get("--dataset"));
+    if (!listed) return tpuc::fail("calibrate", listed.message());
+    files = listed.take();
   } else {
     std::stringstream list(args.get("--data"));
     for (std::string f; std::getline(list, f, ',');)

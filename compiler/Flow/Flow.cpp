@@ -1,0 +1,239 @@
+#include "compiler/Flow/Flow.h"
+
+#include "compiler/Calibration/Calibrator.h"
+#include "compiler/Dialect/Tpu/TpuOps.h"
+#include "compiler/Import/OnnxImporter.h"
+#include "compiler/Interpreter/TopInterpreter.h"
+#include "compiler/Lowering/Deploy.h"
+#include "compiler/TpuInterpreter/TpuInterpreter.h"
+#include "runtime/RunFiles.h"
+#include "support/Npz.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace tpu::flow {
+
+bool StageComparison::pass() const { return report.allPass() && (!bitExactRequired || bitExact); }
+
+bool FlowResult::pass() const {
+  for (const StageComparison &c : comparisons)
+    if (!c.pass()) return false;
+  return true;
+}
+
+kernels::CompareOptions topVsTpuTolerance(lowering::Quantize mode) {
+  kernels::CompareOptions o;
+  if (mode == lowering::Quantize::INT8) {
+    o.minCosine = 0.8;
+    o.minEuclidean = 0.5;
+  } else {
+    o.minCosine = 0.99;
+    o.minEuclidean = 0.99;
+  }
+  return o;
+}
+
+kernels::CompareOptions tpuVsBmodelTolerance() {
+  kernels::CompareOptions o;
+  o.minCosine = 0.99;
+  o.minEuclidean = 0.90;
+  return o;
+}
+
+namespace {
+
+std::string join(const std::string &dir, const std::string &name) {
+  llvm::SmallString<256> p(dir);
+  llvm::sys::path::append(p, name);
+  return p.str().str();
+}
+
+// "dir/resnet18.onnx" -> "resnet18".
+std::string modelStem(const std::string &onnxPath) {
+  std::string stem = llvm::sys::path::stem(onnxPath).str();
+  return stem.empty() ? "model" : stem;
+}
+
+Result<StageComparison> compareStages(const std::string &refName, const NpzMap &ref, const std::string &candName,
+                                      const NpzMap &cand, const kernels::CompareOptions &tolerance,
+                                      bool bitExactRequired) {
+  StageComparison c;
+  c.reference = refName;
+  c.candidate = candName;
+  c.tolerance = tolerance;
+  c.bitExactRequired = bitExactRequired;
+  auto report = kernels::compareArchives(ref, cand, tolerance);
+  if (!report) return makeError(refName, " vs ", candName, ": ", report.message());
+  c.report = std::move(*report);
+  c.bitExact = true;
+  for (const kernels::CompareRow &row : c.report.rows)
+    if (row.stats.maxAbsDiff != 0 || row.stats.nanMismatch != 0) c.bitExact = false;
+  return c;
+}
+
+} // namespace
+
+Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
+  const bool int8 = options.mode == lowering::Quantize::INT8;
+  if (options.onnxPath.empty()) return makeError("missing model.onnx");
+  if (!llvm::sys::fs::is_regular_file(options.onnxPath)) return makeError(options.onnxPath, ": no such file");
+  if (options.testInput.empty()) return makeError("missing --test-input in.npz");
+  if (int8 && options.calibrationData.empty()) return makeError("--quantize INT8 needs --calibration-data DIR");
+  if (!int8 && !options.calibrationData.empty())
+    return makeError("--calibration-data is only used with --quantize INT8");
+  if (options.inputNum < 0) return makeError("--input-num must be >= 1");
+  // Read the inputs before the long steps, so a bad file fails at once.
+  auto inputs = readNpz(options.testInput);
+  if (!inputs) return makeError(inputs.message());
+  std::vector<std::string> sampleFiles;
+  if (int8) {
+    auto listed = calib::listSampleFiles(options.calibrationData);
+    if (!listed) return makeError(listed.message());
+    sampleFiles = listed.take();
+    if (options.inputNum > 0) {
+      if (size_t(options.inputNum) > sampleFiles.size())
+        return makeError("--input-num ", options.inputNum, " but ", options.calibrationData, " holds only ",
+                         sampleFiles.size(), " samples");
+      sampleFiles.resize(size_t(options.inputNum));
+    }
+  }
+
+  const std::string stem = modelStem(options.onnxPath);
+  const std::string workDir = options.workDir.empty() ? stem + "_flow" : options.workDir;
+  if (std::error_code ec = llvm::sys::fs::create_directories(workDir))
+    return makeError(workDir, ": cannot create the work directory: ", ec.message());
+  const std::string tag = stem + (int8 ? "_int8" : "_f32");
+  FlowResult r;
+  r.topPath = join(workDir, stem + ".top.mlir");
+  r.bmodelPath = join(workDir, tag + ".bmodel");
+  r.tpuPath = join(workDir, tag + ".tpu.mlir"); // deploy writes it beside the bmodel
+  r.topOutputs = join(workDir, stem + "_top_outputs.npz");
+  r.tpuOutputs = join(workDir, tag + "_tpu_outputs.npz");
+  r.bmodelOutputs = join(workDir, tag + "_bmodel_outputs.npz");
+  r.tracePath = join(workDir, tag + "_trace.json");
+  r.statsPath = join(workDir, tag + "_stats.json");
+
+  // 1. Import.
+  log << "flow: import " << options.onnxPath << " -> " << r.topPath << "\n";
+  onnx::ImportOptions io;
+  io.inputShapes = options.inputShapes;
+  TPU_RETURN_IF_ERROR(onnx::importOnnxFile(options.onnxPath, r.topPath, io));
+
+  mlir::MLIRContext context;
+  context.getOrLoadDialect<tpuir::TpuDialect>();
+  auto topModule = top::loadTopModule(context, r.topPath);
+  if (!topModule) return makeError(topModule.message());
+
+  // 2. Calibrate (INT8).
+  if (int8) {
+    r.caliPath = join(workDir, stem + ".cali");
+    log << "flow: calibrate over " << sampleFiles.size() << " sample(s) -> " << r.caliPath << "\n";
+    std::vector<NpzMap> samples;
+    for (const std::string &f : sampleFiles) {
+      auto s = readNpz(f);
+      if (!s) return makeError(s.message());
+      samples.push_back(std::move(*s));
+    }
+    calib::CalibrationOptions co;
+    co.method = options.calibrationMethod;
+    auto table = calib::calibrate(**topModule, samples, co);
+    if (!table) return makeError(options.calibrationData, ": ", table.message());
+    TPU_RETURN_IF_ERROR(table->save(r.caliPath));
+  }
+
+  // 3. Deploy: Tpu module + bmodel.
+  log << "flow: deploy -> " << r.bmodelPath << "\n";
+  lowering::DeployOptions dopt;
+  dopt.mode = options.mode;
+  dopt.calibrationTable = r.caliPath;
+  dopt.layerGroup = options.layerGroup;
+  dopt.output = r.bmodelPath;
+  auto deployed = lowering::deploy(r.topPath, dopt, log);
+  if (!deployed) return makeError(deployed.message());
+
+  // 4. Top interpreter: the fp32 reference of the ONNX model.
+  log << "flow: Top interpreter\n";
+  auto topInterp = top::TopInterpreter::create(**topModule);
+  if (!topInterp) return makeError(r.topPath, ": ", topInterp.message());
+  auto topOut = (*topInterp)->run(*inputs);
+  if (!topOut) return makeError(options.testInput, ": ", topOut.message());
+  TPU_RETURN_IF_ERROR(writeNpz(r.topOutputs, *topOut));
+
+  // 5. Tpu interpreter: the chip's arithmetic.
+  log << "flow: Tpu interpreter\n";
+  auto tpuModule = top::loadTopModule(context, r.tpuPath);
+  if (!tpuModule) return makeError(tpuModule.message());
+  auto tpuInterp = tpuinterp::TpuInterpreter::create(**tpuModule);
+  if (!tpuInterp) return makeError(r.tpuPath, ": ", tpuInterp.message());
+  auto tpuOut = (*tpuInterp)->run(*inputs);
+  if (!tpuOut) return makeError(options.testInput, ": ", tpuOut.message());
+  TPU_RETURN_IF_ERROR(writeNpz(r.tpuOutputs, *tpuOut));
+
+  // 6. The bmodel on the timed simulator, with trace and stats.
+  log << "flow: bmodel on the sim backend\n";
+  runtime::RunFilesRequest rq;
+  rq.bmodelPath = r.bmodelPath;
+  rq.inputPath = options.testInput;
+  rq.outputPath = r.bmodelOutputs;
+  rq.configPath = options.configPath;
+  rq.tracePath = r.tracePath;
+  rq.statsPath = r.statsPath;
+  rq.backend = runtime::BackendKind::Sim;
+  auto sim = runtime::runBmodelFiles(rq);
+  if (!sim) return makeError(sim.message());
+  r.sim = std::move(*sim);
+  auto bmodelOut = readNpz(r.bmodelOutputs);
+  if (!bmodelOut) return makeError(bmodelOut.message());
+
+  // 7. Stage to stage.
+  auto topTpu = compareStages("top", *topOut, "tpu", *tpuOut, topVsTpuTolerance(options.mode), false);
+  if (!topTpu) return makeError(topTpu.message());
+  r.comparisons.push_back(std::move(*topTpu));
+  auto tpuBmodel = compareStages("tpu", *tpuOut, "bmodel", *bmodelOut, tpuVsBmodelTolerance(), int8);
+  if (!tpuBmodel) return makeError(tpuBmodel.message());
+  r.comparisons.push_back(std::move(*tpuBmodel));
+  auto topBmodel = compareStages("top", *topOut, "bmodel", *bmodelOut, topVsTpuTolerance(options.mode), false);
+  if (!topBmodel) return makeError(topBmodel.message());
+  r.comparisons.push_back(std::move(*topBmodel));
+  return r;
+}
+
+std::string formatFlowSummary(const FlowResult &r) {
+  std::ostringstream os;
+  os << "== flow summary ==\n";
+  os << "accuracy:\n";
+  for (const StageComparison &c : r.comparisons) {
+    double minCos = 1, minEuc = 1;
+    for (const kernels::CompareRow &row : c.report.rows) {
+      minCos = std::min(minCos, row.stats.cosine);
+      minEuc = std::min(minEuc, row.stats.euclidean);
+    }
+    os << "  " << std::left << std::setw(14) << (c.reference + " vs " + c.candidate) << std::right << std::fixed
+       << std::setprecision(6) << " cosine " << minCos << " euclid " << minEuc << " (need "
+       << std::setprecision(2) << c.tolerance.minCosine << "/" << c.tolerance.minEuclidean << ")";
+    if (c.bitExactRequired || c.bitExact) os << (c.bitExact ? ", bit-equal" : ", NOT bit-equal");
+    os << (c.pass() ? "  PASS" : "  FAIL") << "\n";
+    for (const kernels::CompareRow &row : c.report.rows)
+      if (!row.pass)
+        os << "    " << row.name << ": cosine " << std::setprecision(6) << row.stats.cosine << " euclid "
+           << row.stats.euclidean << "\n";
+  }
+  os << runtime::formatRunReport(r.sim);
+  os << "files:\n";
+  os << "  top      " << r.topPath << "\n";
+  if (!r.caliPath.empty()) os << "  cali     " << r.caliPath << "\n";
+  os << "  tpu      " << r.tpuPath << "\n";
+  os << "  bmodel   " << r.bmodelPath << "\n";
+  os << "  outputs  " << r.topOutputs << " " << r.tpuOutputs << " " << r.bmodelOutputs << "\n";
+  os << "  trace    " << r.tracePath << "\n";
+  os << "  stats    " << r.statsPath << "\n";
+  os << (r.pass() ? "flow: PASS\n" : "flow: FAIL\n");
+  return os.str();
+}
+
+} // namespace tpu::flow

@@ -1,0 +1,66 @@
+// The one-command journey behind `tpuc flow`: ONNX -> Top (import) ->
+// calibration table (INT8) -> Tpu module + bmodel (deploy), then the same
+// test input through every stage — Top interpreter (the fp32 reference),
+// Tpu interpreter, bmodel on the timed sim backend — and stage-to-stage
+// comparisons. Every file goes to the work directory.
+#pragma once
+
+#include "compiler/Calibration/Calibrator.h"
+#include "compiler/Kernels/Compare.h"
+#include "compiler/Lowering/Lowering.h"
+#include "runtime/Backend.h"
+#include "support/Status.h"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tpu::flow {
+
+struct FlowOptions {
+  std::string onnxPath;
+  std::vector<std::vector<int64_t>> inputShapes; // empty: the model's own shapes
+  lowering::Quantize mode = lowering::Quantize::F32;
+  std::string calibrationData; // directory of .npz samples (required for INT8)
+  int64_t inputNum = 0;        // first N samples; 0 = all
+  calib::Method calibrationMethod = calib::Method::Kl;
+  std::string testInput;       // .npz, one member per model input
+  bool layerGroup = true;
+  std::string configPath;      // HwConfig JSON for the sim run; empty = BM1684
+  std::string workDir;         // empty: "<model stem>_flow" in the current directory
+};
+
+// One stage-to-stage comparison (a = the earlier stage, the reference).
+struct StageComparison {
+  std::string reference, candidate; // stage names
+  kernels::CompareOptions tolerance;
+  kernels::CompareReport report;
+  bool bitExactRequired = false;
+  bool bitExact = false; // every compared element equal (NaN where NaN)
+  bool pass() const;
+};
+
+struct FlowResult {
+  std::string topPath, caliPath, tpuPath, bmodelPath; // caliPath empty for F32
+  std::string topOutputs, tpuOutputs, bmodelOutputs;  // .npz of each stage
+  std::string tracePath, statsPath;
+  std::vector<StageComparison> comparisons;
+  runtime::RunReport sim;
+  bool pass() const;
+};
+
+// The tolerances of a stage pair for a quantization mode (docs/validation.md):
+// Top vs Tpu: F32 0.99/0.99, INT8 cosine 0.8 / euclidean 0.5;
+// Tpu vs bmodel: 0.99/0.90, and INT8 outputs bit-equal.
+kernels::CompareOptions topVsTpuTolerance(lowering::Quantize mode);
+kernels::CompareOptions tpuVsBmodelTolerance();
+
+// Progress of the sub-steps goes to `log`. A failed comparison is a
+// result (pass() == false), not an error.
+Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log);
+
+// The one summary: accuracy per stage, simulated latency and per-engine
+// utilization, the top-10 layers by time and the files written.
+std::string formatFlowSummary(const FlowResult &result);
+
+} // namespace tpu::flow

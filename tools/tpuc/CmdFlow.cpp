@@ -1,0 +1,67 @@
+// tpuc flow: ONNX -> Top -> (calibration) -> Tpu -> bmodel, every stage run
+// on one test input and compared, one summary — wiring only; the work is in
+// compiler/Flow/Flow.h.
+#include "compiler/Flow/Flow.h"
+#include "compiler/Import/OnnxImporter.h"
+#include "support/ArgParser.h"
+#include "tools/tpuc/Subcommand.h"
+
+#include <iostream>
+
+namespace {
+
+int runFlowCmd(int argc, char **argv) {
+  tpu::ArgParser args("flow", "tpuc flow model.onnx --quantize F32|INT8 --test-input in.npz "
+                              "[--input-shapes \"[[1,3,224,224]]\"] [--calibration-data DIR] [--input-num N] "
+                              "[--calibration-method kl|max] "
+                              "[--no-layer-group] [--config hw.json] [--work-dir DIR]");
+  args.positionals(1, 1, "model.onnx");
+  args.option("--quantize", "F32 or INT8");
+  args.option("--input-shapes", "shapes of the model inputs, e.g. [[1,3,224,224]]");
+  args.option("--calibration-data", "directory of .npz samples for the INT8 calibration (KL)");
+  args.option("--input-num", "calibrate with the first N samples (default: all)");
+  args.option("--calibration-method", "kl (KL-divergence histogram; default) or max (absolute maximum)");
+  args.option("--test-input", "npz with one array per model input, run through every stage");
+  args.flag("--no-layer-group", "compile every op alone (load, compute, store)");
+  args.option("--config", "hardware config JSON for the simulated run (default: BM1684)");
+  args.option("--work-dir", "where every file goes (default: <model>_flow)");
+  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("flow", st.message());
+  if (args.helpRequested()) {
+    std::cout << args.help();
+    return tpuc::kExitOk;
+  }
+  if (!args.has("--quantize")) return tpuc::fail("flow", "missing --quantize F32|INT8");
+  auto mode = tpu::lowering::parseQuantize(args.get("--quantize"));
+  if (!mode) return tpuc::fail("flow", mode.message());
+  if (!args.has("--test-input")) return tpuc::fail("flow", "missing --test-input in.npz");
+  auto method = tpu::calib::parseMethod(args.get("--calibration-method", "kl"));
+  if (!method) return tpuc::fail("flow", method.message());
+  auto num = args.getInt("--input-num", 0);
+  if (!num) return tpuc::fail("flow", num.message());
+  if (args.has("--input-num") && *num < 1) return tpuc::fail("flow", "--input-num must be >= 1");
+
+  tpu::flow::FlowOptions opt;
+  opt.onnxPath = args.args()[0];
+  if (args.has("--input-shapes")) {
+    auto shapes = tpu::onnx::parseShapeList(args.get("--input-shapes"));
+    if (!shapes) return tpuc::fail("flow", shapes.message());
+    opt.inputShapes = shapes.take();
+  }
+  opt.mode = *mode;
+  opt.calibrationData = args.get("--calibration-data");
+  opt.inputNum = *num;
+  opt.calibrationMethod = *method;
+  opt.testInput = args.get("--test-input");
+  opt.layerGroup = !args.isSet("--no-layer-group");
+  opt.configPath = args.get("--config");
+  opt.workDir = args.get("--work-dir");
+  auto result = tpu::flow::runFlow(opt, std::cerr);
+  if (!result) return tpuc::fail("flow", result.message());
+  std::cout << tpu::flow::formatFlowSummary(*result);
+  return result->pass() ? tpuc::kExitOk : tpuc::kExitMismatch;
+}
+
+tpuc::RegisterSubcommand registerFlow("flow", "ONNX to bmodel in one command: every stage run, compared and timed",
+                                      runFlowCmd);
+
+} // namespace
