@@ -360,6 +360,15 @@ Result<SweepResult> runSweep(const SweepSpec &spec, const SweepOptions &options)
   // 1. Builds: one per (model, compile options), cached by content hash.
   std::vector<Build> builds;
   std::map<std::pair<size_t, std::string>, size_t> buildOf;
+  // A different compiler may compile differently: its bytes are part of the key.
+  std::vector<uint8_t> compilerHash;
+  for (const SweepModel &m : spec.models)
+    if (!m.onnx.empty()) {
+      auto exe = readBytes(tpuc);
+      if (!exe) return exe.status();
+      compilerHash = bmodel::sha256(*exe);
+      break;
+    }
   for (const SweepPoint &p : points) {
     auto key = std::make_pair(p.model, p.compile.key());
     if (buildOf.count(key)) continue;
@@ -370,6 +379,7 @@ Result<SweepResult> runSweep(const SweepSpec &spec, const SweepOptions &options)
     std::vector<uint8_t> h = *bytes;
     std::string opts = "\n" + m.inputShapes + "\n" + p.compile.key() + "\n" + m.inputs + "\n";
     h.insert(h.end(), opts.begin(), opts.end());
+    if (m.bmodel.empty()) h.insert(h.end(), compilerHash.begin(), compilerHash.end());
     if (p.compile.quantize == "INT8") {
       std::vector<std::string> samples;
       for (const auto &e : fs::directory_iterator(m.calibration, ec)) samples.push_back(e.path().string());
