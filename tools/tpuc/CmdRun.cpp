@@ -1,9 +1,13 @@
-// tpuc run: execute a Top-dialect model with the fp32 reference interpreter —
-// wiring only; the work is in compiler/Interpreter/TopInterpreter.h.
+// tpuc run: execute a Top-dialect model with the fp32 reference interpreter,
+// a Tpu-dialect model with the Tpu interpreter, or a bmodel on the runtime
+// (the same code as tpuc sim) — wiring only; the work is in
+// compiler/Interpreter/TopInterpreter.h, compiler/TpuInterpreter and
+// runtime/RunFiles.h.
 #include "compiler/Dialect/Tpu/TpuOps.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
 #include "compiler/Kernels/Parallel.h"
+#include "runtime/RunFiles.h"
 #include "support/ArgParser.h"
 #include "support/Npz.h"
 #include "tools/tpuc/Subcommand.h"
@@ -17,23 +21,46 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 }
 
 int runRun(int argc, char **argv) {
-  tpu::ArgParser args("run", "tpuc run model.top.mlir|model.tpu.mlir --input in.npz -o out.npz [--dump-all]");
+  tpu::ArgParser args("run", "tpuc run model.top.mlir|model.tpu.mlir|model.bmodel --input in.npz -o out.npz "
+                             "[--dump-all] [--backend sim|func] [--trace t.json] [--stats s.json] [--config hw.json]");
   args.positionals(1, 1, "model");
   args.option("--input", "npz with one array per model input, named like the inputs", "-i");
   args.option("--output", "npz to write the outputs (named by the ONNX output names) to", "-o");
   args.flag("--dump-all", "write every intermediate tensor too, named by its ONNX tensor name");
   args.option("--threads", "worker threads for the kernels (default: all cores; results do not depend on it)");
+  args.option("--backend", "bmodel: sim (SystemC, timed; default) or func (functional, no timing)");
+  args.option("--trace", "bmodel: write a Chrome trace-event JSON (sim backend)");
+  args.option("--stats", "bmodel: write a stats JSON (sim backend)");
+  args.option("--config", "bmodel: hardware config JSON (default: BM1684)");
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("run", st.message());
   if (args.helpRequested()) {
     std::cout << args.help();
     return tpuc::kExitOk;
   }
   const std::string &modelPath = args.args()[0];
-  if (endsWith(modelPath, ".bmodel"))
-    return tpuc::fail("run", modelPath + ": tpuc run executes .mlir models; run a .bmodel with 'tpuc sim " +
-                                 modelPath + " --input in.npz -o out.npz'");
   if (!args.has("--input")) return tpuc::fail("run", "missing --input in.npz");
   if (!args.has("--output")) return tpuc::fail("run", "missing -o out.npz");
+  const bool bmodel = endsWith(modelPath, ".bmodel");
+  for (const char *flag : {"--backend", "--trace", "--stats", "--config"})
+    if (!bmodel && args.has(flag)) return tpuc::fail("run", std::string(flag) + " applies to .bmodel files only");
+  if (bmodel) {
+    if (args.isSet("--dump-all") || args.has("--threads"))
+      return tpuc::fail("run", "--dump-all and --threads apply to .mlir models only");
+    tpu::runtime::RunFilesRequest rq;
+    rq.bmodelPath = modelPath;
+    rq.inputPath = args.get("--input");
+    rq.outputPath = args.get("--output");
+    rq.configPath = args.get("--config");
+    rq.tracePath = args.get("--trace");
+    rq.statsPath = args.get("--stats");
+    auto backend = tpu::runtime::parseBackendKind(args.get("--backend", "sim"));
+    if (!backend) return tpuc::fail("run", backend.message());
+    rq.backend = *backend;
+    auto report = tpu::runtime::runBmodelFiles(rq);
+    if (!report) return tpuc::fail("run", report.message());
+    std::cout << tpu::runtime::formatRunReport(*report);
+    return tpuc::kExitOk;
+  }
   auto threads = args.getInt("--threads", 0);
   if (!threads) return tpuc::fail("run", threads.message());
   if (*threads < 0 || *threads > 1024) return tpuc::fail("run", "--threads must be between 1 and 1024");
@@ -62,6 +89,7 @@ int runRun(int argc, char **argv) {
   return tpuc::kExitOk;
 }
 
-tpuc::RegisterSubcommand registerRun("run", "run a Top-dialect model with the fp32 reference interpreter", runRun);
+tpuc::RegisterSubcommand registerRun("run", "run a Top/Tpu-dialect model (interpreters) or a bmodel (runtime, sim or func)",
+                                     runRun);
 
 } // namespace
