@@ -9,3 +9,8 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build"
 cd "$build"
 ctest --output-on-failure -j"$(nproc)" "$@"
+# Then the unit tests again under AddressSanitizer + UBSan in their own build
+# folder (scripts/sanitize.sh, docs/reliability.md). TPU_SANITIZE_IN_TESTS=0 skips it.
+if [[ ${TPU_SANITIZE_IN_TESTS:-1} != 0 ]]; then
+  bash "$root/scripts/sanitize.sh"
+fi
