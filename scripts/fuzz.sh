@@ -26,9 +26,11 @@ if [[ ! -f $build/build.ninja ]]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
     "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1" >/dev/null
 fi
+# (The list is read once: grep -q on a live pipe would fail it under pipefail.)
+configured=$(ninja -C "$build" -t targets all)
 built=()
 for t in "${targets[@]}"; do
-  ninja -C "$build" -t targets all | grep -q "^$t:" && built+=("$t") ||
+  grep -q "^$t:" <<<"$configured" && built+=("$t") ||
     echo "fuzz: $t is not configured (its sources are missing), skipped" >&2
 done
 targets=("${built[@]}")
