@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""ResNet-50 simulated latency beside the published BM1684 numbers.
+
+Runs `tpuc flow` on models/out/resnet50.onnx (FP32 b1, INT8 b1) and
+resnet50_b4.onnx (INT8 b4; per-image latency = batch time / 4), parses the
+simulated time from each summary and rewrites the table between the markers
+in docs/validation.md. The per-layer breakdown of each run is in its work
+directory (<tag>_stats.json, <tag>_trace.json; `tpuc profile` makes a page).
+
+usage: /usr/bin/python3 perf/validate_resnet50.py [--tpuc PATH] [--work DIR] [--no-doc]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODELS = os.path.join(ROOT, "models", "out")
+DOC = os.path.join(ROOT, "docs", "validation.md")
+BEGIN = "<!-- resnet50-latency begin (perf/validate_resnet50.py) -->"
+END = "<!-- resnet50-latency end -->"
+
+# (label, onnx, test input, quantize, batch, published ms per image)
+RUNS = [
+    ("FP32 b1", "resnet50.onnx", "resnet50_in.npz", "F32", 1, 6.36),
+    ("INT8 b1", "resnet50.onnx", "resnet50_in.npz", "INT8", 1, 3.93),
+    ("INT8 b4", "resnet50_b4.onnx", "resnet50_b4_in.npz", "INT8", 4, 1.24),
+]
+
+
+def batched_samples(work, batch):
+    """Calibration samples for a batch-N model: the b1 samples stacked N at a time."""
+    src = os.path.join(MODELS, "cali", "resnet50")
+    files = sorted(f for f in os.listdir(src) if f.endswith(".npz"))
+    if batch == 1:
+        return src
+    dst = os.path.join(work, f"cali_b{batch}")
+    os.makedirs(dst, exist_ok=True)
+    for i in range(len(files) // batch):
+        group = [np.load(os.path.join(src, f)) for f in files[i * batch:(i + 1) * batch]]
+        np.savez(os.path.join(dst, f"sample_{i:02d}.npz"),
+                 **{k: np.concatenate([g[k] for g in group]) for k in group[0].files})
+    return dst
+
+
+def run_flow(tpuc, work, label, onnx, test_input, quantize, batch):
+    wdir = os.path.join(work, label.replace(" ", "_").lower())
+    cmd = [tpuc, "flow", os.path.join(MODELS, onnx), "--quantize", quantize,
+           "--test-input", os.path.join(MODELS, test_input), "--work-dir", wdir]
+    if quantize == "INT8":
+        cmd += ["--calibration-data", batched_samples(work, batch)]
+    print("+", " ".join(cmd), file=sys.stderr, flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    with open(wdir + ".log", "w") as f:
+        f.write(proc.stderr)
+    if proc.returncode not in (0, 1):
+        sys.exit(f"validate_resnet50: {label}: tpuc flow failed: {proc.stderr.strip().splitlines()[-1]}")
+    summary = proc.stdout
+    with open(wdir + ".summary", "w") as f:
+        f.write(summary)
+    m = re.search(r"simulated: (\d+) cycles = ([0-9.]+) us", summary)
+    util = re.search(r"utilization: TIU ([0-9.]+) %, GDMA ([0-9.]+) %", summary)
+    acc = re.search(r"top vs bmodel\s+cosine ([0-9.-]+)", summary)
+    if not m or not util:
+        sys.exit(f"validate_resnet50: {label}: no simulated time in the flow summary")
+    return {"cycles": int(m.group(1)), "ms": float(m.group(2)) / 1e3, "tiu": util.group(1),
+            "gdma": util.group(2), "cosine": acc.group(1) if acc else "?",
+            "pass": "PASS" if proc.returncode == 0 else "FAIL", "dir": os.path.relpath(wdir, ROOT)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tpuc", default="tpuc")
+    ap.add_argument("--work", default=os.path.join(ROOT, "build-validate"))
+    ap.add_argument("--no-doc", action="store_true")
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    rows = ["| Run | Simulated ms / image | Published ms / image | Error | TIU / GDMA util | "
+            "cosine vs fp32 reference | flow |",
+            "|---|---|---|---|---|---|---|"]
+    for label, onnx, test_input, quantize, batch, published in RUNS:
+        r = run_flow(args.tpuc, args.work, label, onnx, test_input, quantize, batch)
+        per_image = r["ms"] / batch
+        err = (per_image - published) / published * 100
+        rows.append(f"| {label} | {per_image:.2f} | {published:.2f} | {err:+.1f} % | "
+                    f"{r['tiu']} % / {r['gdma']} % | {r['cosine']} | {r['pass']} |")
+        print(rows[-1], flush=True)
+    table = "\n".join(rows)
+    if args.no_doc:
+        return
+    with open(DOC) as f:
+        text = f.read()
+    block = f"{BEGIN}\n{table}\n{END}"
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    with open(DOC, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
