@@ -39,11 +39,11 @@ step "3. ResNet-18 (torchvision export): import, interpret, compare with onnxrun
 node "$root/tools/ort/run.js" "$m/resnet18.onnx" "$m/resnet18_in.npz" "$out/resnet18_ort_out.npz" --threads 2
 "$tpuc" compare "$out/resnet18_ort_out.npz" "$out/resnet18_top_out.npz" --tolerance 0.9999,0.99
 
-step "4. ResNet-18 in one command: tpuc flow (import, calibrate, deploy, Top/Tpu interpreters, bmodel on the timed simulator)"
-"$tpuc" flow "$m/resnet18.onnx" --quantize F32 --test-input "$m/resnet18_in.npz" --work-dir "$out/resnet18_flow_f32"
-"$tpuc" flow "$m/resnet18.onnx" --quantize INT8 --calibration-data "$m/cali/resnet18" \
-  --test-input "$m/resnet18_in.npz" --work-dir "$out/resnet18_flow_int8"
-"$tpuc" run "$out/resnet18_flow_int8/resnet18_int8.bmodel" --input "$m/resnet18_in.npz" \
-  -o "$out/resnet18_int8_func.npz" --backend func
+step "4. ResNet-50 in one command: tpuc flow (import, calibrate, deploy, Top/Tpu interpreters, bmodel on the timed simulator)"
+"$tpuc" flow "$m/resnet50.onnx" --quantize F32 --test-input "$m/resnet50_in.npz" --work-dir "$out/resnet50_flow_f32"
+"$tpuc" flow "$m/resnet50.onnx" --quantize INT8 --calibration-data "$m/cali/resnet50" \
+  --test-input "$m/resnet50_in.npz" --work-dir "$out/resnet50_flow_int8"
+"$tpuc" run "$out/resnet50_flow_int8/resnet50_int8.bmodel" --input "$m/resnet50_in.npz" \
+  -o "$out/resnet50_int8_func.npz" --backend func
 
 printf '\nOutputs, traces (open in ui.perfetto.dev) and stats are in %s\n' "$out"
