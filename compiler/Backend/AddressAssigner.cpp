@@ -16,7 +16,8 @@ uint64_t activationBytes(const Tensor &t) {
   return n * uint64_t(s[1] * s[2] * s[3]) * dtypeBytes(t.dtype);
 }
 
-Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg) {
+Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
+                                   const std::vector<std::pair<size_t, size_t>> &segments) {
   AddressMap m;
   const size_t nt = g.tensors.size();
   m.addr.assign(nt, 0);
@@ -34,8 +35,17 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg) {
   }
   m.coeffSize = m.coeff.size();
 
-  // Storage roots (a Reshape output shares its input's) and live ranges.
+  // Storage roots (a Reshape output shares its input's) and live ranges, in
+  // op indices widened to each op's segment: written from the segment's
+  // first op, read until its last.
   const int end = int(g.ops.size());
+  std::vector<int> segFirst(g.ops.size()), segLast(g.ops.size());
+  for (int i = 0; i < end; ++i) segFirst[size_t(i)] = segLast[size_t(i)] = i;
+  for (auto [a, b] : segments) {
+    if (a > b || b >= g.ops.size())
+      return makeError("segment [", a, ", ", b, "] is outside the ", g.ops.size(), " ops");
+    for (size_t i = a; i <= b; ++i) segFirst[i] = int(a), segLast[i] = int(b);
+  }
   std::vector<int> root(nt);
   for (size_t t = 0; t < nt; ++t) root[t] = int(t);
   for (const Op &op : g.ops)
@@ -44,9 +54,10 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg) {
   for (int t : g.inputs) first[root[t]] = -1, last[root[t]] = std::max(last[root[t]], -1);
   for (int i = 0; i < end; ++i) {
     const Op &op = g.ops[i];
-    first[root[op.output]] = std::min(first[root[op.output]], i);
-    last[root[op.output]] = std::max(last[root[op.output]], i);
-    for (int t : op.inputs) last[root[t]] = std::max(last[root[t]], i);
+    const int from = segFirst[size_t(i)], to = segLast[size_t(i)];
+    first[root[op.output]] = std::min(first[root[op.output]], from);
+    last[root[op.output]] = std::max(last[root[op.output]], to);
+    for (int t : op.inputs) last[root[t]] = std::max(last[root[t]], to);
   }
   for (int t : g.outputs) last[root[t]] = end;
   for (int t : g.inputs) last[root[t]] = end; // inputs stay valid: the user may re-launch

@@ -2,7 +2,11 @@
 // at coeffAlignBytes (4 KiB), as the graph gives them, activations (IO tensors
 // included) in the neuron area with liveness-based reuse: a tensor's bytes
 // are free again after its last reader; a Reshape output shares its input's
-// storage. Deterministic: first fit in op order.
+// storage. Deterministic: first fit in op order. Liveness counts in segments:
+// the ops of a layer group run slice by slice, interleaved, so every tensor
+// the group reads stays live until the group's last op and every tensor it
+// writes is live from its first op (else the group output could take the
+// DDR bytes of an input that later slices still load).
 #pragma once
 
 #include "compiler/Backend/Graph.h"
@@ -10,6 +14,7 @@
 #include "support/Status.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tpu::backend {
@@ -26,6 +31,9 @@ struct AddressMap {
   uint64_t activationTotal = 0;            // bytes without reuse, for the report
 };
 
-Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg);
+// `segments`: op ranges [first, last] emitted together, in op order, covering
+// every op; empty = every op alone.
+Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
+                                   const std::vector<std::pair<size_t, size_t>> &segments = {});
 
 } // namespace tpu::backend

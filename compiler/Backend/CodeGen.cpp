@@ -124,11 +124,13 @@ Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, Compil
     Status st = checkEncodable(g, op);
     if (!st) return st.prefix(std::string(opKindName(op.kind)) + " '" + op.name + "'");
   }
-  auto am = assignAddresses(g, opt.hw);
-  if (!am) return am.status();
+  // Op-by-op liveness while the segments are searched (addresses do not
+  // change a segment's cost); the final placement follows the segments.
+  auto trialAm = assignAddresses(g, opt.hw);
+  if (!trialAm) return trialAm.status();
   // Emits ops [i, j] as one command group of `cb` and fills its report.
-  auto emitInto = [&](CommandBuilder &cb, size_t i, size_t j, OpReport &r) -> Status {
-    Emitter se{g, opt, opt.hw, *am, &cb};
+  auto emitInto = [&](const AddressMap &map, CommandBuilder &cb, size_t i, size_t j, OpReport &r) -> Status {
+    Emitter se{g, opt, opt.hw, map, &cb};
     const Op &first = g.ops[i];
     r.name = first.name, r.kind = first.kind, r.ops = j - i + 1;
     for (size_t k = i + 1; k <= j; ++k) r.name += "+" + g.ops[k].name;
@@ -158,7 +160,7 @@ Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, Compil
       if (best[i] == inf) continue;
       CommandBuilder trial;
       OpReport r;
-      Status st = emitInto(trial, i, j, r);
+      Status st = emitInto(*trialAm, trial, i, j, r);
       if (!st) {
         if (len == 1) return st; // an op that cannot be compiled at all
         continue;                // not a valid group: other cuts remain
@@ -178,11 +180,13 @@ Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, Compil
     }
   }
 
+  auto am = assignAddresses(g, opt.hw, segments);
+  if (!am) return am.status();
   CommandBuilder b;
   CompileReport rep;
   for (auto [i, j] : segments) {
     OpReport r;
-    TPU_RETURN_IF_ERROR(emitInto(b, i, j, r));
+    TPU_RETURN_IF_ERROR(emitInto(*am, b, i, j, r));
     rep.totalCycles += r.cycles;
     rep.ops.push_back(r);
   }
