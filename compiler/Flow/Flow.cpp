@@ -117,6 +117,7 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   r.bmodelOutputs = join(workDir, tag + "_bmodel_outputs.npz");
   r.tracePath = join(workDir, tag + "_trace.json");
   r.statsPath = join(workDir, tag + "_stats.json");
+  r.reportPath = join(workDir, tag + "_report.html");
 
   // 1. Import.
   log << "flow: import " << options.onnxPath << " -> " << r.topPath << "\n";
@@ -232,6 +233,7 @@ std::string formatFlowSummary(const FlowResult &r) {
   os << "  outputs  " << r.topOutputs << " " << r.tpuOutputs << " " << r.bmodelOutputs << "\n";
   os << "  trace    " << r.tracePath << "\n";
   os << "  stats    " << r.statsPath << "\n";
+  os << "  report   " << r.reportPath << "\n";
   os << (r.pass() ? "flow: PASS\n" : "flow: FAIL\n");
   return os.str();
 }

@@ -44,6 +44,9 @@ struct FlowResult {
   std::string topPath, caliPath, tpuPath, bmodelPath; // caliPath empty for F32
   std::string topOutputs, tpuOutputs, bmodelOutputs;  // .npz of each stage
   std::string tracePath, statsPath;
+  // Where the HTML profile report belongs; rendered by the caller (tpuc flow,
+  // tools/explore sits above the compiler).
+  std::string reportPath;
   std::vector<StageComparison> comparisons;
   runtime::RunReport sim;
   bool pass() const;

@@ -4,6 +4,7 @@
 #include "compiler/Flow/Flow.h"
 #include "compiler/Import/OnnxImporter.h"
 #include "support/ArgParser.h"
+#include "tools/explore/ProfileReport.h"
 #include "tools/tpuc/Subcommand.h"
 
 #include <iostream>
@@ -57,6 +58,9 @@ int runFlowCmd(int argc, char **argv) {
   opt.workDir = args.get("--work-dir");
   auto result = tpu::flow::runFlow(opt, std::cerr);
   if (!result) return tpuc::fail("flow", result.message());
+  // The HTML profile lives in the tools layer, above the compiler.
+  if (auto st = tpu::explore::writeProfileReport(result->statsPath, result->tracePath, result->reportPath); !st)
+    return tpuc::fail("flow", st.message());
   std::cout << tpu::flow::formatFlowSummary(*result);
   return result->pass() ? tpuc::kExitOk : tpuc::kExitMismatch;
 }
