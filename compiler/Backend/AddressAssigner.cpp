@@ -61,6 +61,13 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
   }
   for (int t : g.outputs) last[root[t]] = end;
   for (int t : g.inputs) last[root[t]] = end; // inputs stay valid: the user may re-launch
+  // A layer group's intermediates (outputs of its ops but the last, read only
+  // inside it) stay in local memory and take no DDR.
+  std::vector<char> local(nt, 0);
+  for (int i = 0; i < end; ++i) {
+    const int t = g.ops[size_t(i)].output;
+    local[size_t(t)] = root[t] == t && i < segLast[size_t(i)] && last[t] <= segLast[size_t(i)];
+  }
 
   // First fit over live intervals, in order of definition.
   struct Live { uint64_t off, size; int last; };
@@ -68,7 +75,10 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
   std::vector<uint64_t> offset(nt, 0);
   std::vector<size_t> order;
   for (size_t t = 0; t < nt; ++t)
-    if (root[t] == int(t) && !g.tensors[t].isWeight() && first[t] <= end) order.push_back(t);
+    if (root[t] == int(t) && !g.tensors[t].isWeight() && first[t] <= end) {
+      if (local[t]) m.activationTotal += alignUp(activationBytes(g.tensors[t]), cfg.dmaAlignBytes);
+      else order.push_back(t);
+    }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
   uint64_t top = 0;
   for (size_t t : order) {
@@ -92,7 +102,8 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
     return makeError("coefficients (", m.coeffSize, " bytes) and activations (", m.neuronSize,
                      " bytes) exceed the ", cfg.globalMemBytes, "-byte global memory");
   for (size_t t = 0; t < nt; ++t)
-    if (!g.tensors[t].isWeight() && first[root[t]] <= end) m.addr[t] = m.neuronAddr + offset[root[t]];
+    if (!g.tensors[t].isWeight() && first[root[t]] <= end && !local[size_t(root[t])])
+      m.addr[t] = m.neuronAddr + offset[root[t]];
   return m;
 }
 

@@ -6,7 +6,8 @@
 // the ops of a layer group run slice by slice, interleaved, so every tensor
 // the group reads stays live until the group's last op and every tensor it
 // writes is live from its first op (else the group output could take the
-// DDR bytes of an input that later slices still load).
+// DDR bytes of an input that later slices still load). A group's
+// intermediates stay in local memory: no DDR (address 0).
 #pragma once
 
 #include "compiler/Backend/Graph.h"

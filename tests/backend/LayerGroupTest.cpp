@@ -209,7 +209,8 @@ TEST(BackendLayerGroup, GroupOutputKeepsOffItsInputsInDdr) {
   c.unary(OpKind::Relu); // op 0, alone: its output is the group's input
   const int groupIn = c.cur;
   c.conv(16, win(3, 2, 1)); // op 1: the group input's last reader
-  c.unary(OpKind::Relu);    // op 2: the group output
+  const int intermediate = c.cur;
+  c.unary(OpKind::Relu); // op 2: the group output
   Graph g = c.finish();
   const int groupOut = c.cur;
   const uint64_t inBytes = activationBytes(g.tensors[groupIn]), outBytes = activationBytes(g.tensors[groupOut]);
@@ -223,6 +224,9 @@ TEST(BackendLayerGroup, GroupOutputKeepsOffItsInputsInDdr) {
   auto grouped = assignAddresses(g, isa::HwConfig{}, {{0, 0}, {1, 2}});
   ASSERT_TRUE(grouped.isOk()) << grouped.message();
   EXPECT_TRUE(disjoint(*grouped));
+  EXPECT_NE(opByOp->addr[intermediate], 0u);
+  EXPECT_EQ(grouped->addr[intermediate], 0u); // stays in local memory
+  EXPECT_EQ(grouped->activationTotal, opByOp->activationTotal);
   EXPECT_FALSE(assignAddresses(g, isa::HwConfig{}, {{0, 0}, {1, 3}}).isOk());
   // Compiled and run: many slices, double-buffered and not.
   for (bool doubleBuffer : {true, false})
