@@ -7,9 +7,9 @@
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
 #include "compiler/Kernels/Parallel.h"
-#include "runtime/RunFiles.h"
 #include "support/ArgParser.h"
 #include "support/Npz.h"
+#include "tools/tpuc/BmodelRunArgs.h"
 #include "tools/tpuc/Subcommand.h"
 
 #include <iostream>
@@ -28,10 +28,7 @@ int runRun(int argc, char **argv) {
   args.option("--output", "npz to write the outputs (named by the ONNX output names) to", "-o");
   args.flag("--dump-all", "write every intermediate tensor too, named by its ONNX tensor name");
   args.option("--threads", "worker threads for the kernels (default: all cores; results do not depend on it)");
-  args.option("--backend", "bmodel: sim (SystemC, timed; default) or func (functional, no timing)");
-  args.option("--trace", "bmodel: write a Chrome trace-event JSON (sim backend)");
-  args.option("--stats", "bmodel: write a stats JSON (sim backend)");
-  args.option("--config", "bmodel: hardware config JSON (default: BM1684)");
+  tpuc::declareBmodelRunOptions(args);
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("run", st.message());
   if (args.helpRequested()) {
     std::cout << args.help();
@@ -41,25 +38,12 @@ int runRun(int argc, char **argv) {
   if (!args.has("--input")) return tpuc::fail("run", "missing --input in.npz");
   if (!args.has("--output")) return tpuc::fail("run", "missing -o out.npz");
   const bool bmodel = endsWith(modelPath, ".bmodel");
-  for (const char *flag : {"--backend", "--trace", "--stats", "--config"})
-    if (!bmodel && args.has(flag)) return tpuc::fail("run", std::string(flag) + " applies to .bmodel files only");
+  for (const char *const *flag = tpuc::bmodelRunOptionNames(); *flag; ++flag)
+    if (!bmodel && args.has(*flag)) return tpuc::fail("run", std::string(*flag) + " applies to .bmodel files only");
   if (bmodel) {
     if (args.isSet("--dump-all") || args.has("--threads"))
       return tpuc::fail("run", "--dump-all and --threads apply to .mlir models only");
-    tpu::runtime::RunFilesRequest rq;
-    rq.bmodelPath = modelPath;
-    rq.inputPath = args.get("--input");
-    rq.outputPath = args.get("--output");
-    rq.configPath = args.get("--config");
-    rq.tracePath = args.get("--trace");
-    rq.statsPath = args.get("--stats");
-    auto backend = tpu::runtime::parseBackendKind(args.get("--backend", "sim"));
-    if (!backend) return tpuc::fail("run", backend.message());
-    rq.backend = *backend;
-    auto report = tpu::runtime::runBmodelFiles(rq);
-    if (!report) return tpuc::fail("run", report.message());
-    std::cout << tpu::runtime::formatRunReport(*report);
-    return tpuc::kExitOk;
+    return tpuc::runBmodelFromArgs("run", args, modelPath);
   }
   auto threads = args.getInt("--threads", 0);
   if (!threads) return tpuc::fail("run", threads.message());
