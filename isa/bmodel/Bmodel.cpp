@@ -5,6 +5,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -415,7 +416,11 @@ Result<Model> parse(const uint8_t *data, size_t size) {
   std::vector<uint64_t> aligned((fsize + 7) / 8);
   if (fsize) std::memcpy(aligned.data(), fbuf, fsize); // an empty vector's data() may be null
   const uint8_t *fb8 = reinterpret_cast<const uint8_t *>(aligned.data());
-  flatbuffers::Verifier verifier(fb8, fsize, /*max_depth=*/64, /*max_tables=*/1000000);
+  // Every table visit costs at least one 4-byte offset in the buffer, so a
+  // table budget of one per byte keeps verification linear in the file size
+  // and lets the reader's own limits (nets, groups, commands) name what is absurd.
+  flatbuffers::Verifier verifier(fb8, fsize, /*max_depth=*/64,
+                                 /*max_tables=*/std::max<size_t>(fsize, 1000000));
   if (!fb::VerifyModelBuffer(verifier))
     return makeError("corrupted: the FlatBuffers part fails verification");
   const fb::Model *m = fb::GetModel(fb8);
