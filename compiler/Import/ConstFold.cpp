@@ -209,7 +209,7 @@ NpyArray castArray(const NpyArray &a, const std::string &dtype) {
   NpyArray r = emptyLike(dtype, a.shape);
   if (dtype == "int64") {
     auto v = toInt64(a);
-    std::memcpy(r.data.data(), v.data(), v.size() * 8);
+    if (!v.empty()) std::memcpy(r.data.data(), v.data(), v.size() * 8);
   } else {
     auto v = toDouble(a);
     for (size_t i = 0; i < v.size(); ++i) {
@@ -330,7 +330,7 @@ Result<NpyArray> gatherArray(const NpyArray &a, const NpyArray &indices, int64_t
   NpyArray r = emptyLike(a.dtype, shape);
   size_t es = a.elementSize(), block = inner * es;
   uint8_t *out = r.data.data();
-  for (int64_t o = 0; o < outer; ++o)
+  for (int64_t o = 0; o < outer && block; ++o) // block 0: empty result, data() may be null
     for (int64_t i : idx) {
       std::memcpy(out, a.data.data() + (o * d + i) * block, block);
       out += block;
@@ -362,6 +362,7 @@ Result<NpyArray> concatArrays(const std::vector<const NpyArray *> &parts, int64_
   for (int64_t o = 0; o < outer; ++o)
     for (const NpyArray &p : converted) {
       size_t block = p.shape[*axis] * inner * es;
+      if (!block) continue; // an empty part: its data() may be null
       std::memcpy(out, p.data.data() + o * block, block);
       out += block;
     }
