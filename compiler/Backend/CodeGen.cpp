@@ -106,8 +106,12 @@ std::string CompileReport::text() const {
      << neuronBytes << " bytes (" << activationBytesNoReuse << " without reuse)\n";
   char line[256];
   for (const OpReport &r : ops) {
-    std::snprintf(line, sizeof line, "  %-14s %-24s slices %4llu (n %lld c %lld h %lld) x%u  lmem %7llu B  tiu %5llu gdma %5llu  ~%.0f cycles\n",
-                  opKindName(r.kind), r.name.c_str(), (unsigned long long)r.slices, (long long)r.nSlice,
+    // A group's name joins all its outputs; keep the line readable (and whole:
+    // the fixed buffer must never cut off the numbers or the newline).
+    std::string name = r.name.size() <= 48 ? r.name
+                                           : r.name.substr(0, 22) + "..." + r.name.substr(r.name.size() - 23);
+    std::snprintf(line, sizeof line, "  %-14s %-48s slices %4llu (n %lld c %lld h %lld) x%u  lmem %7llu B  tiu %5llu gdma %5llu  ~%.0f cycles\n",
+                  opKindName(r.kind), name.c_str(), (unsigned long long)r.slices, (long long)r.nSlice,
                   (long long)r.cSlice, (long long)r.hSlice, r.buffers, (unsigned long long)r.lmemBytes,
                   (unsigned long long)r.tiuCommands, (unsigned long long)r.gdmaCommands, r.cycles);
     os << line;
