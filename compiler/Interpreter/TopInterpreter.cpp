@@ -352,6 +352,20 @@ std::array<int64_t, 4> nchw(const Shape &s) {
   return {s[0], s[1], s[2], s[3]};
 }
 
+// Conv and pool kernels take the same window fields under the same names.
+template <typename Params> void setWindow(Params &p, const Window &w) {
+  p.kh = w.kh;
+  p.kw = w.kw;
+  p.strideH = w.sh;
+  p.strideW = w.sw;
+  p.dilationH = w.dh;
+  p.dilationW = w.dw;
+  p.padTop = w.pt;
+  p.padLeft = w.pl;
+  p.padBottom = w.pb;
+  p.padRight = w.pr;
+}
+
 k::ConvParams convParams(const Shape &in, const Shape &out, int64_t group, const Window &w) {
   auto [n, c, h, wd] = nchw(in);
   auto [on, oc, oh, ow] = nchw(out);
@@ -364,16 +378,7 @@ k::ConvParams convParams(const Shape &in, const Shape &out, int64_t group, const
   p.oc = oc;
   p.oh = oh;
   p.ow = ow;
-  p.kh = w.kh;
-  p.kw = w.kw;
-  p.strideH = w.sh;
-  p.strideW = w.sw;
-  p.dilationH = w.dh;
-  p.dilationW = w.dw;
-  p.padTop = w.pt;
-  p.padLeft = w.pl;
-  p.padBottom = w.pb;
-  p.padRight = w.pr;
+  setWindow(p, w);
   p.groups = group;
   return p;
 }
@@ -591,16 +596,7 @@ tpu::Status TopInterpreter::Impl::execute(Operation *op, llvm::DenseMap<Value, T
         p.iw = wd;
         p.oh = oh;
         p.ow = ow;
-        p.kh = w.kh;
-        p.kw = w.kw;
-        p.strideH = w.sh;
-        p.strideW = w.sw;
-        p.dilationH = w.dh;
-        p.dilationW = w.dw;
-        p.padTop = w.pt;
-        p.padLeft = w.pl;
-        p.padBottom = w.pb;
-        p.padRight = w.pr;
+        setWindow(p, w);
         p.countIncludePad = o.getCountIncludePad();
         k::pool2d(isa<MaxPoolOp>(op) ? k::PoolKind::Max : k::PoolKind::Avg, x.ptr(), y.data->data(), p);
         return tpu::Status::ok();
