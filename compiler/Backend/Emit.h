@@ -36,6 +36,7 @@ inline Prec precOf(DType t) {
 inline isa::GdmaFormat formatOf(DType t) {
   switch (t) {
   case DType::F32: return isa::GdmaFormat::Fp32;
+  case DType::I32: return isa::GdmaFormat::Fp32; // GDMA has no int32 format: a 4-byte copy (same format: no conversion)
   case DType::I16: return isa::GdmaFormat::Int16;
   case DType::U8: return isa::GdmaFormat::Uint8;
   default: return isa::GdmaFormat::Int8;

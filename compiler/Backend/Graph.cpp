@@ -120,7 +120,7 @@ Status checkOp(const Graph &g, const Op &op) {
   for (int t : op.inputs)
     if (g.tensors[t].isWeight() && (op.kind != OpKind::Conv && op.kind != OpKind::ConvTranspose && op.kind != OpKind::Fc &&
                                     op.kind != OpKind::Lut && op.kind != OpKind::Add && op.kind != OpKind::Mul &&
-                                    op.kind != OpKind::Max))
+                                    op.kind != OpKind::Max && op.kind != OpKind::Affine))
       return makeError("input '", g.tensors[t].name, "' is a weight; ", opKindName(op.kind),
                        " takes activations");
   auto ys = y.nchw();
@@ -239,7 +239,25 @@ Status checkOp(const Graph &g, const Op &op) {
       if (m < -32768 || m > 32767) return makeError("multiplier ", m, " does not fit int16");
     return Status::ok();
   }
-  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant: case OpKind::Affine:
+  case OpKind::Affine:
+    if (op.inputs.size() == 3) {
+      // Per channel: scale and bias weights of C values ([C] or [1, C, 1, 1]).
+      TPU_RETURN_IF_ERROR(sameType(in(0)));
+      if (in(0).isWeight()) return makeError("the first input must be an activation");
+      if (in(0).nchw() != ys) return makeError("input and output shapes differ");
+      for (size_t i = 1; i < 3; ++i) {
+        const Tensor &w = in(i);
+        const DType want = !int8 ? DType::F32 : i == 1 ? DType::I16 : DType::I32;
+        if (!w.isWeight() || w.numel() != ys[1] ||
+            (w.shape.size() != 1 && w.shape != std::vector<int64_t>{1, ys[1], 1, 1}))
+          return makeError("weight '", w.name, "' must hold one value per channel ([", ys[1], "] or [1, ", ys[1],
+                           ", 1, 1])");
+        if (w.dtype != want) return makeError("weight '", w.name, "' must be ", dtypeName(want));
+      }
+      return Status::ok();
+    }
+    [[fallthrough]];
+  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant:
   case OpKind::Sigmoid: {
     TPU_RETURN_IF_ERROR(needInputs(1, 1));
     TPU_RETURN_IF_ERROR(sameType(in(0)));

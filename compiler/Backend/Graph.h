@@ -49,7 +49,9 @@ enum class OpKind {
   ConvTranspose, // in: x, weight [ic, oc, kh, kw], optional bias [oc]; groups 1; output
                  // padding = extra end rows/columns of the output tensor
   Sigmoid,       // fp32 only (int8: a Lut); the chip's recipe, QuantRef.h sigmoidChip
-  Affine,        // x * a + b with scalars: fp32 alpha, beta; int8 rq(x * multipliers[0] + multipliers[1])
+  Affine,        // x * a + b. Inputs {x}: scalars, fp32 alpha, beta; int8 rq(x * multipliers[0] + multipliers[1]).
+                 // Inputs {x, scale [C], bias [C]}: per channel (batch norm), fp32 weights, or int8 with
+                 // an int16 scale and an int32 bias: rq(x * scale[c] + bias[c])
 };
 const char *opKindName(OpKind k);
 

@@ -332,9 +332,12 @@ public:
     // A second input of (N, C, 1, 1) is broadcast over H and W.
     bcast_ = in_.size() == 2 && in_[1].s[2] * in_[1].s[3] == 1 && y_.s[2] * y_.s[3] > 1;
     if (op.kind == OpKind::Lut) table_ = e.am.addr[op.inputs[1]];
-    // Add/Mul/Max with a per-channel weight (one value per channel, every n, h, w).
-    if (op.inputs.size() == 2 && op.kind != OpKind::Lut && e.g.tensors[op.inputs[1]].isWeight())
-      chanWeight_ = e.am.addr[op.inputs[1]], chanType_ = e.g.tensors[op.inputs[1]].dtype;
+    // Per-channel weights (one value per channel, every n, h, w): the second
+    // input of Add/Mul/Max, the scale and bias of a per-channel Affine.
+    if (op.kind != OpKind::Lut)
+      for (size_t i = 1; i < op.inputs.size(); ++i)
+        if (e.g.tensors[op.inputs[i]].isWeight())
+          chanWeights_.push_back({e.am.addr[op.inputs[i]], e.g.tensors[op.inputs[i]].dtype});
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
   // The scratch buffer's type: int32 products, fp32 for casts, else the output's.
@@ -365,13 +368,14 @@ public:
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
     if (op_.kind == OpKind::Lut) return {256};
     if (op_.kind == OpKind::Sigmoid) return {SigmoidRecipe::kExpTerms * 4};
-    if (chanWeight_) return {uint64_t(ceilDiv(cs, lanes())) * dtypeBytes(chanType_)};
-    return {};
+    std::vector<uint64_t> v;
+    for (const ChannelWeight &w : chanWeights_) v.push_back(uint64_t(ceilDiv(cs, lanes())) * dtypeBytes(w.dtype));
+    return v;
   }
-  // The per-channel weight as an operand of res0's shape: one element per channel.
-  LBuf channelWeight(const Shape4 &s) const {
+  // Per-channel weight i as an operand of res0's shape: one element per channel.
+  LBuf channelWeight(size_t i, const Shape4 &s) const {
     LBuf b;
-    b.offset = fixed_[0], b.dtype = chanType_, b.shape = s, b.stride = {0, 1, 0, 0};
+    b.offset = fixed_[i], b.dtype = chanWeights_[i].dtype, b.shape = s, b.stride = {0, 1, 0, 0};
     return b;
   }
   bool isBcast(size_t input) const { return bcast_ && input == 1; }
@@ -384,9 +388,15 @@ public:
     return b;
   }
   uint16_t loadFixed(const Tile &t, uint16_t wait) override {
-    if (chanWeight_)
-      return e_.loadWeight(chanWeight_ + uint64_t(t.c0) * dtypeBytes(chanType_), chanType_, {1, u32(t.cs), 1, 1},
-                           {0, 1, 1, 1}, channelWeight({1, u32(t.cs), 1, 1}), wait);
+    if (!chanWeights_.empty()) {
+      uint16_t id = 0;
+      for (size_t i = 0; i < chanWeights_.size(); ++i) {
+        const ChannelWeight &w = chanWeights_[i];
+        id = e_.loadWeight(w.addr + uint64_t(t.c0) * dtypeBytes(w.dtype), w.dtype, {1, u32(t.cs), 1, 1},
+                           {0, 1, 1, 1}, channelWeight(i, {1, u32(t.cs), 1, 1}), wait);
+      }
+      return id;
+    }
     if (op_.kind == OpKind::Sigmoid) {
       // The Taylor coefficients, filled into the same offset of every lane.
       uint16_t id = 0;
@@ -449,7 +459,7 @@ public:
     using isa::EuOp;
     switch (op_.kind) {
     case OpKind::Add: case OpKind::Max: case OpKind::Mul: {
-      const LBuf b2 = chanWeight_ ? channelWeight(y.shape) : ins[1];
+      const LBuf b2 = chanWeights_.empty() ? ins[1] : channelWeight(0, y.shape);
       EuOp eu = op_.kind == OpKind::Add ? EuOp::Add : op_.kind == OpKind::Max ? EuOp::Max : EuOp::Mul;
       if (f) return ew(eu, y, a.operand(hw_), b2.operand(hw_), 0, op_.relu, wait);
       if (op_.kind == OpKind::Mul) {
@@ -478,11 +488,15 @@ public:
       }
     case OpKind::Requant:
       return ew(EuOp::Mul, y, a.operand(hw_), constant(DType::I16, m[0]), op_.rshift, op_.relu, wait);
-    case OpKind::Affine: { // md_linear mac: a * b + c with constant b, c
+    case OpKind::Affine: { // md_linear mac: a * b + c with constant or per-channel b, c
       isa::MdLinear c;
       c.res0 = y.operand(hw_), c.opd0 = a.operand(hw_), c.opdCount = 3;
-      c.opd1 = f ? constantF(op_.alpha) : constant(DType::I16, m[0]);
-      c.opd2 = f ? constantF(op_.beta) : constant(DType::I32, m[1]);
+      if (!chanWeights_.empty()) {
+        c.opd1 = channelWeight(0, y.shape).operand(hw_), c.opd2 = channelWeight(1, y.shape).operand(hw_);
+      } else {
+        c.opd1 = f ? constantF(op_.alpha) : constant(DType::I16, m[0]);
+        c.opd2 = f ? constantF(op_.beta) : constant(DType::I32, m[1]);
+      }
       c.opd1.shape = c.opd2.shape = y.shape;
       c.rshift = f ? 0 : op_.rshift, c.relu = op_.relu;
       return e_.b->tiu(c, wait);
@@ -530,8 +544,11 @@ private:
   DTensor y_;
   uint64_t table_ = 0;
   bool bcast_ = false;
-  uint64_t chanWeight_ = 0; // DDR address of a per-channel weight input (0: none)
-  DType chanType_ = DType::F32;
+  struct ChannelWeight {
+    uint64_t addr; // DDR
+    DType dtype;
+  };
+  std::vector<ChannelWeight> chanWeights_;
 };
 
 // ---- Fc: (M, K) x (K, N) + bias; rows = batch, K over lanes ----------------

@@ -308,7 +308,30 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
     }
     break;
   }
-  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant: case OpKind::Affine:
+  case OpKind::Affine:
+    if (inputs.size() == 3) { // per channel: x * scale[c] + bias[c]
+      const int64_t plane = ys[2] * ys[3];
+      if (isInt) {
+        auto a = toInts(*inputs[0], x.dtype), sc = toInts(*inputs[1], DType::I16), bi = toInts(*inputs[2], DType::I32);
+        ri.resize(count);
+        for (size_t i = 0; i < count; ++i) {
+          const size_t c = size_t(int64_t(i) / plane % ys[1]);
+          ri[i] = rq(int64_t(a[i]) * sc[c] + bi[c], op, op.relu, y.dtype);
+        }
+      } else {
+        const float *a = floats(*inputs[0]), *sc = floats(*inputs[1]), *bi = floats(*inputs[2]);
+        rf.resize(count);
+        for (size_t i = 0; i < count; ++i) {
+          const size_t c = size_t(int64_t(i) / plane % ys[1]);
+          float t = a[i] * sc[c];
+          float v = t + bi[c];
+          rf[i] = op.relu ? sim::relu(v) : v;
+        }
+      }
+      break;
+    }
+    [[fallthrough]];
+  case OpKind::Relu: case OpKind::LeakyRelu: case OpKind::Clip: case OpKind::Requant:
   case OpKind::Sigmoid: {
     if (isInt) {
       auto a = toInts(*inputs[0], x.dtype);

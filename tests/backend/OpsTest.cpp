@@ -217,6 +217,72 @@ TEST_P(OpTest, Activations) {
   }
 }
 
+// Batch norm: x * scale[c] + bias[c] (int8: int16 scale, int32 bias), with
+// and without relu, alone and in a group behind a conv (halo rows).
+TEST_P(OpTest, AffinePerChannel) {
+  for (bool relu : {false, true}) {
+    GraphBuilder gb;
+    const int64_t c = 67;
+    int x = gb.act("x", {5, c, 13, 9}, t()), y = gb.act("y", {5, c, 13, 9}, t());
+    int sc = gb.weight("scale", {c}, int8() ? DType::I16 : DType::F32);
+    int bi = gb.weight("bias", {1, c, 1, 1}, int8() ? DType::I32 : DType::F32);
+    if (int8()) { // biases of the size a real batch norm has: a few output steps << rshift
+      std::uniform_int_distribution<int32_t> d(-40000, 40000);
+      for (int64_t i = 0; i < c; ++i) {
+        int32_t v = d(gb.rng);
+        std::memcpy(&gb.g.tensors[size_t(bi)].data[size_t(4 * i)], &v, 4);
+      }
+    }
+    Op &o = gb.op(OpKind::Affine, "bn", {x, sc, bi}, y);
+    o.relu = relu, o.rshift = int8() ? 11 : 0;
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE(relu ? "relu" : "no relu");
+    auto rep = expectMatchesReference(gb.g, opts());
+    if (GetParam().smallLmem) {
+      EXPECT_GT(rep.ops.at(0).slices, 1u);
+    }
+  }
+}
+
+TEST_P(OpTest, AffinePerChannelInAGroupAfterConv) {
+  GraphBuilder gb;
+  const int64_t c = 70;
+  int x = gb.act("x", {3, 5, 21, 13}, t()), h = gb.act("h", {3, c, 21, 13}, t());
+  int y = gb.act("y", {3, c, 21, 13}, t());
+  Op &cv = gb.op(OpKind::Conv, "conv", {x, gb.weight("w", {c, 5, 3, 3}, weightType())}, h);
+  cv.window = win(3, 1, 1), cv.rshift = int8() ? 7 : 0;
+  int sc = gb.weight("scale", {c}, int8() ? DType::I16 : DType::F32);
+  int bi = gb.weight("bias", {c}, int8() ? DType::I32 : DType::F32);
+  if (int8())
+    for (int64_t i = 0; i < c; ++i) {
+      int32_t v = int32_t(i * 977 - 30000);
+      std::memcpy(&gb.g.tensors[size_t(bi)].data[size_t(4 * i)], &v, 4);
+    }
+  Op &o = gb.op(OpKind::Affine, "bn", {h, sc, bi}, y);
+  o.relu = true, o.rshift = int8() ? 12 : 0;
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  Options grouped = opts();
+  grouped.segmentStarts.assign(1, 0); // one segment: conv and affine
+  auto rep = expectMatchesReference(gb.g, grouped);
+  ASSERT_EQ(rep.ops.size(), 1u);
+  EXPECT_EQ(rep.ops[0].ops, 2u);
+}
+
+TEST(BackendAffine, PerChannelWeightsAreValidated) {
+  GraphBuilder gb;
+  int x = gb.act("x", {1, 8, 4, 4}, DType::I8), y = gb.act("y", {1, 8, 4, 4}, DType::I8);
+  gb.op(OpKind::Affine, "bn", {x, gb.weight("scale", {8}, DType::I8), gb.weight("bias", {8}, DType::I32)}, y);
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  auto st = gb.g.validate();
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.message(), "Affine 'bn': weight 'scale' must be int16");
+  Tensor &scale = gb.g.tensors[2];
+  scale.dtype = DType::I16, scale.shape = {7}, scale.data.assign(14, 1);
+  st = gb.g.validate();
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.message(), "Affine 'bn': weight 'scale' must hold one value per channel ([8] or [1, 8, 1, 1])");
+}
+
 TEST_P(OpTest, Fc) {
   for (bool bias : {false, true}) {
     GraphBuilder gb;
