@@ -117,6 +117,8 @@ Status Exporter::translate(Operation *op) {
   };
   auto kind = llvm::TypeSwitch<Operation *, std::optional<OpKind>>(op)
                   .Case<tpuir::ConvOp>([](auto) { return OpKind::Conv; })
+                  .Case<tpuir::ConvTransposeOp>([](auto) { return OpKind::ConvTranspose; })
+                  .Case<tpuir::AffineOp>([](auto) { return OpKind::Affine; })
                   .Case<tpuir::MaxPoolOp, tpuir::AvgPoolOp>([](auto) { return OpKind::Pool; })
                   .Case<tpuir::GlobalAvgPoolOp>([](auto) { return OpKind::GlobalAvgPool; })
                   .Case<tpuir::AddOp>([](auto) { return OpKind::Add; })
@@ -160,10 +162,10 @@ Status Exporter::translate(Operation *op) {
     o.window.padTop = p[0], o.window.padLeft = p[1], o.window.padBottom = p[2], o.window.padRight = p[3];
     o.window.groups = attrI64("group", 1);
     o.window.isMax = isa<tpuir::MaxPoolOp>(op);
-  } else if (isa<tpuir::ConvOp, tpuir::MaxPoolOp, tpuir::AvgPoolOp>(op)) {
+  } else if (isa<tpuir::ConvOp, tpuir::ConvTransposeOp, tpuir::MaxPoolOp, tpuir::AvgPoolOp>(op)) {
     return makeError("kernel_shape needs 2 values");
   }
-  o.alpha = float(attrF64("alpha"));
+  o.alpha = float(attrF64("alpha")), o.beta = float(attrF64("beta"));
   o.clipMin = float(attrF64("min")), o.clipMax = float(attrF64("max"));
   o.scaleH = attrI64("scale_h", 1), o.scaleW = attrI64("scale_w", 1);
   g_.ops.push_back(std::move(o));

@@ -97,6 +97,11 @@ private:
   Status lowerFc(Operation *op, Value a, Value bw, Value c, double alpha, double beta, bool transB);
   Status lowerPool(Operation *op, bool isMax);
   Status lowerBinary(Operation *op);
+  Status lowerConvTranspose(top::ConvTransposeOp op);
+  Status lowerBatchNorm(top::BatchNormOp op);
+  Status lowerConstantBinary(Operation *op, Value x, Value constant);
+  Status lowerAffine(Operation *op, Value input, std::vector<float> scale, std::vector<float> bias, Value result);
+  Status lowerHardSigmoidF32(Operation *op, double alpha, double beta, bool timesInput);
   Status lowerLut(Operation *op, kernels::UnaryKind kind, float a = 0, float b = 0);
   Status noLowering(Operation *op, const std::string &why);
 
@@ -430,10 +435,22 @@ Status Lowerer::lowerPool(Operation *op, bool isMax) {
 Status Lowerer::lowerBinary(Operation *op) {
   Value lhs = op->getOperand(0), rhs = op->getOperand(1), result = op->getResult(0);
   std::string name = names_[result];
-  if (lhs.getDefiningOp<top::WeightOp>() || rhs.getDefiningOp<top::WeightOp>())
-    return noLowering(op, "a constant operand (the chip's element-wise ops take two activations)");
-  if (shapeOf(lhs) != shapeOf(result) || shapeOf(rhs) != shapeOf(result))
-    return noLowering(op, "broadcasting (both operands must have the output's shape)");
+  const bool lhsConst = bool(lhs.getDefiningOp<top::WeightOp>()), rhsConst = bool(rhs.getDefiningOp<top::WeightOp>());
+  if (lhsConst && rhsConst) return noLowering(op, "two constant operands (constant folding leaves none)");
+  if (lhsConst || rhsConst) {
+    if (isa<top::MaxOp>(op)) return noLowering(op, "a constant operand (the chip's max takes two activations)");
+    return lowerConstantBinary(op, lhsConst ? rhs : lhs, lhsConst ? lhs : rhs);
+  }
+  // An (N, C, 1, 1) operand is broadcast over H and W; the chip reads it as
+  // the second input (add, mul and max commute).
+  auto isChannelBroadcast = [&](Value v) {
+    auto s = shapeOf(v), o = shapeOf(result);
+    return s.size() == 4 && o.size() == 4 && s[0] == o[0] && s[1] == o[1] && s[2] == 1 && s[3] == 1;
+  };
+  if (shapeOf(lhs) != shapeOf(result) && shapeOf(rhs) == shapeOf(result) && isChannelBroadcast(lhs))
+    std::swap(lhs, rhs);
+  if (shapeOf(lhs) != shapeOf(result) || (shapeOf(rhs) != shapeOf(result) && !isChannelBroadcast(rhs)))
+    return noLowering(op, "broadcasting other than an (N, C, 1, 1) operand over H and W");
   bool isMul = isa<top::MulOp>(op);
   auto relu = isa<top::AddOp>(op) ? fusibleRelu(result) : nullptr;
   if (relu) result = relu.getOutput();
@@ -469,6 +486,190 @@ Status Lowerer::lowerBinary(Operation *op) {
   return Status::ok();
 }
 
+// A constant operand of one value (scalar) or one value per channel
+// (shape [C, 1, 1] or [1, C, 1, 1] against NCHW): the values, else empty.
+std::vector<float> channelConstant(const std::vector<float> &values, std::vector<int64_t> shape,
+                                          const std::vector<int64_t> &out) {
+  if (values.size() == 1) return values;
+  if (out.size() < 2 || shape.size() > out.size()) return {};
+  shape.insert(shape.begin(), out.size() - shape.size(), 1);
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1 && d != 1) return {};
+  return int64_t(values.size()) == out[1] ? values : std::vector<float>{};
+}
+
+Status Lowerer::lowerConstantBinary(Operation *op, Value x, Value constant) {
+  Value result = op->getResult(0);
+  if (shapeOf(x) != shapeOf(result)) return noLowering(op, "a constant operand broadcasting the activation");
+  auto cv = weightValues(constant, "the constant operand", op);
+  if (!cv) return noLowering(op, cv.message());
+  std::vector<float> c = channelConstant(*cv, shapeOf(constant), shapeOf(result));
+  if (c.empty()) return noLowering(op, "a constant operand that is neither a scalar nor one value per channel");
+  const bool isMul = isa<top::MulOp>(op);
+  std::vector<float> scale = isMul ? c : std::vector<float>{1.0f}, bias = isMul ? std::vector<float>{0.0f} : c;
+  // x * s + b as one affine: a mul by a constant whose only user adds a constant.
+  if (isMul && result.hasOneUse())
+    if (auto add = dyn_cast<top::AddOp>(*result.getUsers().begin())) {
+      Value other = add.getLhs() == result ? add.getRhs() : add.getLhs();
+      if (other.getDefiningOp<top::WeightOp>() && other != result) {
+        auto bv = weightValues(other, "the constant operand", add);
+        std::vector<float> b = bv ? channelConstant(*bv, shapeOf(other), shapeOf(result)) : std::vector<float>{};
+        if (!b.empty() && shapeOf(add.getOutput()) == shapeOf(result)) {
+          fused_.insert(add);
+          return lowerAffine(op, x, scale, b, add.getOutput());
+        }
+      }
+    }
+  return lowerAffine(op, x, scale, bias, result);
+}
+
+Status Lowerer::lowerBatchNorm(top::BatchNormOp op) {
+  auto shape = shapeOf(op.getInput());
+  if (shape.size() < 2) return noLowering(op, "a batch norm without a channel axis");
+  std::vector<std::vector<float>> v;
+  for (auto [operand, role] : {std::pair{op.getScale(), "scale"}, std::pair{op.getBias(), "bias"},
+                               std::pair{op.getMean(), "mean"}, std::pair{op.getVariance(), "variance"}}) {
+    auto w = weightValues(operand, role, op);
+    if (!w) return noLowering(op, w.message());
+    if (int64_t(w->size()) != shape[1]) return noLowering(op, std::string("the ") + role + " needs one value per channel");
+    v.push_back(std::move(*w));
+  }
+  const double eps = op.getEpsilon().convertToDouble();
+  std::vector<float> scale(v[0].size()), bias(v[0].size());
+  for (size_t c = 0; c < scale.size(); ++c) {
+    const double k = double(v[0][c]) / std::sqrt(double(v[3][c]) + eps);
+    scale[c] = float(k), bias[c] = float(double(v[1][c]) - double(v[2][c]) * k);
+  }
+  return lowerAffine(op, op.getInput(), std::move(scale), std::move(bias), op.getOutput());
+}
+
+// x * scale + bias, scalars (one value each) or per channel; a following
+// single-use relu is fused. int8: m = scale * s_x / s_y and b = bias / s_y
+// in fixed point with the largest shift that fits int16 / int32.
+Status Lowerer::lowerAffine(Operation *op, Value input, std::vector<float> scale, std::vector<float> bias,
+                            Value result) {
+  const std::string name = names_[op->getResult(0)];
+  auto relu = fusibleRelu(result);
+  if (relu) result = relu.getOutput();
+  const std::string &outName = names_[result];
+  auto outShape = shapeOf(result);
+  const bool perChannel = scale.size() > 1 || bias.size() > 1;
+  if (perChannel) { // both as C values
+    const size_t c = size_t(outShape[1]);
+    if (scale.size() == 1) scale.assign(c, scale[0]);
+    if (bias.size() == 1) bias.assign(c, bias[0]);
+  }
+  Attrs attrs{flag("do_relu", bool(relu)), f64("alpha", perChannel ? 1.0 : scale[0]),
+              f64("beta", perChannel ? 0.0 : bias[0])};
+  const std::vector<int64_t> wShape{int64_t(scale.size())};
+  Value out;
+  bool int8 = wantInt8(name) && wantInt8(outName);
+  if (int8) {
+    Value x = i8(input);
+    const double k = double(scaleOfValue(x)) / scaleOf(outName), so = scaleOf(outName);
+    auto r = chooseShift({{maxAbs(scale) * k, 32767}, {maxAbs(bias) / so, 2147483647.0}});
+    if (!r) {
+      out_.fallbacks.push_back(outName + ": affine scale or offset does not fit int16/int32 with any right shift");
+      int8 = false;
+    } else {
+      std::vector<int16_t> mq(scale.size());
+      std::vector<int32_t> bq(bias.size());
+      for (size_t i = 0; i < mq.size(); ++i)
+        mq[i] = int16_t(clampTo(fixedPoint(double(scale[i]) * k, *r), -32768, 32767)),
+        bq[i] = int32_t(clampTo(fixedPoint(double(bias[i]) / so, *r), INT32_MIN, INT32_MAX));
+      attrs.push_back(i64("rshift", *r));
+      Value sw = none(), bw = none();
+      if (perChannel) {
+        sw = addWeight(outName + "_scale_i16", NpyArray::from(wShape, mq), b_.getIntegerType(16));
+        bw = addWeight(outName + "_bias_i32", NpyArray::from(wShape, bq), b_.getIntegerType(32));
+      } else {
+        attrs.push_back(arr("multipliers", {mq[0], bq[0]}));
+      }
+      out = make<tpuir::AffineOp>(outName, qType(outShape, outName), {x, sw, bw}, attrs);
+    }
+  }
+  if (!int8) {
+    Value sw = none(), bw = none();
+    if (perChannel) {
+      sw = addWeight(outName + "_scale", NpyArray::from(wShape, scale), b_.getF32Type());
+      bw = addWeight(outName + "_bias", NpyArray::from(wShape, bias), b_.getF32Type());
+    }
+    out = make<tpuir::AffineOp>(outName, f32Type(outShape), {f32(input), sw, bw}, attrs);
+  }
+  if (relu) fused_.insert(relu);
+  (int8 ? vals_[result].i8 : vals_[result].f32) = out;
+  return Status::ok();
+}
+
+Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
+  std::string name = names_[op.getOutput()];
+  auto k = op.getKernelShape();
+  if (k.size() != 2) return noLowering(op, "only 2-D transposed convolutions (NCHW) are supported");
+  if (op.getGroup() != 1) return noLowering(op, "a grouped transposed convolution (the back end runs group 1)");
+  auto relu = fusibleRelu(op.getOutput());
+  Value result = relu ? relu.getOutput() : op.getOutput();
+  const std::string &outName = names_[result];
+  auto wv = weightValues(op.getFilter(), "filter", op);
+  if (!wv) return noLowering(op, wv.message());
+  std::vector<float> bias;
+  if (!isa<NoneType>(op.getBias().getType())) {
+    auto bv = weightValues(op.getBias(), "bias", op);
+    if (!bv) return noLowering(op, bv.message());
+    bias = *bv;
+  }
+  auto filterShape = shapeOf(op.getFilter());
+  auto outShape = shapeOf(result);
+  Attrs attrs{arr("kernel_shape", k), arr("strides", op.getStrides()), arr("pads", op.getPads()),
+              arr("dilations", op.getDilations()), i64("group", 1), flag("do_relu", bool(relu))};
+  Value out;
+  bool int8 = wantInt8(name) && wantInt8(outName);
+  if (int8) {
+    Value x = i8(op.getInput());
+    const double wk = double(scaleOfValue(x)) / scaleOf(outName), so = scaleOf(outName);
+    auto r = chooseShift({{maxAbs(*wv) * wk, 127}, {maxAbs(bias) / so, 32767}});
+    if (!r) {
+      out_.fallbacks.push_back(outName + ": transposed conv weights or bias do not fit int8/int16 with any right shift");
+      int8 = false;
+    } else {
+      std::vector<int8_t> wq(wv->size());
+      for (size_t i = 0; i < wq.size(); ++i) wq[i] = int8_t(clampTo(fixedPoint((*wv)[i] * wk, *r), -128, 127));
+      Value filter = addWeight(name + "_filter_i8", NpyArray::from(filterShape, wq), b_.getIntegerType(8));
+      Value b = none();
+      if (!bias.empty()) {
+        std::vector<int16_t> bq(bias.size());
+        for (size_t i = 0; i < bq.size(); ++i) bq[i] = int16_t(clampTo(fixedPoint(bias[i] / so, *r), -32768, 32767));
+        b = addWeight(name + "_bias_i16", NpyArray::from({int64_t(bq.size())}, bq), b_.getIntegerType(16));
+      }
+      attrs.push_back(i64("rshift", *r));
+      out = make<tpuir::ConvTransposeOp>(outName, qType(outShape, outName), {x, filter, b}, attrs);
+    }
+  }
+  if (!int8) {
+    Value filter = addWeight(name + "_filter", NpyArray::from(filterShape, wv->data(), wv->size()), b_.getF32Type());
+    Value b = bias.empty() ? none()
+                           : addWeight(name + "_bias", NpyArray::from({int64_t(bias.size())}, bias.data(), bias.size()),
+                                       b_.getF32Type());
+    out = make<tpuir::ConvTransposeOp>(outName, f32Type(outShape), {f32(op.getInput()), filter, b}, attrs);
+  }
+  if (relu) fused_.insert(relu);
+  (int8 ? vals_[result].i8 : vals_[result].f32) = out;
+  return Status::ok();
+}
+
+// fp32 hard_sigmoid = clip(x * alpha + beta, 0, 1) (affine, clip); hard_swish
+// = x * hard_sigmoid(x) with alpha 1/6, beta 1/2 (affine, clip, mul).
+Status Lowerer::lowerHardSigmoidF32(Operation *op, double alpha, double beta, bool timesInput) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  const std::string &name = names_[result];
+  auto t = f32Type(shapeOf(result));
+  Value x = f32(input);
+  Value a = make<tpuir::AffineOp>(name + "_affine", t, {x, none(), none()},
+                                  {flag("do_relu", false), f64("alpha", alpha), f64("beta", beta)});
+  Value c = make<tpuir::ClipOp>(timesInput ? name + "_clip" : name, t, {a}, {f64("min", 0.0), f64("max", 1.0)});
+  vals_[result].f32 = timesInput ? make<tpuir::MulOp>(name, t, {x, c}, {flag("do_relu", false)}) : c;
+  return Status::ok();
+}
+
 Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float b) {
   Value input = op->getOperand(0), result = op->getResult(0);
   const std::string &name = names_[result];
@@ -479,6 +680,8 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
       vals_[result].f32 = make<tpuir::SigmoidOp>(name, f32Type(shapeOf(result)), {f32(input)});
       return Status::ok();
     }
+    if (kind == kernels::UnaryKind::HardSigmoid) return lowerHardSigmoidF32(op, a, b, false);
+    if (kind == kernels::UnaryKind::HardSwish) return lowerHardSigmoidF32(op, 1.0 / 6.0, 0.5, true);
     return noLowering(op, "the BM1684 evaluates it only as an int8 lookup table (quantize it INT8)");
   }
   // The table maps the input's byte to the output's code; its entries come
@@ -507,6 +710,8 @@ Status Lowerer::lower(Operation *op) {
   if (isa<top::MaxPoolOp>(op)) return lowerPool(op, true);
   if (isa<top::AvgPoolOp, top::GlobalAvgPoolOp>(op)) return lowerPool(op, false);
   if (isa<top::AddOp, top::MulOp, top::MaxOp>(op)) return lowerBinary(op);
+  if (auto t = dyn_cast<top::ConvTransposeOp>(op)) return lowerConvTranspose(t);
+  if (auto bn = dyn_cast<top::BatchNormOp>(op)) return lowerBatchNorm(bn);
 
   // Element-wise functions the chip evaluates through a 256-entry table.
   using kernels::UnaryKind;

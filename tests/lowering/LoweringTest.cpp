@@ -342,6 +342,224 @@ TEST(Lowering, TanhIsAnInt8TableOnly) {
       << f.message();
 }
 
+size_t countFused(const backend::Graph &g, backend::OpKind k, bool relu) {
+  size_t n = 0;
+  for (const auto &op : g.ops) n += op.kind == k && op.relu == relu;
+  return n;
+}
+
+// Batch norm after a conv: one per-channel affine (scale and bias weights,
+// int8: int16 scale, int32 bias), the relu behind it fused. 67 channels:
+// past one lane row.
+TEST(Lowering, BatchNormIsAPerChannelAffineWithRelu) {
+  Case c;
+  c.inputs = {{2, 3, 9, 7}};
+  c.output = {2, 67, 9, 7};
+  c.weights["w"] = randomWeight({67, 3, 3, 3}, 0.3f, 11);
+  c.weights["gamma"] = randomWeight({67}, 1.0f, 12);
+  c.weights["beta"] = randomWeight({67}, 0.5f, 13);
+  c.weights["mean"] = randomWeight({67}, 0.3f, 14);
+  std::vector<float> var(67);
+  for (size_t i = 0; i < var.size(); ++i) var[i] = 0.2f + 0.05f * float(i % 13);
+  c.weights["var"] = NpyArray::from({67}, var.data(), var.size());
+  c.body = "%w = top.weight \"w\" : tensor<67x3x3x3xf32>\n%none = top.none\n"
+           "%g = top.weight \"gamma\" : tensor<67xf32>\n%b = top.weight \"beta\" : tensor<67xf32>\n"
+           "%m = top.weight \"mean\" : tensor<67xf32>\n%v = top.weight \"var\" : tensor<67xf32>\n" +
+           conv("c", "in0", "w", "none", {2, 3, 9, 7}, {67, 3, 3, 3}, {2, 67, 9, 7}, k3p1) +
+           "%bn = \"top.batch_norm\"(%c, %g, %b, %m, %v) {epsilon = 1.0e-5 : f64} : (tensor<2x67x9x7xf32>, "
+           "tensor<67xf32>, tensor<67xf32>, tensor<67xf32>, tensor<67xf32>) -> tensor<2x67x9x7xf32> loc(\"bn\")\n"
+           "%y = \"top.relu\"(%bn) : (tensor<2x67x9x7xf32>) -> tensor<2x67x9x7xf32> loc(\"y\")";
+  expectBoth(c);
+  for (Quantize mode : {Quantize::F32, Quantize::INT8}) {
+    Pipeline p(c);
+    auto r = p.run(mode);
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_EQ(countFused(r->graph, backend::OpKind::Affine, true), 1u);
+    EXPECT_EQ(countKind(r->graph, backend::OpKind::Relu), 0u);
+    for (const auto &op : r->graph.ops)
+      if (op.kind == backend::OpKind::Affine) {
+        ASSERT_EQ(op.inputs.size(), 3u);
+        EXPECT_EQ(r->graph.tensors[size_t(op.inputs[1])].dtype,
+                  mode == Quantize::F32 ? backend::DType::F32 : backend::DType::I16);
+        EXPECT_EQ(r->graph.tensors[size_t(op.inputs[2])].dtype,
+                  mode == Quantize::F32 ? backend::DType::F32 : backend::DType::I32);
+      }
+  }
+}
+
+// PP-OCR's "learnable affine": x * scalar + scalar (the constant first in
+// the mul) is one scalar affine.
+TEST(Lowering, ScalarMulThenAddIsOneAffine) {
+  Case c;
+  c.inputs = {{1, 5, 6, 7}};
+  c.output = {1, 5, 6, 7};
+  c.weights["s"] = NpyArray::from({1}, std::vector<float>{0.8f});
+  c.weights["t"] = NpyArray::from({1}, std::vector<float>{-0.3f});
+  c.body = "%s = top.weight \"s\" : tensor<1xf32>\n%t = top.weight \"t\" : tensor<1xf32>\n"
+           "%m = \"top.mul\"(%s, %in0) : (tensor<1xf32>, tensor<1x5x6x7xf32>) -> tensor<1x5x6x7xf32> loc(\"m\")\n"
+           "%y = \"top.add\"(%m, %t) : (tensor<1x5x6x7xf32>, tensor<1xf32>) -> tensor<1x5x6x7xf32> loc(\"y\")";
+  expectBoth(c);
+  Pipeline p(c);
+  auto q = p.run(Quantize::INT8);
+  ASSERT_TRUE(q) << q.message();
+  EXPECT_EQ(countKind(q->graph, backend::OpKind::Affine), 1u);
+  EXPECT_EQ(countKind(q->graph, backend::OpKind::Mul) + countKind(q->graph, backend::OpKind::Add), 0u);
+  for (const auto &op : q->graph.ops)
+    if (op.kind == backend::OpKind::Affine) {
+      EXPECT_EQ(op.inputs.size(), 1u);
+      EXPECT_EQ(op.multipliers.size(), 2u);
+    }
+}
+
+// A per-channel constant ([1, C, 1, 1], as a transposed conv's bias comes
+// out of paddle2onnx) added, and one multiplied, with a relu behind.
+TEST(Lowering, PerChannelConstantAddAndMul) {
+  Case c;
+  c.inputs = {{2, 70, 5, 3}};
+  c.output = {2, 70, 5, 3};
+  c.weights["b"] = randomWeight({1, 70, 1, 1}, 0.5f, 21);
+  c.weights["k"] = randomWeight({70, 1, 1}, 1.0f, 22);
+  c.body = "%b = top.weight \"b\" : tensor<1x70x1x1xf32>\n%k = top.weight \"k\" : tensor<70x1x1xf32>\n"
+           "%a = \"top.add\"(%in0, %b) : (tensor<2x70x5x3xf32>, tensor<1x70x1x1xf32>) -> tensor<2x70x5x3xf32> loc(\"a\")\n"
+           "%m = \"top.mul\"(%k, %a) : (tensor<70x1x1xf32>, tensor<2x70x5x3xf32>) -> tensor<2x70x5x3xf32> loc(\"m\")\n"
+           "%y = \"top.relu\"(%m) : (tensor<2x70x5x3xf32>) -> tensor<2x70x5x3xf32> loc(\"y\")";
+  expectBoth(c);
+  Pipeline p(c);
+  auto q = p.run(Quantize::INT8);
+  ASSERT_TRUE(q) << q.message();
+  EXPECT_EQ(countKind(q->graph, backend::OpKind::Affine), 2u);
+  EXPECT_EQ(countFused(q->graph, backend::OpKind::Affine, true), 1u);
+}
+
+TEST(Lowering, ConstantsThatAreNotPerChannelAreNamed) {
+  Case c;
+  c.inputs = {{1, 4, 3, 5}};
+  c.output = {1, 4, 3, 5};
+  c.weights["r"] = randomWeight({5}, 1.0f, 23); // broadcast along W, not channels
+  c.body = "%r = top.weight \"r\" : tensor<5xf32>\n"
+           "%y = \"top.add\"(%in0, %r) : (tensor<1x4x3x5xf32>, tensor<5xf32>) -> tensor<1x4x3x5xf32> loc(\"y\")";
+  Pipeline p(c);
+  auto r = p.run(Quantize::F32);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("no lowering for top.add 'y' at loc(\"y\"): a constant operand that is neither a scalar "
+                             "nor one value per channel"),
+            std::string::npos)
+      << r.message();
+}
+
+// Squeeze-excite: x * hard_sigmoid(conv(gap(x))), the (N, C, 1, 1) factor
+// broadcast over H and W, here as the first operand of the mul.
+TEST(Lowering, SqueezeExciteBroadcastMul) {
+  Case c;
+  c.inputs = {{2, 66, 7, 5}};
+  c.output = {2, 66, 7, 5};
+  c.weights["w"] = randomWeight({66, 66, 1, 1}, 0.2f, 31);
+  c.weights["b"] = randomWeight({66}, 0.3f, 32);
+  const char *k1 = "kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, "
+                   "dilations = array<i64: 1, 1>";
+  c.body = "%w = top.weight \"w\" : tensor<66x66x1x1xf32>\n%b = top.weight \"b\" : tensor<66xf32>\n"
+           "%g = \"top.global_avg_pool\"(%in0) : (tensor<2x66x7x5xf32>) -> tensor<2x66x1x1xf32> loc(\"g\")\n" +
+           conv("c", "g", "w", "b", {2, 66, 1, 1}, {66, 66, 1, 1}, {2, 66, 1, 1}, k1) +
+           "%h = \"top.hard_sigmoid\"(%c) {alpha = 0.2 : f64, beta = 0.5 : f64} : (tensor<2x66x1x1xf32>) -> "
+           "tensor<2x66x1x1xf32> loc(\"h\")\n"
+           "%y = \"top.mul\"(%h, %in0) : (tensor<2x66x1x1xf32>, tensor<2x66x7x5xf32>) -> tensor<2x66x7x5xf32> loc(\"y\")";
+  expectBoth(c);
+  Pipeline p(c);
+  auto f = p.run(Quantize::F32);
+  ASSERT_TRUE(f) << f.message();
+  for (const auto &op : f->graph.ops)
+    if (op.kind == backend::OpKind::Mul) {
+      EXPECT_EQ(f->graph.tensors[size_t(op.inputs[1])].shape, (std::vector<int64_t>{2, 66, 1, 1}));
+    }
+}
+
+TEST(Lowering, BroadcastOtherThanChannelsIsNamed) {
+  Case c;
+  c.inputs = {{1, 4, 3, 5}, {1, 1, 3, 5}};
+  c.output = {1, 4, 3, 5};
+  c.body = "%y = \"top.mul\"(%in0, %in1) : (tensor<1x4x3x5xf32>, tensor<1x1x3x5xf32>) -> tensor<1x4x3x5xf32> loc(\"y\")";
+  Pipeline p(c);
+  auto r = p.run(Quantize::F32);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("broadcasting other than an (N, C, 1, 1) operand over H and W"), std::string::npos)
+      << r.message();
+}
+
+// Transposed convs as PP-OCR's head has them (k2 s2, 24 -> 24 with relu,
+// 24 -> 1) and one with padding and output padding, odd channels.
+TEST(Lowering, ConvTranspose) {
+  struct Geo {
+    int64_t ic, oc, k, s, pad, outPad;
+    bool relu, bias;
+  };
+  for (Geo g : {Geo{24, 24, 2, 2, 0, 0, true, true}, Geo{24, 1, 2, 2, 0, 0, false, false},
+                Geo{5, 67, 3, 2, 1, 1, true, true}}) {
+    Case c;
+    const int64_t ih = 9, iw = 6;
+    const int64_t oh = (ih - 1) * g.s - 2 * g.pad + g.k + g.outPad, ow = (iw - 1) * g.s - 2 * g.pad + g.k + g.outPad;
+    c.inputs = {{1, g.ic, ih, iw}};
+    c.output = {1, g.oc, oh, ow};
+    c.weights["w"] = randomWeight({g.ic, g.oc, g.k, g.k}, 0.3f, 41);
+    c.weights["b"] = randomWeight({g.oc}, 0.2f, 42);
+    const std::string x = typeOf({1, g.ic, ih, iw}), y = typeOf({1, g.oc, oh, ow}), w = typeOf({g.ic, g.oc, g.k, g.k});
+    const std::string k = std::to_string(g.k), s = std::to_string(g.s), p = std::to_string(g.pad),
+                      op = std::to_string(g.outPad);
+    c.body = "%w = top.weight \"w\" : " + w + "\n" +
+             (g.bias ? "%b = top.weight \"b\" : " + typeOf({g.oc}) + "\n" : std::string("%b = top.none\n")) +
+             "%t = \"top.conv_transpose\"(%in0, %w, %b) {kernel_shape = array<i64: " + k + ", " + k +
+             ">, strides = array<i64: " + s + ", " + s + ">, pads = array<i64: " + p + ", " + p + ", " + p + ", " + p +
+             ">, dilations = array<i64: 1, 1>, output_padding = array<i64: " + op + ", " + op + ">} : (" + x + ", " +
+             w + ", " + (g.bias ? typeOf({g.oc}) : std::string("none")) + ") -> " + y + " loc(\"t\")\n" +
+             "%y = \"top." + (g.relu ? "relu" : "sigmoid") + "\"(%t) : (" + y + ") -> " + y + " loc(\"y\")";
+    SCOPED_TRACE("ic " + std::to_string(g.ic) + " oc " + std::to_string(g.oc) + " k " + k);
+    expectBoth(c);
+    Pipeline pl(c);
+    auto q = pl.run(Quantize::INT8);
+    ASSERT_TRUE(q) << q.message();
+    EXPECT_EQ(countFused(q->graph, backend::OpKind::ConvTranspose, g.relu), 1u);
+  }
+}
+
+TEST(Lowering, GroupedConvTransposeIsNamed) {
+  Case c;
+  c.inputs = {{1, 4, 3, 3}};
+  c.output = {1, 4, 6, 6};
+  c.weights["w"] = randomWeight({4, 2, 2, 2}, 0.3f, 43);
+  c.body = "%w = top.weight \"w\" : tensor<4x2x2x2xf32>\n%b = top.none\n"
+           "%y = \"top.conv_transpose\"(%in0, %w, %b) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, "
+           "pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 2 "
+           ": i64} : (tensor<1x4x3x3xf32>, tensor<4x2x2x2xf32>, none) -> tensor<1x4x6x6xf32> loc(\"y\")";
+  Pipeline p(c);
+  auto r = p.run(Quantize::F32);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("no lowering for top.conv_transpose 'y' at loc(\"y\"): a grouped transposed convolution"),
+            std::string::npos)
+      << r.message();
+}
+
+// fp32: hard_sigmoid = affine + clip, hard_swish = affine + clip + mul; int8:
+// one table each.
+TEST(Lowering, HardSigmoidAndHardSwish) {
+  Case c;
+  c.inputs = {{1, 65, 4, 6}};
+  c.inputStd = {3.0f};
+  c.output = {1, 65, 4, 6};
+  c.body = "%h = \"top.hard_swish\"(%in0) : (tensor<1x65x4x6xf32>) -> tensor<1x65x4x6xf32> loc(\"h\")\n"
+           "%y = \"top.hard_sigmoid\"(%h) {alpha = 0.1666667 : f64, beta = 0.5 : f64} : (tensor<1x65x4x6xf32>) -> "
+           "tensor<1x65x4x6xf32> loc(\"y\")";
+  expectBoth(c);
+  Pipeline p(c);
+  auto f = p.run(Quantize::F32);
+  ASSERT_TRUE(f) << f.message();
+  EXPECT_EQ(countKind(f->graph, backend::OpKind::Affine), 2u);
+  EXPECT_EQ(countKind(f->graph, backend::OpKind::Clip), 2u);
+  EXPECT_EQ(countKind(f->graph, backend::OpKind::Mul), 1u);
+  Pipeline pq(c);
+  auto q = pq.run(Quantize::INT8);
+  ASSERT_TRUE(q) << q.message();
+  EXPECT_EQ(countKind(q->graph, backend::OpKind::Lut), 2u);
+}
+
 TEST(Lowering, ConvQuantizationUsesTheInt8RangeAndAnExactShift) {
   Case c;
   c.inputs = {{1, 3, 6, 6}};

@@ -47,6 +47,10 @@ class Tpu_WindowOp<string mnemonic, string what, dag extra> : Tpu_Op<mnemonic> {
 
 def Tpu_ConvOp : Tpu_WindowOp<"conv", "2D convolution (+ bias, relu; int8: rshift)",
     (ins Tpu_Tensor:$input, Tpu_Tensor:$filter, Tpu_TensorOrNone:$bias)>;
+def Tpu_ConvTransposeOp : Tpu_WindowOp<"conv_transpose",
+    "2D transposed convolution, filter [ic, oc, kh, kw], group 1 (+ bias, relu; int8: rshift); the output "
+    "tensor's extra end rows/columns are the output padding",
+    (ins Tpu_Tensor:$input, Tpu_Tensor:$filter, Tpu_TensorOrNone:$bias)>;
 def Tpu_MaxPoolOp : Tpu_WindowOp<"max_pool", "Max pooling (int8: same scale in and out)",
     (ins Tpu_Tensor:$input)>;
 def Tpu_AvgPoolOp : Tpu_WindowOp<"avg_pool",
@@ -74,6 +78,10 @@ def Tpu_ClipOp : Tpu_SimpleOp<"clip", "min(max(x, min), max) (int8: integer boun
     (ins Tpu_Tensor:$input, F64Attr:$min, F64Attr:$max)>;
 def Tpu_SigmoidOp : Tpu_SimpleOp<"sigmoid", "fp32 1 / (1 + exp(-x)) by the chip's recipe (int8: a lut)",
     (ins Tpu_Tensor:$input)>;
+def Tpu_AffineOp : Tpu_SimpleOp<"affine",
+    "x * alpha + beta (int8: x*m0 + m1 >> rshift), or with scale and bias weights of one value per "
+    "channel x * scale[c] + bias[c] (int8: int16 scale, int32 bias, >> rshift)",
+    (ins Tpu_Tensor:$input, Tpu_TensorOrNone:$scale, Tpu_TensorOrNone:$bias, F64Attr:$alpha, F64Attr:$beta)>;
 def Tpu_LutOp : Tpu_SimpleOp<"lut", "int8 table lookup: table[x] (256 entries)",
     (ins Tpu_Tensor:$input, Tpu_Tensor:$table)>;
 def Tpu_FcOp : Tpu_SimpleOp<"fc", "x (N, K) times weight [n_out, K]^T + bias",

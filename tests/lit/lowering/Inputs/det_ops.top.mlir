@@ -1,0 +1,31 @@
+module attributes {top.weight_file = "det_ops_weights.npz"} {
+func.func @main(%arg0: tensor<1x3x16x16xf32>) -> tensor<1x1x32x32xf32> attributes {top.input_names = ["input"], top.output_names = ["output"]} {
+  %0 = top.input %arg0 : (tensor<1x3x16x16xf32>) -> tensor<1x3x16x16xf32> loc("input")
+  %none = top.none loc(unknown)
+  %w1 = top.weight "w1" : tensor<20x3x3x3xf32> loc("w1")
+  %g = top.weight "gamma" : tensor<20xf32> loc("gamma")
+  %b = top.weight "beta" : tensor<20xf32> loc("beta")
+  %m = top.weight "mean" : tensor<20xf32> loc("mean")
+  %v = top.weight "var" : tensor<20xf32> loc("var")
+  %s = top.weight "scale" : tensor<1xf32> loc("scale")
+  %t = top.weight "shift" : tensor<1xf32> loc("shift")
+  %w2 = top.weight "w2" : tensor<20x20x1x1xf32> loc("w2")
+  %b2 = top.weight "b2" : tensor<20xf32> loc("b2")
+  %wt = top.weight "wt" : tensor<20x1x2x2xf32> loc("wt")
+  %bt = top.weight "bt" : tensor<1x1x1x1xf32> loc("bt")
+  %c1 = "top.conv"(%0, %w1, %none) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x3x16x16xf32>, tensor<20x3x3x3xf32>, none) -> tensor<1x20x16x16xf32> loc("conv1")
+  %bn = "top.batch_norm"(%c1, %g, %b, %m, %v) {epsilon = 1.0e-5 : f64} : (tensor<1x20x16x16xf32>, tensor<20xf32>, tensor<20xf32>, tensor<20xf32>, tensor<20xf32>) -> tensor<1x20x16x16xf32> loc("bn")
+  %r = "top.relu"(%bn) : (tensor<1x20x16x16xf32>) -> tensor<1x20x16x16xf32> loc("bn_relu")
+  %la = "top.mul"(%s, %r) : (tensor<1xf32>, tensor<1x20x16x16xf32>) -> tensor<1x20x16x16xf32> loc("lab_mul")
+  %lb = "top.add"(%la, %t) : (tensor<1x20x16x16xf32>, tensor<1xf32>) -> tensor<1x20x16x16xf32> loc("lab_add")
+  %hs = "top.hard_swish"(%lb) : (tensor<1x20x16x16xf32>) -> tensor<1x20x16x16xf32> loc("hswish")
+  %gp = "top.global_avg_pool"(%hs) : (tensor<1x20x16x16xf32>) -> tensor<1x20x1x1xf32> loc("gap")
+  %c2 = "top.conv"(%gp, %w2, %b2) {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x20x1x1xf32>, tensor<20x20x1x1xf32>, tensor<20xf32>) -> tensor<1x20x1x1xf32> loc("se_conv")
+  %hg = "top.hard_sigmoid"(%c2) {alpha = 0.2 : f64, beta = 0.5 : f64} : (tensor<1x20x1x1xf32>) -> tensor<1x20x1x1xf32> loc("se_gate")
+  %se = "top.mul"(%hs, %hg) : (tensor<1x20x16x16xf32>, tensor<1x20x1x1xf32>) -> tensor<1x20x16x16xf32> loc("se_mul")
+  %ct = "top.conv_transpose"(%se, %wt, %none) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>} : (tensor<1x20x16x16xf32>, tensor<20x1x2x2xf32>, none) -> tensor<1x1x32x32xf32> loc("deconv")
+  %ab = "top.add"(%ct, %bt) : (tensor<1x1x32x32xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x32x32xf32> loc("deconv_bias")
+  %o = "top.sigmoid"(%ab) : (tensor<1x1x32x32xf32>) -> tensor<1x1x32x32xf32> loc("output")
+  return %o : tensor<1x1x32x32xf32>
+}
+}
