@@ -3,6 +3,7 @@
 #include "simulator/semantics/GdmaAccess.h"
 #include "simulator/semantics/IntArith.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -16,32 +17,67 @@ using isa::GdmaSpecialFunc;
 
 namespace {
 
+// Copies `count` elements of B bytes, `srcStep` / `dstStep` bytes apart.
+template <uint32_t B>
+void copyElementsOf(uint8_t *dst, uint64_t dstStep, const uint8_t *src, uint64_t srcStep, uint32_t count) {
+  for (uint32_t w = 0; w < count; ++w) std::memcpy(dst + w * dstStep, src + w * srcStep, B);
+}
+void copyElements(uint8_t *dst, uint64_t dstStep, const uint8_t *src, uint64_t srcStep, uint32_t count,
+                  uint32_t B) {
+  switch (B) {
+  case 1: return copyElementsOf<1>(dst, dstStep, src, srcStep, count);
+  case 2: return copyElementsOf<2>(dst, dstStep, src, srcStep, count);
+  default: return copyElementsOf<4>(dst, dstStep, src, srcStep, count);
+  }
+}
+
 // Reads every element of `v` into `buf` (n,c,h,w order), or writes `buf` to
 // `v` skipping lanes the mask disables. Rows with unit w stride move as one
-// block; global strided reads fetch the row's span once when it is small.
+// block. A global view whose whole address range is not much larger than
+// its data (short 4N rows, channel strides) is read once into a window,
+// moved row by row there and, for a write, written back once; otherwise
+// rows go to global memory one by one (a strided read fetches the row's
+// span once when it is small).
 template <bool kWrite>
 Status transferRows(const GdmaView &v, LocalMemory &lmem,
                     GlobalMemory &gmem, uint8_t *buf, uint64_t laneMask) {
   const uint32_t W = v.shape[3], B = v.bytes;
   const uint64_t ws = v.stride[3], rowBytes = uint64_t(W) * B;
   const uint64_t spanBytes = ((W - 1) * ws + 1) * B;
-  constexpr uint64_t kMaxSpanBytes = 1 << 20;
-  std::vector<uint8_t> span;
+  constexpr uint64_t kMaxSpanBytes = 1 << 20, kMaxWindowBytes = 256 << 20;
+  std::vector<uint8_t> span, window;
+  if (!v.local) {
+    const uint64_t extent = v.rowOffset(v.shape[0] - 1, v.shape[1] - 1, v.shape[2] - 1) + spanBytes;
+    if (extent <= kMaxWindowBytes && extent <= std::max(4 * v.elements() * B, kMaxSpanBytes)) {
+      window.resize(extent);
+      TPU_RETURN_IF_ERROR(gmem.read(v.addr, window.data(), extent));
+    }
+  }
+  const uint64_t hStep = v.local ? uint64_t(v.lmem.stride.h) * v.lmem.elemBytes : v.stride[2] * B;
   for (uint32_t n = 0; n < v.shape[0]; ++n)
-    for (uint32_t c = 0; c < v.shape[1]; ++c)
+    for (uint32_t c = 0; c < v.shape[1]; ++c) {
+      const uint64_t planeOffset = v.rowOffset(n, c, 0);
+      uint8_t *plane = nullptr;
+      if (v.local) {
+        const uint32_t lane = v.lmem.laneOf(c);
+        if (kWrite && !laneEnabled(laneMask, lane)) {
+          buf += rowBytes * v.shape[2];
+          continue;
+        }
+        plane = lmem.lane(lane) + planeOffset;
+      } else if (!window.empty()) {
+        plane = window.data() + planeOffset;
+      }
       for (uint32_t h = 0; h < v.shape[2]; ++h, buf += rowBytes) {
-        const uint64_t first = v.rowOffset(n, c, h);
-        if (v.local) {
-          uint32_t lane = v.lmem.laneOf(c);
-          if (kWrite && !laneEnabled(laneMask, lane)) continue;
-          uint8_t *p = lmem.lane(lane) + first;
-          if (ws == 1) {
+        const uint64_t first = planeOffset + h * hStep;
+        uint8_t *p = plane ? plane + h * hStep : nullptr;
+        if (p) {
+          if (ws == 1)
             kWrite ? std::memcpy(p, buf, rowBytes) : std::memcpy(buf, p, rowBytes);
-          } else {
-            for (uint32_t w = 0; w < W; ++w)
-              kWrite ? std::memcpy(p + w * ws * B, buf + w * B, B)
-                     : std::memcpy(buf + w * B, p + w * ws * B, B);
-          }
+          else if (kWrite)
+            copyElements(p, ws * B, buf, B, W, B);
+          else
+            copyElements(buf, B, p, ws * B, W, B);
           continue;
         }
         const uint64_t addr = v.addr + first;
@@ -50,13 +86,15 @@ Status transferRows(const GdmaView &v, LocalMemory &lmem,
         } else if (!kWrite && spanBytes <= kMaxSpanBytes) {
           span.resize(spanBytes);
           TPU_RETURN_IF_ERROR(gmem.read(addr, span.data(), spanBytes));
-          for (uint32_t w = 0; w < W; ++w) std::memcpy(buf + w * B, span.data() + w * ws * B, B);
+          copyElements(buf, B, span.data(), ws * B, W, B);
         } else {
           for (uint32_t w = 0; w < W; ++w)
             TPU_RETURN_IF_ERROR(kWrite ? gmem.write(addr + w * ws * B, buf + w * B, B)
                                        : gmem.read(addr + w * ws * B, buf + w * B, B));
         }
       }
+    }
+  if (kWrite && !window.empty()) return gmem.write(v.addr, window.data(), window.size());
   return Status::ok();
 }
 

@@ -102,6 +102,91 @@ inline void writeFloat(LocalMemory &m, const LocalTensor &out, uint32_t n, uint3
 }
 
 // ---------------------------------------------------------------------------
+// Rows: each operand's row (n, c, h, 0..W-1) is widened into a buffer, the
+// eu op runs over whole rows with the switch outside the loop, and the row is
+// narrowed back with the write-back rules. Same results as element by element.
+template <class S, class V> void widenRow(const uint8_t *p, size_t step, size_t W, V *out) {
+  for (size_t i = 0; i < W; ++i) {
+    S s;
+    std::memcpy(&s, p + i * step, sizeof(S));
+    out[i] = V(s);
+  }
+}
+// `count` elements from `p`, `step` bytes apart, converted to V.
+template <class V> void widenStrided(const LocalTensor &t, const uint8_t *p, size_t step, size_t count, V *out) {
+  switch (t.prec) {
+  case Prec::Int8: return t.isSigned ? widenRow<int8_t>(p, step, count, out) : widenRow<uint8_t>(p, step, count, out);
+  case Prec::Int16: return t.isSigned ? widenRow<int16_t>(p, step, count, out) : widenRow<uint16_t>(p, step, count, out);
+  case Prec::Int32: return t.isSigned ? widenRow<int32_t>(p, step, count, out) : widenRow<uint32_t>(p, step, count, out);
+  case Prec::Fp32: return widenRow<float>(p, step, count, out);
+  }
+}
+template <class V>
+void loadRow(const LocalTensor &t, const LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, bool broadcastW,
+             size_t W, V *out) {
+  if (t.isConst) {
+    V v;
+    if constexpr (std::is_floating_point_v<V>)
+      v = t.loadFloat(m, 0, 0, 0, 0);
+    else
+      v = t.loadInt(m, 0, 0, 0, 0);
+    std::fill(out, out + W, v);
+    return;
+  }
+  widenStrided(t, t.ptr(m, n, c, h, 0), broadcastW ? 0 : size_t(t.stride.w) * t.elemBytes, W, out);
+}
+template <class D> void narrowRow(uint8_t *p, size_t step, size_t W, const int64_t *v) {
+  for (size_t i = 0; i < W; ++i) {
+    D d = D(v[i]);
+    std::memcpy(p + i * step, &d, sizeof(D));
+  }
+}
+// Stores integers already in range (or to be truncated) into an integer row.
+void storeIntRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
+                 const int64_t *v) {
+  uint8_t *p = t.ptr(m, n, c, h, 0);
+  const size_t step = size_t(t.stride.w) * t.elemBytes;
+  switch (t.elemBytes) {
+  case 1: return narrowRow<uint8_t>(p, step, W, v);
+  case 2: return narrowRow<uint16_t>(p, step, W, v);
+  default: return narrowRow<uint32_t>(p, step, W, v);
+  }
+}
+void storeFloatRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
+                   const float *v) {
+  uint8_t *p = t.ptr(m, n, c, h, 0);
+  const size_t step = size_t(t.stride.w) * t.elemBytes;
+  for (size_t i = 0; i < W; ++i) std::memcpy(p + i * step, &v[i], 4);
+}
+// The integer write-back of a row (see writeInt), in place.
+void writeIntRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
+                 int64_t *v, unsigned rshift, bool doRelu, std::vector<float> &tmp) {
+  if (t.isFloat()) {
+    for (size_t i = 0; i < W; ++i) {
+      int64_t x = roundingRightShift(v[i], rshift);
+      tmp[i] = float(doRelu ? relu(x) : x);
+    }
+    return storeFloatRow(t, m, n, c, h, W, tmp.data());
+  }
+  const IntRange r = intRange(t.prec, t.isSigned);
+  for (size_t i = 0; i < W; ++i) {
+    int64_t x = roundingRightShift(v[i], rshift);
+    v[i] = saturate(doRelu ? relu(x) : x, r);
+  }
+  storeIntRow(t, m, n, c, h, W, v);
+}
+// The fp32 write-back of a row (see writeFloat), in place.
+void writeFloatRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
+                   float *v, bool doRelu, std::vector<int64_t> &tmp) {
+  if (doRelu)
+    for (size_t i = 0; i < W; ++i) v[i] = relu(v[i]);
+  if (t.isFloat()) return storeFloatRow(t, m, n, c, h, W, v);
+  const IntRange r = intRange(t.prec, t.isSigned);
+  for (size_t i = 0; i < W; ++i) tmp[i] = fp32ToInt(v[i], r);
+  storeIntRow(t, m, n, c, h, W, tmp.data());
+}
+
+// ---------------------------------------------------------------------------
 // Window operations: conv, depthwise, average and max pooling.
 
 enum class Reduce { MulAdd, Max };
@@ -136,106 +221,162 @@ maxRun(T *__restrict acc, const T *__restrict src, size_t len) {
 }
 
 
+// Elements convBlock4 may read past the last tap's run.
+constexpr size_t kConvBlockPad = 64 / sizeof(int32_t);
+
+// Four output channels of a convolution over the phase planes (runWindow):
+// acc[b * len + e] = sum over taps t, in order, of k4[4t + b] * planes[tapOff[t] + e].
+// Blocks of two vectors of outputs stay in registers across all taps; each accumulator
+// starts at zero and adds the products in tap order, so the sums are the
+// same operations as one tap at a time.
+template <class T>
+TPU_MULTIVERSION void
+convBlock4(T *__restrict acc, size_t len, const T *__restrict planes, const size_t *__restrict tapOff,
+           const T *__restrict k4, size_t taps) {
+  typedef T V __attribute__((vector_size(32))); // 8 int32/fp32 (AVX2 register; two SSE ones by default)
+  constexpr size_t L = sizeof(V) / sizeof(T), E = 2 * L;
+  for (size_t e0 = 0; e0 < len; e0 += E) {
+    V r[4][2] = {};
+    for (size_t t = 0; t < taps; ++t) {
+      V v0, v1;
+      std::memcpy(&v0, planes + tapOff[t] + e0, sizeof(V));
+      std::memcpy(&v1, planes + tapOff[t] + e0 + L, sizeof(V));
+      for (size_t b = 0; b < 4; ++b) {
+        const V k = V{} + k4[4 * t + b];
+        r[b][0] += k * v0;
+        r[b][1] += k * v1;
+      }
+    }
+    // The last block may be partial: the planes have kConvBlockPad readable
+    // elements past the end, the results past len are dropped.
+    const size_t valid = std::min(E, len - e0);
+    for (size_t b = 0; b < 4; ++b) std::memcpy(acc + b * len + e0, &r[b][0], valid * sizeof(T));
+  }
+}
+
+// The stride that splits the padded input into phases (runWindow): a
+// single output row or column never steps, so its stride is left out (it may
+// exceed the input and would only spread the phases).
+uint32_t phaseStride(const WindowAxis &a, uint32_t outputs) { return outputs > 1 ? a.stride : 1; }
+
 template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   const Shape4 &is = j.in.shape, &os = j.out.shape;
   const uint32_t IC = is.c, OC = os.c, OH = os.h, OW = os.w, KH = j.rows.kernel, KW = j.cols.kernel;
   const uint32_t padT = j.rows.padBefore, padB = j.rows.padAfter, padL = j.cols.padBefore, padR = j.cols.padAfter;
-  const uint32_t insH = j.rows.inputIns, insW = j.cols.inputIns, strideH = j.rows.stride, strideW = j.cols.stride;
+  const uint32_t insH = j.rows.inputIns, insW = j.cols.inputIns;
+  const uint32_t sH = phaseStride(j.rows, OH), sW = phaseStride(j.cols, OW);
   const uint32_t dilH = j.rows.kernelIns + 1, dilW = j.cols.kernelIns + 1;
   const uint64_t Hp = j.rows.paddedInput(), Wp = j.cols.paddedInput();
   const T padValue = j.reduce == Reduce::Max ? std::numeric_limits<T>::lowest() : T(0);
-  auto load = [&](const LocalTensor &t, uint32_t n, uint32_t c, uint32_t h, uint32_t w) -> T {
-    if constexpr (std::is_floating_point_v<T>)
-      return t.loadFloat(mem, n, c, h, w);
-    else
-      return T(t.loadInt(mem, n, c, h, w));
-  };
 
   // Kernel taps, dense [oc][ic][kh][kw] (depthwise: [c][kh][kw]), rotated if asked.
   const uint32_t kIc = j.depthwise ? 1 : IC;
+  const size_t taps = size_t(kIc) * KH * KW;
   std::vector<T> kern;
   if (j.reduce == Reduce::MulAdd) {
-    kern.resize(size_t(OC) * kIc * KH * KW);
+    kern.resize(size_t(OC) * taps);
+    std::vector<T> col(std::max(kIc, KW));
+    const size_t nStep = size_t(j.kernel.stride.n) * j.kernel.elemBytes;
     for (uint32_t o = 0; o < OC; ++o)
-      for (uint32_t i = 0; i < kIc; ++i)
-        for (uint32_t y = 0; y < KH; ++y)
-          for (uint32_t x = 0; x < KW; ++x) {
-            uint32_t sy = j.rotate ? KH - 1 - y : y, sx = j.rotate ? KW - 1 - x : x;
-            kern[((size_t(o) * kIc + i) * KH + y) * KW + x] =
-                j.depthwise ? load(j.kernel, 0, o, sy, sx) : load(j.kernel, i, o, sy, sx);
-          }
+      for (uint32_t y = 0; y < KH; ++y) {
+        const uint32_t sy = j.rotate ? KH - 1 - y : y;
+        if (j.depthwise) {
+          loadRow(j.kernel, mem, 0, o, sy, false, KW, col.data());
+          for (uint32_t x = 0; x < KW; ++x) kern[(size_t(o) * KH + y) * KW + x] = col[j.rotate ? KW - 1 - x : x];
+          continue;
+        }
+        for (uint32_t x = 0; x < KW; ++x) { // the kernel's n is the input channel
+          const uint32_t sx = j.rotate ? KW - 1 - x : x;
+          if (j.kernel.isConst)
+            loadRow(j.kernel, mem, 0, o, sy, false, kIc, col.data());
+          else
+            widenStrided(j.kernel, j.kernel.ptr(mem, 0, o, sy, sx), nStep, kIc, col.data());
+          for (uint32_t i = 0; i < kIc; ++i) kern[size_t(o) * taps + (size_t(i) * KH + y) * KW + x] = col[i];
+        }
+      }
   }
 
-  // With unit strides an output row is a contiguous run of a padded input
-  // row, so whole planes are accumulated at once with rows Wp wide; the
-  // columns past OW are computed and ignored (the planes get one spare row).
-  const bool wide = strideH == 1 && strideW == 1;
-  const size_t accW = wide ? Wp : OW;
-  std::vector<T> planes(size_t(IC) * Hp * Wp + Wp);
-  std::vector<T> acc(size_t(OC) * OH * accW);
+  // The padded input of each channel is split into its sH x sW stride
+  // phases: phase (py, px) holds the padded rows py, py + sH, ... and columns
+  // px, px + sW, ... Output (oy, ox) reads tap (y, x) at padded
+  // (oy*sH + y*dilH, ox*sW + x*dilW), which is element (oy + y*dilH/sH,
+  // ox + x*dilW/sW) of phase (y*dilH % sH, x*dilW % sW). So every tap is one
+  // contiguous run over the output's rows laid out Wq wide; the columns past
+  // OW are computed and ignored (one spare row at the end covers the runs
+  // that start late in the last phase).
+  const uint64_t Hq = (Hp + sH - 1) / sH, Wq = (Wp + sW - 1) / sW;
+  const size_t phaseSize = size_t(Hq) * Wq, chanSize = phaseSize * sH * sW, len = size_t(OH) * Wq;
+  std::vector<T> planes(size_t(IC) * chanSize + Wq + kConvBlockPad);
+  auto at = [&](uint32_t c, uint64_t yy, uint64_t xx) -> T & {
+    return planes[size_t(c) * chanSize + ((yy % sH) * sW + xx % sW) * phaseSize + (yy / sH) * Wq + xx / sW];
+  };
+  auto tapRun = [&](uint32_t c, uint32_t y, uint32_t x) {
+    return &at(c, uint64_t(y) * dilH, uint64_t(x) * dilW);
+  };
+  std::vector<T> acc(size_t(OC) * len), row(std::max(is.w, OW)), k4(j.depthwise ? 0 : 4 * taps);
+  // Where each tap (ic, kh, kw) of a convolution starts in the planes.
+  std::vector<size_t> tapOff(j.depthwise ? 0 : taps);
+  for (size_t t = 0; t < tapOff.size(); ++t)
+    tapOff[t] = size_t(tapRun(uint32_t(t / (KH * KW)), uint32_t(t / KW % KH), uint32_t(t % KW)) - planes.data());
+  std::vector<int64_t> intRow(OW), intTmp(OW);
+  std::vector<float> floatRow(OW), floatTmp(OW);
   for (uint32_t n = 0; n < is.n; ++n) {
     std::fill(planes.begin(), planes.end(), padValue);
     for (uint32_t c = 0; c < IC; ++c)
       for (uint32_t y = 0; y < is.h; ++y) {
-        T *row = &planes[(size_t(c) * Hp + padT + size_t(y) * (insH + 1)) * Wp + padL];
-        for (uint32_t x = 0; x < is.w; ++x) {
-          T v = load(j.in, n, c, y, x);
-          row[size_t(x) * (insW + 1)] = v;
-        }
+        loadRow(j.in, mem, n, c, y, false, is.w, row.data());
+        const uint64_t yy = padT + uint64_t(y) * (insH + 1);
+        for (uint32_t x = 0; x < is.w; ++x) at(c, yy, padL + uint64_t(x) * (insW + 1)) = row[x];
       }
     // Inserted zeros are zeros even for max pooling; padding is the pad value.
     if (j.reduce == Reduce::Max && (insH || insW))
       for (uint32_t c = 0; c < IC; ++c)
         for (uint64_t y = padT; y < Hp - padB; ++y)
           for (uint64_t x = padL; x < Wp - padR; ++x)
-            if ((y - padT) % (insH + 1) || (x - padL) % (insW + 1))
-              planes[(size_t(c) * Hp + y) * Wp + x] = T(0);
+            if ((y - padT) % (insH + 1) || (x - padL) % (insW + 1)) at(c, y, x) = T(0);
 
     std::fill(acc.begin(), acc.end(), j.reduce == Reduce::Max ? padValue : T(0));
     // Per output element the taps are summed in (ic, kh, kw) order: the fp32
     // result depends on it (docs/isa.md).
-    for (uint32_t o = 0; o < OC; ++o) {
-      T *a = &acc[size_t(o) * OH * accW];
+    uint32_t o = 0;
+    if (!j.depthwise && j.reduce == Reduce::MulAdd)
+      for (; o + 4 <= OC; o += 4) {
+        for (size_t t = 0; t < taps; ++t)
+          for (uint32_t b = 0; b < 4; ++b) k4[4 * t + b] = kern[(o + b) * taps + t];
+        convBlock4(&acc[size_t(o) * len], len, planes.data(), tapOff.data(), k4.data(), taps);
+      }
+    for (; o < OC; ++o) {
+      T *a = &acc[size_t(o) * len];
       uint32_t icBegin = j.depthwise ? o : 0, icEnd = j.depthwise ? o + 1 : IC;
       for (uint32_t i = icBegin; i < icEnd; ++i)
         for (uint32_t y = 0; y < KH; ++y)
           for (uint32_t x = 0; x < KW; ++x) {
-            const T *plane = &planes[size_t(i) * Hp * Wp + size_t(y) * dilH * Wp + size_t(x) * dilW];
-            if (wide) {
-              const size_t len = size_t(OH) * Wp;
-              if (j.reduce == Reduce::Max)
-                maxRun(a, plane, len);
-              else
-                mulAddRun(a, plane, kern[((size_t(o) * kIc + (i - icBegin)) * KH + y) * KW + x], len);
-            } else if (j.reduce == Reduce::Max) {
-              for (uint32_t oy = 0; oy < OH; ++oy) {
-                const T *src = plane + size_t(oy) * strideH * Wp;
-                T *dst = a + size_t(oy) * OW;
-                for (uint32_t ox = 0; ox < OW; ++ox)
-                  dst[ox] = std::max(dst[ox], src[size_t(ox) * strideW]);
-              }
-            } else {
-              const T k = kern[((size_t(o) * kIc + (i - icBegin)) * KH + y) * KW + x];
-              for (uint32_t oy = 0; oy < OH; ++oy) {
-                const T *src = plane + size_t(oy) * strideH * Wp;
-                T *dst = a + size_t(oy) * OW;
-                for (uint32_t ox = 0; ox < OW; ++ox) dst[ox] += k * src[size_t(ox) * strideW];
-              }
-            }
+            if (j.reduce == Reduce::Max)
+              maxRun(a, tapRun(i, y, x), len);
+            else
+              mulAddRun(a, tapRun(i, y, x), kern[size_t(o) * taps + ((i - icBegin) * KH + y) * KW + x], len);
           }
     }
-    for (uint32_t o = 0; o < OC; ++o) {
-      T b = j.hasBias ? load(j.bias, 0, o, 0, 0) : T(0);
-      for (uint32_t oy = 0; oy < OH; ++oy)
+    for (uint32_t oc = 0; oc < OC; ++oc) {
+      T b = T(0);
+      if (j.hasBias) loadRow(j.bias, mem, 0, oc, 0, false, 1, &b);
+      for (uint32_t oy = 0; oy < OH; ++oy) {
+        const T *a = &acc[size_t(oc) * len + size_t(oy) * Wq];
+        if (j.resAdd) loadRow(j.out, mem, n, oc, oy, false, OW, row.data());
         for (uint32_t ox = 0; ox < OW; ++ox) {
-          T v = acc[(size_t(o) * OH + oy) * accW + ox];
+          T v = a[ox];
           if (j.hasBias) v += b;
-          if (j.resAdd) v += load(j.out, n, o, oy, ox);
+          if (j.resAdd) v += row[ox];
           if constexpr (std::is_floating_point_v<T>)
-            writeFloat(mem, j.out, n, o, oy, ox, v, j.relu);
+            floatRow[ox] = v;
           else
-            writeInt(mem, j.out, n, o, oy, ox, v, j.rshift, j.relu);
+            intRow[ox] = v;
         }
+        if constexpr (std::is_floating_point_v<T>)
+          writeFloatRow(j.out, mem, n, oc, oy, OW, floatRow.data(), j.relu, intTmp);
+        else
+          writeIntRow(j.out, mem, n, oc, oy, OW, intRow.data(), j.rshift, j.relu, floatTmp);
+      }
     }
   }
 }
@@ -265,8 +406,10 @@ Status checkWindowWork(const HwConfig &cfg, const WindowJob &j) {
   TPU_RETURN_IF_ERROR(checkWork(cfg, j.out.shape.count(), taps, "res0"));
   if (j.reduce == Reduce::MulAdd)
     TPU_RETURN_IF_ERROR(requireNarrowInputs({{&j.in, "opt_opd0_prec"}, {&j.kernel, "opt_opd1_prec"}}, j.cls));
-  TPU_RETURN_IF_ERROR(checkScratch(j.in.shape.c * Hp * Wp, "the padded input (opd0)"));
-  return checkScratch(uint64_t(j.out.shape.c) * j.out.shape.h * Wp, "the output accumulator (res0)");
+  const uint64_t sH = phaseStride(j.rows, j.out.shape.h), sW = phaseStride(j.cols, j.out.shape.w);
+  const uint64_t Hq = (Hp + sH - 1) / sH, Wq = (Wp + sW - 1) / sW;
+  TPU_RETURN_IF_ERROR(checkScratch(j.in.shape.c * Hq * sH * Wq * sW, "the padded input (opd0)"));
+  return checkScratch(uint64_t(j.out.shape.c) * j.out.shape.h * Wq, "the output accumulator (res0)");
 }
 
 template <class Cmd> void copyWindowFields(const Cmd &s, WindowJob &j) {
@@ -531,88 +674,6 @@ struct ElementwiseJob {
   uint32_t taylorTerms = 0;
   Shape4 aMask{1, 1, 1, 1}, bMask{1, 1, 1, 1}; // vc: 0 = broadcast index along that dim
 };
-
-// Rows: each operand's row (n, c, h, 0..W-1) is widened into a buffer, the
-// eu op runs over whole rows with the switch outside the loop, and the row is
-// narrowed back with the write-back rules. Same results as element by element.
-template <class S, class V> void widenRow(const uint8_t *p, size_t step, size_t W, V *out) {
-  for (size_t i = 0; i < W; ++i) {
-    S s;
-    std::memcpy(&s, p + i * step, sizeof(S));
-    out[i] = V(s);
-  }
-}
-template <class V>
-void loadRow(const LocalTensor &t, const LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, bool broadcastW,
-             size_t W, V *out) {
-  if (t.isConst) {
-    V v;
-    if constexpr (std::is_floating_point_v<V>)
-      v = t.loadFloat(m, 0, 0, 0, 0);
-    else
-      v = t.loadInt(m, 0, 0, 0, 0);
-    std::fill(out, out + W, v);
-    return;
-  }
-  const uint8_t *p = t.ptr(m, n, c, h, 0);
-  const size_t step = broadcastW ? 0 : size_t(t.stride.w) * t.elemBytes;
-  switch (t.prec) {
-  case Prec::Int8: return t.isSigned ? widenRow<int8_t>(p, step, W, out) : widenRow<uint8_t>(p, step, W, out);
-  case Prec::Int16: return t.isSigned ? widenRow<int16_t>(p, step, W, out) : widenRow<uint16_t>(p, step, W, out);
-  case Prec::Int32: return t.isSigned ? widenRow<int32_t>(p, step, W, out) : widenRow<uint32_t>(p, step, W, out);
-  case Prec::Fp32: return widenRow<float>(p, step, W, out);
-  }
-}
-template <class D> void narrowRow(uint8_t *p, size_t step, size_t W, const int64_t *v) {
-  for (size_t i = 0; i < W; ++i) {
-    D d = D(v[i]);
-    std::memcpy(p + i * step, &d, sizeof(D));
-  }
-}
-// Stores integers already in range (or to be truncated) into an integer row.
-void storeIntRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
-                 const int64_t *v) {
-  uint8_t *p = t.ptr(m, n, c, h, 0);
-  const size_t step = size_t(t.stride.w) * t.elemBytes;
-  switch (t.elemBytes) {
-  case 1: return narrowRow<uint8_t>(p, step, W, v);
-  case 2: return narrowRow<uint16_t>(p, step, W, v);
-  default: return narrowRow<uint32_t>(p, step, W, v);
-  }
-}
-void storeFloatRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
-                   const float *v) {
-  uint8_t *p = t.ptr(m, n, c, h, 0);
-  const size_t step = size_t(t.stride.w) * t.elemBytes;
-  for (size_t i = 0; i < W; ++i) std::memcpy(p + i * step, &v[i], 4);
-}
-// The integer write-back of a row (see writeInt), in place.
-void writeIntRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
-                 int64_t *v, unsigned rshift, bool doRelu, std::vector<float> &tmp) {
-  if (t.isFloat()) {
-    for (size_t i = 0; i < W; ++i) {
-      int64_t x = roundingRightShift(v[i], rshift);
-      tmp[i] = float(doRelu ? relu(x) : x);
-    }
-    return storeFloatRow(t, m, n, c, h, W, tmp.data());
-  }
-  const IntRange r = intRange(t.prec, t.isSigned);
-  for (size_t i = 0; i < W; ++i) {
-    int64_t x = roundingRightShift(v[i], rshift);
-    v[i] = saturate(doRelu ? relu(x) : x, r);
-  }
-  storeIntRow(t, m, n, c, h, W, v);
-}
-// The fp32 write-back of a row (see writeFloat), in place.
-void writeFloatRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
-                   float *v, bool doRelu, std::vector<int64_t> &tmp) {
-  if (doRelu)
-    for (size_t i = 0; i < W; ++i) v[i] = relu(v[i]);
-  if (t.isFloat()) return storeFloatRow(t, m, n, c, h, W, v);
-  const IntRange r = intRange(t.prec, t.isSigned);
-  for (size_t i = 0; i < W; ++i) tmp[i] = fp32ToInt(v[i], r);
-  storeIntRow(t, m, n, c, h, W, tmp.data());
-}
 
 int64_t shiftBy(int64_t a, int64_t b) {
   int64_t s = std::clamp<int64_t>(b, -63, 62);
