@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+"""How close can any BM1684-style INT8 compilation come to the fp32 output? A fake-quant ablation.
+
+    /usr/bin/python3 models/quant_headroom.py model.onnx model.cali in.npz [--tpu tpu_out.npz]
+
+Runs the ONNX model in fp32 with torch, then again with int8 rounding applied to
+more and more of it, and prints the cosine of each run's output against the fp32 one:
+
+  input only          only the input tensor rounded to int8 (its calibrated scale)
+  activations         every calibrated tensor rounded (symmetric, threshold/127 or
+                      /255 when the tensor is never negative), weights in fp32
+  + weights           conv/fc weights rounded as BM1684 requantises: one power-of-two
+                      right shift per layer (scale_in / scale_out * 2^rshift), bias exact
+  + int16 bias        as the chip: the shift must also fit the bias in int16
+                      (what `tpuc deploy --quantize INT8` emits)
+
+Each row is an upper bound for the rows below it. When "input only" or
+"activations" is already far below a target, no choice of thresholds, shifts or
+rounding in the compiler reaches it: the model itself amplifies small
+perturbations (typical of randomly initialised deep networks, docs/quantization.md).
+With --tpu, the Tpu interpreter's output (`tpuc run model_int8.tpu.mlir`) is compared
+too, which checks that the last row models the compiler faithfully.
+
+Supported ops: Conv, Relu, Clip, Add, MaxPool, GlobalAveragePool, Flatten, Gemm,
+Constant (the torchvision CNNs). Exit 2 with one line on bad input.
+"""
+import argparse
+import sys
+
+import numpy as np
+
+
+def fail(msg):
+    print(f"quant_headroom: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_table(path):
+    table = {}
+    try:
+        lines = open(path).read().splitlines()
+    except OSError as e:
+        fail(f"{path}: {e.strerror}")
+    for no, line in enumerate(lines, 1):
+        line = line.split("#", 1)[0].split()
+        if not line:
+            continue
+        if len(line) != 4:
+            fail(f"{path}:{no}: expected 'name threshold min max', got {len(line)} fields")
+        try:
+            threshold, lo = float(line[1]), float(line[2])
+        except ValueError:
+            fail(f"{path}:{no}: threshold and min must be numbers")
+        if not threshold > 0:
+            fail(f"{path}:{no}: threshold of '{line[0]}' must be > 0")
+        table[line[0]] = (threshold, lo)
+    return table
+
+
+def scale_of(table, name):
+    threshold, lo = table[name]
+    return threshold / (255.0 if lo >= 0 else 127.0)
+
+
+def first_shift(value, limit):
+    """The largest right shift r in [0, 31] with round(value * 2^r) <= limit (None if none)."""
+    for r in range(31, -1, -1):
+        if round(value * 2.0 ** r) <= limit:
+            return r
+    return None
+
+
+class Runner:
+    ROWS = ("input only", "activations", "+ weights", "+ int16 bias")
+
+    def __init__(self, torch, graph, numpy_helper, table):
+        self.torch, self.g, self.table = torch, graph, table
+        self.weights = {i.name: torch.tensor(numpy_helper.to_array(i).copy()) for i in graph.initializer}
+        self.consumers = {}
+        for n in graph.node:
+            for i in n.input:
+                self.consumers.setdefault(i, []).append(n)
+        self.numpy_helper = numpy_helper
+
+    def out_name(self, name):
+        """The calibrated tensor a conv writes: fused activations carry the name."""
+        while name not in self.table and len(self.consumers.get(name, [])) == 1:
+            nxt = self.consumers[name][0]
+            if nxt.op_type not in ("Relu", "Clip"):
+                break
+            name = nxt.output[0]
+        if name not in self.table:
+            fail(f"the calibration table has no threshold for '{name}'")
+        return name
+
+    def act(self, level, name, x):
+        if level < 0 or name not in self.table or (level == 0 and name != self.g.input[0].name):
+            return x
+        threshold, lo = self.table[name]
+        s = scale_of(self.table, name)
+        return self.torch.clamp(self.torch.round(x / s), 0 if lo >= 0 else -128, 255 if lo >= 0 else 127) * s
+
+    def layer(self, level, w, bias, in_name, out_name):
+        """Weights and bias as the chip sees them at this ablation level."""
+        if level < 2:
+            return w, bias
+        if in_name not in self.table:
+            fail(f"the calibration table has no threshold for '{in_name}'")
+        k = scale_of(self.table, in_name) / scale_of(self.table, out_name)
+        r = first_shift(float(w.abs().max()) * k, 127)
+        if r is not None and level >= 3 and bias is not None:
+            rb = first_shift(float(bias.abs().max()) / scale_of(self.table, out_name), 32767)
+            r = None if rb is None else min(r, rb)
+        if r is None:  # the compiler keeps this layer in fp32
+            return w, bias
+        step = 1.0 / (k * 2.0 ** r)
+        w = self.torch.clamp(self.torch.round(w / step), -128, 127) * step
+        if level >= 3 and bias is not None:
+            bstep = scale_of(self.table, out_name) / 2.0 ** r
+            bias = self.torch.round(bias / bstep) * bstep
+        return w, bias
+
+    def run(self, x, level):
+        F, torch = self.torch.nn.functional, self.torch
+        name = self.g.input[0].name
+        values = {name: self.act(level, name, x)}
+
+        def attr(node, key, default=None):
+            for a in node.attribute:
+                if a.name == key:
+                    import onnx
+                    return onnx.helper.get_attribute_value(a)
+            return default
+
+        for n in self.g.node:
+            ins = [values[i] if i in values else self.weights.get(i) for i in n.input]
+            out, op = n.output[0], n.op_type
+            if op == "Constant":
+                values[out] = torch.tensor(self.numpy_helper.to_array(n.attribute[0].t).copy())
+                continue
+            if op == "Conv":
+                pads = attr(n, "pads", [0, 0, 0, 0])
+                if pads[0] != pads[2] or pads[1] != pads[3]:
+                    fail(f"{out}: asymmetric conv padding is not supported")
+                w, b = self.layer(level, ins[1], ins[2] if len(ins) > 2 else None, n.input[0], self.out_name(out))
+                y = F.conv2d(ins[0], w, b, attr(n, "strides", [1, 1]), (pads[0], pads[1]),
+                             attr(n, "dilations", [1, 1]), attr(n, "group", 1))
+            elif op == "Gemm":
+                if attr(n, "transB", 0) != 1 or attr(n, "alpha", 1.0) != 1.0 or attr(n, "beta", 1.0) != 1.0:
+                    fail(f"{out}: only Gemm with transB=1, alpha=beta=1 is supported")
+                w, b = self.layer(level, ins[1], ins[2] if len(ins) > 2 else None, n.input[0], self.out_name(out))
+                y = ins[0] @ w.T + (b if b is not None else 0)
+            elif op == "Relu":
+                y = F.relu(ins[0])
+            elif op == "Clip":
+                y = torch.clamp(ins[0], float(ins[1]), float(ins[2]))
+            elif op == "Add":
+                y = ins[0] + ins[1]
+            elif op == "MaxPool":
+                pads = attr(n, "pads", [0, 0, 0, 0])
+                y = F.max_pool2d(ins[0], attr(n, "kernel_shape"), attr(n, "strides"), (pads[0], pads[1]))
+            elif op == "GlobalAveragePool":
+                y = ins[0].mean((2, 3), keepdim=True)
+            elif op == "Flatten":
+                y = ins[0].flatten(1)
+            else:
+                fail(f"node '{out}': op {op} is not supported by this ablation")
+            values[out] = self.act(level, out, y)
+        return values[self.g.output[0].name].double().flatten().numpy()
+
+
+def cosine(a, b):
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-30))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("model")
+    p.add_argument("calibration_table")
+    p.add_argument("input", help="npz with the model's one input")
+    p.add_argument("--tpu", help="npz with the Tpu interpreter's output of the same input")
+    args = p.parse_args()
+    try:
+        import onnx
+        import torch
+        from onnx import numpy_helper
+    except ImportError as e:
+        fail(f"needs torch and onnx (/usr/bin/python3): {e}")
+    try:
+        graph = onnx.load(args.model).graph
+    except Exception as e:  # onnx raises several types for a bad file
+        fail(f"{args.model}: not a readable ONNX model ({e})")
+    if len(graph.input) != 1 or len(graph.output) != 1:
+        fail(f"{args.model}: expected one input and one output")
+    table = read_table(args.calibration_table)
+    try:
+        arrays = np.load(args.input)
+        x = arrays[graph.input[0].name]
+    except (OSError, ValueError) as e:
+        fail(f"{args.input}: {e}")
+    except KeyError:
+        fail(f"{args.input}: no array named '{graph.input[0].name}' (the model's input)")
+    torch.set_num_threads(2)
+    runner = Runner(torch, graph, numpy_helper, table)
+    with torch.no_grad():
+        ref = runner.run(torch.tensor(np.asarray(x, np.float32)), -1)
+        rows = [(label, cosine(ref, runner.run(torch.tensor(np.asarray(x, np.float32)), level)))
+                for level, label in enumerate(Runner.ROWS)]
+    if args.tpu:
+        try:
+            tpu = np.load(args.tpu)[graph.output[0].name].astype(np.float64).flatten()
+        except (OSError, ValueError, KeyError) as e:
+            fail(f"{args.tpu}: no readable array '{graph.output[0].name}' ({e})")
+        if tpu.shape != ref.shape:
+            fail(f"{args.tpu}: output has {tpu.size} elements, the model {ref.size}")
+        rows.append(("tpu interpreter", cosine(ref, tpu)))
+    print(f"{'int8 rounding applied to':<26}cosine vs fp32")
+    for label, c in rows:
+        print(f"{label:<26}{c:.6f}")
+
+
+if __name__ == "__main__":
+    main()
