@@ -105,25 +105,17 @@ inline OptionalOperandCount<const bool> optionalCount(const bool &p, uint8_t bas
 // once; the visitor sees (field, member) pairs, operand slots and counts.
 #define TPU_TIU_FIELDS(Struct) template <class Self, class V> static void fields(Self &s, V &&v)
 
-// conv: NCHW convolution. input = opd0 (n, ic, ih, iw); weight = opd1 with
-// n = ic, c = oc, h = kh, w = kw (channel oc in oc's lane); bias = opd2, one
-// element per output channel; output = res0 (n, oc, oh, ow).
-struct Conv {
-  EuOp eu = EuOp::Mac;
-  LocalOperand input, weight, bias, output;
-  bool hasBias = false;
+// The window of conv and pord: padding, stride, zero insertion (dilation,
+// transposed conv), kernel rotation and the requantisation after the sum.
+struct Window {
   uint32_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
   uint32_t strideH = 1, strideW = 1;       // res_op_y_str / res_op_x_str
   uint32_t kernelInsH = 0, kernelInsW = 0; // zeros between kernel taps: dilation - 1
   uint32_t inputInsH = 0, inputInsW = 0;   // zeros between input pixels (transposed conv)
   bool kernelRotate = false;               // use the kernel rotated by 180 degrees
   uint32_t rshift = 0;
-  bool relu = false, resAdd = false;
-  TPU_TIU_FIELDS(Conv) {
-    v(TiuField::tsk_eu_typ, s.eu);
-    v(slot(s.input, kOpd0Slot)), v(slot(s.weight, kOpd1Slot));
-    v(slot(s.bias, kOpd2Slot)), v(slot(s.output, kRes0Slot));
-    v(optionalCount(s.hasBias, 2));
+  bool relu = false;
+  template <class Self, class V> static void windowFields(Self &s, V &&v) {
     v(TiuField::opd0_up_pad, s.padTop), v(TiuField::opd0_dn_pad, s.padBottom);
     v(TiuField::opd0_lf_pad, s.padLeft), v(TiuField::opd0_rt_pad, s.padRight);
     v(TiuField::res_op_y_str, s.strideH), v(TiuField::res_op_x_str, s.strideW);
@@ -131,6 +123,23 @@ struct Conv {
     v(TiuField::opd0_y_ins0, s.inputInsH), v(TiuField::opd0_x_ins0, s.inputInsW);
     v(TiuField::opt_kernel_rotate, s.kernelRotate);
     v(TiuField::opt_right_shift, s.rshift), v(TiuField::opt_relu, s.relu);
+  }
+};
+
+// conv: NCHW convolution. input = opd0 (n, ic, ih, iw); weight = opd1 with
+// n = ic, c = oc, h = kh, w = kw (channel oc in oc's lane); bias = opd2, one
+// element per output channel; output = res0 (n, oc, oh, ow).
+struct Conv : Window {
+  EuOp eu = EuOp::Mac;
+  LocalOperand input, weight, bias, output;
+  bool hasBias = false;
+  bool resAdd = false;
+  TPU_TIU_FIELDS(Conv) {
+    v(TiuField::tsk_eu_typ, s.eu);
+    v(slot(s.input, kOpd0Slot)), v(slot(s.weight, kOpd1Slot));
+    v(slot(s.bias, kOpd2Slot)), v(slot(s.output, kRes0Slot));
+    v(optionalCount(s.hasBias, 2));
+    windowFields(s, v);
     v(TiuField::opt_res_add, s.resAdd);
   }
 };
@@ -138,17 +147,10 @@ struct Conv {
 // pord: per-channel window operations. eu Mac: depthwise conv (kernel = opd1,
 // n = 1, c = C, h = kh, w = kw) or, when the kernel is a constant, average
 // pooling (sum * constant); eu Max: max pooling (kernel size from opd1_h/w).
-struct Pord {
+struct Pord : Window {
   EuOp eu = EuOp::Mac;
   LocalOperand input, kernel, bias, output;
   bool hasBias = false;
-  uint32_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
-  uint32_t strideH = 1, strideW = 1;
-  uint32_t kernelInsH = 0, kernelInsW = 0;
-  uint32_t inputInsH = 0, inputInsW = 0;
-  bool kernelRotate = false;
-  uint32_t rshift = 0;
-  bool relu = false;
   enum class Kind { Depthwise, AvgPool, MaxPool };
   Kind kind() const {
     return eu == EuOp::Max ? Kind::MaxPool : kernel.isConst ? Kind::AvgPool : Kind::Depthwise;
@@ -158,13 +160,7 @@ struct Pord {
     v(slot(s.input, kOpd0Slot)), v(slot(s.kernel, kOpd1Slot));
     v(slot(s.bias, kOpd2Slot)), v(slot(s.output, kRes0Slot));
     v(optionalCount(s.hasBias, 2));
-    v(TiuField::opd0_up_pad, s.padTop), v(TiuField::opd0_dn_pad, s.padBottom);
-    v(TiuField::opd0_lf_pad, s.padLeft), v(TiuField::opd0_rt_pad, s.padRight);
-    v(TiuField::res_op_y_str, s.strideH), v(TiuField::res_op_x_str, s.strideW);
-    v(TiuField::opd1_y_ins0, s.kernelInsH), v(TiuField::opd1_x_ins0, s.kernelInsW);
-    v(TiuField::opd0_y_ins0, s.inputInsH), v(TiuField::opd0_x_ins0, s.inputInsW);
-    v(TiuField::opt_kernel_rotate, s.kernelRotate);
-    v(TiuField::opt_right_shift, s.rshift), v(TiuField::opt_relu, s.relu);
+    windowFields(s, v);
   }
 };
 
