@@ -19,6 +19,14 @@ void RunControl::begin(const SimOptions &opts, double clockMhz, const SimProgram
   report_.clockMhz = clockMhz;
   report_.layerNames = program.layerNames;
   report_.groups.resize(program.groups.size());
+  // Local memory in use is a property of the program: every command's
+  // operands, whether or not the run reaches it.
+  for (size_t g = 0; g < program.groups.size(); ++g) {
+    for (const auto &queue : program.groups[g].queue)
+      for (const SimCommand &c : queue)
+        report_.groups[g].lmemPeakBytes = std::max(report_.groups[g].lmemPeakBytes, c.lmemEnd);
+    report_.lmemPeakBytes = std::max(report_.lmemPeakBytes, report_.groups[g].lmemPeakBytes);
+  }
 }
 
 double RunControl::toCycles(const sc_time &t) {

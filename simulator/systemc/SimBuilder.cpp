@@ -1,9 +1,13 @@
 #include "simulator/systemc/SimBuilder.h"
 
+#include "simulator/semantics/GdmaAccess.h"
 #include "simulator/semantics/GdmaExec.h"
+#include "simulator/semantics/LocalTensor.h"
 #include "simulator/semantics/TiuExec.h"
 #include "simulator/timing/GdmaTiming.h"
 #include "simulator/timing/TiuTiming.h"
+
+#include <algorithm>
 
 namespace tpu::sysc {
 
@@ -11,6 +15,47 @@ std::string gdmaMnemonic(const isa::GdmaCommand &cmd) {
   return "gdma." + std::string(isa::gdmaDirectionName(cmd.direction)) + "." +
          std::string(isa::gdmaSpecialFuncName(cmd.specialFunc));
 }
+
+namespace {
+
+// One past the highest in-lane byte of a resolved local tensor (strides are
+// non-negative, so its last element is the furthest, as resolveLocal checks).
+uint64_t tensorEnd(const sim::LocalTensor &t) {
+  if (t.isConst) return 0;
+  const isa::Shape4 &s = t.shape;
+  return t.offset(s.n - 1, s.c - 1, s.h - 1, s.w - 1) + t.elemBytes;
+}
+
+// The local operand slots of a TIU command, resolved with their own shape
+// fields; slots that do not resolve (unused, zero shape) are skipped.
+struct LmemExtent {
+  const isa::HwConfig &hw;
+  uint64_t end = 0;
+  template <class F, class T> void operator()(F, const T &) {}
+  template <class B> void operator()(isa::OptionalOperandCount<B>) {}
+  void operator()(isa::OperandRef<const isa::LocalOperand> r) {
+    if (r.op.isConst) return;
+    Result<sim::LocalTensor> t = sim::resolveLocal(hw, r.op, "operand");
+    if (t) end = std::max(end, tensorEnd(*t));
+  }
+};
+
+uint64_t tiuLmemEnd(const isa::TiuCommand &cmd, const isa::HwConfig &hw) {
+  LmemExtent v{hw};
+  std::visit([&](const auto &s) { std::decay_t<decltype(s)>::fields(s, v); }, cmd.op);
+  return v.end;
+}
+
+uint64_t gdmaLmemEnd(const isa::GdmaCommand &cmd, const isa::HwConfig &hw) {
+  Result<sim::GdmaPlan> plan = sim::planGdma(hw, cmd);
+  if (!plan) return 0;
+  uint64_t end = 0;
+  if (plan->readsSrc && plan->src.local) end = tensorEnd(plan->src.lmem);
+  if (plan->dst.local) end = std::max(end, tensorEnd(plan->dst.lmem));
+  return end;
+}
+
+} // namespace
 
 ProgramBuilder::ProgramBuilder(const isa::HwConfig &hw) : hw_(std::make_shared<const isa::HwConfig>(hw)) {}
 
@@ -37,6 +82,7 @@ void ProgramBuilder::addTiu(const isa::TiuCommand &cmd, const std::string &layer
   timing::TiuCost cost = timing::tiuCost(cmd, *hw_);
   c.latencyCycles = double(cost.startupCycles);
   c.dataCycles = double(cost.computeCycles);
+  c.lmemEnd = tiuLmemEnd(cmd, *hw_);
   c.execute = [hw = hw_, cmd](sim::LocalMemory &lm, sim::GlobalMemory &) { return sim::executeTiu(*hw, lm, cmd); };
   group().tiu().push_back(std::move(c));
 }
@@ -53,6 +99,7 @@ void ProgramBuilder::addGdma(const isa::GdmaCommand &cmd, const std::string &lay
     c.dataCycles = cost->lmemCycles;
     c.ddrBytes = cost->ddrBytes;
     c.payloadBytes = cost->payloadBytes;
+    c.lmemEnd = gdmaLmemEnd(cmd, *hw_);
   } else {
     c.latencyCycles = hw_->gdmaStartupCycles; // executeGdma reports the error when it runs
   }

@@ -34,6 +34,7 @@ struct SimCommand {
   double dataCycles = 0;    // data phase without DDR limits (compute, LMEM port)
   uint64_t ddrBytes = 0;    // bytes crossing the shared DDR channel in the data phase
   uint64_t payloadBytes = 0; // useful bytes moved (for stats; ddrBytes includes burst waste)
+  uint64_t lmemEnd = 0;     // one past the highest in-lane byte its local operands span (0: none)
   ExecuteFn execute;        // may be empty (timing-only runs)
 };
 

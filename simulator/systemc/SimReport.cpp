@@ -52,6 +52,7 @@ std::string SimReport::statsJson() const {
   ddr["payload_bytes"] = payloadBytes;
   ddr["average_gbs"] = totalCycles > 0 ? double(ddrBytes) / totalCycles * clockMhz / 1000.0 : 0.0;
   j["ddr"] = ddr;
+  j["lmem_peak_bytes"] = lmemPeakBytes;
   Json gs = Json::array();
   for (size_t i = 0; i < groups.size(); ++i) {
     Json g;
@@ -60,6 +61,7 @@ std::string SimReport::statsJson() const {
     g["end_cycle"] = cyc(groups[i].endCycle);
     g["cycles"] = cyc(groups[i].endCycle - groups[i].startCycle);
     addPerEngine(g, groups[i].commands, groups[i].busyCycles);
+    g["lmem_peak_bytes"] = groups[i].lmemPeakBytes;
     gs.push_back(std::move(g));
   }
   j["groups"] = std::move(gs);

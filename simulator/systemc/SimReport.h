@@ -23,6 +23,7 @@ struct EngineStats {
 
 struct GroupStats {
   double startCycle = 0, endCycle = 0;
+  uint64_t lmemPeakBytes = 0; // per lane: one past the highest byte a command's local operand spans
   std::array<uint64_t, kEngineCount> commands{};
   std::array<double, kEngineCount> busyCycles{};
 };
@@ -59,6 +60,7 @@ struct SimReport {
   std::array<EngineStats, kEngineCount> engines{};
   uint64_t ddrBytes = 0;     // bytes over the DDR channel, burst waste included
   uint64_t payloadBytes = 0; // useful GDMA bytes
+  uint64_t lmemPeakBytes = 0; // the largest group's lmemPeakBytes
   std::vector<GroupStats> groups;
   std::vector<LayerStats> layers; // in order of first appearance
   std::vector<std::string> layerNames; // the program's, indexed by TraceEvent::layer

@@ -31,6 +31,10 @@ cut -d, -f1,5,6 out/sweep.csv | tail -4 | tr '\n' ' ' | grep -q "^p0000,4,32 p00
 # Each point simulated its own config: less DDR bandwidth is slower at equal lanes.
 awk -F, 'NR>1 {lat[$5","$6]=$7} END {exit !(lat["4,32"] > lat["32,32"] && lat["4,64"] > lat["32,64"])}' out/sweep.csv \
   || fail "latency does not fall with bandwidth: $(cat out/sweep.csv)"
+# LMEM peak from the stats: the sum z at lane offset 0x50000, 16 channels of
+# 8x8 fp32 (one per lane, 256 bytes) is the highest buffer at every point.
+awk -F, 'NR>1 && $12 != 327936 {exit 1}' out/sweep.csv \
+  || fail "lmem_peak_bytes: $(cut -d, -f1,12 out/sweep.csv | tr '\n' ' ')"
 grep -q '"ddrBandwidthGBs": 4' out/points/p0000.config.json || fail "point config"
 [ "$(wc -l < out/sweep.jsonl)" = 4 ] || fail "jsonl rows"
 grep -q "<svg" out/latency_vs_ddr.svg && grep -q "npuLanes=32" out/latency_vs_ddr.svg || fail "latency plot"

@@ -301,3 +301,22 @@ TEST_F(SimCommands, LoadConvolveAddStoreMatchesTheFunctionalRun) {
   EXPECT_GT(r->tiu().waitingCycles, 0.0);
   EXPECT_EQ(r->layers.size(), 2u);
 }
+
+// LMEM use per command group: one past the highest in-lane byte any local
+// operand of the group spans (fp32 64 x 16 x 16 aligned: 1024 bytes per lane).
+TEST_F(SimCommands, StatsReportTheLocalMemoryPeakPerGroup) {
+  Net loadsOnly;
+  loadsOnly.gdma.push_back(move(GdmaDirection::S2L, gmem.base(), 0x0000, 1, 0));
+  auto program = buildProgram(hw, {toBmodel(addMulNet(gmem.base())), toBmodel(loadsOnly)});
+  ASSERT_TRUE(program) << program.message();
+  auto r = simulate(hw, lmem, gmem, *program);
+  ASSERT_TRUE(r) << r.message();
+  ASSERT_EQ(r->groups.size(), 2u);
+  EXPECT_EQ(r->groups[0].lmemPeakBytes, 0xC000u + 1024); // the mul result at 0xC000
+  EXPECT_EQ(r->groups[1].lmemPeakBytes, 1024u);
+  EXPECT_EQ(r->lmemPeakBytes, 0xC000u + 1024);
+  auto j = nlohmann::json::parse(r->statsJson());
+  EXPECT_EQ(j["lmem_peak_bytes"], 0xC000 + 1024);
+  EXPECT_EQ(j["groups"][0]["lmem_peak_bytes"], 0xC000 + 1024);
+  EXPECT_EQ(j["groups"][1]["lmem_peak_bytes"], 1024);
+}
