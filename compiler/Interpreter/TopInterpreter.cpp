@@ -836,6 +836,10 @@ tpu::Result<OwningOpRef<ModuleOp>> loadTopModule(MLIRContext &context, const std
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module) return tpu::makeError(diags.message().empty() ? path + ": cannot parse" : diags.message());
+  // The weight file is found relative to the module's location; a module
+  // written from another one (deploy's Tpu module) still carries the location
+  // of the file it came from, so locate it at the file it was read from.
+  (*module)->setLoc(FileLineColLoc::get(&context, path, 1, 1));
   return module;
 }
 
