@@ -9,7 +9,10 @@ namespace tpu::backend::emit {
 // rows are found backwards from the slice (windows add halo rows, clipped
 // rows become padding), so intermediate rows overlapping between slices are
 // recomputed. Group inputs from DDR and the group output are double-buffered
-// (runPipeline); intermediates, scratch and weights have one buffer.
+// (runPipeline); intermediates, scratch and weights have one buffer. The
+// weights are loaded once, after the first slice's inputs and op by op, and
+// each op's first computation waits only for its own weights: the GDMA
+// loads the next ops' weights while the TIU computes (weight prefetch).
 class LayerGroup {
 public:
   LayerGroup(Emitter &e, std::vector<const Op *> ops) : e_(e), ops_(std::move(ops)) {
@@ -71,6 +74,7 @@ public:
     bool hasFixed = false;
     auto emitWith = [&](const SliceChoice &pick) {
       ns_ = pick.ns, hs_ = pick.hs, sets_ = pick.sets;
+      fixedId_.clear();
       auto plan = alloc.plan(sizes(ns_, hs_, sets_), "layer group");
       offsets_ = plan->offsets;
       rep.nSlice = ns_, rep.cSlice = fin.s[1], rep.hSlice = hs_, rep.buffers = sets_;
@@ -93,15 +97,12 @@ public:
     return Status::ok();
   }
 
-  // Pipeline stages (runPipeline).
+  // Pipeline stages (runPipeline). A group's slices never change channels,
+  // so loadFixed is called once, before the first load: it only marks the
+  // weights to be loaded after that load's inputs.
   uint16_t loadFixed(const Tile &t, uint16_t wait) {
-    uint16_t id = 0;
-    for (size_t k = 0; k < ops_.size(); ++k) {
-      if (impl_[k]->fixedBytes(outC(k)).empty()) continue;
-      e_.b->setLayer(ops_[k]->name);
-      id = impl_[k]->loadFixed(Tile{0, t.ns, 0, outC(k), 0, 1}, wait);
-    }
-    return id;
+    fixedPending_ = true, fixedTile_ = t, fixedWait_ = wait;
+    return 0;
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) {
     Rows r = rows(t.h0, t.hs);
@@ -111,6 +112,15 @@ public:
       if (!ti.external) continue;
       e_.b->setLayer(ops_[size_t(ti.firstUse)]->name);
       id = e_.move(true, ti.d, t.n0, t.ns, 0, ti.s[1], r.need[i].first, count(r.need[i]), buffer(i, set, t.ns, r), wait);
+    }
+    if (fixedPending_) {
+      fixedPending_ = false;
+      fixedId_.assign(ops_.size(), 0);
+      for (size_t k = 0; k < ops_.size(); ++k) {
+        if (impl_[k]->fixedBytes(outC(k)).empty()) continue;
+        e_.b->setLayer(ops_[k]->name);
+        fixedId_[k] = impl_[k]->loadFixed(Tile{0, fixedTile_.ns, 0, outC(k), 0, 1}, fixedWait_);
+      }
     }
     return id;
   }
@@ -133,7 +143,8 @@ public:
         temps.push_back(LBuf::compact(offsets_[tempSlot_[k] + j], types[j],
                                       {u32(t.ns), u32(tens_[o].s[1]), u32(count(r.need[o])), u32(tens_[o].s[3])},
                                       e_.hw.npuLanes));
-      id = impl_[k]->local()->computeOn(ins, buffer(o, set, t.ns, r), temps, r.pads[k].first, r.pads[k].second, wait);
+      const uint16_t opWait = std::max(wait, k < fixedId_.size() ? fixedId_[k] : uint16_t(0));
+      id = impl_[k]->local()->computeOn(ins, buffer(o, set, t.ns, r), temps, r.pads[k].first, r.pads[k].second, opWait);
     }
     return id;
   }
@@ -253,6 +264,10 @@ private:
   std::vector<size_t> slot_, tempSlot_;
   size_t perSetCount_ = 0;
   std::vector<uint32_t> offsets_;
+  bool fixedPending_ = false; // loadFixed was called, the weights follow the next load
+  Tile fixedTile_{};
+  uint16_t fixedWait_ = 0;
+  std::vector<uint16_t> fixedId_; // per op: GDMA id of its last weight load (0: none)
   int64_t ns_ = 1, hs_ = 1;
   unsigned sets_ = 1;
 };

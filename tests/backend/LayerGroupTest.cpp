@@ -355,3 +355,41 @@ TEST(BackendLayerGroup, ResNet50ShapesCompile) {
 }
 
 } // namespace
+
+// Weight prefetch: in a group of two convolutions whose weights dominate
+// (7x7 planes, 256 channels), the first conv waits only for the group input
+// and its own weights; the second conv's weights are loaded by later GDMA
+// commands while it computes. Same bytes as the reference.
+TEST(BackendLayerGroup, EachOpWaitsOnlyForItsOwnWeights) {
+  for (DType t : {DType::F32, DType::I8}) {
+    Chain c(t, {1, 256, 7, 7});
+    c.conv(256, win(3, 1, 1)).relu = true;
+    c.conv(256, win(1, 1, 0));
+    Graph g = c.finish();
+    Options o;
+    o.segmentStarts.assign(1, 0);
+    expectMatchesReference(g, o);
+    auto m = compileToBmodel(g, o);
+    ASSERT_TRUE(m.isOk()) << m.message();
+    ASSERT_EQ(m->nets[0].groups.size(), 1u);
+    const bmodel::CmdGroup &grp = m->nets[0].groups[0];
+    const std::string first = g.ops[0].name, second = g.ops[1].name;
+    auto tiu0 = isa::decodeTiu(grp.tiu[0].data());
+    ASSERT_TRUE(tiu0.isOk()) << tiu0.message();
+    ASSERT_EQ(grp.tiuLayer[0], first);
+    const uint16_t firstWaits = tiu0->cmdIdGdma;
+    size_t secondLoads = 0;
+    for (size_t i = 0; i < grp.gdma.size(); ++i)
+      if (grp.gdmaLayer[i] == second) {
+        EXPECT_GT(i + 1, firstWaits) << "conv 1 waits for GDMA #" << i << " of " << second;
+        ++secondLoads;
+      }
+    EXPECT_GE(secondLoads, 1u);
+    for (size_t i = 0; i < grp.tiu.size(); ++i)
+      if (grp.tiuLayer[i] == second) {
+        auto cmd = isa::decodeTiu(grp.tiu[i].data());
+        ASSERT_TRUE(cmd.isOk());
+        EXPECT_GT(cmd->cmdIdGdma, firstWaits);
+      }
+  }
+}
