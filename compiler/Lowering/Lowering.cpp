@@ -77,6 +77,21 @@ std::vector<int64_t> shapeOf(Value v) {
   return {s.begin(), s.end()};
 }
 
+// A batch norm as x * scale[c] + bias[c]: scale = gamma / sqrt(var + eps),
+// bias = beta - mean * scale.
+struct ChannelAffine {
+  std::vector<float> scale, bias;
+};
+
+// The single-use chain of per-channel affine ops behind `v` (mul or add by
+// a scalar or per-channel constant, batch_norm) as one x * scale[c] +
+// bias[c] over `channels`; `result` is the chain's last value (v when empty).
+struct AffineChain {
+  std::vector<double> scale, bias;
+  Value result;
+  std::vector<Operation *> ops;
+};
+
 class Lowerer {
 public:
   Lowerer(ModuleOp src, const top::WeightStore &in, const LoweringOptions &opt)
@@ -102,6 +117,8 @@ private:
   Status lowerConstantBinary(Operation *op, Value x, Value constant);
   Status lowerAffine(Operation *op, Value input, std::vector<float> scale, std::vector<float> bias, Value result);
   Status lowerHardSigmoidF32(Operation *op, double alpha, double beta, bool timesInput);
+  Result<ChannelAffine> batchNormAffine(top::BatchNormOp op);
+  AffineChain affineChain(Value v, int64_t channels);
   Status lowerLut(Operation *op, kernels::UnaryKind kind, float a = 0, float b = 0);
   Status noLowering(Operation *op, const std::string &why);
 
@@ -523,24 +540,61 @@ Status Lowerer::lowerConstantBinary(Operation *op, Value x, Value constant) {
   return lowerAffine(op, x, scale, bias, result);
 }
 
-Status Lowerer::lowerBatchNorm(top::BatchNormOp op) {
+Result<ChannelAffine> Lowerer::batchNormAffine(top::BatchNormOp op) {
   auto shape = shapeOf(op.getInput());
-  if (shape.size() < 2) return noLowering(op, "a batch norm without a channel axis");
+  if (shape.size() < 2) return makeError("a batch norm without a channel axis");
   std::vector<std::vector<float>> v;
   for (auto [operand, role] : {std::pair{op.getScale(), "scale"}, std::pair{op.getBias(), "bias"},
                                std::pair{op.getMean(), "mean"}, std::pair{op.getVariance(), "variance"}}) {
     auto w = weightValues(operand, role, op);
-    if (!w) return noLowering(op, w.message());
-    if (int64_t(w->size()) != shape[1]) return noLowering(op, std::string("the ") + role + " needs one value per channel");
+    if (!w) return makeError(w.message());
+    if (int64_t(w->size()) != shape[1]) return makeError("the ", role, " needs one value per channel");
     v.push_back(std::move(*w));
   }
   const double eps = op.getEpsilon().convertToDouble();
-  std::vector<float> scale(v[0].size()), bias(v[0].size());
-  for (size_t c = 0; c < scale.size(); ++c) {
+  ChannelAffine a{std::vector<float>(v[0].size()), std::vector<float>(v[0].size())};
+  for (size_t c = 0; c < a.scale.size(); ++c) {
     const double k = double(v[0][c]) / std::sqrt(double(v[3][c]) + eps);
-    scale[c] = float(k), bias[c] = float(double(v[1][c]) - double(v[2][c]) * k);
+    a.scale[c] = float(k), a.bias[c] = float(double(v[1][c]) - double(v[2][c]) * k);
   }
-  return lowerAffine(op, op.getInput(), std::move(scale), std::move(bias), op.getOutput());
+  return a;
+}
+
+Status Lowerer::lowerBatchNorm(top::BatchNormOp op) {
+  auto a = batchNormAffine(op);
+  if (!a) return noLowering(op, a.message());
+  return lowerAffine(op, op.getInput(), std::move(a->scale), std::move(a->bias), op.getOutput());
+}
+
+AffineChain Lowerer::affineChain(Value v, int64_t channels) {
+  AffineChain chain{std::vector<double>(size_t(channels), 1.0), std::vector<double>(size_t(channels), 0.0), v, {}};
+  while (chain.result.hasOneUse()) {
+    Operation *user = *chain.result.getUsers().begin();
+    if (user->getNumResults() != 1 || shapeOf(user->getResult(0)) != shapeOf(chain.result)) break;
+    std::vector<float> k, b;
+    if (auto bn = dyn_cast<top::BatchNormOp>(user)) {
+      auto a = batchNormAffine(bn);
+      if (!a || bn.getInput() != chain.result) break;
+      k = std::move(a->scale), b = std::move(a->bias);
+    } else if (isa<top::MulOp, top::AddOp>(user)) {
+      Value other = user->getOperand(0) == chain.result ? user->getOperand(1) : user->getOperand(0);
+      if (!other.getDefiningOp<top::WeightOp>()) break;
+      auto cv = weightValues(other, "the constant operand", user);
+      if (!cv) break;
+      std::vector<float> c = channelConstant(*cv, shapeOf(other), shapeOf(chain.result));
+      if (c.empty()) break;
+      if (c.size() == 1) c.assign(size_t(channels), c[0]);
+      if (isa<top::MulOp>(user)) k = std::move(c), b.assign(size_t(channels), 0.0f);
+      else k.assign(size_t(channels), 1.0f), b = std::move(c);
+    } else {
+      break;
+    }
+    for (size_t i = 0; i < size_t(channels); ++i)
+      chain.scale[i] *= k[i], chain.bias[i] = chain.bias[i] * k[i] + b[i];
+    chain.ops.push_back(user);
+    chain.result = user->getResult(0);
+  }
+  return chain;
 }
 
 // x * scale + bias, scalars (one value each) or per channel; a following
@@ -606,9 +660,6 @@ Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
   auto k = op.getKernelShape();
   if (k.size() != 2) return noLowering(op, "only 2-D transposed convolutions (NCHW) are supported");
   if (op.getGroup() != 1) return noLowering(op, "a grouped transposed convolution (the back end runs group 1)");
-  auto relu = fusibleRelu(op.getOutput());
-  Value result = relu ? relu.getOutput() : op.getOutput();
-  const std::string &outName = names_[result];
   auto wv = weightValues(op.getFilter(), "filter", op);
   if (!wv) return noLowering(op, wv.message());
   std::vector<float> bias;
@@ -617,7 +668,20 @@ Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
     if (!bv) return noLowering(op, bv.message());
     bias = *bv;
   }
+  // Per-channel affine ops behind it (a bias add, batch norm) fold into the
+  // filter and bias: one requantization instead of one per op.
   auto filterShape = shapeOf(op.getFilter());
+  const int64_t oc = filterShape[1], taps = filterShape[2] * filterShape[3];
+  AffineChain chain = affineChain(op.getOutput(), oc);
+  if (!chain.ops.empty()) {
+    for (size_t i = 0; i < wv->size(); ++i) (*wv)[i] = float((*wv)[i] * chain.scale[size_t(int64_t(i) / taps % oc)]);
+    bias.resize(size_t(oc), 0.0f);
+    for (size_t c = 0; c < size_t(oc); ++c) bias[c] = float(bias[c] * chain.scale[c] + chain.bias[c]);
+    fused_.insert(chain.ops.begin(), chain.ops.end());
+  }
+  auto relu = fusibleRelu(chain.result);
+  Value result = relu ? relu.getOutput() : chain.result;
+  const std::string &outName = names_[result];
   auto outShape = shapeOf(result);
   Attrs attrs{arr("kernel_shape", k), arr("strides", op.getStrides()), arr("pads", op.getPads()),
               arr("dilations", op.getDilations()), i64("group", 1), flag("do_relu", bool(relu))};

@@ -520,6 +520,43 @@ TEST(Lowering, ConvTranspose) {
   }
 }
 
+// PP-OCR's head: conv_transpose, its bias as a [1, C, 1, 1] add, batch norm,
+// relu: the add and the batch norm fold into the filter and bias, the relu
+// fuses; one op.
+TEST(Lowering, ConvTransposeAbsorbsBiasAddAndBatchNorm) {
+  Case c;
+  c.inputs = {{1, 24, 6, 5}};
+  c.output = {1, 24, 12, 10};
+  c.weights["w"] = randomWeight({24, 24, 2, 2}, 0.3f, 51);
+  c.weights["b"] = randomWeight({1, 24, 1, 1}, 0.3f, 52);
+  c.weights["gamma"] = randomWeight({24}, 1.0f, 53);
+  c.weights["beta"] = randomWeight({24}, 0.3f, 54);
+  c.weights["mean"] = randomWeight({24}, 0.3f, 55);
+  std::vector<float> var(24, 0.7f);
+  c.weights["var"] = NpyArray::from({24}, var.data(), var.size());
+  const std::string y = "tensor<1x24x12x10xf32>", v = "tensor<24xf32>";
+  c.body = "%w = top.weight \"w\" : tensor<24x24x2x2xf32>\n%none = top.none\n%b = top.weight \"b\" : tensor<1x24x1x1xf32>\n"
+           "%g = top.weight \"gamma\" : " + v + "\n%be = top.weight \"beta\" : " + v + "\n%m = top.weight \"mean\" : " + v +
+           "\n%v = top.weight \"var\" : " + v + "\n"
+           "%t = \"top.conv_transpose\"(%in0, %w, %none) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, "
+           "pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>} : "
+           "(tensor<1x24x6x5xf32>, tensor<24x24x2x2xf32>, none) -> " + y + " loc(\"t\")\n"
+           "%a = \"top.add\"(%t, %b) : (" + y + ", tensor<1x24x1x1xf32>) -> " + y + " loc(\"a\")\n"
+           "%bn = \"top.batch_norm\"(%a, %g, %be, %m, %v) {epsilon = 1.0e-5 : f64} : (" + y + ", " + v + ", " + v + ", " +
+           v + ", " + v + ") -> " + y + " loc(\"bn\")\n"
+           "%y = \"top.relu\"(%bn) : (" + y + ") -> " + y + " loc(\"y\")";
+  expectBoth(c);
+  for (Quantize mode : {Quantize::F32, Quantize::INT8}) {
+    Pipeline p(c);
+    auto r = p.run(mode);
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_EQ(countFused(r->graph, backend::OpKind::ConvTranspose, true), 1u);
+    EXPECT_EQ(countKind(r->graph, backend::OpKind::Affine) + countKind(r->graph, backend::OpKind::Add) +
+                  countKind(r->graph, backend::OpKind::Relu),
+              0u);
+  }
+}
+
 TEST(Lowering, GroupedConvTransposeIsNamed) {
   Case c;
   c.inputs = {{1, 4, 3, 3}};
