@@ -4,12 +4,14 @@
 Runs `tpuc flow` on models/out/resnet50.onnx (FP32 b1, INT8 b1) and
 resnet50_b4.onnx (INT8 b4; per-image latency = batch time / 4), parses the
 simulated time from each summary and rewrites the table between the markers
-in docs/validation.md. The per-layer breakdown of each run is in its work
-directory (<tag>_stats.json, <tag>_trace.json; `tpuc profile` makes a page).
+in docs/validation.md, and a second table with the time per ResNet stage
+(span, TIU busy, GDMA busy). The per-layer breakdown of each run is in its
+work directory (<tag>_stats.json, <tag>_trace.json; `tpuc profile` makes a page).
 
 usage: /usr/bin/python3 perf/validate_resnet50.py [--tpuc PATH] [--work DIR] [--no-doc]
 """
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -22,6 +24,9 @@ MODELS = os.path.join(ROOT, "models", "out")
 DOC = os.path.join(ROOT, "docs", "validation.md")
 BEGIN = "<!-- resnet50-latency begin (perf/validate_resnet50.py) -->"
 END = "<!-- resnet50-latency end -->"
+STAGE_BEGIN = "<!-- resnet50-stages begin (perf/validate_resnet50.py) -->"
+STAGE_END = "<!-- resnet50-stages end -->"
+STAGES = ["stem", "layer1", "layer2", "layer3", "layer4", "head"]
 
 # (label, onnx, test input, quantize, batch, published ms per image)
 RUNS = [
@@ -46,6 +51,38 @@ def batched_samples(work, batch):
     return dst
 
 
+def stage_of(layer):
+    """ResNet-50 stage of a layer (bmodel layer names are the ONNX output names)."""
+    for k in range(1, 5):
+        if f"/layer{k}/" in layer:
+            return f"layer{k}"
+    return "head" if ("avgpool" in layer or layer.startswith("output")) else "stem"
+
+
+def stage_breakdown(stats_path):
+    """Per stage: span (first start to last end) and TIU / GDMA busy time, in ms."""
+    with open(stats_path) as f:
+        stats = json.load(f)
+    clock_khz = stats["clock_mhz"] * 1e3
+    out = {}
+    for layer in stats["layers"]:
+        st = out.setdefault(stage_of(layer["name"]), {"start": layer["start_cycle"], "end": layer["end_cycle"],
+                                                      "tiu": 0.0, "gdma": 0.0})
+        st["start"] = min(st["start"], layer["start_cycle"])
+        st["end"] = max(st["end"], layer["end_cycle"])
+        st["tiu"] += layer["tiu_busy_cycles"]
+        st["gdma"] += layer["gdma_busy_cycles"]
+    return {k: {"span": (v["end"] - v["start"]) / clock_khz, "tiu": v["tiu"] / clock_khz,
+                "gdma": v["gdma"] / clock_khz} for k, v in out.items()}
+
+
+def replace_block(text, begin, end, table):
+    block = f"{begin}\n{table}\n{end}"
+    if begin in text and end in text:
+        return text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+    return text.rstrip("\n") + "\n\n" + block + "\n"
+
+
 def run_flow(tpuc, work, label, onnx, test_input, quantize, batch):
     wdir = os.path.join(work, label.replace(" ", "_").lower())
     cmd = [tpuc, "flow", os.path.join(MODELS, onnx), "--quantize", quantize,
@@ -66,7 +103,9 @@ def run_flow(tpuc, work, label, onnx, test_input, quantize, batch):
     acc = re.search(r"top vs bmodel\s+cosine ([0-9.-]+)", summary)
     if not m or not util:
         sys.exit(f"validate_resnet50: {label}: no simulated time in the flow summary")
+    stats = os.path.join(wdir, os.path.splitext(onnx)[0] + "_" + quantize.lower() + "_stats.json")
     return {"cycles": int(m.group(1)), "ms": float(m.group(2)) / 1e3, "tiu": util.group(1),
+            "stages": stage_breakdown(stats),
             "gdma": util.group(2), "cosine": acc.group(1) if acc else "?",
             "pass": "PASS" if proc.returncode == 0 else "FAIL", "dir": os.path.relpath(wdir, ROOT)}
 
@@ -81,23 +120,27 @@ def main():
     rows = ["| Run | Simulated ms / image | Published ms / image | Error | TIU / GDMA util | "
             "cosine vs fp32 reference | flow |",
             "|---|---|---|---|---|---|---|"]
+    stage_rows = ["| Run | " + " | ".join(STAGES) + " |", "|---|" + "---|" * len(STAGES)]
     for label, onnx, test_input, quantize, batch, published in RUNS:
         r = run_flow(args.tpuc, args.work, label, onnx, test_input, quantize, batch)
+        cells = []
+        for stage in STAGES:
+            st = r["stages"].get(stage)
+            cells.append(f"{st['span']:.2f} ({st['tiu']:.2f} / {st['gdma']:.2f})" if st else "-")
+        stage_rows.append(f"| {label} | " + " | ".join(cells) + " |")
         per_image = r["ms"] / batch
         err = (per_image - published) / published * 100
         rows.append(f"| {label} | {per_image:.2f} | {published:.2f} | {err:+.1f} % | "
                     f"{r['tiu']} % / {r['gdma']} % | {r['cosine']} | {r['pass']} |")
         print(rows[-1], flush=True)
     table = "\n".join(rows)
+    print("\n".join(stage_rows))
     if args.no_doc:
         return
     with open(DOC) as f:
         text = f.read()
-    block = f"{BEGIN}\n{table}\n{END}"
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    text = replace_block(text, BEGIN, END, table)
+    text = replace_block(text, STAGE_BEGIN, STAGE_END, "\n".join(stage_rows))
     with open(DOC, "w") as f:
         f.write(text)
 
