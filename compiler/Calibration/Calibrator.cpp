@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <sstream>
 
 namespace tpu::calib {
 
@@ -132,6 +133,35 @@ Result<std::vector<std::string>> listSampleFiles(const std::string &dir) {
   std::sort(files.begin(), files.end());
   if (files.empty()) return makeError(dir, ": no .npz samples");
   return files;
+}
+
+Result<std::vector<NpzMap>> loadSamples(const std::string &dataset, const std::string &dataList, int64_t inputNum) {
+  if (dataset.empty() == dataList.empty()) return makeError("give exactly one of --dataset DIR and --data a.npz,b.npz");
+  if (inputNum < 0) return makeError("--input-num must be >= 1");
+  std::vector<std::string> files;
+  if (!dataset.empty()) {
+    auto listed = listSampleFiles(dataset);
+    if (!listed) return listed.status();
+    files = listed.take();
+  } else {
+    std::stringstream list(dataList);
+    for (std::string f; std::getline(list, f, ',');)
+      if (!f.empty()) files.push_back(f);
+    if (files.empty()) return makeError("--data names no file");
+  }
+  if (inputNum > 0) {
+    if (size_t(inputNum) > files.size())
+      return makeError("--input-num ", inputNum, " but ", dataset.empty() ? "--data names" : dataset + " holds",
+                       " only ", files.size(), " samples");
+    files.resize(size_t(inputNum));
+  }
+  std::vector<NpzMap> samples;
+  for (const std::string &f : files) {
+    auto s = readNpz(f);
+    if (!s) return s.status();
+    samples.push_back(s.take());
+  }
+  return samples;
 }
 
 } // namespace tpu::calib

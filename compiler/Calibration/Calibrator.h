@@ -43,4 +43,9 @@ Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzM
 // `dir` is not a directory or holds none.
 Result<std::vector<std::string>> listSampleFiles(const std::string &dir);
 
+// The samples a command was given: `dataset` (a directory, listSampleFiles)
+// or `dataList` (comma-separated .npz paths), exactly one non-empty, cut to
+// the first `inputNum` (0 = all) and read.
+Result<std::vector<NpzMap>> loadSamples(const std::string &dataset, const std::string &dataList, int64_t inputNum);
+
 } // namespace tpu::calib

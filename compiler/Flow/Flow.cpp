@@ -90,17 +90,14 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   // Read the inputs before the long steps, so a bad file fails at once.
   auto inputs = readNpz(options.testInput);
   if (!inputs) return makeError(inputs.message());
-  std::vector<std::string> sampleFiles;
+  if (!int8 && !options.quantizeTable.empty()) return makeError("--quantize-table is only used with --quantize INT8");
+  if (!options.quantizeTable.empty())
+    if (auto table = lowering::loadQuantizeTable(options.quantizeTable); !table) return makeError(table.message());
+  std::vector<NpzMap> samples;
   if (int8) {
-    auto listed = calib::listSampleFiles(options.calibrationData);
-    if (!listed) return makeError(listed.message());
-    sampleFiles = listed.take();
-    if (options.inputNum > 0) {
-      if (size_t(options.inputNum) > sampleFiles.size())
-        return makeError("--input-num ", options.inputNum, " but ", options.calibrationData, " holds only ",
-                         sampleFiles.size(), " samples");
-      sampleFiles.resize(size_t(options.inputNum));
-    }
+    auto loaded = calib::loadSamples(options.calibrationData, "", options.inputNum);
+    if (!loaded) return makeError(loaded.message());
+    samples = loaded.take();
   }
 
   const std::string stem = modelStem(options.onnxPath);
@@ -133,13 +130,7 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   // 2. Calibrate (INT8).
   if (int8) {
     r.caliPath = join(workDir, stem + ".cali");
-    log << "flow: calibrate over " << sampleFiles.size() << " sample(s) -> " << r.caliPath << "\n";
-    std::vector<NpzMap> samples;
-    for (const std::string &f : sampleFiles) {
-      auto s = readNpz(f);
-      if (!s) return makeError(s.message());
-      samples.push_back(std::move(*s));
-    }
+    log << "flow: calibrate over " << samples.size() << " sample(s) -> " << r.caliPath << "\n";
     calib::CalibrationOptions co;
     co.method = options.calibrationMethod;
     auto table = calib::calibrate(**topModule, samples, co);
@@ -152,6 +143,7 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   lowering::DeployOptions dopt;
   dopt.mode = options.mode;
   dopt.calibrationTable = r.caliPath;
+  dopt.quantizeTable = options.quantizeTable;
   dopt.layerGroup = options.layerGroup;
   dopt.output = r.bmodelPath;
   auto deployed = lowering::deploy(r.topPath, dopt, log);

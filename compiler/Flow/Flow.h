@@ -24,6 +24,7 @@ struct FlowOptions {
   std::string calibrationData; // directory of .npz samples (required for INT8)
   int64_t inputNum = 0;        // first N samples; 0 = all
   calib::Method calibrationMethod = calib::Method::Kl;
+  std::string quantizeTable;   // tensors kept in fp32 (INT8), as tpuc deploy --quantize-table
   std::string testInput;       // .npz, one member per model input
   bool layerGroup = true;
   std::string configPath;      // HwConfig JSON for the sim run; empty = BM1684

@@ -6,7 +6,6 @@
 #include "tools/tpuc/Subcommand.h"
 
 #include <iostream>
-#include <sstream>
 
 namespace {
 
@@ -25,37 +24,12 @@ int runCalibrate(int argc, char **argv) {
     return tpuc::kExitOk;
   }
   if (!args.has("--output")) return tpuc::fail("calibrate", "missing -o model.cali");
-  if (args.has("--dataset") == args.has("--data"))
-    return tpuc::fail("calibrate", "give exactly one of --dataset DIR and --data a.npz,b.npz");
-  auto method = tpu::calib::parseMethod(args.get("--method", "kl"));
-  if (!method) return tpuc::fail("calibrate", method.message());
   auto num = args.getInt("--input-num", 0);
   if (!num) return tpuc::fail("calibrate", num.message());
-  if (*num < 0) return tpuc::fail("calibrate", "--input-num must be >= 1");
-
-  std::vector<std::string> files;
-  if (args.has("--dataset")) {
-    auto listed = tpu::calib::listSampleFiles(args.get("--dataset"));
-    if (!listed) return tpuc::fail("calibrate", listed.message());
-    files = listed.take();
-  } else {
-    std::stringstream list(args.get("--data"));
-    for (std::string f; std::getline(list, f, ',');)
-      if (!f.empty()) files.push_back(f);
-    if (files.empty()) return tpuc::fail("calibrate", "--data names no file");
-  }
-  if (*num > 0) {
-    if (size_t(*num) > files.size())
-      return tpuc::fail("calibrate", "--input-num " + std::to_string(*num) + " but only " +
-                                         std::to_string(files.size()) + " samples");
-    files.resize(size_t(*num));
-  }
-  std::vector<tpu::NpzMap> samples;
-  for (const std::string &f : files) {
-    auto s = tpu::readNpz(f);
-    if (!s) return tpuc::fail("calibrate", s.message());
-    samples.push_back(std::move(*s));
-  }
+  auto samples = tpu::calib::loadSamples(args.get("--dataset", ""), args.get("--data", ""), *num);
+  if (!samples) return tpuc::fail("calibrate", samples.message());
+  auto method = tpu::calib::parseMethod(args.get("--method", "kl"));
+  if (!method) return tpuc::fail("calibrate", method.message());
 
   mlir::MLIRContext context;
   auto module = top::loadTopModule(context, args.args()[0]);
@@ -66,7 +40,7 @@ int runCalibrate(int argc, char **argv) {
     std::cerr << "\rcalibrate: " << done << "/" << total << " interpreter runs" << (done == total ? "\n" : "")
               << std::flush;
   };
-  auto table = tpu::calib::calibrate(**module, samples, opt);
+  auto table = tpu::calib::calibrate(**module, *samples, opt);
   if (!table) return tpuc::fail("calibrate", args.args()[0] + ": " + table.message());
   if (auto st = table->save(args.get("--output")); !st) return tpuc::fail("calibrate", st.message());
   return tpuc::kExitOk;

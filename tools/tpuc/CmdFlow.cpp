@@ -14,7 +14,7 @@ namespace {
 int runFlowCmd(int argc, char **argv) {
   tpu::ArgParser args("flow", "tpuc flow model.onnx --quantize F32|INT8 --test-input in.npz "
                               "[--input-shapes \"[[1,3,224,224]]\"] [--calibration-data DIR] [--input-num N] "
-                              "[--calibration-method kl|max] "
+                              "[--calibration-method kl|max] [--quantize-table keep_fp32.txt] "
                               "[--no-layer-group] [--config hw.json] [--work-dir DIR]");
   args.positionals(1, 1, "model.onnx");
   args.option("--quantize", "F32 or INT8");
@@ -23,6 +23,7 @@ int runFlowCmd(int argc, char **argv) {
   args.option("--input-num", "calibrate with the first N samples (default: all)");
   args.option("--calibration-method", "kl (KL-divergence histogram; default) or max (absolute maximum)");
   args.option("--test-input", "npz with one array per model input, run through every stage");
+  args.option("--quantize-table", "tensors kept in F32 (INT8; e.g. from tpuc qtable)");
   args.flag("--no-layer-group", "compile every op alone (load, compute, store)");
   args.option("--config", "hardware config JSON for the simulated run (default: BM1684)");
   args.option("--work-dir", "where every file goes (default: <model>_flow)");
@@ -54,6 +55,7 @@ int runFlowCmd(int argc, char **argv) {
   opt.calibrationMethod = *method;
   opt.testInput = args.get("--test-input");
   opt.layerGroup = !args.isSet("--no-layer-group");
+  opt.quantizeTable = args.get("--quantize-table", "");
   opt.configPath = args.get("--config");
   opt.workDir = args.get("--work-dir");
   auto result = tpu::flow::runFlow(opt, std::cerr);

@@ -1,0 +1,53 @@
+// Mixed-precision search (TPU-MLIR's "sensitive layer" search): which tensors
+// to keep in fp32 so that the INT8 Tpu module's outputs reach a cosine target
+// against the Top interpreter on sample inputs. Every candidate is first tried
+// alone (all others int8); then candidates are added in order of the cosine
+// they gave alone until the target is met. The result is a quantize table for
+// `tpuc deploy --quantize-table`.
+#pragma once
+
+#include "compiler/Calibration/CalibrationTable.h"
+#include "compiler/Dialect/Top/WeightStore.h"
+#include "support/Npz.h"
+#include "support/Status.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tpu::flow {
+
+struct QuantizeTableSearchOptions {
+  double minCosine = 0.99;  // target: min over samples and outputs
+  size_t maxLayers = 0;     // stop after this many fp32 tensors (0: no limit)
+  // Called after each Tpu-interpreter evaluation: (evaluations done, planned).
+  std::function<void(size_t, size_t)> progress;
+};
+
+struct LayerCosine {
+  std::string name;
+  double cosine = 0; // the model's output cosine with this tensor (and, in
+                     // `chosen`, every earlier one) kept fp32
+};
+
+struct QuantizeTableSearchResult {
+  double int8Cosine = 0;              // everything int8
+  std::vector<LayerCosine> alone;     // every candidate alone, best first
+  std::vector<LayerCosine> chosen;    // the quantize table, in the order added
+  bool reached = false;               // the last cosine (or int8Cosine) >= minCosine
+  double finalCosine() const { return chosen.empty() ? int8Cosine : chosen.back().cosine; }
+  // The table in the format lowering::loadQuantizeTable reads, with the
+  // cosines as comments.
+  std::string format(double minCosine) const;
+};
+
+// `topModule` must be a shape-inferred Top module with its weights; the
+// candidates are the calibrated tensors other than the model inputs.
+Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, const top::WeightStore &weights,
+                                                      const calib::CalibrationTable &calibration,
+                                                      const std::vector<NpzMap> &samples,
+                                                      const QuantizeTableSearchOptions &options);
+
+} // namespace tpu::flow

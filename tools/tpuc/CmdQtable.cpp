@@ -1,0 +1,84 @@
+// tpuc qtable: searches the tensors to keep in fp32 so that an INT8 model
+// reaches a cosine target — wiring only; the search is in
+// compiler/Flow/QuantizeTableSearch.h.
+#include "compiler/Calibration/Calibrator.h"
+#include "compiler/Flow/QuantizeTableSearch.h"
+#include "compiler/Interpreter/TopInterpreter.h"
+#include "support/ArgParser.h"
+#include "tools/tpuc/Subcommand.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace {
+
+int runQtable(int argc, char **argv) {
+  tpu::ArgParser args("qtable", "tpuc qtable model.top.mlir --calibration-table model.cali --dataset DIR | --data "
+                                "a.npz,b.npz [--input-num N] [--min-cosine 0.99] [--max-layers N] -o model.qtable");
+  args.positionals(1, 1, "model");
+  args.option("--calibration-table", "calibration table from tpuc calibrate");
+  args.option("--dataset", "directory of .npz samples to measure on, taken in name order");
+  args.option("--data", "comma-separated .npz samples");
+  args.option("--input-num", "use the first N samples (default: the first 4)");
+  args.option("--min-cosine", "target cosine of every output on every sample (default 0.99)");
+  args.option("--max-layers", "keep at most N tensors in F32 (default: no limit)");
+  args.option("--output", "the quantize table to write (for tpuc deploy --quantize-table)", "-o");
+  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("qtable", st.message());
+  if (args.helpRequested()) {
+    std::cout << args.help();
+    return tpuc::kExitOk;
+  }
+  if (!args.has("--output")) return tpuc::fail("qtable", "missing -o model.qtable");
+  if (!args.has("--calibration-table")) return tpuc::fail("qtable", "missing --calibration-table model.cali");
+  auto num = args.getInt("--input-num", 0);
+  if (!num) return tpuc::fail("qtable", num.message());
+  auto maxLayers = args.getInt("--max-layers", 0);
+  if (!maxLayers) return tpuc::fail("qtable", maxLayers.message());
+  if (*maxLayers < 0) return tpuc::fail("qtable", "--max-layers must be >= 0");
+  tpu::flow::QuantizeTableSearchOptions opt;
+  auto minCosine = args.getDouble("--min-cosine", 0.99);
+  if (!minCosine) return tpuc::fail("qtable", minCosine.message());
+  if (*minCosine <= -1 || *minCosine > 1) return tpuc::fail("qtable", "--min-cosine must be in (-1, 1]");
+  opt.minCosine = *minCosine;
+  opt.maxLayers = size_t(*maxLayers);
+
+  auto cali = tpu::calib::CalibrationTable::load(args.get("--calibration-table"));
+  if (!cali) return tpuc::fail("qtable", cali.message());
+  auto samples = tpu::calib::loadSamples(args.get("--dataset", ""), args.get("--data", ""), *num);
+  if (!samples) return tpuc::fail("qtable", samples.message());
+  // Without --input-num: the first 4 samples (each evaluation runs them all).
+  if (!args.has("--input-num") && samples->size() > 4) samples->resize(4);
+
+  mlir::MLIRContext context;
+  auto module = top::loadTopModule(context, args.args()[0]);
+  if (!module) return tpuc::fail("qtable", module.message());
+  auto weights = top::WeightStore::loadFor(**module);
+  if (!weights) return tpuc::fail("qtable", args.args()[0] + ": " + weights.message());
+  opt.progress = [](size_t done, size_t total) {
+    std::cerr << "\rqtable: " << done << "/" << total << " Tpu interpreter evaluations" << (done == total ? "\n" : "")
+              << std::flush;
+  };
+  auto result = tpu::flow::searchQuantizeTable(**module, *weights, *cali, *samples, opt);
+  if (!result) return tpuc::fail("qtable", args.args()[0] + ": " + result.message());
+
+  const std::string out = args.get("--output"), tmp = out + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << result->format(opt.minCosine);
+    if (!f.flush()) return tpuc::fail("qtable", out + ": cannot write");
+  }
+  if (std::rename(tmp.c_str(), out.c_str()) != 0) return tpuc::fail("qtable", out + ": cannot write");
+  char line[200];
+  std::snprintf(line, sizeof line, "qtable: all int8 cosine %.6f; %zu tensor(s) in F32 give %.6f (target %.6f%s)\n",
+                result->int8Cosine, result->chosen.size(), result->finalCosine(), opt.minCosine,
+                result->reached ? ", reached" : ", NOT reached");
+  std::cout << line;
+  for (const auto &c : result->chosen) std::cout << "  " << c.name << "  -> " << c.cosine << "\n";
+  return result->reached ? tpuc::kExitOk : tpuc::kExitMismatch;
+}
+
+tpuc::RegisterSubcommand registerQtable("qtable", "mixed precision: search the tensors to keep F32 for a cosine target",
+                                        runQtable);
+
+} // namespace
