@@ -68,7 +68,20 @@ Status transferRows(const GdmaView &v, LocalMemory &lmem,
       } else if (!window.empty()) {
         plane = window.data() + planeOffset;
       }
-      for (uint32_t h = 0; h < v.shape[2]; ++h, buf += rowBytes) {
+      const uint32_t H = v.shape[2];
+      if (plane && ws == 1 && hStep == rowBytes) { // the plane's rows are one run
+        kWrite ? std::memcpy(plane, buf, rowBytes * H) : std::memcpy(buf, plane, rowBytes * H);
+        buf += rowBytes * H;
+        continue;
+      }
+      if (plane && ws != 1 && hStep == B && H > W) { // columns are the runs (a 4N word's items)
+        for (uint32_t w = 0; w < W; ++w)
+          kWrite ? copyElements(plane + w * ws * B, B, buf + w * B, rowBytes, H, B)
+                 : copyElements(buf + w * B, rowBytes, plane + w * ws * B, B, H, B);
+        buf += rowBytes * H;
+        continue;
+      }
+      for (uint32_t h = 0; h < H; ++h, buf += rowBytes) {
         const uint64_t first = planeOffset + h * hStep;
         uint8_t *p = plane ? plane + h * hStep : nullptr;
         if (p) {

@@ -9,6 +9,8 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 namespace tpu::sim {
@@ -221,6 +223,9 @@ maxRun(T *__restrict acc, const T *__restrict src, size_t len) {
 }
 
 
+// Convolutions of at least this many multiply-accumulates use two host threads.
+constexpr uint64_t kParallelMacs = uint64_t(1) << 22;
+
 // Elements convBlock4 may read past the last tap's run.
 constexpr size_t kConvBlockPad = 64 / sizeof(int32_t);
 
@@ -313,7 +318,13 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   auto tapRun = [&](uint32_t c, uint32_t y, uint32_t x) {
     return &at(c, uint64_t(y) * dilH, uint64_t(x) * dilW);
   };
-  std::vector<T> acc(size_t(OC) * len), row(std::max(is.w, OW)), k4(j.depthwise ? 0 : 4 * taps);
+  // Blocks of four output channels (convBlock4) and their taps, [block][tap][4].
+  const uint32_t blocks = !j.depthwise && j.reduce == Reduce::MulAdd ? OC / 4 : 0;
+  std::vector<T> k4(size_t(blocks) * 4 * taps);
+  for (uint32_t blk = 0; blk < blocks; ++blk)
+    for (size_t t = 0; t < taps; ++t)
+      for (uint32_t b = 0; b < 4; ++b) k4[(size_t(blk) * taps + t) * 4 + b] = kern[size_t(blk * 4 + b) * taps + t];
+  std::vector<T> acc(size_t(OC) * len), row(std::max(is.w, OW));
   // Where each tap (ic, kh, kw) of a convolution starts in the planes.
   std::vector<size_t> tapOff(j.depthwise ? 0 : taps);
   for (size_t t = 0; t < tapOff.size(); ++t)
@@ -325,8 +336,14 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
     for (uint32_t c = 0; c < IC; ++c)
       for (uint32_t y = 0; y < is.h; ++y) {
         loadRow(j.in, mem, n, c, y, false, is.w, row.data());
-        const uint64_t yy = padT + uint64_t(y) * (insH + 1);
-        for (uint32_t x = 0; x < is.w; ++x) at(c, yy, padL + uint64_t(x) * (insW + 1)) = row[x];
+        // Column x goes to padded column padL + x*(insW+1): phase and index
+        // advance without a division per element.
+        T *rowBase = &at(c, padT + uint64_t(y) * (insH + 1), 0);
+        uint64_t px = padL % sW, qx = padL / sW;
+        for (uint32_t x = 0; x < is.w; ++x) {
+          rowBase[px * phaseSize + qx] = row[x];
+          for (px += insW + 1; px >= sW; px -= sW) ++qx;
+        }
       }
     // Inserted zeros are zeros even for max pooling; padding is the pad value.
     if (j.reduce == Reduce::Max && (insH || insW))
@@ -338,14 +355,24 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
     std::fill(acc.begin(), acc.end(), j.reduce == Reduce::Max ? padValue : T(0));
     // Per output element the taps are summed in (ic, kh, kw) order: the fp32
     // result depends on it (docs/isa.md).
-    uint32_t o = 0;
-    if (!j.depthwise && j.reduce == Reduce::MulAdd)
-      for (; o + 4 <= OC; o += 4) {
-        for (size_t t = 0; t < taps; ++t)
-          for (uint32_t b = 0; b < 4; ++b) k4[4 * t + b] = kern[(o + b) * taps + t];
-        convBlock4(&acc[size_t(o) * len], len, planes.data(), tapOff.data(), k4.data(), taps);
+    auto runBlocks = [&](uint32_t first, uint32_t last) {
+      for (uint32_t blk = first; blk < last; ++blk)
+        convBlock4(&acc[size_t(blk) * 4 * len], len, planes.data(), tapOff.data(), &k4[size_t(blk) * 4 * taps], taps);
+    };
+    // Output channels are independent: a large convolution splits its
+    // blocks over two host threads; every element gets the same operations.
+    if (uint64_t(blocks) * 4 * taps * len >= kParallelMacs && blocks >= 2) {
+      std::optional<std::thread> helper;
+      try {
+        helper.emplace(runBlocks, blocks / 2, blocks);
+      } catch (const std::system_error &) { // no thread: run all blocks here
       }
-    for (; o < OC; ++o) {
+      runBlocks(0, helper ? blocks / 2 : blocks);
+      if (helper) helper->join();
+    } else {
+      runBlocks(0, blocks);
+    }
+    for (uint32_t o = blocks * 4; o < OC; ++o) {
       T *a = &acc[size_t(o) * len];
       uint32_t icBegin = j.depthwise ? o : 0, icEnd = j.depthwise ? o + 1 : IC;
       for (uint32_t i = icBegin; i < icEnd; ++i)
