@@ -348,25 +348,23 @@ size_t countFused(const backend::Graph &g, backend::OpKind k, bool relu) {
   return n;
 }
 
-// Batch norm after a conv: one per-channel affine (scale and bias weights,
-// int8: int16 scale, int32 bias), the relu behind it fused. 67 channels:
-// past one lane row.
+// A batch norm on an activation no conv produces (PP-OCR has one behind a
+// concat): one per-channel affine (scale and bias weights, int8: int16
+// scale, int32 bias), the relu behind it fused. 67 channels: past one lane
+// row.
 TEST(Lowering, BatchNormIsAPerChannelAffineWithRelu) {
   Case c;
-  c.inputs = {{2, 3, 9, 7}};
+  c.inputs = {{2, 67, 9, 7}};
   c.output = {2, 67, 9, 7};
-  c.weights["w"] = randomWeight({67, 3, 3, 3}, 0.3f, 11);
   c.weights["gamma"] = randomWeight({67}, 1.0f, 12);
   c.weights["beta"] = randomWeight({67}, 0.5f, 13);
   c.weights["mean"] = randomWeight({67}, 0.3f, 14);
   std::vector<float> var(67);
   for (size_t i = 0; i < var.size(); ++i) var[i] = 0.2f + 0.05f * float(i % 13);
   c.weights["var"] = NpyArray::from({67}, var.data(), var.size());
-  c.body = "%w = top.weight \"w\" : tensor<67x3x3x3xf32>\n%none = top.none\n"
-           "%g = top.weight \"gamma\" : tensor<67xf32>\n%b = top.weight \"beta\" : tensor<67xf32>\n"
-           "%m = top.weight \"mean\" : tensor<67xf32>\n%v = top.weight \"var\" : tensor<67xf32>\n" +
-           conv("c", "in0", "w", "none", {2, 3, 9, 7}, {67, 3, 3, 3}, {2, 67, 9, 7}, k3p1) +
-           "%bn = \"top.batch_norm\"(%c, %g, %b, %m, %v) {epsilon = 1.0e-5 : f64} : (tensor<2x67x9x7xf32>, "
+  c.body = "%g = top.weight \"gamma\" : tensor<67xf32>\n%b = top.weight \"beta\" : tensor<67xf32>\n"
+           "%m = top.weight \"mean\" : tensor<67xf32>\n%v = top.weight \"var\" : tensor<67xf32>\n"
+           "%bn = \"top.batch_norm\"(%in0, %g, %b, %m, %v) {epsilon = 1.0e-5 : f64} : (tensor<2x67x9x7xf32>, "
            "tensor<67xf32>, tensor<67xf32>, tensor<67xf32>, tensor<67xf32>) -> tensor<2x67x9x7xf32> loc(\"bn\")\n"
            "%y = \"top.relu\"(%bn) : (tensor<2x67x9x7xf32>) -> tensor<2x67x9x7xf32> loc(\"y\")";
   expectBoth(c);
@@ -384,6 +382,45 @@ TEST(Lowering, BatchNormIsAPerChannelAffineWithRelu) {
         EXPECT_EQ(r->graph.tensors[size_t(op.inputs[2])].dtype,
                   mode == Quantize::F32 ? backend::DType::F32 : backend::DType::I32);
       }
+  }
+}
+
+// Behind an fp32 conv, batch norm and PP-OCR's learnable affine (x * s + b
+// with scalars, the constant first in the mul) fold into the filter and
+// bias, the relu after them fuses: one conv (grouped here, 12 channels in
+// groups of 3). INT8 keeps them as one per-channel affine (with the relu).
+TEST(Lowering, ConvAbsorbsBatchNormAndScalarAffine) {
+  Case c;
+  c.inputs = {{1, 12, 9, 7}};
+  c.output = {1, 12, 9, 7};
+  c.weights["w"] = randomWeight({12, 3, 3, 3}, 0.3f, 61);
+  c.weights["gamma"] = randomWeight({12}, 1.0f, 62);
+  c.weights["beta"] = randomWeight({12}, 0.3f, 63);
+  c.weights["mean"] = randomWeight({12}, 0.3f, 64);
+  std::vector<float> var(12, 0.6f);
+  c.weights["var"] = NpyArray::from({12}, var.data(), var.size());
+  c.weights["s"] = NpyArray::from({1}, std::vector<float>{1.7f});
+  c.weights["t"] = NpyArray::from({1}, std::vector<float>{0.4f});
+  const std::string y = "tensor<1x12x9x7xf32>", v = "tensor<12xf32>";
+  c.body = "%w = top.weight \"w\" : tensor<12x3x3x3xf32>\n%none = top.none\n%g = top.weight \"gamma\" : " + v +
+           "\n%be = top.weight \"beta\" : " + v + "\n%m = top.weight \"mean\" : " + v + "\n%v = top.weight \"var\" : " + v +
+           "\n%s = top.weight \"s\" : tensor<1xf32>\n%t = top.weight \"t\" : tensor<1xf32>\n" +
+           conv("c", "in0", "w", "none", {1, 12, 9, 7}, {12, 3, 3, 3}, {1, 12, 9, 7}, std::string(k3p1) + ", group = 4 : i64") +
+           "%bn = \"top.batch_norm\"(%c, %g, %be, %m, %v) {epsilon = 1.0e-5 : f64} : (" + y + ", " + v + ", " + v + ", " +
+           v + ", " + v + ") -> " + y + " loc(\"bn\")\n"
+           "%ms = \"top.mul\"(%s, %bn) : (tensor<1xf32>, " + y + ") -> " + y + " loc(\"ms\")\n"
+           "%at = \"top.add\"(%ms, %t) : (" + y + ", tensor<1xf32>) -> " + y + " loc(\"at\")\n"
+           "%y = \"top.relu\"(%at) : (" + y + ") -> " + y + " loc(\"y\")";
+  expectBoth(c);
+  for (Quantize mode : {Quantize::F32, Quantize::INT8}) {
+    Pipeline p(c);
+    auto r = p.run(mode);
+    ASSERT_TRUE(r) << r.message();
+    const bool f32 = mode == Quantize::F32;
+    EXPECT_EQ(countFused(r->graph, backend::OpKind::Conv, f32), 1u);
+    EXPECT_EQ(countFused(r->graph, backend::OpKind::Affine, true), f32 ? 0u : 1u);
+    EXPECT_EQ(countKind(r->graph, backend::OpKind::Affine), f32 ? 0u : 1u);
+    EXPECT_EQ(countKind(r->graph, backend::OpKind::Relu), 0u);
   }
 }
 
@@ -412,7 +449,8 @@ TEST(Lowering, ScalarMulThenAddIsOneAffine) {
 }
 
 // A per-channel constant ([1, C, 1, 1], as a transposed conv's bias comes
-// out of paddle2onnx) added, and one multiplied, with a relu behind.
+// out of paddle2onnx) added, one ([C, 1, 1]) multiplied, a relu behind: one
+// per-channel affine with relu.
 TEST(Lowering, PerChannelConstantAddAndMul) {
   Case c;
   c.inputs = {{2, 70, 5, 3}};
@@ -427,8 +465,18 @@ TEST(Lowering, PerChannelConstantAddAndMul) {
   Pipeline p(c);
   auto q = p.run(Quantize::INT8);
   ASSERT_TRUE(q) << q.message();
-  EXPECT_EQ(countKind(q->graph, backend::OpKind::Affine), 2u);
+  EXPECT_EQ(countKind(q->graph, backend::OpKind::Affine), 1u);
   EXPECT_EQ(countFused(q->graph, backend::OpKind::Affine, true), 1u);
+  EXPECT_EQ(countKind(q->graph, backend::OpKind::Relu), 0u);
+  // The add alone: a scale of ones, per-channel bias.
+  c.body = "%b = top.weight \"b\" : tensor<1x70x1x1xf32>\n"
+           "%y = \"top.add\"(%in0, %b) : (tensor<2x70x5x3xf32>, tensor<1x70x1x1xf32>) -> tensor<2x70x5x3xf32> loc(\"y\")";
+  expectBoth(c);
+  Pipeline pa(c);
+  auto a = pa.run(Quantize::F32);
+  ASSERT_TRUE(a) << a.message();
+  ASSERT_EQ(countKind(a->graph, backend::OpKind::Affine), 1u);
+  EXPECT_EQ(a->graph.ops[0].inputs.size(), 3u);
 }
 
 TEST(Lowering, ConstantsThatAreNotPerChannelAreNamed) {
