@@ -6,21 +6,99 @@
 #include "runtime/IoConvert.h"
 #include "runtime/Runtime.h"
 
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 using namespace tpu;
 using namespace tpu::runtime;
+
+namespace {
+
+// bmrt_launch_tensor is asynchronous, as on the chip: it checks its
+// arguments, places the inputs and sets up the output tensors, then queues
+// the run; one worker per device runs the queue in order and bm_thread_sync
+// waits for it. A job runs under the device mutex, so memory calls made
+// before the sync see the finished run (the chip leaves them undefined).
+class LaunchQueue {
+public:
+  explicit LaunchQueue(std::mutex &device) : device_(device), worker_([this] { work(); }) {}
+  ~LaunchQueue() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join(); // after the queued jobs
+  }
+  void submit(std::function<bool()> job) {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_all();
+  }
+  void recordFailure() {
+    std::lock_guard<std::mutex> lock(m_);
+    failed_ = true;
+  }
+  // Waits until every queued job has run.
+  void waitIdle() {
+    std::unique_lock<std::mutex> lock(m_);
+    idle_.wait(lock, [this] { return jobs_.empty() && !busy_; });
+  }
+  // Whether a job failed (or a launch was rejected) since the last call.
+  bool takeFailure() {
+    std::lock_guard<std::mutex> lock(m_);
+    bool failed = failed_;
+    failed_ = false;
+    return failed;
+  }
+
+private:
+  void work() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+      if (jobs_.empty()) return; // stopping, nothing left
+      std::function<bool()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      bool ok;
+      {
+        std::lock_guard<std::mutex> device(device_);
+        ok = job();
+      }
+      lock.lock();
+      busy_ = false;
+      failed_ = failed_ || !ok;
+      if (jobs_.empty()) idle_.notify_all();
+    }
+  }
+
+  std::mutex &device_;
+  std::mutex m_;
+  std::condition_variable cv_, idle_;
+  std::deque<std::function<bool()>> jobs_;
+  bool busy_ = false, stop_ = false, failed_ = false;
+  std::thread worker_; // last: starts after the members it uses
+};
+
+} // namespace
 
 struct bm_context {
   std::mutex mu; // one call at a time per device
   std::shared_ptr<SimDevice> device;
   BackendKind backend = BackendKind::Func;
-  bool launchFailed = false; // a launch since the last bm_thread_sync failed
+  LaunchQueue launches{mu}; // destroyed first: its jobs use the device
 };
 
 namespace {
@@ -92,18 +170,25 @@ bmodel::Tensor withMode(const bmodel::Tensor &t, bm_store_mode_t mode) {
   return u;
 }
 
-// Copies one user input (device memory, any store mode) to the net's input.
-Status placeInput(SimDevice &dev, const bmodel::Tensor &t, const bm_tensor_t &user) {
+// Checks one user input (device memory, any store mode) against the net's.
+Status checkInput(const SimDevice &dev, const bmodel::Tensor &t, const bm_tensor_t &user) {
   if (uint32_t(user.dtype) != uint32_t(t.dtype))
     return makeError("dtype ", dataTypeName(DataType(user.dtype)), " given, the net expects ",
                      dataTypeName(t.dtype));
   TPU_RETURN_IF_ERROR(checkShape(user.shape, t.shape));
-  bmodel::Tensor view = withMode(t, user.st_mode);
-  auto bytes = deviceBytes(view);
+  auto bytes = deviceBytes(withMode(t, user.st_mode));
   if (!bytes) return bytes.status();
   if (user.device_mem.size < *bytes)
     return makeError("device memory of ", user.device_mem.size, " bytes holds less than the ",
                      *bytes, " the tensor needs");
+  return dev.gmem().checkRange(user.device_mem.u.device.device_addr, *bytes, "read");
+}
+
+// Copies one checked user input to the net's input.
+Status placeInput(SimDevice &dev, const bmodel::Tensor &t, const bm_tensor_t &user) {
+  bmodel::Tensor view = withMode(t, user.st_mode);
+  auto bytes = deviceBytes(view);
+  if (!bytes) return bytes.status();
   std::vector<uint8_t> data(*bytes);
   TPU_RETURN_IF_ERROR(dev.gmem().read(user.device_mem.u.device.device_addr, data.data(), data.size()));
   if (view.storeMode != t.storeMode) {
@@ -114,68 +199,103 @@ Status placeInput(SimDevice &dev, const bmodel::Tensor &t, const bm_tensor_t &us
   return dev.gmem().write(t.deviceAddr, data.data(), data.size());
 }
 
-// Copies one net output into user memory (allocated here unless userMem).
-Status fetchOutput(SimDevice &dev, const bmodel::Tensor &t, bm_tensor_t &user, bool userMem,
-                   bool userStmode, std::vector<uint64_t> &allocated) {
+// Sets up one output tensor as the caller will see it: its store mode, shape,
+// dtype and device memory (allocated here unless userMem).
+Status describeOutput(SimDevice &dev, const bmodel::Tensor &t, bm_tensor_t &user, bool userMem, bool userStmode,
+                      std::vector<uint64_t> &allocated) {
   bm_store_mode_t mode = userStmode ? user.st_mode : BM_STORE_1N;
-  bmodel::Tensor view = withMode(t, mode);
-  auto bytes = deviceBytes(view);
+  auto bytes = deviceBytes(withMode(t, mode));
   if (!bytes) return bytes.status();
-  std::vector<uint8_t> data(t.storageBytes());
-  TPU_RETURN_IF_ERROR(dev.gmem().read(t.deviceAddr, data.data(), data.size()));
-  if (view.storeMode != t.storeMode) {
-    auto moved = relayout(t, data.data(), data.size(), view.storeMode);
-    if (!moved) return moved.status();
-    data = moved.take();
-  }
   auto shape = toShape(t.shape);
   if (!shape) return shape.status();
   if (userMem) {
-    if (user.device_mem.size < data.size())
-      return makeError("device memory of ", user.device_mem.size, " bytes holds less than the ",
-                       data.size(), " the output needs");
+    if (user.device_mem.size < *bytes)
+      return makeError("device memory of ", user.device_mem.size, " bytes holds less than the ", *bytes,
+                       " the output needs");
+    TPU_RETURN_IF_ERROR(dev.gmem().checkRange(user.device_mem.u.device.device_addr, *bytes, "write"));
   } else {
-    auto addr = dev.allocate(data.size(), "output '" + t.name + "'");
+    auto addr = dev.allocate(*bytes, "output '" + t.name + "'");
     if (!addr) return addr.status();
     allocated.push_back(*addr);
-    user.device_mem = deviceMem(*addr, data.size());
+    user.device_mem = deviceMem(*addr, *bytes);
   }
-  TPU_RETURN_IF_ERROR(dev.gmem().write(user.device_mem.u.device.device_addr, data.data(), data.size()));
   user.dtype = bm_data_type_t(t.dtype);
   user.shape = *shape;
   user.st_mode = mode;
   return Status::ok();
 }
 
+// Copies one net output to the user's tensor (set up by describeOutput).
+Status copyOutput(SimDevice &dev, const bmodel::Tensor &t, const bm_tensor_t &user) {
+  std::vector<uint8_t> data(t.storageBytes());
+  TPU_RETURN_IF_ERROR(dev.gmem().read(t.deviceAddr, data.data(), data.size()));
+  if (StoreMode(user.st_mode) != t.storeMode) {
+    auto moved = relayout(t, data.data(), data.size(), StoreMode(user.st_mode));
+    if (!moved) return moved.status();
+    data = moved.take();
+  }
+  return dev.gmem().write(user.device_mem.u.device.device_addr, data.data(), data.size());
+}
+
+// Checks a launch, places its inputs and sets up its outputs (under the
+// device mutex); then queues the run and the output copies.
 Status launchTensors(Bmrt &b, const char *netName, const bm_tensor_t *inputs, int inNum,
                      bm_tensor_t *outputs, int outNum, bool userMem, bool userStmode) {
   if (!netName) return makeError("net name is NULL");
   auto net = b.rt->net(netName);
   if (!net) return net.status();
   const bmodel::Net &d = **net;
-  const std::string where = std::string("net '") + netName + "'";
+  const std::string name = netName, where = "net '" + name + "'";
   if (inNum != int(d.inputs.size()) || (inNum && !inputs))
     return makeError(where, ": ", inNum, " input tensors given, it has ", d.inputs.size());
   if (outNum != int(d.outputs.size()) || (outNum && !outputs))
     return makeError(where, ": ", outNum, " output tensors given, it has ", d.outputs.size());
   SimDevice &dev = b.rt->device();
-  for (int i = 0; i < inNum; ++i) {
-    Status st = placeInput(dev, d.inputs[i], inputs[i]);
-    if (!st) return st.prefix(where + ": input " + std::to_string(i) + " '" + d.inputs[i].name + "'");
-  }
-  RunReport report;
-  TPU_RETURN_IF_ERROR(b.rt->launch(netName, RunOptions(), report));
-  // Outputs are handed over only when all of them are in place.
+  auto inputWhere = [&](size_t i) { return where + ": input " + std::to_string(i) + " '" + d.inputs[i].name + "'"; };
+  for (int i = 0; i < inNum; ++i)
+    if (Status st = checkInput(dev, d.inputs[i], inputs[i]); !st) return st.prefix(inputWhere(size_t(i)));
+  // The run reads the inputs when it starts (the caller keeps them until the sync).
+  std::vector<bm_tensor_t> given(inputs, inputs + inNum);
+  std::vector<std::string> inputWheres;
+  for (int i = 0; i < inNum; ++i) inputWheres.push_back(inputWhere(size_t(i)));
+  // Outputs are handed over only when all of them are set up.
   std::vector<bm_tensor_t> result(outputs, outputs + outNum);
   std::vector<uint64_t> allocated;
   for (int i = 0; i < outNum; ++i) {
-    Status st = fetchOutput(dev, d.outputs[i], result[i], userMem, userStmode, allocated);
+    Status st = describeOutput(dev, d.outputs[i], result[i], userMem, userStmode, allocated);
     if (!st) {
       for (uint64_t a : allocated) (void)dev.release(a);
       return st.prefix(where + ": output " + std::to_string(i) + " '" + d.outputs[i].name + "'");
     }
   }
+  Bmrt *bp = &b;
+  auto run = [bp, name, where, result, given, inputWheres]() -> Status {
+    const bmodel::Net &net = **bp->rt->net(name);
+    for (size_t i = 0; i < given.size(); ++i)
+      if (Status st = placeInput(bp->rt->device(), net.inputs[i], given[i]); !st) return st.prefix(inputWheres[i]);
+    RunReport report;
+    TPU_RETURN_IF_ERROR(bp->rt->launch(name, RunOptions(), report));
+    for (size_t i = 0; i < result.size(); ++i)
+      if (Status st = copyOutput(bp->rt->device(), net.outputs[i], result[i]); !st)
+        return st.prefix(where + ": output " + std::to_string(i) + " '" + net.outputs[i].name + "'");
+    return Status::ok();
+  };
+  // The device backend forwards to libbmrt, which queues on the chip itself;
+  // a failure there (no card) is reported by this call, outputs untouched.
+  if (b.ctx->backend == BackendKind::Device) {
+    if (Status st = run(); !st) {
+      for (uint64_t a : allocated) (void)dev.release(a);
+      return st;
+    }
+    std::copy(result.begin(), result.end(), outputs);
+    return Status::ok();
+  }
   std::copy(result.begin(), result.end(), outputs);
+  b.ctx->launches.submit([run] {
+    Status st = run();
+    if (!st) logError("bmrt_launch_tensor", st.message());
+    return bool(st);
+  });
   return Status::ok();
 }
 
@@ -307,14 +427,12 @@ bm_status_t bm_memcpy_d2s_partial(bm_handle_t handle, void *dst, bm_device_mem_t
   return copy("bm_memcpy_d2s_partial", handle, false, dst, src, size);
 }
 
-// Launches complete before bmrt_launch_tensor returns; sync reports whether
-// one of them failed since the last sync.
+// Waits for the queued launches; reports whether one of them failed (or a
+// launch was rejected) since the last sync.
 bm_status_t bm_thread_sync(bm_handle_t handle) {
   if (!handle) return BM_ERR_PARAM;
-  std::lock_guard<std::mutex> lock(handle->mu);
-  bool failed = handle->launchFailed;
-  handle->launchFailed = false;
-  return failed ? BM_ERR_FAILURE : BM_SUCCESS;
+  handle->launches.waitIdle();
+  return handle->launches.takeFailure() ? BM_ERR_FAILURE : BM_SUCCESS;
 }
 
 unsigned long long bm_mem_get_device_addr(bm_device_mem_t mem) { return mem.u.device.device_addr; }
@@ -333,6 +451,7 @@ void *bmrt_create(bm_handle_t handle) {
 void bmrt_destroy(void *p) {
   if (!p) return;
   Bmrt *b = asBmrt(p);
+  b->ctx->launches.waitIdle(); // queued runs use this runtime
   std::lock_guard<std::mutex> lock(b->ctx->mu);
   delete b;
 }
@@ -407,7 +526,7 @@ bool bmrt_launch_tensor_ex(void *p, const char *net, const bm_tensor_t inputs[],
   std::lock_guard<std::mutex> lock(b->ctx->mu);
   Status st = launchTensors(*b, net, inputs, inNum, outputs, outNum, userMem, userStmode);
   if (!st) {
-    b->ctx->launchFailed = true;
+    b->ctx->launches.recordFailure();
     return logError("bmrt_launch_tensor", st.message()), false;
   }
   return true;
