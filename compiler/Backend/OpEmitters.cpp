@@ -625,7 +625,55 @@ private:
   uint64_t waddr_ = 0, baddr_ = 0;
 };
 
-// ---- Pure data movement in DDR: Concat, Upsample ---------------------------
+// ---- Upsample: nearest, integer factors, through local memory ---------------
+// Slices are cut along input rows: a slice of hs input rows loads them in
+// one contiguous move, scaleH * scaleW TIU copies write each (dy, dx) phase
+// into the output rows with strides (scaleH rows, scaleW elements), and one
+// store moves the hs * scaleH output rows out. (Scattering single elements
+// in DDR costs one burst per element.)
+class UpsampleOp : public SlicedOp {
+public:
+  UpsampleOp(Emitter &e, const Op &op) : SlicedOp(e, op) { x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output); }
+  std::array<int64_t, 3> extents() const override { return {x_.s[0], x_.s[1], x_.s[2]}; }
+  std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
+    return {LBuf::activationBytes(x_.dtype, {u32(ns), u32(cs), u32(hs), u32(x_.s[3])}, lanes()),
+            LBuf::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs * op_.scaleH), u32(y_.s[3])}, lanes())};
+  }
+  LBuf inBuf(const Tile &t, unsigned set) const {
+    return LBuf::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(x_.s[3])}, lanes());
+  }
+  LBuf outBuf(const Tile &t, unsigned set) const {
+    return LBuf::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs * op_.scaleH), u32(y_.s[3])},
+                            lanes());
+  }
+  uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
+    return e_.move(true, x_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, inBuf(t, set), wait);
+  }
+  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
+    const LBuf in = inBuf(t, set), out = outBuf(t, set);
+    uint16_t id = wait;
+    for (int64_t dy = 0; dy < op_.scaleH; ++dy)
+      for (int64_t dx = 0; dx < op_.scaleW; ++dx) {
+        LBuf phase = out; // output (n, c, iy * scaleH + dy, ix * scaleW + dx)
+        phase.offset += u32((dy * y_.s[3] + dx) * dtypeBytes(y_.dtype));
+        phase.shape = in.shape;
+        phase.stride.h = out.stride.h * u32(op_.scaleH), phase.stride.w = out.stride.w * u32(op_.scaleW);
+        isa::Arith c;
+        c.eu = isa::EuOp::Copy, c.opdCount = 1;
+        c.res0 = phase.operand(hw_), c.opd0 = in.operand(hw_);
+        id = e_.b->tiu(c, wait);
+      }
+    return id;
+  }
+  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
+    return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0 * op_.scaleH, t.hs * op_.scaleH, outBuf(t, set), wait);
+  }
+
+private:
+  DTensor x_, y_;
+};
+
+// ---- Pure data movement in DDR: Concat -------------------------------------
 // A DDR activation viewed as (groups, C, rows, W) with its strides: 4N int8
 // folds each group's four items into the rows (4H rows of W bytes per channel).
 void emitConcat(Emitter &e, const Op &op) {
@@ -645,32 +693,11 @@ void emitConcat(Emitter &e, const Op &op) {
   }
 }
 
-void emitUpsample(Emitter &e, const Op &op) {
-  DTensor x = e.ddr(op.inputs[0]), y = e.ddr(op.output);
-  const int64_t C = x.s[1], H = x.s[2], W = x.s[3], OH = y.s[2], OW = y.s[3];
-  const uint64_t eb = dtypeBytes(x.dtype);
-  for (int64_t dy = 0; dy < op.scaleH; ++dy)
-    for (int64_t dx = 0; dx < op.scaleW; ++dx) {
-      if (!x.n4()) {
-        e.s2s(x.addr, {u32(C * H * W), u32(H * W), u32(W), 1}, y.addr + uint64_t(dy * OW + dx) * eb,
-              {u32(C * OH * OW), u32(OH * OW), u32(op.scaleH * OW), u32(op.scaleW)},
-              {u32(x.s[0]), u32(C), u32(H), u32(W)}, x.dtype, 0);
-        continue;
-      }
-      for (int64_t grp = 0; grp < ceilDiv(x.s[0], 4); ++grp) {
-        int64_t items = std::min<int64_t>(4, x.s[0] - grp * 4);
-        e.s2s(x.addr + uint64_t(grp * 4 * C * H * W), isa::int8x4NStrides(u32(H), u32(W)),
-              y.addr + uint64_t(grp * 4 * C * OH * OW + (dy * OW + dx) * 4),
-              {1, u32(4 * OH * OW), u32(4 * OW * op.scaleH), u32(4 * op.scaleW)},
-              {u32(items), u32(C), u32(H), u32(W)}, x.dtype, 0);
-      }
-    }
-}
-
 // The sliced implementation of an op; null for pure data movement.
 std::unique_ptr<SlicedOp> makeSliced(Emitter &e, const Op &op) {
   switch (op.kind) {
-  case OpKind::Reshape: case OpKind::Concat: case OpKind::Upsample: return nullptr;
+  case OpKind::Reshape: case OpKind::Concat: return nullptr;
+  case OpKind::Upsample: return std::make_unique<UpsampleOp>(e, op);
   case OpKind::Conv: case OpKind::ConvTranspose: return std::make_unique<ConvOp>(e, op);
   case OpKind::Pool: case OpKind::GlobalAvgPool: return std::make_unique<PoolOp>(e, op);
   case OpKind::Fc: return std::make_unique<FcOp>(e, op);
@@ -682,7 +709,6 @@ Status emitOp(Emitter &e, const Op &op, OpReport &rep) {
   switch (op.kind) {
   case OpKind::Reshape: return Status::ok();
   case OpKind::Concat: emitConcat(e, op); return Status::ok();
-  case OpKind::Upsample: emitUpsample(e, op); return Status::ok();
   default: return makeSliced(e, op)->run(rep);
   }
 }

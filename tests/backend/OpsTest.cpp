@@ -323,6 +323,23 @@ TEST_P(OpTest, ConcatUpsampleReshape) {
   expectMatchesReference(gb.g, opts());
 }
 
+// PP-OCR's neck: nearest x2, x4, x8 (and 3x2), odd channels past one lane
+// row, a batch that leaves a 4N group partly empty.
+TEST_P(OpTest, UpsampleFactors) {
+  for (auto [sh, sw] : {std::pair<int64_t, int64_t>{2, 2}, {4, 4}, {8, 8}, {3, 2}}) {
+    GraphBuilder gb;
+    int x = gb.act("x", {5, 67, 12, 9}, t()), y = gb.act("y", {5, 67, 12 * sh, 9 * sw}, t());
+    Op &o = gb.op(OpKind::Upsample, "up", {x}, y);
+    o.scaleH = sh, o.scaleW = sw;
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE(std::to_string(sh) + "x" + std::to_string(sw));
+    auto rep = expectMatchesReference(gb.g, opts());
+    if (GetParam().smallLmem) {
+      EXPECT_GT(rep.ops.at(0).slices, 1u);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backend, OpTest,
                          testing::Values(Case{DType::F32, false}, Case{DType::I8, false},
                                          Case{DType::F32, true}, Case{DType::I8, true}),
