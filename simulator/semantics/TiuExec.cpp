@@ -223,6 +223,17 @@ maxRun(T *__restrict acc, const T *__restrict src, size_t len) {
 }
 
 
+// Scratch of the window commands, kept per thread between commands:
+// allocating (and page-faulting) several MB per command was a tenth of the
+// run. Callers fill what they read; buffers above 64 MB are not kept.
+constexpr size_t kMaxKeptScratchBytes = size_t(64) << 20;
+template <class T, int Slot> T *scratch(size_t count, std::vector<T> &fallback) {
+  thread_local std::vector<T> kept;
+  std::vector<T> &v = count * sizeof(T) <= kMaxKeptScratchBytes ? kept : fallback;
+  if (v.size() < count) v.resize(count);
+  return v.data();
+}
+
 // Convolutions of at least this many multiply-accumulates use two host threads.
 constexpr uint64_t kParallelMacs = uint64_t(1) << 22;
 
@@ -311,7 +322,9 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   // that start late in the last phase).
   const uint64_t Hq = (Hp + sH - 1) / sH, Wq = (Wp + sW - 1) / sW;
   const size_t phaseSize = size_t(Hq) * Wq, chanSize = phaseSize * sH * sW, len = size_t(OH) * Wq;
-  std::vector<T> planes(size_t(IC) * chanSize + Wq + kConvBlockPad);
+  const size_t planesSize = size_t(IC) * chanSize + Wq + kConvBlockPad;
+  std::vector<T> planesOwn, accOwn;
+  T *planes = scratch<T, 0>(planesSize, planesOwn);
   auto at = [&](uint32_t c, uint64_t yy, uint64_t xx) -> T & {
     return planes[size_t(c) * chanSize + ((yy % sH) * sW + xx % sW) * phaseSize + (yy / sH) * Wq + xx / sW];
   };
@@ -324,15 +337,17 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   for (uint32_t blk = 0; blk < blocks; ++blk)
     for (size_t t = 0; t < taps; ++t)
       for (uint32_t b = 0; b < 4; ++b) k4[(size_t(blk) * taps + t) * 4 + b] = kern[size_t(blk * 4 + b) * taps + t];
-  std::vector<T> acc(size_t(OC) * len), row(std::max(is.w, OW));
+  const size_t accSize = size_t(OC) * len;
+  T *acc = scratch<T, 1>(accSize, accOwn);
+  std::vector<T> row(std::max(is.w, OW));
   // Where each tap (ic, kh, kw) of a convolution starts in the planes.
   std::vector<size_t> tapOff(j.depthwise ? 0 : taps);
   for (size_t t = 0; t < tapOff.size(); ++t)
-    tapOff[t] = size_t(tapRun(uint32_t(t / (KH * KW)), uint32_t(t / KW % KH), uint32_t(t % KW)) - planes.data());
+    tapOff[t] = size_t(tapRun(uint32_t(t / (KH * KW)), uint32_t(t / KW % KH), uint32_t(t % KW)) - planes);
   std::vector<int64_t> intRow(OW), intTmp(OW);
   std::vector<float> floatRow(OW), floatTmp(OW);
   for (uint32_t n = 0; n < is.n; ++n) {
-    std::fill(planes.begin(), planes.end(), padValue);
+    std::fill(planes, planes + planesSize, padValue);
     for (uint32_t c = 0; c < IC; ++c)
       for (uint32_t y = 0; y < is.h; ++y) {
         loadRow(j.in, mem, n, c, y, false, is.w, row.data());
@@ -352,12 +367,12 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
           for (uint64_t x = padL; x < Wp - padR; ++x)
             if ((y - padT) % (insH + 1) || (x - padL) % (insW + 1)) at(c, y, x) = T(0);
 
-    std::fill(acc.begin(), acc.end(), j.reduce == Reduce::Max ? padValue : T(0));
+    std::fill(acc, acc + accSize, j.reduce == Reduce::Max ? padValue : T(0));
     // Per output element the taps are summed in (ic, kh, kw) order: the fp32
     // result depends on it (docs/isa.md).
     auto runBlocks = [&](uint32_t first, uint32_t last) {
       for (uint32_t blk = first; blk < last; ++blk)
-        convBlock4(&acc[size_t(blk) * 4 * len], len, planes.data(), tapOff.data(), &k4[size_t(blk) * 4 * taps], taps);
+        convBlock4(&acc[size_t(blk) * 4 * len], len, planes, tapOff.data(), &k4[size_t(blk) * 4 * taps], taps);
     };
     // Output channels are independent: a large convolution splits its
     // blocks over two host threads; every element gets the same operations.
