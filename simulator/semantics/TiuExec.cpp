@@ -347,7 +347,11 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   std::vector<int64_t> intRow(OW), intTmp(OW);
   std::vector<float> floatRow(OW), floatTmp(OW);
   for (uint32_t n = 0; n < is.n; ++n) {
-    std::fill(planes, planes + planesSize, padValue);
+    // Every element of the phases is input data unless there is padding,
+    // insertion or a phase longer than the padded input; then all start as
+    // pad. The spare tail is read by runs whose results are dropped.
+    const bool dense = !(padT | padB | padL | padR | insH | insW) && Hq * sH == Hp && Wq * sW == Wp;
+    std::fill(dense ? planes + size_t(IC) * chanSize : planes, planes + planesSize, padValue);
     for (uint32_t c = 0; c < IC; ++c)
       for (uint32_t y = 0; y < is.h; ++y) {
         loadRow(j.in, mem, n, c, y, false, is.w, row.data());
@@ -367,7 +371,8 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
           for (uint64_t x = padL; x < Wp - padR; ++x)
             if ((y - padT) % (insH + 1) || (x - padL) % (insW + 1)) at(c, y, x) = T(0);
 
-    std::fill(acc, acc + accSize, j.reduce == Reduce::Max ? padValue : T(0));
+    // convBlock4 stores its blocks whole; the other channels accumulate.
+    std::fill(acc + size_t(blocks) * 4 * len, acc + accSize, j.reduce == Reduce::Max ? padValue : T(0));
     // Per output element the taps are summed in (ic, kh, kw) order: the fp32
     // result depends on it (docs/isa.md).
     auto runBlocks = [&](uint32_t first, uint32_t last) {
