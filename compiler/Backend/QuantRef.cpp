@@ -168,12 +168,15 @@ float sigmoidChip(float x) {
 }
 
 Bytes activationTable(kernels::UnaryKind kind, float a, float b, DType in, float inScale, DType out,
-                      float outScale) {
+                      float outScale, TableAffine before, TableAffine after) {
   std::vector<float> x(256), y(256);
-  for (int i = 0; i < 256; ++i) x[size_t(i)] = float(in == DType::U8 ? i : int(int8_t(uint8_t(i)))) * inScale;
+  for (int i = 0; i < 256; ++i) {
+    float v = float(in == DType::U8 ? i : int(int8_t(uint8_t(i)))) * inScale;
+    x[size_t(i)] = v * before.scale + before.shift;
+  }
   kernels::unary(kind, x.data(), y.data(), 256, a, b);
   Bytes t(256);
-  for (size_t i = 0; i < 256; ++i) t[i] = uint8_t(quantizeValue(y[i], outScale, out));
+  for (size_t i = 0; i < 256; ++i) t[i] = uint8_t(quantizeValue(y[i] * after.scale + after.shift, outScale, out));
   return t;
 }
 

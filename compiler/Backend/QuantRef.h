@@ -47,11 +47,17 @@ struct SigmoidRecipe {
 };
 float sigmoidChip(float x);
 
+// x * scale + shift applied inside a table, before or after the function.
+struct TableAffine {
+  float scale = 1.0f, shift = 0.0f;
+};
 // The 256-entry table of a Lut op computing `kind` (compiler/Kernels'
 // fp32 function, parameters a, b as there): entry i is the input code
-// (int8 or uint8 i) dequantized with inScale, passed through the function
-// and quantized with outScale (quantizeValue).
+// (int8 or uint8 i) dequantized with inScale, mapped by `before`, passed
+// through the function, mapped by `after` and quantized with outScale
+// (quantizeValue). The affines let the lowering fold scalar scale/shift ops
+// around an activation into its table (no requantization of their own).
 Bytes activationTable(kernels::UnaryKind kind, float a, float b, DType in, float inScale, DType out,
-                      float outScale);
+                      float outScale, TableAffine before = {}, TableAffine after = {});
 
 } // namespace tpu::backend

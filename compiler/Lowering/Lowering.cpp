@@ -92,6 +92,22 @@ struct AffineChain {
   std::vector<Operation *> ops;
 };
 
+// Element-wise functions the chip evaluates through a 256-entry table (with
+// parameters: top.hard_sigmoid, top.elu).
+const std::map<std::string, kernels::UnaryKind> &tableOps() {
+  using kernels::UnaryKind;
+  static const std::map<std::string, UnaryKind> ops = {
+      {"top.sigmoid", UnaryKind::Sigmoid}, {"top.tanh", UnaryKind::Tanh},   {"top.silu", UnaryKind::SiLU},
+      {"top.gelu", UnaryKind::Gelu},       {"top.exp", UnaryKind::Exp},     {"top.hard_swish", UnaryKind::HardSwish},
+      {"top.softplus", UnaryKind::Softplus}, {"top.abs", UnaryKind::Abs},   {"top.neg", UnaryKind::Neg},
+      {"top.log", UnaryKind::Log},         {"top.sqrt", UnaryKind::Sqrt},   {"top.erf", UnaryKind::Erf},
+      {"top.softsign", UnaryKind::Softsign}, {"top.reciprocal", UnaryKind::Reciprocal}};
+  return ops;
+}
+bool isTableOp(Operation *op) {
+  return tableOps().count(op->getName().getStringRef().str()) || isa<top::HardSigmoidOp, top::EluOp>(op);
+}
+
 class Lowerer {
 public:
   Lowerer(ModuleOp src, const top::WeightStore &in, const LoweringOptions &opt)
@@ -176,6 +192,13 @@ private:
   llvm::DenseMap<Value, std::string> names_;
   llvm::DenseMap<Value, Versions> vals_;
   std::set<Operation *> fused_;
+  // int8 scalar affines folded into the table op that is their only user:
+  // the table reads `input` and applies x * scale + shift first.
+  struct TableInput {
+    Value input;
+    backend::TableAffine affine;
+  };
+  std::map<Operation *, TableInput> tableInputs_;
 };
 
 Status Lowerer::nameValues(func::FuncOp f) {
@@ -619,6 +642,14 @@ Status Lowerer::lowerAffine(Operation *op, Value input, std::vector<float> scale
   }
   auto uniform = [](const std::vector<float> &v) { return std::all_of(v.begin(), v.end(), [&](float x) { return x == v[0]; }); };
   if (uniform(scale) && uniform(bias)) scale.resize(1), bias.resize(1);
+  // int8: a scalar affine whose only user is a table op folds into the table.
+  if (scale.size() == 1 && bias.size() == 1 && result.hasOneUse() && wantInt8(name) && wantInt8(names_[result])) {
+    Operation *user = *result.getUsers().begin();
+    if (isTableOp(user) && wantInt8(names_[user->getResult(0)])) {
+      tableInputs_[user] = {input, {scale[0], bias[0]}};
+      return Status::ok();
+    }
+  }
   auto relu = fusibleRelu(result);
   if (relu) result = relu.getOutput();
   const std::string &outName = names_[result];
@@ -765,15 +796,33 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
     return noLowering(op, "the BM1684 evaluates it only as an int8 lookup table (quantize it INT8)");
   }
   // The table maps the input's byte to the output's code; its entries come
-  // from compiler/Kernels' fp32 function (backend::activationTable).
+  // from compiler/Kernels' fp32 function (backend::activationTable). Scalar
+  // affines around it (PP-OCR: conv, x * s + b, hard_swish, x * s + b) fold
+  // into the table: one rounding instead of three.
+  backend::TableAffine before, after;
+  auto pre = tableInputs_.find(op);
+  if (pre != tableInputs_.end()) input = pre->second.input, before = pre->second.affine;
+  if (auto s = shapeOf(result); s.size() >= 2) {
+    AffineChain chain = affineChain(result, s[1]);
+    auto uniform = [](const std::vector<double> &v) {
+      return std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; });
+    };
+    if (!chain.ops.empty() && uniform(chain.scale) && uniform(chain.bias) && wantInt8(names_[chain.result])) {
+      after = {float(chain.scale[0]), float(chain.bias[0])};
+      fused_.insert(chain.ops.begin(), chain.ops.end());
+      result = chain.result;
+    }
+  }
+  const std::string &outName = names_[result];
   Value x = i8(input);
-  RankedTensorType outType = qType(shapeOf(result), name);
+  RankedTensorType outType = qType(shapeOf(result), outName);
   const backend::DType in = isUnsigned(x) ? backend::DType::U8 : backend::DType::I8;
-  const backend::DType out = unsignedOf(name) ? backend::DType::U8 : backend::DType::I8;
-  backend::Bytes table = backend::activationTable(kind, a, b, in, scaleOfValue(x), out, scaleOf(name));
+  const backend::DType out = unsignedOf(outName) ? backend::DType::U8 : backend::DType::I8;
+  backend::Bytes table =
+      backend::activationTable(kind, a, b, in, scaleOfValue(x), out, scaleOf(outName), before, after);
   NpyArray array = NpyArray::fromBytes(backend::dtypeName(out), {256}, table.data(), table.size());
-  Value t = addWeight(name + "_table", std::move(array), outType.getElementType());
-  vals_[result].i8 = make<tpuir::LutOp>(name, outType, {x, t});
+  Value t = addWeight(outName + "_table", std::move(array), outType.getElementType());
+  vals_[result].i8 = make<tpuir::LutOp>(outName, outType, {x, t});
   return Status::ok();
 }
 
@@ -795,13 +844,7 @@ Status Lowerer::lower(Operation *op) {
 
   // Element-wise functions the chip evaluates through a 256-entry table.
   using kernels::UnaryKind;
-  static const std::map<std::string, UnaryKind> tableOps = {
-      {"top.sigmoid", UnaryKind::Sigmoid}, {"top.tanh", UnaryKind::Tanh},   {"top.silu", UnaryKind::SiLU},
-      {"top.gelu", UnaryKind::Gelu},       {"top.exp", UnaryKind::Exp},     {"top.hard_swish", UnaryKind::HardSwish},
-      {"top.softplus", UnaryKind::Softplus}, {"top.abs", UnaryKind::Abs},   {"top.neg", UnaryKind::Neg},
-      {"top.log", UnaryKind::Log},         {"top.sqrt", UnaryKind::Sqrt},   {"top.erf", UnaryKind::Erf},
-      {"top.softsign", UnaryKind::Softsign}, {"top.reciprocal", UnaryKind::Reciprocal}};
-  if (auto it = tableOps.find(op->getName().getStringRef().str()); it != tableOps.end())
+  if (auto it = tableOps().find(op->getName().getStringRef().str()); it != tableOps().end())
     return lowerLut(op, it->second);
   if (auto h = dyn_cast<top::HardSigmoidOp>(op))
     return lowerLut(op, UnaryKind::HardSigmoid, float(h.getAlpha().convertToDouble()),

@@ -622,6 +622,37 @@ TEST(Lowering, GroupedConvTransposeIsNamed) {
       << r.message();
 }
 
+// INT8: scalar affines around a table op (PP-OCR: x * s + b, hard_swish,
+// x * s + b) fold into its 256 entries: one lut, no affine; F32 keeps them.
+TEST(Lowering, ScalarAffinesFoldIntoTables) {
+  Case c;
+  c.inputs = {{1, 66, 5, 7}};
+  c.inputStd = {2.0f};
+  c.output = {1, 66, 5, 7};
+  c.weights["s"] = NpyArray::from({1}, std::vector<float>{1.3f});
+  c.weights["t"] = NpyArray::from({1}, std::vector<float>{0.6f});
+  c.weights["u"] = NpyArray::from({1}, std::vector<float>{0.7f});
+  c.weights["v"] = NpyArray::from({1}, std::vector<float>{-0.2f});
+  const std::string y = "tensor<1x66x5x7xf32>", one = "tensor<1xf32>";
+  c.body = "%s = top.weight \"s\" : " + one + "\n%t = top.weight \"t\" : " + one + "\n%u = top.weight \"u\" : " + one +
+           "\n%v = top.weight \"v\" : " + one + "\n"
+           "%m = \"top.mul\"(%s, %in0) : (" + one + ", " + y + ") -> " + y + " loc(\"m\")\n"
+           "%a = \"top.add\"(%m, %t) : (" + y + ", " + one + ") -> " + y + " loc(\"a\")\n"
+           "%h = \"top.hard_swish\"(%a) : (" + y + ") -> " + y + " loc(\"h\")\n"
+           "%m2 = \"top.mul\"(%u, %h) : (" + one + ", " + y + ") -> " + y + " loc(\"m2\")\n"
+           "%y = \"top.add\"(%m2, %v) : (" + y + ", " + one + ") -> " + y + " loc(\"y\")";
+  expectBoth(c);
+  Pipeline p(c);
+  auto q = p.run(Quantize::INT8);
+  ASSERT_TRUE(q) << q.message();
+  EXPECT_EQ(countKind(q->graph, backend::OpKind::Lut), 1u);
+  EXPECT_EQ(countKind(q->graph, backend::OpKind::Affine), 0u);
+  Pipeline pf(c);
+  auto f = pf.run(Quantize::F32);
+  ASSERT_TRUE(f) << f.message();
+  EXPECT_EQ(countKind(f->graph, backend::OpKind::Affine), 3u); // two scalar affines + hard_swish's
+}
+
 // fp32: hard_sigmoid = affine + clip, hard_swish = affine + clip + mul; int8:
 // one table each.
 TEST(Lowering, HardSigmoidAndHardSwish) {
