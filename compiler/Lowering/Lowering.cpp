@@ -301,6 +301,8 @@ Status Lowerer::lowerConv(top::ConvOp op) {
     bias = *bv;
   }
   auto filterShape = shapeOf(op.getFilter());
+  if (filterShape.size() != 4 || filterShape[0] < 1 || int64_t(wv->size()) % filterShape[0])
+    return noLowering(op, "the filter is not [oc, ic/group, kh, kw]");
   // fp32: per-channel affine ops behind it (batch norm, a learnable scale
   // and shift) fold into the filter and bias (as for conv_transpose). Not
   // in int8: the folded bias often binds the int16 bias limit and forces a
@@ -718,6 +720,8 @@ Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
   // Per-channel affine ops behind it (a bias add, batch norm) fold into the
   // filter and bias: one requantization instead of one per op.
   auto filterShape = shapeOf(op.getFilter());
+  if (filterShape.size() != 4 || filterShape[1] < 1 || filterShape[2] * filterShape[3] < 1)
+    return noLowering(op, "the filter is not [ic, oc, kh, kw]");
   const int64_t oc = filterShape[1], taps = filterShape[2] * filterShape[3];
   AffineChain chain = affineChain(op.getOutput(), oc);
   if (!chain.ops.empty()) {
