@@ -3,6 +3,8 @@
 #include "simulator/semantics/IntArith.h"
 #include "simulator/semantics/LocalTensor.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -270,6 +272,52 @@ convBlock4(T *__restrict acc, size_t len, const T *__restrict planes, const size
   }
 }
 
+// int8 convolutions (runWindow<int32_t>): the taps are paired and their
+// 16-bit operands interleaved, pairs[(p * len + e) * 2 + i] = tap 2p + i at
+// output e, so one 16-bit multiply-add of two taps (vpmaddwd) replaces two
+// 32-bit multiplies and adds. k2[4p + b] holds output channel b's two
+// 16-bit weights of pair p. Integer sums are exact in any order (fitsInt32
+// bounds every partial sum), so the results are those of convBlock4.
+__attribute__((target("avx2"))) void convPairs4Avx2(int32_t *__restrict acc, size_t len,
+                                                    const int16_t *__restrict pairs, size_t pairCount,
+                                                    const int32_t *__restrict k2) {
+  for (size_t e0 = 0; e0 < len; e0 += 16) {
+    __m256i r[4][2];
+    for (auto &rb : r) rb[0] = rb[1] = _mm256_setzero_si256();
+    for (size_t p = 0; p < pairCount; ++p) {
+      const int16_t *src = pairs + (p * len + e0) * 2;
+      const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src));
+      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 16));
+      for (size_t b = 0; b < 4; ++b) {
+        const __m256i k = _mm256_set1_epi32(k2[4 * p + b]);
+        r[b][0] = _mm256_add_epi32(r[b][0], _mm256_madd_epi16(v0, k));
+        r[b][1] = _mm256_add_epi32(r[b][1], _mm256_madd_epi16(v1, k));
+      }
+    }
+    const size_t valid = std::min<size_t>(16, len - e0);
+    for (size_t b = 0; b < 4; ++b) {
+      alignas(32) int32_t out[16];
+      _mm256_store_si256(reinterpret_cast<__m256i *>(out), r[b][0]);
+      _mm256_store_si256(reinterpret_cast<__m256i *>(out + 8), r[b][1]);
+      std::memcpy(acc + b * len + e0, out, valid * sizeof(int32_t));
+    }
+  }
+}
+void convPairs4Scalar(int32_t *acc, size_t len, const int16_t *pairs, size_t pairCount, const int32_t *k2) {
+  for (size_t b = 0; b < 4; ++b)
+    for (size_t e = 0; e < len; ++e) {
+      int32_t sum = 0;
+      for (size_t p = 0; p < pairCount; ++p) {
+        const int16_t *src = pairs + (p * len + e) * 2;
+        const int32_t k = k2[4 * p + b];
+        sum += int32_t(src[0]) * int16_t(k & 0xFFFF) + int32_t(src[1]) * int16_t(uint32_t(k) >> 16);
+      }
+      acc[b * len + e] = sum;
+    }
+}
+// The interleaved taps may take this many bytes; larger convolutions use convBlock4.
+constexpr size_t kMaxTapPairBytes = size_t(256) << 20;
+
 // The stride that splits the padded input into phases (runWindow): a
 // single output row or column never steps, so its stride is left out (it may
 // exceed the input and would only spread the phases).
@@ -340,6 +388,21 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   const size_t accSize = size_t(OC) * len;
   T *acc = scratch<T, 1>(accSize, accOwn);
   std::vector<T> row(std::max(is.w, OW));
+  // int8 x int8 convolutions (exact in int32) use the paired taps (convPairs4Avx2).
+  static const bool hasAvx2 = __builtin_cpu_supports("avx2");
+  const size_t pairCount = (taps + 1) / 2, pairsSize = (pairCount * len + kConvBlockPad) * 2;
+  const bool usePairs = std::is_same_v<T, int32_t> && blocks > 0 && pairsSize * sizeof(int16_t) <= kMaxTapPairBytes;
+  std::vector<int16_t> pairsOwn;
+  int16_t *pairs = usePairs ? scratch<int16_t, 2>(pairsSize, pairsOwn) : nullptr;
+  std::vector<int32_t> k2(usePairs ? size_t(blocks) * 4 * pairCount : 0);
+  for (size_t blk = 0; blk < (usePairs ? blocks : 0); ++blk)
+    for (size_t p = 0; p < pairCount; ++p)
+      for (uint32_t b = 0; b < 4; ++b) {
+        const T *kb = &k4[blk * 4 * taps];
+        const uint16_t lo = uint16_t(int16_t(kb[4 * (2 * p) + b]));
+        const uint16_t hi = 2 * p + 1 < taps ? uint16_t(int16_t(kb[4 * (2 * p + 1) + b])) : 0;
+        k2[(blk * pairCount + p) * 4 + b] = int32_t(uint32_t(lo) | uint32_t(hi) << 16);
+      }
   // Where each tap (ic, kh, kw) of a convolution starts in the planes.
   std::vector<size_t> tapOff(j.depthwise ? 0 : taps);
   for (size_t t = 0; t < tapOff.size(); ++t)
@@ -375,9 +438,27 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
     std::fill(acc + size_t(blocks) * 4 * len, acc + accSize, j.reduce == Reduce::Max ? padValue : T(0));
     // Per output element the taps are summed in (ic, kh, kw) order: the fp32
     // result depends on it (docs/isa.md).
+    if (usePairs) {
+      for (size_t p = 0; p < pairCount; ++p)
+        for (uint32_t i = 0; i < 2; ++i) {
+          int16_t *dst = pairs + p * len * 2 + i;
+          if (2 * p + i >= taps) {
+            for (size_t e = 0; e < len; ++e) dst[2 * e] = 0;
+            continue;
+          }
+          const T *src = planes + tapOff[2 * p + i];
+          for (size_t e = 0; e < len; ++e) dst[2 * e] = int16_t(src[e]);
+        }
+      std::fill(pairs + pairCount * len * 2, pairs + pairsSize, int16_t(0));
+    }
     auto runBlocks = [&](uint32_t first, uint32_t last) {
-      for (uint32_t blk = first; blk < last; ++blk)
-        convBlock4(&acc[size_t(blk) * 4 * len], len, planes, tapOff.data(), &k4[size_t(blk) * 4 * taps], taps);
+      for (uint32_t blk = first; blk < last; ++blk) {
+        int32_t *a = reinterpret_cast<int32_t *>(&acc[size_t(blk) * 4 * len]);
+        if (usePairs)
+          (hasAvx2 ? convPairs4Avx2 : convPairs4Scalar)(a, len, pairs, pairCount, &k2[size_t(blk) * 4 * pairCount]);
+        else
+          convBlock4(&acc[size_t(blk) * 4 * len], len, planes, tapOff.data(), &k4[size_t(blk) * 4 * taps], taps);
+      }
     };
     // Output channels are independent: a large convolution splits its
     // blocks over two host threads; every element gets the same operations.
