@@ -21,8 +21,11 @@ perturbations (typical of randomly initialised deep networks, docs/quantization.
 With --tpu, the Tpu interpreter's output (`tpuc run model_int8.tpu.mlir`) is compared
 too, which checks that the last row models the compiler faithfully.
 
-Supported ops: Conv, Relu, Clip, Add, MaxPool, GlobalAveragePool, Flatten, Gemm,
-Constant (the torchvision CNNs). Exit 2 with one line on bad input.
+Supported ops: Conv, ConvTranspose, Gemm, Relu, Clip, Sigmoid, HardSigmoid, Add,
+Mul, Div, BatchNormalization, MaxPool, GlobalAveragePool, Flatten, Resize
+(nearest), Concat, Constant (the torchvision CNNs and PP-OCRv4 det). Tensors
+that the compiler fuses away (not in the calibration table) stay fp32, as on
+the chip. Exit 2 with one line on bad input.
 """
 import argparse
 import sys
@@ -150,12 +153,42 @@ class Runner:
                     fail(f"{out}: only Gemm with transB=1, alpha=beta=1 is supported")
                 w, b = self.layer(level, ins[1], ins[2] if len(ins) > 2 else None, n.input[0], self.out_name(out))
                 y = ins[0] @ w.T + (b if b is not None else 0)
+            elif op == "ConvTranspose":
+                pads = attr(n, "pads", [0, 0, 0, 0])
+                if pads[0] != pads[2] or pads[1] != pads[3] or any(attr(n, "output_padding", [0, 0])):
+                    fail(f"{out}: only symmetric padding and no output_padding in ConvTranspose")
+                y = F.conv_transpose2d(ins[0], ins[1], ins[2] if len(ins) > 2 else None, attr(n, "strides", [1, 1]),
+                                       (pads[0], pads[1]), 0, attr(n, "group", 1), attr(n, "dilations", [1, 1]))
             elif op == "Relu":
                 y = F.relu(ins[0])
             elif op == "Clip":
-                y = torch.clamp(ins[0], float(ins[1]), float(ins[2]))
+                lo = float(ins[1]) if len(ins) > 1 and ins[1] is not None else attr(n, "min", -float("inf"))
+                hi = float(ins[2]) if len(ins) > 2 and ins[2] is not None else attr(n, "max", float("inf"))
+                y = torch.clamp(ins[0], lo, hi)
+            elif op == "Sigmoid":
+                y = torch.sigmoid(ins[0])
+            elif op == "HardSigmoid":
+                y = torch.clamp(attr(n, "alpha", 0.2) * ins[0] + attr(n, "beta", 0.5), 0, 1)
             elif op == "Add":
                 y = ins[0] + ins[1]
+            elif op == "Mul":
+                y = ins[0] * ins[1]
+            elif op == "Div":
+                y = ins[0] / ins[1]
+            elif op == "BatchNormalization":
+                x, scale, bias, mean, var = ins[:5]
+                shape = (1, -1, 1, 1)
+                y = (x - mean.reshape(shape)) / torch.sqrt(var.reshape(shape) + attr(n, "epsilon", 1e-5)) \
+                    * scale.reshape(shape) + bias.reshape(shape)
+            elif op == "Resize":
+                if attr(n, "mode", b"nearest") not in (b"nearest", "nearest"):
+                    fail(f"{out}: only nearest Resize is supported")
+                scales = ins[2] if len(ins) > 2 and ins[2] is not None and ins[2].numel() else None
+                if scales is None:
+                    fail(f"{out}: Resize needs constant scales")
+                y = F.interpolate(ins[0], scale_factor=(float(scales[2]), float(scales[3])), mode="nearest")
+            elif op == "Concat":
+                y = torch.cat(ins, attr(n, "axis", 1))
             elif op == "MaxPool":
                 pads = attr(n, "pads", [0, 0, 0, 0])
                 y = F.max_pool2d(ins[0], attr(n, "kernel_shape"), attr(n, "strides"), (pads[0], pads[1]))
