@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -68,6 +69,24 @@ private:
   std::vector<NpzMap> reference_;
 };
 
+// Calibrated tensors other than the inputs, in program order.
+std::vector<std::string> candidatesInOrder(mlir::ModuleOp module, const calib::CalibrationTable &calibration,
+                                           const std::set<std::string> &inputs) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  module.walk([&](mlir::func::FuncOp f) {
+    for (mlir::Operation &op : f.getBody().front())
+      if (auto nl = mlir::dyn_cast<mlir::NameLoc>(op.getLoc())) {
+        std::string n = nl.getName().str();
+        if (calibration.tensors.count(n) && !inputs.count(n) && seen.insert(n).second) names.push_back(n);
+      }
+  });
+  // Named only by the function's result list (the model outputs): last.
+  for (const auto &entry : calibration.tensors)
+    if (!inputs.count(entry.first) && seen.insert(entry.first).second) names.push_back(entry.first);
+  return names;
+}
+
 std::set<std::string> inputNames(mlir::ModuleOp module) {
   std::set<std::string> names;
   module.walk([&](mlir::func::FuncOp f) {
@@ -88,8 +107,8 @@ std::string QuantizeTableSearchResult::format(double minCosine) const {
                 reached ? "reached" : "not reached");
   os << line;
   for (const LayerCosine &c : chosen) {
-    std::snprintf(line, sizeof line, " F32  # cosine %.6f with this and the lines above\n", c.cosine);
-    os << c.name << line;
+    std::snprintf(line, sizeof line, "  # cosine %.6f with this and the lines above", c.cosine);
+    os << c.name << " F32" << (c.measured ? line : "") << "\n";
   }
   return os.str();
 }
@@ -110,51 +129,78 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     reference.push_back(std::move(*out));
   }
   Evaluator eval(topModule, weights, calibration, samples, std::move(reference));
-
-  const std::set<std::string> inputs = inputNames(topModule);
-  std::vector<std::string> candidates;
-  for (const auto &entry : calibration.tensors)
-    if (!inputs.count(entry.first)) candidates.push_back(entry.first);
+  const std::vector<std::string> candidates = candidatesInOrder(topModule, calibration, inputNames(topModule));
+  const size_t limit = options.maxLayers ? std::min(options.maxLayers, candidates.size()) : candidates.size();
 
   QuantizeTableSearchResult r;
-  const size_t limit = options.maxLayers ? std::min(options.maxLayers, candidates.size()) : candidates.size();
-  // All int8, each candidate alone, then one run per added tensor after the first.
-  size_t done = 0, planned = 1 + candidates.size() + (limit ? limit - 1 : 0);
+  size_t done = 0, planned = 1;
+  if (options.rank == SearchRank::Prefix) {
+    for (size_t n = limit; n; n /= 2) ++planned; // bisection steps
+  } else {
+    planned += candidates.size() + limit;
+  }
   auto tick = [&] {
     if (options.progress) options.progress(++done, planned);
   };
+  auto finish = [&] {
+    if (options.progress && done < planned) options.progress(planned, planned); // finished early
+  };
   auto base = eval.cosineWith({});
   if (!base) return base.status();
-  r.int8Cosine = *base;
+  r.int8Cosine = r.finalCosine = *base;
   tick();
   r.reached = r.int8Cosine >= options.minCosine;
-  if (r.reached) return r;
+  if (r.reached) return finish(), r;
+
+  if (options.rank == SearchRank::Prefix) {
+    auto prefix = [&](size_t k) { return std::set<std::string>(candidates.begin(), candidates.begin() + k); };
+    // The smallest k in [1, limit] whose prefix reaches the target, assuming
+    // more fp32 never hurts; the best tried if none does.
+    size_t lo = 1, hi = limit, best = 0;
+    double bestCosine = r.int8Cosine;
+    std::map<size_t, double> tried;
+    while (lo <= hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      auto c = eval.cosineWith(prefix(mid));
+      if (!c) return c.status();
+      tick();
+      tried[mid] = *c;
+      if (*c >= options.minCosine) {
+        r.reached = true, best = mid, bestCosine = *c;
+        hi = mid - 1;
+      } else {
+        if (!r.reached && *c > bestCosine) best = mid, bestCosine = *c;
+        lo = mid + 1;
+      }
+    }
+    for (size_t i = 0; i < best; ++i) {
+      auto t = tried.find(i + 1);
+      r.chosen.push_back({candidates[i], t == tried.end() ? 0 : t->second, t != tried.end()});
+    }
+    r.finalCosine = best ? bestCosine : r.int8Cosine;
+    return finish(), r;
+  }
 
   for (const std::string &name : candidates) {
     auto c = eval.cosineWith({name});
     if (!c) return makeError("with '", name, "' in F32: ", c.message());
-    r.alone.push_back({name, *c});
+    r.ranked.push_back({name, *c});
     tick();
   }
-  // Best first; names break ties so the order is deterministic.
-  std::stable_sort(r.alone.begin(), r.alone.end(),
+  // Best first; the candidates' order breaks ties (deterministic).
+  std::stable_sort(r.ranked.begin(), r.ranked.end(),
                    [](const LayerCosine &a, const LayerCosine &b) { return a.cosine > b.cosine; });
-
   std::set<std::string> keep;
   for (size_t i = 0; i < limit && !r.reached; ++i) {
-    keep.insert(r.alone[i].name);
-    double c = r.alone[i].cosine;
-    if (i > 0) { // the first one alone was measured already
-      auto m = eval.cosineWith(keep);
-      if (!m) return m.status();
-      c = *m;
-    }
-    if (i > 0) tick();
-    r.chosen.push_back({r.alone[i].name, c});
-    r.reached = c >= options.minCosine;
+    keep.insert(r.ranked[i].name);
+    auto c = eval.cosineWith(keep);
+    if (!c) return c.status();
+    tick();
+    r.chosen.push_back({r.ranked[i].name, *c});
+    r.finalCosine = *c;
+    r.reached = *c >= options.minCosine;
   }
-  if (options.progress && done < planned) options.progress(planned, planned); // finished early
-  return r;
+  return finish(), r;
 }
 
 } // namespace tpu::flow

@@ -1,9 +1,14 @@
 // Mixed-precision search (TPU-MLIR's "sensitive layer" search): which tensors
 // to keep in fp32 so that the INT8 Tpu module's outputs reach a cosine target
-// against the Top interpreter on sample inputs. Every candidate is first tried
-// alone (all others int8); then candidates are added in order of the cosine
-// they gave alone until the target is met. The result is a quantize table for
-// `tpuc deploy --quantize-table`.
+// against the Top interpreter on sample inputs. Two strategies:
+//  - Prefix (default): the first k calibrated tensors in program order stay
+//    fp32, k found by bisection (about log2(N) Tpu-interpreter evaluations).
+//    Rounding noise added early is amplified by every later layer, so the
+//    front of a network is where fp32 buys the most.
+//  - Alone: every candidate is tried alone in fp32 (one evaluation each:
+//    exact, slow on large models), then they are added best first, one
+//    evaluation per addition, until the target is met.
+// The result is a quantize table for `tpuc deploy --quantize-table`.
 #pragma once
 
 #include "compiler/Calibration/CalibrationTable.h"
@@ -19,8 +24,11 @@
 
 namespace tpu::flow {
 
+enum class SearchRank { Prefix, Alone };
+
 struct QuantizeTableSearchOptions {
   double minCosine = 0.99;  // target: min over samples and outputs
+  SearchRank rank = SearchRank::Prefix;
   size_t maxLayers = 0;     // stop after this many fp32 tensors (0: no limit)
   // Called after each Tpu-interpreter evaluation: (evaluations done, planned).
   std::function<void(size_t, size_t)> progress;
@@ -28,16 +36,18 @@ struct QuantizeTableSearchOptions {
 
 struct LayerCosine {
   std::string name;
-  double cosine = 0; // the model's output cosine with this tensor (and, in
-                     // `chosen`, every earlier one) kept fp32
+  double cosine = 0;     // the model's output cosine: with this tensor alone
+                         // fp32 (in `ranked`), with it and every earlier one
+                         // fp32 (in `chosen`)
+  bool measured = true;  // false: a prefix member whose cosine was not run
 };
 
 struct QuantizeTableSearchResult {
   double int8Cosine = 0;              // everything int8
-  std::vector<LayerCosine> alone;     // every candidate alone, best first
+  std::vector<LayerCosine> ranked;    // Alone: every candidate, best first
   std::vector<LayerCosine> chosen;    // the quantize table, in the order added
   bool reached = false;               // the last cosine (or int8Cosine) >= minCosine
-  double finalCosine() const { return chosen.empty() ? int8Cosine : chosen.back().cosine; }
+  double finalCosine = 0;             // with every chosen tensor fp32 (int8Cosine if none)
   // The table in the format lowering::loadQuantizeTable reads, with the
   // cosines as comments.
   std::string format(double minCosine) const;

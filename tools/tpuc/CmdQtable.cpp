@@ -15,7 +15,7 @@ namespace {
 
 int runQtable(int argc, char **argv) {
   tpu::ArgParser args("qtable", "tpuc qtable model.top.mlir --calibration-table model.cali --dataset DIR | --data "
-                                "a.npz,b.npz [--input-num N] [--min-cosine 0.99] [--max-layers N] -o model.qtable");
+                                "a.npz,b.npz [--input-num N] [--min-cosine 0.99] [--max-layers N] [--rank prefix|alone] -o model.qtable");
   args.positionals(1, 1, "model");
   args.option("--calibration-table", "calibration table from tpuc calibrate");
   args.option("--dataset", "directory of .npz samples to measure on, taken in name order");
@@ -23,6 +23,8 @@ int runQtable(int argc, char **argv) {
   args.option("--input-num", "use the first N samples (default: the first 4)");
   args.option("--min-cosine", "target cosine of every output on every sample (default 0.99)");
   args.option("--max-layers", "keep at most N tensors in F32 (default: no limit)");
+  args.option("--rank", "prefix: the first tensors in program order, count found by bisection (default; about "
+                        "log2(N) evaluations) or alone: each tried alone in F32, then added best first (N+ evaluations)");
   args.option("--output", "the quantize table to write (for tpuc deploy --quantize-table)", "-o");
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("qtable", st.message());
   if (args.helpRequested()) {
@@ -42,6 +44,10 @@ int runQtable(int argc, char **argv) {
   if (*minCosine <= -1 || *minCosine > 1) return tpuc::fail("qtable", "--min-cosine must be in (-1, 1]");
   opt.minCosine = *minCosine;
   opt.maxLayers = size_t(*maxLayers);
+  const std::string rank = args.get("--rank", "prefix");
+  if (rank != "prefix" && rank != "alone")
+    return tpuc::fail("qtable", "--rank must be prefix or alone, got '" + rank + "'");
+  opt.rank = rank == "prefix" ? tpu::flow::SearchRank::Prefix : tpu::flow::SearchRank::Alone;
 
   auto cali = tpu::calib::CalibrationTable::load(args.get("--calibration-table"));
   if (!cali) return tpuc::fail("qtable", cali.message());
@@ -71,10 +77,11 @@ int runQtable(int argc, char **argv) {
   if (std::rename(tmp.c_str(), out.c_str()) != 0) return tpuc::fail("qtable", out + ": cannot write");
   char line[200];
   std::snprintf(line, sizeof line, "qtable: all int8 cosine %.6f; %zu tensor(s) in F32 give %.6f (target %.6f%s)\n",
-                result->int8Cosine, result->chosen.size(), result->finalCosine(), opt.minCosine,
+                result->int8Cosine, result->chosen.size(), result->finalCosine, opt.minCosine,
                 result->reached ? ", reached" : ", NOT reached");
   std::cout << line;
-  for (const auto &c : result->chosen) std::cout << "  " << c.name << "  -> " << c.cosine << "\n";
+  for (const auto &c : result->chosen)
+    std::cout << "  " << c.name << (c.measured ? "  -> " + std::to_string(c.cosine) : std::string()) << "\n";
   return result->reached ? tpuc::kExitOk : tpuc::kExitMismatch;
 }
 
