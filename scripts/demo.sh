@@ -46,4 +46,11 @@ step "4. ResNet-50 in one command: tpuc flow (import, calibrate, deploy, Top/Tpu
 "$tpuc" run "$out/resnet50_flow_int8/resnet50_int8.bmodel" --input "$m/resnet50_in.npz" \
   -o "$out/resnet50_int8_func.npz" --backend func
 
+step "5. PP-OCRv4 detection (trained) through the whole flow, F32 and INT8"
+"$tpuc" flow "$m/ppocr_det.onnx" --input-shapes "[[1,3,640,640]]" --quantize F32 \
+  --test-input "$m/ppocr_det_in.npz" --work-dir "$out/ppocr_det_flow_f32"
+"$tpuc" flow "$m/ppocr_det.onnx" --input-shapes "[[1,3,640,640]]" --quantize INT8 \
+  --calibration-data "$m/cali/ppocr_det" --calibration-method max \
+  --test-input "$m/ppocr_det_in.npz" --work-dir "$out/ppocr_det_flow_int8"
+
 printf '\nOutputs, traces (open in ui.perfetto.dev) and stats are in %s\n' "$out"
