@@ -110,6 +110,14 @@ inline void writeFloat(LocalMemory &m, const LocalTensor &out, uint32_t n, uint3
 // eu op runs over whole rows with the switch outside the loop, and the row is
 // narrowed back with the write-back rules. Same results as element by element.
 template <class S, class V> void widenRow(const uint8_t *p, size_t step, size_t W, V *out) {
+  if (step == sizeof(S)) { // contiguous: the same loop with a constant step vectorizes
+    for (size_t i = 0; i < W; ++i) {
+      S s;
+      std::memcpy(&s, p + i * sizeof(S), sizeof(S));
+      out[i] = V(s);
+    }
+    return;
+  }
   for (size_t i = 0; i < W; ++i) {
     S s;
     std::memcpy(&s, p + i * step, sizeof(S));
@@ -140,6 +148,13 @@ void loadRow(const LocalTensor &t, const LocalMemory &m, uint32_t n, uint32_t c,
   widenStrided(t, t.ptr(m, n, c, h, 0), broadcastW ? 0 : size_t(t.stride.w) * t.elemBytes, W, out);
 }
 template <class D> void narrowRow(uint8_t *p, size_t step, size_t W, const int64_t *v) {
+  if (step == sizeof(D)) { // contiguous (see widenRow)
+    for (size_t i = 0; i < W; ++i) {
+      D d = D(v[i]);
+      std::memcpy(p + i * sizeof(D), &d, sizeof(D));
+    }
+    return;
+  }
   for (size_t i = 0; i < W; ++i) {
     D d = D(v[i]);
     std::memcpy(p + i * step, &d, sizeof(D));
@@ -273,21 +288,22 @@ convBlock4(T *__restrict acc, size_t len, const T *__restrict planes, const size
 }
 
 // int8 convolutions (runWindow<int32_t>): the taps are paired and their
-// 16-bit operands interleaved, pairs[(p * len + e) * 2 + i] = tap 2p + i at
-// output e, so one 16-bit multiply-add of two taps (vpmaddwd) replaces two
+// 16-bit operands interleaved, pairs[p * len + e] holds tap 2p at output e in
+// its low and tap 2p + 1 in its high 16 bits (packTapPair), so one 16-bit
+// multiply-add of two taps (vpmaddwd) replaces two
 // 32-bit multiplies and adds. k2[4p + b] holds output channel b's two
 // 16-bit weights of pair p. Integer sums are exact in any order (fitsInt32
 // bounds every partial sum), so the results are those of convBlock4.
 __attribute__((target("avx2"))) void convPairs4Avx2(int32_t *__restrict acc, size_t len,
-                                                    const int16_t *__restrict pairs, size_t pairCount,
+                                                    const int32_t *__restrict pairs, size_t pairCount,
                                                     const int32_t *__restrict k2) {
   for (size_t e0 = 0; e0 < len; e0 += 16) {
     __m256i r[4][2];
     for (auto &rb : r) rb[0] = rb[1] = _mm256_setzero_si256();
     for (size_t p = 0; p < pairCount; ++p) {
-      const int16_t *src = pairs + (p * len + e0) * 2;
+      const int32_t *src = pairs + p * len + e0;
       const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src));
-      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 16));
+      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 8));
       for (size_t b = 0; b < 4; ++b) {
         const __m256i k = _mm256_set1_epi32(k2[4 * p + b]);
         r[b][0] = _mm256_add_epi32(r[b][0], _mm256_madd_epi16(v0, k));
@@ -303,17 +319,28 @@ __attribute__((target("avx2"))) void convPairs4Avx2(int32_t *__restrict acc, siz
     }
   }
 }
-void convPairs4Scalar(int32_t *acc, size_t len, const int16_t *pairs, size_t pairCount, const int32_t *k2) {
+int32_t low16(int32_t v) { return int16_t(uint32_t(v) & 0xFFFF); }
+int32_t high16(int32_t v) { return int16_t(uint32_t(v) >> 16); }
+void convPairs4Scalar(int32_t *acc, size_t len, const int32_t *pairs, size_t pairCount, const int32_t *k2) {
   for (size_t b = 0; b < 4; ++b)
     for (size_t e = 0; e < len; ++e) {
       int32_t sum = 0;
       for (size_t p = 0; p < pairCount; ++p) {
-        const int16_t *src = pairs + (p * len + e) * 2;
-        const int32_t k = k2[4 * p + b];
-        sum += int32_t(src[0]) * int16_t(k & 0xFFFF) + int32_t(src[1]) * int16_t(uint32_t(k) >> 16);
+        const int32_t v = pairs[p * len + e], k = k2[4 * p + b];
+        sum += low16(v) * low16(k) + high16(v) * high16(k);
       }
       acc[b * len + e] = sum;
     }
+}
+// Packs two taps' runs (int8/uint8 values, exact in int16) into the pair
+// words convPairs4Avx2 reads; `hi` is null for the last tap of an odd count.
+TPU_MULTIVERSION void
+packTapPair(int32_t *__restrict out, const int32_t *__restrict lo, const int32_t *__restrict hi, size_t len) {
+  if (!hi) {
+    for (size_t e = 0; e < len; ++e) out[e] = int32_t(uint32_t(lo[e]) & 0xFFFF);
+    return;
+  }
+  for (size_t e = 0; e < len; ++e) out[e] = int32_t((uint32_t(lo[e]) & 0xFFFF) | uint32_t(hi[e]) << 16);
 }
 // The interleaved taps may take this many bytes; larger convolutions use convBlock4.
 constexpr size_t kMaxTapPairBytes = size_t(256) << 20;
@@ -341,7 +368,15 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
     kern.resize(size_t(OC) * taps);
     std::vector<T> col(std::max(kIc, KW));
     const size_t nStep = size_t(j.kernel.stride.n) * j.kernel.elemBytes;
-    for (uint32_t o = 0; o < OC; ++o)
+    // A kernel stored dense [ic][kh][kw] in each lane is that order already.
+    const Strides4 &ks = j.kernel.stride;
+    const bool denseKernel = !j.depthwise && !j.rotate && !j.kernel.isConst && ks.w == 1 && ks.h == KW &&
+                             ks.n == uint64_t(KH) * KW;
+    for (uint32_t o = 0; o < OC; ++o) {
+      if (denseKernel) {
+        widenStrided(j.kernel, j.kernel.ptr(mem, 0, o, 0, 0), j.kernel.elemBytes, taps, &kern[size_t(o) * taps]);
+        continue;
+      }
       for (uint32_t y = 0; y < KH; ++y) {
         const uint32_t sy = j.rotate ? KH - 1 - y : y;
         if (j.depthwise) {
@@ -358,6 +393,7 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
           for (uint32_t i = 0; i < kIc; ++i) kern[size_t(o) * taps + (size_t(i) * KH + y) * KW + x] = col[i];
         }
       }
+    }
   }
 
   // The padded input of each channel is split into its sH x sW stride
@@ -390,10 +426,10 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   std::vector<T> row(std::max(is.w, OW));
   // int8 x int8 convolutions (exact in int32) use the paired taps (convPairs4Avx2).
   static const bool hasAvx2 = __builtin_cpu_supports("avx2");
-  const size_t pairCount = (taps + 1) / 2, pairsSize = (pairCount * len + kConvBlockPad) * 2;
-  const bool usePairs = std::is_same_v<T, int32_t> && blocks > 0 && pairsSize * sizeof(int16_t) <= kMaxTapPairBytes;
-  std::vector<int16_t> pairsOwn;
-  int16_t *pairs = usePairs ? scratch<int16_t, 2>(pairsSize, pairsOwn) : nullptr;
+  const size_t pairCount = (taps + 1) / 2, pairsSize = pairCount * len + kConvBlockPad;
+  const bool usePairs = std::is_same_v<T, int32_t> && blocks > 0 && pairsSize * sizeof(int32_t) <= kMaxTapPairBytes;
+  std::vector<int32_t> pairsOwn;
+  int32_t *pairs = usePairs ? scratch<int32_t, 2>(pairsSize, pairsOwn) : nullptr;
   std::vector<int32_t> k2(usePairs ? size_t(blocks) * 4 * pairCount : 0);
   for (size_t blk = 0; blk < (usePairs ? blocks : 0); ++blk)
     for (size_t p = 0; p < pairCount; ++p)
@@ -417,10 +453,14 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
     std::fill(dense ? planes + size_t(IC) * chanSize : planes, planes + planesSize, padValue);
     for (uint32_t c = 0; c < IC; ++c)
       for (uint32_t y = 0; y < is.h; ++y) {
+        T *rowBase = &at(c, padT + uint64_t(y) * (insH + 1), 0);
+        if (sW == 1 && insW == 0) { // the row is contiguous in its phase
+          loadRow(j.in, mem, n, c, y, false, is.w, rowBase + padL);
+          continue;
+        }
         loadRow(j.in, mem, n, c, y, false, is.w, row.data());
         // Column x goes to padded column padL + x*(insW+1): phase and index
         // advance without a division per element.
-        T *rowBase = &at(c, padT + uint64_t(y) * (insH + 1), 0);
         uint64_t px = padL % sW, qx = padL / sW;
         for (uint32_t x = 0; x < is.w; ++x) {
           rowBase[px * phaseSize + qx] = row[x];
@@ -438,19 +478,13 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
     std::fill(acc + size_t(blocks) * 4 * len, acc + accSize, j.reduce == Reduce::Max ? padValue : T(0));
     // Per output element the taps are summed in (ic, kh, kw) order: the fp32
     // result depends on it (docs/isa.md).
-    if (usePairs) {
-      for (size_t p = 0; p < pairCount; ++p)
-        for (uint32_t i = 0; i < 2; ++i) {
-          int16_t *dst = pairs + p * len * 2 + i;
-          if (2 * p + i >= taps) {
-            for (size_t e = 0; e < len; ++e) dst[2 * e] = 0;
-            continue;
-          }
-          const T *src = planes + tapOff[2 * p + i];
-          for (size_t e = 0; e < len; ++e) dst[2 * e] = int16_t(src[e]);
-        }
-      std::fill(pairs + pairCount * len * 2, pairs + pairsSize, int16_t(0));
-    }
+    if constexpr (std::is_same_v<T, int32_t>)
+      if (usePairs) {
+        for (size_t p = 0; p < pairCount; ++p)
+          packTapPair(pairs + p * len, planes + tapOff[2 * p], 2 * p + 1 < taps ? planes + tapOff[2 * p + 1] : nullptr,
+                      len);
+        std::fill(pairs + pairCount * len, pairs + pairsSize, 0);
+      }
     auto runBlocks = [&](uint32_t first, uint32_t last) {
       for (uint32_t blk = first; blk < last; ++blk) {
         int32_t *a = reinterpret_cast<int32_t *>(&acc[size_t(blk) * 4 * len]);
