@@ -44,11 +44,14 @@ constexpr int32_t saturateInt32(int64_t v) { return int32_t(saturate(v, {INT32_M
 
 // Rounding right shift: round half up, floor(v / 2^s) plus the first
 // dropped bit; exact over the whole int64 range. shift 0 returns v.
-constexpr int64_t roundingRightShift(int64_t v, unsigned shift) {
+// The rule for any signed integer type I. For a value of a narrower type
+// the result is the same as in int64 (shifts past its width give 0 in both).
+template <class I> constexpr I roundingRightShiftIn(I v, unsigned shift) {
   if (shift == 0) return v;
-  if (shift > 63) return 0;
+  if (shift >= 8 * sizeof(I)) return 0;
   return (v >> shift) + ((v >> (shift - 1)) & 1);
 }
+constexpr int64_t roundingRightShift(int64_t v, unsigned shift) { return roundingRightShiftIn(v, shift); }
 
 // int64 arithmetic that saturates instead of overflowing: intermediate
 // values of the chip never come close, but fuzzed commands may.

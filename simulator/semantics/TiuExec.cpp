@@ -147,7 +147,7 @@ void loadRow(const LocalTensor &t, const LocalMemory &m, uint32_t n, uint32_t c,
   }
   widenStrided(t, t.ptr(m, n, c, h, 0), broadcastW ? 0 : size_t(t.stride.w) * t.elemBytes, W, out);
 }
-template <class D> void narrowRow(uint8_t *p, size_t step, size_t W, const int64_t *v) {
+template <class D, class S> void narrowRow(uint8_t *p, size_t step, size_t W, const S *v) {
   if (step == sizeof(D)) { // contiguous (see widenRow)
     for (size_t i = 0; i < W; ++i) {
       D d = D(v[i]);
@@ -161,8 +161,8 @@ template <class D> void narrowRow(uint8_t *p, size_t step, size_t W, const int64
   }
 }
 // Stores integers already in range (or to be truncated) into an integer row.
-void storeIntRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W,
-                 const int64_t *v) {
+template <class S>
+void storeIntRow(const LocalTensor &t, LocalMemory &m, uint32_t n, uint32_t c, uint32_t h, size_t W, const S *v) {
   uint8_t *p = t.ptr(m, n, c, h, 0);
   const size_t step = size_t(t.stride.w) * t.elemBytes;
   switch (t.elemBytes) {
@@ -228,6 +228,16 @@ struct WindowJob {
 #else
 #define TPU_MULTIVERSION __attribute__((target_clones("avx2", "default")))
 #endif
+// The integer write-back of int32 sums (fitsInt32) to an 8- or 16-bit
+// destination [lo, hi], in place: writeIntRow's rules in 32 bits, which vectorize.
+TPU_MULTIVERSION void
+requantizeRow32(int32_t *__restrict v, size_t W, unsigned rshift, bool doRelu, int32_t lo, int32_t hi) {
+  for (size_t i = 0; i < W; ++i) {
+    int32_t x = roundingRightShiftIn(v[i], rshift);
+    if (doRelu) x = x < 0 ? 0 : x;
+    v[i] = x < lo ? lo : x > hi ? hi : x;
+  }
+}
 template <class T>
 TPU_MULTIVERSION void
 mulAddRun(T *__restrict acc, const T *__restrict src, T k, size_t len) {
@@ -415,12 +425,7 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   auto tapRun = [&](uint32_t c, uint32_t y, uint32_t x) {
     return &at(c, uint64_t(y) * dilH, uint64_t(x) * dilW);
   };
-  // Blocks of four output channels (convBlock4) and their taps, [block][tap][4].
   const uint32_t blocks = !j.depthwise && j.reduce == Reduce::MulAdd ? OC / 4 : 0;
-  std::vector<T> k4(size_t(blocks) * 4 * taps);
-  for (uint32_t blk = 0; blk < blocks; ++blk)
-    for (size_t t = 0; t < taps; ++t)
-      for (uint32_t b = 0; b < 4; ++b) k4[(size_t(blk) * taps + t) * 4 + b] = kern[size_t(blk * 4 + b) * taps + t];
   const size_t accSize = size_t(OC) * len;
   T *acc = scratch<T, 1>(accSize, accOwn);
   std::vector<T> row(std::max(is.w, OW));
@@ -430,20 +435,31 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   const bool usePairs = std::is_same_v<T, int32_t> && blocks > 0 && pairsSize * sizeof(int32_t) <= kMaxTapPairBytes;
   std::vector<int32_t> pairsOwn;
   int32_t *pairs = usePairs ? scratch<int32_t, 2>(pairsSize, pairsOwn) : nullptr;
+  // Their weights, [block][pair][4]: channel b's taps 2p (low) and 2p + 1 (high 16 bits).
   std::vector<int32_t> k2(usePairs ? size_t(blocks) * 4 * pairCount : 0);
   for (size_t blk = 0; blk < (usePairs ? blocks : 0); ++blk)
-    for (size_t p = 0; p < pairCount; ++p)
-      for (uint32_t b = 0; b < 4; ++b) {
-        const T *kb = &k4[blk * 4 * taps];
-        const uint16_t lo = uint16_t(int16_t(kb[4 * (2 * p) + b]));
-        const uint16_t hi = 2 * p + 1 < taps ? uint16_t(int16_t(kb[4 * (2 * p + 1) + b])) : 0;
+    for (uint32_t b = 0; b < 4; ++b) {
+      const T *kb = &kern[(blk * 4 + b) * taps];
+      for (size_t p = 0; p < pairCount; ++p) {
+        const uint16_t lo = uint16_t(int16_t(kb[2 * p]));
+        const uint16_t hi = 2 * p + 1 < taps ? uint16_t(int16_t(kb[2 * p + 1])) : 0;
         k2[(blk * pairCount + p) * 4 + b] = int32_t(uint32_t(lo) | uint32_t(hi) << 16);
       }
+    }
+  // The other blocks of four output channels (convBlock4) and their taps, [block][tap][4].
+  std::vector<T> k4(usePairs ? 0 : size_t(blocks) * 4 * taps);
+  for (uint32_t blk = 0; blk < (usePairs ? 0 : blocks); ++blk)
+    for (size_t t = 0; t < taps; ++t)
+      for (uint32_t b = 0; b < 4; ++b) k4[(size_t(blk) * taps + t) * 4 + b] = kern[size_t(blk * 4 + b) * taps + t];
   // Where each tap (ic, kh, kw) of a convolution starts in the planes.
   std::vector<size_t> tapOff(j.depthwise ? 0 : taps);
   for (size_t t = 0; t < tapOff.size(); ++t)
     tapOff[t] = size_t(tapRun(uint32_t(t / (KH * KW)), uint32_t(t / KW % KH), uint32_t(t % KW)) - planes);
   std::vector<int64_t> intRow(OW), intTmp(OW);
+  // int32 sums to an int8/int16 result are written back in 32 bits (requantizeRow32).
+  const bool narrowIntOut = std::is_same_v<T, int32_t> && !j.out.isFloat() && j.out.elemBytes <= 2;
+  const IntRange outRange = intRange(j.out.prec, j.out.isSigned);
+  std::vector<int32_t> row32(narrowIntOut ? OW : 0);
   std::vector<float> floatRow(OW), floatTmp(OW);
   for (uint32_t n = 0; n < is.n; ++n) {
     // Every element of the phases is input data unless there is padding,
@@ -459,6 +475,14 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
           continue;
         }
         loadRow(j.in, mem, n, c, y, false, is.w, row.data());
+        if (insW == 0) { // phase r takes every sW-th column from the first x with (padL + x) % sW == r
+          for (uint32_t r = 0; r < sW; ++r) {
+            const uint32_t x0 = (r + sW - padL % sW) % sW;
+            T *dst = rowBase + size_t(r) * phaseSize + (uint64_t(padL) + x0) / sW;
+            for (uint32_t x = x0; x < is.w; x += sW) *dst++ = row[x];
+          }
+          continue;
+        }
         // Column x goes to padded column padL + x*(insW+1): phase and index
         // advance without a division per element.
         uint64_t px = padL % sW, qx = padL / sW;
@@ -525,6 +549,13 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
       for (uint32_t oy = 0; oy < OH; ++oy) {
         const T *a = &acc[size_t(oc) * len + size_t(oy) * Wq];
         if (j.resAdd) loadRow(j.out, mem, n, oc, oy, false, OW, row.data());
+        if constexpr (std::is_same_v<T, int32_t>)
+          if (narrowIntOut) {
+            for (uint32_t ox = 0; ox < OW; ++ox) row32[ox] = a[ox] + b + (j.resAdd ? row[ox] : 0);
+            requantizeRow32(row32.data(), OW, j.rshift, j.relu, int32_t(outRange.lo), int32_t(outRange.hi));
+            storeIntRow(j.out, mem, n, oc, oy, OW, row32.data());
+            continue;
+          }
         for (uint32_t ox = 0; ox < OW; ++ox) {
           T v = a[ox];
           if (j.hasBias) v += b;
