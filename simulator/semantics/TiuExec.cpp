@@ -974,8 +974,46 @@ template <class V> struct RowBuffers {
   explicit RowBuffers(size_t W) : a(W), b(W), c(W), d(W), old(W), r(W), r1(W) {}
 };
 
+// Bytes [first, end) an operand of shape S spans in its lane (strides are unsigned).
+std::pair<uint64_t, uint64_t> laneSpan(const LocalTensor &t, const Shape4 &S) {
+  return {t.laneOffset, t.offset(S.n - 1, S.c - 1, S.h - 1, S.w - 1) + t.elemBytes};
+}
+bool sameLayout(const LocalTensor &x, const LocalTensor &y) {
+  return x.laneOffset == y.laneOffset && x.npuOffset == y.npuOffset && x.stride == y.stride &&
+         x.elemBytes == y.elemBytes;
+}
+// Can the rows of every (n, c) run as one row of h * w elements? Each
+// operand's rows must continue one another, and no result may overlap
+// another operand except element for element (then the order of rows
+// cannot change what is read).
+bool rowsMerge(const ElementwiseJob &j) {
+  const Shape4 &S = j.res0.shape;
+  const Shape4 whole{1, 1, 1, 1};
+  if (S.h < 2 || j.eu == EuOp::Taylor || !(j.aMask == whole) || !(j.bMask == whole)) return false;
+  std::vector<const LocalTensor *> inputs{&j.a}, results{&j.res0};
+  if (j.arity.b) inputs.push_back(&j.b);
+  if (j.arity.c) inputs.push_back(&j.c);
+  if (j.arity.d) inputs.push_back(&j.d);
+  if (j.hasRes1) results.push_back(&j.res1);
+  auto continuous = [&](const LocalTensor *t) { return t->isConst || t->stride.h == uint64_t(t->stride.w) * S.w; };
+  auto apart = [&](const LocalTensor *x, const LocalTensor *y) {
+    if (x->isConst || y->isConst) return true;
+    const auto [x0, x1] = laneSpan(*x, S);
+    const auto [y0, y1] = laneSpan(*y, S);
+    return x1 <= y0 || y1 <= x0;
+  };
+  for (const LocalTensor *r : results) {
+    if (!continuous(r)) return false;
+    for (const LocalTensor *t : inputs)
+      if (!continuous(t) || !(apart(r, t) || sameLayout(*r, *t))) return false;
+  }
+  return results.size() == 1 || apart(results[0], results[1]);
+}
+
 void runElementwise(const ElementwiseJob &j, LocalMemory &mem) {
-  const Shape4 &S = j.res0.shape, &am = j.aMask, &bm = j.bMask;
+  const Shape4 &am = j.aMask, &bm = j.bMask;
+  const bool merge = rowsMerge(j);
+  const Shape4 S = merge ? Shape4{j.res0.shape.n, j.res0.shape.c, 1, j.res0.shape.h * j.res0.shape.w} : j.res0.shape;
   const size_t W = S.w;
   const bool readsOld = j.eu == EuOp::Mac && !j.arity.c;
   RowBuffers<int64_t> ib(j.isFloat ? 0 : W);
