@@ -5,17 +5,27 @@
 namespace tpu::sim {
 
 uint8_t *GlobalMemory::page(uint64_t index, bool create) {
-  auto it = pages_.find(index);
-  if (it != pages_.end()) return it->second.get();
-  if (!create) return nullptr;
-  auto p = std::make_unique<uint8_t[]>(kPageBytes);
-  std::memset(p.get(), 0, kPageBytes);
-  return pages_.emplace(index, std::move(p)).first->second.get();
+  const uint64_t chunk = index / kChunkPages;
+  if (chunk >= chunks_.size()) {
+    if (!create) return nullptr;
+    chunks_.resize(chunk + 1);
+  }
+  if (!chunks_[chunk]) {
+    if (!create) return nullptr;
+    chunks_[chunk] = std::make_unique<Chunk>();
+  }
+  std::unique_ptr<uint8_t[]> &p = chunks_[chunk]->pages[index % kChunkPages];
+  if (!p && create) {
+    p = std::make_unique<uint8_t[]>(kPageBytes); // value-initialized: zeros
+    ++pageCount_;
+  }
+  return p.get();
 }
 
 const uint8_t *GlobalMemory::page(uint64_t index) const {
-  auto it = pages_.find(index);
-  return it == pages_.end() ? nullptr : it->second.get();
+  const uint64_t chunk = index / kChunkPages;
+  if (chunk >= chunks_.size() || !chunks_[chunk]) return nullptr;
+  return chunks_[chunk]->pages[index % kChunkPages].get();
 }
 
 Status GlobalMemory::read(uint64_t addr, void *dst, uint64_t bytes) const {

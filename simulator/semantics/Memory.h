@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -71,15 +70,23 @@ public:
   Status write(uint64_t addr, const void *src, uint64_t bytes);
   Status fill(uint64_t addr, uint8_t value, uint64_t bytes);
   // Bytes of pages touched so far (the simulated footprint).
-  uint64_t residentBytes() const { return pages_.size() * kPageBytes; }
-  void clear() { pages_.clear(); }
+  uint64_t residentBytes() const { return pageCount_ * kPageBytes; }
+  void clear() { chunks_.clear(), pageCount_ = 0; }
 
 private:
   uint8_t *page(uint64_t index, bool create);
   const uint8_t *page(uint64_t index) const;
 
   uint64_t base_, size_;
-  std::map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
+  // Pages indexed directly in two levels (chunks of kChunkPages page
+  // pointers, allocated when a page in them is): a lookup per small GDMA row
+  // in a tree of pages was a tenth of a run.
+  static constexpr uint64_t kChunkPages = 4096;
+  struct Chunk {
+    std::unique_ptr<uint8_t[]> pages[kChunkPages];
+  };
+  std::vector<std::unique_ptr<Chunk>> chunks_;
+  uint64_t pageCount_ = 0;
 };
 
 } // namespace tpu::sim
