@@ -22,8 +22,27 @@ template <uint32_t B>
 void copyElementsOf(uint8_t *dst, uint64_t dstStep, const uint8_t *src, uint64_t srcStep, uint32_t count) {
   for (uint32_t w = 0; w < count; ++w) std::memcpy(dst + w * dstStep, src + w * srcStep, B);
 }
+// The bytes of an int8 4N layout's items are every fourth byte: with the
+// step a constant these loops vectorize. The scatter rewrites whole words
+// with their other three bytes unchanged, except the last item's word,
+// which may end past the buffer.
+void gatherEveryFourthByte(uint8_t *dst, const uint8_t *src, uint32_t count) {
+  for (uint32_t w = 0; w < count; ++w) dst[w] = src[4 * w];
+}
+void scatterEveryFourthByte(uint8_t *dst, const uint8_t *src, uint32_t count) {
+  if (count == 0) return;
+  for (uint32_t w = 0; w + 1 < count; ++w) {
+    uint32_t word;
+    std::memcpy(&word, dst + 4 * w, 4);
+    word = (word & ~uint32_t(0xFF)) | src[w]; // little endian: the word's first byte
+    std::memcpy(dst + 4 * w, &word, 4);
+  }
+  dst[4 * (count - 1)] = src[count - 1];
+}
 void copyElements(uint8_t *dst, uint64_t dstStep, const uint8_t *src, uint64_t srcStep, uint32_t count,
                   uint32_t B) {
+  if (B == 1 && srcStep == 4 && dstStep == 1) return gatherEveryFourthByte(dst, src, count);
+  if (B == 1 && srcStep == 1 && dstStep == 4) return scatterEveryFourthByte(dst, src, count);
   switch (B) {
   case 1: return copyElementsOf<1>(dst, dstStep, src, srcStep, count);
   case 2: return copyElementsOf<2>(dst, dstStep, src, srcStep, count);
