@@ -370,41 +370,34 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   const uint64_t Hp = j.rows.paddedInput(), Wp = j.cols.paddedInput();
   const T padValue = j.reduce == Reduce::Max ? std::numeric_limits<T>::lowest() : T(0);
 
-  // Kernel taps, dense [oc][ic][kh][kw] (depthwise: [c][kh][kw]), rotated if asked.
+  // Kernel taps, dense [ic][kh][kw] per output channel (depthwise: [kh][kw]), rotated if asked.
   const uint32_t kIc = j.depthwise ? 1 : IC;
   const size_t taps = size_t(kIc) * KH * KW;
-  std::vector<T> kern;
-  if (j.reduce == Reduce::MulAdd) {
-    kern.resize(size_t(OC) * taps);
-    std::vector<T> col(std::max(kIc, KW));
-    const size_t nStep = size_t(j.kernel.stride.n) * j.kernel.elemBytes;
-    // A kernel stored dense [ic][kh][kw] in each lane is that order already.
-    const Strides4 &ks = j.kernel.stride;
-    const bool denseKernel = !j.depthwise && !j.rotate && !j.kernel.isConst && ks.w == 1 && ks.h == KW &&
-                             ks.n == uint64_t(KH) * KW;
-    for (uint32_t o = 0; o < OC; ++o) {
-      if (denseKernel) {
-        widenStrided(j.kernel, j.kernel.ptr(mem, 0, o, 0, 0), j.kernel.elemBytes, taps, &kern[size_t(o) * taps]);
+  std::vector<T> col(std::max(kIc, KW));
+  const size_t nStep = size_t(j.kernel.stride.n) * j.kernel.elemBytes;
+  // A kernel stored dense [ic][kh][kw] in each lane is that order already.
+  const Strides4 &ks = j.kernel.stride;
+  const bool denseKernel = !j.depthwise && !j.rotate && !j.kernel.isConst && ks.w == 1 && ks.h == KW &&
+                           ks.n == uint64_t(KH) * KW;
+  auto loadKernel = [&](uint32_t o, T *dst) {
+    if (denseKernel) return widenStrided(j.kernel, j.kernel.ptr(mem, 0, o, 0, 0), j.kernel.elemBytes, taps, dst);
+    for (uint32_t y = 0; y < KH; ++y) {
+      const uint32_t sy = j.rotate ? KH - 1 - y : y;
+      if (j.depthwise) {
+        loadRow(j.kernel, mem, 0, o, sy, false, KW, col.data());
+        for (uint32_t x = 0; x < KW; ++x) dst[size_t(y) * KW + x] = col[j.rotate ? KW - 1 - x : x];
         continue;
       }
-      for (uint32_t y = 0; y < KH; ++y) {
-        const uint32_t sy = j.rotate ? KH - 1 - y : y;
-        if (j.depthwise) {
-          loadRow(j.kernel, mem, 0, o, sy, false, KW, col.data());
-          for (uint32_t x = 0; x < KW; ++x) kern[(size_t(o) * KH + y) * KW + x] = col[j.rotate ? KW - 1 - x : x];
-          continue;
-        }
-        for (uint32_t x = 0; x < KW; ++x) { // the kernel's n is the input channel
-          const uint32_t sx = j.rotate ? KW - 1 - x : x;
-          if (j.kernel.isConst)
-            loadRow(j.kernel, mem, 0, o, sy, false, kIc, col.data());
-          else
-            widenStrided(j.kernel, j.kernel.ptr(mem, 0, o, sy, sx), nStep, kIc, col.data());
-          for (uint32_t i = 0; i < kIc; ++i) kern[size_t(o) * taps + (size_t(i) * KH + y) * KW + x] = col[i];
-        }
+      for (uint32_t x = 0; x < KW; ++x) { // the kernel's n is the input channel
+        const uint32_t sx = j.rotate ? KW - 1 - x : x;
+        if (j.kernel.isConst)
+          loadRow(j.kernel, mem, 0, o, sy, false, kIc, col.data());
+        else
+          widenStrided(j.kernel, j.kernel.ptr(mem, 0, o, sy, sx), nStep, kIc, col.data());
+        for (uint32_t i = 0; i < kIc; ++i) dst[(size_t(i) * KH + y) * KW + x] = col[i];
       }
     }
-  }
+  };
 
   // The padded input of each channel is split into its sH x sW stride
   // phases: phase (py, px) holds the padded rows py, py + sH, ... and columns
@@ -437,15 +430,22 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   int32_t *pairs = usePairs ? scratch<int32_t, 2>(pairsSize, pairsOwn) : nullptr;
   // Their weights, [block][pair][4]: channel b's taps 2p (low) and 2p + 1 (high 16 bits).
   std::vector<int32_t> k2(usePairs ? size_t(blocks) * 4 * pairCount : 0);
+  std::vector<T> channelTaps(usePairs ? taps : 0);
   for (size_t blk = 0; blk < (usePairs ? blocks : 0); ++blk)
     for (uint32_t b = 0; b < 4; ++b) {
-      const T *kb = &kern[(blk * 4 + b) * taps];
+      const T *kb = channelTaps.data();
+      loadKernel(uint32_t(blk * 4 + b), channelTaps.data());
       for (size_t p = 0; p < pairCount; ++p) {
         const uint16_t lo = uint16_t(int16_t(kb[2 * p]));
         const uint16_t hi = 2 * p + 1 < taps ? uint16_t(int16_t(kb[2 * p + 1])) : 0;
         k2[(blk * pairCount + p) * 4 + b] = int32_t(uint32_t(lo) | uint32_t(hi) << 16);
       }
     }
+  // The taps of the channels the pairs leave, kern[(o - kernFirst) * taps + t].
+  const uint32_t kernFirst = usePairs ? blocks * 4 : 0;
+  std::vector<T> kern(j.reduce == Reduce::MulAdd ? size_t(OC - kernFirst) * taps : 0);
+  for (uint32_t o = kernFirst; o < (j.reduce == Reduce::MulAdd ? OC : 0); ++o)
+    loadKernel(o, &kern[size_t(o - kernFirst) * taps]);
   // The other blocks of four output channels (convBlock4) and their taps, [block][tap][4].
   std::vector<T> k4(usePairs ? 0 : size_t(blocks) * 4 * taps);
   for (uint32_t blk = 0; blk < (usePairs ? 0 : blocks); ++blk)
@@ -540,7 +540,8 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
             if (j.reduce == Reduce::Max)
               maxRun(a, tapRun(i, y, x), len);
             else
-              mulAddRun(a, tapRun(i, y, x), kern[size_t(o) * taps + ((i - icBegin) * KH + y) * KW + x], len);
+              mulAddRun(a, tapRun(i, y, x), kern[size_t(o - kernFirst) * taps + ((i - icBegin) * KH + y) * KW + x],
+                        len);
           }
     }
     for (uint32_t oc = 0; oc < OC; ++oc) {
