@@ -723,7 +723,8 @@ void runMatMul(const MatMul &s, const LocalTensor &left, const LocalTensor &righ
       L[size_t(m) * K + k] = s.leftTranspose ? loadAs<T>(left, mem, k, m / lw, 0, m % lw)
                                              : loadAs<T>(left, mem, m, k / lw, 0, k % lw);
   for (uint32_t k = 0; k < K; ++k)
-    for (uint32_t jj = 0; jj < N; ++jj) R[size_t(k) * N + jj] = loadAs<T>(right, mem, k, jj / ow, 0, jj % ow);
+    for (uint32_t c = 0; c < out.shape.c; ++c) // a row at a time (loadAs per element was most of the fc layer)
+      loadRow(right, mem, k, c, 0, false, ow, &R[size_t(k) * N + size_t(c) * ow]);
   std::vector<T> acc = matmulDense(L, R, M, K, N);
   for (uint32_t m = 0; m < M; ++m)
     for (uint32_t jj = 0; jj < N; ++jj) {
