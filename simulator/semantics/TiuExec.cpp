@@ -430,17 +430,20 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   int32_t *pairs = usePairs ? scratch<int32_t, 2>(pairsSize, pairsOwn) : nullptr;
   // Their weights, [block][pair][4]: channel b's taps 2p (low) and 2p + 1 (high 16 bits).
   std::vector<int32_t> k2(usePairs ? size_t(blocks) * 4 * pairCount : 0);
-  std::vector<T> channelTaps(usePairs ? taps : 0);
-  for (size_t blk = 0; blk < (usePairs ? blocks : 0); ++blk)
+  // The block's four channels, taps padded with a zero to 2 * pairCount each.
+  std::vector<T> blockTaps(usePairs ? 4 * 2 * pairCount : 0);
+  for (size_t blk = 0; blk < (usePairs ? blocks : 0); ++blk) {
     for (uint32_t b = 0; b < 4; ++b) {
-      const T *kb = channelTaps.data();
-      loadKernel(uint32_t(blk * 4 + b), channelTaps.data());
-      for (size_t p = 0; p < pairCount; ++p) {
-        const uint16_t lo = uint16_t(int16_t(kb[2 * p]));
-        const uint16_t hi = 2 * p + 1 < taps ? uint16_t(int16_t(kb[2 * p + 1])) : 0;
-        k2[(blk * pairCount + p) * 4 + b] = int32_t(uint32_t(lo) | uint32_t(hi) << 16);
-      }
+      loadKernel(uint32_t(blk * 4 + b), &blockTaps[b * 2 * pairCount]);
+      if (taps % 2) blockTaps[b * 2 * pairCount + taps] = T(0);
     }
+    int32_t *kb2 = &k2[blk * pairCount * 4];
+    for (size_t p = 0; p < pairCount; ++p)
+      for (uint32_t b = 0; b < 4; ++b) {
+        const T *kb = &blockTaps[b * 2 * pairCount + 2 * p];
+        kb2[p * 4 + b] = int32_t(uint32_t(uint16_t(int16_t(kb[0]))) | uint32_t(uint16_t(int16_t(kb[1]))) << 16);
+      }
+  }
   // The taps of the channels the pairs leave, kern[(o - kernFirst) * taps + t].
   const uint32_t kernFirst = usePairs ? blocks * 4 : 0;
   std::vector<T> kern(j.reduce == Reduce::MulAdd ? size_t(OC - kernFirst) * taps : 0);
