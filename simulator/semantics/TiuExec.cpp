@@ -615,14 +615,18 @@ template <class Cmd> void copyWindowFields(const Cmd &s, WindowJob &j) {
 }
 
 // Can every partial sum be held in int32? 8-bit inputs and kernel give
-// products below 2^15; the bias and res_add operands of at most 16 bits add
-// below 2^16 more. (The result is the same in int64; int32 is faster.)
+// products of magnitude at most 2^16 (uint8 x uint8); the bias and res_add
+// operands of at most 16 bits add below 2^17 more. (The result is the same
+// in int64; int32 is faster.)
+bool sumsFitInt32(uint64_t products) {
+  return products * (uint64_t(1) << 16) + (uint64_t(1) << 17) < (uint64_t(1) << 31);
+}
 bool fitsInt32(const WindowJob &j) {
   if (j.in.elemBytes != 1) return false;
   if (j.reduce == Reduce::Max) return true;
   uint64_t taps = uint64_t(j.depthwise ? 1 : j.in.shape.c) * j.rows.kernel * j.cols.kernel;
   return j.kernel.elemBytes == 1 && (!j.hasBias || j.bias.elemBytes <= 2) &&
-         (!j.resAdd || j.out.elemBytes <= 2) && taps * (1u << 15) + (1u << 17) < (1ull << 31);
+         (!j.resAdd || j.out.elemBytes <= 2) && sumsFitInt32(taps);
 }
 
 Status execWindow(const HwConfig &cfg, const WindowJob &j, LocalMemory &mem) {
@@ -776,8 +780,13 @@ Status execMatMul(const HwConfig &cfg, LocalMemory &mem, const MatMul &s) {
                                     {&out, "opt_res0_prec"}}, isFloat));
   TPU_RETURN_IF_ERROR(requireNarrowInputs({{&left, "opt_opd0_prec"}, {&right, "opt_opd1_prec"}}, "mm"));
   const LocalTensor *b = bias ? &*bias : nullptr;
+  // As for windows (fitsInt32): 8-bit operands, at most 16-bit bias and accumulated result.
+  const bool int32Sums = left.elemBytes == 1 && right.elemBytes == 1 && (!b || b->elemBytes <= 2) &&
+                         (s.eu != EuOp::Mac || out.elemBytes <= 2) && sumsFitInt32(K);
   if (isFloat)
     runMatMul<float>(s, left, right, b, out, M, K, mem);
+  else if (int32Sums)
+    runMatMul<int32_t>(s, left, right, b, out, M, K, mem);
   else
     runMatMul<int64_t>(s, left, right, b, out, M, K, mem);
   return Status::ok();
