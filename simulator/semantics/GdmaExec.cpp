@@ -25,13 +25,13 @@ void copyElementsOf(uint8_t *dst, uint64_t dstStep, const uint8_t *src, uint64_t
   for (uint32_t w = 0; w < count; ++w) std::memcpy(dst + w * dstStep, src + w * srcStep, B);
 }
 // The bytes of an int8 4N layout's items are every fourth byte: sixteen
-// items at a time in SSE2 (x86-64's baseline), the rest one by one. The
-// scatter rewrites whole words with their other three bytes unchanged,
-// except the last item's word, which may end past the buffer.
+// items at a time in SSE2 (x86-64's baseline), the rest one by one. Whole
+// words are read (and the scatter rewrites them with their other three
+// bytes unchanged) except the last item's, which may end past the buffer.
 void gatherEveryFourthByte(uint8_t *dst, const uint8_t *src, uint32_t count) {
   const __m128i low = _mm_set1_epi32(0xFF);
   uint32_t w = 0;
-  for (; w + 16 <= count; w += 16) {
+  for (; w + 16 < count; w += 16) { // not the last item's word
     __m128i v[4];
     for (int i = 0; i < 4; ++i)
       v[i] = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 4 * w + 16 * i)), low);
