@@ -544,3 +544,44 @@ TEST(GdmaExec, MemoriesThatDoNotMatchTheConfigAreRejected) {
   ASSERT_FALSE(st);
   EXPECT_NE(st.message().find("does not match the hardware config"), std::string::npos);
 }
+
+// The 4N byte moves in blocks of 16 items: rows of 37 (two blocks and a tail),
+// in and out; writing back changes only byte 0 of each word.
+TEST(GdmaExec, Int8FourNRoundTripOfLongRowsTouchesOnlyItsBytes) {
+  HwConfig cfg = smallConfig();
+  LocalMemory lmem(cfg);
+  GlobalMemory gmem(cfg);
+  const uint32_t C = 2, H = 3, W = 37;
+  std::vector<uint8_t> g(C * H * W * 4);
+  for (size_t i = 0; i < g.size(); ++i) g[i] = uint8_t(i * 7 + 3);
+  ASSERT_TRUE(gmem.write(cfg.globalMemBase, g.data(), g.size()));
+  GdmaCommand cmd;
+  cmd.direction = GdmaDirection::S2L;
+  cmd.src = {cfg.globalMemBase, GdmaFormat::Int8, {1, C, H, W}, int8x4NStrides(H, W)};
+  cmd.dst = {0, GdmaFormat::Int8, {1, C, H, W}, {256, 256, W, 1}};
+  ASSERT_TRUE(executeGdma(cfg, lmem, gmem, cmd));
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t h = 0; h < H; ++h)
+      for (uint32_t w = 0; w < W; ++w)
+        ASSERT_EQ(lmem.lane(c)[h * W + w], g[((c * H + h) * W + w) * 4]) << c << " " << h << " " << w;
+  // Back to DDR at another address whose words hold other bytes: only byte 0 of each word changes.
+  const uint64_t out = cfg.globalMemBase + 0x10000;
+  std::vector<uint8_t> o(g.size());
+  for (size_t i = 0; i < o.size(); ++i) o[i] = uint8_t(i * 13 + 1);
+  ASSERT_TRUE(gmem.write(out, o.data(), o.size()));
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t i = 0; i < H * W; ++i) lmem.lane(c)[i] = uint8_t(200 + c * 50 + i);
+  GdmaCommand back;
+  back.direction = GdmaDirection::L2S;
+  back.src = cmd.dst;
+  back.dst = {out, GdmaFormat::Int8, {1, C, H, W}, int8x4NStrides(H, W)};
+  ASSERT_TRUE(executeGdma(cfg, lmem, gmem, back));
+  std::vector<uint8_t> r(o.size());
+  ASSERT_TRUE(gmem.read(out, r.data(), r.size()));
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t i = 0; i < H * W; ++i)
+      for (uint32_t b = 0; b < 4; ++b) {
+        size_t at = (c * H * W + i) * 4 + b;
+        ASSERT_EQ(r[at], b == 0 ? uint8_t(200 + c * 50 + i) : o[at]) << c << " " << i << " " << b;
+      }
+}

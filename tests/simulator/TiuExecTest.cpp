@@ -102,6 +102,7 @@ struct Fixture {
   HwConfig cfg;
   LocalMemory mem{cfg};
   std::mt19937_64 rng;
+  bool fullInt32 = false; // int32 operands over the whole range (sums overflow int32)
   explicit Fixture(uint64_t seed) : rng(seed) {}
 
   int64_t randInt(int64_t lo, int64_t hi) { return lo + int64_t(rng() % uint64_t(hi - lo + 1)); }
@@ -109,7 +110,7 @@ struct Fixture {
   double randValue(Prec p, bool isSigned) {
     if (p == Prec::Fp32) return double(float(randInt(-2000, 2000)) / 64.0f);
     IntRange r = intRange(p, isSigned);
-    if (p == Prec::Int32) r = isSigned ? IntRange{-100000, 100000} : IntRange{0, 200000};
+    if (p == Prec::Int32 && !fullInt32) r = isSigned ? IntRange{-100000, 100000} : IntRange{0, 200000};
     return double(randInt(r.lo, r.hi));
   }
   // Places a tensor in bank `region` of a random lane, with a random mode.
@@ -565,6 +566,17 @@ TEST(TiuExec, ArithIntegerOpsMatchReference) {
   int i = 0;
   for (EuOp e : ops)
     for (int k = 0; k < 6; ++k) arithCase(f, e, false, i++);
+}
+
+// int32 operands anywhere in their range: the 32-bit fast paths must see the
+// overflow and fall back to 64 bits (results saturate like the reference).
+TEST(TiuExec, ArithIntegerOpsOnFullRangeInt32MatchReference) {
+  Fixture f(809);
+  f.fullInt32 = true;
+  const EuOp ops[] = {EuOp::Mul, EuOp::Mac, EuOp::Add, EuOp::Sub, EuOp::Max, EuOp::Min, EuOp::Copy};
+  int i = 0;
+  for (EuOp e : ops)
+    for (int k = 0; k < 12; ++k) arithCase(f, e, false, i++);
 }
 
 TEST(TiuExec, ArithFp32OpsMatchReference) {
