@@ -125,6 +125,10 @@ private:
   Status checkCalibration(func::FuncOp f);
   Status lower(Operation *op);
   Status lowerConv(top::ConvOp op);
+  template <class OpT>
+  Value lowerWeighted(Value input, const std::string &name, const std::string &outName, ArrayRef<int64_t> outShape,
+                      ArrayRef<int64_t> filterShape, const std::vector<float> &w, const std::vector<float> &bias,
+                      Attrs attrs, const char *what, bool &int8);
   Status lowerFc(Operation *op, Value a, Value bw, Value c, double alpha, double beta, bool transB);
   Status lowerPool(Operation *op, bool isMax);
   Status lowerBinary(Operation *op);
@@ -288,6 +292,44 @@ Status Lowerer::noLowering(Operation *op, const std::string &why) {
                    ": ", why);
 }
 
+// A weighted window op (conv, conv_transpose): in int8 when `int8` and its
+// weights and bias fit int8/int16 with one right shift (scale_in * scale_w
+// = scale_out * 2^-rshift), else in fp32 with `int8` cleared (reported as a
+// fallback when int8 was asked for).
+template <class OpT>
+Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::string &outName,
+                             ArrayRef<int64_t> outShape, ArrayRef<int64_t> filterShape, const std::vector<float> &w,
+                             const std::vector<float> &bias, Attrs attrs, const char *what, bool &int8) {
+  std::vector<int64_t> fshape(filterShape.begin(), filterShape.end());
+  if (int8) {
+    Value x = i8(input);
+    const float si = scaleOfValue(x), so = scaleOf(outName);
+    const double wk = double(si) / so;
+    auto r = chooseShift({{maxAbs(w) * wk, 127}, {maxAbs(bias) / so, 32767}});
+    if (!r) {
+      out_.fallbacks.push_back(outName + ": " + what + " weights or bias do not fit int8/int16 with any right shift");
+      int8 = false;
+    } else {
+      std::vector<int8_t> wq(w.size());
+      for (size_t i = 0; i < wq.size(); ++i) wq[i] = int8_t(clampTo(fixedPoint(w[i] * wk, *r), -128, 127));
+      Value filter = addWeight(name + "_filter_i8", NpyArray::from(fshape, wq), b_.getIntegerType(8));
+      Value b = none();
+      if (!bias.empty()) {
+        std::vector<int16_t> bq(bias.size());
+        for (size_t i = 0; i < bq.size(); ++i) bq[i] = int16_t(clampTo(fixedPoint(bias[i] / so, *r), -32768, 32767));
+        b = addWeight(name + "_bias_i16", NpyArray::from({int64_t(bq.size())}, bq), b_.getIntegerType(16));
+      }
+      attrs.push_back(i64("rshift", *r));
+      return make<OpT>(outName, qType(outShape, outName), {x, filter, b}, attrs);
+    }
+  }
+  Value filter = addWeight(name + "_filter", NpyArray::from(fshape, w.data(), w.size()), b_.getF32Type());
+  Value b = bias.empty() ? none()
+                         : addWeight(name + "_bias", NpyArray::from({int64_t(bias.size())}, bias.data(), bias.size()),
+                                     b_.getF32Type());
+  return make<OpT>(outName, f32Type(outShape), {f32(input), filter, b}, attrs);
+}
+
 Status Lowerer::lowerConv(top::ConvOp op) {
   std::string name = names_[op.getOutput()];
   auto k = op.getKernelShape();
@@ -323,37 +365,9 @@ Status Lowerer::lowerConv(top::ConvOp op) {
   auto outShape = shapeOf(result);
   Attrs attrs{arr("kernel_shape", k), arr("strides", op.getStrides()), arr("pads", op.getPads()),
               arr("dilations", op.getDilations()), i64("group", op.getGroup()), flag("do_relu", doRelu)};
-  Value out;
   bool int8 = wantInt8(name) && wantInt8(outName);
-  if (int8) {
-    Value x = i8(op.getInput());
-    const float si = scaleOfValue(x), so = scaleOf(outName);
-    const double wk = double(si) / so;
-    auto r = chooseShift({{maxAbs(*wv) * wk, 127}, {maxAbs(bias) / so, 32767}});
-    if (!r) {
-      out_.fallbacks.push_back(outName + ": conv weights or bias do not fit int8/int16 with any right shift");
-      int8 = false;
-    } else {
-      std::vector<int8_t> wq(wv->size());
-      for (size_t i = 0; i < wq.size(); ++i) wq[i] = int8_t(clampTo(fixedPoint((*wv)[i] * wk, *r), -128, 127));
-      Value filter = addWeight(name + "_filter_i8", NpyArray::from(filterShape, wq), b_.getIntegerType(8));
-      Value b = none();
-      if (!bias.empty()) {
-        std::vector<int16_t> bq(bias.size());
-        for (size_t i = 0; i < bq.size(); ++i) bq[i] = int16_t(clampTo(fixedPoint(bias[i] / so, *r), -32768, 32767));
-        b = addWeight(name + "_bias_i16", NpyArray::from({int64_t(bq.size())}, bq), b_.getIntegerType(16));
-      }
-      attrs.push_back(i64("rshift", *r));
-      out = make<tpuir::ConvOp>(outName, qType(outShape, outName), {x, filter, b}, attrs);
-    }
-  }
-  if (!int8) {
-    Value filter = addWeight(name + "_filter", NpyArray::from(filterShape, wv->data(), wv->size()), b_.getF32Type());
-    Value b = bias.empty() ? none()
-                           : addWeight(name + "_bias", NpyArray::from({int64_t(bias.size())}, bias.data(), bias.size()),
-                                       b_.getF32Type());
-    out = make<tpuir::ConvOp>(outName, f32Type(outShape), {f32(op.getInput()), filter, b}, attrs);
-  }
+  Value out = lowerWeighted<tpuir::ConvOp>(op.getInput(), name, outName, outShape, filterShape, *wv, bias, attrs,
+                                           "conv", int8);
   // relu_limit (ReLU6): a clip behind the conv, in the conv's precision.
   double limit = op.getReluLimit().convertToDouble();
   if (op.getDoRelu() && limit >= 0) {
@@ -736,36 +750,9 @@ Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
   auto outShape = shapeOf(result);
   Attrs attrs{arr("kernel_shape", k), arr("strides", op.getStrides()), arr("pads", op.getPads()),
               arr("dilations", op.getDilations()), i64("group", 1), flag("do_relu", bool(relu))};
-  Value out;
   bool int8 = wantInt8(name) && wantInt8(outName);
-  if (int8) {
-    Value x = i8(op.getInput());
-    const double wk = double(scaleOfValue(x)) / scaleOf(outName), so = scaleOf(outName);
-    auto r = chooseShift({{maxAbs(*wv) * wk, 127}, {maxAbs(bias) / so, 32767}});
-    if (!r) {
-      out_.fallbacks.push_back(outName + ": transposed conv weights or bias do not fit int8/int16 with any right shift");
-      int8 = false;
-    } else {
-      std::vector<int8_t> wq(wv->size());
-      for (size_t i = 0; i < wq.size(); ++i) wq[i] = int8_t(clampTo(fixedPoint((*wv)[i] * wk, *r), -128, 127));
-      Value filter = addWeight(name + "_filter_i8", NpyArray::from(filterShape, wq), b_.getIntegerType(8));
-      Value b = none();
-      if (!bias.empty()) {
-        std::vector<int16_t> bq(bias.size());
-        for (size_t i = 0; i < bq.size(); ++i) bq[i] = int16_t(clampTo(fixedPoint(bias[i] / so, *r), -32768, 32767));
-        b = addWeight(name + "_bias_i16", NpyArray::from({int64_t(bq.size())}, bq), b_.getIntegerType(16));
-      }
-      attrs.push_back(i64("rshift", *r));
-      out = make<tpuir::ConvTransposeOp>(outName, qType(outShape, outName), {x, filter, b}, attrs);
-    }
-  }
-  if (!int8) {
-    Value filter = addWeight(name + "_filter", NpyArray::from(filterShape, wv->data(), wv->size()), b_.getF32Type());
-    Value b = bias.empty() ? none()
-                           : addWeight(name + "_bias", NpyArray::from({int64_t(bias.size())}, bias.data(), bias.size()),
-                                       b_.getF32Type());
-    out = make<tpuir::ConvTransposeOp>(outName, f32Type(outShape), {f32(op.getInput()), filter, b}, attrs);
-  }
+  Value out = lowerWeighted<tpuir::ConvTransposeOp>(op.getInput(), name, outName, outShape, filterShape, *wv, bias,
+                                                    attrs, "transposed conv", int8);
   if (relu) fused_.insert(relu);
   (int8 ? vals_[result].i8 : vals_[result].f32) = out;
   return Status::ok();
