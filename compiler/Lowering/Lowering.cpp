@@ -139,6 +139,10 @@ private:
   Status lowerHardSigmoidF32(Operation *op, double alpha, double beta, bool timesInput);
   Result<ChannelAffine> batchNormAffine(top::BatchNormOp op);
   AffineChain affineChain(Value v, int64_t channels);
+  // Folds `chain` into a filter and bias: weight i belongs to output channel
+  // (i / block) % oc; the chain's ops are fused away.
+  void foldIntoFilter(const AffineChain &chain, std::vector<float> &w, std::vector<float> &bias, int64_t oc,
+                      int64_t block);
   Status lowerLut(Operation *op, kernels::UnaryKind kind, float a = 0, float b = 0);
   Status noLowering(Operation *op, const std::string &why);
 
@@ -330,6 +334,15 @@ Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::st
   return make<OpT>(outName, f32Type(outShape), {f32(input), filter, b}, attrs);
 }
 
+void Lowerer::foldIntoFilter(const AffineChain &chain, std::vector<float> &w, std::vector<float> &bias, int64_t oc,
+                             int64_t block) {
+  if (chain.ops.empty()) return;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(w[i] * chain.scale[size_t(int64_t(i) / block % oc)]);
+  bias.resize(size_t(oc), 0.0f);
+  for (size_t c = 0; c < size_t(oc); ++c) bias[c] = float(bias[c] * chain.scale[c] + chain.bias[c]);
+  fused_.insert(chain.ops.begin(), chain.ops.end());
+}
+
 Status Lowerer::lowerConv(top::ConvOp op) {
   std::string name = names_[op.getOutput()];
   auto k = op.getKernelShape();
@@ -352,12 +365,7 @@ Status Lowerer::lowerConv(top::ConvOp op) {
   const int64_t oc = filterShape[0], perOc = int64_t(wv->size()) / oc;
   const bool fold = !op.getDoRelu() && !wantInt8(name);
   AffineChain chain = fold ? affineChain(op.getOutput(), oc) : AffineChain{{}, {}, op.getOutput(), {}};
-  if (!chain.ops.empty()) {
-    for (size_t i = 0; i < wv->size(); ++i) (*wv)[i] = float((*wv)[i] * chain.scale[size_t(int64_t(i) / perOc)]);
-    bias.resize(size_t(oc), 0.0f);
-    for (size_t c = 0; c < size_t(oc); ++c) bias[c] = float(bias[c] * chain.scale[c] + chain.bias[c]);
-    fused_.insert(chain.ops.begin(), chain.ops.end());
-  }
+  foldIntoFilter(chain, *wv, bias, oc, perOc);
   auto relu = op.getDoRelu() ? nullptr : fusibleRelu(chain.result);
   Value result = relu ? relu.getOutput() : chain.result;
   const std::string &outName = names_[result];
@@ -738,12 +746,7 @@ Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
     return noLowering(op, "the filter is not [ic, oc, kh, kw]");
   const int64_t oc = filterShape[1], taps = filterShape[2] * filterShape[3];
   AffineChain chain = affineChain(op.getOutput(), oc);
-  if (!chain.ops.empty()) {
-    for (size_t i = 0; i < wv->size(); ++i) (*wv)[i] = float((*wv)[i] * chain.scale[size_t(int64_t(i) / taps % oc)]);
-    bias.resize(size_t(oc), 0.0f);
-    for (size_t c = 0; c < size_t(oc); ++c) bias[c] = float(bias[c] * chain.scale[c] + chain.bias[c]);
-    fused_.insert(chain.ops.begin(), chain.ops.end());
-  }
+  foldIntoFilter(chain, *wv, bias, oc, taps);
   auto relu = fusibleRelu(chain.result);
   Value result = relu ? relu.getOutput() : chain.result;
   const std::string &outName = names_[result];
