@@ -2,9 +2,13 @@
 // simulated commands per second and multiply-accumulates per second for
 // conv (int8, fp32), element-wise ar and a GDMA copy, plus a whole command
 // group through the runtime's program-order loop. Numbers: docs/runtime.md.
+// With TPU_BENCH_BMODEL=model.bmodel and TPU_BENCH_INPUT=in.npz it also
+// times whole launches of that model (BM_BmodelLaunch, for profiling).
 #include "isa/GdmaCommand.h"
 #include "isa/TiuCommand.h"
 #include "runtime/FuncBackend.h"
+#include "runtime/Runtime.h"
+#include "support/Parallel.h"
 #include "simulator/semantics/GdmaExec.h"
 #include "simulator/semantics/TiuExec.h"
 
@@ -173,6 +177,20 @@ void BM_GroupInOrder(benchmark::State &state) {
       double(state.iterations()) * c * c * 9 * hw * hw, benchmark::Counter::kIsRate);
 }
 
+void BM_BmodelLaunch(benchmark::State &state, std::string bmodel, std::string input) {
+  auto rt = runtime::Runtime::create(isa::HwConfig{}, runtime::BackendKind::Func);
+  auto in = readNpz(input);
+  if (!rt || !in) return state.SkipWithError(!rt ? rt.message().c_str() : in.message().c_str());
+  runtime::Runtime &r = *rt.value();
+  if (Status st = r.loadBmodel(bmodel); !st) return state.SkipWithError(st.message().c_str());
+  const std::string net = r.netNames().front();
+  for (auto _ : state) {
+    runtime::RunReport report;
+    auto out = r.run(net, in.value(), {}, report);
+    if (!out) return state.SkipWithError(out.message().c_str());
+  }
+}
+
 } // namespace
 
 // (channels, height = width): a ResNet-like middle layer and a small one.
@@ -183,4 +201,13 @@ BENCHMARK(BM_ArAddFp32)->Args({64, 56})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GdmaLoadFp32)->Args({64, 56})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GroupInOrder)->Unit(benchmark::kMicrosecond);
 
-BENCHMARK_MAIN();
+int main(int argc, char **argv) {
+  const char *bmodel = std::getenv("TPU_BENCH_BMODEL"), *input = std::getenv("TPU_BENCH_INPUT");
+  if (const char *threads = std::getenv("TPU_BENCH_THREADS")) tpu::setNumThreads(std::atoi(threads));
+  if (bmodel && input)
+    benchmark::RegisterBenchmark("BM_BmodelLaunch", BM_BmodelLaunch, bmodel, input)->Unit(benchmark::kMillisecond);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -4,7 +4,7 @@
 #include "compiler/Import/OnnxImporter.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/Kernels/Kernels.h"
-#include "compiler/Kernels/Parallel.h"
+#include "support/Parallel.h"
 
 #include <benchmark/benchmark.h>
 
@@ -26,7 +26,7 @@ std::vector<float> randomVector(int64_t n, unsigned seed) {
 // args: M, N, K, threads
 void BM_Gemm(benchmark::State &state) {
   int64_t m = state.range(0), n = state.range(1), kk = state.range(2);
-  k::setNumThreads(static_cast<int>(state.range(3)));
+  tpu::setNumThreads(static_cast<int>(state.range(3)));
   auto a = randomVector(m * kk, 1), b = randomVector(kk * n, 2);
   std::vector<float> c(m * n);
   for (auto _ : state) {
@@ -51,7 +51,7 @@ void BM_Conv(benchmark::State &state) {
   p.ih = p.iw = p.oh = p.ow = 56;
   p.kh = p.kw = 3;
   p.padTop = p.padLeft = p.padBottom = p.padRight = 1;
-  k::setNumThreads(2);
+  tpu::setNumThreads(2);
   auto in = randomVector(p.ic * 56 * 56, 3), w = randomVector(p.oc * (p.ic / p.groups) * 9, 4);
   std::vector<float> out(p.oc * 56 * 56);
   for (auto _ : state) {
@@ -108,7 +108,7 @@ void BM_Interpret(benchmark::State &state) {
     state.SkipWithError((path + " missing: run scripts/models.sh").c_str());
     return;
   }
-  k::setNumThreads(static_cast<int>(state.range(1)));
+  tpu::setNumThreads(static_cast<int>(state.range(1)));
   auto model = tpu::onnx::loadModel(path);
   auto inputs = tpu::readNpz(modelDir() + name + "_in.npz");
   if (!model || !inputs) {

@@ -3,7 +3,7 @@
 #include "compiler/Export/TpuToGraph.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/Kernels/Compare.h"
-#include "compiler/Kernels/Parallel.h"
+#include "support/Parallel.h"
 #include "compiler/Lowering/Lowering.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
 
@@ -41,7 +41,7 @@ public:
     // Samples run in parallel (the interpreter is const and pure); the
     // minimum does not depend on the order.
     std::vector<Result<NpzMap>> outs(samples_.size(), makeError("not run"));
-    kernels::parallelFor(int64_t(samples_.size()), 1, [&](int64_t b, int64_t e) {
+    parallelFor(int64_t(samples_.size()), 1, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) outs[size_t(i)] = (*interp)->run(samples_[size_t(i)]);
     });
     double worst = 1;

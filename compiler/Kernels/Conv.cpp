@@ -1,7 +1,7 @@
 // Convolution as im2col + GEMM (depthwise as a direct loop), transposed
 // convolution as GEMM + col2im, and pooling.
 #include "compiler/Kernels/Kernels.h"
-#include "compiler/Kernels/Parallel.h"
+#include "support/Parallel.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 // Transpose, concat, split, slice and pad: index arithmetic, no math.
 #include "compiler/Kernels/Kernels.h"
-#include "compiler/Kernels/Parallel.h"
+#include "support/Parallel.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 // Unary activations and binary ops with numpy broadcasting.
 #include "compiler/Kernels/Kernels.h"
-#include "compiler/Kernels/Parallel.h"
+#include "support/Parallel.h"
 #include "support/Npz.h"
 
 #include <algorithm>

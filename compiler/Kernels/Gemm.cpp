@@ -2,7 +2,7 @@
 // ascending order in one register/stack slot, whatever the blocking and the
 // thread split, so results are bit-identical for any thread count.
 #include "compiler/Kernels/Kernels.h"
-#include "compiler/Kernels/Parallel.h"
+#include "support/Parallel.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,7 +1,7 @@
 // Softmax, batch/layer normalization and reductions. Sums use double
 // accumulators: these are the reference the quantized paths are judged by.
 #include "compiler/Kernels/Kernels.h"
-#include "compiler/Kernels/Parallel.h"
+#include "support/Parallel.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,6 +2,7 @@
 
 #include "simulator/semantics/GdmaAccess.h"
 #include "simulator/semantics/IntArith.h"
+#include "simulator/semantics/Scratch.h"
 
 #include <algorithm>
 #include <cstring>
@@ -79,12 +80,14 @@ Status transferRows(const GdmaView &v, LocalMemory &lmem,
   const uint64_t ws = v.stride[3], rowBytes = uint64_t(W) * B;
   const uint64_t spanBytes = ((W - 1) * ws + 1) * B;
   constexpr uint64_t kMaxSpanBytes = 1 << 20, kMaxWindowBytes = 256 << 20;
-  std::vector<uint8_t> span, window;
+  std::vector<uint8_t> spanOwn, windowOwn;
+  uint8_t *window = nullptr;
+  uint64_t windowBytes = 0;
   if (!v.local) {
     const uint64_t extent = v.rowOffset(v.shape[0] - 1, v.shape[1] - 1, v.shape[2] - 1) + spanBytes;
     if (extent <= kMaxWindowBytes && extent <= std::max(4 * v.elements() * B, kMaxSpanBytes)) {
-      window.resize(extent);
-      TPU_RETURN_IF_ERROR(gmem.read(v.addr, window.data(), extent));
+      window = scratch<uint8_t, 2>(extent, windowOwn), windowBytes = extent;
+      TPU_RETURN_IF_ERROR(gmem.read(v.addr, window, extent));
     }
   }
   const uint64_t hStep = v.local ? uint64_t(v.lmem.stride.h) * v.lmem.elemBytes : v.stride[2] * B;
@@ -99,8 +102,8 @@ Status transferRows(const GdmaView &v, LocalMemory &lmem,
           continue;
         }
         plane = lmem.lane(lane) + planeOffset;
-      } else if (!window.empty()) {
-        plane = window.data() + planeOffset;
+      } else if (window) {
+        plane = window + planeOffset;
       }
       const uint32_t H = v.shape[2];
       if (plane && ws == 1 && hStep == rowBytes) { // the plane's rows are one run
@@ -131,9 +134,9 @@ Status transferRows(const GdmaView &v, LocalMemory &lmem,
         if (ws == 1) {
           TPU_RETURN_IF_ERROR(kWrite ? gmem.write(addr, buf, rowBytes) : gmem.read(addr, buf, rowBytes));
         } else if (!kWrite && spanBytes <= kMaxSpanBytes) {
-          span.resize(spanBytes);
-          TPU_RETURN_IF_ERROR(gmem.read(addr, span.data(), spanBytes));
-          copyElements(buf, B, span.data(), ws * B, W, B);
+          uint8_t *span = scratch<uint8_t, 3>(spanBytes, spanOwn);
+          TPU_RETURN_IF_ERROR(gmem.read(addr, span, spanBytes));
+          copyElements(buf, B, span, ws * B, W, B);
         } else {
           for (uint32_t w = 0; w < W; ++w)
             TPU_RETURN_IF_ERROR(kWrite ? gmem.write(addr + w * ws * B, buf + w * B, B)
@@ -141,7 +144,7 @@ Status transferRows(const GdmaView &v, LocalMemory &lmem,
         }
       }
     }
-  if (kWrite && !window.empty()) return gmem.write(v.addr, window.data(), window.size());
+  if (kWrite && window) return gmem.write(v.addr, window, windowBytes);
   return Status::ok();
 }
 
@@ -190,17 +193,16 @@ int64_t sourceIndex(const GdmaCommand &cmd, const std::array<uint32_t, 4> &s, ui
   return ((sn * s[1] + sc) * s[2] + sh) * s[3] + sw;
 }
 
-// The destination elements in dst n,c,h,w order, in dst format.
-std::vector<uint8_t> destinationElements(const GdmaCommand &cmd, const GdmaPlan &plan,
-                                         std::vector<uint8_t> src) {
+// The destination elements in dst n,c,h,w order, in dst format: `src`
+// itself, or `out` (scratch of d.elements() * d.bytes bytes) filled.
+uint8_t *destinationElements(const GdmaCommand &cmd, const GdmaPlan &plan, uint8_t *src, uint8_t *out) {
   const GdmaView &d = plan.dst;
   const uint32_t Bd = d.bytes;
-  std::vector<uint8_t> out;
+  const size_t outBytes = d.elements() * Bd;
   if (!plan.readsSrc) { // constant fill: the low bytes of constant_value, little endian
-    out.resize(d.elements() * Bd);
     uint8_t pattern[4];
     for (int i = 0; i < 4; ++i) pattern[i] = uint8_t(cmd.constantValue >> (8 * i));
-    for (size_t i = 0; i < out.size(); i += Bd) std::memcpy(out.data() + i, pattern, Bd);
+    for (size_t i = 0; i < outBytes; i += Bd) std::memcpy(out + i, pattern, Bd);
     return out;
   }
   const GdmaView &s = plan.src;
@@ -208,22 +210,21 @@ std::vector<uint8_t> destinationElements(const GdmaCommand &cmd, const GdmaPlan 
                         cmd.specialFunc != GdmaSpecialFunc::FormatConvert;
   if (!reorders) {
     if (s.format == d.format) return src;
-    out.resize(d.elements() * Bd);
     withElementType(s.format, [&](auto from) {
       withElementType(d.format, [&](auto to) {
-        convertElements<decltype(from), decltype(to)>(src.data(), out.data(), d.elements());
+        convertElements<decltype(from), decltype(to)>(src, out, d.elements());
       });
     });
     return out;
   }
-  out.assign(d.elements() * Bd, 0);
-  uint8_t *o = out.data();
+  std::fill(out, out + outBytes, 0);
+  uint8_t *o = out;
   for (uint32_t n = 0; n < d.shape[0]; ++n)
     for (uint32_t c = 0; c < d.shape[1]; ++c)
       for (uint32_t h = 0; h < d.shape[2]; ++h)
         for (uint32_t w = 0; w < d.shape[3]; ++w, o += Bd) {
           int64_t j = sourceIndex(cmd, s.shape, n, c, h, w);
-          if (j >= 0) std::memcpy(o, src.data() + j * Bd, Bd);
+          if (j >= 0) std::memcpy(o, src + j * Bd, Bd);
         }
   return out;
 }
@@ -243,13 +244,14 @@ Status executeGdma(const isa::HwConfig &cfg, LocalMemory &lmem, GlobalMemory &gm
     return makeError("global memory [0x", std::hex, gmem.base(), ", +0x", gmem.size(),
                      ") does not match the hardware config");
 
-  std::vector<uint8_t> src;
+  std::vector<uint8_t> srcOwn, outOwn;
+  uint8_t *src = nullptr;
   if (plan->readsSrc) {
-    src.resize(plan->src.elements() * plan->src.bytes);
-    TPU_RETURN_IF_ERROR(transferRows<false>(plan->src, lmem, gmem, src.data(), 0));
+    src = scratch<uint8_t, 0>(plan->src.elements() * plan->src.bytes, srcOwn);
+    TPU_RETURN_IF_ERROR(transferRows<false>(plan->src, lmem, gmem, src, 0));
   }
-  std::vector<uint8_t> dst = destinationElements(cmd, *plan, std::move(src));
-  return transferRows<true>(plan->dst, lmem, gmem, dst.data(), cmd.laneMask);
+  uint8_t *out = scratch<uint8_t, 1>(plan->dst.elements() * plan->dst.bytes, outOwn);
+  return transferRows<true>(plan->dst, lmem, gmem, destinationElements(cmd, *plan, src, out), cmd.laneMask);
 }
 
 } // namespace tpu::sim

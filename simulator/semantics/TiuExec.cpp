@@ -2,17 +2,18 @@
 
 #include "simulator/semantics/IntArith.h"
 #include "simulator/semantics/LocalTensor.h"
+#include "simulator/semantics/Scratch.h"
+#include "support/Parallel.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
 #include <sstream>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 namespace tpu::sim {
@@ -110,6 +111,17 @@ inline void writeFloat(LocalMemory &m, const LocalTensor &out, uint32_t n, uint3
 // eu op runs over whole rows with the switch outside the loop, and the row is
 // narrowed back with the write-back rules. Same results as element by element.
 template <class S, class V> void widenRow(const uint8_t *p, size_t step, size_t W, V *out) {
+  if (sizeof(S) == 1 && step == 4 && W > 0) {
+    // Every fourth byte (int8 4N): whole 32-bit loads up to the last item,
+    // whose word may end past the row, then the last byte alone.
+    for (size_t i = 0; i + 1 < W; ++i) {
+      uint32_t word;
+      std::memcpy(&word, p + 4 * i, 4);
+      out[i] = V(S(uint8_t(word)));
+    }
+    out[W - 1] = V(S(p[4 * (W - 1)]));
+    return;
+  }
   if (step == sizeof(S)) { // contiguous: the same loop with a constant step vectorizes
     for (size_t i = 0; i < W; ++i) {
       S s;
@@ -148,6 +160,18 @@ void loadRow(const LocalTensor &t, const LocalMemory &m, uint32_t n, uint32_t c,
   widenStrided(t, t.ptr(m, n, c, h, 0), broadcastW ? 0 : size_t(t.stride.w) * t.elemBytes, W, out);
 }
 template <class D, class S> void narrowRow(uint8_t *p, size_t step, size_t W, const S *v) {
+  if (sizeof(D) == 1 && step == 4 && W > 0) {
+    // Every fourth byte (int8 4N): the low byte of each 32-bit word up to the
+    // last item replaced (the other batch items' bytes kept), then the last.
+    for (size_t i = 0; i + 1 < W; ++i) {
+      uint32_t word;
+      std::memcpy(&word, p + 4 * i, 4);
+      word = (word & ~0xFFu) | (uint32_t(v[i]) & 0xFFu);
+      std::memcpy(p + 4 * i, &word, 4);
+    }
+    p[4 * (W - 1)] = uint8_t(v[W - 1]);
+    return;
+  }
   if (step == sizeof(D)) { // contiguous (see widenRow)
     for (size_t i = 0; i < W; ++i) {
       D d = D(v[i]);
@@ -250,22 +274,28 @@ maxRun(T *__restrict acc, const T *__restrict src, size_t len) {
 }
 
 
-// Scratch of the window commands, kept per thread between commands:
-// allocating (and page-faulting) several MB per command was a tenth of the
-// run. Callers fill what they read; buffers above 64 MB are not kept.
-constexpr size_t kMaxKeptScratchBytes = size_t(64) << 20;
-template <class T, int Slot> T *scratch(size_t count, std::vector<T> &fallback) {
-  thread_local std::vector<T> kept;
-  std::vector<T> &v = count * sizeof(T) <= kMaxKeptScratchBytes ? kept : fallback;
-  if (v.size() < count) v.resize(count);
-  return v.data();
+// A command's loops split over host threads (support/Parallel.h) in chunks of
+// at least this much work (elements moved or multiply-accumulates): a chunk
+// then takes some microseconds, more than handing it to a thread does.
+constexpr uint64_t kMinChunkWork = uint64_t(1) << 18;
+// Items per chunk when each item is `work` units.
+int64_t grainFor(uint64_t work) { return int64_t(std::max<uint64_t>(1, kMinChunkWork / std::max<uint64_t>(1, work))); }
+// Runs fn(i) for every i in [0, n), items of `work` units each, over the host threads.
+template <class F> void forEachItem(uint64_t n, uint64_t work, F &&fn) {
+  parallelFor(int64_t(n), grainFor(work), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) fn(uint32_t(i));
+  });
 }
 
-// Convolutions of at least this many multiply-accumulates use two host threads.
-constexpr uint64_t kParallelMacs = uint64_t(1) << 22;
-
-// Elements convBlock4 may read past the last tap's run.
-constexpr size_t kConvBlockPad = 64 / sizeof(int32_t);
+// Output columns the conv kernels below keep in registers at a time (at
+// most); their column ranges start at multiples of it.
+constexpr size_t kConvColumnStep = 32;
+// Elements the conv kernels may read past the last tap's run.
+constexpr size_t kConvBlockPad = kConvColumnStep;
+// The conv kernels read every tap (or tap pair) of their column range for
+// each block of four output channels: a range whose runs fit this many bytes
+// stays in the core's L2 cache across all the blocks.
+constexpr size_t kConvTileBytes = size_t(256) << 10;
 
 // Four output channels of a convolution over the phase planes (runWindow):
 // acc[b * len + e] = sum over taps t, in order, of k4[4t + b] * planes[tapOff[t] + e].
@@ -274,11 +304,12 @@ constexpr size_t kConvBlockPad = 64 / sizeof(int32_t);
 // same operations as one tap at a time.
 template <class T>
 TPU_MULTIVERSION void
-convBlock4(T *__restrict acc, size_t len, const T *__restrict planes, const size_t *__restrict tapOff,
-           const T *__restrict k4, size_t taps) {
+convBlock4(T *__restrict acc, size_t len, size_t eBegin, size_t eEnd, const T *__restrict planes,
+           const size_t *__restrict tapOff, const T *__restrict k4, size_t taps) {
   typedef T V __attribute__((vector_size(32))); // 8 int32/fp32 (AVX2 register; two SSE ones by default)
   constexpr size_t L = sizeof(V) / sizeof(T), E = 2 * L;
-  for (size_t e0 = 0; e0 < len; e0 += E) {
+  static_assert(kConvColumnStep % E == 0);
+  for (size_t e0 = eBegin; e0 < eEnd; e0 += E) {
     V r[4][2] = {};
     for (size_t t = 0; t < taps; ++t) {
       V v0, v1;
@@ -297,17 +328,20 @@ convBlock4(T *__restrict acc, size_t len, const T *__restrict planes, const size
   }
 }
 
-// int8 convolutions (runWindow<int32_t>): the taps are paired and their
-// 16-bit operands interleaved, pairs[p * len + e] holds tap 2p at output e in
-// its low and tap 2p + 1 in its high 16 bits (packTapPair), so one 16-bit
-// multiply-add of two taps (vpmaddwd) replaces two
-// 32-bit multiplies and adds. k2[4p + b] holds output channel b's two
-// 16-bit weights of pair p. Integer sums are exact in any order (fitsInt32
-// bounds every partial sum), so the results are those of convBlock4.
-__attribute__((target("avx2"))) void convPairs4Avx2(int32_t *__restrict acc, size_t len,
-                                                    const int32_t *__restrict pairs, size_t pairCount,
-                                                    const int32_t *__restrict k2) {
-  for (size_t e0 = 0; e0 < len; e0 += 16) {
+// int8 convolutions (runWindow<int32_t>): the taps are grouped by G and
+// packed into 32-bit words, groups[g * len + e] holding taps G*g ... G*g+G-1
+// at output e (packTapGroup), so that one instruction multiplies and adds a
+// whole group: G = 2 as 16-bit halves (vpmaddwd), G = 4 as bytes (AVX-512
+// VNNI vpdpbusd, unsigned input bytes times signed weight bytes; a signed
+// input is stored plus 128, and corr[b] = -128 * (sum of channel b's weights)
+// starts the sum). kg[4g + b] holds output channel b's G weights of group g
+// the same way. Integer sums are exact in any order and wrap modulo 2^32
+// alike (fitsInt32 bounds the true sum), so the results are those of
+// convBlock4.
+__attribute__((target("avx2"))) void convPairs4Avx2(int32_t *__restrict acc, size_t len, size_t eBegin,
+                                                    size_t eEnd, const int32_t *__restrict pairs,
+                                                    size_t pairCount, const int32_t *__restrict k2) {
+  for (size_t e0 = eBegin; e0 < eEnd; e0 += 16) {
     __m256i r[4][2];
     for (auto &rb : r) rb[0] = rb[1] = _mm256_setzero_si256();
     for (size_t p = 0; p < pairCount; ++p) {
@@ -329,11 +363,36 @@ __attribute__((target("avx2"))) void convPairs4Avx2(int32_t *__restrict acc, siz
     }
   }
 }
+__attribute__((target("avx512f,avx512vnni"))) void
+convQuads4Vnni(int32_t *__restrict acc, size_t len, size_t eBegin, size_t eEnd, const int32_t *__restrict quads,
+               size_t quadCount, const int32_t *__restrict kq, const int32_t *__restrict corr) {
+  for (size_t e0 = eBegin; e0 < eEnd; e0 += 32) {
+    __m512i r[4][2];
+    for (size_t b = 0; b < 4; ++b) r[b][0] = r[b][1] = _mm512_set1_epi32(corr[b]);
+    for (size_t q = 0; q < quadCount; ++q) {
+      const int32_t *src = quads + q * len + e0;
+      const __m512i v0 = _mm512_loadu_si512(src), v1 = _mm512_loadu_si512(src + 16);
+      for (size_t b = 0; b < 4; ++b) {
+        const __m512i k = _mm512_set1_epi32(kq[4 * q + b]);
+        r[b][0] = _mm512_dpbusd_epi32(r[b][0], v0, k);
+        r[b][1] = _mm512_dpbusd_epi32(r[b][1], v1, k);
+      }
+    }
+    const size_t valid = std::min<size_t>(32, len - e0);
+    for (size_t b = 0; b < 4; ++b) {
+      alignas(64) int32_t out[32];
+      _mm512_store_si512(out, r[b][0]);
+      _mm512_store_si512(out + 16, r[b][1]);
+      std::memcpy(acc + b * len + e0, out, valid * sizeof(int32_t));
+    }
+  }
+}
 int32_t low16(int32_t v) { return int16_t(uint32_t(v) & 0xFFFF); }
 int32_t high16(int32_t v) { return int16_t(uint32_t(v) >> 16); }
-void convPairs4Scalar(int32_t *acc, size_t len, const int32_t *pairs, size_t pairCount, const int32_t *k2) {
+void convPairs4Scalar(int32_t *acc, size_t len, size_t eBegin, size_t eEnd, const int32_t *pairs, size_t pairCount,
+                      const int32_t *k2) {
   for (size_t b = 0; b < 4; ++b)
-    for (size_t e = 0; e < len; ++e) {
+    for (size_t e = eBegin; e < std::min(eEnd, len); ++e) {
       int32_t sum = 0;
       for (size_t p = 0; p < pairCount; ++p) {
         const int32_t v = pairs[p * len + e], k = k2[4 * p + b];
@@ -342,18 +401,30 @@ void convPairs4Scalar(int32_t *acc, size_t len, const int32_t *pairs, size_t pai
       acc[b * len + e] = sum;
     }
 }
-// Packs two taps' runs (int8/uint8 values, exact in int16) into the pair
-// words convPairs4Avx2 reads; `hi` is null for the last tap of an odd count.
-TPU_MULTIVERSION void
-packTapPair(int32_t *__restrict out, const int32_t *__restrict lo, const int32_t *__restrict hi, size_t len) {
-  if (!hi) {
-    for (size_t e = 0; e < len; ++e) out[e] = int32_t(uint32_t(lo[e]) & 0xFFFF);
-    return;
-  }
-  for (size_t e = 0; e < len; ++e) out[e] = int32_t((uint32_t(lo[e]) & 0xFFFF) | uint32_t(hi[e]) << 16);
+// Packs G values (int8/uint8, as int32) into a group word: G = 2 as 16-bit
+// halves, G = 4 as bytes each XORed with `flip` (0x80 turns a signed byte
+// into the unsigned one 128 higher).
+template <int G> uint32_t packGroup(const int32_t *const *runs, size_t e, uint32_t flip) {
+  uint32_t word = 0;
+  for (int i = 0; i < G; ++i)
+    word |= (G == 2 ? uint32_t(runs[i][e]) & 0xFFFF : (uint32_t(runs[i][e]) ^ flip) & 0xFF) << (32 / G * i);
+  return word;
 }
-// The interleaved taps may take this many bytes; larger convolutions use convBlock4.
-constexpr size_t kMaxTapPairBytes = size_t(256) << 20;
+// One group's words over a run of `len` outputs (the layout the conv kernels
+// read). Past the last tap the runs repeat one: its weights are zero.
+template <int G>
+TPU_MULTIVERSION void packTapGroup(int32_t *__restrict out, const int32_t *const *runs, size_t len, uint32_t flip) {
+  for (size_t e = 0; e < len; ++e) out[e] = int32_t(packGroup<G>(runs, e, flip));
+}
+// The grouped taps may take this many bytes; larger convolutions use convBlock4.
+constexpr size_t kMaxTapGroupBytes = size_t(256) << 20;
+
+// The host instruction sets the int8 conv kernels may use; tests lower it.
+std::atomic<int> gHostIsaLimit{int(HostIsa::Avx512Vnni)};
+HostIsa detectHostIsa() {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni")) return HostIsa::Avx512Vnni;
+  return __builtin_cpu_supports("avx2") ? HostIsa::Avx2 : HostIsa::Scalar;
+}
 
 // The stride that splits the padded input into phases (runWindow): a
 // single output row or column never steps, so its stride is left out (it may
@@ -373,7 +444,6 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   // Kernel taps, dense [ic][kh][kw] per output channel (depthwise: [kh][kw]), rotated if asked.
   const uint32_t kIc = j.depthwise ? 1 : IC;
   const size_t taps = size_t(kIc) * KH * KW;
-  std::vector<T> col(std::max(kIc, KW));
   const size_t nStep = size_t(j.kernel.stride.n) * j.kernel.elemBytes;
   // A kernel stored dense [ic][kh][kw] in each lane is that order already.
   const Strides4 &ks = j.kernel.stride;
@@ -381,6 +451,7 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
                            ks.n == uint64_t(KH) * KW;
   auto loadKernel = [&](uint32_t o, T *dst) {
     if (denseKernel) return widenStrided(j.kernel, j.kernel.ptr(mem, 0, o, 0, 0), j.kernel.elemBytes, taps, dst);
+    std::vector<T> col(std::max(kIc, KW));
     for (uint32_t y = 0; y < KH; ++y) {
       const uint32_t sy = j.rotate ? KH - 1 - y : y;
       if (j.depthwise) {
@@ -415,126 +486,157 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   auto at = [&](uint32_t c, uint64_t yy, uint64_t xx) -> T & {
     return planes[size_t(c) * chanSize + ((yy % sH) * sW + xx % sW) * phaseSize + (yy / sH) * Wq + xx / sW];
   };
-  auto tapRun = [&](uint32_t c, uint32_t y, uint32_t x) {
-    return &at(c, uint64_t(y) * dilH, uint64_t(x) * dilW);
-  };
+  auto tapRun = [&](uint32_t c, uint32_t y, uint32_t x) { return &at(c, uint64_t(y) * dilH, uint64_t(x) * dilW); };
   const uint32_t blocks = !j.depthwise && j.reduce == Reduce::MulAdd ? OC / 4 : 0;
   const size_t accSize = size_t(OC) * len;
   T *acc = scratch<T, 1>(accSize, accOwn);
-  std::vector<T> row(std::max(is.w, OW));
-  // int8 x int8 convolutions (exact in int32) use the paired taps (convPairs4Avx2).
-  static const bool hasAvx2 = __builtin_cpu_supports("avx2");
-  const size_t pairCount = (taps + 1) / 2, pairsSize = pairCount * len + kConvBlockPad;
-  const bool usePairs = std::is_same_v<T, int32_t> && blocks > 0 && pairsSize * sizeof(int32_t) <= kMaxTapPairBytes;
-  std::vector<int32_t> pairsOwn;
-  int32_t *pairs = usePairs ? scratch<int32_t, 2>(pairsSize, pairsOwn) : nullptr;
-  // Their weights, [block][pair][4]: channel b's taps 2p (low) and 2p + 1 (high 16 bits).
-  std::vector<int32_t> k2(usePairs ? size_t(blocks) * 4 * pairCount : 0);
-  // The block's four channels, taps padded with a zero to 2 * pairCount each.
-  std::vector<T> blockTaps(usePairs ? 4 * 2 * pairCount : 0);
-  for (size_t blk = 0; blk < (usePairs ? blocks : 0); ++blk) {
-    for (uint32_t b = 0; b < 4; ++b) {
-      loadKernel(uint32_t(blk * 4 + b), &blockTaps[b * 2 * pairCount]);
-      if (taps % 2) blockTaps[b * 2 * pairCount + taps] = T(0);
-    }
-    int32_t *kb2 = &k2[blk * pairCount * 4];
-    for (size_t p = 0; p < pairCount; ++p)
-      for (uint32_t b = 0; b < 4; ++b) {
-        const T *kb = &blockTaps[b * 2 * pairCount + 2 * p];
-        kb2[p * 4 + b] = int32_t(uint32_t(uint16_t(int16_t(kb[0]))) | uint32_t(uint16_t(int16_t(kb[1]))) << 16);
-      }
-  }
-  // The taps of the channels the pairs leave, kern[(o - kernFirst) * taps + t].
-  const uint32_t kernFirst = usePairs ? blocks * 4 : 0;
+  // int8 x int8 convolutions (exact in int32) use grouped taps: in bytes
+  // (convQuads4Vnni) when the weights are signed and the host has AVX-512
+  // VNNI, else in 16-bit halves (convPairs4Avx2 or its scalar twin).
+  const HostIsa isa = hostIsa();
+  const bool signedWeights = j.kernel.prec == Prec::Int8 && j.kernel.isSigned && !j.kernel.isConst;
+  const int G = isa == HostIsa::Avx512Vnni && signedWeights && j.in.prec == Prec::Int8 ? 4 : 2;
+  const uint32_t flip = j.in.isSigned ? 0x80 : 0;
+  const size_t groupCount = (taps + G - 1) / G, groupsSize = groupCount * len + kConvBlockPad;
+  const bool useGroups = std::is_same_v<T, int32_t> && blocks > 0 && groupsSize * sizeof(int32_t) <= kMaxTapGroupBytes;
+  std::vector<int32_t> groupsOwn;
+  int32_t *groups = useGroups ? scratch<int32_t, 2>(groupsSize, groupsOwn) : nullptr;
+  // Their weights, [block][group][4] (kg), and the starting sums (corr).
+  std::vector<int32_t> kgOwn, corr(useGroups ? size_t(blocks) * 4 : 0);
+  int32_t *kg = useGroups ? scratch<int32_t, 3>(size_t(blocks) * 4 * groupCount, kgOwn) : nullptr;
+  if constexpr (std::is_same_v<T, int32_t>)
+    parallelFor(useGroups ? blocks : 0, grainFor(4 * taps), [&](int64_t blkBegin, int64_t blkEnd) {
+      // A channel's taps, padded with zeros to G * groupCount.
+      std::vector<T> k(G * groupCount, T(0));
+      for (int64_t blk = blkBegin; blk < blkEnd; ++blk)
+        for (uint32_t b = 0; b < 4; ++b) {
+          const uint32_t o = uint32_t(blk * 4 + b);
+          if (G == 4 && denseKernel) { // the kernel's bytes are the groups already
+            const uint8_t *bytes = j.kernel.ptr(mem, 0, o, 0, 0);
+            int32_t *dst = &kg[size_t(blk) * groupCount * 4 + b];
+            for (size_t g = 0; g < taps / 4; ++g)
+              std::memcpy(dst + 4 * g, bytes + 4 * g, 4);
+            if (taps % 4) {
+              uint32_t tail = 0;
+              std::memcpy(&tail, bytes + taps / 4 * 4, taps % 4);
+              dst[4 * (groupCount - 1)] = int32_t(tail);
+            }
+            int32_t sum = 0;
+            for (size_t t = 0; t < taps; ++t)
+              sum += int8_t(bytes[t]);
+            corr[o] = flip ? -128 * sum : 0;
+            continue;
+          }
+          loadKernel(o, k.data());
+          const int32_t *runs[4] = {k.data(), k.data() + 1, k.data() + 2, k.data() + 3};
+          for (size_t g = 0; g < groupCount; ++g)
+            kg[(size_t(blk) * groupCount + g) * 4 + b] =
+                int32_t(G == 4 ? packGroup<4>(runs, 4 * g, 0) : packGroup<2>(runs, 2 * g, 0));
+          uint32_t sum = 0;
+          for (size_t t = 0; t < taps; ++t)
+            sum += uint32_t(k[t]);
+          corr[o] = G == 4 && flip ? int32_t(0u - 128u * sum) : 0;
+        }
+    });
+  // The taps of the channels the groups leave, kern[(o - kernFirst) * taps + t].
+  const uint32_t kernFirst = useGroups ? blocks * 4 : 0;
   std::vector<T> kern(j.reduce == Reduce::MulAdd ? size_t(OC - kernFirst) * taps : 0);
-  for (uint32_t o = kernFirst; o < (j.reduce == Reduce::MulAdd ? OC : 0); ++o)
-    loadKernel(o, &kern[size_t(o - kernFirst) * taps]);
+  forEachItem(j.reduce == Reduce::MulAdd ? OC - kernFirst : 0, taps,
+              [&](uint32_t i) { loadKernel(kernFirst + i, &kern[size_t(i) * taps]); });
   // The other blocks of four output channels (convBlock4) and their taps, [block][tap][4].
-  std::vector<T> k4(usePairs ? 0 : size_t(blocks) * 4 * taps);
-  for (uint32_t blk = 0; blk < (usePairs ? 0 : blocks); ++blk)
+  std::vector<T> k4(useGroups ? 0 : size_t(blocks) * 4 * taps);
+  for (uint32_t blk = 0; blk < (useGroups ? 0 : blocks); ++blk)
     for (size_t t = 0; t < taps; ++t)
-      for (uint32_t b = 0; b < 4; ++b) k4[(size_t(blk) * taps + t) * 4 + b] = kern[size_t(blk * 4 + b) * taps + t];
+      for (uint32_t b = 0; b < 4; ++b)
+        k4[(size_t(blk) * taps + t) * 4 + b] = kern[size_t(blk * 4 + b) * taps + t];
   // Where each tap (ic, kh, kw) of a convolution starts in the planes.
   std::vector<size_t> tapOff(j.depthwise ? 0 : taps);
   for (size_t t = 0; t < tapOff.size(); ++t)
     tapOff[t] = size_t(tapRun(uint32_t(t / (KH * KW)), uint32_t(t / KW % KH), uint32_t(t % KW)) - planes);
-  std::vector<int64_t> intRow(OW), intTmp(OW);
   // int32 sums to an int8/int16 result are written back in 32 bits (requantizeRow32).
   const bool narrowIntOut = std::is_same_v<T, int32_t> && !j.out.isFloat() && j.out.elemBytes <= 2;
   const IntRange outRange = intRange(j.out.prec, j.out.isSigned);
-  std::vector<int32_t> row32(narrowIntOut ? OW : 0);
-  std::vector<float> floatRow(OW), floatTmp(OW);
   for (uint32_t n = 0; n < is.n; ++n) {
     // Every element of the phases is input data unless there is padding,
     // insertion or a phase longer than the padded input; then all start as
     // pad. The spare tail is read by runs whose results are dropped.
     const bool dense = !(padT | padB | padL | padR | insH | insW) && Hq * sH == Hp && Wq * sW == Wp;
     std::fill(dense ? planes + size_t(IC) * chanSize : planes, planes + planesSize, padValue);
-    for (uint32_t c = 0; c < IC; ++c)
-      for (uint32_t y = 0; y < is.h; ++y) {
-        T *rowBase = &at(c, padT + uint64_t(y) * (insH + 1), 0);
-        if (sW == 1 && insW == 0) { // the row is contiguous in its phase
-          loadRow(j.in, mem, n, c, y, false, is.w, rowBase + padL);
-          continue;
-        }
-        loadRow(j.in, mem, n, c, y, false, is.w, row.data());
-        if (insW == 0) { // phase r takes every sW-th column from the first x with (padL + x) % sW == r
-          for (uint32_t r = 0; r < sW; ++r) {
-            const uint32_t x0 = (r + sW - padL % sW) % sW;
-            T *dst = rowBase + size_t(r) * phaseSize + (uint64_t(padL) + x0) / sW;
-            for (uint32_t x = x0; x < is.w; x += sW) *dst++ = row[x];
+    parallelFor(IC, grainFor(size_t(is.h) * is.w), [&](int64_t cBegin, int64_t cEnd) {
+      std::vector<T> row(is.w);
+      for (uint32_t c = uint32_t(cBegin); c < cEnd; ++c)
+        for (uint32_t y = 0; y < is.h; ++y) {
+          T *rowBase = &at(c, padT + uint64_t(y) * (insH + 1), 0);
+          if (sW == 1 && insW == 0) { // the row is contiguous in its phase
+            loadRow(j.in, mem, n, c, y, false, is.w, rowBase + padL);
+            continue;
           }
-          continue;
+          loadRow(j.in, mem, n, c, y, false, is.w, row.data());
+          if (insW == 0) { // phase r takes every sW-th column from the first x with (padL + x) % sW == r
+            for (uint32_t r = 0; r < sW; ++r) {
+              const uint32_t x0 = (r + sW - padL % sW) % sW;
+              T *dst = rowBase + size_t(r) * phaseSize + (uint64_t(padL) + x0) / sW;
+              for (uint32_t x = x0; x < is.w; x += sW)
+                *dst++ = row[x];
+            }
+            continue;
+          }
+          // Column x goes to padded column padL + x*(insW+1): phase and index
+          // advance without a division per element.
+          uint64_t px = padL % sW, qx = padL / sW;
+          for (uint32_t x = 0; x < is.w; ++x) {
+            rowBase[px * phaseSize + qx] = row[x];
+            for (px += insW + 1; px >= sW; px -= sW)
+              ++qx;
+          }
         }
-        // Column x goes to padded column padL + x*(insW+1): phase and index
-        // advance without a division per element.
-        uint64_t px = padL % sW, qx = padL / sW;
-        for (uint32_t x = 0; x < is.w; ++x) {
-          rowBase[px * phaseSize + qx] = row[x];
-          for (px += insW + 1; px >= sW; px -= sW) ++qx;
-        }
-      }
+    });
     // Inserted zeros are zeros even for max pooling; padding is the pad value.
     if (j.reduce == Reduce::Max && (insH || insW))
       for (uint32_t c = 0; c < IC; ++c)
         for (uint64_t y = padT; y < Hp - padB; ++y)
           for (uint64_t x = padL; x < Wp - padR; ++x)
-            if ((y - padT) % (insH + 1) || (x - padL) % (insW + 1)) at(c, y, x) = T(0);
+            if ((y - padT) % (insH + 1) || (x - padL) % (insW + 1))
+              at(c, y, x) = T(0);
 
     // convBlock4 stores its blocks whole; the other channels accumulate.
     std::fill(acc + size_t(blocks) * 4 * len, acc + accSize, j.reduce == Reduce::Max ? padValue : T(0));
     // Per output element the taps are summed in (ic, kh, kw) order: the fp32
     // result depends on it (docs/isa.md).
     if constexpr (std::is_same_v<T, int32_t>)
-      if (usePairs) {
-        for (size_t p = 0; p < pairCount; ++p)
-          packTapPair(pairs + p * len, planes + tapOff[2 * p], 2 * p + 1 < taps ? planes + tapOff[2 * p + 1] : nullptr,
-                      len);
-        std::fill(pairs + pairCount * len, pairs + pairsSize, 0);
+      if (useGroups) {
+        forEachItem(groupCount, len, [&](uint32_t g) {
+          const int32_t *runs[4];
+          for (int i = 0; i < G; ++i)
+            runs[i] = planes + tapOff[std::min(size_t(G) * g + i, taps - 1)];
+          (G == 4 ? packTapGroup<4> : packTapGroup<2>)(groups + size_t(g) * len, runs, len, flip);
+        });
+        std::fill(groups + groupCount * len, groups + groupsSize, 0);
       }
-    auto runBlocks = [&](uint32_t first, uint32_t last) {
-      for (uint32_t blk = first; blk < last; ++blk) {
-        int32_t *a = reinterpret_cast<int32_t *>(&acc[size_t(blk) * 4 * len]);
-        if (usePairs)
-          (hasAvx2 ? convPairs4Avx2 : convPairs4Scalar)(a, len, pairs, pairCount, &k2[size_t(blk) * 4 * pairCount]);
-        else
-          convBlock4(&acc[size_t(blk) * 4 * len], len, planes, tapOff.data(), &k4[size_t(blk) * 4 * taps], taps);
-      }
-    };
-    // Output channels are independent: a large convolution splits its
-    // blocks over two host threads; every element gets the same operations.
-    if (uint64_t(blocks) * 4 * taps * len >= kParallelMacs && blocks >= 2) {
-      std::optional<std::thread> helper;
-      try {
-        helper.emplace(runBlocks, blocks / 2, blocks);
-      } catch (const std::system_error &) { // no thread: run all blocks here
-      }
-      runBlocks(0, helper ? blocks / 2 : blocks);
-      if (helper) helper->join();
-    } else {
-      runBlocks(0, blocks);
-    }
-    for (uint32_t o = blocks * 4; o < OC; ++o) {
+    // Column tiles of the output, each run for all blocks while its tap runs
+    // are in cache; the (tile, block) items go over the host threads, and
+    // every element gets the same operations whichever thread computes it.
+    const size_t runs = useGroups ? groupCount : taps;
+    const size_t tileCols =
+        std::max<size_t>(1, kConvTileBytes / (runs * sizeof(T) * kConvColumnStep)) * kConvColumnStep;
+    const size_t tiles = (len + tileCols - 1) / tileCols;
+    forEachItem(tiles * blocks, uint64_t(4) * taps * tileCols, [&](uint32_t item) {
+      const uint32_t blk = item % blocks;
+      const size_t eBegin = item / blocks * tileCols, eEnd = std::min(len, eBegin + tileCols);
+      T *a = &acc[size_t(blk) * 4 * len];
+      if constexpr (std::is_same_v<T, int32_t>)
+        if (useGroups) {
+          const int32_t *k = &kg[size_t(blk) * 4 * groupCount];
+          if (G == 4)
+            return convQuads4Vnni(a, len, eBegin, eEnd, groups, groupCount, k, &corr[size_t(blk) * 4]);
+          return (isa >= HostIsa::Avx2 ? convPairs4Avx2 : convPairs4Scalar)(a, len, eBegin, eEnd, groups, groupCount,
+                                                                            k);
+        }
+      convBlock4(a, len, eBegin, eEnd, planes, tapOff.data(), &k4[size_t(blk) * 4 * taps], taps);
+    });
+    const uint32_t tapsPerOutput = uint32_t(j.depthwise ? KH * KW : taps);
+    forEachItem(OC - blocks * 4, tapsPerOutput * len, [&](uint32_t rest) {
+      const uint32_t o = blocks * 4 + rest;
       T *a = &acc[size_t(o) * len];
       uint32_t icBegin = j.depthwise ? o : 0, icEnd = j.depthwise ? o + 1 : IC;
       for (uint32_t i = icBegin; i < icEnd; ++i)
@@ -546,52 +648,70 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
               mulAddRun(a, tapRun(i, y, x), kern[size_t(o - kernFirst) * taps + ((i - icBegin) * KH + y) * KW + x],
                         len);
           }
-    }
-    for (uint32_t oc = 0; oc < OC; ++oc) {
-      T b = T(0);
-      if (j.hasBias) loadRow(j.bias, mem, 0, oc, 0, false, 1, &b);
-      for (uint32_t oy = 0; oy < OH; ++oy) {
-        const T *a = &acc[size_t(oc) * len + size_t(oy) * Wq];
-        if (j.resAdd) loadRow(j.out, mem, n, oc, oy, false, OW, row.data());
-        if constexpr (std::is_same_v<T, int32_t>)
-          if (narrowIntOut) {
-            for (uint32_t ox = 0; ox < OW; ++ox) row32[ox] = a[ox] + b + (j.resAdd ? row[ox] : 0);
-            requantizeRow32(row32.data(), OW, j.rshift, j.relu, int32_t(outRange.lo), int32_t(outRange.hi));
-            storeIntRow(j.out, mem, n, oc, oy, OW, row32.data());
-            continue;
+    });
+    parallelFor(OC, grainFor(size_t(OH) * OW), [&](int64_t ocBegin, int64_t ocEnd) {
+      std::vector<T> row(j.resAdd ? OW : 0);
+      std::vector<int64_t> intRow(OW), intTmp(OW);
+      std::vector<int32_t> row32(narrowIntOut ? OW : 0);
+      std::vector<float> floatRow(OW), floatTmp(OW);
+      for (uint32_t oc = uint32_t(ocBegin); oc < ocEnd; ++oc) {
+        T b = T(0);
+        if (j.hasBias)
+          loadRow(j.bias, mem, 0, oc, 0, false, 1, &b);
+        for (uint32_t oy = 0; oy < OH; ++oy) {
+          const T *a = &acc[size_t(oc) * len + size_t(oy) * Wq];
+          if (j.resAdd)
+            loadRow(j.out, mem, n, oc, oy, false, OW, row.data());
+          if constexpr (std::is_same_v<T, int32_t>)
+            if (narrowIntOut) {
+              for (uint32_t ox = 0; ox < OW; ++ox)
+                row32[ox] = a[ox] + b + (j.resAdd ? row[ox] : 0);
+              requantizeRow32(row32.data(), OW, j.rshift, j.relu, int32_t(outRange.lo), int32_t(outRange.hi));
+              storeIntRow(j.out, mem, n, oc, oy, OW, row32.data());
+              continue;
+            }
+          for (uint32_t ox = 0; ox < OW; ++ox) {
+            T v = a[ox];
+            if (j.hasBias)
+              v += b;
+            if (j.resAdd)
+              v += row[ox];
+            if constexpr (std::is_floating_point_v<T>)
+              floatRow[ox] = v;
+            else
+              intRow[ox] = v;
           }
-        for (uint32_t ox = 0; ox < OW; ++ox) {
-          T v = a[ox];
-          if (j.hasBias) v += b;
-          if (j.resAdd) v += row[ox];
           if constexpr (std::is_floating_point_v<T>)
-            floatRow[ox] = v;
+            writeFloatRow(j.out, mem, n, oc, oy, OW, floatRow.data(), j.relu, intTmp);
           else
-            intRow[ox] = v;
+            writeIntRow(j.out, mem, n, oc, oy, OW, intRow.data(), j.rshift, j.relu, floatTmp);
         }
-        if constexpr (std::is_floating_point_v<T>)
-          writeFloatRow(j.out, mem, n, oc, oy, OW, floatRow.data(), j.relu, intTmp);
-        else
-          writeIntRow(j.out, mem, n, oc, oy, OW, intRow.data(), j.rshift, j.relu, floatTmp);
       }
-    }
+    });
   }
 }
 
 // Checks the window geometry and that res0's h/w are the output it implies.
 Status checkWindow(const WindowJob &j) {
-  if (j.rows.stride == 0) return makeError("res_op_y_str = 0: the stride must be at least 1");
-  if (j.cols.stride == 0) return makeError("res_op_x_str = 0: the stride must be at least 1");
+  if (j.rows.stride == 0)
+    return makeError("res_op_y_str = 0: the stride must be at least 1");
+  if (j.cols.stride == 0)
+    return makeError("res_op_x_str = 0: the stride must be at least 1");
   if (j.rows.kernel == 0 || j.cols.kernel == 0)
     return makeError("opd1_h/opd1_w: kernel size ", j.rows.kernel, "x", j.cols.kernel, " is empty");
   uint64_t Hp = j.rows.paddedInput(), Wp = j.cols.paddedInput();
   uint64_t KHe = j.rows.dilatedKernel(), KWe = j.cols.dilatedKernel();
-  if (KHe > Hp) return makeError("opd1_h = ", j.rows.kernel, ": dilated kernel height ", KHe, " exceeds padded input height ", Hp);
-  if (KWe > Wp) return makeError("opd1_w = ", j.cols.kernel, ": dilated kernel width ", KWe, " exceeds padded input width ", Wp);
+  if (KHe > Hp)
+    return makeError("opd1_h = ", j.rows.kernel, ": dilated kernel height ", KHe, " exceeds padded input height ", Hp);
+  if (KWe > Wp)
+    return makeError("opd1_w = ", j.cols.kernel, ": dilated kernel width ", KWe, " exceeds padded input width ", Wp);
   uint64_t OH = j.rows.outputSize(), OW = j.cols.outputSize();
-  if (j.out.shape.h != OH) return makeError("res0_h = ", j.out.shape.h, " but the window gives ", OH, " output rows");
-  if (j.out.shape.w != OW) return makeError("res0_w = ", j.out.shape.w, " but the window gives ", OW, " output columns");
-  if (j.out.shape.n != j.in.shape.n) return makeError("res0_n = ", j.out.shape.n, " differs from opd0_n = ", j.in.shape.n);
+  if (j.out.shape.h != OH)
+    return makeError("res0_h = ", j.out.shape.h, " but the window gives ", OH, " output rows");
+  if (j.out.shape.w != OW)
+    return makeError("res0_w = ", j.out.shape.w, " but the window gives ", OW, " output columns");
+  if (j.out.shape.n != j.in.shape.n)
+    return makeError("res0_n = ", j.out.shape.n, " differs from opd0_n = ", j.in.shape.n);
   return Status::ok();
 }
 
@@ -708,31 +828,36 @@ T loadAs(const LocalTensor &t, const LocalMemory &m, uint32_t n, uint32_t c, uin
 }
 
 // acc[M x N] = L[M x K] * R[K x N], each summed in ascending k.
-template <class T>
-std::vector<T> matmulDense(const std::vector<T> &L, const std::vector<T> &R, size_t M, size_t K, size_t N) {
-  std::vector<T> acc(M * N, T(0));
-  for (size_t m = 0; m < M; ++m) {
-    T *a = &acc[m * N];
-    for (size_t k = 0; k < K; ++k) {
-      mulAddRun(a, &R[k * N], L[m * K + k], N);
-    }
-  }
-  return acc;
+template <class T> void matmulDense(T *acc, const T *L, const T *R, size_t M, size_t K, size_t N) {
+  std::fill(acc, acc + M * N, T(0));
+  for (size_t m = 0; m < M; ++m)
+    for (size_t k = 0; k < K; ++k) mulAddRun(acc + m * N, R + k * N, L[m * K + k], N);
 }
 
 template <class T>
 void runMatMul(const MatMul &s, const LocalTensor &left, const LocalTensor &right, const LocalTensor *bias,
                const LocalTensor &out, uint32_t M, uint32_t K, LocalMemory &mem) {
   const uint32_t N = out.shape.c * out.shape.w, ow = out.shape.w, lw = left.shape.w;
-  std::vector<T> L(size_t(M) * K), R(size_t(K) * N);
+  std::vector<T> lOwn, rOwn, accOwn;
+  T *L = scratch<T, 4>(size_t(M) * K, lOwn), *R = scratch<T, 5>(size_t(K) * N, rOwn);
+  T *acc = scratch<T, 6>(size_t(M) * N, accOwn);
   for (uint32_t m = 0; m < M; ++m)
     for (uint32_t k = 0; k < K; ++k)
       L[size_t(m) * K + k] = s.leftTranspose ? loadAs<T>(left, mem, k, m / lw, 0, m % lw)
                                              : loadAs<T>(left, mem, m, k / lw, 0, k % lw);
-  for (uint32_t k = 0; k < K; ++k)
-    for (uint32_t c = 0; c < out.shape.c; ++c) // a row at a time (loadAs per element was most of the fc layer)
-      loadRow(right, mem, k, c, 0, false, ow, &R[size_t(k) * N + size_t(c) * ow]);
-  std::vector<T> acc = matmulDense(L, R, M, K, N);
+  if (ow >= K) {
+    for (uint32_t k = 0; k < K; ++k)
+      for (uint32_t c = 0; c < out.shape.c; ++c) // a row at a time (loadAs per element was most of the fc layer)
+        loadRow(right, mem, k, c, 0, false, ow, &R[size_t(k) * N + size_t(c) * ow]);
+  } else { // short rows (an fc layer's w = 1): a column of K at a time
+    std::vector<T> col(K);
+    for (uint32_t c = 0; c < out.shape.c; ++c)
+      for (uint32_t w = 0; w < ow; ++w) {
+        widenStrided(right, right.ptr(mem, 0, c, 0, w), size_t(right.stride.n) * right.elemBytes, K, col.data());
+        for (uint32_t k = 0; k < K; ++k) R[size_t(k) * N + size_t(c) * ow + w] = col[k];
+      }
+  }
+  matmulDense(acc, L, R, M, K, N);
   for (uint32_t m = 0; m < M; ++m)
     for (uint32_t jj = 0; jj < N; ++jj) {
       uint32_t c = jj / ow, w = jj % ow;
@@ -796,13 +921,15 @@ template <class T>
 void runMatMul2(const MatMul2 &s, const LocalTensor &left, const LocalTensor &right, const LocalTensor &out,
                 LocalMemory &mem) {
   const uint32_t B = out.shape.n, M = out.shape.c, K = left.shape.w, N = out.shape.w;
-  std::vector<T> L(size_t(M) * K), R(size_t(K) * N);
+  std::vector<T> lOwn, rOwn, accOwn;
+  T *L = scratch<T, 4>(size_t(M) * K, lOwn), *R = scratch<T, 5>(size_t(K) * N, rOwn);
+  T *acc = scratch<T, 6>(size_t(M) * N, accOwn);
   for (uint32_t b = 0; b < B; ++b) {
     for (uint32_t m = 0; m < M; ++m)
       for (uint32_t k = 0; k < K; ++k) L[size_t(m) * K + k] = loadAs<T>(left, mem, b, m, 0, k);
     for (uint32_t k = 0; k < K; ++k)
       for (uint32_t jj = 0; jj < N; ++jj) R[size_t(k) * N + jj] = loadAs<T>(right, mem, b, k, 0, jj);
-    std::vector<T> acc = matmulDense(L, R, M, K, N);
+    matmulDense(acc, L, R, M, K, N);
     for (uint32_t m = 0; m < M; ++m)
       for (uint32_t jj = 0; jj < N; ++jj) {
         T v = acc[size_t(m) * N + jj];
@@ -1288,6 +1415,13 @@ Status execLma(const HwConfig &cfg, LocalMemory &mem, const Lma &s) {
 }
 
 } // namespace
+
+HostIsa hostIsa() {
+  static const HostIsa detected = detectHostIsa();
+  return std::min(detected, HostIsa(gHostIsaLimit.load()));
+}
+
+void limitHostIsa(HostIsa limit) { gHostIsaLimit.store(int(limit)); }
 
 Status executeTiu(const HwConfig &cfg, LocalMemory &mem, const TiuCommand &cmd) {
   if (mem.lanes() != cfg.npuLanes || mem.laneBytes() != cfg.lmemBytesPerLane)

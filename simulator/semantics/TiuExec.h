@@ -14,4 +14,11 @@ namespace tpu::sim {
 
 Status executeTiu(const isa::HwConfig &cfg, LocalMemory &mem, const isa::TiuCommand &cmd);
 
+// The host instruction sets the int8 convolution kernels can use, in order.
+// Every level gives the same results; tests run each one the host has.
+enum class HostIsa { Scalar, Avx2, Avx512Vnni };
+// The best level the host supports, capped by limitHostIsa.
+HostIsa hostIsa();
+void limitHostIsa(HostIsa limit);
+
 } // namespace tpu::sim

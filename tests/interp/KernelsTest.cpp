@@ -2,7 +2,7 @@
 // bit-identical results for any thread count.
 #include "compiler/Kernels/Compare.h"
 #include "compiler/Kernels/Kernels.h"
-#include "compiler/Kernels/Parallel.h"
+#include "support/Parallel.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <random>
 
 using namespace tpu::kernels;
+using tpu::setNumThreads;
 
 namespace {
 

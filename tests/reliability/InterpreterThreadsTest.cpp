@@ -2,7 +2,7 @@
 // a small CNN, large enough for the kernels to split their work, is
 // bit-identical with 1, 2 and 4 kernel threads.
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "compiler/Kernels/Parallel.h"
+#include "support/Parallel.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -55,17 +55,17 @@ TEST(InterpreterThreads, EveryTensorIsIdenticalForAnyThreadCount) {
                  {"conv_b", randomArray({16}, 2)},
                  {"fc_w", randomArray({4096, 10}, 3)}};
   NpzMap inputs{{"image", randomArray({2, 8, 32, 32}, 4)}};
-  const int saved = kernels::numThreads();
+  const int saved = numThreads();
   std::vector<NpzMap> results;
   for (int threads : {1, 2, 4}) {
-    kernels::setNumThreads(threads);
+    setNumThreads(threads);
     auto interp = top::TopInterpreter::create(*module, weights);
     ASSERT_TRUE(interp) << interp.message();
     auto out = (*interp)->run(inputs, /*dumpAll=*/true);
     ASSERT_TRUE(out) << out.message();
     results.push_back(out.take());
   }
-  kernels::setNumThreads(saved);
+  setNumThreads(saved);
   ASSERT_EQ(results[0].size(), 7u); // image, conv, relu, pool, flat, logits, prob
   for (size_t r = 1; r < results.size(); ++r) {
     ASSERT_EQ(results[r].size(), results[0].size());

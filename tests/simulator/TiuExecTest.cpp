@@ -270,11 +270,20 @@ bool convCase(Fixture &f, bool fp32, int iter) {
   return true;
 }
 
+// Every int8 conv kernel the host can run (bytes with AVX-512 VNNI, 16-bit
+// pairs with AVX2, scalar) against the same reference cases.
 TEST(TiuExec, ConvInt8MatchesReference) {
-  Fixture f(101);
-  int ran = 0;
-  for (int i = 0; i < 120; ++i) ran += convCase(f, false, i);
-  EXPECT_GT(ran, 80);
+  const HostIsa best = hostIsa();
+  for (HostIsa isa : {HostIsa::Scalar, HostIsa::Avx2, HostIsa::Avx512Vnni}) {
+    if (isa > best) continue;
+    SCOPED_TRACE("host isa level " + std::to_string(int(isa)));
+    limitHostIsa(isa);
+    Fixture f(101);
+    int ran = 0;
+    for (int i = 0; i < 120; ++i) ran += convCase(f, false, i);
+    EXPECT_GT(ran, 80);
+  }
+  limitHostIsa(HostIsa::Avx512Vnni);
 }
 
 TEST(TiuExec, ConvFp32MatchesReference) {

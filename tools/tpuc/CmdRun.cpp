@@ -6,7 +6,7 @@
 #include "compiler/Dialect/Tpu/TpuOps.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
-#include "compiler/Kernels/Parallel.h"
+#include "support/Parallel.h"
 #include "support/ArgParser.h"
 #include "support/Npz.h"
 #include "tools/tpuc/BmodelRunArgs.h"
@@ -27,7 +27,7 @@ int runRun(int argc, char **argv) {
   args.option("--input", "npz with one array per model input, named like the inputs", "-i");
   args.option("--output", "npz to write the outputs (named by the ONNX output names) to", "-o");
   args.flag("--dump-all", "write every intermediate tensor too, named by its ONNX tensor name");
-  args.option("--threads", "worker threads for the kernels (default: all cores; results do not depend on it)");
+  args.option("--threads", "host threads for the interpreter kernels and the simulator's commands (default: all cores; results do not depend on it)");
   tpuc::declareBmodelRunOptions(args);
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("run", st.message());
   if (args.helpRequested()) {
@@ -40,15 +40,14 @@ int runRun(int argc, char **argv) {
   const bool bmodel = endsWith(modelPath, ".bmodel");
   for (const char *const *flag = tpuc::bmodelRunOptionNames(); *flag; ++flag)
     if (!bmodel && args.has(*flag)) return tpuc::fail("run", std::string(*flag) + " applies to .bmodel files only");
-  if (bmodel) {
-    if (args.isSet("--dump-all") || args.has("--threads"))
-      return tpuc::fail("run", "--dump-all and --threads apply to .mlir models only");
-    return tpuc::runBmodelFromArgs("run", args, modelPath);
-  }
   auto threads = args.getInt("--threads", 0);
   if (!threads) return tpuc::fail("run", threads.message());
   if (*threads < 0 || *threads > 1024) return tpuc::fail("run", "--threads must be between 1 and 1024");
-  if (*threads > 0) tpu::kernels::setNumThreads(static_cast<int>(*threads));
+  if (*threads > 0) tpu::setNumThreads(static_cast<int>(*threads));
+  if (bmodel) {
+    if (args.isSet("--dump-all")) return tpuc::fail("run", "--dump-all applies to .mlir models only");
+    return tpuc::runBmodelFromArgs("run", args, modelPath);
+  }
 
   auto inputs = tpu::readNpz(args.get("--input"));
   if (!inputs) return tpuc::fail("run", inputs.message());
