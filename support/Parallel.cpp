@@ -39,6 +39,7 @@ public:
       n_ = n;
       per_ = (n + chunks - 1) / chunks;
       chunks_ = chunks;
+      helpers_ = workers;
       next_.store(0);
       active_ = int(workers_.size());
       generation_.fetch_add(1, std::memory_order_release);
@@ -55,7 +56,9 @@ private:
   void startWorkers(int wanted) {
     while (int(workers_.size()) < wanted) {
       try {
-        workers_.emplace_back([this, seen = generation_.load()] { workerLoop(seen); });
+        workers_.emplace_back([this, index = int(workers_.size()), seen = generation_.load()] {
+          workerLoop(index, seen);
+        });
       } catch (const std::system_error &) { // no more threads: the others take the chunks
         return;
       }
@@ -71,7 +74,9 @@ private:
     tInsideLoop = false;
   }
 
-  void workerLoop(uint64_t seen) {
+  // Workers past the loop's `helpers_` (the pool grew for a loop that asked
+  // for more threads) only report back, so a loop uses the threads it asked for.
+  void workerLoop(int index, uint64_t seen) {
     for (;;) {
       // A short spin first (a few hundred yields): simulated commands start
       // loops back to back, and a sleeping thread takes tens of microseconds
@@ -83,7 +88,7 @@ private:
         if (stop_) return;
         seen = generation_.load();
       }
-      runChunks();
+      if (index < helpers_) runChunks();
       std::lock_guard<std::mutex> lock(mu_);
       if (--active_ == 0) done_.notify_one();
     }
@@ -97,6 +102,7 @@ private:
   std::atomic<int64_t> next_{0};
   const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
   int64_t n_ = 0, per_ = 1, chunks_ = 0;
+  int helpers_ = 0;
   int active_ = 0;
   bool stop_ = false;
 };
