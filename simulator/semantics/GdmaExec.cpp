@@ -66,6 +66,10 @@ void copyElements(uint8_t *dst, uint64_t dstStep, const uint8_t *src, uint64_t s
   }
 }
 
+// Staging limits: a strided span or a plane read at once, a window over a
+// global side's whole range.
+constexpr uint64_t kMaxSpanBytes = 1 << 20, kMaxWindowBytes = 256 << 20;
+
 // Reads every element of `v` into `buf` (n,c,h,w order), or writes `buf` to
 // `v` skipping lanes the mask disables. Rows with unit w stride move as one
 // block. A global view whose whole address range is not much larger than
@@ -79,7 +83,6 @@ Status transferRows(const GdmaView &v, LocalMemory &lmem,
   const uint32_t W = v.shape[3], B = v.bytes;
   const uint64_t ws = v.stride[3], rowBytes = uint64_t(W) * B;
   const uint64_t spanBytes = ((W - 1) * ws + 1) * B;
-  constexpr uint64_t kMaxSpanBytes = 1 << 20, kMaxWindowBytes = 256 << 20;
   std::vector<uint8_t> spanOwn, windowOwn;
   uint8_t *window = nullptr;
   uint64_t windowBytes = 0;
@@ -146,6 +149,86 @@ Status transferRows(const GdmaView &v, LocalMemory &lmem,
     }
   if (kWrite && window) return gmem.write(v.addr, window, windowBytes);
   return Status::ok();
+}
+
+// Moves an H x W plane of B-byte elements between two strided layouts
+// (byte steps per row and per element), the longer dimension innermost.
+void movePlane(uint8_t *dst, uint64_t dH, uint64_t dW, const uint8_t *src, uint64_t sH, uint64_t sW, uint32_t H,
+               uint32_t W, uint32_t B) {
+  if (dW == B && sW == B) {
+    if (dH == uint64_t(W) * B && sH == dH) return void(std::memcpy(dst, src, uint64_t(H) * W * B));
+    for (uint32_t h = 0; h < H; ++h) std::memcpy(dst + h * dH, src + h * sH, uint64_t(W) * B);
+    return;
+  }
+  if (H > W)
+    for (uint32_t w = 0; w < W; ++w) copyElements(dst + w * dW, dH, src + w * sW, sH, H, B);
+  else
+    for (uint32_t h = 0; h < H; ++h) copyElements(dst + h * dH, dW, src + h * sH, sW, W, B);
+}
+
+// One side of a plane-by-plane copy: where plane (n, c) starts and how its
+// elements are laid out. A global side is reached either through a window
+// (its whole range read once, and written back once for a destination) or
+// plane by plane (a dense plane straight from or to its bytes, a sparse one
+// through a buffer holding its extent).
+struct PlaneSide {
+  const GdmaView &v;
+  uint64_t hStep, wStep, planeExtent;
+  bool dense, window = false;
+  PlaneSide(const GdmaView &view)
+      : v(view), hStep(v.local ? uint64_t(v.lmem.stride.h) * v.lmem.elemBytes : v.stride[2] * v.bytes),
+        wStep(v.stride[3] * v.bytes),
+        planeExtent((v.shape[2] - 1) * hStep + (v.shape[3] - 1) * wStep + v.bytes),
+        dense(wStep == v.bytes && hStep == uint64_t(v.shape[3]) * v.bytes) {}
+};
+
+// S2L and L2S copies without a format change or reordering, when both sides
+// have the same shape: each plane moves straight between local and global
+// memory, without a staging buffer for the whole tensor. Returns false
+// (having touched nothing) when a global plane is too sparse for that.
+Result<bool> copyByPlanes(const GdmaPlan &plan, LocalMemory &lmem, GlobalMemory &gmem, uint64_t laneMask) {
+  const GdmaView &s = plan.src, &d = plan.dst;
+  PlaneSide src(s), dst(d);
+  PlaneSide &global = s.local ? dst : src;
+  const GdmaView &g = global.v;
+  if (!global.dense) {
+    const uint64_t extent = g.rowOffset(g.shape[0] - 1, g.shape[1] - 1, 0) + global.planeExtent;
+    global.window = extent <= kMaxWindowBytes && extent <= std::max(4 * g.elements() * g.bytes, kMaxSpanBytes);
+    if (!global.window && global.planeExtent > kMaxSpanBytes) return false;
+  }
+  std::vector<uint8_t> windowOwn, planeOwn;
+  uint8_t *window = nullptr;
+  const uint64_t windowBytes = global.window ? g.rowOffset(g.shape[0] - 1, g.shape[1] - 1, 0) + global.planeExtent : 0;
+  if (global.window) {
+    window = scratch<uint8_t, 2>(windowBytes, windowOwn);
+    TPU_RETURN_IF_ERROR(gmem.read(g.addr, window, windowBytes));
+  }
+  uint8_t *buffer = global.window ? nullptr : scratch<uint8_t, 3>(global.planeExtent, planeOwn);
+  const uint32_t H = s.shape[2], W = s.shape[3], B = s.bytes;
+  for (uint32_t n = 0; n < s.shape[0]; ++n)
+    for (uint32_t c = 0; c < s.shape[1]; ++c) {
+      const GdmaView &l = s.local ? s : d;
+      const uint32_t lane = l.lmem.laneOf(c);
+      if (d.local && !laneEnabled(laneMask, lane)) continue;
+      uint8_t *local = lmem.lane(lane) + l.rowOffset(n, c, 0);
+      const PlaneSide &loc = s.local ? src : dst;
+      const uint64_t addr = g.addr + g.rowOffset(n, c, 0);
+      if (global.dense && loc.dense) { // one run on both sides
+        TPU_RETURN_IF_ERROR(d.local ? gmem.read(addr, local, global.planeExtent)
+                                    : gmem.write(addr, local, global.planeExtent));
+        continue;
+      }
+      uint8_t *plane = window ? window + g.rowOffset(n, c, 0) : buffer;
+      if (!window && (s.local ? !global.dense : true)) // a destination's gaps keep their bytes
+        TPU_RETURN_IF_ERROR(gmem.read(addr, plane, global.planeExtent));
+      if (d.local)
+        movePlane(local, dst.hStep, dst.wStep, plane, src.hStep, src.wStep, H, W, B);
+      else
+        movePlane(plane, dst.hStep, dst.wStep, local, src.hStep, src.wStep, H, W, B);
+      if (!window && !d.local) TPU_RETURN_IF_ERROR(gmem.write(addr, plane, global.planeExtent));
+    }
+  if (window && !d.local) TPU_RETURN_IF_ERROR(gmem.write(g.addr, window, windowBytes));
+  return true;
 }
 
 // Calls fn with a value of the C++ type that holds one element of format f.
@@ -244,6 +327,13 @@ Status executeGdma(const isa::HwConfig &cfg, LocalMemory &lmem, GlobalMemory &gm
     return makeError("global memory [0x", std::hex, gmem.base(), ", +0x", gmem.size(),
                      ") does not match the hardware config");
 
+  const GdmaView &s = plan->src, &d = plan->dst;
+  if (plan->readsSrc && s.local != d.local && s.format == d.format && s.shape == d.shape &&
+      (cmd.specialFunc == GdmaSpecialFunc::None || cmd.specialFunc == GdmaSpecialFunc::FormatConvert)) {
+    auto done = copyByPlanes(*plan, lmem, gmem, cmd.laneMask);
+    if (!done) return done.status();
+    if (*done) return Status::ok();
+  }
   std::vector<uint8_t> srcOwn, outOwn;
   uint8_t *src = nullptr;
   if (plan->readsSrc) {

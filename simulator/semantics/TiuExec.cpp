@@ -27,6 +27,16 @@ namespace {
   if (!var##Result.isOk()) return var##Result.status();                                            \
   const LocalTensor &var = *var##Result
 
+// The hot loops, compiled for AVX2 too and picked at load time (GCC
+// function multi-versioning). Each element's arithmetic is the same in every
+// version: no FMA contraction, so fp32 results do not depend on the CPU.
+// Clang (the fuzz build) does not multi-version templates: one version there.
+#if defined(__clang__)
+#define TPU_MULTIVERSION
+#else
+#define TPU_MULTIVERSION __attribute__((target_clones("avx2", "default")))
+#endif
+
 using NamedTensors = std::initializer_list<std::pair<const LocalTensor *, const char *>>;
 
 Status requireRowMatrices(NamedTensors ops, const char *cls) {
@@ -243,15 +253,6 @@ struct WindowJob {
   uint32_t rshift = 0;
 };
 
-// The hot loops, compiled for AVX2 too and picked at load time (GCC
-// function multi-versioning). Each element's arithmetic is the same in every
-// version: no FMA contraction, so fp32 results do not depend on the CPU.
-// Clang (the fuzz build) does not multi-version templates: one version there.
-#if defined(__clang__)
-#define TPU_MULTIVERSION
-#else
-#define TPU_MULTIVERSION __attribute__((target_clones("avx2", "default")))
-#endif
 // The integer write-back of int32 sums (fitsInt32) to an 8- or 16-bit
 // destination [lo, hi], in place: writeIntRow's rules in 32 bits, which vectorize.
 TPU_MULTIVERSION void
@@ -334,8 +335,8 @@ convBlock4(T *__restrict acc, size_t len, size_t eBegin, size_t eEnd, const T *_
 // whole group: G = 2 as 16-bit halves (vpmaddwd), G = 4 as bytes (AVX-512
 // VNNI vpdpbusd, unsigned input bytes times signed weight bytes; a signed
 // input is stored plus 128, and corr[b] = -128 * (sum of channel b's weights)
-// starts the sum). kg[4g + b] holds output channel b's G weights of group g
-// the same way. Integer sums are exact in any order and wrap modulo 2^32
+// starts the sum). Output channel b's G weights of group g are packed the
+// same way (QuadWeights, kg). Integer sums are exact in any order and wrap modulo 2^32
 // alike (fitsInt32 bounds the true sum), so the results are those of
 // convBlock4.
 __attribute__((target("avx2"))) void convPairs4Avx2(int32_t *__restrict acc, size_t len, size_t eBegin,
@@ -363,9 +364,22 @@ __attribute__((target("avx2"))) void convPairs4Avx2(int32_t *__restrict acc, siz
     }
   }
 }
+// The weights of group q for channel b are the 4 bytes at w[b] + q * wStride
+// (the kernel's own bytes when it is stored dense, else the packed kg); a
+// tail group (taps not a multiple of 4) follows from tail[b], zero-padded.
+struct QuadWeights {
+  const uint8_t *w[4];
+  size_t wStride;
+  const int32_t *tail; // nullptr: no tail group
+};
 __attribute__((target("avx512f,avx512vnni"))) void
 convQuads4Vnni(int32_t *__restrict acc, size_t len, size_t eBegin, size_t eEnd, const int32_t *__restrict quads,
-               size_t quadCount, const int32_t *__restrict kq, const int32_t *__restrict corr) {
+               size_t quadCount, const QuadWeights &kw, const int32_t *__restrict corr) {
+  auto weight = [&](size_t b, size_t q) {
+    int32_t k;
+    std::memcpy(&k, kw.w[b] + q * kw.wStride, 4);
+    return k;
+  };
   for (size_t e0 = eBegin; e0 < eEnd; e0 += 32) {
     __m512i r[4][2];
     for (size_t b = 0; b < 4; ++b) r[b][0] = r[b][1] = _mm512_set1_epi32(corr[b]);
@@ -373,7 +387,16 @@ convQuads4Vnni(int32_t *__restrict acc, size_t len, size_t eBegin, size_t eEnd, 
       const int32_t *src = quads + q * len + e0;
       const __m512i v0 = _mm512_loadu_si512(src), v1 = _mm512_loadu_si512(src + 16);
       for (size_t b = 0; b < 4; ++b) {
-        const __m512i k = _mm512_set1_epi32(kq[4 * q + b]);
+        const __m512i k = _mm512_set1_epi32(weight(b, q));
+        r[b][0] = _mm512_dpbusd_epi32(r[b][0], v0, k);
+        r[b][1] = _mm512_dpbusd_epi32(r[b][1], v1, k);
+      }
+    }
+    if (kw.tail) {
+      const int32_t *src = quads + quadCount * len + e0;
+      const __m512i v0 = _mm512_loadu_si512(src), v1 = _mm512_loadu_si512(src + 16);
+      for (size_t b = 0; b < 4; ++b) {
+        const __m512i k = _mm512_set1_epi32(kw.tail[b]);
         r[b][0] = _mm512_dpbusd_epi32(r[b][0], v0, k);
         r[b][1] = _mm512_dpbusd_epi32(r[b][1], v1, k);
       }
@@ -386,6 +409,12 @@ convQuads4Vnni(int32_t *__restrict acc, size_t len, size_t eBegin, size_t eEnd, 
       std::memcpy(acc + b * len + e0, out, valid * sizeof(int32_t));
     }
   }
+}
+// Sum of n signed bytes modulo 2^32 (vectorizes).
+TPU_MULTIVERSION uint32_t sumInt8(const uint8_t *__restrict p, size_t n) {
+  uint32_t sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += uint32_t(int32_t(int8_t(p[i])));
+  return sum;
 }
 int32_t low16(int32_t v) { return int16_t(uint32_t(v) & 0xFFFF); }
 int32_t high16(int32_t v) { return int16_t(uint32_t(v) >> 16); }
@@ -501,30 +530,30 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   const bool useGroups = std::is_same_v<T, int32_t> && blocks > 0 && groupsSize * sizeof(int32_t) <= kMaxTapGroupBytes;
   std::vector<int32_t> groupsOwn;
   int32_t *groups = useGroups ? scratch<int32_t, 2>(groupsSize, groupsOwn) : nullptr;
-  // Their weights, [block][group][4] (kg), and the starting sums (corr).
-  std::vector<int32_t> kgOwn, corr(useGroups ? size_t(blocks) * 4 : 0);
-  int32_t *kg = useGroups ? scratch<int32_t, 3>(size_t(blocks) * 4 * groupCount, kgOwn) : nullptr;
+  // Their weights: a dense int8 kernel's bytes are G = 4 groups already
+  // (read in place, the last partial group copied to tails); otherwise packed
+  // [block][group][4] into kg. corr holds the starting sums.
+  const bool bytesInPlace = G == 4 && denseKernel;
+  std::vector<int32_t> kgOwn, corr(useGroups ? size_t(blocks) * 4 : 0),
+      tails(bytesInPlace && taps % 4 ? size_t(blocks) * 4 : 0);
+  int32_t *kg = useGroups && !bytesInPlace ? scratch<int32_t, 3>(size_t(blocks) * 4 * groupCount, kgOwn) : nullptr;
+  std::vector<QuadWeights> quadWeights(useGroups && G == 4 ? blocks : 0);
   if constexpr (std::is_same_v<T, int32_t>)
     parallelFor(useGroups ? blocks : 0, grainFor(4 * taps), [&](int64_t blkBegin, int64_t blkEnd) {
       // A channel's taps, padded with zeros to G * groupCount.
-      std::vector<T> k(G * groupCount, T(0));
-      for (int64_t blk = blkBegin; blk < blkEnd; ++blk)
+      std::vector<T> k(bytesInPlace ? 0 : G * groupCount, T(0));
+      for (int64_t blk = blkBegin; blk < blkEnd; ++blk) {
         for (uint32_t b = 0; b < 4; ++b) {
           const uint32_t o = uint32_t(blk * 4 + b);
-          if (G == 4 && denseKernel) { // the kernel's bytes are the groups already
+          if (bytesInPlace) {
             const uint8_t *bytes = j.kernel.ptr(mem, 0, o, 0, 0);
-            int32_t *dst = &kg[size_t(blk) * groupCount * 4 + b];
-            for (size_t g = 0; g < taps / 4; ++g)
-              std::memcpy(dst + 4 * g, bytes + 4 * g, 4);
+            quadWeights[blk].w[b] = bytes;
             if (taps % 4) {
               uint32_t tail = 0;
               std::memcpy(&tail, bytes + taps / 4 * 4, taps % 4);
-              dst[4 * (groupCount - 1)] = int32_t(tail);
+              tails[o] = int32_t(tail);
             }
-            int32_t sum = 0;
-            for (size_t t = 0; t < taps; ++t)
-              sum += int8_t(bytes[t]);
-            corr[o] = flip ? -128 * sum : 0;
+            corr[o] = flip ? int32_t(0u - 128u * sumInt8(bytes, taps)) : 0;
             continue;
           }
           loadKernel(o, k.data());
@@ -537,6 +566,14 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
             sum += uint32_t(k[t]);
           corr[o] = G == 4 && flip ? int32_t(0u - 128u * sum) : 0;
         }
+        if (G != 4) continue;
+        QuadWeights &qw = quadWeights[blk];
+        qw.tail = bytesInPlace && taps % 4 ? &tails[size_t(blk) * 4] : nullptr;
+        qw.wStride = bytesInPlace ? 4 : 16;
+        if (!bytesInPlace)
+          for (uint32_t b = 0; b < 4; ++b)
+            qw.w[b] = reinterpret_cast<const uint8_t *>(&kg[size_t(blk) * groupCount * 4 + b]);
+      }
     });
   // The taps of the channels the groups leave, kern[(o - kernFirst) * taps + t].
   const uint32_t kernFirst = useGroups ? blocks * 4 : 0;
@@ -626,9 +663,10 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
       T *a = &acc[size_t(blk) * 4 * len];
       if constexpr (std::is_same_v<T, int32_t>)
         if (useGroups) {
-          const int32_t *k = &kg[size_t(blk) * 4 * groupCount];
           if (G == 4)
-            return convQuads4Vnni(a, len, eBegin, eEnd, groups, groupCount, k, &corr[size_t(blk) * 4]);
+            return convQuads4Vnni(a, len, eBegin, eEnd, groups, groupCount - (quadWeights[blk].tail ? 1 : 0),
+                                  quadWeights[blk], &corr[size_t(blk) * 4]);
+          const int32_t *k = &kg[size_t(blk) * 4 * groupCount];
           return (isa >= HostIsa::Avx2 ? convPairs4Avx2 : convPairs4Scalar)(a, len, eBegin, eEnd, groups, groupCount,
                                                                             k);
         }
