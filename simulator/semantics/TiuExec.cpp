@@ -445,6 +445,21 @@ template <int G>
 TPU_MULTIVERSION void packTapGroup(int32_t *__restrict out, const int32_t *const *runs, size_t len, uint32_t flip) {
   for (size_t e = 0; e < len; ++e) out[e] = int32_t(packGroup<G>(runs, e, flip));
 }
+// Four byte runs into group words, byte i of word e from runs[i][e].
+TPU_MULTIVERSION void packByteGroup(int32_t *__restrict out, const uint8_t *const *runs, size_t len) {
+  const uint8_t *__restrict r0 = runs[0], *__restrict r1 = runs[1], *__restrict r2 = runs[2], *__restrict r3 = runs[3];
+  for (size_t e = 0; e < len; ++e)
+    out[e] = int32_t(uint32_t(r0[e]) | uint32_t(r1[e]) << 8 | uint32_t(r2[e]) << 16 | uint32_t(r3[e]) << 24);
+}
+// count bytes `step` apart, each XORed with flip, into dst.
+TPU_MULTIVERSION void flipBytes(const uint8_t *__restrict src, size_t step, size_t count, uint8_t flip,
+                                uint8_t *__restrict dst) {
+  if (step == 1) {
+    for (size_t x = 0; x < count; ++x) dst[x] = src[x] ^ flip;
+    return;
+  }
+  for (size_t x = 0; x < count; ++x) dst[x] = src[x * step] ^ flip;
+}
 // The grouped taps may take this many bytes; larger convolutions use convBlock4.
 constexpr size_t kMaxTapGroupBytes = size_t(256) << 20;
 
@@ -510,14 +525,13 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   const uint64_t Hq = (Hp + sH - 1) / sH, Wq = (Wp + sW - 1) / sW;
   const size_t phaseSize = size_t(Hq) * Wq, chanSize = phaseSize * sH * sW, len = size_t(OH) * Wq;
   const size_t planesSize = size_t(IC) * chanSize + Wq + kConvBlockPad;
-  std::vector<T> planesOwn, accOwn;
-  T *planes = scratch<T, 0>(planesSize, planesOwn);
-  auto at = [&](uint32_t c, uint64_t yy, uint64_t xx) -> T & {
-    return planes[size_t(c) * chanSize + ((yy % sH) * sW + xx % sW) * phaseSize + (yy / sH) * Wq + xx / sW];
+  auto index = [&](uint32_t c, uint64_t yy, uint64_t xx) {
+    return size_t(c) * chanSize + ((yy % sH) * sW + xx % sW) * phaseSize + (yy / sH) * Wq + xx / sW;
   };
-  auto tapRun = [&](uint32_t c, uint32_t y, uint32_t x) { return &at(c, uint64_t(y) * dilH, uint64_t(x) * dilW); };
+  auto tapIndex = [&](uint32_t c, uint32_t y, uint32_t x) { return index(c, uint64_t(y) * dilH, uint64_t(x) * dilW); };
   const uint32_t blocks = !j.depthwise && j.reduce == Reduce::MulAdd ? OC / 4 : 0;
   const size_t accSize = size_t(OC) * len;
+  std::vector<T> accOwn;
   T *acc = scratch<T, 1>(accSize, accOwn);
   // int8 x int8 convolutions (exact in int32) use grouped taps: in bytes
   // (convQuads4Vnni) when the weights are signed and the host has AVX-512
@@ -530,6 +544,13 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   const bool useGroups = std::is_same_v<T, int32_t> && blocks > 0 && groupsSize * sizeof(int32_t) <= kMaxTapGroupBytes;
   std::vector<int32_t> groupsOwn;
   int32_t *groups = useGroups ? scratch<int32_t, 2>(groupsSize, groupsOwn) : nullptr;
+  // When byte groups serve every output channel, the planes hold the input
+  // bytes as the groups take them (signed ones plus 128) instead of widened values.
+  const bool bytePlanes = useGroups && G == 4 && blocks * 4 == OC && !j.in.isConst;
+  std::vector<T> planesOwn;
+  std::vector<uint8_t> bytePlanesOwn;
+  T *planes = bytePlanes ? nullptr : scratch<T, 0>(planesSize, planesOwn);
+  uint8_t *planes8 = bytePlanes ? scratch<uint8_t, 4>(planesSize, bytePlanesOwn) : nullptr;
   // Their weights: a dense int8 kernel's bytes are G = 4 groups already
   // (read in place, the last partial group copied to tails); otherwise packed
   // [block][group][4] into kg. corr holds the starting sums.
@@ -589,7 +610,7 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   // Where each tap (ic, kh, kw) of a convolution starts in the planes.
   std::vector<size_t> tapOff(j.depthwise ? 0 : taps);
   for (size_t t = 0; t < tapOff.size(); ++t)
-    tapOff[t] = size_t(tapRun(uint32_t(t / (KH * KW)), uint32_t(t / KW % KH), uint32_t(t % KW)) - planes);
+    tapOff[t] = tapIndex(uint32_t(t / (KH * KW)), uint32_t(t / KW % KH), uint32_t(t % KW));
   // int32 sums to an int8/int16 result are written back in 32 bits (requantizeRow32).
   const bool narrowIntOut = std::is_same_v<T, int32_t> && !j.out.isFloat() && j.out.elemBytes <= 2;
   const IntRange outRange = intRange(j.out.prec, j.out.isSigned);
@@ -598,43 +619,54 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
     // insertion or a phase longer than the padded input; then all start as
     // pad. The spare tail is read by runs whose results are dropped.
     const bool dense = !(padT | padB | padL | padR | insH | insW) && Hq * sH == Hp && Wq * sW == Wp;
-    std::fill(dense ? planes + size_t(IC) * chanSize : planes, planes + planesSize, padValue);
-    parallelFor(IC, grainFor(size_t(is.h) * is.w), [&](int64_t cBegin, int64_t cEnd) {
-      std::vector<T> row(is.w);
-      for (uint32_t c = uint32_t(cBegin); c < cEnd; ++c)
-        for (uint32_t y = 0; y < is.h; ++y) {
-          T *rowBase = &at(c, padT + uint64_t(y) * (insH + 1), 0);
-          if (sW == 1 && insW == 0) { // the row is contiguous in its phase
-            loadRow(j.in, mem, n, c, y, false, is.w, rowBase + padL);
-            continue;
-          }
-          loadRow(j.in, mem, n, c, y, false, is.w, row.data());
-          if (insW == 0) { // phase r takes every sW-th column from the first x with (padL + x) % sW == r
-            for (uint32_t r = 0; r < sW; ++r) {
-              const uint32_t x0 = (r + sW - padL % sW) % sW;
-              T *dst = rowBase + size_t(r) * phaseSize + (uint64_t(padL) + x0) / sW;
-              for (uint32_t x = x0; x < is.w; x += sW)
-                *dst++ = row[x];
+    // Row y of channel c into a plane buffer pl, through loadInto(c, y, row).
+    auto fillPlanes = [&](auto *pl, auto pad, auto loadInto) {
+      using P = std::remove_pointer_t<decltype(pl)>;
+      std::fill(dense ? pl + size_t(IC) * chanSize : pl, pl + planesSize, pad);
+      parallelFor(IC, grainFor(size_t(is.h) * is.w), [&](int64_t cBegin, int64_t cEnd) {
+        std::vector<P> row(is.w);
+        for (uint32_t c = uint32_t(cBegin); c < cEnd; ++c)
+          for (uint32_t y = 0; y < is.h; ++y) {
+            P *rowBase = pl + index(c, padT + uint64_t(y) * (insH + 1), 0);
+            if (sW == 1 && insW == 0) { // the row is contiguous in its phase
+              loadInto(c, y, rowBase + padL);
+              continue;
             }
-            continue;
+            loadInto(c, y, row.data());
+            if (insW == 0) { // phase r takes every sW-th column from the first x with (padL + x) % sW == r
+              for (uint32_t r = 0; r < sW; ++r) {
+                const uint32_t x0 = (r + sW - padL % sW) % sW;
+                P *dst = rowBase + size_t(r) * phaseSize + (uint64_t(padL) + x0) / sW;
+                for (uint32_t x = x0; x < is.w; x += sW)
+                  *dst++ = row[x];
+              }
+              continue;
+            }
+            // Column x goes to padded column padL + x*(insW+1): phase and index
+            // advance without a division per element.
+            uint64_t px = padL % sW, qx = padL / sW;
+            for (uint32_t x = 0; x < is.w; ++x) {
+              rowBase[px * phaseSize + qx] = row[x];
+              for (px += insW + 1; px >= sW; px -= sW)
+                ++qx;
+            }
           }
-          // Column x goes to padded column padL + x*(insW+1): phase and index
-          // advance without a division per element.
-          uint64_t px = padL % sW, qx = padL / sW;
-          for (uint32_t x = 0; x < is.w; ++x) {
-            rowBase[px * phaseSize + qx] = row[x];
-            for (px += insW + 1; px >= sW; px -= sW)
-              ++qx;
-          }
-        }
-    });
+      });
+    };
+    if (bytePlanes)
+      fillPlanes(planes8, uint8_t(uint32_t(padValue) ^ flip), [&](uint32_t c, uint32_t y, uint8_t *dst) {
+        flipBytes(j.in.ptr(mem, n, c, y, 0), size_t(j.in.stride.w), is.w, uint8_t(flip), dst);
+      });
+    else
+      fillPlanes(planes, padValue,
+                 [&](uint32_t c, uint32_t y, T *dst) { loadRow(j.in, mem, n, c, y, false, is.w, dst); });
     // Inserted zeros are zeros even for max pooling; padding is the pad value.
     if (j.reduce == Reduce::Max && (insH || insW))
       for (uint32_t c = 0; c < IC; ++c)
         for (uint64_t y = padT; y < Hp - padB; ++y)
           for (uint64_t x = padL; x < Wp - padR; ++x)
             if ((y - padT) % (insH + 1) || (x - padL) % (insW + 1))
-              at(c, y, x) = T(0);
+              planes[index(c, y, x)] = T(0);
 
     // convBlock4 stores its blocks whole; the other channels accumulate.
     std::fill(acc + size_t(blocks) * 4 * len, acc + accSize, j.reduce == Reduce::Max ? padValue : T(0));
@@ -643,9 +675,16 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
     if constexpr (std::is_same_v<T, int32_t>)
       if (useGroups) {
         forEachItem(groupCount, len, [&](uint32_t g) {
+          const size_t *off[4];
+          for (int i = 0; i < G; ++i)
+            off[i] = &tapOff[std::min(size_t(G) * g + i, taps - 1)];
+          if (bytePlanes) {
+            const uint8_t *runs[4] = {planes8 + *off[0], planes8 + *off[1], planes8 + *off[2], planes8 + *off[3]};
+            return packByteGroup(groups + size_t(g) * len, runs, len);
+          }
           const int32_t *runs[4];
           for (int i = 0; i < G; ++i)
-            runs[i] = planes + tapOff[std::min(size_t(G) * g + i, taps - 1)];
+            runs[i] = planes + *off[i];
           (G == 4 ? packTapGroup<4> : packTapGroup<2>)(groups + size_t(g) * len, runs, len, flip);
         });
         std::fill(groups + groupCount * len, groups + groupsSize, 0);
@@ -681,9 +720,9 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
         for (uint32_t y = 0; y < KH; ++y)
           for (uint32_t x = 0; x < KW; ++x) {
             if (j.reduce == Reduce::Max)
-              maxRun(a, tapRun(i, y, x), len);
+              maxRun(a, planes + tapIndex(i, y, x), len);
             else
-              mulAddRun(a, tapRun(i, y, x), kern[size_t(o - kernFirst) * taps + ((i - icBegin) * KH + y) * KW + x],
+              mulAddRun(a, planes + tapIndex(i, y, x), kern[size_t(o - kernFirst) * taps + ((i - icBegin) * KH + y) * KW + x],
                         len);
           }
     });

@@ -219,6 +219,7 @@ template <class S> void setWindow(S &s, const WindowCase &w) {
 bool convCase(Fixture &f, bool fp32, int iter) {
   WindowCase wc = randomWindow(f);
   uint32_t n = uint32_t(f.randInt(1, 2)), ic = uint32_t(f.randInt(1, 9)), oc = uint32_t(f.randInt(1, 70));
+  if (iter % 3 == 0) oc = (oc + 3) / 4 * 4; // every channel in blocks of four (the int8 byte-plane path)
   uint32_t ih = uint32_t(f.randInt(1, 9)), iw = uint32_t(f.randInt(1, 9));
   if (!wc.fits(ih, iw)) return false;
   uint32_t oh = wc.outH(ih), ow = wc.outW(iw);
