@@ -263,6 +263,19 @@ requantizeRow32(int32_t *__restrict v, size_t W, unsigned rshift, bool doRelu, i
     v[i] = x < lo ? lo : x > hi ? hi : x;
   }
 }
+// The same write-back of a conv row's sums a[i] + bias (+ old[i]) stored
+// straight to a contiguous 8- or 16-bit row.
+template <class D>
+TPU_MULTIVERSION void requantizeStoreRow(uint8_t *__restrict p, const int32_t *__restrict a, int32_t bias,
+                                         const int32_t *__restrict old, size_t W, unsigned rshift, bool doRelu,
+                                         int32_t lo, int32_t hi) {
+  for (size_t i = 0; i < W; ++i) {
+    int32_t x = roundingRightShiftIn(a[i] + bias + (old ? old[i] : 0), rshift);
+    if (doRelu) x = x < 0 ? 0 : x;
+    const D d = D(x < lo ? lo : x > hi ? hi : x);
+    std::memcpy(p + i * sizeof(D), &d, sizeof(D));
+  }
+}
 template <class T>
 TPU_MULTIVERSION void
 mulAddRun(T *__restrict acc, const T *__restrict src, T k, size_t len) {
@@ -741,6 +754,13 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
             loadRow(j.out, mem, n, oc, oy, false, OW, row.data());
           if constexpr (std::is_same_v<T, int32_t>)
             if (narrowIntOut) {
+              const size_t step = size_t(j.out.stride.w) * j.out.elemBytes;
+              if (step == j.out.elemBytes) { // contiguous: one pass
+                (step == 1 ? requantizeStoreRow<uint8_t> : requantizeStoreRow<uint16_t>)(
+                    j.out.ptr(mem, n, oc, oy, 0), a, b, j.resAdd ? row.data() : nullptr, OW, j.rshift, j.relu,
+                    int32_t(outRange.lo), int32_t(outRange.hi));
+                continue;
+              }
               for (uint32_t ox = 0; ox < OW; ++ox)
                 row32[ox] = a[ox] + b + (j.resAdd ? row[ox] : 0);
               requantizeRow32(row32.data(), OW, j.rshift, j.relu, int32_t(outRange.lo), int32_t(outRange.hi));
