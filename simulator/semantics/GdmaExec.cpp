@@ -66,6 +66,15 @@ void copyElements(uint8_t *dst, uint64_t dstStep, const uint8_t *src, uint64_t s
   }
 }
 
+// No two elements of an H x W plane (byte steps per row and per element)
+// share a byte, rows or columns apart: then the order its elements are
+// written in does not matter.
+bool planeSelfDisjoint(uint64_t hStep, uint64_t wStep, uint32_t H, uint32_t W, uint32_t B) {
+  const bool byRows = (W == 1 || wStep >= B) && (H == 1 || hStep >= (W - 1) * wStep + B);
+  const bool byColumns = (H == 1 || hStep >= B) && (W == 1 || wStep >= (H - 1) * hStep + B);
+  return byRows || byColumns;
+}
+
 // Staging limits: a strided span or a plane read at once, a window over a
 // global side's whole range.
 constexpr uint64_t kMaxSpanBytes = 1 << 20, kMaxWindowBytes = 256 << 20;
@@ -114,7 +123,9 @@ Status transferRows(const GdmaView &v, LocalMemory &lmem,
         buf += rowBytes * H;
         continue;
       }
-      if (plane && ws != 1 && hStep == B && H > W) { // columns are the runs (a 4N word's items)
+      // Columns are the runs (a 4N word's items); written column by column
+      // only if no two elements overlap.
+      if (plane && ws != 1 && hStep == B && H > W && (!kWrite || planeSelfDisjoint(hStep, ws * B, H, W, B))) {
         for (uint32_t w = 0; w < W; ++w)
           kWrite ? copyElements(plane + w * ws * B, B, buf + w * B, rowBytes, H, B)
                  : copyElements(buf + w * B, rowBytes, plane + w * ws * B, B, H, B);
@@ -180,15 +191,18 @@ struct PlaneSide {
         wStep(v.stride[3] * v.bytes),
         planeExtent((v.shape[2] - 1) * hStep + (v.shape[3] - 1) * wStep + v.bytes),
         dense(wStep == v.bytes && hStep == uint64_t(v.shape[3]) * v.bytes) {}
+  bool selfDisjoint() const { return planeSelfDisjoint(hStep, wStep, v.shape[2], v.shape[3], v.bytes); }
 };
 
 // S2L and L2S copies without a format change or reordering, when both sides
 // have the same shape: each plane moves straight between local and global
 // memory, without a staging buffer for the whole tensor. Returns false
-// (having touched nothing) when a global plane is too sparse for that.
+// (having touched nothing) when a global plane is too sparse for that, or
+// when destination elements overlap (the element path keeps their order).
 Result<bool> copyByPlanes(const GdmaPlan &plan, LocalMemory &lmem, GlobalMemory &gmem, uint64_t laneMask) {
   const GdmaView &s = plan.src, &d = plan.dst;
   PlaneSide src(s), dst(d);
+  if (!dst.selfDisjoint()) return false;
   PlaneSide &global = s.local ? dst : src;
   const GdmaView &g = global.v;
   if (!global.dense) {

@@ -635,3 +635,21 @@ TEST(GdmaExec, SparseGlobalPlanesFarApartTouchOnlyTheirElements) {
         }
   }
 }
+
+// A destination whose elements overlap (h stride 1, w stride 2) is written
+// in n, c, h, w order, the last write winning, in every direction.
+TEST(GdmaExec, OverlappingDestinationElementsKeepTheElementOrder) {
+  for (GdmaDirection dir : {GdmaDirection::S2L, GdmaDirection::L2S, GdmaDirection::S2S, GdmaDirection::L2L}) {
+    Harness hx(21);
+    GdmaCommand cmd;
+    cmd.direction = dir;
+    cmd.strideEnable = true;
+    cmd.src = {0, GdmaFormat::Int8, {1, 3, 5, 4}, {64, 64, 1, 5}}; // column-major: moved by columns
+    cmd.dst = {0x100, GdmaFormat::Int8, {1, 3, 5, 4}, {64, 64, 1, 2}};
+    if (!cmd.srcIsLocal()) cmd.src.addr += hx.cfg.globalMemBase;
+    if (!cmd.dstIsLocal()) cmd.dst.addr += hx.cfg.globalMemBase;
+    refExecute(hx.ref, cmd);
+    ASSERT_TRUE(executeGdma(hx.cfg, hx.lmem, hx.gmem, cmd));
+    hx.expectSame(std::string(gdmaDirectionName(dir)));
+  }
+}
