@@ -1252,9 +1252,15 @@ TPU_MULTIVERSION bool narrowRowOp(EuOp eu, size_t W, const int32_t *__restrict a
   return !(overflow >> 31);
 }
 
+// Row buffers of one domain, sized on first use: a command allocates (and
+// zeroes) only the ones its rows take.
 template <class V> struct RowBuffers {
   std::vector<V> a, b, c, d, old, r, r1;
-  explicit RowBuffers(size_t W) : a(W), b(W), c(W), d(W), old(W), r(W), r1(W) {}
+  RowBuffers &sized(size_t W) {
+    if (a.size() < W)
+      for (std::vector<V> *v : {&a, &b, &c, &d, &old, &r, &r1}) v->resize(W);
+    return *this;
+  }
 };
 
 // Bytes [first, end) an operand of shape S spans in its lane (strides are unsigned).
@@ -1301,16 +1307,17 @@ void runElementwise(const ElementwiseJob &j, LocalMemory &mem) {
   const bool readsOld = j.eu == EuOp::Mac && !j.arity.c;
   const bool narrow = fitsNarrowOp(j);
   const IntRange resRange = intRange(j.res0.prec, j.res0.isSigned);
-  RowBuffers<int64_t> ib(j.isFloat ? 0 : W);
-  RowBuffers<int32_t> nb(narrow ? W : 0);
-  RowBuffers<float> fb(j.isFloat ? W : 0);
-  std::vector<int64_t> itmp(W);
-  std::vector<float> ftmp(W), coef(j.taylorTerms);
+  RowBuffers<int64_t> ib;
+  RowBuffers<int32_t> nb;
+  RowBuffers<float> fb;
+  std::vector<int64_t> itmp;
+  std::vector<float> ftmp, coef(j.taylorTerms);
   for (uint32_t n = 0; n < S.n; ++n)
     for (uint32_t c = 0; c < S.c; ++c)
       for (uint32_t h = 0; h < S.h; ++h) {
         const uint32_t an = n * am.n, ac = c * am.c, ah = h * am.h, bn = n * bm.n, bc = c * bm.c, bh = h * bm.h;
         if (j.isFloat) {
+          fb.sized(W), itmp.resize(W), ftmp.resize(W);
           loadRow(j.a, mem, an, ac, ah, am.w == 0, W, fb.a.data());
           if (j.eu == EuOp::Taylor) loadRow(j.b, mem, 0, c, 0, false, j.taylorTerms, coef.data());
           else if (j.arity.b) loadRow(j.b, mem, bn, bc, bh, bm.w == 0, W, fb.b.data());
@@ -1327,6 +1334,7 @@ void runElementwise(const ElementwiseJob &j, LocalMemory &mem) {
           continue;
         }
         if (narrow) {
+          nb.sized(W);
           loadRow(j.a, mem, an, ac, ah, am.w == 0, W, nb.a.data());
           if (j.arity.b) loadRow(j.b, mem, bn, bc, bh, bm.w == 0, W, nb.b.data());
           if (narrowRowOp(j.eu, W, nb.a.data(), nb.b.data(), nb.r.data())) {
@@ -1335,6 +1343,7 @@ void runElementwise(const ElementwiseJob &j, LocalMemory &mem) {
             continue;
           }
         }
+        ib.sized(W), ftmp.resize(W);
         loadRow(j.a, mem, an, ac, ah, am.w == 0, W, ib.a.data());
         if (j.arity.b) loadRow(j.b, mem, bn, bc, bh, bm.w == 0, W, ib.b.data());
         if (j.arity.c) loadRow(j.c, mem, n, c, h, false, W, ib.c.data());

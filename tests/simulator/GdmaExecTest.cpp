@@ -653,3 +653,20 @@ TEST(GdmaExec, OverlappingDestinationElementsKeepTheElementOrder) {
     hx.expectSame(std::string(gdmaDirectionName(dir)));
   }
 }
+
+// The compiler's int8 activation store: four batch items held as separate
+// runs in local memory, interleaved into 4N words in DDR (sixteen words at a
+// time, then a tail).
+TEST(GdmaExec, FourLocalRunsInterleaveInto4NWords) {
+  for (uint32_t H : {16u, 37u, 5u}) {
+    Harness hx(31 + H);
+    GdmaCommand cmd;
+    cmd.direction = GdmaDirection::L2S;
+    cmd.strideEnable = true;
+    cmd.src = {0x40, GdmaFormat::Int8, {1, 3, H, 4}, {4 * 64, 4 * 64, 1, 64}};
+    cmd.dst = {hx.cfg.globalMemBase + 0x1000, GdmaFormat::Int8, {1, 3, H, 4}, {3 * 4 * H, 4 * H, 4, 1}};
+    refExecute(hx.ref, cmd);
+    ASSERT_TRUE(executeGdma(hx.cfg, hx.lmem, hx.gmem, cmd));
+    hx.expectSame("H = " + std::to_string(H));
+  }
+}
