@@ -538,10 +538,12 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   const uint64_t Hq = (Hp + sH - 1) / sH, Wq = (Wp + sW - 1) / sW;
   const size_t phaseSize = size_t(Hq) * Wq, chanSize = phaseSize * sH * sW, len = size_t(OH) * Wq;
   const size_t planesSize = size_t(IC) * chanSize + Wq + kConvBlockPad;
-  auto index = [&](uint32_t c, uint64_t yy, uint64_t xx) {
+  auto planeIndex = [&](uint32_t c, uint64_t yy, uint64_t xx) {
     return size_t(c) * chanSize + ((yy % sH) * sW + xx % sW) * phaseSize + (yy / sH) * Wq + xx / sW;
   };
-  auto tapIndex = [&](uint32_t c, uint32_t y, uint32_t x) { return index(c, uint64_t(y) * dilH, uint64_t(x) * dilW); };
+  auto tapIndex = [&](uint32_t c, uint32_t y, uint32_t x) {
+    return planeIndex(c, uint64_t(y) * dilH, uint64_t(x) * dilW);
+  };
   const uint32_t blocks = !j.depthwise && j.reduce == Reduce::MulAdd ? OC / 4 : 0;
   const size_t accSize = size_t(OC) * len;
   std::vector<T> accOwn;
@@ -640,7 +642,7 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
         std::vector<P> row(is.w);
         for (uint32_t c = uint32_t(cBegin); c < cEnd; ++c)
           for (uint32_t y = 0; y < is.h; ++y) {
-            P *rowBase = pl + index(c, padT + uint64_t(y) * (insH + 1), 0);
+            P *rowBase = pl + planeIndex(c, padT + uint64_t(y) * (insH + 1), 0);
             if (sW == 1 && insW == 0) { // the row is contiguous in its phase
               loadInto(c, y, rowBase + padL);
               continue;
@@ -679,7 +681,7 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
         for (uint64_t y = padT; y < Hp - padB; ++y)
           for (uint64_t x = padL; x < Wp - padR; ++x)
             if ((y - padT) % (insH + 1) || (x - padL) % (insW + 1))
-              planes[index(c, y, x)] = T(0);
+              planes[planeIndex(c, y, x)] = T(0);
 
     // convBlock4 stores its blocks whole; the other channels accumulate.
     std::fill(acc + size_t(blocks) * 4 * len, acc + accSize, j.reduce == Reduce::Max ? padValue : T(0));
@@ -735,8 +737,8 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
             if (j.reduce == Reduce::Max)
               maxRun(a, planes + tapIndex(i, y, x), len);
             else
-              mulAddRun(a, planes + tapIndex(i, y, x), kern[size_t(o - kernFirst) * taps + ((i - icBegin) * KH + y) * KW + x],
-                        len);
+              mulAddRun(a, planes + tapIndex(i, y, x),
+                        kern[size_t(o - kernFirst) * taps + ((i - icBegin) * KH + y) * KW + x], len);
           }
     });
     parallelFor(OC, grainFor(size_t(OH) * OW), [&](int64_t ocBegin, int64_t ocEnd) {
