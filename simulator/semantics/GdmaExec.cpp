@@ -1,5 +1,6 @@
 #include "simulator/semantics/GdmaExec.h"
 
+#include "simulator/semantics/ByteRuns.h"
 #include "simulator/semantics/GdmaAccess.h"
 #include "simulator/semantics/IntArith.h"
 #include "simulator/semantics/Scratch.h"
@@ -162,26 +163,6 @@ Status transferRows(const GdmaView &v, LocalMemory &lmem,
   return Status::ok();
 }
 
-// Word h of dst takes byte h of the four runs src + i * runStep (byte i):
-// sixteen words at a time in SSE2, whole words, so nothing is read back.
-void interleaveFourRuns(uint8_t *dst, const uint8_t *src, uint64_t runStep, uint32_t count) {
-  const uint8_t *r[4] = {src, src + runStep, src + 2 * runStep, src + 3 * runStep};
-  uint32_t h = 0;
-  for (; h + 16 <= count; h += 16) {
-    __m128i v[4];
-    for (int i = 0; i < 4; ++i) v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(r[i] + h));
-    const __m128i p01[2] = {_mm_unpacklo_epi8(v[0], v[1]), _mm_unpackhi_epi8(v[0], v[1])};
-    const __m128i p23[2] = {_mm_unpacklo_epi8(v[2], v[3]), _mm_unpackhi_epi8(v[2], v[3])};
-    for (int i = 0; i < 4; ++i) {
-      const __m128i words =
-          i % 2 ? _mm_unpackhi_epi16(p01[i / 2], p23[i / 2]) : _mm_unpacklo_epi16(p01[i / 2], p23[i / 2]);
-      _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 4 * h + 16 * i), words);
-    }
-  }
-  for (; h < count; ++h)
-    for (int i = 0; i < 4; ++i) dst[4 * h + i] = r[i][h];
-}
-
 // Moves an H x W plane of B-byte elements between two strided layouts
 // (byte steps per row and per element), the longer dimension innermost.
 void movePlane(uint8_t *dst, uint64_t dH, uint64_t dW, const uint8_t *src, uint64_t sH, uint64_t sW, uint32_t H,
@@ -191,8 +172,10 @@ void movePlane(uint8_t *dst, uint64_t dH, uint64_t dW, const uint8_t *src, uint6
     for (uint32_t h = 0; h < H; ++h) std::memcpy(dst + h * dH, src + h * sH, uint64_t(W) * B);
     return;
   }
-  if (B == 1 && W == 4 && dW == 1 && dH == 4 && sH == 1) // four runs into whole 4N words
-    return interleaveFourRuns(dst, src, sW, H);
+  if (B == 1 && W == 4 && dW == 1 && dH == 4 && sH == 1) { // four runs into whole 4N words
+    const uint8_t *runs[4] = {src, src + sW, src + 2 * sW, src + 3 * sW};
+    return interleaveByteRuns(dst, runs, H);
+  }
   if (H > W)
     for (uint32_t w = 0; w < W; ++w) copyElements(dst + w * dW, dH, src + w * sW, sH, H, B);
   else

@@ -1,5 +1,6 @@
 #include "simulator/semantics/TiuExec.h"
 
+#include "simulator/semantics/ByteRuns.h"
 #include "simulator/semantics/IntArith.h"
 #include "simulator/semantics/LocalTensor.h"
 #include "simulator/semantics/Scratch.h"
@@ -253,15 +254,17 @@ struct WindowJob {
   uint32_t rshift = 0;
 };
 
+// writeIntRow's rule for one int32 sum to an 8- or 16-bit destination [lo, hi].
+inline int32_t requantize32(int32_t v, unsigned rshift, bool doRelu, int32_t lo, int32_t hi) {
+  int32_t x = roundingRightShiftIn(v, rshift);
+  if (doRelu) x = x < 0 ? 0 : x;
+  return x < lo ? lo : x > hi ? hi : x;
+}
 // The integer write-back of int32 sums (fitsInt32) to an 8- or 16-bit
 // destination [lo, hi], in place: writeIntRow's rules in 32 bits, which vectorize.
 TPU_MULTIVERSION void
 requantizeRow32(int32_t *__restrict v, size_t W, unsigned rshift, bool doRelu, int32_t lo, int32_t hi) {
-  for (size_t i = 0; i < W; ++i) {
-    int32_t x = roundingRightShiftIn(v[i], rshift);
-    if (doRelu) x = x < 0 ? 0 : x;
-    v[i] = x < lo ? lo : x > hi ? hi : x;
-  }
+  for (size_t i = 0; i < W; ++i) v[i] = requantize32(v[i], rshift, doRelu, lo, hi);
 }
 // The same write-back of a conv row's sums a[i] + bias (+ old[i]) stored
 // straight to a contiguous 8- or 16-bit row.
@@ -270,9 +273,7 @@ TPU_MULTIVERSION void requantizeStoreRow(uint8_t *__restrict p, const int32_t *_
                                          const int32_t *__restrict old, size_t W, unsigned rshift, bool doRelu,
                                          int32_t lo, int32_t hi) {
   for (size_t i = 0; i < W; ++i) {
-    int32_t x = roundingRightShiftIn(a[i] + bias + (old ? old[i] : 0), rshift);
-    if (doRelu) x = x < 0 ? 0 : x;
-    const D d = D(x < lo ? lo : x > hi ? hi : x);
+    const D d = D(requantize32(a[i] + bias + (old ? old[i] : 0), rshift, doRelu, lo, hi));
     std::memcpy(p + i * sizeof(D), &d, sizeof(D));
   }
 }
@@ -457,12 +458,6 @@ template <int G> uint32_t packGroup(const int32_t *const *runs, size_t e, uint32
 template <int G>
 TPU_MULTIVERSION void packTapGroup(int32_t *__restrict out, const int32_t *const *runs, size_t len, uint32_t flip) {
   for (size_t e = 0; e < len; ++e) out[e] = int32_t(packGroup<G>(runs, e, flip));
-}
-// Four byte runs into group words, byte i of word e from runs[i][e].
-TPU_MULTIVERSION void packByteGroup(int32_t *__restrict out, const uint8_t *const *runs, size_t len) {
-  const uint8_t *__restrict r0 = runs[0], *__restrict r1 = runs[1], *__restrict r2 = runs[2], *__restrict r3 = runs[3];
-  for (size_t e = 0; e < len; ++e)
-    out[e] = int32_t(uint32_t(r0[e]) | uint32_t(r1[e]) << 8 | uint32_t(r2[e]) << 16 | uint32_t(r3[e]) << 24);
 }
 // count bytes `step` apart, each XORed with flip, into dst.
 TPU_MULTIVERSION void flipBytes(const uint8_t *__restrict src, size_t step, size_t count, uint8_t flip,
@@ -695,7 +690,7 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
             off[i] = &tapOff[std::min(size_t(G) * g + i, taps - 1)];
           if (bytePlanes) {
             const uint8_t *runs[4] = {planes8 + *off[0], planes8 + *off[1], planes8 + *off[2], planes8 + *off[3]};
-            return packByteGroup(groups + size_t(g) * len, runs, len);
+            return interleaveByteRuns(reinterpret_cast<uint8_t *>(groups + size_t(g) * len), runs, len);
           }
           const int32_t *runs[4];
           for (int i = 0; i < G; ++i)
