@@ -79,6 +79,11 @@ bool planeSelfDisjoint(uint64_t hStep, uint64_t wStep, uint32_t H, uint32_t W, u
 // Staging limits: a strided span or a plane read at once, a window over a
 // global side's whole range.
 constexpr uint64_t kMaxSpanBytes = 1 << 20, kMaxWindowBytes = 256 << 20;
+// Is a global range of `extent` bytes holding `payload` bytes of elements
+// worth reading (and writing back) whole?
+bool worthWindow(uint64_t extent, uint64_t payload) {
+  return extent <= kMaxWindowBytes && extent <= std::max(4 * payload, kMaxSpanBytes);
+}
 
 // Reads every element of `v` into `buf` (n,c,h,w order), or writes `buf` to
 // `v` skipping lanes the mask disables. Rows with unit w stride move as one
@@ -98,7 +103,7 @@ Status transferRows(const GdmaView &v, LocalMemory &lmem,
   uint64_t windowBytes = 0;
   if (!v.local) {
     const uint64_t extent = v.rowOffset(v.shape[0] - 1, v.shape[1] - 1, v.shape[2] - 1) + spanBytes;
-    if (extent <= kMaxWindowBytes && extent <= std::max(4 * v.elements() * B, kMaxSpanBytes)) {
+    if (worthWindow(extent, v.elements() * B)) {
       window = scratch<uint8_t, 2>(extent, windowOwn), windowBytes = extent;
       TPU_RETURN_IF_ERROR(gmem.read(v.addr, window, extent));
     }
@@ -190,7 +195,7 @@ void movePlane(uint8_t *dst, uint64_t dH, uint64_t dW, const uint8_t *src, uint6
 struct PlaneSide {
   const GdmaView &v;
   uint64_t hStep, wStep, planeExtent;
-  bool dense, window = false;
+  bool dense;
   PlaneSide(const GdmaView &view)
       : v(view), hStep(v.local ? uint64_t(v.lmem.stride.h) * v.lmem.elemBytes : v.stride[2] * v.bytes),
         wStep(v.stride[3] * v.bytes),
@@ -208,29 +213,24 @@ Result<bool> copyByPlanes(const GdmaPlan &plan, LocalMemory &lmem, GlobalMemory 
   const GdmaView &s = plan.src, &d = plan.dst;
   PlaneSide src(s), dst(d);
   if (!dst.selfDisjoint()) return false;
-  PlaneSide &global = s.local ? dst : src;
-  const GdmaView &g = global.v;
-  if (!global.dense) {
-    const uint64_t extent = g.rowOffset(g.shape[0] - 1, g.shape[1] - 1, 0) + global.planeExtent;
-    global.window = extent <= kMaxWindowBytes && extent <= std::max(4 * g.elements() * g.bytes, kMaxSpanBytes);
-    if (!global.window && global.planeExtent > kMaxSpanBytes) return false;
-  }
+  const PlaneSide &global = s.local ? dst : src, &loc = s.local ? src : dst;
+  const GdmaView &g = global.v, &l = loc.v;
+  const uint64_t extent = g.rowOffset(g.shape[0] - 1, g.shape[1] - 1, 0) + global.planeExtent;
+  const bool useWindow = !global.dense && worthWindow(extent, g.elements() * g.bytes);
+  if (!global.dense && !useWindow && global.planeExtent > kMaxSpanBytes) return false;
   std::vector<uint8_t> windowOwn, planeOwn;
   uint8_t *window = nullptr;
-  const uint64_t windowBytes = global.window ? g.rowOffset(g.shape[0] - 1, g.shape[1] - 1, 0) + global.planeExtent : 0;
-  if (global.window) {
-    window = scratch<uint8_t, 2>(windowBytes, windowOwn);
-    TPU_RETURN_IF_ERROR(gmem.read(g.addr, window, windowBytes));
+  if (useWindow) {
+    window = scratch<uint8_t, 2>(extent, windowOwn);
+    TPU_RETURN_IF_ERROR(gmem.read(g.addr, window, extent));
   }
-  uint8_t *buffer = global.window ? nullptr : scratch<uint8_t, 3>(global.planeExtent, planeOwn);
+  uint8_t *buffer = useWindow ? nullptr : scratch<uint8_t, 3>(global.planeExtent, planeOwn);
   const uint32_t H = s.shape[2], W = s.shape[3], B = s.bytes;
   for (uint32_t n = 0; n < s.shape[0]; ++n)
     for (uint32_t c = 0; c < s.shape[1]; ++c) {
-      const GdmaView &l = s.local ? s : d;
       const uint32_t lane = l.lmem.laneOf(c);
       if (d.local && !laneEnabled(laneMask, lane)) continue;
       uint8_t *local = lmem.lane(lane) + l.rowOffset(n, c, 0);
-      const PlaneSide &loc = s.local ? src : dst;
       const uint64_t addr = g.addr + g.rowOffset(n, c, 0);
       if (global.dense && loc.dense) { // one run on both sides
         TPU_RETURN_IF_ERROR(d.local ? gmem.read(addr, local, global.planeExtent)
@@ -238,7 +238,7 @@ Result<bool> copyByPlanes(const GdmaPlan &plan, LocalMemory &lmem, GlobalMemory 
         continue;
       }
       uint8_t *plane = window ? window + g.rowOffset(n, c, 0) : buffer;
-      if (!window && (s.local ? !global.dense : true)) // a destination's gaps keep their bytes
+      if (!window && (d.local || !global.dense)) // a source, or a destination whose gaps keep their bytes
         TPU_RETURN_IF_ERROR(gmem.read(addr, plane, global.planeExtent));
       if (d.local)
         movePlane(local, dst.hStep, dst.wStep, plane, src.hStep, src.wStep, H, W, B);
@@ -246,7 +246,7 @@ Result<bool> copyByPlanes(const GdmaPlan &plan, LocalMemory &lmem, GlobalMemory 
         movePlane(plane, dst.hStep, dst.wStep, local, src.hStep, src.wStep, H, W, B);
       if (!window && !d.local) TPU_RETURN_IF_ERROR(gmem.write(addr, plane, global.planeExtent));
     }
-  if (window && !d.local) TPU_RETURN_IF_ERROR(gmem.write(g.addr, window, windowBytes));
+  if (window && !d.local) TPU_RETURN_IF_ERROR(gmem.write(g.addr, window, extent));
   return true;
 }
 
