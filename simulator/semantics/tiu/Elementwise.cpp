@@ -58,20 +58,42 @@ int64_t shiftBy(int64_t a, int64_t b) {
   return s >= 0 ? satShl(a, unsigned(s)) : roundingRightShift(a, unsigned(-s));
 }
 
+// The ops whose row is the same expression in both domains (the integer
+// domain saturates in the write-back, not here). Returns false for the others.
+template <class T>
+bool sameRowOp(EuOp eu, size_t W, const T *a, const T *b, const T *c, const T *d, T *r, T *r1) {
+  switch (eu) {
+  case EuOp::Add: for (size_t i = 0; i < W; ++i) r[i] = a[i] + b[i]; break;
+  case EuOp::Sub: for (size_t i = 0; i < W; ++i) r[i] = a[i] - b[i]; break;
+  case EuOp::Max: for (size_t i = 0; i < W; ++i) r[i] = std::max(a[i], b[i]); break;
+  case EuOp::Min: for (size_t i = 0; i < W; ++i) r[i] = std::min(a[i], b[i]); break;
+  case EuOp::SelectGt: for (size_t i = 0; i < W; ++i) r[i] = a[i] > b[i] ? c[i] : d[i]; break;
+  case EuOp::SelectEq: for (size_t i = 0; i < W; ++i) r[i] = a[i] == b[i] ? c[i] : d[i]; break;
+  case EuOp::AddTree: for (size_t i = 0; i < W; ++i) r[i] = a[i] + b[i] + c[i]; break;
+  case EuOp::Cmp: for (size_t i = 0; i < W; ++i) r[i] = a[i] > b[i] ? T(1) : T(0); break;
+  case EuOp::Select: for (size_t i = 0; i < W; ++i) r[i] = a[i] != T(0) ? b[i] : c[i]; break;
+  case EuOp::CmpSelect:
+    for (size_t i = 0; i < W; ++i) {
+      r[i] = a[i] > b[i] ? a[i] : b[i];
+      r1[i] = a[i] > b[i] ? c[i] : d[i];
+    }
+    break;
+  default: return false;
+  }
+  return true;
+}
+
 // One row of an integer-domain op: r = eu(a, b, c, d, old). Returns whether r
 // keeps its low bits (bitwise) instead of the saturating write-back.
 bool intRowOp(const ElementwiseJob &j, size_t W, const int64_t *a, const int64_t *b, const int64_t *c,
               const int64_t *d, const int64_t *old, int64_t *r, int64_t *r1) {
+  if (sameRowOp(j.eu, W, a, b, c, d, r, r1)) return false;
   const unsigned aBits = 8 * j.a.elemBytes;
   switch (j.eu) {
   case EuOp::Mul: for (size_t i = 0; i < W; ++i) r[i] = satMul(a[i], b[i]); break;
   case EuOp::Mac:
     for (size_t i = 0; i < W; ++i) r[i] = satAdd(satMul(a[i], b[i]), j.arity.c ? c[i] : old[i]);
     break;
-  case EuOp::Add: for (size_t i = 0; i < W; ++i) r[i] = a[i] + b[i]; break;
-  case EuOp::Sub: for (size_t i = 0; i < W; ++i) r[i] = a[i] - b[i]; break;
-  case EuOp::Max: for (size_t i = 0; i < W; ++i) r[i] = std::max(a[i], b[i]); break;
-  case EuOp::Min: for (size_t i = 0; i < W; ++i) r[i] = std::min(a[i], b[i]); break;
   case EuOp::Shift:
     if (!j.logicalShift) {
       for (size_t i = 0; i < W; ++i) r[i] = shiftBy(a[i], b[i]);
@@ -86,21 +108,10 @@ bool intRowOp(const ElementwiseJob &j, size_t W, const int64_t *a, const int64_t
   case EuOp::And: for (size_t i = 0; i < W; ++i) r[i] = a[i] & b[i]; return true;
   case EuOp::Or: for (size_t i = 0; i < W; ++i) r[i] = a[i] | b[i]; return true;
   case EuOp::Xor: for (size_t i = 0; i < W; ++i) r[i] = a[i] ^ b[i]; return true;
-  case EuOp::SelectGt: for (size_t i = 0; i < W; ++i) r[i] = a[i] > b[i] ? c[i] : d[i]; break;
-  case EuOp::SelectEq: for (size_t i = 0; i < W; ++i) r[i] = a[i] == b[i] ? c[i] : d[i]; break;
   case EuOp::IntNormalize: for (size_t i = 0; i < W; ++i) r[i] = redundantSignBits(a[i], aBits); break;
-  case EuOp::AddTree: for (size_t i = 0; i < W; ++i) r[i] = a[i] + b[i] + c[i]; break;
   case EuOp::Copy: std::copy(a, a + W, r); break;
   case EuOp::SquareSum: for (size_t i = 0; i < W; ++i) r[i] = satMul(a[i] + b[i], a[i] + b[i]); break;
   case EuOp::SquareDiff: for (size_t i = 0; i < W; ++i) r[i] = satMul(a[i] - b[i], a[i] - b[i]); break;
-  case EuOp::Cmp: for (size_t i = 0; i < W; ++i) r[i] = a[i] > b[i] ? 1 : 0; break;
-  case EuOp::Select: for (size_t i = 0; i < W; ++i) r[i] = a[i] != 0 ? b[i] : c[i]; break;
-  case EuOp::CmpSelect:
-    for (size_t i = 0; i < W; ++i) {
-      r[i] = a[i] > b[i] ? a[i] : b[i];
-      r1[i] = a[i] > b[i] ? c[i] : d[i];
-    }
-    break;
   default: break; // excluded by validation
   }
   return false;
@@ -110,17 +121,12 @@ bool intRowOp(const ElementwiseJob &j, size_t W, const int64_t *a, const int64_t
 // returns true; everything else writes r.
 bool floatRowOp(const ElementwiseJob &j, size_t W, const float *a, const float *b, const float *c, const float *d,
                 const float *old, const float *coef, float *r, float *r1, int64_t *ri) {
+  if (sameRowOp(j.eu, W, a, b, c, d, r, r1)) return false;
   switch (j.eu) {
   case EuOp::Mul: for (size_t i = 0; i < W; ++i) r[i] = a[i] * b[i]; break;
   case EuOp::Mac:
     for (size_t i = 0; i < W; ++i) r[i] = a[i] * b[i] + (j.arity.c ? c[i] : old[i]);
     break;
-  case EuOp::Add: for (size_t i = 0; i < W; ++i) r[i] = a[i] + b[i]; break;
-  case EuOp::Sub: for (size_t i = 0; i < W; ++i) r[i] = a[i] - b[i]; break;
-  case EuOp::Max: for (size_t i = 0; i < W; ++i) r[i] = std::max(a[i], b[i]); break;
-  case EuOp::Min: for (size_t i = 0; i < W; ++i) r[i] = std::min(a[i], b[i]); break;
-  case EuOp::SelectGt: for (size_t i = 0; i < W; ++i) r[i] = a[i] > b[i] ? c[i] : d[i]; break;
-  case EuOp::SelectEq: for (size_t i = 0; i < W; ++i) r[i] = a[i] == b[i] ? c[i] : d[i]; break;
   case EuOp::Divide: for (size_t i = 0; i < W; ++i) r[i] = a[i] / b[i]; break;
   case EuOp::Taylor: // Horner, highest term first: coefficient t of this channel is coef[t]
     for (size_t i = 0; i < W; ++i) {
@@ -138,17 +144,8 @@ bool floatRowOp(const ElementwiseJob &j, size_t W, const float *a, const float *
     }
     return true;
   case EuOp::Rsqrt: for (size_t i = 0; i < W; ++i) r[i] = 1.0f / std::sqrt(a[i]); break;
-  case EuOp::AddTree: for (size_t i = 0; i < W; ++i) r[i] = a[i] + b[i] + c[i]; break;
   case EuOp::SquareSum: for (size_t i = 0; i < W; ++i) r[i] = (a[i] + b[i]) * (a[i] + b[i]); break;
   case EuOp::SquareDiff: for (size_t i = 0; i < W; ++i) r[i] = (a[i] - b[i]) * (a[i] - b[i]); break;
-  case EuOp::Cmp: for (size_t i = 0; i < W; ++i) r[i] = a[i] > b[i] ? 1.0f : 0.0f; break;
-  case EuOp::Select: for (size_t i = 0; i < W; ++i) r[i] = a[i] != 0.0f ? b[i] : c[i]; break;
-  case EuOp::CmpSelect:
-    for (size_t i = 0; i < W; ++i) {
-      r[i] = a[i] > b[i] ? a[i] : b[i];
-      r1[i] = a[i] > b[i] ? c[i] : d[i];
-    }
-    break;
   default: break; // excluded by validation
   }
   return false;
