@@ -40,7 +40,6 @@ import numpy as np
 RESOLUTION_CYCLES = 0.001
 
 
-
 def fail(msg):
     print(f"golden: error: {msg}", file=sys.stderr)
     sys.exit(1)
