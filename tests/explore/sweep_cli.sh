@@ -50,7 +50,7 @@ cmp out/latency_vs_ddr.svg out1/latency_vs_ddr.svg || fail "plot differs"
 # The job list: one task line per point, run by a shell loop, then collected.
 "$TPUC" sweep sweep.json --out-dir out2 --jobs-file jobs.txt > /dev/null 2>&1
 [ "$(wc -l < jobs.txt)" = 4 ] || fail "jobs.txt lines"
-grep -q "^$TPUC sweep $W/sweep.json --out-dir $W/out2 --points 3 --quiet > $W/out2/tasks/task_3.log 2>&1$" jobs.txt \
+grep -q "^$TPUC sweep $W/sweep.json --out-dir $W/out2 --points 3 --quiet > $W/out2/tasks/points_3.log 2>&1$" jobs.txt \
   || fail "job line: $(tail -1 jobs.txt)"
 set +e
 "$TPUC" sweep sweep.json --out-dir out2 --collect > collect_early.txt 2>&1
@@ -73,20 +73,7 @@ set -e
 
 # An ONNX model: compiled once per compile option (layer groups on/off), the
 # builds cached by content hash, so a second sweep compiles nothing.
-/usr/bin/python3 - <<'PY'
-import numpy as np, onnx
-from onnx import TensorProto, helper, numpy_helper
-rng = np.random.default_rng(3)
-w = numpy_helper.from_array((rng.standard_normal((8, 4, 3, 3)) * 0.2).astype(np.float32), "w")
-b = numpy_helper.from_array(np.zeros(8, np.float32), "b")
-nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
-         helper.make_node("Relu", ["c"], ["y"], name="relu")]
-g = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 16, 16])],
-                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 16, 16])], [w, b])
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-m.ir_version = 8
-onnx.save(m, "tiny.onnx")
-PY
+/usr/bin/python3 "$SRC/tests/explore/tiny_models.py" .
 cat > onnx_sweep.json <<'JSON'
 {"models": [{"name": "tiny", "onnx": "tiny.onnx"}],
  "hardware": {"ddrBandwidthGBs": [4, 32]},

@@ -19,7 +19,7 @@ std::vector<std::string> SweepTasks::command(size_t task) const {
 }
 
 std::string SweepTasks::shellLine(size_t task) const {
-  return commandLine(command(task)) + " > " + shellQuote(outDir + "/tasks/task_" + std::to_string(task) + ".log") +
+  return commandLine(command(task)) + " > " + shellQuote(outDir + "/tasks/points_" + pointLists[task] + ".log") +
          " 2>&1";
 }
 
@@ -117,6 +117,9 @@ Result<std::vector<std::string>> runParallel(const SweepTasks &tasks, const Para
 }
 
 Result<std::vector<std::string>> submitSlurm(const SweepTasks &tasks, const SlurmOptions &options) {
+  // sbatch splits #SBATCH lines at white space.
+  if (tasks.outDir.find_first_of(" \t\n") != std::string::npos)
+    return makeError("--engine slurm: the out-dir '", tasks.outDir, "' holds white space, which #SBATCH lines cannot");
   auto sbatch = findProgram("sbatch", "slurm-client");
   if (!sbatch) return makeError("--engine slurm: ", sbatch.message());
   const std::string dir = tasks.outDir + "/slurm";
@@ -135,8 +138,9 @@ Result<std::vector<std::string>> submitSlurm(const SweepTasks &tasks, const Slur
   // With --wait the exit code is the highest of the tasks': a failed point's
   // task exits non-zero, and its row says why.
   if (!id) return makeError("sbatch ", script, " failed (exit ", *rc, "): ", id.message());
-  std::vector<std::string> notes{"Slurm array job " + *id + ": " + std::to_string(tasks.pointLists.size()) +
-                                 " tasks, logs " + dir + "/task_" + *id + "_<task>.log"};
+  size_t n = tasks.pointLists.size();
+  std::vector<std::string> notes{"Slurm array job " + *id + ": " + std::to_string(n) + (n == 1 ? " task" : " tasks") +
+                                 ", logs " + dir + "/task_" + *id + "_<task>.log"};
   if (options.wait) return notes;
 
   std::vector<std::string> collect{tasks.tpuc, "sweep", tasks.sweepFile, "--out-dir", tasks.outDir, "--collect",

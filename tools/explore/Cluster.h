@@ -16,7 +16,7 @@ struct SweepTasks {
   std::string tpuc, sweepFile, outDir;      // absolute paths, the same on every node
   std::vector<std::string> pointLists;      // one "0-3,7" per task
   std::vector<std::string> command(size_t task) const;
-  std::string shellLine(size_t task) const; // command > OUT/tasks/task_K.log 2>&1
+  std::string shellLine(size_t task) const; // command > OUT/tasks/points_<list>.log 2>&1
 };
 
 // Groups points into tasks of `size` points (0 = 1) in the given order.

@@ -703,6 +703,14 @@ Result<std::vector<SweepRow>> runPointsHere(Plan &plan, const SweepSpec &spec, c
   return rows;
 }
 
+// What this process compiled, for the task logs and the user.
+void noteCompiles(const Plan &plan, const SweepSpec &spec, SweepResult &result) {
+  for (const Build &b : plan.builds)
+    if (b.compileSeconds > 0)
+      result.notes.push_back("compiled " + spec.models[b.model].name + " (" + b.compile.key() + ") in " +
+                             fixed(b.compileSeconds, 2) + " s into " + b.dir);
+}
+
 void countFailures(SweepResult &result) {
   for (const SweepRow &r : result.rows)
     if (!r.error.empty() && result.failed++ == 0) result.firstFailure = r.point.id() + ": " + r.error;
@@ -811,6 +819,7 @@ Result<SweepResult> runSweep(const SweepSpec &spec, const SweepOptions &options)
   if (!options.points.empty()) {
     auto rows = runPointsHere(plan, spec, options.points, options.jobs ? options.jobs : 1, true, options.progress);
     if (!rows) return rows.status();
+    noteCompiles(plan, spec, result);
     result.rows = rows.take();
     for (size_t i : options.points) result.files.push_back(plan.rowPath(i));
     countFailures(result);
@@ -849,6 +858,7 @@ Result<SweepResult> runSweep(const SweepSpec &spec, const SweepOptions &options)
     auto rows = runPointsHere(plan, spec, pending, options.jobs ? options.jobs : hardwareThreads, false,
                               options.progress);
     if (!rows) return rows.status();
+    noteCompiles(plan, spec, result);
     break;
   }
   case SweepEngine::Parallel: {
