@@ -70,6 +70,27 @@ rc=$?
 set -e
 [ $rc = 2 ] && grep -qx "tpuc sweep: error: --points: point 9 is out of range (the sweep has 4 points)" points_err.txt \
   || fail "bad --points: $rc $(cat points_err.txt)"
+# Bad engine options: one line each, exit 2 (sbatch / parallel looked up on tpuc's PATH).
+expect_cli_error() { # message, then the arguments after sweep.json
+  local want=$1 rc
+  shift
+  set +e
+  PATH=${TPUC_PATH:-$PATH} "$TPUC" sweep sweep.json --out-dir out3 "$@" > cli_err.txt 2>&1
+  rc=$?
+  set -e
+  [ $rc = 2 ] && [ "$(wc -l < cli_err.txt)" = 1 ] && grep -qxF "tpuc sweep: error: $want" cli_err.txt \
+    || fail "$*: exit $rc, got $(cat cli_err.txt), want $want"
+}
+expect_cli_error "--engine: unknown engine 'pbs' (known: local, parallel, slurm)" --engine pbs
+expect_cli_error "--wait needs --engine slurm" --engine parallel --wait
+expect_cli_error "--partition needs --engine slurm" --partition cpu
+expect_cli_error "--sshloginfile needs --engine parallel" --engine slurm --sshloginfile hosts
+expect_cli_error "--jobs-file, --collect and --points exclude each other" --collect --points 1
+expect_cli_error "--resume applies to a run, not to --collect or --points" --collect --resume
+expect_cli_error "--chunk must be a whole number in [0, 1000000]" --chunk -1
+expect_cli_error "--points: '1-' is not a list of point indices like 0-3,7" --points 1-
+TPUC_PATH=/nonexistent expect_cli_error "--engine slurm: 'sbatch' is not on PATH (Debian package slurm-client)" --engine slurm
+TPUC_PATH=/nonexistent expect_cli_error "--engine parallel: 'parallel' is not on PATH (Debian package parallel)" --engine parallel
 
 # An ONNX model: compiled once per compile option (layer groups on/off), the
 # builds cached by content hash, so a second sweep compiles nothing.
