@@ -468,7 +468,8 @@ Result<Plan> planSweep(const SweepSpec &spec, const SweepOptions &options) {
 // into the cache only when the build succeeded, so a reader never sees half a file.
 Job compileJob(const Plan &plan, const Build &b, const SweepModel &m, const std::string &tmp) {
   const std::string &tpuc = plan.tpuc;
-  std::string top = tmp + "/model.top.mlir", part = tmp + "/model.bmodel";
+  // "build": deploy names the net after its output file, as it always has here.
+  std::string top = tmp + "/model.top.mlir", part = tmp + "/build.bmodel";
   std::vector<std::string> import{tpuc, "import", fs::absolute(m.onnx).string(), "-o", top};
   if (!m.inputShapes.empty()) import.insert(import.end(), {"--input-shapes", m.inputShapes});
   std::string script = commandLine(import);
