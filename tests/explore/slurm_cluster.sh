@@ -10,7 +10,7 @@ slurm_skip() { echo "SKIP: $*"; return 77; }
 
 slurm_start() {
   local dir=$1 prog host user ports
-  for prog in munged slurmctld slurmd sbatch squeue scancel scontrol; do
+  for prog in munged slurmctld slurmd sbatch squeue scancel sinfo; do
     command -v $prog > /dev/null || { slurm_skip "$prog is not installed (Debian packages slurm-wlm, munge)"; return; }
   done
   SLURM_DIR=$dir

@@ -14,8 +14,14 @@ namespace fs = std::filesystem;
 
 namespace tpu::explore {
 
+std::vector<std::string> SweepTasks::commandBeforePoints() const {
+  return {tpuc, "sweep", sweepFile, "--out-dir", outDir, "--points"};
+}
+
 std::vector<std::string> SweepTasks::command(size_t task) const {
-  return {tpuc, "sweep", sweepFile, "--out-dir", outDir, "--points", pointLists[task], "--quiet"};
+  std::vector<std::string> argv = commandBeforePoints();
+  argv.insert(argv.end(), {pointLists[task], "--quiet"});
+  return argv;
 }
 
 std::string SweepTasks::shellLine(size_t task) const {
@@ -46,10 +52,7 @@ std::string slurmArrayScript(const SweepTasks &tasks, unsigned maxRunning, const
   for (size_t i = 0; i < tasks.pointLists.size(); ++i) s << i << ") points=" << tasks.pointLists[i] << " ;;\n";
   s << "*) echo \"no points for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\n"
     << "esac\n";
-  std::vector<std::string> argv = tasks.command(0);
-  argv.pop_back(); // --quiet
-  argv.pop_back(); // the point list
-  s << "exec " << commandLine(argv) << " \"$points\" --quiet\n";
+  s << "exec " << commandLine(tasks.commandBeforePoints()) << " \"$points\" --quiet\n";
   return s.str();
 }
 

@@ -15,6 +15,7 @@ namespace tpu::explore {
 struct SweepTasks {
   std::string tpuc, sweepFile, outDir;      // absolute paths, the same on every node
   std::vector<std::string> pointLists;      // one "0-3,7" per task
+  std::vector<std::string> commandBeforePoints() const; // ... --points
   std::vector<std::string> command(size_t task) const;
   std::string shellLine(size_t task) const; // command > OUT/tasks/points_<list>.log 2>&1
 };
