@@ -1,3 +1,4 @@
+#include "tools/explore/Cluster.h"
 #include "tools/explore/JobPool.h"
 #include "tools/explore/Plot.h"
 #include "tools/explore/Sweep.h"
@@ -126,6 +127,59 @@ TEST(JobPool, ShellQuoting) {
   EXPECT_EQ(shellQuote("it's"), "'it'\\''s'");
   EXPECT_EQ(shellQuote(""), "''");
   EXPECT_EQ(commandLine({"tpuc", "sim", "a b"}), "tpuc sim 'a b'");
+}
+
+TEST(SweepPoints, ListsParseAndFormat) {
+  EXPECT_EQ(*parsePointList("0-3,7", 8), (std::vector<size_t>{0, 1, 2, 3, 7}));
+  EXPECT_EQ(*parsePointList("5", 8), (std::vector<size_t>{5}));
+  EXPECT_EQ(formatPointList({0, 1, 2, 3, 7, 9, 10}), "0-3,7,9-10");
+  EXPECT_EQ(formatPointList({4}), "4");
+  EXPECT_EQ(parsePointList("2-9", 8).message(), "point 9 is out of range (the sweep has 8 points)");
+  for (const char *bad : {"", "3-1", "a", "1,,2", "-2", "1-", "1 2"})
+    EXPECT_EQ(parsePointList(bad, 8).message(), "'" + std::string(bad) + "' is not a list of point indices like 0-3,7")
+        << bad;
+  EXPECT_EQ(chunkPointLists({0, 1, 2, 3, 4, 5, 6}, 3), (std::vector<std::string>{"0-2", "3-5", "6"}));
+  EXPECT_EQ(chunkPointLists({5, 10}, 0), (std::vector<std::string>{"5", "10"}));
+}
+
+TEST(SweepCluster, TaskLinesAndArrayScript) {
+  SweepTasks spaced{"/opt/tpuc", "/shared/s.json", "/shared/out dir", {"0-2", "3-5"}};
+  EXPECT_EQ(spaced.shellLine(1), "/opt/tpuc sweep /shared/s.json --out-dir '/shared/out dir' --points 3-5 --quiet > "
+                                 "'/shared/out dir/tasks/points_3-5.log' 2>&1");
+  EXPECT_EQ(submitSlurm(spaced, {}).message(),
+            "--engine slurm: the out-dir '/shared/out dir' holds white space, which #SBATCH lines cannot");
+  SweepTasks tasks{"/opt/tpuc", "/shared/s.json", "/shared/out", {"0-2", "3-5"}};
+  std::string script = slurmArrayScript(tasks, 8, "cpu");
+  EXPECT_EQ(script, "#!/bin/sh\n"
+                    "# tpuc sweep --engine slurm: array task I runs the points of case I.\n"
+                    "#SBATCH --job-name=tpuc-sweep\n"
+                    "#SBATCH --array=0-1%8\n"
+                    "#SBATCH --output=/shared/out/slurm/task_%A_%a.log\n"
+                    "#SBATCH --cpus-per-task=1\n"
+                    "#SBATCH --partition=cpu\n"
+                    "case \"$SLURM_ARRAY_TASK_ID\" in\n"
+                    "0) points=0-2 ;;\n"
+                    "1) points=3-5 ;;\n"
+                    "*) echo \"no points for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\n"
+                    "esac\n"
+                    "exec /opt/tpuc sweep /shared/s.json --out-dir /shared/out --points \"$points\" --quiet\n");
+  EXPECT_EQ(slurmArrayScript(tasks, 0, "").find("%8"), std::string::npos);
+  EXPECT_EQ(*sbatchJobId("1234\n"), "1234");
+  EXPECT_EQ(*sbatchJobId("sbatch: warning: x\n77;cluster2\n"), "77");
+  EXPECT_EQ(sbatchJobId("sbatch: error: invalid partition specified: gpu\n").message(),
+            "sbatch printed no job id: sbatch: error: invalid partition specified: gpu");
+  EXPECT_EQ(findProgram("no-such-tool-here", "pkg").message(), "'no-such-tool-here' is not on PATH (Debian package pkg)");
+  auto sh = findProgram("sh", "dash");
+  ASSERT_TRUE(sh) << sh.message();
+  EXPECT_EQ(fs::path(*sh).filename(), "sh");
+  EXPECT_EQ(::access(sh->c_str(), X_OK), 0);
+}
+
+TEST(SweepCluster, EngineNames) {
+  EXPECT_EQ(*parseEngine("slurm"), SweepEngine::Slurm);
+  EXPECT_EQ(*parseEngine("parallel"), SweepEngine::Parallel);
+  EXPECT_EQ(*parseEngine("local"), SweepEngine::Local);
+  EXPECT_EQ(parseEngine("pbs").message(), "unknown engine 'pbs' (known: local, parallel, slurm)");
 }
 
 TEST(Plot, SvgHasSeriesRoofAndEscapedLabels) {

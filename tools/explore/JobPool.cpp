@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +82,13 @@ std::string commandLine(const std::vector<std::string> &argv) {
 
 std::string lastLine(const std::string &path) {
   std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return lastLineOf(text.str());
+}
+
+std::string lastLineOf(const std::string &text) {
+  std::istringstream in(text);
   std::string line, last;
   while (std::getline(in, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;

@@ -30,7 +30,8 @@ Result<std::vector<JobOutcome>> runJobs(const std::vector<Job> &jobs, unsigned w
 std::string shellQuote(const std::string &word);
 std::string commandLine(const std::vector<std::string> &argv);
 
-// The last non-empty line of a log, for one-line error messages.
+// The last non-empty line of a log (or of a text), for one-line error messages.
 std::string lastLine(const std::string &path);
+std::string lastLineOf(const std::string &text);
 
 } // namespace tpu::explore

@@ -8,6 +8,7 @@
 #include "simulator/timing/GdmaTiming.h"
 #include "simulator/timing/TiuTiming.h"
 #include "support/Npz.h"
+#include "tools/explore/Cluster.h"
 #include "tools/explore/Html.h"
 #include "tools/explore/JobPool.h"
 #include "tools/explore/Plot.h"
@@ -15,12 +16,17 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <sys/file.h>
 #include <thread>
+#include <unistd.h>
 #include <cstdio>
 
 namespace fs = std::filesystem;
@@ -111,8 +117,8 @@ struct Build {
   size_t model;
   CompileOptions compile;
   std::string dir, bmodel, inputs, netName;
-  bool needsCompile = false;
-  double compileSeconds = 0;
+  double compileSeconds = 0;                // spent by this process
+  std::string error;                        // why its points cannot run
 };
 
 // Per-layer work of a bmodel for the roofline: multiply-accumulates of its
@@ -336,44 +342,104 @@ std::vector<SweepPoint> expandSweep(const SweepSpec &spec) {
   return points;
 }
 
-Result<SweepResult> runSweep(const SweepSpec &spec, const SweepOptions &options) {
+Result<SweepEngine> parseEngine(const std::string &name) {
+  if (name == "local") return SweepEngine::Local;
+  if (name == "parallel") return SweepEngine::Parallel;
+  if (name == "slurm") return SweepEngine::Slurm;
+  return makeError("unknown engine '", name, "' (known: local, parallel, slurm)");
+}
+
+Result<std::vector<size_t>> parsePointList(const std::string &text, size_t count) {
+  std::vector<size_t> points;
+  std::istringstream in(text);
+  std::string item;
+  auto bad = [&] { return makeError("'", text, "' is not a list of point indices like 0-3,7"); };
+  while (std::getline(in, item, ',')) {
+    size_t dash = item.find('-');
+    std::string lo = item.substr(0, dash), hi = dash == std::string::npos ? lo : item.substr(dash + 1);
+    for (const std::string &n : {lo, hi})
+      if (n.empty() || n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos) return bad();
+    size_t a = std::stoul(lo), b = std::stoul(hi);
+    if (a > b) return bad();
+    if (b >= count) return makeError("point ", b, " is out of range (the sweep has ", count, " points)");
+    for (size_t i = a; i <= b; ++i) points.push_back(i);
+  }
+  if (points.empty()) return bad();
+  return points;
+}
+
+std::string formatPointList(const std::vector<size_t> &points) {
+  std::string text;
+  for (size_t i = 0; i < points.size();) {
+    size_t j = i;
+    while (j + 1 < points.size() && points[j + 1] == points[j] + 1) ++j;
+    text += (text.empty() ? "" : ",") + std::to_string(points[i]) + (j > i ? "-" + std::to_string(points[j]) : "");
+    i = j + 1;
+  }
+  return text;
+}
+
+namespace {
+
+// A name no other process on any node uses, for files renamed into the shared cache.
+std::string uniqueSuffix() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return std::string(host) + "." + std::to_string(::getpid());
+}
+
+// Everything the engines share: the points, their configs and builds, and
+// where each file goes under the out-dir.
+struct Plan {
+  std::string out, tpuc;
+  std::vector<SweepPoint> points;
+  std::vector<isa::HwConfig> configs;
+  std::vector<Build> builds;
+  std::vector<size_t> buildOf;              // per point
+  std::vector<std::string> hwKeys;
+  std::string stem(size_t i) const { return out + "/points/" + points[i].id(); }
+  std::string rowPath(size_t i) const { return stem(i) + ".row.json"; }
+};
+
+Result<Plan> planSweep(const SweepSpec &spec, const SweepOptions &options) {
   if (options.outDir.empty()) return makeError("no output directory");
   auto base = baseConfig(spec.baseConfig);
   if (!base) return base.status();
-  std::vector<SweepPoint> points = expandSweep(spec);
+  Plan plan;
+  plan.points = expandSweep(spec);
   // Every point's config is checked before any work starts.
-  std::vector<isa::HwConfig> configs;
-  for (const SweepPoint &p : points) {
+  for (const SweepPoint &p : plan.points) {
     auto cfg = pointConfig(*base, p.hardware, "point " + p.id());
     if (!cfg) return cfg.status();
-    configs.push_back(*cfg);
+    plan.configs.push_back(*cfg);
   }
+  for (const auto &kv : spec.hardware) plan.hwKeys.push_back(kv.first);
   std::error_code ec;
-  std::string out = fs::absolute(options.outDir).lexically_normal().string();
+  plan.out = fs::absolute(options.outDir).lexically_normal().string();
   for (const char *sub : {"", "/cache", "/points"}) {
-    fs::create_directories(out + sub, ec);
-    if (ec) return makeError(out + sub, ": cannot create: ", ec.message());
+    fs::create_directories(plan.out + sub, ec);
+    if (ec) return makeError(plan.out + sub, ": cannot create: ", ec.message());
   }
-  std::string tpuc = options.tpucPath;
-  SweepResult result;
+  plan.tpuc = options.tpucPath;
 
-  // 1. Builds: one per (model, compile options), cached by content hash.
-  std::vector<Build> builds;
+  // One build per (model, compile options), named by a content hash.
   std::map<std::pair<size_t, std::string>, size_t> buildOf;
   // A different compiler may compile differently: its bytes are part of the key.
   std::vector<uint8_t> compilerHash;
   for (const SweepModel &m : spec.models)
     if (!m.onnx.empty()) {
-      auto exe = readBytes(tpuc);
+      auto exe = readBytes(plan.tpuc);
       if (!exe) return exe.status();
       compilerHash = bmodel::sha256(*exe);
       break;
     }
-  for (const SweepPoint &p : points) {
+  for (const SweepPoint &p : plan.points) {
     auto key = std::make_pair(p.model, p.compile.key());
-    if (buildOf.count(key)) continue;
+    auto [it, fresh] = buildOf.emplace(key, plan.builds.size());
+    plan.buildOf.push_back(it->second);
+    if (!fresh) continue;
     const SweepModel &m = spec.models[p.model];
-    Build b{p.model, p.compile, "", "", "", "", false, 0};
+    Build b{p.model, p.compile, "", "", "", "", 0, ""};
     auto bytes = readBytes(m.bmodel.empty() ? m.onnx : m.bmodel);
     if (!bytes) return bytes.status();
     std::vector<uint8_t> h = *bytes;
@@ -391,161 +457,301 @@ Result<SweepResult> runSweep(const SweepSpec &spec, const SweepOptions &options)
         h.insert(h.end(), sb->begin(), sb->end());
       }
     }
-    b.dir = out + "/cache/" + m.name + "_" + p.compile.key() + "_" + toHex(bmodel::sha256(h)).substr(0, 16);
-    fs::create_directories(b.dir, ec);
-    if (ec) return makeError(b.dir, ": cannot create: ", ec.message());
+    b.dir = plan.out + "/cache/" + m.name + "_" + p.compile.key() + "_" + toHex(bmodel::sha256(h)).substr(0, 16);
     b.bmodel = m.bmodel.empty() ? b.dir + "/model.bmodel" : fs::absolute(m.bmodel).string();
-    b.needsCompile = m.bmodel.empty() && !fs::exists(b.bmodel);
-    buildOf[key] = builds.size();
-    builds.push_back(std::move(b));
+    plan.builds.push_back(std::move(b));
   }
-  std::vector<Job> compileJobs;
-  std::vector<size_t> compiled;
-  for (size_t i = 0; i < builds.size(); ++i) {
-    Build &b = builds[i];
-    if (!b.needsCompile) continue;
-    const SweepModel &m = spec.models[b.model];
-    std::string top = b.dir + "/model.top.mlir", part = b.dir + "/build.bmodel";
-    std::vector<std::string> import{tpuc, "import", fs::absolute(m.onnx).string(), "-o", top};
-    if (!m.inputShapes.empty()) {
-      import.push_back("--input-shapes");
-      import.push_back(m.inputShapes);
-    }
-    std::string script = commandLine(import);
-    std::vector<std::string> deploy{tpuc, "deploy", top, "--quantize", b.compile.quantize, "-o", part};
-    if (b.compile.quantize == "INT8") {
-      std::string table = b.dir + "/model.cali";
-      script += " && " + commandLine({tpuc, "calibrate", top, "--dataset", fs::absolute(m.calibration).string(), "-o", table});
-      deploy.push_back("--calibration-table");
-      deploy.push_back(table);
-    }
-    if (!b.compile.layerGroup) deploy.push_back("--no-layer-group");
-    // The bmodel appears under its final name only when the build succeeded.
-    script += " && " + commandLine(deploy) + " && mv " + shellQuote(part) + " " + shellQuote(b.bmodel);
-    compileJobs.push_back({{"/bin/sh", "-c", script}, b.dir + "/compile.log"});
-    compiled.push_back(i);
+  return plan;
+}
+
+// The build's compile commands, writing into `tmp`; the bmodel is renamed
+// into the cache only when the build succeeded, so a reader never sees half a file.
+Job compileJob(const Plan &plan, const Build &b, const SweepModel &m, const std::string &tmp) {
+  const std::string &tpuc = plan.tpuc;
+  // "build": deploy names the net after its output file, as it always has here.
+  std::string top = tmp + "/model.top.mlir", part = tmp + "/build.bmodel";
+  std::vector<std::string> import{tpuc, "import", fs::absolute(m.onnx).string(), "-o", top};
+  if (!m.inputShapes.empty()) import.insert(import.end(), {"--input-shapes", m.inputShapes});
+  std::string script = commandLine(import);
+  std::vector<std::string> deploy{tpuc, "deploy", top, "--quantize", b.compile.quantize, "-o", part};
+  if (b.compile.quantize == "INT8") {
+    std::string table = tmp + "/model.cali";
+    script += " && " + commandLine({tpuc, "calibrate", top, "--dataset", fs::absolute(m.calibration).string(), "-o", table});
+    deploy.insert(deploy.end(), {"--calibration-table", table});
   }
-  unsigned workers = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  if (!compileJobs.empty()) {
-    auto outcomes = runJobs(compileJobs, workers, [&](size_t d, size_t t) {
-      if (options.progress) progressBar("compile ", d, t);
+  if (!b.compile.layerGroup) deploy.push_back("--no-layer-group");
+  script += " && " + commandLine(deploy) + " && mv " + shellQuote(part) + " " + shellQuote(b.bmodel);
+  return {{"/bin/sh", "-c", script}, tmp + "/compile.log"};
+}
+
+// Compiles the builds of `needed` that are not in the cache. With `lock`
+// (tasks on several nodes) one build at a time under a lock file in its
+// directory, so the tasks that need it wait for one compile instead of each
+// compiling it; without (the local pool) all at once.
+Status compileBuilds(Plan &plan, const SweepSpec &spec, const std::set<size_t> &needed, unsigned workers, bool lock,
+                     bool progress) {
+  std::vector<size_t> missing;
+  for (size_t i : needed)
+    if (!fs::exists(plan.builds[i].bmodel)) missing.push_back(i);
+  auto start = [&](size_t i) -> Result<Job> {
+    Build &b = plan.builds[i];
+    std::string tmp = b.dir + "/tmp." + uniqueSuffix();
+    std::error_code ec;
+    fs::create_directories(tmp, ec);
+    if (ec) return makeError(tmp, ": cannot create: ", ec.message());
+    return compileJob(plan, b, spec.models[b.model], tmp);
+  };
+  auto finish = [&](size_t i, const Job &job, const JobOutcome &outcome) {
+    Build &b = plan.builds[i];
+    std::string log = b.dir + "/compile.log";
+    std::error_code ec;
+    fs::rename(job.logPath, log, ec);
+    fs::remove_all(fs::path(job.logPath).parent_path(), ec);
+    if (outcome.exitCode != 0)
+      b.error = "compiling " + spec.models[b.model].name + " (" + b.compile.key() + ") failed: " + lastLine(log) +
+                " (log: " + log + ")";
+    else b.compileSeconds = outcome.wallSeconds;
+  };
+  if (!lock) {
+    std::vector<Job> jobs;
+    for (size_t i : missing) {
+      auto job = start(i);
+      if (!job) return job.status();
+      jobs.push_back(job.take());
+    }
+    if (jobs.empty()) return Status::ok();
+    auto outcomes = runJobs(jobs, workers, [&](size_t d, size_t t) {
+      if (progress) progressBar("compile ", d, t);
     });
     if (!outcomes) return outcomes.status();
-    for (size_t k = 0; k < compiled.size(); ++k) {
-      Build &b = builds[compiled[k]];
-      if ((*outcomes)[k].exitCode != 0)
-        return makeError("compiling ", spec.models[b.model].name, " (", b.compile.key(), ") failed: ",
-                         lastLine(compileJobs[k].logPath), " (log: ", compileJobs[k].logPath, ")");
-      b.compileSeconds = (*outcomes)[k].wallSeconds;
+    for (size_t k = 0; k < missing.size(); ++k) finish(missing[k], jobs[k], (*outcomes)[k]);
+    return Status::ok();
+  }
+  for (size_t i : missing) {
+    Build &b = plan.builds[i];
+    std::error_code ec;
+    fs::create_directories(b.dir, ec);
+    std::string lockPath = b.dir + "/lock";
+    int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT, 0644);
+    if (fd < 0 || ::flock(fd, LOCK_EX) != 0) {
+      if (fd >= 0) ::close(fd);
+      return makeError(lockPath, ": cannot lock: ", std::strerror(errno));
     }
-  }
-  // Inputs: the model's own, or seeded random ones from the bmodel's first net.
-  for (Build &b : builds) {
-    auto model = bmodel::readFile(b.bmodel);
-    if (!model) return model.status();
-    if (model->nets.empty()) return makeError(b.bmodel, ": no nets");
-    const bmodel::Net &net = model->nets[0];
-    b.netName = net.name;
-    const SweepModel &m = spec.models[b.model];
-    if (!m.inputs.empty()) {
-      b.inputs = fs::absolute(m.inputs).string();
-      continue;
+    Status st = Status::ok();
+    if (!fs::exists(b.bmodel)) { // another task may have built it while we waited
+      auto job = start(i);
+      auto outcome = job ? runJobs({*job}, 1, nullptr) : Result<std::vector<JobOutcome>>(job.status());
+      if (outcome) finish(i, *job, (*outcome)[0]);
+      else st = outcome.status();
     }
-    NpzMap in;
-    uint64_t seed = 1684;
-    for (const bmodel::Tensor &t : net.inputs)
-      in[t.name] = seededInput(std::vector<int64_t>(t.shape.begin(), t.shape.end()), seed++);
-    b.inputs = b.dir + "/inputs.npz";
-    TPU_RETURN_IF_ERROR(writeNpz(b.inputs, in));
+    ::close(fd);
+    TPU_RETURN_IF_ERROR(st);
   }
+  return Status::ok();
+}
 
-  // 2. Points: one tpuc sim per point.
-  std::vector<Job> simJobs;
-  for (size_t i = 0; i < points.size(); ++i) {
-    const SweepPoint &p = points[i];
-    const Build &b = builds[buildOf.at({p.model, p.compile.key()})];
-    std::string stem = out + "/points/" + p.id();
-    TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(stem + ".config.json", configs[i].toJson()));
-    simJobs.push_back({{tpuc, "sim", b.bmodel, "--net", b.netName, "--input", b.inputs, "-o", stem + ".out.npz",
-                        "--config", stem + ".config.json", "--stats", stem + ".stats.json"},
-                       stem + ".log"});
+// The net to run and its inputs: the model's own, or seeded random ones from
+// the bmodel's first net (written once into the cache, atomically).
+Status prepareInputs(Build &b, const SweepModel &m) {
+  auto model = bmodel::readFile(b.bmodel);
+  if (!model) return model.status();
+  if (model->nets.empty()) return makeError(b.bmodel, ": no nets");
+  const bmodel::Net &net = model->nets[0];
+  b.netName = net.name;
+  if (!m.inputs.empty()) {
+    b.inputs = fs::absolute(m.inputs).string();
+    return Status::ok();
   }
-  if (!options.jobsFile.empty()) {
-    std::string lines;
-    for (const Job &job : simJobs) lines += commandLine(job.argv) + " > " + shellQuote(job.logPath) + " 2>&1\n";
-    TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(options.jobsFile, lines));
-    result.files.push_back(options.jobsFile);
-    return result;
-  }
-  std::vector<JobOutcome> outcomes(simJobs.size());
-  if (!options.collect) {
-    auto ran = runJobs(simJobs, workers, [&](size_t d, size_t t) {
-      if (options.progress) progressBar("simulate", d, t);
-    });
-    if (!ran) return ran.status();
-    outcomes = ran.take();
-    for (size_t i = 0; i < simJobs.size(); ++i)
-      if (outcomes[i].exitCode != 0)
-        return makeError("point ", points[i].id(), " (", spec.models[points[i].model].name, ") failed: ",
-                         lastLine(simJobs[i].logPath), " (log: ", simJobs[i].logPath, ")");
-  }
+  b.inputs = b.dir + "/inputs.npz";
+  if (fs::exists(b.inputs)) return Status::ok();
+  std::error_code ec;
+  fs::create_directories(b.dir, ec);
+  NpzMap in;
+  uint64_t seed = 1684;
+  for (const bmodel::Tensor &t : net.inputs)
+    in[t.name] = seededInput(std::vector<int64_t>(t.shape.begin(), t.shape.end()), seed++);
+  std::string tmp = b.inputs + ".tmp." + uniqueSuffix();
+  TPU_RETURN_IF_ERROR(writeNpz(tmp, in));
+  fs::rename(tmp, b.inputs, ec);
+  if (ec) return makeError(b.inputs, ": cannot rename ", tmp, " into place: ", ec.message());
+  return Status::ok();
+}
 
-  // 3. Rows, in point order.
-  std::vector<StatsFigures> figures;
-  for (size_t i = 0; i < points.size(); ++i) {
-    const SweepPoint &p = points[i];
-    const Build &b = builds[buildOf.at({p.model, p.compile.key()})];
-    auto f = readStats(out + "/points/" + p.id() + ".stats.json");
-    if (!f) return Status::error(f.message() + (options.collect ? " (run the job list first)" : ""));
-    SweepRow row;
-    row.point = p;
-    row.model = spec.models[p.model].name;
-    row.bmodel = b.bmodel;
-    row.latencyUs = f->timeUs;
-    row.totalCycles = f->cycles;
-    row.tiuUtilization = f->tiuUtil;
-    row.gdmaUtilization = f->gdmaUtil;
-    row.ddrBytes = uint64_t(f->ddrBytes);
-    row.lmemPeakBytes = f->lmemPeak;
+// The row file and the JSON lines share one layout; `error` is null for a point that ran.
+Json rowJson(const SweepRow &r, const std::vector<std::string> &hwKeys) {
+  Json o;
+  o["point"] = r.point.id();
+  o["model"] = r.model;
+  o["quantize"] = r.point.compile.quantize;
+  o["layer_group"] = r.point.compile.layerGroup;
+  for (const std::string &k : hwKeys) o[k] = hwValue(r.point.hardware.at(k));
+  o["latency_us"] = r.latencyUs;
+  o["total_cycles"] = r.totalCycles;
+  o["tiu_utilization"] = r.tiuUtilization;
+  o["gdma_utilization"] = r.gdmaUtilization;
+  o["ddr_bytes"] = r.ddrBytes;
+  o["lmem_peak_bytes"] = r.lmemPeakBytes < 0 ? Json(nullptr) : Json(r.lmemPeakBytes);
+  o["compile_s"] = r.compileSeconds;
+  o["sim_wall_s"] = r.simWallSeconds;
+  o["bmodel"] = r.bmodel;
+  o["error"] = r.error.empty() ? Json(nullptr) : Json(r.error);
+  return o;
+}
+
+SweepRow blankRow(const Plan &plan, const SweepSpec &spec, size_t i) {
+  SweepRow row;
+  row.point = plan.points[i];
+  row.model = spec.models[row.point.model].name;
+  row.bmodel = plan.builds[plan.buildOf[i]].bmodel;
+  return row;
+}
+
+// A point's row file, checked against the point: a row another sweep (other
+// models, options, values or compiler) left there does not count.
+Result<SweepRow> readRow(const Plan &plan, const SweepSpec &spec, size_t i) {
+  const std::string path = plan.rowPath(i);
+  if (!fs::exists(path)) return makeError("not run yet (no ", path, ")");
+  auto text = readTextFile(path);
+  if (!text) return text.status();
+  Json j = Json::parse(*text, nullptr, false);
+  SweepRow row = blankRow(plan, spec, i);
+  Json expected = rowJson(row, plan.hwKeys);
+  for (const char *k : {"point", "model", "quantize", "layer_group", "bmodel"})
+    if (j.is_discarded() || !j.is_object() || !j.contains(k) || j[k] != expected[k])
+      return makeError(path, ": not this sweep's row (", k, " differs)");
+  for (const std::string &k : plan.hwKeys)
+    if (!j.contains(k) || !j[k].is_number() || j[k].get<double>() != row.point.hardware.at(k))
+      return makeError(path, ": not this sweep's row (", k, " differs)");
+  if (j.contains("error") && j["error"].is_string()) {
+    row.error = j["error"].get<std::string>();
+    return row;
+  }
+  auto num = [&](const char *k) -> Result<double> {
+    if (!j.contains(k) || !j[k].is_number()) return makeError(path, ": '", k, "' is missing");
+    return j[k].get<double>();
+  };
+  for (auto [key, field] : std::initializer_list<std::pair<const char *, double *>>{
+           {"latency_us", &row.latencyUs}, {"total_cycles", &row.totalCycles},
+           {"tiu_utilization", &row.tiuUtilization}, {"gdma_utilization", &row.gdmaUtilization},
+           {"compile_s", &row.compileSeconds}, {"sim_wall_s", &row.simWallSeconds}}) {
+    auto v = num(key);
+    if (!v) return v.status();
+    *field = *v;
+  }
+  auto ddr = num("ddr_bytes");
+  if (!ddr) return ddr.status();
+  row.ddrBytes = uint64_t(*ddr);
+  row.lmemPeakBytes = j.contains("lmem_peak_bytes") && j["lmem_peak_bytes"].is_number()
+                          ? j["lmem_peak_bytes"].get<double>()
+                          : -1;
+  return row;
+}
+
+// Compiles and simulates `which` on this machine and writes their row files;
+// a failed build or point becomes an error row.
+Result<std::vector<SweepRow>> runPointsHere(Plan &plan, const SweepSpec &spec, const std::vector<size_t> &which,
+                                            unsigned workers, bool lock, bool progress) {
+  std::set<size_t> needed;
+  for (size_t i : which) needed.insert(plan.buildOf[i]);
+  TPU_RETURN_IF_ERROR(compileBuilds(plan, spec, needed, workers, lock, progress));
+  for (size_t i : needed) {
+    Build &b = plan.builds[i];
+    if (!b.error.empty()) continue;
+    if (auto st = prepareInputs(b, spec.models[b.model]); !st) b.error = st.message();
+  }
+  std::vector<Job> jobs;
+  std::vector<size_t> simulated;
+  for (size_t i : which) {
+    const Build &b = plan.builds[plan.buildOf[i]];
+    if (!b.error.empty()) continue;
+    std::string stem = plan.stem(i);
+    TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(stem + ".config.json", plan.configs[i].toJson()));
+    jobs.push_back({{plan.tpuc, "sim", b.bmodel, "--net", b.netName, "--input", b.inputs, "-o", stem + ".out.npz",
+                     "--config", stem + ".config.json", "--stats", stem + ".stats.json"},
+                    stem + ".log"});
+    simulated.push_back(i);
+  }
+  auto ran = runJobs(jobs, workers, [&](size_t d, size_t t) {
+    if (progress) progressBar("simulate", d, t);
+  });
+  if (!ran) return ran.status();
+  std::map<size_t, JobOutcome> outcomeOf;
+  for (size_t k = 0; k < simulated.size(); ++k) outcomeOf[simulated[k]] = (*ran)[k];
+
+  std::vector<SweepRow> rows;
+  for (size_t i : which) {
+    const Build &b = plan.builds[plan.buildOf[i]];
+    SweepRow row = blankRow(plan, spec, i);
     row.compileSeconds = b.compileSeconds;
-    double wall = wallFromLog(simJobs[i].logPath);
-    row.simWallSeconds = wall >= 0 ? wall : outcomes[i].wallSeconds;
-    result.rows.push_back(row);
-    figures.push_back(f.take());
+    std::string log = plan.stem(i) + ".log";
+    if (!b.error.empty()) row.error = b.error;
+    else if (outcomeOf[i].exitCode != 0)
+      row.error = "tpuc sim failed: " + lastLine(log) + " (log: " + log + ")";
+    else if (auto f = readStats(plan.stem(i) + ".stats.json"); !f) row.error = f.message();
+    else {
+      row.latencyUs = f->timeUs;
+      row.totalCycles = f->cycles;
+      row.tiuUtilization = f->tiuUtil;
+      row.gdmaUtilization = f->gdmaUtil;
+      row.ddrBytes = uint64_t(f->ddrBytes);
+      row.lmemPeakBytes = f->lmemPeak;
+      double wall = wallFromLog(log);
+      row.simWallSeconds = wall >= 0 ? wall : outcomeOf[i].wallSeconds;
+    }
+    TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(plan.rowPath(i), rowJson(row, plan.hwKeys).dump() + "\n"));
+    rows.push_back(std::move(row));
   }
+  return rows;
+}
 
-  std::vector<std::string> hwKeys;
-  for (const auto &kv : spec.hardware) hwKeys.push_back(kv.first);
+// What this process compiled, for the task logs and the user.
+void noteCompiles(const Plan &plan, const SweepSpec &spec, SweepResult &result) {
+  for (const Build &b : plan.builds)
+    if (b.compileSeconds > 0)
+      result.notes.push_back("compiled " + spec.models[b.model].name + " (" + b.compile.key() + ") in " +
+                             fixed(b.compileSeconds, 2) + " s into " + b.dir);
+}
+
+void countFailures(SweepResult &result) {
+  for (const SweepRow &r : result.rows)
+    if (!r.error.empty() && result.failed++ == 0) result.firstFailure = r.point.id() + ": " + r.error;
+}
+
+// Merges the row files of every point (a missing one is an error row) into
+// sweep.csv, sweep.jsonl and the plots.
+Result<SweepResult> collectRows(const Plan &plan, const SweepSpec &spec, SweepResult result) {
+  const std::string &out = plan.out;
+  result.rows.clear();
+  std::map<size_t, double> compileOf; // per build: the compile time, whichever task spent it
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    auto row = readRow(plan, spec, i);
+    SweepRow r = row ? row.take() : blankRow(plan, spec, i);
+    if (!row) r.error = row.message();
+    compileOf[plan.buildOf[i]] = std::max(compileOf[plan.buildOf[i]], r.compileSeconds);
+    result.rows.push_back(std::move(r));
+  }
+  for (size_t i = 0; i < plan.points.size(); ++i) result.rows[i].compileSeconds = compileOf[plan.buildOf[i]];
+  countFailures(result);
+
   std::ostringstream csv, jsonl;
   csv << "point,model,quantize,layer_group";
-  for (const std::string &k : hwKeys) csv << ',' << k;
+  for (const std::string &k : plan.hwKeys) csv << ',' << k;
   csv << ",latency_us,total_cycles,tiu_utilization,gdma_utilization,ddr_bytes,lmem_peak_bytes,compile_s,sim_wall_s,"
-         "bmodel\n";
+         "bmodel,error\n";
   for (const SweepRow &r : result.rows) {
     csv << r.point.id() << ',' << csvField(r.model) << ',' << r.point.compile.quantize << ','
         << (r.point.compile.layerGroup ? "on" : "off");
-    Json o;
-    o["point"] = r.point.id();
-    o["model"] = r.model;
-    o["quantize"] = r.point.compile.quantize;
-    o["layer_group"] = r.point.compile.layerGroup;
-    for (const std::string &k : hwKeys) {
-      csv << ',' << fixed(r.point.hardware.at(k), r.point.hardware.at(k) == std::floor(r.point.hardware.at(k)) ? 0 : 3);
-      o[k] = hwValue(r.point.hardware.at(k));
+    for (const std::string &k : plan.hwKeys) {
+      double v = r.point.hardware.at(k);
+      csv << ',' << fixed(v, v == std::floor(v) ? 0 : 3);
     }
-    csv << ',' << fixed(r.latencyUs, 3) << ',' << fixed(r.totalCycles, 3) << ',' << fixed(r.tiuUtilization, 4) << ','
-        << fixed(r.gdmaUtilization, 4) << ',' << r.ddrBytes << ',' << optional(r.lmemPeakBytes, 0) << ','
-        << fixed(r.compileSeconds, 3) << ',' << fixed(r.simWallSeconds, 6) << ',' << csvField(r.bmodel) << '\n';
-    o["latency_us"] = r.latencyUs;
-    o["total_cycles"] = r.totalCycles;
-    o["tiu_utilization"] = r.tiuUtilization;
-    o["gdma_utilization"] = r.gdmaUtilization;
-    o["ddr_bytes"] = r.ddrBytes;
-    o["lmem_peak_bytes"] = r.lmemPeakBytes < 0 ? Json(nullptr) : Json(r.lmemPeakBytes);
-    o["compile_s"] = r.compileSeconds;
-    o["sim_wall_s"] = r.simWallSeconds;
-    o["bmodel"] = r.bmodel;
-    jsonl << o.dump() << '\n';
+    if (r.error.empty())
+      csv << ',' << fixed(r.latencyUs, 3) << ',' << fixed(r.totalCycles, 3) << ',' << fixed(r.tiuUtilization, 4)
+          << ',' << fixed(r.gdmaUtilization, 4) << ',' << r.ddrBytes << ',' << optional(r.lmemPeakBytes, 0) << ','
+          << fixed(r.compileSeconds, 3) << ',' << fixed(r.simWallSeconds, 6);
+    else csv << ",,,,,,," << fixed(r.compileSeconds, 3) << ',';
+    csv << ',' << csvField(r.bmodel) << ',' << csvField(r.error) << '\n';
+    jsonl << rowJson(r, plan.hwKeys).dump() << '\n';
   }
   auto write = [&](const std::string &name, const std::string &text) -> Status {
     TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(out + "/" + name, text));
@@ -556,31 +762,34 @@ Result<SweepResult> runSweep(const SweepSpec &spec, const SweepOptions &options)
   TPU_RETURN_IF_ERROR(write("sweep.jsonl", jsonl.str()));
 
   // Latency vs DDR bandwidth: one series per model, compile options and the
-  // other hardware values.
+  // other hardware values; failed points are left out.
   Plot lat{"latency_vs_ddr", "Latency vs DDR bandwidth", "DDR bandwidth (GB/s)", "latency (ms)", false, false, {}, {}};
   std::map<std::string, size_t> seriesOf;
-  for (size_t i = 0; i < points.size(); ++i) {
-    const SweepPoint &p = points[i];
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    const SweepPoint &p = plan.points[i];
+    if (!result.rows[i].error.empty()) continue;
     std::string label = result.rows[i].model + " " + p.compile.key();
     for (const auto &[k, v] : p.hardware)
       if (k != "ddrBandwidthGBs") label += " " + k + "=" + fixed(v, v == std::floor(v) ? 0 : 2);
     auto [it, fresh] = seriesOf.emplace(label, lat.series.size());
     if (fresh) lat.series.push_back({label, {}, true, {}});
-    lat.series[it->second].points.push_back({configs[i].ddrBandwidthGBs, result.rows[i].latencyUs / 1e3});
+    lat.series[it->second].points.push_back({plan.configs[i].ddrBandwidthGBs, result.rows[i].latencyUs / 1e3});
   }
   for (PlotSeries &s : lat.series) std::sort(s.points.begin(), s.points.end());
   TPU_RETURN_IF_ERROR(write("latency_vs_ddr.svg", renderSvg(lat)));
 
-  // Roofline per model and compile options, at its first point: per layer
-  // arithmetic intensity (ops per DDR byte) vs achieved GOPS, under the DDR roof.
-  std::set<std::pair<size_t, std::string>> drawn;
-  for (size_t i = 0; i < points.size(); ++i) {
-    const SweepPoint &p = points[i];
-    if (!drawn.insert({p.model, p.compile.key()}).second) continue;
-    auto work = layerWork(result.rows[i].bmodel, configs[i]);
+  // Roofline per model and compile options, at its first point that ran: per
+  // layer arithmetic intensity (ops per DDR byte) vs achieved GOPS, under the DDR roof.
+  std::set<size_t> drawn;
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    const SweepPoint &p = plan.points[i];
+    if (!result.rows[i].error.empty() || !drawn.insert(plan.buildOf[i]).second) continue;
+    auto figures = readStats(plan.stem(i) + ".stats.json");
+    if (!figures) return figures.status();
+    auto work = layerWork(result.rows[i].bmodel, plan.configs[i]);
     if (!work) return work.status();
     PlotSeries layers{"layers", {}, false, {}};
-    for (const auto &[name, us] : figures[i].layerUs) {
+    for (const auto &[name, us] : figures->layerUs) {
       auto w = work->find(name);
       if (w == work->end() || w->second.macs <= 0 || w->second.ddrBytes <= 0 || us <= 0) continue;
       double ops = 2 * w->second.macs;
@@ -589,12 +798,85 @@ Result<SweepResult> runSweep(const SweepSpec &spec, const SweepOptions &options)
                             fixed(ops / (us * 1e3), 1) + " GOPS");
     }
     std::string name = result.rows[i].model + "_" + p.compile.key();
+    const isa::HwConfig &cfg = plan.configs[i];
     Plot roof{"roofline_" + name, "Roofline: " + name + " (point " + p.id() + ")",
               "arithmetic intensity (ops / DDR byte)", "achieved GOPS", true, true, {std::move(layers)},
-              {{"DDR " + fixed(configs[i].ddrBandwidthGBs, 1) + " GB/s", configs[i].ddrBandwidthGBs, 0}}};
+              {{"DDR " + fixed(cfg.ddrBandwidthGBs, 1) + " GB/s", cfg.ddrBandwidthGBs, 0}}};
     TPU_RETURN_IF_ERROR(write("roofline_" + name + ".svg", renderSvg(roof)));
   }
   return result;
+}
+
+} // namespace
+
+Result<SweepResult> runSweep(const SweepSpec &spec, const SweepOptions &options) {
+  auto planned = planSweep(spec, options);
+  if (!planned) return planned.status();
+  Plan &plan = *planned;
+  SweepResult result;
+  unsigned hardwareThreads = std::max(1u, std::thread::hardware_concurrency());
+
+  // A task: its points here, their row files, no merge.
+  if (!options.points.empty()) {
+    auto rows = runPointsHere(plan, spec, options.points, options.jobs ? options.jobs : 1, true, options.progress);
+    if (!rows) return rows.status();
+    noteCompiles(plan, spec, result);
+    result.rows = rows.take();
+    for (size_t i : options.points) result.files.push_back(plan.rowPath(i));
+    countFailures(result);
+    return result;
+  }
+  if (options.collect) return collectRows(plan, spec, std::move(result));
+
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    if (options.resume) {
+      auto row = readRow(plan, spec, i);
+      if (row && row->error.empty()) continue;
+    }
+    pending.push_back(i);
+  }
+  if (options.resume)
+    result.notes.push_back("resume: " + std::to_string(pending.size()) + " of " + std::to_string(plan.points.size()) +
+                           " points to run" + (pending.empty() ? "" : " (" + formatPointList(pending) + ")"));
+  if (pending.empty()) return collectRows(plan, spec, std::move(result));
+
+  size_t chunk = options.chunk;
+  if (chunk == 0) chunk = options.engine == SweepEngine::Slurm ? (pending.size() + 999) / 1000 : 1;
+  SweepTasks tasks{plan.tpuc, fs::absolute(options.sweepFile).lexically_normal().string(), plan.out,
+                   chunkPointLists(pending, chunk)};
+  if (!options.jobsFile.empty()) {
+    std::error_code ec;
+    fs::create_directories(plan.out + "/tasks", ec);
+    std::string lines;
+    for (size_t k = 0; k < tasks.pointLists.size(); ++k) lines += tasks.shellLine(k) + "\n";
+    TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(options.jobsFile, lines));
+    result.files.push_back(options.jobsFile);
+    return result;
+  }
+  switch (options.engine) {
+  case SweepEngine::Local: {
+    auto rows = runPointsHere(plan, spec, pending, options.jobs ? options.jobs : hardwareThreads, false,
+                              options.progress);
+    if (!rows) return rows.status();
+    noteCompiles(plan, spec, result);
+    break;
+  }
+  case SweepEngine::Parallel: {
+    auto notes = runParallel(tasks, {options.jobs, options.sshLogin, options.sshLoginFile});
+    if (!notes) return notes.status();
+    result.notes.insert(result.notes.end(), notes->begin(), notes->end());
+    break;
+  }
+  case SweepEngine::Slurm: {
+    auto notes = submitSlurm(tasks, {options.jobs, options.partition, options.wait});
+    if (!notes) return notes.status();
+    result.notes.insert(result.notes.end(), notes->begin(), notes->end());
+    if (!options.wait) return result; // the collect job merges the rows
+    break;
+  }
+  }
+  return collectRows(plan, spec, std::move(result));
 }
 
 } // namespace tpu::explore
