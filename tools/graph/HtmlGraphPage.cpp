@@ -102,6 +102,7 @@ header h1{font-size:15px;margin:0 10px 0 0}
 #panel h2{font-size:14px;margin:4px 0;word-break:break-all}
 #panel table{border-collapse:collapse;width:100%;margin:4px 0 10px}
 #panel td,#panel th{border-bottom:1px solid #e4e4e4;padding:2px 4px;text-align:left;vertical-align:top;word-break:break-all}
+#panel th{width:38%;word-break:normal}
 #panel .fail{color:#b2182b;font-weight:bold}
 #panel a{color:#2856a3;cursor:pointer}
 g.node.selected path,g.node.selected polygon,g.node.selected ellipse{stroke:#1f4fd1;stroke-width:3}
@@ -123,7 +124,14 @@ constexpr const char *kScript = R"JS(
   groups.forEach(g => byIndex.set(Number(g.id.slice(1)), g));
   const full = svg.viewBox.baseVal;
   const home = {x: full.x, y: full.y, w: full.width, h: full.height};
-  let view = Object.assign({}, home);
+  function aspect() { const r = canvas.getBoundingClientRect(); return r.width > 0 && r.height > 0 ? r.height / r.width : 0.75; }
+  // The start view: the graph's full width from its top (a tall graph stays
+  // readable), centred when the whole graph fits.
+  function fitWidth() {
+    const h = home.w * aspect();
+    return {x: home.x, y: h >= home.h ? home.y - (h - home.h) / 2 : home.y, w: home.w, h: h};
+  }
+  let view = fitWidth();
   function apply() { svg.setAttribute('viewBox', view.x + ' ' + view.y + ' ' + view.w + ' ' + view.h); }
   function toSvg(cx, cy) {
     const p = svg.createSVGPoint();
@@ -190,7 +198,7 @@ constexpr const char *kScript = R"JS(
       const b = g.getBBox(), p = svg.createSVGPoint();
       p.x = b.x + b.width / 2; p.y = b.y + b.height / 2;
       const s = p.matrixTransform(g.getScreenCTM()), c = toSvg(s.x, s.y), cx = c.x, cy = c.y;
-      const w = Math.min(home.w, Math.max(b.width * 8, 400)), h = w * home.h / home.w;
+      const w = Math.min(home.w, Math.max(b.width * 6, 300)), h = w * aspect();
       view = {x: cx - w / 2, y: cy - h / 2, w: w, h: h};
       apply();
     }
@@ -251,7 +259,9 @@ constexpr const char *kScript = R"JS(
   colorSel.value = data.color_by;
   colorSel.addEventListener('change', () => recolor(colorSel.value));
   recolor(data.color_by);
-  document.getElementById('reset').addEventListener('click', () => { view = Object.assign({}, home); apply(); });
+  document.getElementById('reset').addEventListener('click', () => { view = fitWidth(); apply(); });
+  document.getElementById('whole').addEventListener('click', () => { view = Object.assign({}, home); apply(); });
+  apply();
 
   window.graphPage = {select: select, focus: focus, firstBelow: firstBelow, find: find, recolor: recolor,
                       nodeCount: () => groups.length};
@@ -278,7 +288,7 @@ std::string renderGraphHtml(const GraphModel &graph, const std::string &svg, Col
           "<button id=\"search-go\">find</button>"
           "<button id=\"first-below\">first layer below " + explore::fixed(graph.tolerance, 2) + "</button>"
           "<label>color by <select id=\"color-by\"></select></label><span id=\"legend\"></span>"
-          "<button id=\"reset\">reset view</button><span id=\"status\"></span></header>\n<datalist id=\"names\">";
+          "<button id=\"reset\">fit width</button><button id=\"whole\">whole graph</button><span id=\"status\"></span></header>\n<datalist id=\"names\">";
   for (const GraphNode &n : graph.nodes) html += "<option value=\"" + escapeXml(n.name) + "\">";
   html += "</datalist>\n<div id=\"main\"><div id=\"canvas\">" + inlineSvg(svg) +
           "</div><div id=\"panel\"><p>Click a node for its details; drag to pan, wheel to zoom.</p></div></div>\n";
