@@ -54,6 +54,11 @@ chromium_render "file://$W/strict.html#first-below"
 [ ! -s console.txt ] || fail "console errors: $(cat console.txt)"
 grep -q "<h2 id=\"panel-name\">$FIRST</h2>" dom.html || fail "first-below did not open $FIRST"
 
+# Colored by time on request: the slowest layer gets the dark end of the scale.
+chromium_render "file://$W/$PAGE#color=time"
+[ ! -s console.txt ] || fail "console errors: $(cat console.txt)"
+grep -q 'fill="#d94801"' dom.html || fail "no node colored as the slowest layer"
+
 chromium_screenshot "file://$W/$PAGE#select=relu1" shot.png || fail "no screenshot"
 FRACTION=$(png_drawn_fraction shot.png)
 /usr/bin/python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0.05 else 1)" "$FRACTION" \

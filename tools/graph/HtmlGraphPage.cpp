@@ -265,9 +265,14 @@ constexpr const char *kScript = R"JS(
 
   window.graphPage = {select: select, focus: focus, firstBelow: firstBelow, find: find, recolor: recolor,
                       nodeCount: () => groups.length};
-  const hash = decodeURIComponent(location.hash.slice(1));
-  if (hash.startsWith('select=')) { const i = find(hash.slice(7)); if (i >= 0) select(i); }
-  if (hash === 'first-below') firstBelow();
+  decodeURIComponent(location.hash.slice(1)).split('&').forEach(action => {
+    if (action.startsWith('select=')) { const i = find(action.slice(7)); if (i >= 0) select(i); }
+    if (action.startsWith('color=') && data.color_modes.includes(action.slice(6))) {
+      colorSel.value = action.slice(6);
+      recolor(colorSel.value);
+    }
+    if (action === 'first-below') firstBelow();
+  });
   document.body.dataset.nodes = String(groups.length);
   document.body.dataset.ready = '1';
 })();

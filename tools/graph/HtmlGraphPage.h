@@ -4,9 +4,10 @@
 // for the clicked node (attributes, calibration threshold, cosine per stage
 // pair, cycles, TIU/GDMA commands, inputs and users), a search box, a
 // "first below tolerance" button and the choice of coloring (cosine, time).
-// Test hook: window.graphPage, and the URL hash "#select=NAME" or
-// "#first-below" runs that action on load; <body data-ready="1"
-// data-nodes="N"> once the script has run (N = drawn nodes).
+// Test hook: window.graphPage, and the URL hash runs actions on load,
+// '&'-separated: "select=NAME", "color=cosine|time|none", "first-below";
+// <body data-ready="1" data-nodes="N"> once the script has run (N = drawn
+// nodes).
 #pragma once
 
 #include "tools/graph/GraphLayout.h"
