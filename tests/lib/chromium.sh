@@ -1,14 +1,17 @@
 # Headless Chromium for the HTML pages the tools write (sourced by the
 # profile report and graph page tests). Pages are local files; nothing is
 # fetched. Each call gets a fresh profile directory.
-#   chromium_available            -> exit status 0 when chromium is installed
+#   chromium_page_test DIR        -> skips the test (exit 77) when chromium is
+#                                    not installed, enters a fresh DIR, and
+#                                    proves the console check sees a script error
+#   fail MESSAGE                  -> prints FAIL: MESSAGE, exits 1
 #   chromium_render URL           -> dom.html (DOM after the scripts ran),
 #                                    console.txt (console errors, empty = none)
 #   chromium_screenshot URL PNG [WxH]
 #   png_drawn_fraction PNG        -> prints the fraction of pixels that are
 #                                    not the top-left (background) color
 
-chromium_available() { command -v chromium > /dev/null; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
 
 _chromium() {
   local profile rc=0
@@ -65,4 +68,14 @@ background = rows[0][:bpp]
 drawn = sum(1 for r in rows for x in range(0, stride, bpp) if r[x:x + bpp] != background)
 print(f"{drawn / (width * height):.4f}")
 PY
+}
+
+chromium_page_test() {
+  command -v chromium > /dev/null || { echo "chromium not installed: skipped"; exit 77; }
+  rm -rf "$1" && mkdir -p "$1"
+  cd "$1"
+  # Control: a script error shows up in the console log.
+  printf '<!DOCTYPE html><html><body><script>undefinedFunction();</script></body></html>\n' > broken.html
+  chromium_render "file://$1/broken.html"
+  [ -s console.txt ] || fail "the console check does not see a script error: $(tail -5 chromium.log)"
 }

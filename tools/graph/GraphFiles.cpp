@@ -50,6 +50,8 @@ Result<GraphSummary> writeGraph(const GraphRequest &rq) {
   summary.edges = graph.edges.size();
   for (const GraphNode &n : graph.nodes) {
     summary.groups = std::max(summary.groups, size_t(n.group + 1));
+    summary.compared += !n.similarities.empty();
+    summary.timed += n.time.has_value();
     auto cos = n.minCosine();
     if (cos && !(*cos >= graph.tolerance) && summary.belowTolerance.empty()) summary.belowTolerance = n.name;
   }

@@ -25,6 +25,7 @@ struct GraphRequest {
 
 struct GraphSummary {
   size_t nodes = 0, edges = 0, groups = 0;
+  size_t compared = 0, timed = 0; // nodes with a cosine, with a time (names the flow / stats know)
   double layoutSeconds = 0; // Graphviz layout + render
   std::string belowTolerance; // the first node under the tolerance ("" = none)
 };

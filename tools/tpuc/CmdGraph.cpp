@@ -48,6 +48,10 @@ int runGraph(int argc, char **argv) {
   if (!summary) return tpuc::fail("graph", summary.message());
   std::printf("graph: %zu nodes, %zu edges, %zu layer groups, laid out in %.2f s -> %s\n", summary->nodes,
               summary->edges, summary->groups, summary->layoutSeconds, rq.outputPath.c_str());
+  // Few matches mean the flow dir or the stats belong to another model.
+  if (!rq.flowDir.empty() || !rq.statsPath.empty())
+    std::printf("graph: cosine on %zu of %zu nodes, time on %zu\n", summary->compared, summary->nodes,
+                summary->timed);
   if (!summary->belowTolerance.empty())
     std::printf("graph: first layer below cosine %.4g: %s\n", rq.tolerance, summary->belowTolerance.c_str());
   return tpuc::kExitOk;
