@@ -12,7 +12,7 @@
 namespace {
 
 int runGraph(int argc, char **argv) {
-  tpu::ArgParser args("graph", "tpuc graph model.{onnx,top.mlir,tpu.mlir,bmodel} -o graph.html "
+  tpu::ArgParser args("graph", "model.{onnx,top.mlir,tpu.mlir,bmodel} -o graph.html "
                                "[--format html|svg|dot] [--flow-dir DIR] [--stats stats.json] [--tolerance 0.99] "
                                "[--input-shapes \"[[1,3,640,640]]\"]");
   args.positionals(1, 1, "model");
