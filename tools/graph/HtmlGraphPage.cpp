@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdio>
 
 namespace tpu::graph {
 namespace {
@@ -284,6 +285,8 @@ std::string renderGraphHtml(const GraphModel &graph, const std::string &svg, Col
   std::string json = pageData(graph, colorBy).dump();
   // Keep "</script>" inside a string from closing the data block.
   for (size_t p = json.find("</"); p != std::string::npos; p = json.find("</", p + 3)) json.replace(p, 2, "<\\/");
+  char toleranceText[32];
+  std::snprintf(toleranceText, sizeof toleranceText, "%.6g", graph.tolerance);
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>";
   html += escapeXml(graph.title) + " graph</title><style>" + kStyle + "</style></head>\n<body>\n<header><h1>";
@@ -291,7 +294,7 @@ std::string renderGraphHtml(const GraphModel &graph, const std::string &svg, Col
           std::to_string(graph.edges.size()) + " edges</span>";
   html += "<input id=\"search\" type=\"search\" placeholder=\"find a tensor\" list=\"names\">"
           "<button id=\"search-go\">find</button>"
-          "<button id=\"first-below\">first layer below " + explore::fixed(graph.tolerance, 2) + "</button>"
+          "<button id=\"first-below\">first layer below " + std::string(toleranceText) + "</button>"
           "<label>color by <select id=\"color-by\"></select></label><span id=\"legend\"></span>"
           "<button id=\"reset\">fit width</button><button id=\"whole\">whole graph</button><span id=\"status\"></span></header>\n<datalist id=\"names\">";
   for (const GraphNode &n : graph.nodes) html += "<option value=\"" + escapeXml(n.name) + "\">";
