@@ -8,7 +8,7 @@ PKGS=(cmake ninja-build g++ pkgconf ccache
       libsystemc-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
       libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev libbenchmark-dev
       libzip-dev libssl-dev zlib1g-dev nlohmann-json3-dev
-      pybind11-dev python3-dev chromium
+      pybind11-dev python3-dev chromium libgraphviz-dev
       clang libclang-rt-14-dev
       slurm-wlm munge parallel)
 

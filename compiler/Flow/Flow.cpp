@@ -76,6 +76,17 @@ Result<StageComparison> compareStages(const std::string &refName, const NpzMap &
   return c;
 }
 
+// The named arrays of `all` (an interpreter's dumpAll result).
+Result<NpzMap> selectArrays(const NpzMap &all, const std::vector<std::string> &names) {
+  NpzMap out;
+  for (const std::string &name : names) {
+    auto it = all.find(name);
+    if (it == all.end()) return makeError("output '", name, "' was not computed");
+    out.emplace(name, it->second);
+  }
+  return out;
+}
+
 } // namespace
 
 Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
@@ -115,6 +126,8 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   r.tracePath = join(workDir, tag + "_trace.json");
   r.statsPath = join(workDir, tag + "_stats.json");
   r.reportPath = join(workDir, tag + "_report.html");
+  r.graphPath = join(workDir, "graph.html");
+  r.manifestPath = join(workDir, kFlowManifestName);
 
   // 1. Import.
   log << "flow: import " << options.onnxPath << " -> " << r.topPath << "\n";
@@ -153,8 +166,13 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   log << "flow: Top interpreter\n";
   auto topInterp = top::TopInterpreter::create(**topModule);
   if (!topInterp) return makeError(r.topPath, ": ", topInterp.message());
-  auto topOut = (*topInterp)->run(*inputs);
-  if (!topOut) return makeError(options.testInput, ": ", topOut.message());
+  // Every tensor, for the per-tensor comparison in flow.json.
+  auto topAll = (*topInterp)->run(*inputs, /*dumpAll=*/true);
+  if (!topAll) return makeError(options.testInput, ": ", topAll.message());
+  std::vector<std::string> topNames;
+  for (const top::TensorInfo &t : (*topInterp)->outputs()) topNames.push_back(t.name);
+  auto topOut = selectArrays(*topAll, topNames);
+  if (!topOut) return makeError(r.topPath, ": ", topOut.message());
   TPU_RETURN_IF_ERROR(writeNpz(r.topOutputs, *topOut));
 
   // 5. Tpu interpreter: the chip's arithmetic.
@@ -163,8 +181,12 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   if (!tpuModule) return makeError(tpuModule.message());
   auto tpuInterp = tpuinterp::TpuInterpreter::create(**tpuModule);
   if (!tpuInterp) return makeError(r.tpuPath, ": ", tpuInterp.message());
-  auto tpuOut = (*tpuInterp)->run(*inputs);
-  if (!tpuOut) return makeError(options.testInput, ": ", tpuOut.message());
+  auto tpuAll = (*tpuInterp)->run(*inputs, /*dumpAll=*/true);
+  if (!tpuAll) return makeError(options.testInput, ": ", tpuAll.message());
+  std::vector<std::string> tpuNames;
+  for (int id : (*tpuInterp)->graph().outputs) tpuNames.push_back((*tpuInterp)->graph().tensors[size_t(id)].name);
+  auto tpuOut = selectArrays(*tpuAll, tpuNames);
+  if (!tpuOut) return makeError(r.tpuPath, ": ", tpuOut.message());
   TPU_RETURN_IF_ERROR(writeNpz(r.tpuOutputs, *tpuOut));
 
   // 6. The bmodel on the timed simulator, with trace and stats.
@@ -193,6 +215,24 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   auto topBmodel = compareStages("top", *topOut, "bmodel", *bmodelOut, topVsTpuTolerance(options.mode), false);
   if (!topBmodel) return makeError(topBmodel.message());
   r.comparisons.push_back(std::move(*topBmodel));
+
+  // 8. flow.json: the files by role and every per-tensor comparison.
+  FlowManifest manifest;
+  manifest.quantize = int8 ? "INT8" : "F32";
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"top", r.topPath},     {"cali", r.caliPath},   {"tpu", r.tpuPath},       {"bmodel", r.bmodelPath},
+      {"stats", r.statsPath}, {"trace", r.tracePath}, {"report", r.reportPath}, {"graph", r.graphPath}};
+  for (const auto &[role, file] : files)
+    if (!file.empty()) manifest.files[role] = llvm::sys::path::filename(file).str();
+  const kernels::CompareOptions everyTensor = topVsTpuTolerance(options.mode);
+  manifest.comparisons.push_back({"top", "tpu", everyTensor.minCosine, everyTensor.minEuclidean,
+                                  compareCommonTensors(*topAll, *tpuAll, everyTensor)});
+  for (size_t i = 1; i < r.comparisons.size(); ++i) {
+    const StageComparison &c = r.comparisons[i];
+    manifest.comparisons.push_back(
+        {c.reference, c.candidate, c.tolerance.minCosine, c.tolerance.minEuclidean, c.report.rows});
+  }
+  TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(r.manifestPath, manifestJson(manifest)));
   return r;
 }
 
@@ -226,6 +266,8 @@ std::string formatFlowSummary(const FlowResult &r) {
   os << "  trace    " << r.tracePath << "\n";
   os << "  stats    " << r.statsPath << "\n";
   os << "  report   " << r.reportPath << "\n";
+  os << "  graph    " << r.graphPath << "\n";
+  os << "  manifest " << r.manifestPath << "\n";
   os << (r.pass() ? "flow: PASS\n" : "flow: FAIL\n");
   return os.str();
 }

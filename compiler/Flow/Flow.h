@@ -6,6 +6,7 @@
 #pragma once
 
 #include "compiler/Calibration/Calibrator.h"
+#include "compiler/Flow/FlowManifest.h"
 #include "compiler/Kernels/Compare.h"
 #include "compiler/Lowering/Lowering.h"
 #include "runtime/Backend.h"
@@ -45,9 +46,10 @@ struct FlowResult {
   std::string topPath, caliPath, tpuPath, bmodelPath; // caliPath empty for F32
   std::string topOutputs, tpuOutputs, bmodelOutputs;  // .npz of each stage
   std::string tracePath, statsPath;
-  // Where the HTML profile report belongs; rendered by the caller (tpuc flow,
-  // tools/explore sits above the compiler).
-  std::string reportPath;
+  // Where the HTML profile report and the graph page belong; rendered by the
+  // caller (tpuc flow, tools/ sits above the compiler).
+  std::string reportPath, graphPath;
+  std::string manifestPath; // flow.json (FlowManifest.h)
   std::vector<StageComparison> comparisons;
   runtime::RunReport sim;
   bool pass() const;

@@ -6,10 +6,8 @@
 # Usage: profile_chromium.sh <tpuc> <source dir> <work dir>
 set -euo pipefail
 TPUC=$1 SRC=$2 W=$3
-command -v chromium > /dev/null || { echo "chromium not installed: skipped"; exit 77; }
-rm -rf "$W" && mkdir -p "$W"
-cd "$W"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$SRC/tests/lib/chromium.sh"
+chromium_page_test "$W"
 
 "$TPUC" asm "$SRC/tests/data/asm/conv_add.s" -o m.bmodel
 /usr/bin/python3 -c "
@@ -20,21 +18,7 @@ np.savez('in.npz', x=rng.standard_normal((1, 8, 10, 10)).astype(np.float32),
 "$TPUC" sim m.bmodel --input in.npz -o out.npz --stats stats.json --trace trace.json > /dev/null
 "$TPUC" profile stats.json --trace trace.json -o report.html
 grep -qE "https?://[^w]|<link|src=" report.html && fail "report references outside resources"
-
-render() { # page -> dom.html, console.txt
-  local profile
-  profile=$(mktemp -d)
-  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
-    --disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" \
-    --enable-logging=stderr --v=0 --dump-dom "file://$W/$1" > dom.html 2> chromium.log || true
-  rm -rf "$profile"
-  grep -E "CONSOLE|Uncaught" chromium.log > console.txt || true
-}
-
-# Control: a script error shows up in the console log.
-printf '<!DOCTYPE html><html><body><script>undefinedFunction();</script></body></html>\n' > broken.html
-render broken.html
-[ -s console.txt ] || fail "the console check does not see a script error: $(tail -5 chromium.log)"
+render() { chromium_render "file://$W/$1"; }
 
 render report.html
 [ ! -s console.txt ] || fail "console errors: $(cat console.txt)"

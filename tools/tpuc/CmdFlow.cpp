@@ -5,7 +5,10 @@
 #include "compiler/Import/OnnxImporter.h"
 #include "support/ArgParser.h"
 #include "tools/explore/ProfileReport.h"
+#include "tools/graph/GraphFiles.h"
 #include "tools/tpuc/Subcommand.h"
+
+#include "llvm/Support/Path.h"
 
 #include <iostream>
 
@@ -63,6 +66,12 @@ int runFlowCmd(int argc, char **argv) {
   // The HTML profile lives in the tools layer, above the compiler.
   if (auto st = tpu::explore::writeProfileReport(result->statsPath, result->tracePath, result->reportPath); !st)
     return tpuc::fail("flow", st.message());
+  tpu::graph::GraphRequest graph;
+  graph.inputPath = result->tpuPath;
+  graph.outputPath = result->graphPath;
+  graph.flowDir = llvm::sys::path::parent_path(result->manifestPath).str();
+  if (graph.flowDir.empty()) graph.flowDir = ".";
+  if (auto g = tpu::graph::writeGraph(graph); !g) return tpuc::fail("flow", g.message());
   std::cout << tpu::flow::formatFlowSummary(*result);
   return result->pass() ? tpuc::kExitOk : tpuc::kExitMismatch;
 }
