@@ -1,5 +1,5 @@
 // Internal to compiler/Backend: the pieces the per-op emitters
-// (OpEmitters.cpp), layer groups (LayerGroup.cpp) and the driver
+// (Ops/*.cpp), layer groups (LayerGroup.cpp) and the driver
 // (CodeGen.cpp) share: local buffers, DDR views, the emitter context, the
 // slice pipeline and the candidate costing. Not a public interface.
 #pragma once
@@ -351,6 +351,11 @@ public:
   virtual uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &out, const std::vector<LBuf> &temps,
                              int64_t padT, int64_t padB, uint16_t wait) = 0;
 };
+
+// An OpImpl::sliced for an emitter class constructed from (Emitter &, const Op &).
+template <class T> std::unique_ptr<SlicedOp> slicedAs(Emitter &e, const Op &op) {
+  return std::make_unique<T>(e, op);
+}
 
 // The sliced implementation of an op; null for pure data movement.
 std::unique_ptr<SlicedOp> makeSliced(Emitter &e, const Op &op);
