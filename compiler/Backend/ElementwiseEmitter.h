@@ -43,16 +43,13 @@ public:
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
     std::vector<uint64_t> v;
-    for (const ChannelWeight &w : chanWeights_) v.push_back(uint64_t(ceilDiv(cs, lanes())) * dtypeBytes(w.dtype));
+    for (const ChannelWeight &w : chanWeights_) v.push_back(LBuf::perChannelBytes(w.dtype, cs, lanes()));
     return v;
   }
   uint16_t loadFixed(const Tile &t, uint16_t wait) override {
     uint16_t id = 0;
-    for (size_t i = 0; i < chanWeights_.size(); ++i) {
-      const ChannelWeight &w = chanWeights_[i];
-      id = e_.loadWeight(w.addr + uint64_t(t.c0) * dtypeBytes(w.dtype), w.dtype, {1, u32(t.cs), 1, 1}, {0, 1, 1, 1},
-                         channelWeight(i, {1, u32(t.cs), 1, 1}), wait);
-    }
+    for (size_t i = 0; i < chanWeights_.size(); ++i)
+      id = e_.loadPerChannel(chanWeights_[i].addr, chanWeights_[i].dtype, t.c0, t.cs, fixed_[i], wait);
     return id;
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
@@ -95,13 +92,8 @@ protected:
   }
   bool isFloat() const { return y_.dtype == DType::F32; }
   // Per-channel weight i as an operand of res0's shape: one element per channel.
-  LBuf channelWeight(size_t i, const Shape4 &s) const {
-    LBuf b;
-    b.offset = fixed_[i], b.dtype = chanWeights_[i].dtype, b.shape = s, b.stride = {0, 1, 0, 0};
-    return b;
-  }
+  LBuf channelWeight(size_t i, const Shape4 &s) const { return LBuf::perChannel(fixed_[i], chanWeights_[i].dtype, s); }
   bool hasChannelWeights() const { return !chanWeights_.empty(); }
-
   DType outType() const { return y_.dtype; }
 
 private:

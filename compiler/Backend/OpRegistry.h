@@ -5,6 +5,7 @@
 #pragma once
 
 #include "compiler/Backend/Graph.h"
+#include "compiler/Backend/QuantRef.h"
 #include "support/Status.h"
 
 #include <cstddef>
@@ -14,11 +15,10 @@
 
 namespace tpu::backend {
 
-using Bytes = std::vector<uint8_t>; // a tensor's value (QuantRef.h)
-struct OpCheck;                     // OpValidation.h
-struct RefArgs;                     // ReferenceEval.h
+struct OpCheck; // OpValidation.h
+struct RefArgs; // ReferenceEval.h
 namespace emit {
-struct Emitter;                     // Emit.h
+struct Emitter; // Emit.h
 class SlicedOp;
 } // namespace emit
 

@@ -211,7 +211,7 @@ public:
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
     std::vector<uint64_t> v{LBuf::bytes(wt_, weightShape(cs), lanes())};
-    if (baddr_) v.push_back(uint64_t(ceilDiv(cs, lanes())) * dtypeBytes(bt_));
+    if (baddr_) v.push_back(LBuf::perChannelBytes(bt_, cs, lanes()));
     return v;
   }
   Shape4 weightShape(int64_t cs) const {
@@ -226,11 +226,7 @@ public:
     b.stride = {s.h * s.w, s.n * s.h * s.w, s.w, 1};
     return b;
   }
-  LBuf biasBuf(int64_t cs) const {
-    LBuf b;
-    b.offset = fixed_[1], b.dtype = bt_, b.shape = {1, u32(cs), 1, 1}, b.stride = {0, 1, 0, 0};
-    return b;
-  }
+  LBuf biasBuf(int64_t cs) const { return LBuf::perChannel(fixed_[1], bt_, {1, u32(cs), 1, 1}); }
   uint16_t loadFixed(const Tile &t, uint16_t wait) override {
     const int64_t taps = p_.kh * p_.kw, wIc = depthwise_ ? 1 : icg_;
     const uint64_t e = dtypeBytes(wt_);
@@ -248,8 +244,7 @@ public:
                          {0, u32(wIc * taps), u32(taps), 1}, view, wait);
     }
     if (baddr_)
-      id = e_.loadWeight(baddr_ + uint64_t(t.c0) * dtypeBytes(bt_), bt_, {1, u32(t.cs), 1, 1}, {0, 1, 1, 1},
-                         biasBuf(t.cs), wait);
+      id = e_.loadPerChannel(baddr_, bt_, t.c0, t.cs, fixed_[1], wait);
     return id;
   }
   struct Rows { int64_t r0, rows, padT, padB; };

@@ -81,7 +81,7 @@ public:
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
     std::vector<uint64_t> v{LBuf::bytes(wt_, {u32(k_), u32(cs), 1, 1}, lanes())};
-    if (baddr_) v.push_back(uint64_t(ceilDiv(cs, lanes())) * dtypeBytes(bt_));
+    if (baddr_) v.push_back(LBuf::perChannelBytes(bt_, cs, lanes()));
     return v;
   }
   // Each column's K rows contiguous in its lane (one load run per column).
@@ -90,11 +90,7 @@ public:
     b.offset = fixed_[0], b.dtype = wt_, b.shape = {u32(k_), u32(cs), 1, 1}, b.stride = {1, u32(k_), 1, 1};
     return b;
   }
-  LBuf biasBuf(int64_t cs) const {
-    LBuf b;
-    b.offset = fixed_[1], b.dtype = bt_, b.shape = {1, u32(cs), 1, 1}, b.stride = {0, 1, 0, 0};
-    return b;
-  }
+  LBuf biasBuf(int64_t cs) const { return LBuf::perChannel(fixed_[1], bt_, {1, u32(cs), 1, 1}); }
   LBuf leftBuf(const Tile &t, unsigned set) const {
     return LBuf::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(k_), 1, 1}, lanes());
   }
@@ -109,8 +105,7 @@ public:
     uint16_t id = e_.loadWeight(waddr_ + uint64_t(t.c0 * k_) * dtypeBytes(wt_), wt_, {1, u32(t.cs), 1, u32(k_)},
                                 {0, u32(k_), u32(k_), 1}, view, wait);
     if (baddr_)
-      id = e_.loadWeight(baddr_ + uint64_t(t.c0) * dtypeBytes(bt_), bt_, {1, u32(t.cs), 1, 1}, {0, 1, 1, 1},
-                         biasBuf(t.cs), wait);
+      id = e_.loadPerChannel(baddr_, bt_, t.c0, t.cs, fixed_[1], wait);
     return id;
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
