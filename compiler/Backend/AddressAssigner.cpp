@@ -1,5 +1,7 @@
 #include "compiler/Backend/AddressAssigner.h"
 
+#include "compiler/Backend/OpRegistry.h"
+
 #include <algorithm>
 #include <map>
 
@@ -49,7 +51,7 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
   std::vector<int> root(nt);
   for (size_t t = 0; t < nt; ++t) root[t] = int(t);
   for (const Op &op : g.ops)
-    if (op.kind == OpKind::Reshape) root[op.output] = root[op.inputs[0]];
+    if (opKindInfo(op.kind).sharesInputBytes) root[op.output] = root[op.inputs[0]];
   std::vector<int> first(nt, end + 1), last(nt, -2);
   for (int t : g.inputs) first[root[t]] = -1, last[root[t]] = std::max(last[root[t]], -1);
   for (int i = 0; i < end; ++i) {

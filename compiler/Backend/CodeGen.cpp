@@ -4,6 +4,7 @@
 
 #include "compiler/Backend/AddressAssigner.h"
 #include "compiler/Backend/LmemAllocator.h"
+#include "compiler/Backend/OpRegistry.h"
 #include "isa/ProgramOrder.h"
 #include "isa/bmodel/Bmodel.h"
 #include "simulator/semantics/IntArith.h"
@@ -23,23 +24,10 @@ namespace {
 using emit::Emitter;
 using emit::emitSegment;
 
-// Limits of the command fields an op's parameters go into.
+// Limits of the command fields an op's parameters go into: the kind's own
+// (OpImpl::encodable), then every input's dimensions.
 Status checkEncodable(const Graph &g, const Op &op) {
-  if (op.kind == OpKind::Conv || op.kind == OpKind::Pool) {
-    WindowParams p = effectiveWindow(op, g.tensors[op.inputs[0]], g.tensors[op.output]);
-    if (p.padBottom > 15 || p.padRight > 15)
-      return makeError("end padding ", p.padBottom, "/", p.padRight, " (ceil mode included) exceeds 15");
-  }
-  if (op.kind == OpKind::Fc) {
-    const Tensor &x = g.tensors[op.inputs[0]];
-    // K is the right matrix's row count (opd1_n) and the left's channels.
-    if (x.numel() / x.nchw()[0] > emit::maxChannels())
-      return makeError("K = ", x.numel() / x.nchw()[0], " exceeds the ", emit::maxChannels(),
-                       " rows one matrix command takes (K splitting is not implemented)");
-  }
-  if ((op.kind == OpKind::Conv || op.kind == OpKind::ConvTranspose) &&
-      g.tensors[op.inputs[0]].nchw()[1] > emit::maxChannels())
-    return makeError("input channels exceed ", emit::maxChannels());
+  if (auto encodable = opImpl(op.kind).encodable) TPU_RETURN_IF_ERROR(encodable(g, op));
   for (int t : op.inputs) {
     auto s = g.tensors[t].nchw();
     for (int64_t d : s)

@@ -1,5 +1,5 @@
 // Internal to compiler/Backend: the pieces the per-op emitters
-// (OpEmitters.cpp), layer groups (LayerGroup.cpp) and the driver
+// (Ops/*.cpp), layer groups (LayerGroup.cpp) and the driver
 // (CodeGen.cpp) share: local buffers, DDR views, the emitter context, the
 // slice pipeline and the candidate costing. Not a public interface.
 #pragma once
@@ -95,6 +95,16 @@ struct LBuf {
     b.offset = offset + (abs / lanes) * stride.c * dtypeBytes(dtype);
     b.shape.c = cs;
     return b;
+  }
+  // A per-channel vector (a bias, a channel weight): one element per
+  // channel, seen with shape s (read for every n, h, w).
+  static LBuf perChannel(uint32_t offset, DType t, Shape4 s) {
+    LBuf b;
+    b.offset = offset, b.dtype = t, b.shape = s, b.stride = {0, 1, 0, 0};
+    return b;
+  }
+  static uint64_t perChannelBytes(DType t, int64_t channels, uint32_t lanes) {
+    return uint64_t(ceilDiv(channels, lanes)) * dtypeBytes(t);
   }
   LBuf withType(DType t) const {
     LBuf b = *this;
@@ -198,6 +208,12 @@ struct Emitter {
     c.dst.addr = l.addr(hw), c.dst.format = formatOf(t), c.dst.shape = shape;
     c.dst.stride = {l.stride.n, l.stride.c, l.stride.h, l.stride.w};
     return b->gdma(c, wait);
+  }
+
+  // Channels [c0, c0 + cs) of a per-channel vector in DDR into local offset `offset`.
+  uint16_t loadPerChannel(uint64_t addr, DType t, int64_t c0, int64_t cs, uint32_t offset, uint16_t wait) {
+    return loadWeight(addr + uint64_t(c0) * dtypeBytes(t), t, {1, u32(cs), 1, 1}, {0, 1, 1, 1},
+                      LBuf::perChannel(offset, t, {1, u32(cs), 1, 1}), wait);
   }
 
   uint16_t s2s(uint64_t src, std::array<uint32_t, 4> sstride, uint64_t dst, std::array<uint32_t, 4> dstride,
@@ -351,6 +367,11 @@ public:
   virtual uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &out, const std::vector<LBuf> &temps,
                              int64_t padT, int64_t padB, uint16_t wait) = 0;
 };
+
+// An OpImpl::sliced for an emitter class constructed from (Emitter &, const Op &).
+template <class T> std::unique_ptr<SlicedOp> slicedAs(Emitter &e, const Op &op) {
+  return std::make_unique<T>(e, op);
+}
 
 // The sliced implementation of an op; null for pure data movement.
 std::unique_ptr<SlicedOp> makeSliced(Emitter &e, const Op &op);

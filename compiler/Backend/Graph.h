@@ -33,25 +33,10 @@ struct Tensor {
   uint64_t bytes() const { return uint64_t(numel()) * dtypeBytes(dtype); }
 };
 
+// One kind per line of OpKinds.def (its comments say what each takes).
 enum class OpKind {
-  Conv,          // in: x, weight [oc, ic/groups, kh, kw], optional bias [oc] (fp32 / int16)
-  Pool,          // max or average window
-  GlobalAvgPool, // average over h, w: output (N, C, 1, 1)
-  Add, Mul, Max, // two same-shape inputs
-  Relu, LeakyRelu, Clip,
-  Lut,           // int8 activation by table: in x, table [256] (int8/uint8)
-  Fc,            // in: x (N, K...), weight [n_out, K], optional bias [n_out]
-  Concat,        // along channels (axis 1)
-  Upsample,      // nearest, integer factors scaleH, scaleW
-  Reshape,       // free: same bytes, same batch
-  Cast,          // fp32 -> int8 (quantize with the output's scale) or int8 -> fp32
-  Requant,       // int8 -> int8: sat(rshift(x * multiplier[0], rshift))
-  ConvTranspose, // in: x, weight [ic, oc, kh, kw], optional bias [oc]; groups 1; output
-                 // padding = extra end rows/columns of the output tensor
-  Sigmoid,       // fp32 only (int8: a Lut); the chip's recipe, QuantRef.h sigmoidChip
-  Affine,        // x * a + b. Inputs {x}: scalars, fp32 alpha, beta; int8 rq(x * multipliers[0] + multipliers[1]).
-                 // Inputs {x, scale [C], bias [C]}: per channel (batch norm), fp32 weights, or int8 with
-                 // an int16 scale and an int32 bias: rq(x * scale[c] + bias[c])
+#define TPU_OP_KIND(Name, MinInputs, MaxInputs, TakesWeights, SharesInputBytes) Name,
+#include "compiler/Backend/OpKinds.def"
 };
 const char *opKindName(OpKind k);
 

@@ -1,0 +1,119 @@
+// Internal to compiler/Backend: the emitter the element-wise kinds share
+// (one output element from the same element of each input): the slicing,
+// buffers, loads, stores, the broadcast second input and per-channel
+// weights. Each kind's file derives from it and writes its TIU commands
+// (computeOn) and, when it needs them, scratch buffers and fixed buffers.
+#pragma once
+
+#include "compiler/Backend/Emit.h"
+
+#include "isa/TiuCommand.h"
+
+namespace tpu::backend::emit {
+
+class ElementwiseOp : public SlicedOp, public LocalOp {
+public:
+  // perChannelWeights: the weight inputs are one value per channel (the
+  // second input of Add/Mul/Max, the scale and bias of Affine); else the
+  // kind loads its weights itself (loadFixed).
+  ElementwiseOp(Emitter &e, const Op &op, bool perChannelWeights = true) : SlicedOp(e, op) {
+    for (int t : op.inputs)
+      if (!e.g.tensors[t].isWeight()) in_.push_back(e.ddr(t));
+    y_ = e.ddr(op.output);
+    // A second input of (N, C, 1, 1) is broadcast over H and W.
+    bcast_ = in_.size() == 2 && in_[1].s[2] * in_[1].s[3] == 1 && y_.s[2] * y_.s[3] > 1;
+    if (perChannelWeights)
+      for (size_t i = 1; i < op.inputs.size(); ++i)
+        if (e.g.tensors[op.inputs[i]].isWeight())
+          chanWeights_.push_back({e.am.addr[op.inputs[i]], e.g.tensors[op.inputs[i]].dtype});
+  }
+  std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
+  // Scratch buffers shaped like the output, and their type.
+  virtual unsigned temps() const { return 0; }
+  virtual DType tempType() const { return y_.dtype; }
+  Shape4 shapeOf(const Tile &t) const { return {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}; }
+  std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
+    Shape4 s{u32(ns), u32(cs), u32(hs), u32(y_.s[3])};
+    std::vector<uint64_t> v;
+    for (size_t i = 0; i < in_.size(); ++i)
+      v.push_back(LBuf::activationBytes(in_[i].dtype, isBcast(i) ? Shape4{s.n, s.c, 1, 1} : s, lanes()));
+    v.push_back(LBuf::activationBytes(y_.dtype, s, lanes()));
+    for (unsigned i = 0; i < temps(); ++i) v.push_back(LBuf::bytes(tempType(), s, lanes()));
+    return v;
+  }
+  std::vector<uint64_t> fixedBytes(int64_t cs) const override {
+    std::vector<uint64_t> v;
+    for (const ChannelWeight &w : chanWeights_) v.push_back(LBuf::perChannelBytes(w.dtype, cs, lanes()));
+    return v;
+  }
+  uint16_t loadFixed(const Tile &t, uint16_t wait) override {
+    uint16_t id = 0;
+    for (size_t i = 0; i < chanWeights_.size(); ++i)
+      id = e_.loadPerChannel(chanWeights_[i].addr, chanWeights_[i].dtype, t.c0, t.cs, fixed_[i], wait);
+    return id;
+  }
+  uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
+    uint16_t id = 0;
+    for (size_t i = 0; i < in_.size(); ++i)
+      id = isBcast(i) ? e_.move(true, in_[i], t.n0, t.ns, t.c0, t.cs, 0, 1, bcastBuf(t, set), wait)
+                      : e_.move(true, in_[i], t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, buf(t, set, i, in_[i].dtype), wait);
+    return id;
+  }
+  LocalOp *local() override { return bcast_ ? nullptr : this; }
+  std::vector<DType> tempTypes() const override { return std::vector<DType>(temps(), tempType()); }
+  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
+    const size_t ni = in_.size();
+    std::vector<LBuf> ins, tmps;
+    for (size_t i = 0; i < ni; ++i) {
+      LBuf b = buf(t, set, i, in_[i].dtype);
+      if (isBcast(i)) {
+        b = bcastBuf(t, set);
+        b.shape = shapeOf(t), b.stride.h = b.stride.w = 0;
+      }
+      ins.push_back(b);
+    }
+    for (unsigned i = 0; i < temps(); ++i) tmps.push_back(buf(t, set, ni + 1 + i, tempType()));
+    return computeOn(ins, buf(t, set, ni, y_.dtype), tmps, 0, 0, wait);
+  }
+  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
+    return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, buf(t, set, in_.size(), y_.dtype), wait);
+  }
+
+protected:
+  // One arith command: res = eu(a, b) (count 1: eu(a)), rshift, relu.
+  uint16_t ew(isa::EuOp eu, const LBuf &res, LocalOperand a, LocalOperand b, uint32_t rshift, bool relu,
+              uint16_t wait, uint8_t count = 2) {
+    isa::Arith c;
+    c.eu = eu, c.res0 = res.operand(hw_), c.opd0 = a, c.opd1 = b, c.opdCount = count;
+    c.opd0.shape = res.shape;
+    if (eu != isa::EuOp::Taylor) c.opd1.shape = res.shape; // taylor: opd1 w = the terms
+    c.rshift = rshift, c.relu = relu;
+    return e_.b->tiu(c, wait);
+  }
+  bool isFloat() const { return y_.dtype == DType::F32; }
+  // Per-channel weight i as an operand of res0's shape: one element per channel.
+  LBuf channelWeight(size_t i, const Shape4 &s) const { return LBuf::perChannel(fixed_[i], chanWeights_[i].dtype, s); }
+  bool hasChannelWeights() const { return !chanWeights_.empty(); }
+  DType outType() const { return y_.dtype; }
+
+private:
+  bool isBcast(size_t input) const { return bcast_ && input == 1; }
+  LBuf buf(const Tile &t, unsigned set, size_t i, DType dt) const {
+    return LBuf::activation(bufOffset(set, i), dt, shapeOf(t), lanes());
+  }
+  // The broadcast input: one element per (n, c), read for every (h, w).
+  LBuf bcastBuf(const Tile &t, unsigned set) const {
+    return LBuf::activation(bufOffset(set, 1), in_[1].dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
+  }
+
+  std::vector<DTensor> in_;
+  DTensor y_;
+  bool bcast_ = false;
+  struct ChannelWeight {
+    uint64_t addr; // DDR
+    DType dtype;
+  };
+  std::vector<ChannelWeight> chanWeights_;
+};
+
+} // namespace tpu::backend::emit

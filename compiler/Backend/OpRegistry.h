@@ -1,0 +1,64 @@
+// The table of op kinds (OpKinds.def) and what each implements: its checks,
+// its reference evaluation and its emitter, together in Ops/<Kind>.cpp (or
+// its family's file). The shared code (Graph::validate, evalOp, the code
+// generator, layer groups) looks a kind up here; it never switches on it.
+#pragma once
+
+#include "compiler/Backend/Graph.h"
+#include "compiler/Backend/QuantRef.h"
+#include "support/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace tpu::backend {
+
+struct OpCheck; // OpValidation.h
+struct RefArgs; // ReferenceEval.h
+namespace emit {
+struct Emitter; // Emit.h
+class SlicedOp;
+} // namespace emit
+
+constexpr size_t kOpKindCount = 0
+#define TPU_OP_KIND(Name, MinInputs, MaxInputs, TakesWeights, SharesInputBytes) +1
+#include "compiler/Backend/OpKinds.def"
+    ;
+
+// A kind's line of OpKinds.def.
+struct OpKindInfo {
+  const char *name;
+  size_t minInputs, maxInputs;
+  bool takesWeights;
+  bool sharesInputBytes;
+};
+const OpKindInfo &opKindInfo(OpKind k);
+
+// What one kind implements. Exactly one of `sliced` and `direct` is set.
+struct OpImpl {
+  OpKind kind;
+  // The kind's own checks; Graph::validate has checked the shared ones
+  // (indices, order, rshift, output dims and dtype, input count, weights).
+  Status (*validate)(const OpCheck &c);
+  // The output's value from the inputs' values (evalOp, sizes checked).
+  void (*evaluate)(const RefArgs &r, Bytes &out);
+  // The emitter: a sliced implementation (op alone or in a layer group) ...
+  std::unique_ptr<emit::SlicedOp> (*sliced)(emit::Emitter &e, const Op &op);
+  // ... or commands emitted directly (pure data movement; may emit none).
+  void (*direct)(emit::Emitter &e, const Op &op);
+  // Optional (null: none): limits of the command fields the op's parameters
+  // go into, checked by compileToBmodel after validate.
+  Status (*encodable)(const Graph &g, const Op &op);
+};
+
+// One definition per kind, in the kind's Ops/ file.
+namespace ops {
+#define TPU_OP_KIND(Name, MinInputs, MaxInputs, TakesWeights, SharesInputBytes) extern const OpImpl Name;
+#include "compiler/Backend/OpKinds.def"
+} // namespace ops
+
+const OpImpl &opImpl(OpKind k);
+
+} // namespace tpu::backend

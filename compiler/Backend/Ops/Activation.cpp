@@ -1,0 +1,108 @@
+// Relu, LeakyRelu and Clip: one activation input, element by element.
+#include "compiler/Backend/ElementwiseEmitter.h"
+#include "compiler/Backend/OpRegistry.h"
+#include "compiler/Backend/OpValidation.h"
+#include "compiler/Backend/ReferenceEval.h"
+
+#include <algorithm>
+
+namespace tpu::backend {
+
+int64_t int8LeakyRelu(int64_t x, const Op &op, DType out) {
+  return std::max(x, rq(x * op.multipliers[0], op, false, out));
+}
+
+namespace {
+
+using namespace emit;
+using isa::EuOp;
+
+Status validateRelu(const OpCheck &c) { return c.unaryInput(); }
+
+Status validateLeakyRelu(const OpCheck &c) {
+  TPU_RETURN_IF_ERROR(c.unaryInput());
+  TPU_RETURN_IF_ERROR(c.needMultipliers(1));
+  if (!c.int8 && !(c.op.alpha >= 0.0f && c.op.alpha <= 1.0f))
+    return makeError("alpha ", c.op.alpha, " is outside [0, 1]");
+  if (c.int8 && (c.op.multipliers[0] < -128 || c.op.multipliers[0] > 127))
+    return makeError("multiplier ", c.op.multipliers[0], " does not fit int8");
+  return Status::ok();
+}
+
+Status validateClip(const OpCheck &c) {
+  TPU_RETURN_IF_ERROR(c.unaryInput());
+  if (!(c.op.clipMin <= c.op.clipMax))
+    return makeError("clip bounds [", c.op.clipMin, ", ", c.op.clipMax, "] are empty");
+  return Status::ok();
+}
+
+void evaluateRelu(const RefArgs &r, Bytes &out) {
+  mapElements(r, out, [](int64_t v) { return std::max<int64_t>(v, 0); }, [](float v) { return std::max(v, 0.0f); });
+}
+
+void evaluateLeakyRelu(const RefArgs &r, Bytes &out) {
+  const Op &op = r.op;
+  const DType t = r.y.dtype;
+  mapElements(r, out, [&](int64_t v) { return int8LeakyRelu(v, op, t); },
+              [&](float v) { return std::max(v, v * op.alpha); });
+}
+
+void evaluateClip(const RefArgs &r, Bytes &out) {
+  const Op &op = r.op;
+  const int64_t lo = int64_t(op.clipMin), hi = int64_t(op.clipMax);
+  mapElements(r, out, [&](int64_t v) { return std::min(std::max(v, lo), hi); },
+              [&](float v) { return std::min(std::max(v, op.clipMin), op.clipMax); });
+}
+
+class ReluOp : public ElementwiseOp {
+public:
+  using ElementwiseOp::ElementwiseOp;
+  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &, int64_t, int64_t,
+                     uint16_t wait) override {
+    return ew(EuOp::Max, y, ins[0].operand(hw_), isFloat() ? constantF(0.0f) : constant(outType(), 0), 0, false,
+              wait);
+  }
+};
+
+// max(x, x * slope), the product in a scratch buffer.
+class LeakyReluOp : public ElementwiseOp {
+public:
+  using ElementwiseOp::ElementwiseOp;
+  unsigned temps() const override { return 1; }
+  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &tmp, int64_t, int64_t,
+                     uint16_t wait) override {
+    const LBuf &a = ins[0];
+    if (isFloat()) ew(EuOp::Mul, tmp[0], a.operand(hw_), constantF(op_.alpha), 0, false, wait);
+    else ew(EuOp::Mul, tmp[0], a.operand(hw_), constant(DType::I8, op_.multipliers[0]), op_.rshift, false, wait);
+    return ew(EuOp::Max, y, a.operand(hw_), tmp[0].operand(hw_), 0, false, wait);
+  }
+};
+
+class ClipOp : public ElementwiseOp {
+public:
+  using ElementwiseOp::ElementwiseOp;
+  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &, int64_t, int64_t,
+                     uint16_t wait) override {
+    const LBuf &a = ins[0];
+    if (isFloat()) {
+      ew(EuOp::Max, y, a.operand(hw_), constantF(op_.clipMin), 0, false, wait);
+      return ew(EuOp::Min, y, y.operand(hw_), constantF(op_.clipMax), 0, false, wait);
+    }
+    // The integer bounds saturated to the output type, as int16 constants.
+    auto r = sim::intRange(Prec::Int8, outType() != DType::U8);
+    int64_t lo = sim::saturate(int64_t(op_.clipMin), r), hi = sim::saturate(int64_t(op_.clipMax), r);
+    ew(EuOp::Max, y, a.operand(hw_), constant(DType::I16, lo), 0, false, wait);
+    return ew(EuOp::Min, y, y.operand(hw_), constant(DType::I16, hi), 0, false, wait);
+  }
+};
+
+} // namespace
+
+namespace ops {
+const OpImpl Relu{OpKind::Relu, validateRelu, evaluateRelu, slicedAs<ReluOp>, nullptr, nullptr};
+const OpImpl LeakyRelu{OpKind::LeakyRelu, validateLeakyRelu, evaluateLeakyRelu, slicedAs<LeakyReluOp>, nullptr,
+                       nullptr};
+const OpImpl Clip{OpKind::Clip, validateClip, evaluateClip, slicedAs<ClipOp>, nullptr, nullptr};
+} // namespace ops
+
+} // namespace tpu::backend

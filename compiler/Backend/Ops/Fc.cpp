@@ -1,0 +1,140 @@
+// Fc: (M, K) x (K, N) + bias; rows = batch, K over the lanes. x is
+// (N, K...) flattened, the weight [n_out, K], the bias [n_out].
+#include "compiler/Backend/Emit.h"
+#include "compiler/Backend/OpRegistry.h"
+#include "compiler/Backend/OpValidation.h"
+#include "compiler/Backend/ReferenceEval.h"
+
+namespace tpu::backend {
+
+namespace {
+
+using namespace emit;
+
+Status validateFc(const OpCheck &c) {
+  const Tensor &x = c.in(0), &w = c.in(1);
+  const auto &ys = c.ys;
+  TPU_RETURN_IF_ERROR(c.sameType(x));
+  int64_t k = x.numel() / x.nchw()[0];
+  if (ys[0] != x.nchw()[0] || ys[2] != 1 || ys[3] != 1) return makeError("output must be (N, n_out)");
+  if (!w.isWeight() || w.shape != std::vector<int64_t>{ys[1], k})
+    return makeError("weight '", w.name, "' must be [n_out, K] = [", ys[1], ", ", k, "]");
+  TPU_RETURN_IF_ERROR(c.weightType(w, "fc"));
+  return c.optionalBias(2);
+}
+
+// K is the right matrix's row count (opd1_n) and the left's channels.
+Status encodableFc(const Graph &g, const Op &op) {
+  const Tensor &x = g.tensors[size_t(op.inputs[0])];
+  if (x.numel() / x.nchw()[0] > maxChannels())
+    return makeError("K = ", x.numel() / x.nchw()[0], " exceeds the ", maxChannels(),
+                     " rows one matrix command takes (K splitting is not implemented)");
+  return Status::ok();
+}
+
+void evaluateFc(const RefArgs &r, Bytes &out) {
+  const int64_t m = r.xs[0], n = r.ys[1], k = r.x.numel() / m;
+  const bool relu = r.op.relu;
+  if (r.isInt) {
+    auto a = r.ints(0), w = r.ints(1);
+    std::vector<int32_t> b;
+    if (r.in.size() == 3) b = toInts(*r.in[2], DType::I16);
+    std::vector<int64_t> ri(r.count);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t acc = 0;
+        for (int64_t q = 0; q < k; ++q) acc += int64_t(a[size_t(i * k + q)]) * w[size_t(j * k + q)];
+        if (!b.empty()) acc += b[size_t(j)];
+        ri[size_t(i * n + j)] = rq(acc, r.op, relu, r.y.dtype);
+      }
+    out = fromInts(ri, r.y.dtype);
+    return;
+  }
+  const float *a = floats(*r.in[0]), *w = floats(*r.in[1]);
+  const float *b = r.in.size() == 3 ? floats(*r.in[2]) : nullptr;
+  std::vector<float> rf(r.count);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t q = 0; q < k; ++q) { float t = a[i * k + q] * w[j * k + q]; acc += t; }
+      if (b) acc += b[j];
+      rf[size_t(i * n + j)] = relu ? sim::relu(acc) : acc;
+    }
+  out = fromFloats(rf);
+}
+
+class FcOp : public SlicedOp {
+public:
+  FcOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
+    const Tensor &xt = e.g.tensors[op.inputs[0]];
+    x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
+    k_ = xt.numel() / xt.nchw()[0];
+    x_.s = {x_.s[0], k_, 1, 1};
+    wt_ = e.g.tensors[op.inputs[1]].dtype, waddr_ = e.am.addr[op.inputs[1]];
+    if (op.inputs.size() == 3) baddr_ = e.am.addr[op.inputs[2]], bt_ = e.g.tensors[op.inputs[2]].dtype;
+  }
+  std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], 1}; }
+  bool cutsH() const override { return false; }
+  std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
+    return {LBuf::activationBytes(x_.dtype, {u32(ns), u32(k_), 1, 1}, lanes()),
+            LBuf::activationBytes(y_.dtype, {u32(ns), u32(cs), 1, 1}, lanes())};
+  }
+  std::vector<uint64_t> fixedBytes(int64_t cs) const override {
+    std::vector<uint64_t> v{LBuf::bytes(wt_, {u32(k_), u32(cs), 1, 1}, lanes())};
+    if (baddr_) v.push_back(LBuf::perChannelBytes(bt_, cs, lanes()));
+    return v;
+  }
+  // Each column's K rows contiguous in its lane (one load run per column).
+  LBuf rightBuf(int64_t cs) const {
+    LBuf b;
+    b.offset = fixed_[0], b.dtype = wt_, b.shape = {u32(k_), u32(cs), 1, 1}, b.stride = {1, u32(k_), 1, 1};
+    return b;
+  }
+  LBuf biasBuf(int64_t cs) const { return LBuf::perChannel(fixed_[1], bt_, {1, u32(cs), 1, 1}); }
+  LBuf leftBuf(const Tile &t, unsigned set) const {
+    return LBuf::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(k_), 1, 1}, lanes());
+  }
+  LBuf outBuf(const Tile &t, unsigned set) const {
+    return LBuf::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
+  }
+  uint16_t loadFixed(const Tile &t, uint16_t wait) override {
+    // DDR weight [n_out, K] is the local layout's order: the same bytes seen
+    // as (1, columns, 1, K) on both sides, one run.
+    LBuf view = rightBuf(t.cs);
+    view.shape = {1, u32(t.cs), 1, u32(k_)}, view.stride = {0, u32(k_), u32(k_), 1};
+    uint16_t id = e_.loadWeight(waddr_ + uint64_t(t.c0 * k_) * dtypeBytes(wt_), wt_, {1, u32(t.cs), 1, u32(k_)},
+                                {0, u32(k_), u32(k_), 1}, view, wait);
+    if (baddr_)
+      id = e_.loadPerChannel(baddr_, bt_, t.c0, t.cs, fixed_[1], wait);
+    return id;
+  }
+  uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
+    return e_.move(true, x_, t.n0, t.ns, 0, k_, 0, 1, leftBuf(t, set), wait);
+  }
+  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
+    isa::MatMul c;
+    c.eu = isa::EuOp::Mul;
+    c.left = leftBuf(t, set).operand(hw_), c.right = rightBuf(t.cs).operand(hw_);
+    c.output = outBuf(t, set).operand(hw_);
+    if (baddr_) c.hasBias = true, c.bias = biasBuf(t.cs).operand(hw_);
+    c.rshift = op_.rshift, c.relu = op_.relu;
+    return e_.b->tiu(c, wait);
+  }
+  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
+    return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, 0, 1, outBuf(t, set), wait);
+  }
+
+private:
+  DTensor x_, y_;
+  int64_t k_ = 1;
+  DType wt_ = DType::F32, bt_ = DType::F32;
+  uint64_t waddr_ = 0, baddr_ = 0;
+};
+
+} // namespace
+
+namespace ops {
+const OpImpl Fc{OpKind::Fc, validateFc, evaluateFc, slicedAs<FcOp>, nullptr, encodableFc};
+} // namespace ops
+
+} // namespace tpu::backend
