@@ -101,10 +101,15 @@ private:
     return a;
   }
   std::string outName(const Operator &op, size_t k = 0) const { return tensor(op.outputs.at(k)).name; }
+  // `base` if still free (a tensor's own name is kept for the op producing it),
+  // else base_1, base_2... avoiding every tensor name of the model.
   std::string uniqueName(const std::string &base) {
-    std::string name = base;
-    for (int i = 1; !names_.insert(name).second; ++i) name = base + "_" + std::to_string(i);
-    return name;
+    if (used_.insert(base).second) return base;
+    std::string name;
+    for (int i = 1;; ++i) {
+      name = base + "_" + std::to_string(i);
+      if (!tensorNames_.count(name) && used_.insert(name).second) return name;
+    }
   }
   Location loc(const std::string &name) { return NameLoc::get(b_.getStringAttr(name)); }
   NamedAttribute attr(StringRef n, mlir::Attribute a) { return b_.getNamedAttr(n, a); }
@@ -273,7 +278,7 @@ private:
   NpzMap &weights_;
   std::map<int32_t, Value> values_;  // activations by tensor index
   std::map<int32_t, Tensor> folded_; // constants computed at import (DEQUANTIZE of a constant), float32
-  std::set<std::string> names_;
+  std::set<std::string> tensorNames_, used_; // the model's tensor names; names given to values
   std::map<std::string, QuantRange> ranges_; // Top value name -> the model's range
   std::vector<std::string> diags_;
 };
@@ -799,7 +804,7 @@ Status Importer::run(ModuleOp module, const ImportOptions &opts) {
   if (!opts.inputShapes.empty() && opts.inputShapes.size() != model_.inputs.size())
     return makeError("--input-shapes gives ", opts.inputShapes.size(), " shapes but the model has ",
                      model_.inputs.size(), " inputs");
-  for (const Tensor &t : model_.tensors) names_.insert(t.name);
+  for (const Tensor &t : model_.tensors) tensorNames_.insert(t.name);
   SmallVector<Type> argTypes;
   for (size_t i = 0; i < model_.inputs.size(); ++i) {
     const Tensor &t = tensor(model_.inputs[i]);
