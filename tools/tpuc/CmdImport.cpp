@@ -42,10 +42,7 @@ int runImport(int argc, char **argv) {
     inputShapes = shapes.take();
   }
   const std::string &model = args.args()[0];
-  // By content; a file named .tflite without the identifier gets the TFLite reader's error.
-  bool tflite = tpu::tflite::isTfliteFile(model) ||
-                (model.size() > 7 && model.compare(model.size() - 7, 7, ".tflite") == 0);
-  if (tflite) {
+  if (tpu::tflite::isTfliteModel(model)) {
     if (args.has("--output-names")) return tpuc::fail("import", "--output-names is not supported for TFLite models");
     tpu::tflite::ImportOptions options;
     options.inputShapes = inputShapes;

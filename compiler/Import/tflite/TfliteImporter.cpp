@@ -854,8 +854,17 @@ Status Importer::run(ModuleOp module, const ImportOptions &opts) {
     if (it == values_.end()) return makeError("output '", tensor(o).name, "' is not produced by any operator");
     Value v = it->second;
     if (shapeOf(v).size() == 4) { // back to the model's NHWC interface
-      auto n = toNhwc(v, tensor(o).name);
+      const std::string &name = tensor(o).name;
+      auto n = toNhwc(v, name);
       if (!n) return n.status();
+      // The returned value carries the output's name (every stage names outputs by it), the op before it _nchw.
+      auto producer = dyn_cast<NameLoc>(v.getLoc());
+      if (*n != v && producer && producer.getName() == name) {
+        std::string inner = uniqueName(name + "_nchw");
+        v.getDefiningOp()->setLoc(loc(inner));
+        n->getDefiningOp()->setLoc(loc(name));
+        if (auto r = ranges_.find(name); r != ranges_.end()) ranges_[inner] = r->second;
+      }
       v = *n;
     }
     results.push_back(v);
@@ -975,7 +984,8 @@ Status importTfliteFile(const std::string &tflitePath, const std::string &mlirPa
   return writeTopModule(*imported->module, mlirPath);
 }
 
-bool isTfliteFile(const std::string &path) {
+bool isTfliteModel(const std::string &path) {
+  if (path.size() > 7 && path.compare(path.size() - 7, 7, ".tflite") == 0) return true;
   std::ifstream in(path, std::ios::binary);
   char head[8] = {};
   return in.read(head, sizeof head) && std::string(head + 4, 4) == "TFL3";

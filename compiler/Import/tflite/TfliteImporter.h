@@ -48,7 +48,8 @@ QuantRange rangeOf(const Tensor &tensor);
 // file beside it and, if asked, the calibration table.
 Status importTfliteFile(const std::string &tflitePath, const std::string &mlirPath, ImportOptions options);
 
-// A .tflite file: by the FlatBuffer identifier "TFL3" at bytes 4..7.
-bool isTfliteFile(const std::string &path);
+// A model for the TFLite importer: the FlatBuffer identifier "TFL3" at bytes
+// 4..7, or a .tflite name (whose bad content then gets the TFLite reader's error).
+bool isTfliteModel(const std::string &path);
 
 } // namespace tpu::tflite

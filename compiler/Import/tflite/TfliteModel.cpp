@@ -43,11 +43,16 @@ float halfToFloat(uint16_t h) {
   return sign ? -magnitude : magnitude;
 }
 
+// Copied bytewise: the verifier checks a vector's 4-byte length alignment, not
+// its elements', so an int64 vector (zero_point) may sit at any 4-byte offset.
 template <typename T> std::vector<T> copyVector(const flatbuffers::Vector<T> *v) {
-  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+  std::vector<T> out(v ? v->size() : 0);
+  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+  return out;
 }
 template <typename T> std::vector<int64_t> widen(const flatbuffers::Vector<T> *v) {
-  return v ? std::vector<int64_t>(v->begin(), v->end()) : std::vector<int64_t>();
+  std::vector<T> values = copyVector(v);
+  return std::vector<int64_t>(values.begin(), values.end());
 }
 
 // The option tables share field names; each one read fills its fields.
