@@ -132,6 +132,32 @@ def transpose_conv(x, w, b, out_shape, padding, s):
     return out + b if b is not None else out
 
 
+def resize_nearest(x, size, o):
+    _, h, w, _ = x.shape
+
+    def index(n_out, n_in):
+        scale = (n_in - 1) / (n_out - 1) if o["align_corners"] and n_out > 1 else n_in / n_out
+        src = np.arange(n_out) * scale
+        if o["half_pixel_centers"]:
+            src = (np.arange(n_out) + 0.5) * scale
+        # align_corners rounds half away from zero, the other modes take the floor
+        src = np.floor(src + 0.5) if o["align_corners"] else np.floor(src)
+        return np.minimum(src.astype(int), n_in - 1)
+
+    return x[:, index(size[0], h)][:, :, index(size[1], w)]
+
+
+def strided_slice(x, begin, end, strides, o):
+    index = []
+    for d in range(x.ndim):
+        b, e, s = int(begin[d]), int(end[d]), int(strides[d])
+        if o["shrink_axis_mask"] >> d & 1:
+            index.append(b)
+            continue
+        index.append(slice(None if o["begin_mask"] >> d & 1 else b, None if o["end_mask"] >> d & 1 else e, s))
+    return x[tuple(index)]
+
+
 def resize_bilinear(x, size, o):
     _, h, w, _ = x.shape
     oh, ow = size
@@ -203,6 +229,49 @@ def run(model, inputs, names):
             out = activation(f(args[0], args[1]), act)
         elif name == "RELU":
             out = np.maximum(args[0], 0)
+        elif name == "RELU6":
+            out = np.clip(args[0], 0, 6)
+        elif name == "TANH":
+            out = np.tanh(args[0])
+        elif name == "LEAKY_RELU":
+            out = np.where(args[0] >= 0, args[0], o["alpha"] * args[0])
+        elif name == "PRELU":
+            out = np.where(args[0] >= 0, args[0], args[1] * args[0])
+        elif name == "SOFTMAX":
+            z = o["beta"] * args[0]
+            z = np.exp(z - z.max(axis=-1, keepdims=True))
+            out = z / z.sum(axis=-1, keepdims=True)
+        elif name == "FULLY_CONNECTED":
+            k = args[1].shape[1]
+            out = args[0].reshape(-1, k) @ args[1].T
+            if len(args) > 2 and args[2] is not None:
+                out = out + args[2]
+            if o["keep_num_dims"]:
+                out = out.reshape(args[0].shape[:-1] + (args[1].shape[0],))
+            out = activation(out, act)
+        elif name in ("MEAN", "SUM", "REDUCE_MAX"):
+            f = {"MEAN": np.mean, "SUM": np.sum, "REDUCE_MAX": np.max}[name]
+            out = f(args[0], axis=tuple(int(a) for a in args[1].reshape(-1)), keepdims=o["keep_dims"])
+        elif name == "SQUEEZE":
+            out = np.squeeze(args[0], axis=tuple(o["squeeze_dims"]) or None)
+        elif name == "EXPAND_DIMS":
+            out = np.expand_dims(args[0], int(args[1].reshape(-1)[0]))
+        elif name == "SPLIT":
+            pieces = np.split(args[1], o["num_splits"], axis=int(args[0].reshape(-1)[0]))
+            for t, piece in zip(op["outputs"], pieces):
+                values[t] = piece
+            continue
+        elif name == "STRIDED_SLICE":
+            out = strided_slice(args[0], args[1], args[2], args[3], o)
+        elif name == "SLICE":
+            out = args[0][tuple(slice(int(b), None if int(n) < 0 else int(b) + int(n)) for b, n in zip(args[1], args[2]))]
+        elif name == "TRANSPOSE":
+            out = np.transpose(args[0], [int(p) for p in args[1]])
+        elif name == "RESIZE_NEAREST_NEIGHBOR":
+            out = resize_nearest(args[0], [int(v) for v in args[1]], o)
+        elif name == "TRANSPOSE_CONV":
+            out = transpose_conv(args[2], args[1], args[3] if len(args) > 3 else None, [int(v) for v in args[0]],
+                                 o["padding"], (o["stride_h"], o["stride_w"]))
         elif name == "HARD_SWISH":
             out = args[0] * np.clip(args[0] + 3, 0, 6) / 6
         elif name == "LOGISTIC":

@@ -9,10 +9,13 @@
 // Arm NN 20.08 takes filters only as constant tensors, so the DEQUANTIZE of a
 // float16 constant (how TFLite stores half-precision weights) is folded first:
 // its output becomes a float32 constant holding the same values (exact: every
-// float16 is a float32). Nothing else in the model is changed. Arm NN 20.08's
-// parser ignores the half_pixel_centers flag of RESIZE_BILINEAR and
-// RESIZE_NEAREST_NEIGHBOR (it resizes as if it were false): such a model is
-// refused rather than run to a different result.
+// float16 is a float32). Nothing else in the model is changed.
+//
+// Where Arm NN 20.08 computes something other than TFLite the model is refused
+// rather than run to a different result (docs/models.md has the measurements):
+// RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR with half_pixel_centers (ignored),
+// RESIZE_NEAREST_NEIGHBOR with align_corners (ignored: it takes floor(y * in / out)),
+// TRANSPOSE_CONV with SAME padding (placed differently; VALID agrees).
 #include "compiler/Import/tflite/TfliteModel.h"
 #include "compiler/Import/tflite/schema_generated.h"
 #include "support/Npz.h"
@@ -49,10 +52,15 @@ tpu::Result<std::vector<uint8_t>> foldHalfDequantize(const std::string &modelPat
     const tflite::OperatorCodeT &code = *model->operator_codes.at(ops[i]->opcode_index);
     int32_t builtin = std::max<int32_t>(code.deprecated_builtin_code, code.builtin_code);
     const tpu::tflite::Operator &op = checked->operators[i + folded];
-    if ((builtin == tflite::BuiltinOperator_RESIZE_BILINEAR ||
-         builtin == tflite::BuiltinOperator_RESIZE_NEAREST_NEIGHBOR) && op.options.halfPixelCenters)
-      return tpu::makeError(modelPath, ": ", op.describe(),
-                            " uses half_pixel_centers, which Arm NN 20.08 ignores (its result would differ)");
+    const bool resize = builtin == tflite::BuiltinOperator_RESIZE_BILINEAR ||
+                        builtin == tflite::BuiltinOperator_RESIZE_NEAREST_NEIGHBOR;
+    const char *unlike = nullptr;
+    if (resize && op.options.halfPixelCenters) unlike = "half_pixel_centers, which Arm NN 20.08 ignores";
+    else if (builtin == tflite::BuiltinOperator_RESIZE_NEAREST_NEIGHBOR && op.options.alignCorners)
+      unlike = "align_corners, which Arm NN 20.08 ignores for nearest";
+    else if (builtin == tflite::BuiltinOperator_TRANSPOSE_CONV && op.options.padding == tpu::tflite::Padding::Same)
+      unlike = "SAME padding, which Arm NN 20.08 places unlike TFLite";
+    if (unlike) return tpu::makeError(modelPath, ": ", op.describe(), " uses ", unlike, " (its result would differ)");
     const tpu::tflite::Tensor &source = checked->tensors[ops[i]->inputs.at(0)];
     if (builtin != tflite::BuiltinOperator_DEQUANTIZE || source.type != tflite::TensorType_FLOAT16 ||
         !source.isConstant()) {
