@@ -127,21 +127,30 @@ std::string tempDir() {
   return dir.str().str();
 }
 
-TEST(TfliteImport, QuantizedWeightsAreRealValuesInOihw) {
-  std::vector<uint8_t> bytes = quantizedModel();
-  auto model = tpu::tflite::parseModel(bytes.data(), bytes.size());
-  ASSERT_TRUE(model.isOk()) << model.message();
+// The quantized model parsed and imported (in memory).
+class TfliteQuantized : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::vector<uint8_t> bytes = quantizedModel();
+    auto model = tpu::tflite::parseModel(bytes.data(), bytes.size());
+    ASSERT_TRUE(model.isOk()) << model.message();
+    auto result = tpu::tflite::importModel(context, *model, {});
+    ASSERT_TRUE(result.isOk()) << result.message();
+    imported = result.take();
+  }
   mlir::MLIRContext context;
-  auto imported = tpu::tflite::importModel(context, *model, {});
-  ASSERT_TRUE(imported.isOk()) << imported.message();
-  const NpyArray &w = imported->weights.at("conv_w");
+  tpu::tflite::ImportedModule imported;
+};
+
+TEST_F(TfliteQuantized, WeightsAreRealValuesInOihw) {
+  const NpyArray &w = imported.weights.at("conv_w");
   ASSERT_EQ(w.shape, (std::vector<int64_t>{O, C, K, K}));
   for (int o = 0; o < O; ++o)
     for (int c = 0; c < C; ++c)
       for (int y = 0; y < K; ++y)
         for (int x = 0; x < K; ++x)
           EXPECT_FLOAT_EQ(w.as<float>()[((o * C + c) * K + y) * K + x], kWeightScales[o] * weightQ(o, y, x, c));
-  const NpyArray &b = imported->weights.at("conv_b");
+  const NpyArray &b = imported.weights.at("conv_b");
   for (int o = 0; o < O; ++o) EXPECT_FLOAT_EQ(b.as<float>()[o], kInScale * kWeightScales[o] * biasQ(o));
 }
 
@@ -171,14 +180,8 @@ TEST(TfliteImport, CalibrationTableHoldsTheModelsScales) {
   }
 }
 
-TEST(TfliteImport, TopInterpreterComputesTheDequantizedModel) {
-  std::vector<uint8_t> bytes = quantizedModel();
-  auto model = tpu::tflite::parseModel(bytes.data(), bytes.size());
-  ASSERT_TRUE(model.isOk()) << model.message();
-  mlir::MLIRContext context;
-  auto imported = tpu::tflite::importModel(context, *model, {});
-  ASSERT_TRUE(imported.isOk()) << imported.message();
-  auto interp = top::TopInterpreter::create(*imported->module, imported->weights);
+TEST_F(TfliteQuantized, TopInterpreterComputesTheDequantizedModel) {
+  auto interp = top::TopInterpreter::create(*imported.module, imported.weights);
   ASSERT_TRUE(interp.isOk()) << interp.message();
   std::vector<float> x(H * W * C); // NHWC
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * float(i)) * 2.0f;

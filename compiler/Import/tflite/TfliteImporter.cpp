@@ -1,17 +1,13 @@
 #include "compiler/Import/tflite/TfliteImporter.h"
 #include "compiler/Calibration/CalibrationTable.h"
 #include "compiler/Dialect/Top/TopOps.h"
-#include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Import/ConstFold.h"
-#include "compiler/Transforms/Passes.h"
+#include "compiler/Import/ImportCommon.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -878,14 +874,6 @@ Status Importer::run(ModuleOp module, const ImportOptions &opts) {
   return Status::ok();
 }
 
-std::string diagnosticText(Diagnostic &d) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  if (auto name = dyn_cast<NameLoc>(d.getLocation())) os << "'" << name.getName().strref() << "': ";
-  os << d.str();
-  return s;
-}
-
 Status writeCalibration(const std::map<std::string, QuantRange> &ranges, ModuleOp module, const std::string &path) {
   calib::CalibrationTable table;
   table.method = "tflite";
@@ -899,26 +887,6 @@ Status writeCalibration(const std::map<std::string, QuantRange> &ranges, ModuleO
   }
   if (table.tensors.empty()) return makeError(path, ": the model carries no activation ranges (not a quantized model)");
   return table.save(path);
-}
-
-// The module as text: op locations (the tensor names) printed, the module's own
-// location left out so that a parser gives it the file's location, against which
-// the relative weight file name resolves (as the ONNX importer writes it).
-Status writeTopModule(ModuleOp module, const std::string &mlirPath) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(mlirPath, ec);
-  if (ec) return makeError(mlirPath, ": cannot write: ", ec.message());
-  OpPrintingFlags flags;
-  flags.enableDebugInfo(true, /*prettyForm=*/false);
-  os << "module attributes " << module->getAttrDictionary() << " {\n";
-  for (Operation &op : *module.getBody()) {
-    op.print(os, flags);
-    os << "\n";
-  }
-  os << "}\n";
-  os.close();
-  if (os.has_error()) return makeError(mlirPath, ": write error");
-  return Status::ok();
 }
 
 } // namespace
@@ -942,31 +910,14 @@ Result<ImportedModule> importModel(MLIRContext &context, const Model &model, con
   ImportedModule out;
   Importer im(context, model, out.weights);
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-    im.diagnostics().push_back(diagnosticText(d));
+    im.diagnostics().push_back(import::diagnosticText(d));
     return success();
   });
   out.module = ModuleOp::create(UnknownLoc::get(&context));
   ModuleOp module = *out.module;
   module->setAttr(top::kWeightFileAttr, StringAttr::get(&context, options.weightFile));
   TPU_RETURN_IF_ERROR(im.run(module, options));
-  if (options.canonicalize) {
-    top::WeightStore store(std::move(out.weights));
-    RewritePatternSet patterns(&context);
-    top::populateFusePatterns(patterns, store);
-    (void)applyPatternsAndFoldGreedily(module, std::move(patterns));
-    out.weights = std::move(store.arrays());
-    PassManager pm(&context);
-    pm.addPass(createCanonicalizerPass());
-    if (failed(pm.run(module)))
-      return makeError("canonicalization failed: ", im.diagnostics().empty() ? "" : im.diagnostics().back());
-  }
-  im.diagnostics().clear();
-  if (failed(verify(module)))
-    return makeError("the imported module does not verify: ", im.diagnostics().empty() ? "" : im.diagnostics().back());
-  std::set<std::string> used;
-  module.walk([&](top::WeightOp w) { used.insert(w.getName().str()); });
-  for (auto it = out.weights.begin(); it != out.weights.end();)
-    it = used.count(it->first) ? std::next(it) : out.weights.erase(it);
+  TPU_RETURN_IF_ERROR(import::finishModule(module, out.weights, options.canonicalize, im.diagnostics()));
   if (!options.calibrationPath.empty()) TPU_RETURN_IF_ERROR(writeCalibration(im.ranges(), module, options.calibrationPath));
   return out;
 }
@@ -981,7 +932,7 @@ Status importTfliteFile(const std::string &tflitePath, const std::string &mlirPa
   if (!imported) return Status(imported.status()).prefix(tflitePath);
   std::string dir = mlirPath.find('/') == std::string::npos ? "" : mlirPath.substr(0, mlirPath.find_last_of('/') + 1);
   TPU_RETURN_IF_ERROR(writeNpz(dir + weightName, imported->weights));
-  return writeTopModule(*imported->module, mlirPath);
+  return import::writeTopModule(*imported->module, mlirPath);
 }
 
 bool isTfliteModel(const std::string &path) {
