@@ -17,7 +17,7 @@ build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 work=${FUZZ_WORK:-$build/fuzz-work}
 seconds=${FUZZ_SECONDS:-60}
 runs=${FUZZ_RUNS:-0}
-all=(fuzz_bmodel fuzz_onnx fuzz_npz fuzz_hwconfig fuzz_asm fuzz_command fuzz_calibration)
+all=(fuzz_bmodel fuzz_onnx fuzz_tflite fuzz_npz fuzz_hwconfig fuzz_asm fuzz_command fuzz_calibration)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 
@@ -39,7 +39,7 @@ ninja -C "$build" fuzz_seeds "${targets[@]}" >/dev/null
 # Seeds: the project's own inputs (tests, sample programs, models, ONNX node tests).
 seeds=$work/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_bmodel,fuzz_command,fuzz_asm,fuzz_npz,fuzz_onnx,fuzz_hwconfig,fuzz_calibration}
+mkdir -p "$seeds"/{fuzz_bmodel,fuzz_command,fuzz_asm,fuzz_npz,fuzz_onnx,fuzz_tflite,fuzz_hwconfig,fuzz_calibration}
 mapfile -t asm < <(find "$root/tests" -name '*.s' -not -path '*/build*' | sort)
 cp "${asm[@]}" "$seeds/fuzz_asm/"
 "$build/fuzz/fuzz_seeds" "$seeds/fuzz_bmodel" "$seeds/fuzz_command" "${asm[@]}" >&2
@@ -52,6 +52,12 @@ for m in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
 done
 find "$root/tests" -name '*.onnx' -size -64k -not -path '*/build*' \
   -exec cp --backup=numbered -t "$seeds/fuzz_onnx/" {} + 2>/dev/null || true
+# TFLite: the lit tests' JSON models compiled with flatc, and the smaller MediaPipe models.
+for j in "$root"/tests/lit/compiler/Inputs/tflite/*.json; do
+  flatc -b -o "$seeds/fuzz_tflite" "$root/compiler/Import/tflite/schema.fbs" "$j"
+done
+find "$root/models/out/mediapipe" -name '*.tflite' -size -300k \
+  -exec cp --backup=numbered -t "$seeds/fuzz_tflite/" {} + 2>/dev/null || true
 cat >"$seeds/fuzz_hwconfig/bm1684.json" <<'JSON'
 {"npuLanes": 64, "euBytes": 128, "lmemBytesPerLane": 524288, "lmemBanks": 8,
  "dmaAlignBytes": 512, "coeffAlignBytes": 4096, "globalMemBase": 4294967296,
@@ -81,6 +87,8 @@ for t in "${targets[@]}"; do
         -artifact_prefix="$work/crashes/$t/")
   ((runs > 0)) && args+=(-runs="$runs")
   [[ $t == fuzz_command ]] && args+=(-max_len=4096)
+  # Whole models as seeds, mutated in their first 8 KiB: far more executions per second.
+  [[ $t == fuzz_tflite ]] && args+=(-max_len=8192)
   start=$SECONDS
   rc=0
   "$build/fuzz/$t" "${args[@]}" "$work/corpus/$t" "$seeds/$t" >"$log" 2>&1 || rc=$?

@@ -10,7 +10,8 @@ PKGS=(cmake ninja-build g++ pkgconf ccache
       libzip-dev libssl-dev zlib1g-dev nlohmann-json3-dev
       pybind11-dev python3-dev chromium libgraphviz-dev
       clang libclang-rt-14-dev
-      slurm-wlm munge parallel)
+      slurm-wlm munge parallel
+      libarmnn-dev libarmnntfliteparser-dev libarmnn-cpuref-backend22)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -26,4 +26,5 @@ fi
 start=$SECONDS
 "$py" "$root/models/export_torchvision.py" --batch 1,4 "$@"
 "$py" "$root/models/prepare_ppocr.py"
+bash "$root/scripts/models-tflite.sh"
 echo "models: ready in $root/models/out ($((SECONDS - start)) s)" >&2

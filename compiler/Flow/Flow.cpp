@@ -3,6 +3,7 @@
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
 #include "compiler/Import/OnnxImporter.h"
+#include "compiler/Import/tflite/TfliteImporter.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/Lowering/Deploy.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
@@ -54,8 +55,8 @@ std::string join(const std::string &dir, const std::string &name) {
 }
 
 // "dir/resnet18.onnx" -> "resnet18".
-std::string modelStem(const std::string &onnxPath) {
-  std::string stem = llvm::sys::path::stem(onnxPath).str();
+std::string modelStem(const std::string &modelPath) {
+  std::string stem = llvm::sys::path::stem(modelPath).str();
   return stem.empty() ? "model" : stem;
 }
 
@@ -91,8 +92,8 @@ Result<NpzMap> selectArrays(const NpzMap &all, const std::vector<std::string> &n
 
 Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   const bool int8 = options.mode == lowering::Quantize::INT8;
-  if (options.onnxPath.empty()) return makeError("missing model.onnx");
-  if (!llvm::sys::fs::is_regular_file(options.onnxPath)) return makeError(options.onnxPath, ": no such file");
+  if (options.modelPath.empty()) return makeError("missing model.onnx or model.tflite");
+  if (!llvm::sys::fs::is_regular_file(options.modelPath)) return makeError(options.modelPath, ": no such file");
   if (options.testInput.empty()) return makeError("missing --test-input in.npz");
   if (int8 && options.calibrationData.empty()) return makeError("--quantize INT8 needs --calibration-data DIR");
   if (!int8 && !options.calibrationData.empty())
@@ -111,7 +112,7 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
     samples = loaded.take();
   }
 
-  const std::string stem = modelStem(options.onnxPath);
+  const std::string stem = modelStem(options.modelPath);
   const std::string workDir = options.workDir.empty() ? stem + "_flow" : options.workDir;
   if (std::error_code ec = llvm::sys::fs::create_directories(workDir))
     return makeError(workDir, ": cannot create the work directory: ", ec.message());
@@ -130,10 +131,16 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   r.manifestPath = join(workDir, kFlowManifestName);
 
   // 1. Import.
-  log << "flow: import " << options.onnxPath << " -> " << r.topPath << "\n";
-  onnx::ImportOptions io;
-  io.inputShapes = options.inputShapes;
-  TPU_RETURN_IF_ERROR(onnx::importOnnxFile(options.onnxPath, r.topPath, io));
+  log << "flow: import " << options.modelPath << " -> " << r.topPath << "\n";
+  if (tflite::isTfliteModel(options.modelPath)) {
+    tflite::ImportOptions io;
+    io.inputShapes = options.inputShapes;
+    TPU_RETURN_IF_ERROR(tflite::importTfliteFile(options.modelPath, r.topPath, io));
+  } else {
+    onnx::ImportOptions io;
+    io.inputShapes = options.inputShapes;
+    TPU_RETURN_IF_ERROR(onnx::importOnnxFile(options.modelPath, r.topPath, io));
+  }
 
   mlir::MLIRContext context;
   context.getOrLoadDialect<tpuir::TpuDialect>();

@@ -1,4 +1,4 @@
-// The one-command journey behind `tpuc flow`: ONNX -> Top (import) ->
+// The one-command journey behind `tpuc flow`: ONNX or TFLite -> Top (import) ->
 // calibration table (INT8) -> Tpu module + bmodel (deploy), then the same
 // test input through every stage — Top interpreter (the fp32 reference),
 // Tpu interpreter, bmodel on the timed sim backend — and stage-to-stage
@@ -19,7 +19,7 @@
 namespace tpu::flow {
 
 struct FlowOptions {
-  std::string onnxPath;
+  std::string modelPath; // .onnx or .tflite
   std::vector<std::vector<int64_t>> inputShapes; // empty: the model's own shapes
   lowering::Quantize mode = lowering::Quantize::F32;
   std::string calibrationData; // directory of .npz samples (required for INT8)

@@ -1,4 +1,4 @@
-// tpuc flow: ONNX -> Top -> (calibration) -> Tpu -> bmodel, every stage run
+// tpuc flow: ONNX or TFLite -> Top -> (calibration) -> Tpu -> bmodel, every stage run
 // on one test input and compared, one summary — wiring only; the work is in
 // compiler/Flow/Flow.h.
 #include "compiler/Flow/Flow.h"
@@ -15,11 +15,11 @@
 namespace {
 
 int runFlowCmd(int argc, char **argv) {
-  tpu::ArgParser args("flow", "tpuc flow model.onnx --quantize F32|INT8 --test-input in.npz "
+  tpu::ArgParser args("flow", "tpuc flow model.onnx|model.tflite --quantize F32|INT8 --test-input in.npz "
                               "[--input-shapes \"[[1,3,224,224]]\"] [--calibration-data DIR] [--input-num N] "
                               "[--calibration-method kl|max] [--quantize-table keep_fp32.txt] "
                               "[--no-layer-group] [--config hw.json] [--work-dir DIR]");
-  args.positionals(1, 1, "model.onnx");
+  args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--quantize", "F32 or INT8");
   args.option("--input-shapes", "shapes of the model inputs, e.g. [[1,3,224,224]]");
   args.option("--calibration-data", "directory of .npz samples for the INT8 calibration (KL)");
@@ -46,7 +46,7 @@ int runFlowCmd(int argc, char **argv) {
   if (args.has("--input-num") && *num < 1) return tpuc::fail("flow", "--input-num must be >= 1");
 
   tpu::flow::FlowOptions opt;
-  opt.onnxPath = args.args()[0];
+  opt.modelPath = args.args()[0];
   if (args.has("--input-shapes")) {
     auto shapes = tpu::onnx::parseShapeList(args.get("--input-shapes"));
     if (!shapes) return tpuc::fail("flow", shapes.message());
@@ -76,7 +76,7 @@ int runFlowCmd(int argc, char **argv) {
   return result->pass() ? tpuc::kExitOk : tpuc::kExitMismatch;
 }
 
-tpuc::RegisterSubcommand registerFlow("flow", "ONNX to bmodel in one command: every stage run, compared and timed",
+tpuc::RegisterSubcommand registerFlow("flow", "ONNX or TFLite to bmodel in one command: every stage run, compared and timed",
                                       runFlowCmd);
 
 } // namespace

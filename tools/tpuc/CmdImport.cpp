@@ -1,6 +1,8 @@
-// tpuc import: ONNX model -> Top dialect .mlir + weight .npz — wiring only;
-// the work is in compiler/Import/OnnxImporter.h.
+// tpuc import: ONNX or TFLite model -> Top dialect .mlir + weight .npz — wiring
+// only; the work is in compiler/Import/OnnxImporter.h and
+// compiler/Import/tflite/TfliteImporter.h (chosen by the file's content).
 #include "compiler/Import/OnnxImporter.h"
+#include "compiler/Import/tflite/TfliteImporter.h"
 #include "support/ArgParser.h"
 #include "tools/tpuc/Subcommand.h"
 
@@ -18,34 +20,48 @@ std::vector<std::string> splitNames(const std::string &text) {
 }
 
 int runImport(int argc, char **argv) {
-  tpu::ArgParser args("import", "tpuc import model.onnx [--input-shapes \"[[1,3,224,224]]\"] "
-                                "[--output-names a,b] -o model.top.mlir");
-  args.positionals(1, 1, "model.onnx");
+  tpu::ArgParser args("import", "tpuc import model.onnx|model.tflite [--input-shapes \"[[1,3,224,224]]\"] "
+                                "[--output-names a,b] [--emit-calibration m.cali] -o model.top.mlir");
+  args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--output", "the Top dialect .mlir to write; the weights go beside it as <name>_weights.npz", "-o");
   args.option("--input-shapes", "shapes of the model inputs, in order, e.g. [[1,3,224,224],[1,10]]; required "
                                 "when an input has dynamic dimensions");
   args.option("--output-names", "comma-separated tensor names to return instead of the graph outputs");
   args.flag("--no-canonicalize", "keep the op-per-node form (no conv+relu fusion etc.)");
+  args.option("--emit-calibration", "TFLite: write the quantized model's own activation ranges as a calibration table");
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("import", st.message());
   if (args.helpRequested()) {
     std::cout << args.help();
     return tpuc::kExitOk;
   }
   if (!args.has("--output")) return tpuc::fail("import", "missing -o model.top.mlir");
-  tpu::onnx::ImportOptions options;
+  std::vector<std::vector<int64_t>> inputShapes;
   if (args.has("--input-shapes")) {
     auto shapes = tpu::onnx::parseShapeList(args.get("--input-shapes"));
     if (!shapes) return tpuc::fail("import", shapes.message());
-    options.inputShapes = shapes.take();
+    inputShapes = shapes.take();
   }
+  const std::string &model = args.args()[0];
+  if (tpu::tflite::isTfliteModel(model)) {
+    if (args.has("--output-names")) return tpuc::fail("import", "--output-names is not supported for TFLite models");
+    tpu::tflite::ImportOptions options;
+    options.inputShapes = inputShapes;
+    options.canonicalize = !args.isSet("--no-canonicalize");
+    options.calibrationPath = args.get("--emit-calibration");
+    auto st = tpu::tflite::importTfliteFile(model, args.get("--output"), options);
+    return st ? tpuc::kExitOk : tpuc::fail("import", st.message());
+  }
+  if (args.has("--emit-calibration")) return tpuc::fail("import", "--emit-calibration is only for TFLite models");
+  tpu::onnx::ImportOptions options;
+  options.inputShapes = inputShapes;
   options.outputNames = splitNames(args.get("--output-names"));
   options.canonicalize = !args.isSet("--no-canonicalize");
-  auto st = tpu::onnx::importOnnxFile(args.args()[0], args.get("--output"), options);
+  auto st = tpu::onnx::importOnnxFile(model, args.get("--output"), options);
   if (!st) return tpuc::fail("import", st.message());
   return tpuc::kExitOk;
 }
 
-tpuc::RegisterSubcommand registerImport("import", "convert an ONNX model to the Top dialect (.mlir + weights .npz)",
+tpuc::RegisterSubcommand registerImport("import", "convert an ONNX or TFLite model to the Top dialect (.mlir + weights .npz)",
                                         runImport);
 
 } // namespace

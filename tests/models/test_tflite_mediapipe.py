@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""The MediaPipe TFLite models through `tpuc import` and the Top interpreter,
+against a reference runtime: cosine >= 0.9999 on every output.
+
+    test_tflite_mediapipe.py TPUC ARMNN_RUN ROOT
+
+The reference is Arm NN 20.08 (tools/armnn, CpuRef) where it runs the model;
+where it refuses one (an operator it cannot parse or computes differently,
+named in its one-line error), the op-by-op NumPy reference
+(tests/models/tflite_reference.py), itself checked against Arm NN on the
+model both run. The Top module's Permutes are counted too: one after the NHWC
+input, plus one per reshape that mixes channels with spatial dims, nothing
+else. Exits 77 (skipped) only when the models cannot be fetched (no npm).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+TPUC, ARMNN, ROOT = sys.argv[1:4]
+MODELS = os.path.join(ROOT, "models/out/mediapipe")
+REFERENCE = os.path.join(ROOT, "tests/models/tflite_reference.py")
+MIN_COSINE = 0.9999
+
+
+def synthetic_portrait(size, lo, hi):
+    """A head-and-shoulders picture (sky, skin-coloured face with eyes, dark body), scaled to [lo, hi]."""
+    yy, xx = np.mgrid[0:size, 0:size] / (size - 1)
+    img = np.zeros((size, size, 3)) + np.array([0.3, 0.5, 0.7]) * (0.6 + 0.4 * yy[..., None])
+    img[((xx - 0.5) / 0.17) ** 2 + ((yy - 0.35) / 0.22) ** 2 < 1] = [0.85, 0.65, 0.55]
+    img[((xx - 0.5) / 0.42) ** 2 + ((yy - 1.05) / 0.45) ** 2 < 1] = [0.2, 0.2, 0.3]
+    for cx in (0.43, 0.57):
+        img[((xx - cx) / 0.025) ** 2 + ((yy - 0.32) / 0.015) ** 2 < 1] = [0.1, 0.1, 0.1]
+    img = np.clip(img + np.random.default_rng(1).normal(0, 0.02, img.shape), 0, 1)
+    return (lo + (hi - lo) * img).astype(np.float32)[None]
+
+
+# model, input name, input size, input range, expected Permutes in the Top module
+CASES = [
+    ("face_detection_short_range", "input", 128, (-1, 1), 5),
+    ("face_detection_full_range", "input", 192, (-1, 1), 2),
+    ("selfie_segmentation", "input_1", 256, (0, 1), 1),
+]
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return r.returncode, (r.stderr or r.stdout).strip()
+
+
+def cosine(a, b):
+    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def compare(what, ref_path, got_path):
+    ref, got = np.load(ref_path), np.load(got_path)
+    ok = True
+    for name in ref.files:
+        if name not in got.files or ref[name].shape != got[name].shape:
+            print(f"  {what}: {name}: missing or shape differs")
+            ok = False
+            continue
+        c = cosine(ref[name], got[name])
+        print(f"  {what}: {name} {ref[name].shape} cosine {c:.9f} max|diff| {np.abs(ref[name] - got[name]).max():.3g}")
+        ok &= c >= MIN_COSINE
+    return ok
+
+
+def main():
+    if not all(os.path.isfile(os.path.join(MODELS, c[0] + ".tflite")) for c in CASES):
+        if not shutil.which("npm"):
+            print("skipped: npm is missing, the MediaPipe models cannot be fetched")
+            return 77
+        rc, err = run(["bash", os.path.join(ROOT, "scripts/models-tflite.sh")])
+        if rc != 0:
+            print(f"FAIL: scripts/models-tflite.sh: {err}")
+            return 1
+    ok = True
+    cross_checked = False
+    with tempfile.TemporaryDirectory() as tmp:
+        for model, input_name, size, (lo, hi), permutes in CASES:
+            path = os.path.join(MODELS, model + ".tflite")
+            base = os.path.join(tmp, model)
+            np.savez(base + "_in.npz", **{input_name: synthetic_portrait(size, lo, hi)})
+            print(model)
+            for cmd in ([TPUC, "import", path, "-o", base + ".top.mlir"],
+                        [TPUC, "run", base + ".top.mlir", "-i", base + "_in.npz", "-o", base + "_top.npz"]):
+                rc, err = run(cmd)
+                if rc != 0:
+                    print(f"  FAIL: {' '.join(cmd[:2])}: {err}")
+                    return 1
+            with open(base + ".top.mlir") as f:
+                found = f.read().count('"top.permute"')
+            print(f"  Top module: {found} permute(s), expected {permutes}")
+            ok &= found == permutes
+            rc_np, err_np = run(["/usr/bin/python3", REFERENCE, path, base + "_in.npz", base + "_np.npz"])
+            if rc_np != 0:
+                print(f"  FAIL: NumPy reference: {err_np}")
+                return 1
+            rc, err = run([ARMNN, path, base + "_in.npz", base + "_armnn.npz"])
+            if rc == 0:
+                ok &= compare("Arm NN vs Top", base + "_armnn.npz", base + "_top.npz")
+                ok &= compare("Arm NN vs NumPy reference", base + "_armnn.npz", base + "_np.npz")
+                cross_checked = True
+            else:
+                print(f"  Arm NN refuses the model: {err}")
+                ok &= compare("NumPy reference vs Top", base + "_np.npz", base + "_top.npz")
+    if not cross_checked:
+        print("FAIL: the NumPy reference was not checked against Arm NN on any model")
+        ok = False
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
