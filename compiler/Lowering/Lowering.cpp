@@ -119,7 +119,12 @@ private:
   struct Versions {
     Value f32, i8;
   };
-  using Attrs = std::vector<NamedAttribute>;
+  // The window attributes of a conv or pool (generated builders' order).
+  struct Window {
+    ArrayRef<int64_t> kernel, strides, pads, dilations;
+    int64_t group = 1;
+    bool doRelu = false;
+  };
 
   Status nameValues(func::FuncOp f);
   Status checkCalibration(func::FuncOp f);
@@ -128,7 +133,7 @@ private:
   template <class OpT>
   Value lowerWeighted(Value input, const std::string &name, const std::string &outName, ArrayRef<int64_t> outShape,
                       ArrayRef<int64_t> filterShape, const std::vector<float> &w, const std::vector<float> &bias,
-                      Attrs attrs, const char *what, bool &int8);
+                      const Window &window, const char *what, bool &int8);
   Status lowerFc(Operation *op, Value a, Value bw, Value c, double alpha, double beta, bool transB);
   Status lowerPool(Operation *op, bool isMax);
   Status lowerBinary(Operation *op);
@@ -179,13 +184,18 @@ private:
 
   Location locFor(const std::string &name) { return NameLoc::get(b_.getStringAttr(name)); }
   RankedTensorType f32Type(ArrayRef<int64_t> shape) { return RankedTensorType::get(shape, b_.getF32Type()); }
-  template <class OpT> Value make(const std::string &name, Type type, ValueRange operands, Attrs attrs = {}) {
-    return b_.create<OpT>(locFor(name), TypeRange{type}, operands, attrs)->getResult(0);
+  // An op by its generated builder (TpuOps.td argument order), named `name`.
+  template <class OpT, class... Args> Value make(const std::string &name, Type type, Args &&...args) {
+    return b_.create<OpT>(locFor(name), type, std::forward<Args>(args)...).getOutput();
   }
-  NamedAttribute i64(const char *n, int64_t v) { return b_.getNamedAttr(n, b_.getI64IntegerAttr(v)); }
-  NamedAttribute arr(const char *n, ArrayRef<int64_t> v) { return b_.getNamedAttr(n, b_.getDenseI64ArrayAttr(v)); }
-  NamedAttribute flag(const char *n, bool v) { return b_.getNamedAttr(n, b_.getBoolAttr(v)); }
-  NamedAttribute f64(const char *n, double v) { return b_.getNamedAttr(n, b_.getF64FloatAttr(v)); }
+  // A conv-like op: operands, then the window attributes, then rshift.
+  template <class OpT>
+  Value makeWindowed(const std::string &name, Type type, Value x, Value filter, Value bias, const Window &w,
+                     uint64_t rshift) {
+    return make<OpT>(name, type, x, filter, bias, w.kernel, w.strides, w.pads, w.dilations, uint64_t(w.group),
+                     w.doRelu, rshift);
+  }
+  static llvm::APFloat f64(double v) { return llvm::APFloat(v); }
 
   Result<std::vector<float>> weightValues(Value v, const std::string &role, Operation *user);
   Value addWeight(const std::string &base, NpyArray array, Type elem);
@@ -259,7 +269,7 @@ Status Lowerer::checkCalibration(func::FuncOp f) {
 
 Value Lowerer::f32(Value v) {
   Versions &ver = vals_[v];
-  if (!ver.f32) ver.f32 = make<tpuir::CastOp>(names_[v] + "_f32", f32Type(shapeOf(v)), {ver.i8});
+  if (!ver.f32) ver.f32 = make<tpuir::CastOp>(names_[v] + "_f32", f32Type(shapeOf(v)), ver.i8);
   return ver.f32;
 }
 
@@ -267,7 +277,7 @@ Value Lowerer::i8(Value v) {
   Versions &ver = vals_[v];
   if (!ver.i8) {
     const std::string &name = names_[v];
-    ver.i8 = make<tpuir::CastOp>(name + "_i8", qType(shapeOf(v), name), {ver.f32});
+    ver.i8 = make<tpuir::CastOp>(name + "_i8", qType(shapeOf(v), name), ver.f32);
   }
   return ver.i8;
 }
@@ -303,7 +313,7 @@ Status Lowerer::noLowering(Operation *op, const std::string &why) {
 template <class OpT>
 Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::string &outName,
                              ArrayRef<int64_t> outShape, ArrayRef<int64_t> filterShape, const std::vector<float> &w,
-                             const std::vector<float> &bias, Attrs attrs, const char *what, bool &int8) {
+                             const std::vector<float> &bias, const Window &window, const char *what, bool &int8) {
   std::vector<int64_t> fshape(filterShape.begin(), filterShape.end());
   if (int8) {
     Value x = i8(input);
@@ -323,15 +333,15 @@ Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::st
         for (size_t i = 0; i < bq.size(); ++i) bq[i] = int16_t(clampTo(fixedPoint(bias[i] / so, *r), -32768, 32767));
         b = addWeight(name + "_bias_i16", NpyArray::from({int64_t(bq.size())}, bq), b_.getIntegerType(16));
       }
-      attrs.push_back(i64("rshift", *r));
-      return make<OpT>(outName, qType(outShape, outName), {x, filter, b}, attrs);
+      return makeWindowed<OpT>(outName, qType(outShape, outName), x, filter, b, window, uint64_t(*r));
     }
   }
   Value filter = addWeight(name + "_filter", NpyArray::from(fshape, w.data(), w.size()), b_.getF32Type());
   Value b = bias.empty() ? none()
                          : addWeight(name + "_bias", NpyArray::from({int64_t(bias.size())}, bias.data(), bias.size()),
                                      b_.getF32Type());
-  return make<OpT>(outName, f32Type(outShape), {f32(input), filter, b}, attrs);
+  Value x = f32(input);
+  return makeWindowed<OpT>(outName, f32Type(outShape), x, filter, b, window, 0);
 }
 
 void Lowerer::foldIntoFilter(const AffineChain &chain, std::vector<float> &w, std::vector<float> &bias, int64_t oc,
@@ -371,10 +381,9 @@ Status Lowerer::lowerConv(top::ConvOp op) {
   const std::string &outName = names_[result];
   bool doRelu = op.getDoRelu() || relu;
   auto outShape = shapeOf(result);
-  Attrs attrs{arr("kernel_shape", k), arr("strides", op.getStrides()), arr("pads", op.getPads()),
-              arr("dilations", op.getDilations()), i64("group", op.getGroup()), flag("do_relu", doRelu)};
+  Window window{k, op.getStrides(), op.getPads(), op.getDilations(), int64_t(op.getGroup()), doRelu};
   bool int8 = wantInt8(name) && wantInt8(outName);
-  Value out = lowerWeighted<tpuir::ConvOp>(op.getInput(), name, outName, outShape, filterShape, *wv, bias, attrs,
+  Value out = lowerWeighted<tpuir::ConvOp>(op.getInput(), name, outName, outShape, filterShape, *wv, bias, window,
                                            "conv", int8);
   // relu_limit (ReLU6): a clip behind the conv, in the conv's precision.
   double limit = op.getReluLimit().convertToDouble();
@@ -383,10 +392,10 @@ Status Lowerer::lowerConv(top::ConvOp op) {
     out.getDefiningOp()->setLoc(locFor(convName));
     if (int8) {
       float so = scaleOfValue(out);
-      out = make<tpuir::ClipOp>(outName, out.getType(), {out},
-                                {f64("min", 0), f64("max", double(clampTo(std::lround(limit / so), lowest(out), highest(out))))});
+      out = make<tpuir::ClipOp>(outName, out.getType(), out, f64(0),
+                                f64(double(clampTo(std::lround(limit / so), lowest(out), highest(out)))));
     } else {
-      out = make<tpuir::ClipOp>(outName, out.getType(), {out}, {f64("min", 0), f64("max", limit)});
+      out = make<tpuir::ClipOp>(outName, out.getType(), out, f64(0), f64(limit));
     }
   }
   if (relu) fused_.insert(relu);
@@ -418,7 +427,7 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
     for (float x : *cv) bias.push_back(float(beta) * x);
   }
   auto outShape = shapeOf(result);
-  Attrs attrs{flag("do_relu", bool(relu))};
+  const bool doRelu = bool(relu);
   Value out;
   bool int8 = wantInt8(name) && wantInt8(outName);
   if (int8) {
@@ -439,15 +448,15 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
         for (size_t i = 0; i < bq.size(); ++i) bq[i] = int16_t(clampTo(fixedPoint(bias[i] / so, *r), -32768, 32767));
         b = addWeight(name + "_bias_i16", NpyArray::from({n}, bq), b_.getIntegerType(16));
       }
-      attrs.push_back(i64("rshift", *r));
-      out = make<tpuir::FcOp>(outName, qType(outShape, outName), {x, wt, b}, attrs);
+      out = make<tpuir::FcOp>(outName, qType(outShape, outName), x, wt, b, doRelu, uint64_t(*r));
     }
   }
   if (!int8) {
     Value wt = addWeight(name + "_weight", NpyArray::from({n, kdim}, w.data(), w.size()), b_.getF32Type());
     Value b = bias.empty() ? none()
                            : addWeight(name + "_bias", NpyArray::from({n}, bias.data(), bias.size()), b_.getF32Type());
-    out = make<tpuir::FcOp>(outName, f32Type(outShape), {f32(a), wt, b}, attrs);
+    Value x = f32(a);
+    out = make<tpuir::FcOp>(outName, f32Type(outShape), x, wt, b, doRelu);
   }
   if (relu) fused_.insert(relu);
   (int8 ? vals_[result].i8 : vals_[result].f32) = out;
@@ -459,31 +468,37 @@ Status Lowerer::lowerPool(Operation *op, bool isMax) {
   const std::string &name = names_[result];
   auto outShape = shapeOf(result);
   bool global = isa<top::GlobalAvgPoolOp>(op);
-  Attrs attrs;
+  Window w;
+  bool countIncludePad = false;
+  if (auto p = dyn_cast<top::MaxPoolOp>(op))
+    w = {p.getKernelShape(), p.getStrides(), p.getPads(), p.getDilations()}, countIncludePad = p.getCountIncludePad();
+  else if (auto p = dyn_cast<top::AvgPoolOp>(op))
+    w = {p.getKernelShape(), p.getStrides(), p.getPads(), p.getDilations()}, countIncludePad = p.getCountIncludePad();
   int64_t window = 1;
   if (!global) {
-    auto k = op->getAttrOfType<DenseI64ArrayAttr>("kernel_shape").asArrayRef();
-    auto pads = op->getAttrOfType<DenseI64ArrayAttr>("pads").asArrayRef();
-    auto dil = op->getAttrOfType<DenseI64ArrayAttr>("dilations").asArrayRef();
-    if (k.size() != 2) return noLowering(op, "only 2-D pooling (NCHW) is supported");
-    if (llvm::any_of(dil, [](int64_t d) { return d != 1; })) return noLowering(op, "dilated pooling");
-    auto countPad = op->getAttrOfType<BoolAttr>("count_include_pad");
-    bool padded = llvm::any_of(pads, [](int64_t p) { return p != 0; });
-    if (!isMax && padded && !(countPad && countPad.getValue()))
+    if (w.kernel.size() != 2) return noLowering(op, "only 2-D pooling (NCHW) is supported");
+    if (llvm::any_of(w.dilations, [](int64_t d) { return d != 1; })) return noLowering(op, "dilated pooling");
+    bool padded = llvm::any_of(w.pads, [](int64_t p) { return p != 0; });
+    if (!isMax && padded && !countIncludePad)
       return noLowering(op, "average pooling with padding must count the padding (count_include_pad)");
-    window = k[0] * k[1];
-    attrs = {arr("kernel_shape", k), arr("strides", op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef()),
-             arr("pads", pads), arr("dilations", dil)};
+    window = w.kernel[0] * w.kernel[1];
   } else {
     auto s = shapeOf(input);
     if (s.size() != 4) return noLowering(op, "global pooling needs NCHW");
     window = s[2] * s[3];
   }
+  // The pool op of this kind with the given requantization.
+  auto build = [&](Type t, Value x, uint64_t rshift, ArrayRef<int64_t> multipliers) {
+    if (global) return make<tpuir::GlobalAvgPoolOp>(name, t, x, false, rshift, multipliers);
+    if (isMax) return make<tpuir::MaxPoolOp>(name, t, x, w.kernel, w.strides, w.pads, w.dilations);
+    return make<tpuir::AvgPoolOp>(name, t, x, w.kernel, w.strides, w.pads, w.dilations, uint64_t(1), false, rshift,
+                                  multipliers);
+  };
   Value out;
   bool int8 = wantInt8(name);
   if (int8 && isMax) {
     Value x = i8(input);
-    out = make<tpuir::MaxPoolOp>(name, likeType(x, outShape), {x}, attrs);
+    out = build(likeType(x, outShape), x, 0, {});
   } else if (int8) {
     Value x = i8(input);
     const float si = scaleOfValue(x), so = scaleOf(name);
@@ -493,18 +508,10 @@ Status Lowerer::lowerPool(Operation *op, bool isMax) {
       out_.fallbacks.push_back(name + ": average multiplier does not fit [1, 255] with any right shift");
       int8 = false;
     } else {
-      attrs.push_back(i64("rshift", *r));
-      attrs.push_back(arr("multipliers", {fixedPoint(m, *r)}));
-      Type t = qType(outShape, name);
-      out = global ? make<tpuir::GlobalAvgPoolOp>(name, t, {x}, attrs) : make<tpuir::AvgPoolOp>(name, t, {x}, attrs);
+      out = build(qType(outShape, name), x, uint64_t(*r), {fixedPoint(m, *r)});
     }
   }
-  if (!int8) {
-    Type t = f32Type(outShape);
-    out = isMax ? make<tpuir::MaxPoolOp>(name, t, {f32(input)}, attrs)
-          : global ? make<tpuir::GlobalAvgPoolOp>(name, t, {f32(input)}, attrs)
-                   : make<tpuir::AvgPoolOp>(name, t, {f32(input)}, attrs);
-  }
+  if (!int8) out = build(f32Type(outShape), f32(input), 0, {});
   (int8 ? vals_[result].i8 : vals_[result].f32) = out;
   return Status::ok();
 }
@@ -533,11 +540,11 @@ Status Lowerer::lowerBinary(Operation *op) {
   if (relu) result = relu.getOutput();
   const std::string &outName = names_[result];
   auto outShape = shapeOf(result);
-  Attrs attrs{flag("do_relu", bool(relu))};
-  auto build = [&](Type t, Value a, Value b) {
-    if (isa<top::AddOp>(op)) return make<tpuir::AddOp>(outName, t, {a, b}, attrs);
-    if (isMul) return make<tpuir::MulOp>(outName, t, {a, b}, attrs);
-    return make<tpuir::MaxOp>(outName, t, {a, b}, attrs);
+  const bool doRelu = bool(relu);
+  auto build = [&](Type t, Value a, Value b, uint64_t rshift = 0, ArrayRef<int64_t> m = {}) {
+    if (isa<top::AddOp>(op)) return make<tpuir::AddOp>(outName, t, a, b, doRelu, rshift, m);
+    if (isMul) return make<tpuir::MulOp>(outName, t, a, b, doRelu, rshift, m);
+    return make<tpuir::MaxOp>(outName, t, a, b, doRelu, rshift, m);
   };
   Value out;
   bool int8 = wantInt8(name) && wantInt8(outName);
@@ -552,9 +559,7 @@ Status Lowerer::lowerBinary(Operation *op) {
     } else {
       std::vector<int64_t> m;
       for (double f : factors) m.push_back(fixedPoint(f, *r));
-      attrs.push_back(i64("rshift", *r));
-      attrs.push_back(arr("multipliers", m));
-      out = build(qType(outShape, outName), a, b);
+      out = build(qType(outShape, outName), a, b, uint64_t(*r), m);
     }
   }
   if (!int8) out = build(f32Type(outShape), f32(lhs), f32(rhs));
@@ -684,8 +689,8 @@ Status Lowerer::lowerAffine(Operation *op, Value input, std::vector<float> scale
     if (scale.size() == 1) scale.assign(c, scale[0]);
     if (bias.size() == 1) bias.assign(c, bias[0]);
   }
-  Attrs attrs{flag("do_relu", bool(relu)), f64("alpha", perChannel ? 1.0 : scale[0]),
-              f64("beta", perChannel ? 0.0 : bias[0])};
+  const bool doRelu = bool(relu);
+  const llvm::APFloat alpha = f64(perChannel ? 1.0 : scale[0]), beta = f64(perChannel ? 0.0 : bias[0]);
   const std::vector<int64_t> wShape{int64_t(scale.size())};
   Value out;
   bool int8 = wantInt8(name) && wantInt8(outName);
@@ -702,15 +707,16 @@ Status Lowerer::lowerAffine(Operation *op, Value input, std::vector<float> scale
       for (size_t i = 0; i < mq.size(); ++i)
         mq[i] = int16_t(clampTo(fixedPoint(double(scale[i]) * k, *r), -32768, 32767)),
         bq[i] = int32_t(clampTo(fixedPoint(double(bias[i]) / so, *r), INT32_MIN, INT32_MAX));
-      attrs.push_back(i64("rshift", *r));
       Value sw = none(), bw = none();
+      std::vector<int64_t> multipliers;
       if (perChannel) {
         sw = addWeight(outName + "_scale_i16", NpyArray::from(wShape, mq), b_.getIntegerType(16));
         bw = addWeight(outName + "_bias_i32", NpyArray::from(wShape, bq), b_.getIntegerType(32));
       } else {
-        attrs.push_back(arr("multipliers", {mq[0], bq[0]}));
+        multipliers = {mq[0], bq[0]};
       }
-      out = make<tpuir::AffineOp>(outName, qType(outShape, outName), {x, sw, bw}, attrs);
+      out = make<tpuir::AffineOp>(outName, qType(outShape, outName), x, sw, bw, alpha, beta, doRelu, uint64_t(*r),
+                                  multipliers);
     }
   }
   if (!int8) {
@@ -719,7 +725,8 @@ Status Lowerer::lowerAffine(Operation *op, Value input, std::vector<float> scale
       sw = addWeight(outName + "_scale", NpyArray::from(wShape, scale), b_.getF32Type());
       bw = addWeight(outName + "_bias", NpyArray::from(wShape, bias), b_.getF32Type());
     }
-    out = make<tpuir::AffineOp>(outName, f32Type(outShape), {f32(input), sw, bw}, attrs);
+    Value x = f32(input);
+    out = make<tpuir::AffineOp>(outName, f32Type(outShape), x, sw, bw, alpha, beta, doRelu);
   }
   if (relu) fused_.insert(relu);
   (int8 ? vals_[result].i8 : vals_[result].f32) = out;
@@ -751,11 +758,10 @@ Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
   Value result = relu ? relu.getOutput() : chain.result;
   const std::string &outName = names_[result];
   auto outShape = shapeOf(result);
-  Attrs attrs{arr("kernel_shape", k), arr("strides", op.getStrides()), arr("pads", op.getPads()),
-              arr("dilations", op.getDilations()), i64("group", 1), flag("do_relu", bool(relu))};
+  Window window{k, op.getStrides(), op.getPads(), op.getDilations(), 1, bool(relu)};
   bool int8 = wantInt8(name) && wantInt8(outName);
   Value out = lowerWeighted<tpuir::ConvTransposeOp>(op.getInput(), name, outName, outShape, filterShape, *wv, bias,
-                                                    attrs, "transposed conv", int8);
+                                                    window, "transposed conv", int8);
   if (relu) fused_.insert(relu);
   (int8 ? vals_[result].i8 : vals_[result].f32) = out;
   return Status::ok();
@@ -768,10 +774,10 @@ Status Lowerer::lowerHardSigmoidF32(Operation *op, double alpha, double beta, bo
   const std::string &name = names_[result];
   auto t = f32Type(shapeOf(result));
   Value x = f32(input);
-  Value a = make<tpuir::AffineOp>(name + "_affine", t, {x, none(), none()},
-                                  {flag("do_relu", false), f64("alpha", alpha), f64("beta", beta)});
-  Value c = make<tpuir::ClipOp>(timesInput ? name + "_clip" : name, t, {a}, {f64("min", 0.0), f64("max", 1.0)});
-  vals_[result].f32 = timesInput ? make<tpuir::MulOp>(name, t, {x, c}, {flag("do_relu", false)}) : c;
+  Value noScale = none(), noBias = none();
+  Value a = make<tpuir::AffineOp>(name + "_affine", t, x, noScale, noBias, f64(alpha), f64(beta));
+  Value c = make<tpuir::ClipOp>(timesInput ? name + "_clip" : name, t, a, f64(0.0), f64(1.0));
+  vals_[result].f32 = timesInput ? make<tpuir::MulOp>(name, t, x, c) : c;
   return Status::ok();
 }
 
@@ -782,7 +788,7 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
     // The chip computes sigmoid in fp32 (backend Sigmoid); the others only
     // as int8 tables.
     if (kind == kernels::UnaryKind::Sigmoid) {
-      vals_[result].f32 = make<tpuir::SigmoidOp>(name, f32Type(shapeOf(result)), {f32(input)});
+      vals_[result].f32 = make<tpuir::SigmoidOp>(name, f32Type(shapeOf(result)), f32(input));
       return Status::ok();
     }
     if (kind == kernels::UnaryKind::HardSigmoid) return lowerHardSigmoidF32(op, a, b, false);
@@ -816,7 +822,7 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
       backend::activationTable(kind, a, b, in, scaleOfValue(x), out, scaleOf(outName), before, after);
   NpyArray array = NpyArray::fromBytes(backend::dtypeName(out), {256}, table.data(), table.size());
   Value t = addWeight(outName + "_table", std::move(array), outType.getElementType());
-  vals_[result].i8 = make<tpuir::LutOp>(outName, outType, {x, t});
+  vals_[result].i8 = make<tpuir::LutOp>(outName, outType, x, t);
   return Status::ok();
 }
 
@@ -848,23 +854,24 @@ Status Lowerer::lower(Operation *op) {
   Value result = op->getNumResults() == 1 ? op->getResult(0) : Value();
   const std::string name = result ? names_[result] : "";
   auto outShape = result ? shapeOf(result) : std::vector<int64_t>{};
-  // Ops whose int8 form keeps the input's scale.
-  auto sameScale = [&](auto tag, Attrs attrs) -> Status {
+  // Ops whose int8 form keeps the input's scale; `attrs` follow the input
+  // in the op's builder.
+  auto sameScale = [&](auto tag, auto... attrs) -> Status {
     using OpT = decltype(tag);
     Value input = op->getOperand(0);
     if (wantInt8(name)) {
       Value x = i8(input);
-      vals_[result].i8 = make<OpT>(name, likeType(x, outShape), {x}, attrs);
+      vals_[result].i8 = make<OpT>(name, likeType(x, outShape), x, attrs...);
     } else {
-      vals_[result].f32 = make<OpT>(name, f32Type(outShape), {f32(input)}, attrs);
+      vals_[result].f32 = make<OpT>(name, f32Type(outShape), f32(input), attrs...);
     }
     return Status::ok();
   };
-  if (isa<top::ReluOp>(op)) return sameScale(tpuir::ReluOp(), {});
+  if (isa<top::ReluOp>(op)) return sameScale(tpuir::ReluOp());
   if (isa<top::ReshapeOp>(op)) {
     if (outShape.empty() || shapeOf(op->getOperand(0)).empty() || outShape[0] != shapeOf(op->getOperand(0))[0])
       return noLowering(op, "a reshape that changes the batch dimension");
-    return sameScale(tpuir::ReshapeOp(), {});
+    return sameScale(tpuir::ReshapeOp());
   }
   if (auto c = dyn_cast<top::ClipOp>(op)) {
     double lo = c.getMin().convertToDouble(), hi = c.getMax().convertToDouble();
@@ -874,18 +881,15 @@ Status Lowerer::lower(Operation *op) {
       lo = double(clampTo(std::lround(std::max(lo, -1e9) / s), lowest(x), highest(x)));
       hi = double(clampTo(std::lround(std::min(hi, 1e9) / s), lowest(x), highest(x)));
     }
-    return sameScale(tpuir::ClipOp(), {f64("min", lo), f64("max", hi)});
+    return sameScale(tpuir::ClipOp(), f64(lo), f64(hi));
   }
   if (auto l = dyn_cast<top::LeakyReluOp>(op)) {
     double alpha = l.getAlpha().convertToDouble();
     if (alpha < 0 || alpha > 1) return noLowering(op, "a slope outside [0, 1]");
-    Attrs attrs{f64("alpha", alpha)};
-    if (wantInt8(name)) {
-      auto r = chooseShift({{alpha, 127}});
-      attrs.push_back(i64("rshift", *r)); // alpha <= 1 always fits with r = 0
-      attrs.push_back(arr("multipliers", {fixedPoint(alpha, *r)}));
-    }
-    return sameScale(tpuir::LeakyReluOp(), attrs);
+    if (!wantInt8(name)) return sameScale(tpuir::LeakyReluOp(), f64(alpha));
+    auto r = chooseShift({{alpha, 127}}); // alpha <= 1 always fits with r = 0
+    std::vector<int64_t> multiplier{fixedPoint(alpha, *r)};
+    return sameScale(tpuir::LeakyReluOp(), f64(alpha), false, uint64_t(*r), ArrayRef<int64_t>(multiplier));
   }
   if (auto r = dyn_cast<top::ResizeOp>(op)) {
     auto scales = r.getScales();
@@ -900,7 +904,7 @@ Status Lowerer::lower(Operation *op) {
     if (r.getCoordinateTransformationMode() != "asymmetric" && r.getNearestMode() != "round_prefer_floor" &&
         r.getNearestMode() != "round_prefer_ceil")
       return noLowering(op, "only nearest resizes of H and W by integer factors");
-    return sameScale(tpuir::UpsampleOp(), {i64("scale_h", outShape[2] / in[2]), i64("scale_w", outShape[3] / in[3])});
+    return sameScale(tpuir::UpsampleOp(), uint64_t(outShape[2] / in[2]), uint64_t(outShape[3] / in[3]));
   }
   if (auto c = dyn_cast<top::ConcatOp>(op)) {
     if (c.getAxis() != 1) return noLowering(op, "concatenation along an axis other than channels (1)");
@@ -914,18 +918,18 @@ Status Lowerer::lower(Operation *op) {
         if (si != so || isUnsigned(x) != unsignedOf(name)) {
           auto r = chooseShift({{double(si) / so, 16383}});
           if (!r) return noLowering(op, "an input scale that no int16 multiplier maps to the output's");
-          x = make<tpuir::RequantOp>(names_[v] + "_requant", qType(shapeOf(v), name), {x},
-                                     {i64("rshift", *r), arr("multipliers", {fixedPoint(double(si) / so, *r)})});
+          x = make<tpuir::RequantOp>(names_[v] + "_requant", qType(shapeOf(v), name), x, false, uint64_t(*r),
+                                     ArrayRef<int64_t>{fixedPoint(double(si) / so, *r)});
         }
         ins.push_back(x);
       }
-      vals_[result].i8 = make<tpuir::ConcatOp>(name, qType(outShape, name), ins);
+      vals_[result].i8 = make<tpuir::ConcatOp>(name, qType(outShape, name), ValueRange(ins));
     } else {
       for (Value v : c.getInputs()) {
         if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
         ins.push_back(f32(v));
       }
-      vals_[result].f32 = make<tpuir::ConcatOp>(name, f32Type(outShape), ins);
+      vals_[result].f32 = make<tpuir::ConcatOp>(name, f32Type(outShape), ValueRange(ins));
     }
     return Status::ok();
   }
@@ -964,7 +968,7 @@ Result<LoweredModule> Lowerer::run() {
         Versions &ver = vals_[v];
         if (!ver.f32) {
           ver.i8.getDefiningOp()->setLoc(locFor(names_[v] + "_i8"));
-          ver.f32 = make<tpuir::CastOp>(names_[v], f32Type(shapeOf(v)), {ver.i8});
+          ver.f32 = make<tpuir::CastOp>(names_[v], f32Type(shapeOf(v)), ver.i8);
         }
         results.push_back(ver.f32);
       }
