@@ -37,6 +37,22 @@ Result<std::set<std::string>> loadQuantizeTable(const std::string &path) {
   return names;
 }
 
+Status loadLoweringTables(const std::string &calibrationPath, const std::string &quantizeTablePath,
+                          calib::CalibrationTable &table, LoweringOptions &options) {
+  if (!calibrationPath.empty()) {
+    auto t = calib::CalibrationTable::load(calibrationPath);
+    if (!t) return t.status();
+    table = std::move(*t);
+    options.calibration = &table;
+  }
+  if (!quantizeTablePath.empty()) {
+    auto q = loadQuantizeTable(quantizeTablePath);
+    if (!q) return q.status();
+    options.keepF32 = std::move(*q);
+  }
+  return Status::ok();
+}
+
 Status Lowerer::nameValues(func::FuncOp f) {
   std::map<std::string, int> counters;
   std::set<std::string> taken;

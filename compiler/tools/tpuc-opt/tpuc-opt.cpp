@@ -1,8 +1,9 @@
 // mlir-opt for the Top and Tpu dialects: parses, verifies (the Tpu ops'
 // verifiers, TpuOps.td), runs passes (--canonicalize, --top-shape-infer,
-// --top-fold-weights, --top-dce, ...) and prints.
+// --top-fold-weights, --top-dce, --convert-top-to-tpu, ...) and prints.
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
+#include "compiler/Lowering/Passes.h"
 #include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,5 +17,6 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   top::registerTopPasses();
+  tpu::lowering::registerTpuLoweringPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "Top and Tpu dialect optimizer\n", registry));
 }
