@@ -52,6 +52,12 @@ struct Window {
   bool doRelu = false;
 };
 
+// The weight and bias (none when there is no bias) of a weighted op in the
+// lowered module.
+struct WeightPair {
+  mlir::Value weight, bias;
+};
+
 class Lowerer;
 
 // The lowering of each Top op type.
@@ -103,6 +109,16 @@ public:
   // (i / block) % oc; the chain's ops are fused away.
   void foldIntoFilter(const AffineChain &chain, std::vector<float> &w, std::vector<float> &bias, int64_t oc,
                       int64_t block);
+  // Weighted ops (conv, conv_transpose, fc; Ops/Conv.cpp): the largest shift
+  // at which w * wk fits int8 and bias / so int16; the weights quantized
+  // under it (<name>_<role>_i8, <name>_bias_i16) or kept fp32
+  // (<name>_<role>, <name>_bias).
+  static std::optional<int> weightShift(const std::vector<float> &w, const std::vector<float> &bias, double wk,
+                                        float so);
+  WeightPair addInt8Weights(const std::string &name, const char *role, llvm::ArrayRef<int64_t> shape,
+                            const std::vector<float> &w, const std::vector<float> &bias, double wk, float so, int r);
+  WeightPair addF32Weights(const std::string &name, const char *role, llvm::ArrayRef<int64_t> shape,
+                           const std::vector<float> &w, const std::vector<float> &bias);
   // Ops/Gemm.cpp
   Status lowerFc(mlir::Operation *op, mlir::Value a, mlir::Value bw, mlir::Value c, double alpha, double beta,
                  bool transB);

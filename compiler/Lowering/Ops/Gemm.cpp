@@ -38,29 +38,19 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
     Value x = i8(a);
     const float si = scaleOfValue(x), so = scaleOf(outName);
     const double wk = double(si) / so;
-    auto r = chooseShift({{maxAbs(w) * wk, 127}, {maxAbs(bias) / so, 32767}});
+    auto r = weightShift(w, bias, wk, so);
     if (!r) {
       out_.fallbacks.push_back(outName + ": fc weights or bias do not fit int8/int16 with any right shift");
       int8 = false;
     } else {
-      std::vector<int8_t> wq(w.size());
-      for (size_t i = 0; i < w.size(); ++i) wq[i] = int8_t(clampTo(fixedPoint(w[i] * wk, *r), -128, 127));
-      Value wt = addWeight(name + "_weight_i8", NpyArray::from({n, kdim}, wq), b_.getIntegerType(8));
-      Value b = none();
-      if (!bias.empty()) {
-        std::vector<int16_t> bq(bias.size());
-        for (size_t i = 0; i < bq.size(); ++i) bq[i] = int16_t(clampTo(fixedPoint(bias[i] / so, *r), -32768, 32767));
-        b = addWeight(name + "_bias_i16", NpyArray::from({n}, bq), b_.getIntegerType(16));
-      }
-      out = make<tpuir::FcOp>(outName, qType(outShape, outName), x, wt, b, doRelu, uint64_t(*r));
+      WeightPair q = addInt8Weights(name, "weight", {n, kdim}, w, bias, wk, so, *r);
+      out = make<tpuir::FcOp>(outName, qType(outShape, outName), x, q.weight, q.bias, doRelu, uint64_t(*r));
     }
   }
   if (!int8) {
-    Value wt = addWeight(name + "_weight", NpyArray::from({n, kdim}, w.data(), w.size()), b_.getF32Type());
-    Value b = bias.empty() ? none()
-                           : addWeight(name + "_bias", NpyArray::from({n}, bias.data(), bias.size()), b_.getF32Type());
+    WeightPair f = addF32Weights(name, "weight", {n, kdim}, w, bias);
     Value x = f32(a);
-    out = make<tpuir::FcOp>(outName, f32Type(outShape), x, wt, b, doRelu);
+    out = make<tpuir::FcOp>(outName, f32Type(outShape), x, f.weight, f.bias, doRelu);
   }
   if (relu) fused_.insert(relu);
   (int8 ? vals_[result].i8 : vals_[result].f32) = out;
