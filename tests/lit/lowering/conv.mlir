@@ -8,6 +8,9 @@
 // RUN: grep '^// CALI ' %s | cut -c9- > %t/t.cali
 // RUN: tpuc-opt %t/ok.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali" | FileCheck %s
 // RUN: not tpuc-opt %t/bad.mlir --convert-top-to-tpu="mode=F32" 2>&1 | FileCheck %s --check-prefix=BAD
+// A tensor in the quantize table stays fp32; its user gets a tpu.cast.
+// RUN: printf 'conv\n' > %t/q.txt
+// RUN: tpuc-opt %t/ok.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali quantize-table=%t/q.txt weight-file=q.npz" | FileCheck %s --check-prefix=QTABLE
 // Pass options: a mode that is not F32/INT8, INT8 without a calibration table.
 // RUN: not tpuc-opt %t/ok.mlir --convert-top-to-tpu="mode=INT4" 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not tpuc-opt %t/ok.mlir --convert-top-to-tpu="mode=INT8" 2>&1 | FileCheck %s --check-prefix=NOCALI
@@ -25,6 +28,10 @@
 // per-channel constant is the bias.
 // CHECK: "tpu.conv_transpose"({{.*}}rshift = 6 : i64{{.*}} : (tensor<1x3x6x6xui8, 0.0313725509 : f32>, tensor<3x2x2x2xi8>, tensor<2xi16>) -> tensor<1x2x12x12xi8, 0.0314960629 : f32>
 // CHECK-NOT: tpu.add
+
+// QTABLE: "tpu.conv"({{.*}} : (tensor<1x2x6x6xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x6x6xf32>
+// QTABLE: "tpu.cast"({{.*}} : (tensor<1x3x6x6xf32>) -> tensor<1x3x6x6xui8, 0.0313725509 : f32>
+// QTABLE: "tpu.conv_transpose"({{.*}}rshift = 6 : i64
 
 // MODE: error: --quantize 'INT4' is not one of F32, INT8
 // NOCALI: error: INT8 needs a calibration table (--calibration-table)
