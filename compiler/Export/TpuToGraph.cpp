@@ -5,7 +5,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <set>
 
@@ -14,21 +13,6 @@ using namespace mlir;
 namespace tpu::exporter {
 
 namespace {
-
-using backend::DType;
-using backend::OpKind;
-
-Result<DType> dtypeOf(Type elem) {
-  if (elem.isF32()) return DType::F32;
-  if (elem.isSignlessInteger(8) || elem.isSignedInteger(8)) return DType::I8;
-  if (elem.isUnsignedInteger(8)) return DType::U8;
-  if (elem.isInteger(16)) return DType::I16;
-  if (elem.isInteger(32)) return DType::I32;
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  elem.print(os);
-  return makeError("element type ", os.str(), " has no back-end dtype");
-}
 
 std::string locText(Location loc) {
   std::string s;
@@ -62,18 +46,12 @@ std::string nameOf(Operation *op) {
 Result<int> Exporter::tensorFor(Value v, const std::string &base) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type) return makeError("value is not a ranked tensor");
-  backend::Tensor t;
-  t.name = base.empty() ? "tensor_" + std::to_string(unnamed_++) : base;
-  for (int i = 1; names_.count(t.name); ++i) t.name = base + "_" + std::to_string(i);
-  names_.insert(t.name);
-  t.shape.assign(type.getShape().begin(), type.getShape().end());
-  auto dt = dtypeOf(type.getElementType());
-  if (!dt) return makeError(dt.message());
-  t.dtype = *dt;
-  if (auto s = tpuir::scaleOf(type)) t.scale = *s;
-  else if (backend::isInt8Like(t.dtype) && !v.getDefiningOp<top::WeightOp>())
-    return makeError("int8 activation without a scale (tensor<...xi8, SCALE : f32>)");
-  int id = g_.addTensor(std::move(t));
+  std::string name = base.empty() ? "tensor_" + std::to_string(unnamed_++) : base;
+  for (int i = 1; names_.count(name); ++i) name = base + "_" + std::to_string(i);
+  auto t = tpuir::backendTensor(v, name, bool(v.getDefiningOp<top::WeightOp>()));
+  if (!t) return t.status();
+  names_.insert(name);
+  int id = g_.addTensor(std::move(*t));
   ids_[v] = id;
   return id;
 }
@@ -99,45 +77,9 @@ Result<int> Exporter::input(Value v) {
 Status Exporter::translate(Operation *op) {
   backend::Op o;
   o.name = nameOf(op);
-  auto attrI64 = [&](const char *n, int64_t dflt) {
-    auto a = op->getAttrOfType<IntegerAttr>(n);
-    return a ? a.getInt() : dflt;
-  };
-  auto attrArr = [&](const char *n) -> std::vector<int64_t> {
-    auto a = op->getAttrOfType<DenseI64ArrayAttr>(n);
-    return a ? std::vector<int64_t>(a.asArrayRef()) : std::vector<int64_t>{};
-  };
-  auto attrF64 = [&](const char *n) {
-    auto a = op->getAttrOfType<FloatAttr>(n);
-    return a ? a.getValueAsDouble() : 0.0;
-  };
-  auto attrBool = [&](const char *n) {
-    auto a = op->getAttrOfType<BoolAttr>(n);
-    return a && a.getValue();
-  };
-  auto kind = llvm::TypeSwitch<Operation *, std::optional<OpKind>>(op)
-                  .Case<tpuir::ConvOp>([](auto) { return OpKind::Conv; })
-                  .Case<tpuir::ConvTransposeOp>([](auto) { return OpKind::ConvTranspose; })
-                  .Case<tpuir::AffineOp>([](auto) { return OpKind::Affine; })
-                  .Case<tpuir::MaxPoolOp, tpuir::AvgPoolOp>([](auto) { return OpKind::Pool; })
-                  .Case<tpuir::GlobalAvgPoolOp>([](auto) { return OpKind::GlobalAvgPool; })
-                  .Case<tpuir::AddOp>([](auto) { return OpKind::Add; })
-                  .Case<tpuir::MulOp>([](auto) { return OpKind::Mul; })
-                  .Case<tpuir::MaxOp>([](auto) { return OpKind::Max; })
-                  .Case<tpuir::ReluOp>([](auto) { return OpKind::Relu; })
-                  .Case<tpuir::LeakyReluOp>([](auto) { return OpKind::LeakyRelu; })
-                  .Case<tpuir::ClipOp>([](auto) { return OpKind::Clip; })
-                  .Case<tpuir::LutOp>([](auto) { return OpKind::Lut; })
-                  .Case<tpuir::SigmoidOp>([](auto) { return OpKind::Sigmoid; })
-                  .Case<tpuir::FcOp>([](auto) { return OpKind::Fc; })
-                  .Case<tpuir::ConcatOp>([](auto) { return OpKind::Concat; })
-                  .Case<tpuir::UpsampleOp>([](auto) { return OpKind::Upsample; })
-                  .Case<tpuir::ReshapeOp>([](auto) { return OpKind::Reshape; })
-                  .Case<tpuir::CastOp>([](auto) { return OpKind::Cast; })
-                  .Case<tpuir::RequantOp>([](auto) { return OpKind::Requant; })
-                  .Default([](auto) { return std::nullopt; });
-  if (!kind) return makeError("no back-end op for ", op->getName().getStringRef().str());
-  o.kind = *kind;
+  auto backendOp = dyn_cast<tpuir::BackendOpInterface>(op);
+  if (!backendOp) return makeError("no back-end op for ", op->getName().getStringRef().str());
+  TPU_RETURN_IF_ERROR(backendOp.exportAttributes(o));
   for (Value v : op->getOperands()) {
     if (isa<NoneType>(v.getType())) continue;
     auto id = input(v);
@@ -149,25 +91,6 @@ Status Exporter::translate(Operation *op) {
   if (!out) return makeError(out.message());
   o.output = *out;
   o.name = g_.tensors[size_t(o.output)].name;
-  o.relu = attrBool("do_relu");
-  o.rshift = uint32_t(std::clamp<int64_t>(attrI64("rshift", 0), 0, 255));
-  for (int64_t m : attrArr("multipliers")) o.multipliers.push_back(int32_t(m));
-  if (auto k = attrArr("kernel_shape"); k.size() == 2) {
-    auto s = attrArr("strides"), p = attrArr("pads"), d = attrArr("dilations");
-    if (s.size() != 2 || p.size() != 4 || d.size() != 2)
-      return makeError("strides, dilations need 2 values and pads 4 (top, left, bottom, right)");
-    o.window.kh = k[0], o.window.kw = k[1];
-    o.window.strideH = s[0], o.window.strideW = s[1];
-    o.window.dilationH = d[0], o.window.dilationW = d[1];
-    o.window.padTop = p[0], o.window.padLeft = p[1], o.window.padBottom = p[2], o.window.padRight = p[3];
-    o.window.groups = attrI64("group", 1);
-    o.window.isMax = isa<tpuir::MaxPoolOp>(op);
-  } else if (isa<tpuir::ConvOp, tpuir::ConvTransposeOp, tpuir::MaxPoolOp, tpuir::AvgPoolOp>(op)) {
-    return makeError("kernel_shape needs 2 values");
-  }
-  o.alpha = float(attrF64("alpha")), o.beta = float(attrF64("beta"));
-  o.clipMin = float(attrF64("min")), o.clipMax = float(attrF64("max"));
-  o.scaleH = attrI64("scale_h", 1), o.scaleW = attrI64("scale_w", 1);
   g_.ops.push_back(std::move(o));
   return Status::ok();
 }

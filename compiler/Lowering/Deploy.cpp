@@ -61,20 +61,10 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   if (options.output.empty()) return makeError("missing -o model.bmodel");
   LoweringOptions lo;
   lo.mode = options.mode;
-  calib::CalibrationTable table;
-  if (!options.calibrationTable.empty()) {
-    auto t = calib::CalibrationTable::load(options.calibrationTable);
-    if (!t) return makeError(t.message());
-    table = std::move(*t);
-    lo.calibration = &table;
-  } else if (options.mode == Quantize::INT8) {
+  if (options.calibrationTable.empty() && options.mode == Quantize::INT8)
     return makeError("--quantize INT8 needs --calibration-table model.cali");
-  }
-  if (!options.quantizeTable.empty()) {
-    auto q = loadQuantizeTable(options.quantizeTable);
-    if (!q) return makeError(q.message());
-    lo.keepF32 = std::move(*q);
-  }
+  calib::CalibrationTable table;
+  TPU_RETURN_IF_ERROR(loadLoweringTables(options.calibrationTable, options.quantizeTable, table, lo));
 
   mlir::MLIRContext context;
   context.getOrLoadDialect<tpuir::TpuDialect>();

@@ -45,4 +45,10 @@ Result<LoweredModule> lowerToTpu(mlir::ModuleOp topModule, const top::WeightStor
 // optionally followed by a precision word, which must be F32.
 Result<std::set<std::string>> loadQuantizeTable(const std::string &path);
 
+// Loads the calibration table into `table` (options.calibration then points
+// at it) and the quantize table into options.keepF32, each if its path is
+// not empty; an error names the file.
+Status loadLoweringTables(const std::string &calibrationPath, const std::string &quantizeTablePath,
+                          calib::CalibrationTable &table, LoweringOptions &options);
+
 } // namespace tpu::lowering

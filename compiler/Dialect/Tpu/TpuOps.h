@@ -1,6 +1,9 @@
 // The Tpu dialect (TpuOps.td): BM1684 chip-level ops in fp32 and int8.
 #pragma once
 
+#include "compiler/Backend/Graph.h"
+#include "support/Status.h"
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -10,10 +13,16 @@
 
 #include "compiler/Dialect/Tpu/TpuDialect.h.inc"
 
+namespace tpuir {
+// The verifier of every Tpu op (TpuOps.td, "Verification").
+mlir::LogicalResult verifyTpuOp(mlir::Operation *op);
+} // namespace tpuir
+
 // ODS-generated adaptors have unused parameters; this header is also
 // included outside compiler/ (tpuc), where that warning is on.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "compiler/Dialect/Tpu/TpuInterfaces.h.inc"
 #define GET_OP_CLASSES
 #include "compiler/Dialect/Tpu/TpuOps.h.inc"
 #pragma GCC diagnostic pop
@@ -25,4 +34,9 @@ mlir::RankedTensorType int8Type(llvm::ArrayRef<int64_t> shape, float scale, mlir
                                 bool isUnsigned = false);
 // The scale of an int8/uint8 activation type, nullopt for any other type.
 std::optional<float> scaleOf(mlir::Type type);
+
+// The back-end tensor of a value's type: name, shape, dtype and (int8
+// activations) scale, no data. An error if the element type has no back-end
+// dtype or an int8 activation (`isWeight` false) has no scale.
+tpu::Result<tpu::backend::Tensor> backendTensor(mlir::Value v, std::string name, bool isWeight);
 } // namespace tpuir

@@ -1,5 +1,7 @@
 // The Tpu dialect: BM1684 chip-level ops, one per kind the code generator
-// emits (compiler/Backend/Graph.h OpKind), in fp32 or int8.
+// emits (compiler/Backend/Graph.h OpKind), in fp32 or int8. This file is the
+// one definition of a chip op: its operands, attributes and result, the
+// back-end kind it becomes (BackendOpInterface) and its verifier.
 //
 // Types: an fp32 tensor is tensor<...xf32>; an int8 activation is
 // tensor<...xi8, SCALE : f32> (the encoding is its scale: real = q * SCALE,
@@ -10,6 +12,12 @@
 // (half up), relu, saturation. The formulas per op are docs/quantization.md
 // and docs/codegen.md; the Tpu interpreter evaluates them with
 // compiler/Backend/QuantRef (the chip's arithmetic, shared with the simulator).
+//
+// Verification (TpuOps.cpp verifyTpuOp): the operand and result types below,
+// rshift in [0, 31], multipliers that fit int32, and then the op exported on
+// its own to the back end's graph and checked by Graph::validate: shapes,
+// dtypes, multiplier counts and the chip's field limits are the back end's
+// (one truth), so a module that verifies is one the code generator takes.
 #ifndef TPU_OPS_TD
 #define TPU_OPS_TD
 
@@ -22,80 +30,114 @@ def Tpu_Dialect : Dialect {
   let summary = "BM1684 chip-level operations (fp32 and int8 with per-tensor right shift)";
 }
 
-class Tpu_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Tpu_Dialect, mnemonic, !listconcat(traits, [Pure])>;
+def Tpu_BackendOpInterface : OpInterface<"BackendOpInterface"> {
+  let cppNamespace = "::tpuir";
+  let description = [{
+    The code generator's view of a Tpu op (compiler/Backend/Graph.h): its
+    back-end kind and the attributes of its backend::Op. The exporter
+    (compiler/Export/TpuToGraph.cpp) adds the tensors.
+  }];
+  let methods = [
+    StaticInterfaceMethod<"The back-end op kind this op becomes", "::tpu::backend::OpKind", "getBackendKind">,
+    InterfaceMethod<"Sets the kind and attributes of `op` (not its inputs and output)", "::tpu::Status",
+                    "exportAttributes", (ins "::tpu::backend::Op &":$op)>,
+  ];
+}
 
-def Tpu_Tensor : AnyTypeOf<[AnyRankedTensor]>;
-def Tpu_TensorOrNone : AnyTypeOf<[AnyRankedTensor, NoneType]>;
+// A Tpu op: `kind` names its backend::OpKind. Its exportAttributes and
+// verifier are shared (TpuOps.cpp exportAttributesOf, with an exportExtra
+// overload for an op with attributes of its own, and verifyTpuOp).
+class Tpu_Op<string mnemonic, string kind, list<Trait> traits = []>
+    : Op<Tpu_Dialect, mnemonic, !listconcat(traits, [Pure, Tpu_BackendOpInterface])> {
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static ::tpu::backend::OpKind getBackendKind() { return ::tpu::backend::OpKind::}] # kind # [{; }
+    ::tpu::Status exportAttributes(::tpu::backend::Op &op);
+  }];
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() { return ::tpuir::verifyTpuOp(*this); }
+    ::tpu::Status $cppClass::exportAttributes(::tpu::backend::Op &op) {
+      return ::tpuir::exportAttributesOf(*this, op);
+    }
+  }];
+}
 
-// Shared int8 requantization parameters.
-defvar RequantAttrs = (ins DefaultValuedAttr<I64Attr, "0">:$rshift,
+// Activations: fp32, or int8/uint8 with the scale as encoding.
+def Tpu_Activation : RankedTensorOf<[F32, I8, UI8]>;
+// Weights of a weighted op: fp32 or int8 (filters), fp32 or int16 (biases).
+def Tpu_Filter : RankedTensorOf<[F32, I8]>;
+def Tpu_OptionalBias : AnyTypeOf<[RankedTensorOf<[F32, I16]>, NoneType]>;
+
+// Shared requantization parameters: a fused relu, the int8 right shift and
+// multipliers (how many each op takes: compiler/Backend/Graph.h Op).
+defvar RequantAttrs = (ins DefaultValuedAttr<BoolAttr, "false">:$do_relu,
+                           DefaultValuedAttr<I64Attr, "0">:$rshift,
                            DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$multipliers);
 
-class Tpu_WindowOp<string mnemonic, string what, dag extra> : Tpu_Op<mnemonic> {
+class Tpu_WindowOp<string mnemonic, string kind, string what, dag operands> : Tpu_Op<mnemonic, kind> {
   let summary = what;
   let description = [{
     pads = [top, left, bottom, right]; the output tensor may be one row or
     column larger than floor mode gives (ceil mode: more end padding).
   }];
-  let arguments = !con(extra, (ins DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+  let arguments = !con(operands, (ins DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
       DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
-      DefaultValuedAttr<I64Attr, "1">:$group,
-      DefaultValuedAttr<BoolAttr, "false">:$do_relu), RequantAttrs);
-  let results = (outs Tpu_Tensor:$output);
+      DefaultValuedAttr<I64Attr, "1">:$group), RequantAttrs);
+  let results = (outs Tpu_Activation:$output);
 }
 
-def Tpu_ConvOp : Tpu_WindowOp<"conv", "2D convolution (+ bias, relu; int8: rshift)",
-    (ins Tpu_Tensor:$input, Tpu_Tensor:$filter, Tpu_TensorOrNone:$bias)>;
-def Tpu_ConvTransposeOp : Tpu_WindowOp<"conv_transpose",
+def Tpu_ConvOp : Tpu_WindowOp<"conv", "Conv", "2D convolution (+ bias, relu; int8: rshift)",
+    (ins Tpu_Activation:$input, Tpu_Filter:$filter, Tpu_OptionalBias:$bias)>;
+def Tpu_ConvTransposeOp : Tpu_WindowOp<"conv_transpose", "ConvTranspose",
     "2D transposed convolution, filter [ic, oc, kh, kw], group 1 (+ bias, relu; int8: rshift); the output "
     "tensor's extra end rows/columns are the output padding",
-    (ins Tpu_Tensor:$input, Tpu_Tensor:$filter, Tpu_TensorOrNone:$bias)>;
-def Tpu_MaxPoolOp : Tpu_WindowOp<"max_pool", "Max pooling (int8: same scale in and out)",
-    (ins Tpu_Tensor:$input)>;
-def Tpu_AvgPoolOp : Tpu_WindowOp<"avg_pool",
-    "Average pooling (padding counts; int8: sum * multipliers[0] >> rshift)", (ins Tpu_Tensor:$input)>;
+    (ins Tpu_Activation:$input, Tpu_Filter:$filter, Tpu_OptionalBias:$bias)>;
+def Tpu_MaxPoolOp : Tpu_WindowOp<"max_pool", "Pool", "Max pooling (int8: same scale in and out)",
+    (ins Tpu_Activation:$input)>;
+def Tpu_AvgPoolOp : Tpu_WindowOp<"avg_pool", "Pool",
+    "Average pooling (padding counts; int8: sum * multipliers[0] >> rshift)", (ins Tpu_Activation:$input)>;
 
-class Tpu_SimpleOp<string mnemonic, string what, dag operands> : Tpu_Op<mnemonic> {
+class Tpu_SimpleOp<string mnemonic, string kind, string what, dag operands> : Tpu_Op<mnemonic, kind> {
   let summary = what;
-  let arguments = !con(operands, (ins DefaultValuedAttr<BoolAttr, "false">:$do_relu), RequantAttrs);
-  let results = (outs Tpu_Tensor:$output);
+  let arguments = !con(operands, RequantAttrs);
+  let results = (outs Tpu_Activation:$output);
 }
 
-def Tpu_GlobalAvgPoolOp : Tpu_SimpleOp<"global_avg_pool",
-    "Mean over H and W (int8: sum * multipliers[0] >> rshift)", (ins Tpu_Tensor:$input)>;
-def Tpu_AddOp : Tpu_SimpleOp<"add", "lhs + rhs (int8: lhs*m0 + rhs*m1 >> rshift)",
-    (ins Tpu_Tensor:$lhs, Tpu_Tensor:$rhs)>;
-def Tpu_MulOp : Tpu_SimpleOp<"mul", "lhs * rhs (int8: lhs*rhs*m0 >> rshift)",
-    (ins Tpu_Tensor:$lhs, Tpu_Tensor:$rhs)>;
-def Tpu_MaxOp : Tpu_SimpleOp<"max", "max(lhs, rhs) (int8: max(lhs*m0, rhs*m1) >> rshift)",
-    (ins Tpu_Tensor:$lhs, Tpu_Tensor:$rhs)>;
-def Tpu_ReluOp : Tpu_SimpleOp<"relu", "max(x, 0) (int8: same scale)", (ins Tpu_Tensor:$input)>;
-def Tpu_LeakyReluOp : Tpu_SimpleOp<"leaky_relu",
+def Tpu_GlobalAvgPoolOp : Tpu_SimpleOp<"global_avg_pool", "GlobalAvgPool",
+    "Mean over H and W (int8: sum * multipliers[0] >> rshift)", (ins Tpu_Activation:$input)>;
+def Tpu_AddOp : Tpu_SimpleOp<"add", "Add", "lhs + rhs (int8: lhs*m0 + rhs*m1 >> rshift)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_MulOp : Tpu_SimpleOp<"mul", "Mul", "lhs * rhs (int8: lhs*rhs*m0 >> rshift)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_MaxOp : Tpu_SimpleOp<"max", "Max", "max(lhs, rhs) (int8: max(lhs*m0, rhs*m1) >> rshift)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_ReluOp : Tpu_SimpleOp<"relu", "Relu", "max(x, 0) (int8: same scale)", (ins Tpu_Activation:$input)>;
+def Tpu_LeakyReluOp : Tpu_SimpleOp<"leaky_relu", "LeakyRelu",
     "max(x, alpha*x) (int8: max(x, x*m0 >> rshift), same scale)",
-    (ins Tpu_Tensor:$input, F64Attr:$alpha)>;
-def Tpu_ClipOp : Tpu_SimpleOp<"clip", "min(max(x, min), max) (int8: integer bounds)",
-    (ins Tpu_Tensor:$input, F64Attr:$min, F64Attr:$max)>;
-def Tpu_SigmoidOp : Tpu_SimpleOp<"sigmoid", "fp32 1 / (1 + exp(-x)) by the chip's recipe (int8: a lut)",
-    (ins Tpu_Tensor:$input)>;
-def Tpu_AffineOp : Tpu_SimpleOp<"affine",
+    (ins Tpu_Activation:$input, F64Attr:$alpha)>;
+def Tpu_ClipOp : Tpu_SimpleOp<"clip", "Clip", "min(max(x, min), max) (int8: integer bounds)",
+    (ins Tpu_Activation:$input, F64Attr:$min, F64Attr:$max)>;
+def Tpu_SigmoidOp : Tpu_SimpleOp<"sigmoid", "Sigmoid",
+    "fp32 1 / (1 + exp(-x)) by the chip's recipe (int8: a lut)", (ins Tpu_Activation:$input)>;
+def Tpu_AffineOp : Tpu_SimpleOp<"affine", "Affine",
     "x * alpha + beta (int8: x*m0 + m1 >> rshift), or with scale and bias weights of one value per "
     "channel x * scale[c] + bias[c] (int8: int16 scale, int32 bias, >> rshift)",
-    (ins Tpu_Tensor:$input, Tpu_TensorOrNone:$scale, Tpu_TensorOrNone:$bias, F64Attr:$alpha, F64Attr:$beta)>;
-def Tpu_LutOp : Tpu_SimpleOp<"lut", "int8 table lookup: table[x] (256 entries)",
-    (ins Tpu_Tensor:$input, Tpu_Tensor:$table)>;
-def Tpu_FcOp : Tpu_SimpleOp<"fc", "x (N, K) times weight [n_out, K]^T + bias",
-    (ins Tpu_Tensor:$input, Tpu_Tensor:$weight, Tpu_TensorOrNone:$bias)>;
-def Tpu_ConcatOp : Tpu_SimpleOp<"concat", "Concatenation along channels (int8: one scale)",
-    (ins Variadic<Tpu_Tensor>:$inputs)>;
-def Tpu_UpsampleOp : Tpu_SimpleOp<"upsample", "Nearest upsampling by integer factors",
-    (ins Tpu_Tensor:$input, I64Attr:$scale_h, I64Attr:$scale_w)>;
-def Tpu_ReshapeOp : Tpu_SimpleOp<"reshape", "Same bytes, new shape (batch kept)",
-    (ins Tpu_Tensor:$input)>;
-def Tpu_CastOp : Tpu_SimpleOp<"cast",
+    (ins Tpu_Activation:$input, AnyTypeOf<[RankedTensorOf<[F32, I16]>, NoneType]>:$scale,
+         AnyTypeOf<[RankedTensorOf<[F32, I32]>, NoneType]>:$bias, F64Attr:$alpha, F64Attr:$beta)>;
+def Tpu_LutOp : Tpu_SimpleOp<"lut", "Lut", "int8 table lookup: table[x] (256 entries)",
+    (ins Tpu_Activation:$input, RankedTensorOf<[I8, UI8]>:$table)>;
+def Tpu_FcOp : Tpu_SimpleOp<"fc", "Fc", "x (N, K) times weight [n_out, K]^T + bias",
+    (ins Tpu_Activation:$input, Tpu_Filter:$weight, Tpu_OptionalBias:$bias)>;
+def Tpu_ConcatOp : Tpu_SimpleOp<"concat", "Concat", "Concatenation along channels (int8: one scale)",
+    (ins Variadic<Tpu_Activation>:$inputs)>;
+def Tpu_UpsampleOp : Tpu_SimpleOp<"upsample", "Upsample", "Nearest upsampling by integer factors",
+    (ins Tpu_Activation:$input, I64Attr:$scale_h, I64Attr:$scale_w)>;
+def Tpu_ReshapeOp : Tpu_SimpleOp<"reshape", "Reshape", "Same bytes, new shape (batch kept)",
+    (ins Tpu_Activation:$input)>;
+def Tpu_CastOp : Tpu_SimpleOp<"cast", "Cast",
     "fp32 -> int8 (round half to even of x / scale, saturated) or int8 -> fp32 (q * scale)",
-    (ins Tpu_Tensor:$input)>;
-def Tpu_RequantOp : Tpu_SimpleOp<"requant", "int8 -> int8 with another scale: x*m0 >> rshift",
-    (ins Tpu_Tensor:$input)>;
+    (ins Tpu_Activation:$input)>;
+def Tpu_RequantOp : Tpu_SimpleOp<"requant", "Requant", "int8 -> int8 with another scale: x*m0 >> rshift",
+    (ins Tpu_Activation:$input)>;
 
 #endif // TPU_OPS_TD

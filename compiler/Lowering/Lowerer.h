@@ -1,0 +1,239 @@
+// The Top -> Tpu lowering's state and its per-family lowerings (private to
+// compiler/Lowering). Lowering.cpp holds the walk, the value versions (fp32 /
+// int8, casts made on demand) and the dispatch; each op family's lowering is
+// in Ops/<Family>.cpp and registers itself in a LoweringTable there
+// (add<Family>Lowerings, called from Lowering.cpp).
+#pragma once
+
+#include "compiler/Lowering/Lowering.h"
+#include "compiler/Lowering/QuantUtil.h"
+
+#include "compiler/Backend/QuantRef.h"
+#include "compiler/Dialect/Top/TopOps.h"
+#include "compiler/Dialect/Tpu/TpuOps.h"
+#include "compiler/Kernels/Kernels.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tpu::lowering {
+
+inline std::vector<int64_t> shapeOf(mlir::Value v) {
+  auto s = mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+  return {s.begin(), s.end()};
+}
+
+// A batch norm as x * scale[c] + bias[c]: scale = gamma / sqrt(var + eps),
+// bias = beta - mean * scale.
+struct ChannelAffine {
+  std::vector<float> scale, bias;
+};
+
+// The single-use chain of per-channel affine ops behind `v` (mul or add by
+// a scalar or per-channel constant, batch_norm) as one x * scale[c] +
+// bias[c] over `channels`; `result` is the chain's last value (v when empty).
+struct AffineChain {
+  std::vector<double> scale, bias;
+  mlir::Value result;
+  std::vector<mlir::Operation *> ops;
+};
+
+// The window attributes of a conv or pool (generated builders' order).
+struct Window {
+  llvm::ArrayRef<int64_t> kernel, strides, pads, dilations;
+  int64_t group = 1;
+  bool doRelu = false;
+};
+
+// The weight and bias (none when there is no bias) of a weighted op in the
+// lowered module.
+struct WeightPair {
+  mlir::Value weight, bias;
+};
+
+class Lowerer;
+
+// The lowering of each Top op type.
+class LoweringTable {
+public:
+  using Fn = std::function<Status(Lowerer &, mlir::Operation *)>;
+  void add(mlir::TypeID id, Fn f) { fns_[id] = std::move(f); }
+  template <class OpT, class F> void add(F f) {
+    fns_[mlir::TypeID::get<OpT>()] = [f](Lowerer &l, mlir::Operation *op) { return f(l, mlir::cast<OpT>(op)); };
+  }
+  const Fn *find(mlir::Operation *op) const {
+    auto it = fns_.find(op->getName().getTypeID());
+    return it == fns_.end() ? nullptr : &it->second;
+  }
+
+private:
+  llvm::DenseMap<mlir::TypeID, Fn> fns_;
+};
+
+// One add<Family>Lowerings per file of Ops/.
+void addConvLowerings(LoweringTable &t);       // Ops/Conv.cpp: conv, conv_transpose
+void addGemmLowerings(LoweringTable &t);       // Ops/Gemm.cpp: gemm, matmul
+void addPoolLowerings(LoweringTable &t);       // Ops/Pool.cpp: max_pool, avg_pool, global_avg_pool
+void addElementwiseLowerings(LoweringTable &t); // Ops/Elementwise.cpp: add, mul, max
+void addNormalizeLowerings(LoweringTable &t);  // Ops/Normalize.cpp: batch_norm
+void addActivationLowerings(LoweringTable &t); // Ops/Activation.cpp: relu, clip, leaky_relu, table functions
+void addShapeLowerings(LoweringTable &t);      // Ops/Shape.cpp: reshape, resize, concat
+
+// Element-wise functions the chip evaluates through a 256-entry table
+// (Ops/Activation.cpp); an int8 scalar affine before one folds into it.
+bool isTableOp(mlir::Operation *op);
+
+class Lowerer {
+public:
+  Lowerer(mlir::ModuleOp src, const top::WeightStore &in, const LoweringOptions &opt)
+      : src_(src), ctx_(src.getContext()), b_(ctx_), in_(in), opt_(opt) {}
+
+  Result<LoweredModule> run();
+
+  // Ops/Conv.cpp
+  Status lowerConv(top::ConvOp op);
+  Status lowerConvTranspose(top::ConvTransposeOp op);
+  template <class OpT>
+  mlir::Value lowerWeighted(mlir::Value input, const std::string &name, const std::string &outName,
+                            llvm::ArrayRef<int64_t> outShape, llvm::ArrayRef<int64_t> filterShape,
+                            const std::vector<float> &w, const std::vector<float> &bias, const Window &window,
+                            const char *what, bool &int8);
+  // Folds `chain` into a filter and bias: weight i belongs to output channel
+  // (i / block) % oc; the chain's ops are fused away.
+  void foldIntoFilter(const AffineChain &chain, std::vector<float> &w, std::vector<float> &bias, int64_t oc,
+                      int64_t block);
+  // Weighted ops (conv, conv_transpose, fc; Ops/Conv.cpp): the largest shift
+  // at which w * wk fits int8 and bias / so int16; the weights quantized
+  // under it (<name>_<role>_i8, <name>_bias_i16) or kept fp32
+  // (<name>_<role>, <name>_bias).
+  static std::optional<int> weightShift(const std::vector<float> &w, const std::vector<float> &bias, double wk,
+                                        float so);
+  WeightPair addInt8Weights(const std::string &name, const char *role, llvm::ArrayRef<int64_t> shape,
+                            const std::vector<float> &w, const std::vector<float> &bias, double wk, float so, int r);
+  WeightPair addF32Weights(const std::string &name, const char *role, llvm::ArrayRef<int64_t> shape,
+                           const std::vector<float> &w, const std::vector<float> &bias);
+  // Ops/Gemm.cpp
+  Status lowerFc(mlir::Operation *op, mlir::Value a, mlir::Value bw, mlir::Value c, double alpha, double beta,
+                 bool transB);
+  // Ops/Pool.cpp
+  Status lowerPool(mlir::Operation *op, bool isMax);
+  // Ops/Elementwise.cpp
+  Status lowerBinary(mlir::Operation *op);
+  Status lowerConstantBinary(mlir::Operation *op, mlir::Value x, mlir::Value constant);
+  Status lowerAffine(mlir::Operation *op, mlir::Value input, std::vector<float> scale, std::vector<float> bias,
+                     mlir::Value result);
+  AffineChain affineChain(mlir::Value v, int64_t channels);
+  // Ops/Normalize.cpp
+  Status lowerBatchNorm(top::BatchNormOp op);
+  Result<ChannelAffine> batchNormAffine(top::BatchNormOp op);
+  // Ops/Activation.cpp
+  Status lowerLut(mlir::Operation *op, kernels::UnaryKind kind, float a = 0, float b = 0);
+  Status lowerHardSigmoidF32(mlir::Operation *op, double alpha, double beta, bool timesInput);
+  Status lowerClip(top::ClipOp op);
+  Status lowerLeakyRelu(top::LeakyReluOp op);
+  // Ops/Shape.cpp
+  Status lowerReshape(top::ReshapeOp op);
+  Status lowerResize(top::ResizeOp op);
+  Status lowerConcat(top::ConcatOp op);
+
+  // An op whose int8 form keeps its input's scale (relu, reshape, clip,
+  // upsample...); `attrs` follow the input in the op's generated builder.
+  template <class OpT, class... Attrs> Status lowerSameScale(mlir::Operation *op, Attrs... attrs) {
+    mlir::Value input = op->getOperand(0), result = op->getResult(0);
+    const std::string name = names_[result];
+    auto outShape = shapeOf(result);
+    if (wantInt8(name)) {
+      mlir::Value x = i8(input);
+      vals_[result].i8 = make<OpT>(name, likeType(x, outShape), x, attrs...);
+    } else {
+      vals_[result].f32 = make<OpT>(name, f32Type(outShape), f32(input), attrs...);
+    }
+    return Status::ok();
+  }
+
+  Status noLowering(mlir::Operation *op, const std::string &why);
+
+  // Values of Top tensors in the lowered module: the fp32 or int8 version,
+  // the other one made by a tpu.cast (<name>_f32 / <name>_i8) on first use.
+  mlir::Value f32(mlir::Value v);
+  mlir::Value i8(mlir::Value v);
+  bool unsignedOf(const std::string &name) const { return isUnsignedRange(opt_.calibration->tensors.at(name)); }
+  float scaleOf(const std::string &name) const { return int8Scale(opt_.calibration->tensors.at(name)); }
+  mlir::RankedTensorType qType(llvm::ArrayRef<int64_t> shape, const std::string &name) {
+    return quantizedType(shape, opt_.calibration->tensors.at(name), ctx_);
+  }
+  // The type of `x` (an int8 value) with another shape: same scale and sign.
+  static mlir::RankedTensorType likeType(mlir::Value x, llvm::ArrayRef<int64_t> shape) {
+    auto t = mlir::cast<mlir::RankedTensorType>(x.getType());
+    return mlir::RankedTensorType::get(shape, t.getElementType(), t.getEncoding());
+  }
+  static bool isUnsigned(mlir::Value x) {
+    return mlir::cast<mlir::RankedTensorType>(x.getType()).getElementType().isUnsignedInteger();
+  }
+  static float scaleOfValue(mlir::Value x) { return *tpuir::scaleOf(x.getType()); }
+  static int64_t lowest(mlir::Value x) { return isUnsigned(x) ? 0 : -128; }
+  static int64_t highest(mlir::Value x) { return isUnsigned(x) ? 255 : 127; }
+  bool wantInt8(const std::string &name) const { return opt_.mode == Quantize::INT8 && !opt_.keepF32.count(name); }
+  // The op result a Top op's value is finally known by: a following
+  // single-use relu is fused into conv, fc and add.
+  top::ReluOp fusibleRelu(mlir::Value v) const {
+    if (!v.hasOneUse()) return nullptr;
+    return mlir::dyn_cast<top::ReluOp>(*v.getUsers().begin());
+  }
+
+  mlir::Location locFor(const std::string &name) { return mlir::NameLoc::get(b_.getStringAttr(name)); }
+  mlir::RankedTensorType f32Type(llvm::ArrayRef<int64_t> shape) {
+    return mlir::RankedTensorType::get(shape, b_.getF32Type());
+  }
+  // An op by its generated builder (TpuOps.td argument order), named `name`.
+  template <class OpT, class... Args> mlir::Value make(const std::string &name, mlir::Type type, Args &&...args) {
+    return b_.create<OpT>(locFor(name), type, std::forward<Args>(args)...).getOutput();
+  }
+  // A conv-like op: operands, then the window attributes, then rshift.
+  template <class OpT>
+  mlir::Value makeWindowed(const std::string &name, mlir::Type type, mlir::Value x, mlir::Value filter,
+                           mlir::Value bias, const Window &w, uint64_t rshift) {
+    return make<OpT>(name, type, x, filter, bias, w.kernel, w.strides, w.pads, w.dilations, uint64_t(w.group),
+                     w.doRelu, rshift);
+  }
+  static llvm::APFloat f64(double v) { return llvm::APFloat(v); }
+
+  Result<std::vector<float>> weightValues(mlir::Value v, const std::string &role, mlir::Operation *user);
+  mlir::Value addWeight(const std::string &base, NpyArray array, mlir::Type elem);
+  mlir::Value none() { return b_.create<top::NoneOp>(b_.getUnknownLoc(), b_.getNoneType()).getOutput(); }
+
+  struct Versions {
+    mlir::Value f32, i8;
+  };
+  // int8 scalar affines folded into the table op that is their only user:
+  // the table reads `input` and applies x * scale + shift first.
+  struct TableInput {
+    mlir::Value input;
+    backend::TableAffine affine;
+  };
+
+  mlir::ModuleOp src_;
+  mlir::MLIRContext *ctx_;
+  mlir::OpBuilder b_;
+  const top::WeightStore &in_;
+  const LoweringOptions &opt_;
+  LoweredModule out_;
+  llvm::DenseMap<mlir::Value, std::string> names_;
+  llvm::DenseMap<mlir::Value, Versions> vals_;
+  std::set<mlir::Operation *> fused_;
+  std::map<mlir::Operation *, TableInput> tableInputs_;
+
+private:
+  Status nameValues(mlir::func::FuncOp f);
+  Status checkCalibration(mlir::func::FuncOp f);
+  Status lower(mlir::Operation *op);
+};
+
+} // namespace tpu::lowering

@@ -1,0 +1,140 @@
+// Activation family: top.relu, top.clip, top.leaky_relu (same scale in and
+// out) and the element-wise functions the chip evaluates through a 256-entry
+// table (tpu.lut in int8; in fp32 sigmoid is tpu.sigmoid, hard_sigmoid and
+// hard_swish affine + clip (+ mul), the others have no fp32 form).
+
+#include "compiler/Lowering/Lowerer.h"
+
+using namespace mlir;
+
+namespace tpu::lowering {
+
+namespace {
+
+struct TableFunction {
+  TypeID op;
+  kernels::UnaryKind kind;
+};
+
+// The table functions without parameters (top.hard_sigmoid and top.elu have
+// some: addActivationLowerings).
+const std::vector<TableFunction> &tableFunctions() {
+  using kernels::UnaryKind;
+  static const std::vector<TableFunction> fns = {
+      {TypeID::get<top::SigmoidOp>(), UnaryKind::Sigmoid},     {TypeID::get<top::TanhOp>(), UnaryKind::Tanh},
+      {TypeID::get<top::SiLUOp>(), UnaryKind::SiLU},           {TypeID::get<top::GeluOp>(), UnaryKind::Gelu},
+      {TypeID::get<top::ExpOp>(), UnaryKind::Exp},             {TypeID::get<top::HardSwishOp>(), UnaryKind::HardSwish},
+      {TypeID::get<top::SoftplusOp>(), UnaryKind::Softplus},   {TypeID::get<top::AbsOp>(), UnaryKind::Abs},
+      {TypeID::get<top::NegOp>(), UnaryKind::Neg},             {TypeID::get<top::LogOp>(), UnaryKind::Log},
+      {TypeID::get<top::SqrtOp>(), UnaryKind::Sqrt},           {TypeID::get<top::ErfOp>(), UnaryKind::Erf},
+      {TypeID::get<top::SoftsignOp>(), UnaryKind::Softsign},   {TypeID::get<top::ReciprocalOp>(), UnaryKind::Reciprocal}};
+  return fns;
+}
+
+} // namespace
+
+bool isTableOp(Operation *op) {
+  const TypeID id = op->getName().getTypeID();
+  return llvm::any_of(tableFunctions(), [&](const TableFunction &f) { return f.op == id; }) ||
+         isa<top::HardSigmoidOp, top::EluOp>(op);
+}
+
+// fp32 hard_sigmoid = clip(x * alpha + beta, 0, 1) (affine, clip); hard_swish
+// = x * hard_sigmoid(x) with alpha 1/6, beta 1/2 (affine, clip, mul).
+Status Lowerer::lowerHardSigmoidF32(Operation *op, double alpha, double beta, bool timesInput) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  const std::string &name = names_[result];
+  auto t = f32Type(shapeOf(result));
+  Value x = f32(input);
+  Value noScale = none(), noBias = none();
+  Value a = make<tpuir::AffineOp>(name + "_affine", t, x, noScale, noBias, f64(alpha), f64(beta));
+  Value c = make<tpuir::ClipOp>(timesInput ? name + "_clip" : name, t, a, f64(0.0), f64(1.0));
+  vals_[result].f32 = timesInput ? make<tpuir::MulOp>(name, t, x, c) : c;
+  return Status::ok();
+}
+
+Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float b) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  const std::string &name = names_[result];
+  if (!wantInt8(name)) {
+    // The chip computes sigmoid in fp32 (backend Sigmoid); the others only
+    // as int8 tables.
+    if (kind == kernels::UnaryKind::Sigmoid) {
+      vals_[result].f32 = make<tpuir::SigmoidOp>(name, f32Type(shapeOf(result)), f32(input));
+      return Status::ok();
+    }
+    if (kind == kernels::UnaryKind::HardSigmoid) return lowerHardSigmoidF32(op, a, b, false);
+    if (kind == kernels::UnaryKind::HardSwish) return lowerHardSigmoidF32(op, 1.0 / 6.0, 0.5, true);
+    return noLowering(op, "the BM1684 evaluates it only as an int8 lookup table (quantize it INT8)");
+  }
+  // The table maps the input's byte to the output's code; its entries come
+  // from compiler/Kernels' fp32 function (backend::activationTable). Scalar
+  // affines around it (PP-OCR: conv, x * s + b, hard_swish, x * s + b) fold
+  // into the table: one rounding instead of three.
+  backend::TableAffine before, after;
+  auto pre = tableInputs_.find(op);
+  if (pre != tableInputs_.end()) input = pre->second.input, before = pre->second.affine;
+  if (auto s = shapeOf(result); s.size() >= 2) {
+    AffineChain chain = affineChain(result, s[1]);
+    auto uniform = [](const std::vector<double> &v) {
+      return std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; });
+    };
+    if (!chain.ops.empty() && uniform(chain.scale) && uniform(chain.bias) && wantInt8(names_[chain.result])) {
+      after = {float(chain.scale[0]), float(chain.bias[0])};
+      fused_.insert(chain.ops.begin(), chain.ops.end());
+      result = chain.result;
+    }
+  }
+  const std::string &outName = names_[result];
+  Value x = i8(input);
+  RankedTensorType outType = qType(shapeOf(result), outName);
+  const backend::DType in = isUnsigned(x) ? backend::DType::U8 : backend::DType::I8;
+  const backend::DType out = unsignedOf(outName) ? backend::DType::U8 : backend::DType::I8;
+  backend::Bytes table =
+      backend::activationTable(kind, a, b, in, scaleOfValue(x), out, scaleOf(outName), before, after);
+  NpyArray array = NpyArray::fromBytes(backend::dtypeName(out), {256}, table.data(), table.size());
+  Value t = addWeight(outName + "_table", std::move(array), outType.getElementType());
+  vals_[result].i8 = make<tpuir::LutOp>(outName, outType, x, t);
+  return Status::ok();
+}
+
+Status Lowerer::lowerClip(top::ClipOp c) {
+  const std::string name = names_[c.getOutput()];
+  double lo = c.getMin().convertToDouble(), hi = c.getMax().convertToDouble();
+  if (wantInt8(name)) {
+    Value x = i8(c.getInput());
+    float s = scaleOfValue(x);
+    lo = double(clampTo(std::lround(std::max(lo, -1e9) / s), lowest(x), highest(x)));
+    hi = double(clampTo(std::lround(std::min(hi, 1e9) / s), lowest(x), highest(x)));
+  }
+  return lowerSameScale<tpuir::ClipOp>(c, f64(lo), f64(hi));
+}
+
+Status Lowerer::lowerLeakyRelu(top::LeakyReluOp l) {
+  const std::string name = names_[l.getOutput()];
+  double alpha = l.getAlpha().convertToDouble();
+  if (alpha < 0 || alpha > 1) return noLowering(l, "a slope outside [0, 1]");
+  if (!wantInt8(name)) return lowerSameScale<tpuir::LeakyReluOp>(l, f64(alpha));
+  auto r = chooseShift({{alpha, 127}}); // alpha <= 1 always fits with r = 0
+  std::vector<int64_t> multiplier{fixedPoint(alpha, *r)};
+  return lowerSameScale<tpuir::LeakyReluOp>(l, f64(alpha), false, uint64_t(*r), ArrayRef<int64_t>(multiplier));
+}
+
+void addActivationLowerings(LoweringTable &t) {
+  for (const TableFunction &f : tableFunctions()) {
+    const kernels::UnaryKind kind = f.kind;
+    t.add(f.op, [kind](Lowerer &l, Operation *op) { return l.lowerLut(op, kind); });
+  }
+  t.add<top::HardSigmoidOp>([](Lowerer &l, top::HardSigmoidOp h) {
+    return l.lowerLut(h, kernels::UnaryKind::HardSigmoid, float(h.getAlpha().convertToDouble()),
+                      float(h.getBeta().convertToDouble()));
+  });
+  t.add<top::EluOp>([](Lowerer &l, top::EluOp e) {
+    return l.lowerLut(e, kernels::UnaryKind::Elu, float(e.getAlpha().convertToDouble()));
+  });
+  t.add<top::ReluOp>([](Lowerer &l, top::ReluOp op) { return l.lowerSameScale<tpuir::ReluOp>(op); });
+  t.add<top::ClipOp>([](Lowerer &l, top::ClipOp op) { return l.lowerClip(op); });
+  t.add<top::LeakyReluOp>([](Lowerer &l, top::LeakyReluOp op) { return l.lowerLeakyRelu(op); });
+}
+
+} // namespace tpu::lowering

@@ -1,0 +1,74 @@
+// Shape family: top.reshape (batch kept), top.resize (nearest, integer
+// factors: tpu.upsample), top.concat (channels; int8 inputs of another scale
+// get a tpu.requant).
+
+#include "compiler/Lowering/Lowerer.h"
+
+using namespace mlir;
+
+namespace tpu::lowering {
+
+Status Lowerer::lowerReshape(top::ReshapeOp op) {
+  auto outShape = shapeOf(op.getOutput()), inShape = shapeOf(op->getOperand(0));
+  if (outShape.empty() || inShape.empty() || outShape[0] != inShape[0])
+    return noLowering(op, "a reshape that changes the batch dimension");
+  return lowerSameScale<tpuir::ReshapeOp>(op);
+}
+
+Status Lowerer::lowerResize(top::ResizeOp r) {
+  Operation *op = r;
+  auto outShape = shapeOf(r.getOutput());
+  auto scales = r.getScales();
+  auto in = shapeOf(r.getInput());
+  bool nearestFloor = r.getMode() == "nearest" &&
+                      ((r.getCoordinateTransformationMode() == "asymmetric" && r.getNearestMode() == "floor") ||
+                       r.getCoordinateTransformationMode() == "half_pixel" ||
+                       r.getCoordinateTransformationMode() == "pytorch_half_pixel");
+  if (!nearestFloor || in.size() != 4 || outShape[0] != in[0] || outShape[1] != in[1] ||
+      outShape[2] % in[2] || outShape[3] % in[3] || (scales.size() == 4 && (scales[0] != 1 || scales[1] != 1)))
+    return noLowering(op, "only nearest resizes of H and W by integer factors");
+  if (r.getCoordinateTransformationMode() != "asymmetric" && r.getNearestMode() != "round_prefer_floor" &&
+      r.getNearestMode() != "round_prefer_ceil")
+    return noLowering(op, "only nearest resizes of H and W by integer factors");
+  return lowerSameScale<tpuir::UpsampleOp>(op, uint64_t(outShape[2] / in[2]), uint64_t(outShape[3] / in[3]));
+}
+
+Status Lowerer::lowerConcat(top::ConcatOp c) {
+  Operation *op = c;
+  Value result = c.getOutput();
+  const std::string name = names_[result];
+  auto outShape = shapeOf(result);
+  if (c.getAxis() != 1) return noLowering(op, "concatenation along an axis other than channels (1)");
+  std::vector<Value> ins;
+  if (wantInt8(name)) {
+    const float so = scaleOf(name);
+    for (Value v : c.getInputs()) {
+      if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
+      Value x = i8(v);
+      float si = scaleOfValue(x);
+      if (si != so || isUnsigned(x) != unsignedOf(name)) {
+        auto r = chooseShift({{double(si) / so, 16383}});
+        if (!r) return noLowering(op, "an input scale that no int16 multiplier maps to the output's");
+        x = make<tpuir::RequantOp>(names_[v] + "_requant", qType(shapeOf(v), name), x, false, uint64_t(*r),
+                                   ArrayRef<int64_t>{fixedPoint(double(si) / so, *r)});
+      }
+      ins.push_back(x);
+    }
+    vals_[result].i8 = make<tpuir::ConcatOp>(name, qType(outShape, name), ValueRange(ins));
+  } else {
+    for (Value v : c.getInputs()) {
+      if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
+      ins.push_back(f32(v));
+    }
+    vals_[result].f32 = make<tpuir::ConcatOp>(name, f32Type(outShape), ValueRange(ins));
+  }
+  return Status::ok();
+}
+
+void addShapeLowerings(LoweringTable &t) {
+  t.add<top::ReshapeOp>([](Lowerer &l, top::ReshapeOp op) { return l.lowerReshape(op); });
+  t.add<top::ResizeOp>([](Lowerer &l, top::ResizeOp op) { return l.lowerResize(op); });
+  t.add<top::ConcatOp>([](Lowerer &l, top::ConcatOp op) { return l.lowerConcat(op); });
+}
+
+} // namespace tpu::lowering

@@ -1,0 +1,163 @@
+// The Tpu ops' verifiers (TpuOps.td): a malformed module is rejected with the
+// op, its location and what is wrong; a well-formed one passes (the modules
+// tpuc deploy writes are verified in deploy_f32.test and deploy_int8.test).
+// RUN: tpuc-opt %s --split-input-file --verify-each --verify-diagnostics
+
+// A well-formed int8 conv + add + cast chain.
+func.func @ok(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = top.input %arg0 : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32>
+  %1 = "tpu.cast"(%0) : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xi8, 0.25 : f32>
+  %w = top.weight "w" : tensor<4x3x3x3xi8>
+  %b = top.weight "b" : tensor<4xi16>
+  %2 = "tpu.conv"(%1, %w, %b) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, rshift = 7 : i64, strides = array<i64: 1, 1>}> : (tensor<1x3x8x8xi8, 0.25 : f32>, tensor<4x3x3x3xi8>, tensor<4xi16>) -> tensor<1x4x8x8xi8, 0.5 : f32>
+  %3 = "tpu.add"(%2, %2) <{do_relu = true, multipliers = array<i64: 3, 5>, rshift = 2 : i64}> : (tensor<1x4x8x8xi8, 0.5 : f32>, tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xui8, 0.5 : f32>
+  %4 = "tpu.cast"(%3) : (tensor<1x4x8x8xui8, 0.5 : f32>) -> tensor<1x4x8x8xf32>
+  return %4 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @rshift_too_large(%x: tensor<1x3x8x8xi8, 0.25 : f32>) -> tensor<1x4x8x8xi8, 0.5 : f32> {
+  %w = top.weight "w" : tensor<4x3x3x3xi8>
+  %b = top.weight "b" : tensor<4xi16>
+  // expected-error @+1 {{'tpu.conv' op rshift 40 is outside [0, 31]}}
+  %0 = "tpu.conv"(%x, %w, %b) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, rshift = 40 : i64, strides = array<i64: 1, 1>}> : (tensor<1x3x8x8xi8, 0.25 : f32>, tensor<4x3x3x3xi8>, tensor<4xi16>) -> tensor<1x4x8x8xi8, 0.5 : f32>
+  return %0 : tensor<1x4x8x8xi8, 0.5 : f32>
+}
+
+// -----
+
+func.func @rshift_negative(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32> {
+  // expected-error @+1 {{'tpu.requant' op rshift -1 is outside [0, 31]}}
+  %0 = "tpu.requant"(%x) <{multipliers = array<i64: 1>, rshift = -1 : i64}> : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32>
+  return %0 : tensor<1x4x8x8xi8, 0.25 : f32>
+}
+
+// -----
+
+// An operand dtype the op does not take: the type constraint of TpuOps.td.
+func.func @filter_f16(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = top.weight "w" : tensor<4x3x3x3xf16>
+  %b = top.none
+  // expected-error @+1 {{'tpu.conv' op operand #1 must be ranked tensor of 32-bit float or 8-bit signless integer values, but got 'tensor<4x3x3x3xf16>'}}
+  %0 = "tpu.conv"(%x, %w, %b) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}> : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf16>, none) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// An fp32 filter on an int8 conv: the back end's dtype rule.
+func.func @filter_f32_in_int8_conv(%x: tensor<1x3x8x8xi8, 0.25 : f32>) -> tensor<1x4x8x8xi8, 0.5 : f32> {
+  %w = top.weight "w" : tensor<4x3x3x3xf32>
+  %b = top.none
+  // expected-error @+1 {{'tpu.conv' op Conv 'result': weight 'w' dtype float32 does not fit a int8 conv}}
+  %0 = "tpu.conv"(%x, %w, %b) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}> : (tensor<1x3x8x8xi8, 0.25 : f32>, tensor<4x3x3x3xf32>, none) -> tensor<1x4x8x8xi8, 0.5 : f32>
+  return %0 : tensor<1x4x8x8xi8, 0.5 : f32>
+}
+
+// -----
+
+// An int8 activation without its scale (the type's encoding).
+func.func @missing_scale(%x: tensor<1x4x8x8xi8>) -> tensor<1x4x8x8xi8, 0.5 : f32> {
+  // expected-error @+1 {{'tpu.relu' op operand 0: int8 activation without a scale (tensor<...xi8, SCALE : f32>)}}
+  %0 = "tpu.relu"(%x) : (tensor<1x4x8x8xi8>) -> tensor<1x4x8x8xi8, 0.5 : f32>
+  return %0 : tensor<1x4x8x8xi8, 0.5 : f32>
+}
+
+// -----
+
+func.func @add_one_multiplier(%a: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.5 : f32> {
+  // expected-error @+1 {{'tpu.add' op Add 'result': int8 needs 2 multiplier(s), has 1}}
+  %0 = "tpu.add"(%a, %a) <{multipliers = array<i64: 3>, rshift = 2 : i64}> : (tensor<1x4x8x8xi8, 0.5 : f32>, tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.5 : f32>
+  return %0 : tensor<1x4x8x8xi8, 0.5 : f32>
+}
+
+// -----
+
+func.func @multiplier_not_int32(%a: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.5 : f32> {
+  // expected-error @+1 {{'tpu.add' op multiplier 4294967296 does not fit int32}}
+  %0 = "tpu.add"(%a, %a) <{multipliers = array<i64: 4294967296, 1>, rshift = 2 : i64}> : (tensor<1x4x8x8xi8, 0.5 : f32>, tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.5 : f32>
+  return %0 : tensor<1x4x8x8xi8, 0.5 : f32>
+}
+
+// -----
+
+func.func @avg_multiplier_range(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x4x4xi8, 0.5 : f32> {
+  // expected-error @+1 {{'tpu.avg_pool' op Pool 'result': average multiplier 300 is outside [0, 255]}}
+  %0 = "tpu.avg_pool"(%x) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, multipliers = array<i64: 300>, pads = array<i64: 0, 0, 0, 0>, rshift = 2 : i64, strides = array<i64: 2, 2>}> : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x4x4xi8, 0.5 : f32>
+  return %0 : tensor<1x4x4x4xi8, 0.5 : f32>
+}
+
+// -----
+
+func.func @avg_without_multiplier(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x1x1xi8, 0.5 : f32> {
+  // expected-error @+1 {{'tpu.global_avg_pool' op GlobalAvgPool 'result': int8 needs 1 multiplier(s), has 0}}
+  %0 = "tpu.global_avg_pool"(%x) <{rshift = 2 : i64}> : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x1x1xi8, 0.5 : f32>
+  return %0 : tensor<1x4x1x1xi8, 0.5 : f32>
+}
+
+// -----
+
+// The chip's stride field holds at most 15.
+func.func @stride_limit(%x: tensor<1x4x64x64xf32>) -> tensor<1x4x4x4xf32> {
+  // expected-error @+1 {{'tpu.max_pool' op Pool 'result': stride 16x16 exceeds the hardware's 15}}
+  %0 = "tpu.max_pool"(%x) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 16, 16>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 16, 16>}> : (tensor<1x4x64x64xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+func.func @window_output_shape(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'tpu.max_pool' op Pool 'result': output height 8 does not match the window (4)}}
+  %0 = "tpu.max_pool"(%x) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @kernel_rank(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  // expected-error @+1 {{'tpu.max_pool' op kernel_shape needs 2 values}}
+  %0 = "tpu.max_pool"(%x) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+func.func @missing_kernel(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  // expected-error @+1 {{'tpu.max_pool' op requires attribute 'kernel_shape'}}
+  %0 = "tpu.max_pool"(%x) <{dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+func.func @lut_table_size(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32> {
+  %t = top.weight "table" : tensor<100xi8>
+  // expected-error @+1 {{'tpu.lut' op Lut 'result': table 'table' must be a weight of 256 int8}}
+  %0 = "tpu.lut"(%x, %t) : (tensor<1x4x8x8xi8, 0.5 : f32>, tensor<100xi8>) -> tensor<1x4x8x8xi8, 0.25 : f32>
+  return %0 : tensor<1x4x8x8xi8, 0.25 : f32>
+}
+
+// -----
+
+func.func @int8_sigmoid(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32> {
+  // expected-error @+1 {{'tpu.sigmoid' op Sigmoid 'result': int8 sigmoid is a Lut op}}
+  %0 = "tpu.sigmoid"(%x) : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32>
+  return %0 : tensor<1x4x8x8xi8, 0.25 : f32>
+}
+
+// -----
+
+func.func @cast_f32_to_f32(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  // expected-error @+1 {{'tpu.cast' op Cast 'result': casts fp32 <-> int8 only}}
+  %0 = "tpu.cast"(%x) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @concat_channels(%a: tensor<1x4x8x8xf32>, %b: tensor<1x2x8x8xf32>) -> tensor<1x7x8x8xf32> {
+  // expected-error @+1 {{'tpu.concat' op Concat 'result': input channels sum to 6, output has 7}}
+  %0 = "tpu.concat"(%a, %b) : (tensor<1x4x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x7x8x8xf32>
+  return %0 : tensor<1x7x8x8xf32>
+}

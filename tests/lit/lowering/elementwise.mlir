@@ -1,0 +1,58 @@
+// --convert-top-to-tpu, element-wise family (compiler/Lowering/Ops/Elementwise.cpp):
+// add (relu fused; lhs*m0 + rhs*m1 >> rshift, int16 multipliers), mul of
+// two activations (lhs*rhs*m0 >> rshift), max, and a mul by a per-channel
+// constant followed by an add of a scalar -> one tpu.affine (int16 scale,
+// int32 bias weights); max with a constant operand has no lowering.
+// RUN: rm -rf %t && split-file %s %t
+// RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/ok.mlir
+// RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/bad.mlir
+// RUN: grep '^// CALI ' %s | cut -c9- > %t/t.cali
+// RUN: tpuc-opt %t/ok.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali" | FileCheck %s
+// RUN: not tpuc-opt %t/bad.mlir --convert-top-to-tpu="mode=F32" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// CALI input 2 -2 2
+// CALI other 1 -1 1
+// CALI add 3 -3 3
+// CALI sum 3 0 3
+// CALI prod 2 -2 2
+// CALI big 2 -2 2
+// CALI scaled 4 -4 4
+// CALI shifted 4 -4 4
+
+// add: (2/127) / (3/255) = 1.339 and (1/127) / (3/255) = 0.669 with the
+// largest shift keeping both <= 16383: 2^13.
+// CHECK: "tpu.add"({{.*}}) <{do_relu = true, multipliers = array<i64: 10966, 5483>, rshift = 13 : i64}> : (tensor<1x2x4x4xi8, 0.0157480314 : f32>, tensor<1x2x4x4xi8, 0.00787401571 : f32>) -> tensor<1x2x4x4xui8, 0.0117647061 : f32>
+// mul: (3/255) * (1/127) / (2/127) * 2^21 = 12336.
+// CHECK: "tpu.mul"({{.*}}) <{do_relu = false, multipliers = array<i64: 12336>, rshift = 21 : i64}>
+// CHECK: "tpu.max"({{.*}}) <{do_relu = false, multipliers = array<i64: 8192, 8192>, rshift = 13 : i64}>
+// mul by [-1, -1.125] per channel, add -1: one affine; scale 1.125 * 0.5 * 2^15 = 18432 <= 32767.
+// CHECK: "tpu.affine"({{.*}}rshift = 15 : i64{{.*}} : (tensor<1x2x4x4xi8, 0.0157480314 : f32>, tensor<2xi16>, tensor<2xi32>) -> tensor<1x2x4x4xi8, 0.0314960629 : f32>
+// CHECK-NOT: tpu.add
+// BAD: error: no lowering for top.max 'clamped' at loc("clamped"): a constant operand (the chip's max takes two activations)
+
+//--- ok.mlir
+module attributes {top.weight_file = "ok_weights.npz"} {
+func.func @main(%arg0: tensor<1x2x4x4xf32>, %arg1: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> attributes {top.input_names = ["input", "other"], top.output_names = ["shifted"]} {
+  %0 = top.input %arg0 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("input")
+  %1 = top.input %arg1 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("other")
+  %2 = "top.add"(%0, %1) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("add")
+  %3 = "top.relu"(%2) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sum")
+  %4 = "top.mul"(%3, %1) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("prod")
+  %5 = "top.max"(%4, %0) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("big")
+  %k = top.weight "k" : tensor<1x2x1x1xf32>
+  %6 = "top.mul"(%5, %k) : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("scaled")
+  %s = top.weight "s" : tensor<f32>
+  %7 = "top.add"(%6, %s) : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32> loc("shifted")
+  return %7 : tensor<1x2x4x4xf32>
+}
+}
+
+//--- bad.mlir
+module attributes {top.weight_file = "bad_weights.npz"} {
+func.func @main(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> attributes {top.input_names = ["input"], top.output_names = ["clamped"]} {
+  %0 = top.input %arg0 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("input")
+  %c = top.weight "c" : tensor<1x2x1x1xf32>
+  %1 = "top.max"(%0, %c) : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("clamped")
+  return %1 : tensor<1x2x4x4xf32>
+}
+}
