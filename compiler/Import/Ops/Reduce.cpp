@@ -1,0 +1,102 @@
+// ONNX reductions: the Reduce* ops with a Top op, the ones composed of a pre-op, a sum and a
+// post-op (ReduceL1, ReduceLogSumExp...), ArgMax, ArgMin.
+#include "compiler/Import/OnnxNodeImporter.h"
+
+using namespace mlir;
+
+namespace tpu::onnx {
+
+namespace {
+
+// Axes of a Reduce op: attribute before `inputFromOpset`, input 1 from then on.
+Result<std::optional<std::vector<int64_t>>> reduceAxes(OnnxImporter &im, const Node &n, int64_t inputFromOpset) {
+  if (im.opset() >= inputFromOpset) {
+    if (!im.present(n, 1)) return std::optional<std::vector<int64_t>>();
+    auto a = im.constInts(n, 1, "axes");
+    if (!a) return a.status();
+    return std::optional<std::vector<int64_t>>(a.take());
+  }
+  return n.getInts("axes");
+}
+
+template <typename OpT> OpHandler reduceHandler(int64_t axesInputFromOpset) {
+  return [axesInputFromOpset](OnnxImporter &im, const Node &n) -> Status {
+    auto xs = im.shapeOf(n, 0);
+    if (!xs) return xs.status();
+    auto axes = reduceAxes(im, n, axesInputFromOpset);
+    if (!axes) return axes.status();
+    std::vector<int64_t> list;
+    if (*axes && !(*axes)->empty()) {
+      auto norm = normalizeAxes(**axes, xs->size());
+      if (!norm) return Status(norm.status()).prefix(n.describe());
+      list = *norm;
+    } else if (n.getInt("noop_with_empty_axes", 0)) {
+      im.alias(n.outputs[0], n.inputs[0]);
+      return Status::ok();
+    } else {
+      for (size_t i = 0; i < xs->size(); ++i) list.push_back(i);
+    }
+    return unary<OpT>(im, n, {im.ints("axes", list), im.boolean("keepdims", n.getInt("keepdims", 1) != 0)});
+  };
+}
+
+template <typename OpT> OpHandler argReduceHandler() {
+  return [](OnnxImporter &im, const Node &n) -> Status {
+    auto xs = im.shapeOf(n, 0);
+    if (!xs) return xs.status();
+    auto axis = normalizeAxis(n.getInt("axis", 0), xs->size());
+    if (!axis) return Status(axis.status()).prefix(n.describe());
+    return unary<OpT>(im, n,
+                      {im.i64("axis", *axis), im.boolean("keepdims", n.getInt("keepdims", 1) != 0),
+                       im.boolean("select_last_index", n.getInt("select_last_index", 0) != 0)});
+  };
+}
+
+// Reduce ops that are a pre-op, a sum and a post-op (ReduceL1, ReduceLogSumExp...).
+OpHandler composedReduceHandler(std::function<Value(Composer &, Value)> pre, std::function<Value(Composer &, Value)> post) {
+  return [pre, post](OnnxImporter &im, const Node &n) -> Status {
+    auto xs = im.shapeOf(n, 0);
+    if (!xs) return xs.status();
+    auto axes = reduceAxes(im, n, 18);
+    if (!axes) return axes.status();
+    std::vector<int64_t> list;
+    if (*axes && !(*axes)->empty()) {
+      auto norm = normalizeAxes(**axes, xs->size());
+      if (!norm) return Status(norm.status()).prefix(n.describe());
+      list = *norm;
+    } else if (!n.getInt("noop_with_empty_axes", 0)) {
+      for (size_t i = 0; i < xs->size(); ++i) list.push_back(i);
+    }
+    Composer c(im, n);
+    Value x = pre(c, c.input(0));
+    Value sum = list.empty() ? x
+                             : c.op<top::ReduceSumOp>(post ? "sum" : "", {x},
+                                                      {im.ints("axes", list),
+                                                       im.boolean("keepdims", n.getInt("keepdims", 1) != 0)});
+    if (post) post(c, sum);
+    else if (list.empty()) c.op<top::ReshapeOp>("", {x}, {im.ints("shape", *xs)});
+    return c.status();
+  };
+}
+
+} // namespace
+
+void registerReduceOps(OpTable &t) {
+  t.add("ReduceMean", reduceHandler<top::ReduceMeanOp>(18));
+  t.add("ReduceSum", reduceHandler<top::ReduceSumOp>(13));
+  t.add("ReduceMax", reduceHandler<top::ReduceMaxOp>(18));
+  t.add("ReduceMin", reduceHandler<top::ReduceMinOp>(18));
+  t.add("ReduceProd", reduceHandler<top::ReduceProdOp>(18));
+  t.add("ReduceL2", reduceHandler<top::ReduceL2Op>(18));
+  t.add("ReduceSumSquare", composedReduceHandler([](Composer &c, Value x) { return c.op<top::MulOp>("square", {x, x}); },
+                                                nullptr));
+  t.add("ReduceL1", composedReduceHandler([](Composer &c, Value x) { return c.op<top::AbsOp>("abs", {x}); }, nullptr));
+  t.add("ReduceLogSum", composedReduceHandler([](Composer &, Value x) { return x; },
+                                             [](Composer &c, Value s) { return c.op<top::LogOp>("", {s}); }));
+  t.add("ReduceLogSumExp", composedReduceHandler([](Composer &c, Value x) { return c.op<top::ExpOp>("exp", {x}); },
+                                                [](Composer &c, Value s) { return c.op<top::LogOp>("", {s}); }));
+  t.add("ArgMax", argReduceHandler<top::ArgMaxOp>());
+  t.add("ArgMin", argReduceHandler<top::ArgMinOp>());
+}
+
+} // namespace tpu::onnx
