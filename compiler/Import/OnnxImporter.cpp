@@ -113,9 +113,16 @@ Result<std::vector<std::vector<int64_t>>> parseShapeList(const std::string &text
     while (i < text.size() && text[i] != ']') {
       skip();
       size_t start = i;
+      if (i < text.size() && text[i] == '-') ++i;
+      size_t digits = i;
       while (i < text.size() && isdigit(static_cast<unsigned char>(text[i]))) ++i;
-      if (start == i || i - start > 12) return fail("expected a dimension");
-      shape.push_back(std::stoll(text.substr(start, i - start)));
+      if (digits == i || i - digits > 12) return fail("expected a dimension");
+      int64_t dim = std::stoll(text.substr(start, i - start));
+      // A static shape has no empty or unknown dims (0 or -1 would be read as such).
+      if (dim < 1)
+        return makeError("--input-shapes '", text, "': dim ", shape.size(), " of shape ", shapes.size() + 1, " is ",
+                         dim, "; every dimension must be at least 1");
+      shape.push_back(dim);
       skip();
       if (i < text.size() && text[i] == ',') ++i;
       else if (i >= text.size() || text[i] != ']') return fail("expected ',' or ']'");

@@ -2,6 +2,7 @@
 // HardSigmoid, Clip, PRelu, Selu, Celu, ThresholdedRelu, Shrink, Softmax, LogSoftmax.
 #include "compiler/Import/OnnxNodeImporter.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -48,6 +49,15 @@ Status clip(OnnxImporter &im, const Node &n) {
       if (!v) return v.status();
       hi = v->at(0);
     }
+  }
+  if (const NpyArray *c = im.constInput(n, 0)) { // shape arithmetic: a clamped size
+    auto bound = [&](double v) {
+      return c->is<int64_t>() ? NpyArray::from<int64_t>({}, {int64_t(v)}) : NpyArray::from<float>({}, {float(v)});
+    };
+    Result<NpyArray> r = *c;
+    if (std::isfinite(lo)) r = binaryArray("Max", *r, bound(lo));
+    if (r && std::isfinite(hi)) r = binaryArray("Min", *r, bound(hi));
+    return im.bindConst(n, std::move(r));
   }
   return unary<top::ClipOp>(im, n, {im.f64("min", lo), im.f64("max", hi)});
 }

@@ -3,6 +3,7 @@
 #include "compiler/Import/OnnxNodeImporter.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace mlir;
 
@@ -86,6 +87,17 @@ Status split(OnnxImporter &im, const Node &n) {
   }
   if (sizes.size() != n.outputs.size())
     return makeError(n.describe(), ": ", sizes.size(), " split sizes for ", n.outputs.size(), " outputs");
+  if (const NpyArray *c = im.constInput(n, 0)) { // a shape split into parts
+    SliceParams part{std::vector<int64_t>(xs->size(), 0), *xs, std::vector<int64_t>(xs->size(), 1)};
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (sizes[i] < 0 || sizes[i] > (*xs)[*axis] - part.starts[*axis])
+        return makeError(n.describe(), ": split sizes ", shapeToString(sizes), " do not fit dim ", (*xs)[*axis]);
+      part.ends[*axis] = part.starts[*axis] + sizes[i];
+      im.bindConst(n.outputs[i], sliceArray(*c, part));
+      part.starts[*axis] = part.ends[*axis];
+    }
+    return Status::ok();
+  }
   auto x = im.operand(n, 0);
   if (!x) return x.status();
   auto op = im.build<top::SplitOp>(n, {*x}, {im.i64("axis", *axis), im.ints("split", sizes)}, sizes.size());
@@ -182,6 +194,16 @@ void registerDataMovementOps(OpTable &t) {
   t.add("Tile", [](OnnxImporter &im, const Node &n) -> Status {
     auto r = im.constInts(n, 1, "repeats");
     if (!r) return r.status();
+    if (const NpyArray *c = im.constInput(n, 0)) {
+      std::vector<int64_t> shape = c->shape;
+      for (size_t d = 0; d < shape.size() && d < r->size(); ++d) {
+        if ((*r)[d] < 0 || (shape[d] && (*r)[d] > std::numeric_limits<int64_t>::max() / shape[d]))
+          return makeError(n.describe(), ": repeats ", shapeToString(*r), " out of range");
+        shape[d] *= (*r)[d];
+      }
+      TPU_RETURN_IF_ERROR(checkFoldedSize(n, shape));
+      return im.bindConst(n, tileArray(*c, *r));
+    }
     return unary<top::TileOp>(im, n, {im.ints("repeats", *r)});
   }, {2});
   t.add("DepthToSpace", [](OnnxImporter &im, const Node &n) {

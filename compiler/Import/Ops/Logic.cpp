@@ -10,9 +10,14 @@ void registerLogicOps(OpTable &t) {
   t.add("Equal", binaryHandler<top::EqualOp>("Equal"), {2});
   t.add("Less", binaryHandler<top::LessOp>("Less"), {2});
   t.add("Greater", binaryHandler<top::GreaterOp>("Greater"), {2});
-  // Not(c) = (c == false); a <= b = not(a > b); a >= b = not(a < b).
-  auto negated = [](std::function<Value(Composer &, Value, Value)> base) {
-    return [base](OnnxImporter &im, const Node &n) -> Status {
+  // Not(c) = (c == false); a <= b = not(a > b); a >= b = not(a < b). On
+  // constants, `foldName` names the ConstFold op.
+  auto negated = [](const std::string &foldName, std::function<Value(Composer &, Value, Value)> base) {
+    return [foldName, base](OnnxImporter &im, const Node &n) -> Status {
+      if (im.allConst(n))
+        return im.bindConst(n, n.inputs.size() > 1
+                                   ? binaryArray(foldName, *im.constInput(n, 0), *im.constInput(n, 1))
+                                   : unaryArray(foldName, *im.constInput(n, 0)));
       Composer c(im, n);
       Value cond = base(c, c.input(0), n.inputs.size() > 1 ? c.input(1) : Value());
       std::string falseName = n.outputs[0] + "_false";
@@ -26,15 +31,20 @@ void registerLogicOps(OpTable &t) {
       return c.status();
     };
   };
-  t.add("Not", negated([](Composer &, Value x, Value) { return x; }));
+  t.add("Not", negated("Not", [](Composer &, Value x, Value) { return x; }));
   t.add("LessOrEqual",
-        negated([](Composer &c, Value a, Value b) { return c.op<top::GreaterOp>("greater", {a, b}); }), {2});
-  t.add("GreaterOrEqual", negated([](Composer &c, Value a, Value b) { return c.op<top::LessOp>("less", {a, b}); }),
+        negated("LessOrEqual", [](Composer &c, Value a, Value b) { return c.op<top::GreaterOp>("greater", {a, b}); }),
+        {2});
+  t.add("GreaterOrEqual",
+        negated("GreaterOrEqual", [](Composer &c, Value a, Value b) { return c.op<top::LessOp>("less", {a, b}); }),
         {2});
   // Boolean logic from where/equal: a and b = where(a, b, false); a or b =
   // where(a, true, b); a xor b = ((a == b) == false).
   auto logic = [](int kind) {
     return [kind](OnnxImporter &im, const Node &n) -> Status {
+      if (im.allConst(n))
+        return im.bindConst(n, binaryArray(kind == 0 ? "And" : kind == 1 ? "Or" : "Xor", *im.constInput(n, 0),
+                                           *im.constInput(n, 1)));
       Composer c(im, n);
       Value a = c.input(0), b = c.input(1);
       auto boolConst = [&](const std::string &tag, bool v) -> Value {

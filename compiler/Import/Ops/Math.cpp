@@ -16,8 +16,8 @@ void registerMathOps(OpTable &t) {
   t.add("Floor", unaryHandler<top::FloorOp>("Floor"));
   t.add("Ceil", unaryHandler<top::CeilOp>("Ceil"));
   t.add("Erf", unaryHandler<top::ErfOp>());
-  t.add("Round", unaryHandler<top::RoundOp>());
-  t.add("Sign", unaryHandler<top::SignOp>());
+  t.add("Round", unaryHandler<top::RoundOp>("Round"));
+  t.add("Sign", unaryHandler<top::SignOp>("Sign"));
   t.add("Sin", unaryHandler<top::SinOp>());
   t.add("Cos", unaryHandler<top::CosOp>());
   t.add("Tan", [](OnnxImporter &im, const Node &n) -> Status {

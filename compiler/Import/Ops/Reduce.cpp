@@ -19,8 +19,10 @@ Result<std::optional<std::vector<int64_t>>> reduceAxes(OnnxImporter &im, const N
   return n.getInts("axes");
 }
 
-template <typename OpT> OpHandler reduceHandler(int64_t axesInputFromOpset) {
-  return [axesInputFromOpset](OnnxImporter &im, const Node &n) -> Status {
+// Folded on a constant input (shape arithmetic: ReduceProd of a Shape) when
+// `foldName` names a ConstFold reduction.
+template <typename OpT> OpHandler reduceHandler(int64_t axesInputFromOpset, const std::string &foldName = "") {
+  return [axesInputFromOpset, foldName](OnnxImporter &im, const Node &n) -> Status {
     auto xs = im.shapeOf(n, 0);
     if (!xs) return xs.status();
     auto axes = reduceAxes(im, n, axesInputFromOpset);
@@ -36,7 +38,10 @@ template <typename OpT> OpHandler reduceHandler(int64_t axesInputFromOpset) {
     } else {
       for (size_t i = 0; i < xs->size(); ++i) list.push_back(i);
     }
-    return unary<OpT>(im, n, {im.ints("axes", list), im.boolean("keepdims", n.getInt("keepdims", 1) != 0)});
+    bool keepdims = n.getInt("keepdims", 1) != 0;
+    if (const NpyArray *c = im.constInput(n, 0); c && !foldName.empty())
+      return im.bindConst(n, reduceArray(foldName, *c, list, keepdims));
+    return unary<OpT>(im, n, {im.ints("axes", list), im.boolean("keepdims", keepdims)});
   };
 }
 
@@ -82,11 +87,11 @@ OpHandler composedReduceHandler(std::function<Value(Composer &, Value)> pre, std
 } // namespace
 
 void registerReduceOps(OpTable &t) {
-  t.add("ReduceMean", reduceHandler<top::ReduceMeanOp>(18));
-  t.add("ReduceSum", reduceHandler<top::ReduceSumOp>(13));
-  t.add("ReduceMax", reduceHandler<top::ReduceMaxOp>(18));
-  t.add("ReduceMin", reduceHandler<top::ReduceMinOp>(18));
-  t.add("ReduceProd", reduceHandler<top::ReduceProdOp>(18));
+  t.add("ReduceMean", reduceHandler<top::ReduceMeanOp>(18, "Mean"));
+  t.add("ReduceSum", reduceHandler<top::ReduceSumOp>(13, "Sum"));
+  t.add("ReduceMax", reduceHandler<top::ReduceMaxOp>(18, "Max"));
+  t.add("ReduceMin", reduceHandler<top::ReduceMinOp>(18, "Min"));
+  t.add("ReduceProd", reduceHandler<top::ReduceProdOp>(18, "Prod"));
   t.add("ReduceL2", reduceHandler<top::ReduceL2Op>(18));
   t.add("ReduceSumSquare", composedReduceHandler([](Composer &c, Value x) { return c.op<top::MulOp>("square", {x, x}); },
                                                 nullptr));
