@@ -19,25 +19,36 @@ Result<std::optional<std::vector<int64_t>>> reduceAxes(OnnxImporter &im, const N
   return n.getInts("axes");
 }
 
+// The normalized axes a Reduce op reduces over: the given ones, else all of
+// `rank`; nullopt when none are given and noop_with_empty_axes is set.
+Result<std::optional<std::vector<int64_t>>> reducedAxes(OnnxImporter &im, const Node &n, int64_t inputFromOpset,
+                                                        size_t rank) {
+  auto axes = reduceAxes(im, n, inputFromOpset);
+  if (!axes) return axes.status();
+  if (*axes && !(*axes)->empty()) {
+    auto norm = normalizeAxes(**axes, rank);
+    if (!norm) return Status(norm.status()).prefix(n.describe());
+    return std::optional<std::vector<int64_t>>(norm.take());
+  }
+  if (n.getInt("noop_with_empty_axes", 0)) return std::optional<std::vector<int64_t>>();
+  std::vector<int64_t> all;
+  for (size_t i = 0; i < rank; ++i) all.push_back(i);
+  return std::optional<std::vector<int64_t>>(all);
+}
+
 // Folded on a constant input (shape arithmetic: ReduceProd of a Shape) when
 // `foldName` names a ConstFold reduction.
 template <typename OpT> OpHandler reduceHandler(int64_t axesInputFromOpset, const std::string &foldName = "") {
   return [axesInputFromOpset, foldName](OnnxImporter &im, const Node &n) -> Status {
     auto xs = im.shapeOf(n, 0);
     if (!xs) return xs.status();
-    auto axes = reduceAxes(im, n, axesInputFromOpset);
+    auto axes = reducedAxes(im, n, axesInputFromOpset, xs->size());
     if (!axes) return axes.status();
-    std::vector<int64_t> list;
-    if (*axes && !(*axes)->empty()) {
-      auto norm = normalizeAxes(**axes, xs->size());
-      if (!norm) return Status(norm.status()).prefix(n.describe());
-      list = *norm;
-    } else if (n.getInt("noop_with_empty_axes", 0)) {
+    if (!*axes) {
       im.alias(n.outputs[0], n.inputs[0]);
       return Status::ok();
-    } else {
-      for (size_t i = 0; i < xs->size(); ++i) list.push_back(i);
     }
+    const std::vector<int64_t> &list = **axes;
     bool keepdims = n.getInt("keepdims", 1) != 0;
     if (const NpyArray *c = im.constInput(n, 0); c && !foldName.empty())
       return im.bindConst(n, reduceArray(foldName, *c, list, keepdims));
@@ -62,16 +73,9 @@ OpHandler composedReduceHandler(std::function<Value(Composer &, Value)> pre, std
   return [pre, post](OnnxImporter &im, const Node &n) -> Status {
     auto xs = im.shapeOf(n, 0);
     if (!xs) return xs.status();
-    auto axes = reduceAxes(im, n, 18);
+    auto axes = reducedAxes(im, n, 18, xs->size());
     if (!axes) return axes.status();
-    std::vector<int64_t> list;
-    if (*axes && !(*axes)->empty()) {
-      auto norm = normalizeAxes(**axes, xs->size());
-      if (!norm) return Status(norm.status()).prefix(n.describe());
-      list = *norm;
-    } else if (!n.getInt("noop_with_empty_axes", 0)) {
-      for (size_t i = 0; i < xs->size(); ++i) list.push_back(i);
-    }
+    std::vector<int64_t> list = axes->value_or(std::vector<int64_t>{});
     Composer c(im, n);
     Value x = pre(c, c.input(0));
     Value sum = list.empty() ? x
