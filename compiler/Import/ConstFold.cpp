@@ -256,7 +256,7 @@ Result<NpyArray> binaryArray(const std::string &op, const NpyArray &a, const Npy
         else v = x / y;
       } else if (op == "Mod" || op == "Fmod") {
         if (y == 0) st = makeError("integer modulo by zero");
-        else v = x % y;
+        else v = y == -1 ? 0 : x % y; // INT64_MIN % -1 overflows
         if (op == "Mod" && v != 0 && (v < 0) != (y < 0)) v += y;
       } else if (op == "Max") v = std::max(x, y);
       else if (op == "Min") v = std::min(x, y);
