@@ -1,6 +1,7 @@
 #include "compiler/Import/ConstFold.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -228,9 +229,10 @@ NpyArray reshapeArray(NpyArray a, std::vector<int64_t> shape) {
 Result<NpyArray> binaryArray(const std::string &op, const NpyArray &a, const NpyArray &b) {
   auto shape = broadcast(a.shape, b.shape);
   if (!shape) return shape.status();
-  bool compare = op == "Equal" || op == "Less" || op == "Greater";
+  bool compare = op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual";
+  bool logic = op == "And" || op == "Or" || op == "Xor";
   bool isInt = a.is<int64_t>() && b.is<int64_t>();
-  NpyArray r = emptyLike(compare ? "bool" : isInt ? "int64" : "float32", *shape);
+  NpyArray r = emptyLike(compare || logic ? "bool" : isInt ? "int64" : "float32", *shape);
   auto av = toDouble(a), bv = toDouble(b);
   auto ai = isInt ? toInt64(a) : std::vector<int64_t>(), bi = isInt ? toInt64(b) : std::vector<int64_t>();
   auto as = stridesOf(a.shape), bs = stridesOf(b.shape);
@@ -239,7 +241,11 @@ Result<NpyArray> binaryArray(const std::string &op, const NpyArray &a, const Npy
     int64_t ia = broadcastOffset(a.shape, as, idx), ib = broadcastOffset(b.shape, bs, idx);
     if (compare) {
       double x = av[ia], y = bv[ib];
-      r.data[flat] = op == "Equal" ? x == y : op == "Less" ? x < y : x > y;
+      r.data[flat] = op == "Equal" ? x == y : op == "Less" ? x < y : op == "Greater" ? x > y
+                   : op == "LessOrEqual" ? x <= y : x >= y;
+    } else if (logic) {
+      bool x = av[ia] != 0, y = bv[ib] != 0;
+      r.data[flat] = op == "And" ? x && y : op == "Or" ? x || y : x != y;
     } else if (isInt) {
       int64_t x = ai[ia], y = bi[ib], v = 0;
       if (op == "Add") v = x + y;
@@ -248,6 +254,10 @@ Result<NpyArray> binaryArray(const std::string &op, const NpyArray &a, const Npy
       else if (op == "Div") {
         if (y == 0) st = makeError("integer division by zero");
         else v = x / y;
+      } else if (op == "Mod" || op == "Fmod") {
+        if (y == 0) st = makeError("integer modulo by zero");
+        else v = y == -1 ? 0 : x % y; // INT64_MIN % -1 overflows
+        if (op == "Mod" && v != 0 && (v < 0) != (y < 0)) v += y;
       } else if (op == "Max") v = std::max(x, y);
       else if (op == "Min") v = std::min(x, y);
       else if (op == "Pow") v = int64_t(std::pow(double(x), double(y)));
@@ -261,6 +271,8 @@ Result<NpyArray> binaryArray(const std::string &op, const NpyArray &a, const Npy
       else if (op == "Max") v = std::max(x, y);
       else if (op == "Min") v = std::min(x, y);
       else if (op == "Pow") v = std::pow(x, y);
+      else if (op == "Fmod") v = std::fmod(x, y);
+      else if (op == "Mod") v = x - std::floor(x / y) * y;
       r.as<float>()[flat] = v;
     }
   });
@@ -269,10 +281,16 @@ Result<NpyArray> binaryArray(const std::string &op, const NpyArray &a, const Npy
 }
 
 Result<NpyArray> unaryArray(const std::string &op, const NpyArray &a) {
-  if (a.is<int64_t>() && (op == "Neg" || op == "Abs")) {
+  if (a.is<int64_t>() && (op == "Neg" || op == "Abs" || op == "Sign")) {
     NpyArray r = a;
     int64_t *p = r.as<int64_t>();
-    for (int64_t i = 0; i < r.numel(); ++i) p[i] = op == "Neg" ? -p[i] : std::abs(p[i]);
+    for (int64_t i = 0; i < r.numel(); ++i)
+      p[i] = op == "Neg" ? -p[i] : op == "Abs" ? std::abs(p[i]) : (p[i] > 0) - (p[i] < 0);
+    return r;
+  }
+  if (op == "Not") {
+    NpyArray r = castArray(a, "bool");
+    for (uint8_t &v : r.data) v = !v;
     return r;
   }
   NpyArray r = castArray(a, "float32");
@@ -285,6 +303,8 @@ Result<NpyArray> unaryArray(const std::string &op, const NpyArray &a) {
     else if (op == "Reciprocal") x = 1.0f / x;
     else if (op == "Floor") x = std::floor(x);
     else if (op == "Ceil") x = std::ceil(x);
+    else if (op == "Round") x = std::nearbyint(x); // the default rounding mode: half to even
+    else if (op == "Sign") x = float((x > 0) - (x < 0));
     else if (op == "Exp") x = std::exp(x);
     else if (op == "Log") x = std::log(x);
     else if (op == "Relu") x = std::max(x, 0.0f);
@@ -406,6 +426,60 @@ Result<NpyArray> expandArray(const NpyArray &a, const std::vector<int64_t> &targ
   auto strides = stridesOf(a.shape);
   forEachIndex(*shape, [&](int64_t flat, const std::vector<int64_t> &idx) {
     copyElement(a, broadcastOffset(a.shape, strides, idx), r, flat);
+  });
+  return r;
+}
+
+Result<NpyArray> reduceArray(const std::string &op, const NpyArray &a, const std::vector<int64_t> &axes,
+                             bool keepdims) {
+  bool isInt = a.is<int64_t>();
+  if (!isInt && !a.is<float>()) return makeError("cannot fold Reduce", op, " of ", a.dtype);
+  if (op != "Sum" && op != "Prod" && op != "Min" && op != "Max" && op != "Mean")
+    return makeError("cannot fold Reduce", op);
+  std::vector<int64_t> kept = a.shape; // the result with every reduced dim 1
+  for (int64_t ax : axes) kept[ax] = 1;
+  std::vector<int64_t> outShape;
+  for (size_t d = 0; d < a.shape.size(); ++d)
+    if (keepdims || !std::binary_search(axes.begin(), axes.end(), int64_t(d))) outShape.push_back(kept[d]);
+  int64_t outCount = numelOf(kept), count = numelOf(a.shape) / std::max<int64_t>(outCount, 1);
+  double init = op == "Prod" ? 1 : op == "Min" ? INFINITY : op == "Max" ? -INFINITY : 0;
+  std::vector<double> accD(outCount, init);
+  std::vector<int64_t> accI(outCount, op == "Prod" ? 1 : op == "Min" ? INT64_MAX : op == "Max" ? INT64_MIN : 0);
+  auto keptStrides = stridesOf(kept);
+  auto ai = isInt ? toInt64(a) : std::vector<int64_t>();
+  auto ad = isInt ? std::vector<double>() : toDouble(a);
+  forEachIndex(a.shape, [&](int64_t flat, const std::vector<int64_t> &idx) {
+    int64_t o = broadcastOffset(kept, keptStrides, idx);
+    if (isInt) {
+      int64_t &acc = accI[o], x = ai[flat];
+      acc = op == "Prod" ? acc * x : op == "Min" ? std::min(acc, x) : op == "Max" ? std::max(acc, x) : acc + x;
+    } else {
+      double &acc = accD[o], x = ad[flat];
+      acc = op == "Prod" ? acc * x : op == "Min" ? std::min(acc, x) : op == "Max" ? std::max(acc, x) : acc + x;
+    }
+  });
+  NpyArray r = emptyLike(a.dtype, outShape);
+  for (int64_t i = 0; i < outCount; ++i) {
+    if (isInt) r.as<int64_t>()[i] = op == "Mean" ? accI[i] / std::max<int64_t>(count, 1) : accI[i];
+    else r.as<float>()[i] = float(op == "Mean" ? accD[i] / double(count) : accD[i]);
+  }
+  return r;
+}
+
+Result<NpyArray> tileArray(const NpyArray &a, const std::vector<int64_t> &repeats) {
+  if (repeats.size() != a.shape.size())
+    return makeError("tile repeats ", shapeToString(repeats), " do not match rank ", a.shape.size());
+  std::vector<int64_t> shape;
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    if (repeats[d] < 0) return makeError("tile repeats ", shapeToString(repeats), " has a negative count");
+    shape.push_back(a.shape[d] * repeats[d]);
+  }
+  NpyArray r = emptyLike(a.dtype, shape);
+  auto strides = stridesOf(a.shape);
+  forEachIndex(shape, [&](int64_t flat, const std::vector<int64_t> &idx) {
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d) src += idx[d] % a.shape[d] * strides[d];
+    copyElement(a, src, r, flat);
   });
   return r;
 }

@@ -39,15 +39,23 @@ std::vector<double> toDouble(const NpyArray &a);
 
 NpyArray castArray(const NpyArray &a, const std::string &dtype);
 NpyArray reshapeArray(NpyArray a, std::vector<int64_t> shape);
-// op: Add Sub Mul Div Max Min Pow Equal Less Greater (numpy broadcasting).
+// op: Add Sub Mul Div Max Min Pow, Mod (the remainder has the divisor's sign)
+// and Fmod (the dividend's, C fmod); Equal Less Greater LessOrEqual
+// GreaterOrEqual, And Or Xor (bool results). Numpy broadcasting.
 Result<NpyArray> binaryArray(const std::string &op, const NpyArray &a, const NpyArray &b);
-// op: Neg Abs Sqrt Reciprocal Floor Ceil Exp Log Relu Sigmoid Tanh.
+// op: Neg Abs Sign (int64 stays int64), Not (bool), Sqrt Reciprocal Floor Ceil
+// Round (half to even) Exp Log Relu Sigmoid Tanh.
 Result<NpyArray> unaryArray(const std::string &op, const NpyArray &a);
+// op: Sum Prod Min Max Mean over `axes` (normalized); the dtype is kept.
+Result<NpyArray> reduceArray(const std::string &op, const NpyArray &a, const std::vector<int64_t> &axes,
+                             bool keepdims);
 Result<NpyArray> whereArray(const NpyArray &cond, const NpyArray &x, const NpyArray &y);
 Result<NpyArray> gatherArray(const NpyArray &a, const NpyArray &indices, int64_t axis);
 Result<NpyArray> concatArrays(const std::vector<const NpyArray *> &parts, int64_t axis);
 NpyArray sliceArray(const NpyArray &a, const SliceParams &p);
 NpyArray transposeArray(const NpyArray &a, const std::vector<int64_t> &perm);
 Result<NpyArray> expandArray(const NpyArray &a, const std::vector<int64_t> &shape);
+// ONNX Tile: dim i repeated repeats[i] times.
+Result<NpyArray> tileArray(const NpyArray &a, const std::vector<int64_t> &repeats);
 
 } // namespace tpu::onnx

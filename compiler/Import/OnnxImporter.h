@@ -5,6 +5,7 @@
 #pragma once
 
 #include "compiler/Import/OnnxModel.h"
+#include "compiler/Import/TopBuilder.h"
 #include "support/Npz.h"
 #include "support/Status.h"
 
@@ -46,7 +47,6 @@ Status importOnnxFile(const std::string &onnxPath, const std::string &mlirPath, 
 // "[[1,3,224,224],[1,10]]" -> {{1,3,224,224},{1,10}}.
 Result<std::vector<std::vector<int64_t>>> parseShapeList(const std::string &text);
 
-// Weight file name used for an output .mlir path ("dir/m.top.mlir" -> "m_top_weights.npz").
-std::string weightFileNameFor(const std::string &mlirPath);
+using import::weightFileNameFor;
 
 } // namespace tpu::onnx

@@ -104,4 +104,76 @@ TEST(ImportConstFold, TransposeWhereExpand) {
   EXPECT_EQ(e->values<float>(), (std::vector<float>{1, 1, 1, 2, 2, 2}));
 }
 
+// ONNX Mod: fmod=0 takes the divisor's sign (numpy.mod), fmod=1 the dividend's (numpy.fmod).
+TEST(ImportConstFold, ModFollowsTheDivisorFmodTheDividend) {
+  auto m = binaryArray("Mod", ints({4}, {-7, 7, -7, 6}), ints({4}, {3, -3, -3, 3}));
+  ASSERT_TRUE(m) << m.message();
+  EXPECT_EQ(m->values<int64_t>(), (std::vector<int64_t>{2, -2, -1, 0}));
+  auto f = binaryArray("Fmod", ints({2}, {-7, 7}), ints({2}, {3, -3}));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->values<int64_t>(), (std::vector<int64_t>{-1, 1}));
+  auto ff = binaryArray("Fmod", floats({2}, {-7.5f, 5.5f}), floats({}, {2}));
+  ASSERT_TRUE(ff);
+  EXPECT_EQ(ff->values<float>(), (std::vector<float>{-1.5f, 1.5f}));
+  EXPECT_FALSE(binaryArray("Mod", ints({1}, {5}), ints({1}, {0})));
+}
+
+TEST(ImportConstFold, LogicAndComparisonsGiveBool) {
+  auto le = binaryArray("LessOrEqual", ints({3}, {1, 2, 3}), ints({}, {2}));
+  ASSERT_TRUE(le);
+  EXPECT_EQ(le->dtype, "bool");
+  EXPECT_EQ(le->data, (std::vector<uint8_t>{1, 1, 0}));
+  auto ge = binaryArray("GreaterOrEqual", ints({3}, {1, 2, 3}), ints({}, {2}));
+  ASSERT_TRUE(ge);
+  EXPECT_EQ(ge->data, (std::vector<uint8_t>{0, 1, 1}));
+  NpyArray a = castArray(ints({4}, {0, 0, 1, 1}), "bool"), b = castArray(ints({4}, {0, 1, 0, 1}), "bool");
+  EXPECT_EQ(binaryArray("And", a, b)->data, (std::vector<uint8_t>{0, 0, 0, 1}));
+  EXPECT_EQ(binaryArray("Or", a, b)->data, (std::vector<uint8_t>{0, 1, 1, 1}));
+  EXPECT_EQ(binaryArray("Xor", a, b)->data, (std::vector<uint8_t>{0, 1, 1, 0}));
+  auto no = unaryArray("Not", a);
+  ASSERT_TRUE(no);
+  EXPECT_EQ(no->dtype, "bool");
+  EXPECT_EQ(no->data, (std::vector<uint8_t>{1, 1, 0, 0}));
+}
+
+TEST(ImportConstFold, SignKeepsIntegersRoundIsHalfToEven) {
+  auto s = unaryArray("Sign", ints({3}, {-4, 0, 9}));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->dtype, "int64");
+  EXPECT_EQ(s->values<int64_t>(), (std::vector<int64_t>{-1, 0, 1}));
+  auto r = unaryArray("Round", floats({5}, {0.5f, 1.5f, 2.5f, -0.5f, 2.6f}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->values<float>(), (std::vector<float>{0, 2, 2, -0.0f, 3}));
+}
+
+TEST(ImportConstFold, ReduceOverAxesKeepsDtype) {
+  // ReduceProd of Shape[1:]: x.numel() // batch.
+  auto prod = reduceArray("Prod", ints({3}, {3, 4, 5}), {0}, true);
+  ASSERT_TRUE(prod) << prod.message();
+  EXPECT_EQ(prod->dtype, "int64");
+  EXPECT_EQ(prod->shape, (std::vector<int64_t>{1}));
+  EXPECT_EQ(prod->values<int64_t>(), (std::vector<int64_t>{60}));
+  NpyArray m = floats({2, 3}, {1, 5, 3, -2, 0, 4});
+  EXPECT_EQ(reduceArray("Sum", m, {1}, false)->values<float>(), (std::vector<float>{9, 2}));
+  EXPECT_EQ(reduceArray("Max", m, {0}, false)->values<float>(), (std::vector<float>{1, 5, 4}));
+  EXPECT_EQ(reduceArray("Min", m, {0, 1}, false)->values<float>(), (std::vector<float>{-2}));
+  auto mean = reduceArray("Mean", m, {1}, true);
+  ASSERT_TRUE(mean);
+  EXPECT_EQ(mean->shape, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(mean->values<float>(), (std::vector<float>{3, 2.0f / 3}));
+  EXPECT_FALSE(reduceArray("L2", m, {1}, true));
+}
+
+TEST(ImportConstFold, TileRepeatsEachDim) {
+  auto t = tileArray(ints({2, 2}, {1, 2, 3, 4}), {2, 1});
+  ASSERT_TRUE(t) << t.message();
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{4, 2}));
+  EXPECT_EQ(t->values<int64_t>(), (std::vector<int64_t>{1, 2, 3, 4, 1, 2, 3, 4}));
+  auto w = tileArray(floats({1, 2}, {7, 8}), {1, 3});
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->values<float>(), (std::vector<float>{7, 8, 7, 8, 7, 8}));
+  EXPECT_FALSE(tileArray(ints({2}, {1, 2}), {1, 1}));
+  EXPECT_FALSE(tileArray(ints({2}, {1, 2}), {-1}));
+}
+
 } // namespace

@@ -16,3 +16,10 @@ tool_dirs = [
 ]
 config.environment["PATH"] = os.pathsep.join(tool_dirs + [config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(("%data", os.path.join(config.tpu_src_root, "tests", "data")))
+
+# onnxruntime reference (tools/ort, installed by scripts/models.sh): tests that
+# compare with it say REQUIRES: onnxruntime.
+import shutil
+if shutil.which("node") and os.path.isdir(os.path.join(config.tpu_src_root, "tools", "ort", "node_modules",
+                                                       "onnxruntime-node")):
+    config.available_features.add("onnxruntime")

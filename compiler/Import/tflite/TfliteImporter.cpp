@@ -2,7 +2,7 @@
 #include "compiler/Calibration/CalibrationTable.h"
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Import/ConstFold.h"
-#include "compiler/Import/ImportCommon.h"
+#include "compiler/Import/TopBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -917,7 +917,7 @@ Result<ImportedModule> importModel(MLIRContext &context, const Model &model, con
   ModuleOp module = *out.module;
   module->setAttr(top::kWeightFileAttr, StringAttr::get(&context, options.weightFile));
   TPU_RETURN_IF_ERROR(im.run(module, options));
-  TPU_RETURN_IF_ERROR(import::finishModule(module, out.weights, options.canonicalize, im.diagnostics()));
+  TPU_RETURN_IF_ERROR(import::finishTopModule(module, out.weights, options.canonicalize, im.diagnostics()));
   if (!options.calibrationPath.empty()) TPU_RETURN_IF_ERROR(writeCalibration(im.ranges(), module, options.calibrationPath));
   return out;
 }
@@ -925,14 +925,11 @@ Result<ImportedModule> importModel(MLIRContext &context, const Model &model, con
 Status importTfliteFile(const std::string &tflitePath, const std::string &mlirPath, ImportOptions options) {
   auto model = loadModel(tflitePath);
   if (!model) return model.status();
-  std::string weightName = onnx::weightFileNameFor(mlirPath);
-  options.weightFile = weightName;
+  options.weightFile = import::weightFileNameFor(mlirPath);
   MLIRContext context;
   auto imported = importModel(context, *model, options);
   if (!imported) return Status(imported.status()).prefix(tflitePath);
-  std::string dir = mlirPath.find('/') == std::string::npos ? "" : mlirPath.substr(0, mlirPath.find_last_of('/') + 1);
-  TPU_RETURN_IF_ERROR(writeNpz(dir + weightName, imported->weights));
-  return import::writeTopModule(*imported->module, mlirPath);
+  return import::writeTopModule(*imported->module, imported->weights, mlirPath);
 }
 
 bool isTfliteModel(const std::string &path) {
