@@ -36,14 +36,14 @@ public:
     Shape4 s{u32(ns), u32(cs), u32(hs), u32(y_.s[3])};
     std::vector<uint64_t> v;
     for (size_t i = 0; i < in_.size(); ++i)
-      v.push_back(LBuf::activationBytes(in_[i].dtype, isBcast(i) ? Shape4{s.n, s.c, 1, 1} : s, lanes()));
-    v.push_back(LBuf::activationBytes(y_.dtype, s, lanes()));
-    for (unsigned i = 0; i < temps(); ++i) v.push_back(LBuf::bytes(tempType(), s, lanes()));
+      v.push_back(LocalTensor::activationBytes(in_[i].dtype, isBcast(i) ? Shape4{s.n, s.c, 1, 1} : s, lanes()));
+    v.push_back(LocalTensor::activationBytes(y_.dtype, s, lanes()));
+    for (unsigned i = 0; i < temps(); ++i) v.push_back(LocalTensor::bytes(tempType(), s, lanes()));
     return v;
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
     std::vector<uint64_t> v;
-    for (const ChannelWeight &w : chanWeights_) v.push_back(LBuf::perChannelBytes(w.dtype, cs, lanes()));
+    for (const ChannelWeight &w : chanWeights_) v.push_back(LocalTensor::perChannelBytes(w.dtype, cs, lanes()));
     return v;
   }
   uint16_t loadFixed(const Tile &t, uint16_t wait) override {
@@ -63,9 +63,9 @@ public:
   std::vector<DType> tempTypes() const override { return std::vector<DType>(temps(), tempType()); }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     const size_t ni = in_.size();
-    std::vector<LBuf> ins, tmps;
+    std::vector<LocalTensor> ins, tmps;
     for (size_t i = 0; i < ni; ++i) {
-      LBuf b = buf(t, set, i, in_[i].dtype);
+      LocalTensor b = buf(t, set, i, in_[i].dtype);
       if (isBcast(i)) {
         b = bcastBuf(t, set);
         b.shape = shapeOf(t), b.stride.h = b.stride.w = 0;
@@ -81,7 +81,7 @@ public:
 
 protected:
   // One arith command: res = eu(a, b) (count 1: eu(a)), rshift, relu.
-  uint16_t ew(isa::EuOp eu, const LBuf &res, LocalOperand a, LocalOperand b, uint32_t rshift, bool relu,
+  uint16_t elementwise(isa::EuOp eu, const LocalTensor &res, LocalOperand a, LocalOperand b, uint32_t rshift, bool relu,
               uint16_t wait, uint8_t count = 2) {
     isa::Arith c;
     c.eu = eu, c.res0 = res.operand(hw_), c.opd0 = a, c.opd1 = b, c.opdCount = count;
@@ -92,18 +92,18 @@ protected:
   }
   bool isFloat() const { return y_.dtype == DType::F32; }
   // Per-channel weight i as an operand of res0's shape: one element per channel.
-  LBuf channelWeight(size_t i, const Shape4 &s) const { return LBuf::perChannel(fixed_[i], chanWeights_[i].dtype, s); }
+  LocalTensor channelWeight(size_t i, const Shape4 &s) const { return LocalTensor::perChannel(fixed_[i], chanWeights_[i].dtype, s); }
   bool hasChannelWeights() const { return !chanWeights_.empty(); }
   DType outType() const { return y_.dtype; }
 
 private:
   bool isBcast(size_t input) const { return bcast_ && input == 1; }
-  LBuf buf(const Tile &t, unsigned set, size_t i, DType dt) const {
-    return LBuf::activation(bufOffset(set, i), dt, shapeOf(t), lanes());
+  LocalTensor buf(const Tile &t, unsigned set, size_t i, DType dt) const {
+    return LocalTensor::activation(bufOffset(set, i), dt, shapeOf(t), lanes());
   }
   // The broadcast input: one element per (n, c), read for every (h, w).
-  LBuf bcastBuf(const Tile &t, unsigned set) const {
-    return LBuf::activation(bufOffset(set, 1), in_[1].dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
+  LocalTensor bcastBuf(const Tile &t, unsigned set) const {
+    return LocalTensor::activation(bufOffset(set, 1), in_[1].dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
   }
 
   std::vector<DTensor> in_;

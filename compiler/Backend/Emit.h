@@ -51,15 +51,15 @@ inline uint32_t u32(int64_t v) { return uint32_t(v); }
 // ---------------------------------------------------------------------------
 // Tensors in local memory: channel c in lane (lane + c) % lanes, explicit
 // strides in elements (docs/isa.md, "Local memory").
-struct LBuf {
+struct LocalTensor {
   uint32_t offset = 0, lane = 0;
   DType dtype = DType::F32;
   Shape4 shape;
   Strides4 stride;
 
   // Compact layout: w 1, h W, c H*W, n rounds(C)*H*W.
-  static LBuf compact(uint32_t offset, DType t, Shape4 s, uint32_t lanes) {
-    LBuf b;
+  static LocalTensor compact(uint32_t offset, DType t, Shape4 s, uint32_t lanes) {
+    LocalTensor b;
     b.offset = offset, b.dtype = t, b.shape = s;
     uint32_t plane = s.h * s.w;
     b.stride = {u32(ceilDiv(s.c, lanes)) * plane, plane, s.w, 1};
@@ -72,8 +72,8 @@ struct LBuf {
   // (items rounded up to 4), so a group moves as words in one run (move()).
   uint32_t nCap = 0; // items the buffer has room for
   static uint32_t items(DType t, uint32_t n) { return isInt8Like(t) ? (n + 3) / 4 * 4 : n; }
-  static LBuf activation(uint32_t offset, DType t, Shape4 s, uint32_t lanes) {
-    LBuf b = compact(offset, t, s, lanes);
+  static LocalTensor activation(uint32_t offset, DType t, Shape4 s, uint32_t lanes) {
+    LocalTensor b = compact(offset, t, s, lanes);
     b.nCap = items(t, s.n);
     return b;
   }
@@ -88,8 +88,8 @@ struct LBuf {
     o.strideMode = isa::StrideMode::Explicit, o.stride = stride;
     return o;
   }
-  LBuf channels(uint32_t c0, uint32_t cs, uint32_t lanes) const {
-    LBuf b = *this;
+  LocalTensor channels(uint32_t c0, uint32_t cs, uint32_t lanes) const {
+    LocalTensor b = *this;
     uint32_t abs = lane + c0;
     b.lane = abs % lanes;
     b.offset = offset + (abs / lanes) * stride.c * dtypeBytes(dtype);
@@ -98,16 +98,16 @@ struct LBuf {
   }
   // A per-channel vector (a bias, a channel weight): one element per
   // channel, seen with shape s (read for every n, h, w).
-  static LBuf perChannel(uint32_t offset, DType t, Shape4 s) {
-    LBuf b;
+  static LocalTensor perChannel(uint32_t offset, DType t, Shape4 s) {
+    LocalTensor b;
     b.offset = offset, b.dtype = t, b.shape = s, b.stride = {0, 1, 0, 0};
     return b;
   }
   static uint64_t perChannelBytes(DType t, int64_t channels, uint32_t lanes) {
     return uint64_t(ceilDiv(channels, lanes)) * dtypeBytes(t);
   }
-  LBuf withType(DType t) const {
-    LBuf b = *this;
+  LocalTensor withType(DType t) const {
+    LocalTensor b = *this;
     b.dtype = t;
     return b;
   }
@@ -149,7 +149,7 @@ struct Emitter {
   // Moves rows [h0, h0+hs) of items [n0, n0+ns), channels [c0, c0+cs) of a
   // DDR activation to/from local buffer `l` (shape (ns, cs, hs, W)).
   uint16_t move(bool toLocal, const DTensor &d, int64_t n0, int64_t ns, int64_t c0, int64_t cs,
-                int64_t h0, int64_t hs, const LBuf &l, uint16_t wait) {
+                int64_t h0, int64_t hs, const LocalTensor &l, uint16_t wait) {
     const int64_t C = d.s[1], H = d.s[2], W = d.s[3];
     const uint64_t e = dtypeBytes(d.dtype);
     uint16_t id = 0;
@@ -201,7 +201,7 @@ struct Emitter {
 
   // A plain copy of a weight slice from DDR (given shape and strides) into `l`.
   uint16_t loadWeight(uint64_t addr, DType t, std::array<uint32_t, 4> shape, std::array<uint32_t, 4> gstride,
-                      const LBuf &l, uint16_t wait) {
+                      const LocalTensor &l, uint16_t wait) {
     isa::GdmaCommand c;
     c.direction = isa::GdmaDirection::S2L;
     c.src.addr = addr, c.src.format = formatOf(t), c.src.shape = shape, c.src.stride = gstride;
@@ -213,7 +213,7 @@ struct Emitter {
   // Channels [c0, c0 + cs) of a per-channel vector in DDR into local offset `offset`.
   uint16_t loadPerChannel(uint64_t addr, DType t, int64_t c0, int64_t cs, uint32_t offset, uint16_t wait) {
     return loadWeight(addr + uint64_t(c0) * dtypeBytes(t), t, {1, u32(cs), 1, 1}, {0, 1, 1, 1},
-                      LBuf::perChannel(offset, t, {1, u32(cs), 1, 1}), wait);
+                      LocalTensor::perChannel(offset, t, {1, u32(cs), 1, 1}), wait);
   }
 
   uint16_t s2s(uint64_t src, std::array<uint32_t, 4> sstride, uint64_t dst, std::array<uint32_t, 4> dstride,
@@ -364,7 +364,7 @@ public:
   // The TIU commands of one slice: `ins` are the activation inputs (rows
   // clipped to the tensor, padT/padB = padding rows of a window), `out` the
   // output rows. Returns the last TIU id.
-  virtual uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &out, const std::vector<LBuf> &temps,
+  virtual uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &out, const std::vector<LocalTensor> &temps,
                              int64_t padT, int64_t padB, uint16_t wait) = 0;
 };
 

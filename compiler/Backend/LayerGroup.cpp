@@ -131,16 +131,16 @@ public:
       const Op &op = *ops_[k];
       e_.b->setLayer(op.name);
       const size_t o = size_t(index(op.output));
-      std::vector<LBuf> ins;
+      std::vector<LocalTensor> ins;
       for (int tid : op.inputs) {
         if (e_.g.tensors[tid].isWeight()) continue;
         size_t i = size_t(index(tid));
         ins.push_back(rowsView(buffer(i, set, t.ns, r), r.need[i].first, r.inRows[k]));
       }
-      std::vector<LBuf> temps;
+      std::vector<LocalTensor> temps;
       auto types = impl_[k]->local()->tempTypes();
       for (size_t j = 0; j < types.size(); ++j)
-        temps.push_back(LBuf::compact(offsets_[tempSlot_[k] + j], types[j],
+        temps.push_back(LocalTensor::compact(offsets_[tempSlot_[k] + j], types[j],
                                       {u32(t.ns), u32(tens_[o].s[1]), u32(count(r.need[o])), u32(tens_[o].s[3])},
                                       e_.hw.npuLanes));
       const uint16_t opWait = std::max(wait, k < fixedId_.size() ? fixedId_[k] : uint16_t(0));
@@ -204,18 +204,18 @@ private:
     }
     return r;
   }
-  static LBuf rowsView(LBuf b, int64_t bufFirst, const Range &want) {
+  static LocalTensor rowsView(LocalTensor b, int64_t bufFirst, const Range &want) {
     b.offset += u32((want.first - bufFirst) * b.stride.h * dtypeBytes(b.dtype));
     b.shape.h = u32(count(want));
     return b;
   }
   // Tensor i's buffer for this slice: compact over the rows it holds; those
   // that cross DDR (perSet) with room for whole 4N groups.
-  LBuf buffer(size_t i, unsigned set, int64_t ns, const Rows &r) const {
+  LocalTensor buffer(size_t i, unsigned set, int64_t ns, const Rows &r) const {
     const TensorInfo &ti = tens_[i];
     const Shape4 s{u32(ns), u32(ti.s[1]), u32(count(r.need[i])), u32(ti.s[3])};
-    if (!perSet(i)) return LBuf::compact(offsets_[slot_[i]], ti.d.dtype, s, e_.hw.npuLanes);
-    return LBuf::activation(offsets_[slot_[i] + set * perSetCount_], ti.d.dtype, s, e_.hw.npuLanes);
+    if (!perSet(i)) return LocalTensor::compact(offsets_[slot_[i]], ti.d.dtype, s, e_.hw.npuLanes);
+    return LocalTensor::activation(offsets_[slot_[i] + set * perSetCount_], ti.d.dtype, s, e_.hw.npuLanes);
   }
   bool perSet(size_t i) const { return tens_[i].external || tens_[i].id == ops_.back()->output; }
 
@@ -230,7 +230,7 @@ private:
     }
     const uint32_t lanes = e_.hw.npuLanes;
     auto bytesOf = [&](size_t i, DType t) {
-      return LBuf::bytes(t, {u32(ns), u32(tens_[i].s[1]), u32(maxRows[i]), u32(tens_[i].s[3])}, lanes);
+      return LocalTensor::bytes(t, {u32(ns), u32(tens_[i].s[1]), u32(maxRows[i]), u32(tens_[i].s[3])}, lanes);
     };
     std::vector<uint64_t> v;
     for (size_t k = 0; k < ops_.size(); ++k) {
@@ -250,7 +250,7 @@ private:
       for (size_t i = 0; i < tens_.size(); ++i)
         if (perSet(i)) {
           if (s == 0) slot_[i] = v.size();
-          v.push_back(LBuf::activationBytes(
+          v.push_back(LocalTensor::activationBytes(
               tens_[i].d.dtype, {u32(ns), u32(tens_[i].s[1]), u32(maxRows[i]), u32(tens_[i].s[3])}, lanes));
         }
     perSetCount_ = sets ? (v.size() - first) / sets : 0;

@@ -27,7 +27,7 @@ inline bool refSigned(DType t) { return t != DType::U8; }
 
 // The chip's integer write-back: rounding right shift by op.rshift, relu,
 // saturation to `out`.
-inline int64_t rq(int64_t v, const Op &op, bool relu, DType out) {
+inline int64_t requantizeOp(int64_t v, const Op &op, bool relu, DType out) {
   return sim::requantize(v, op.rshift, relu, refPrec(out), refSigned(out));
 }
 inline int64_t saturateTo(int64_t v, DType out) { return sim::saturate(v, refPrec(out), refSigned(out)); }

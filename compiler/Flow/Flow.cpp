@@ -198,15 +198,15 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
 
   // 6. The bmodel on the timed simulator, with trace and stats.
   log << "flow: bmodel on the sim backend\n";
-  runtime::RunFilesRequest rq;
-  rq.bmodelPath = r.bmodelPath;
-  rq.inputPath = options.testInput;
-  rq.outputPath = r.bmodelOutputs;
-  rq.configPath = options.configPath;
-  rq.tracePath = r.tracePath;
-  rq.statsPath = r.statsPath;
-  rq.backend = runtime::BackendKind::Sim;
-  auto sim = runtime::runBmodelFiles(rq);
+  runtime::RunFilesRequest request;
+  request.bmodelPath = r.bmodelPath;
+  request.inputPath = options.testInput;
+  request.outputPath = r.bmodelOutputs;
+  request.configPath = options.configPath;
+  request.tracePath = r.tracePath;
+  request.statsPath = r.statsPath;
+  request.backend = runtime::BackendKind::Sim;
+  auto sim = runtime::runBmodelFiles(request);
   if (!sim) return makeError(sim.message());
   r.sim = std::move(*sim);
   auto bmodelOut = readNpz(r.bmodelOutputs);

@@ -9,7 +9,7 @@
 namespace tpu::backend {
 
 int64_t int8LeakyRelu(int64_t x, const Op &op, DType out) {
-  return std::max(x, rq(x * op.multipliers[0], op, false, out));
+  return std::max(x, requantizeOp(x * op.multipliers[0], op, false, out));
 }
 
 namespace {
@@ -57,9 +57,9 @@ void evaluateClip(const RefArgs &r, Bytes &out) {
 class ReluOp : public ElementwiseOp {
 public:
   using ElementwiseOp::ElementwiseOp;
-  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &, int64_t, int64_t,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &, int64_t, int64_t,
                      uint16_t wait) override {
-    return ew(EuOp::Max, y, ins[0].operand(hw_), isFloat() ? constantF(0.0f) : constant(outType(), 0), 0, false,
+    return elementwise(EuOp::Max, y, ins[0].operand(hw_), isFloat() ? constantF(0.0f) : constant(outType(), 0), 0, false,
               wait);
   }
 };
@@ -69,30 +69,30 @@ class LeakyReluOp : public ElementwiseOp {
 public:
   using ElementwiseOp::ElementwiseOp;
   unsigned temps() const override { return 1; }
-  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &tmp, int64_t, int64_t,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &tmp, int64_t, int64_t,
                      uint16_t wait) override {
-    const LBuf &a = ins[0];
-    if (isFloat()) ew(EuOp::Mul, tmp[0], a.operand(hw_), constantF(op_.alpha), 0, false, wait);
-    else ew(EuOp::Mul, tmp[0], a.operand(hw_), constant(DType::I8, op_.multipliers[0]), op_.rshift, false, wait);
-    return ew(EuOp::Max, y, a.operand(hw_), tmp[0].operand(hw_), 0, false, wait);
+    const LocalTensor &a = ins[0];
+    if (isFloat()) elementwise(EuOp::Mul, tmp[0], a.operand(hw_), constantF(op_.alpha), 0, false, wait);
+    else elementwise(EuOp::Mul, tmp[0], a.operand(hw_), constant(DType::I8, op_.multipliers[0]), op_.rshift, false, wait);
+    return elementwise(EuOp::Max, y, a.operand(hw_), tmp[0].operand(hw_), 0, false, wait);
   }
 };
 
 class ClipOp : public ElementwiseOp {
 public:
   using ElementwiseOp::ElementwiseOp;
-  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &, int64_t, int64_t,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &, int64_t, int64_t,
                      uint16_t wait) override {
-    const LBuf &a = ins[0];
+    const LocalTensor &a = ins[0];
     if (isFloat()) {
-      ew(EuOp::Max, y, a.operand(hw_), constantF(op_.clipMin), 0, false, wait);
-      return ew(EuOp::Min, y, y.operand(hw_), constantF(op_.clipMax), 0, false, wait);
+      elementwise(EuOp::Max, y, a.operand(hw_), constantF(op_.clipMin), 0, false, wait);
+      return elementwise(EuOp::Min, y, y.operand(hw_), constantF(op_.clipMax), 0, false, wait);
     }
     // The integer bounds saturated to the output type, as int16 constants.
     auto r = sim::intRange(Prec::Int8, outType() != DType::U8);
     int64_t lo = sim::saturate(int64_t(op_.clipMin), r), hi = sim::saturate(int64_t(op_.clipMax), r);
-    ew(EuOp::Max, y, a.operand(hw_), constant(DType::I16, lo), 0, false, wait);
-    return ew(EuOp::Min, y, y.operand(hw_), constant(DType::I16, hi), 0, false, wait);
+    elementwise(EuOp::Max, y, a.operand(hw_), constant(DType::I16, lo), 0, false, wait);
+    return elementwise(EuOp::Min, y, y.operand(hw_), constant(DType::I16, hi), 0, false, wait);
   }
 };
 

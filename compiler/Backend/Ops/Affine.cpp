@@ -44,7 +44,7 @@ void evaluateAffine(const RefArgs &r, Bytes &out) {
       auto a = r.ints(0), sc = toInts(*r.in[1], DType::I16), bi = toInts(*r.in[2], DType::I32);
       std::vector<int64_t> ri(r.count);
       for (size_t i = 0; i < r.count; ++i)
-        ri[i] = rq(int64_t(a[i]) * sc[channel(i)] + bi[channel(i)], op, op.relu, t);
+        ri[i] = requantizeOp(int64_t(a[i]) * sc[channel(i)] + bi[channel(i)], op, op.relu, t);
       out = fromInts(ri, t);
       return;
     }
@@ -58,7 +58,7 @@ void evaluateAffine(const RefArgs &r, Bytes &out) {
     out = fromFloats(rf);
     return;
   }
-  mapElements(r, out, [&](int64_t v) { return rq(v * op.multipliers[0] + op.multipliers[1], op, op.relu, t); },
+  mapElements(r, out, [&](int64_t v) { return requantizeOp(v * op.multipliers[0] + op.multipliers[1], op, op.relu, t); },
               [&](float v) {
                 float s = v * op.alpha;
                 float w = s + op.beta;
@@ -70,7 +70,7 @@ void evaluateAffine(const RefArgs &r, Bytes &out) {
 class AffineOp : public ElementwiseOp {
 public:
   using ElementwiseOp::ElementwiseOp;
-  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &, int64_t, int64_t,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &, int64_t, int64_t,
                      uint16_t wait) override {
     const bool f = isFloat();
     isa::MdLinear c;

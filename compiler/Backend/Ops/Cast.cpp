@@ -43,16 +43,16 @@ public:
   using ElementwiseOp::ElementwiseOp;
   unsigned temps() const override { return 1; }
   DType tempType() const override { return DType::F32; }
-  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &tmp, int64_t, int64_t,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &tmp, int64_t, int64_t,
                      uint16_t wait) override {
-    const LBuf &a = ins[0];
+    const LocalTensor &a = ins[0];
     if (isFloat()) { // int8 -> fp32: convert, then scale
-      ew(EuOp::Copy, tmp[0], a.operand(hw_), LocalOperand{}, 0, false, wait, 1);
-      return ew(EuOp::Mul, y, tmp[0].operand(hw_), constantF(e_.g.tensors[op_.inputs[0]].scale), 0, false, wait);
+      elementwise(EuOp::Copy, tmp[0], a.operand(hw_), LocalOperand{}, 0, false, wait, 1);
+      return elementwise(EuOp::Mul, y, tmp[0].operand(hw_), constantF(e_.g.tensors[op_.inputs[0]].scale), 0, false, wait);
     }
     // fp32 -> int8: scale, then convert (round half to even, saturate)
-    ew(EuOp::Mul, tmp[0], a.operand(hw_), constantF(1.0f / e_.g.tensors[op_.output].scale), 0, false, wait);
-    return ew(EuOp::Copy, y, tmp[0].operand(hw_), LocalOperand{}, 0, false, wait, 1);
+    elementwise(EuOp::Mul, tmp[0], a.operand(hw_), constantF(1.0f / e_.g.tensors[op_.output].scale), 0, false, wait);
+    return elementwise(EuOp::Copy, y, tmp[0].operand(hw_), LocalOperand{}, 0, false, wait, 1);
   }
 };
 

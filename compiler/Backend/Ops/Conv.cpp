@@ -123,7 +123,7 @@ void evaluateConv(const RefArgs &r, Bytes &out) {
   if (r.isInt) {
     std::vector<int64_t> ri;
     intConv(r.ints(0), r.xs, r.ints(1), intBias(r), p, r.ys, ri);
-    for (auto &v : ri) v = rq(v, r.op, r.op.relu, r.y.dtype);
+    for (auto &v : ri) v = requantizeOp(v, r.op, r.op.relu, r.y.dtype);
     out = fromInts(ri, r.y.dtype);
     return;
   }
@@ -160,7 +160,7 @@ void evaluateConvTranspose(const RefArgs &r, Bytes &out) {
               }
             }
         for (int64_t j = 0; j < ys[2] * ys[3]; ++j)
-          plane[j] = rq(plane[j] + (bi.empty() ? 0 : bi[size_t(o)]), r.op, r.op.relu, r.y.dtype);
+          plane[j] = requantizeOp(plane[j] + (bi.empty() ? 0 : bi[size_t(o)]), r.op, r.op.relu, r.y.dtype);
       }
     out = fromInts(ri, r.y.dtype);
     return;
@@ -206,12 +206,12 @@ public:
   int64_t inChannels(int64_t cs) const { return depthwise_ ? cs : x_.s[1]; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     int64_t rows = std::min(inRows(hs), x_.s[2]);
-    return {LBuf::activationBytes(x_.dtype, {u32(ns), u32(inChannels(cs)), u32(rows), u32(x_.s[3])}, lanes()),
-            LBuf::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
+    return {LocalTensor::activationBytes(x_.dtype, {u32(ns), u32(inChannels(cs)), u32(rows), u32(x_.s[3])}, lanes()),
+            LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
-    std::vector<uint64_t> v{LBuf::bytes(wt_, weightShape(cs), lanes())};
-    if (baddr_) v.push_back(LBuf::perChannelBytes(bt_, cs, lanes()));
+    std::vector<uint64_t> v{LocalTensor::bytes(wt_, weightShape(cs), lanes())};
+    if (baddr_) v.push_back(LocalTensor::perChannelBytes(bt_, cs, lanes()));
     return v;
   }
   Shape4 weightShape(int64_t cs) const {
@@ -219,14 +219,14 @@ public:
   }
   // Each output channel's (ic, kh, kw) taps contiguous in its lane, so the
   // load writes one run per channel: strides n kh*kw, c ic*kh*kw.
-  LBuf weightBuf(int64_t cs) const {
-    LBuf b;
+  LocalTensor weightBuf(int64_t cs) const {
+    LocalTensor b;
     Shape4 s = weightShape(cs);
     b.offset = fixed_[0], b.dtype = wt_, b.shape = s;
     b.stride = {s.h * s.w, s.n * s.h * s.w, s.w, 1};
     return b;
   }
-  LBuf biasBuf(int64_t cs) const { return LBuf::perChannel(fixed_[1], bt_, {1, u32(cs), 1, 1}); }
+  LocalTensor biasBuf(int64_t cs) const { return LocalTensor::perChannel(fixed_[1], bt_, {1, u32(cs), 1, 1}); }
   uint16_t loadFixed(const Tile &t, uint16_t wait) override {
     const int64_t taps = p_.kh * p_.kw, wIc = depthwise_ ? 1 : icg_;
     const uint64_t e = dtypeBytes(wt_);
@@ -238,7 +238,7 @@ public:
     } else {
       // DDR [oc, ic/groups, kh, kw] is the local layout's order: the same
       // bytes seen as (1, oc, ic/groups, kh*kw) on both sides, one run.
-      LBuf view = weightBuf(t.cs);
+      LocalTensor view = weightBuf(t.cs);
       view.shape = {1, u32(t.cs), u32(wIc), u32(taps)}, view.stride = {0, u32(wIc * taps), u32(taps), 1};
       id = e_.loadWeight(waddr_ + uint64_t(t.c0 * wIc * taps) * e, wt_, {1, u32(t.cs), u32(wIc), u32(taps)},
                          {0, u32(wIc * taps), u32(taps), 1}, view, wait);
@@ -260,12 +260,12 @@ public:
     int64_t r0 = std::max<int64_t>(0, iy0), r1 = std::min(x_.s[2] - 1, iy1);
     return {r0, r1 - r0 + 1, r0 - iy0, iy1 - r1};
   }
-  LBuf inBuf(const Tile &t, unsigned set) const {
-    return LBuf::activation(bufOffset(set, 0), x_.dtype,
+  LocalTensor inBuf(const Tile &t, unsigned set) const {
+    return LocalTensor::activation(bufOffset(set, 0), x_.dtype,
                          {u32(t.ns), u32(inChannels(t.cs)), u32(rowsFor(t).rows), u32(x_.s[3])}, lanes());
   }
-  LBuf outBuf(const Tile &t, unsigned set) const {
-    return LBuf::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
+  LocalTensor outBuf(const Tile &t, unsigned set) const {
+    return LocalTensor::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     Rows r = rowsFor(t);
@@ -290,12 +290,12 @@ public:
     Rows r = rowsFor(t);
     return computeOn({inBuf(t, set)}, outBuf(t, set), {}, r.padT, r.padB, wait);
   }
-  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &out, const std::vector<LBuf> &,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &out, const std::vector<LocalTensor> &,
                      int64_t padT, int64_t padB, uint16_t wait) override {
-    const LBuf &in = ins[0];
+    const LocalTensor &in = ins[0];
     const Tile t{0, out.shape.n, 0, out.shape.c, 0, out.shape.h};
     Rows r{0, in.shape.h, padT, padB};
-    LBuf w = weightBuf(t.cs);
+    LocalTensor w = weightBuf(t.cs);
     uint16_t id = 0;
     if (depthwise_) {
       isa::Pord c;

@@ -12,9 +12,9 @@ namespace tpu::backend {
 
 int64_t int8Binary(OpKind kind, int64_t a, int64_t b, const Op &op, DType out) {
   switch (kind) {
-  case OpKind::Add: return rq(a * op.multipliers[0] + b * op.multipliers[1], op, op.relu, out);
-  case OpKind::Max: return rq(std::max(a * op.multipliers[0], b * op.multipliers[1]), op, op.relu, out);
-  default: return rq(a * b * op.multipliers[0], op, op.relu, out);
+  case OpKind::Add: return requantizeOp(a * op.multipliers[0] + b * op.multipliers[1], op, op.relu, out);
+  case OpKind::Max: return requantizeOp(std::max(a * op.multipliers[0], b * op.multipliers[1]), op, op.relu, out);
+  default: return requantizeOp(a * b * op.multipliers[0], op, op.relu, out);
   }
 }
 
@@ -82,21 +82,21 @@ public:
   // int8: the scaled inputs (Add/Max) or the product (Mul) in int32.
   unsigned temps() const override { return isFloat() ? 0 : unsigned(multiplierCount(op_.kind)); }
   DType tempType() const override { return isFloat() ? DType::F32 : DType::I32; }
-  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &tmp, int64_t, int64_t,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &tmp, int64_t, int64_t,
                      uint16_t wait) override {
     using isa::EuOp;
-    const LBuf &a = ins[0];
-    const LBuf b2 = hasChannelWeights() ? channelWeight(0, y.shape) : ins[1];
+    const LocalTensor &a = ins[0];
+    const LocalTensor b2 = hasChannelWeights() ? channelWeight(0, y.shape) : ins[1];
     const auto &m = op_.multipliers;
     EuOp eu = op_.kind == OpKind::Add ? EuOp::Add : op_.kind == OpKind::Max ? EuOp::Max : EuOp::Mul;
-    if (isFloat()) return ew(eu, y, a.operand(hw_), b2.operand(hw_), 0, op_.relu, wait);
+    if (isFloat()) return elementwise(eu, y, a.operand(hw_), b2.operand(hw_), 0, op_.relu, wait);
     if (op_.kind == OpKind::Mul) {
-      ew(EuOp::Mul, tmp[0], a.operand(hw_), b2.operand(hw_), 0, false, wait);
-      return ew(EuOp::Mul, y, tmp[0].operand(hw_), constant(DType::I16, m[0]), op_.rshift, op_.relu, wait);
+      elementwise(EuOp::Mul, tmp[0], a.operand(hw_), b2.operand(hw_), 0, false, wait);
+      return elementwise(EuOp::Mul, y, tmp[0].operand(hw_), constant(DType::I16, m[0]), op_.rshift, op_.relu, wait);
     }
-    ew(EuOp::Mul, tmp[0], a.operand(hw_), constant(DType::I16, m[0]), 0, false, wait);
-    ew(EuOp::Mul, tmp[1], b2.operand(hw_), constant(DType::I16, m[1]), 0, false, wait);
-    return ew(eu, y, tmp[0].operand(hw_), tmp[1].operand(hw_), op_.rshift, op_.relu, wait);
+    elementwise(EuOp::Mul, tmp[0], a.operand(hw_), constant(DType::I16, m[0]), 0, false, wait);
+    elementwise(EuOp::Mul, tmp[1], b2.operand(hw_), constant(DType::I16, m[1]), 0, false, wait);
+    return elementwise(eu, y, tmp[0].operand(hw_), tmp[1].operand(hw_), op_.rshift, op_.relu, wait);
   }
 };
 

@@ -45,7 +45,7 @@ void evaluateFc(const RefArgs &r, Bytes &out) {
         int64_t acc = 0;
         for (int64_t q = 0; q < k; ++q) acc += int64_t(a[size_t(i * k + q)]) * w[size_t(j * k + q)];
         if (!b.empty()) acc += b[size_t(j)];
-        ri[size_t(i * n + j)] = rq(acc, r.op, relu, r.y.dtype);
+        ri[size_t(i * n + j)] = requantizeOp(acc, r.op, relu, r.y.dtype);
       }
     out = fromInts(ri, r.y.dtype);
     return;
@@ -76,31 +76,31 @@ public:
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], 1}; }
   bool cutsH() const override { return false; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
-    return {LBuf::activationBytes(x_.dtype, {u32(ns), u32(k_), 1, 1}, lanes()),
-            LBuf::activationBytes(y_.dtype, {u32(ns), u32(cs), 1, 1}, lanes())};
+    return {LocalTensor::activationBytes(x_.dtype, {u32(ns), u32(k_), 1, 1}, lanes()),
+            LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), 1, 1}, lanes())};
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
-    std::vector<uint64_t> v{LBuf::bytes(wt_, {u32(k_), u32(cs), 1, 1}, lanes())};
-    if (baddr_) v.push_back(LBuf::perChannelBytes(bt_, cs, lanes()));
+    std::vector<uint64_t> v{LocalTensor::bytes(wt_, {u32(k_), u32(cs), 1, 1}, lanes())};
+    if (baddr_) v.push_back(LocalTensor::perChannelBytes(bt_, cs, lanes()));
     return v;
   }
   // Each column's K rows contiguous in its lane (one load run per column).
-  LBuf rightBuf(int64_t cs) const {
-    LBuf b;
+  LocalTensor rightBuf(int64_t cs) const {
+    LocalTensor b;
     b.offset = fixed_[0], b.dtype = wt_, b.shape = {u32(k_), u32(cs), 1, 1}, b.stride = {1, u32(k_), 1, 1};
     return b;
   }
-  LBuf biasBuf(int64_t cs) const { return LBuf::perChannel(fixed_[1], bt_, {1, u32(cs), 1, 1}); }
-  LBuf leftBuf(const Tile &t, unsigned set) const {
-    return LBuf::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(k_), 1, 1}, lanes());
+  LocalTensor biasBuf(int64_t cs) const { return LocalTensor::perChannel(fixed_[1], bt_, {1, u32(cs), 1, 1}); }
+  LocalTensor leftBuf(const Tile &t, unsigned set) const {
+    return LocalTensor::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(k_), 1, 1}, lanes());
   }
-  LBuf outBuf(const Tile &t, unsigned set) const {
-    return LBuf::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
+  LocalTensor outBuf(const Tile &t, unsigned set) const {
+    return LocalTensor::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
   }
   uint16_t loadFixed(const Tile &t, uint16_t wait) override {
     // DDR weight [n_out, K] is the local layout's order: the same bytes seen
     // as (1, columns, 1, K) on both sides, one run.
-    LBuf view = rightBuf(t.cs);
+    LocalTensor view = rightBuf(t.cs);
     view.shape = {1, u32(t.cs), 1, u32(k_)}, view.stride = {0, u32(k_), u32(k_), 1};
     uint16_t id = e_.loadWeight(waddr_ + uint64_t(t.c0 * k_) * dtypeBytes(wt_), wt_, {1, u32(t.cs), 1, u32(k_)},
                                 {0, u32(k_), u32(k_), 1}, view, wait);

@@ -32,16 +32,16 @@ public:
   std::vector<uint64_t> fixedBytes(int64_t) const override { return {256}; }
   // The 256-entry table, broadcast into the same offset of every lane.
   uint16_t loadFixed(const Tile &, uint16_t wait) override {
-    LBuf tb;
+    LocalTensor tb;
     tb.offset = fixed_[0], tb.dtype = outType(), tb.shape = {1, lanes(), 1, 256}, tb.stride = {0, 256, 256, 1};
     return e_.loadWeight(table_, outType(), {1, lanes(), 1, 256}, {0, 0, 256, 1}, tb, wait);
   }
-  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &, int64_t, int64_t,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &, int64_t, int64_t,
                      uint16_t wait) override {
     isa::Lut c;
     c.eu = isa::EuOp::Copy;
     c.output = y.operand(hw_), c.index = ins[0].operand(hw_);
-    LBuf tb;
+    LocalTensor tb;
     tb.offset = fixed_[0], tb.dtype = outType(), tb.shape = {1, y.shape.c, 1, 256}, tb.stride = {0, 0, 0, 1};
     c.table = tb.operand(hw_);
     return e_.b->tiu(c, wait);

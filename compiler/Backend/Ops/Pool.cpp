@@ -81,7 +81,7 @@ void evaluateWindow(const RefArgs &r, const WindowParams &p, bool isMax, Bytes &
       windowPool<int32_t>(xi.data(), xs, p, ys, 0, [](int32_t a, int32_t v, bool) { return a + v; }, acc);
     std::vector<int64_t> ri(r.count);
     for (size_t i = 0; i < r.count; ++i)
-      ri[i] = isMax ? saturateTo(acc[i], r.y.dtype) : rq(int64_t(acc[i]) * r.op.multipliers[0], r.op, false, r.y.dtype);
+      ri[i] = isMax ? saturateTo(acc[i], r.y.dtype) : requantizeOp(int64_t(acc[i]) * r.op.multipliers[0], r.op, false, r.y.dtype);
     out = fromInts(ri, r.y.dtype);
     return;
   }
@@ -119,8 +119,8 @@ public:
   int64_t inRows(int64_t hs) const { return (hs - 1) * p_.strideH + p_.kh; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     int64_t rows = std::min(inRows(hs), x_.s[2]);
-    return {LBuf::activationBytes(x_.dtype, {u32(ns), u32(cs), u32(rows), u32(x_.s[3])}, lanes()),
-            LBuf::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
+    return {LocalTensor::activationBytes(x_.dtype, {u32(ns), u32(cs), u32(rows), u32(x_.s[3])}, lanes()),
+            LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
   }
   struct Rows { int64_t r0, rows, padT, padB; };
   Rows rowsFor(const Tile &t) const {
@@ -128,11 +128,11 @@ public:
     int64_t r0 = std::max<int64_t>(0, iy0), r1 = std::min(x_.s[2] - 1, iy1);
     return {r0, r1 - r0 + 1, r0 - iy0, iy1 - r1};
   }
-  LBuf inBuf(const Tile &t, unsigned set) const {
-    return LBuf::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(t.cs), u32(rowsFor(t).rows), u32(x_.s[3])}, lanes());
+  LocalTensor inBuf(const Tile &t, unsigned set) const {
+    return LocalTensor::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(t.cs), u32(rowsFor(t).rows), u32(x_.s[3])}, lanes());
   }
-  LBuf outBuf(const Tile &t, unsigned set) const {
-    return LBuf::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
+  LocalTensor outBuf(const Tile &t, unsigned set) const {
+    return LocalTensor::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     Rows r = rowsFor(t);
@@ -146,7 +146,7 @@ public:
     Rows r = rowsFor(t);
     return computeOn({inBuf(t, set)}, outBuf(t, set), {}, r.padT, r.padB, wait);
   }
-  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &out, const std::vector<LBuf> &,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &out, const std::vector<LocalTensor> &,
                      int64_t padT, int64_t padB, uint16_t wait) override {
     const Tile t{0, out.shape.n, 0, out.shape.c, 0, out.shape.h};
     Rows r{0, ins[0].shape.h, padT, padB};

@@ -20,15 +20,15 @@ Status validateRequant(const OpCheck &c) {
 void evaluateRequant(const RefArgs &r, Bytes &out) {
   const Op &op = r.op;
   const DType t = r.y.dtype;
-  mapInts(r, out, [&](int64_t v) { return rq(v * op.multipliers[0], op, op.relu, t); });
+  mapInts(r, out, [&](int64_t v) { return requantizeOp(v * op.multipliers[0], op, op.relu, t); });
 }
 
 class RequantOp : public ElementwiseOp {
 public:
   using ElementwiseOp::ElementwiseOp;
-  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &, int64_t, int64_t,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &, int64_t, int64_t,
                      uint16_t wait) override {
-    return ew(isa::EuOp::Mul, y, ins[0].operand(hw_), constant(DType::I16, op_.multipliers[0]), op_.rshift, op_.relu,
+    return elementwise(isa::EuOp::Mul, y, ins[0].operand(hw_), constant(DType::I16, op_.multipliers[0]), op_.rshift, op_.relu,
               wait);
   }
 };

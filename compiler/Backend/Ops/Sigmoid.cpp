@@ -72,20 +72,20 @@ public:
     }
     return id;
   }
-  uint16_t computeOn(const std::vector<LBuf> &ins, const LBuf &y, const std::vector<LBuf> &tmp, int64_t, int64_t,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &tmp, int64_t, int64_t,
                      uint16_t wait) override {
     using R = SigmoidRecipe;
-    const LBuf &a = ins[0], &e = tmp[0];
-    ew(EuOp::Max, y, a.operand(hw_), constantF(-R::kClamp), 0, false, wait);
-    ew(EuOp::Min, y, y.operand(hw_), constantF(R::kClamp), 0, false, wait);
-    ew(EuOp::Mul, y, y.operand(hw_), constantF(-1.0f / float(1u << R::kSquarings)), 0, false, wait);
-    LBuf coef;
+    const LocalTensor &a = ins[0], &e = tmp[0];
+    elementwise(EuOp::Max, y, a.operand(hw_), constantF(-R::kClamp), 0, false, wait);
+    elementwise(EuOp::Min, y, y.operand(hw_), constantF(R::kClamp), 0, false, wait);
+    elementwise(EuOp::Mul, y, y.operand(hw_), constantF(-1.0f / float(1u << R::kSquarings)), 0, false, wait);
+    LocalTensor coef;
     coef.offset = fixed_[0], coef.dtype = DType::F32, coef.shape = {1, y.shape.c, 1, R::kExpTerms};
     coef.stride = {0, 0, 0, 1};
-    ew(EuOp::Taylor, e, y.operand(hw_), coef.operand(hw_), 0, false, wait);
-    for (unsigned i = 0; i < R::kSquarings; ++i) ew(EuOp::Mul, e, e.operand(hw_), e.operand(hw_), 0, false, wait);
-    ew(EuOp::Add, e, e.operand(hw_), constantF(1.0f), 0, false, wait);
-    return ew(EuOp::Divide, y, constantF(1.0f), e.operand(hw_), 0, false, wait);
+    elementwise(EuOp::Taylor, e, y.operand(hw_), coef.operand(hw_), 0, false, wait);
+    for (unsigned i = 0; i < R::kSquarings; ++i) elementwise(EuOp::Mul, e, e.operand(hw_), e.operand(hw_), 0, false, wait);
+    elementwise(EuOp::Add, e, e.operand(hw_), constantF(1.0f), 0, false, wait);
+    return elementwise(EuOp::Divide, y, constantF(1.0f), e.operand(hw_), 0, false, wait);
   }
 };
 

@@ -48,25 +48,25 @@ public:
   UpsampleOp(Emitter &e, const Op &op) : SlicedOp(e, op) { x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output); }
   std::array<int64_t, 3> extents() const override { return {x_.s[0], x_.s[1], x_.s[2]}; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
-    return {LBuf::activationBytes(x_.dtype, {u32(ns), u32(cs), u32(hs), u32(x_.s[3])}, lanes()),
-            LBuf::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs * op_.scaleH), u32(y_.s[3])}, lanes())};
+    return {LocalTensor::activationBytes(x_.dtype, {u32(ns), u32(cs), u32(hs), u32(x_.s[3])}, lanes()),
+            LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs * op_.scaleH), u32(y_.s[3])}, lanes())};
   }
-  LBuf inBuf(const Tile &t, unsigned set) const {
-    return LBuf::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(x_.s[3])}, lanes());
+  LocalTensor inBuf(const Tile &t, unsigned set) const {
+    return LocalTensor::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(x_.s[3])}, lanes());
   }
-  LBuf outBuf(const Tile &t, unsigned set) const {
-    return LBuf::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs * op_.scaleH), u32(y_.s[3])},
+  LocalTensor outBuf(const Tile &t, unsigned set) const {
+    return LocalTensor::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs * op_.scaleH), u32(y_.s[3])},
                             lanes());
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     return e_.move(true, x_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, inBuf(t, set), wait);
   }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
-    const LBuf in = inBuf(t, set), out = outBuf(t, set);
+    const LocalTensor in = inBuf(t, set), out = outBuf(t, set);
     uint16_t id = wait;
     for (int64_t dy = 0; dy < op_.scaleH; ++dy)
       for (int64_t dx = 0; dx < op_.scaleW; ++dx) {
-        LBuf phase = out; // output (n, c, iy * scaleH + dy, ix * scaleW + dx)
+        LocalTensor phase = out; // output (n, c, iy * scaleH + dy, ix * scaleW + dx)
         phase.offset += u32((dy * y_.s[3] + dx) * dtypeBytes(y_.dtype));
         phase.shape = in.shape;
         phase.stride.h = out.stride.h * u32(op_.scaleH), phase.stride.w = out.stride.w * u32(op_.scaleW);
