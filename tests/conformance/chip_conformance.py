@@ -8,9 +8,10 @@ matches its expected outputs there also goes through
 the expected outputs again (|got - want| <= 1e-4 + 1e-3 |want|).
 
 Graph inputs that are weights to a compiler (the non-first inputs of Conv,
-ConvTranspose, Gemm, MatMul, PRelu and BatchNormalization) become initializers of a rewritten
-copy of the model; so do attribute-like inputs (shapes, axes, pads) when the
-importer asks for a constant, as in tests/interp/ConformanceTest.cpp.
+ConvTranspose, Gemm, MatMul, PRelu and BatchNormalization) become
+initializers of a rewritten copy of the model; so do attribute-like inputs
+(shapes, axes, pads) when the importer asks for a constant, as in
+tests/interp/ConformanceTest.cpp.
 
 Outcome of each case that passes on the Top interpreter:
   pass      the bmodel matches;
@@ -132,8 +133,9 @@ def mismatch(got, want):
 
 
 def run(cmd):
+    """(exit code, stderr lines) of a failed command, (0, []) on success."""
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    return p.returncode, (p.stderr.strip().splitlines() or [""])[-1] if p.returncode else ""
+    return p.returncode, p.stderr.strip().splitlines() if p.returncode else []
 
 
 def compare_outputs(npz_path, model, outputs):
@@ -173,7 +175,8 @@ def run_case(tpuc, case_dir, work):
         path = os.path.join(work, "model.onnx")
         onnx.save(freeze(model, frozen, values), path)
         shapes = [list(values[i.name].dims) for i in inputs if i.name not in frozen]
-        return run([tpuc, "import", path, "--input-shapes", str(shapes).replace(" ", ""), "-o", mlir])
+        rc, err = run([tpuc, "import", path, "--input-shapes", str(shapes).replace(" ", ""), "-o", mlir])
+        return rc, "\n".join(err)
 
     rc, err = imported(frozen)
     wants_constant = "must be a constant" in err or "must be constants" in err or "--input-shapes: dim" in err
@@ -193,22 +196,22 @@ def run_case(tpuc, case_dir, work):
     for k, (feed, outs) in enumerate(feeds):
         out = os.path.join(work, f"top{k}.npz")
         rc, err = run([tpuc, "run", mlir, "--input", feed, "-o", out, "--threads", "1"])
-        detail = err if rc else compare_outputs(out, model, outs)
+        detail = "\n".join(err) if rc else compare_outputs(out, model, outs)
         if detail:
             return "top-fail", detail
 
     bmodel = os.path.join(work, "model.bmodel")
     rc, err = run([tpuc, "deploy", mlir, "--quantize", "F32", "-o", bmodel])
     if rc:
-        # tpuc deploy: error: <model>: no lowering for <op> '<name>' at <loc>: <why>
-        if rc == 2 and NO_LOWERING.match(err):
-            return "no-lowering", err.split(": ", 3)[-1]
-        return "error", f"deploy exit {rc}: {err}"
+        # One line: tpuc deploy: error: <model>: no lowering for <op> '<name>' at <loc>: <why>
+        if rc == 2 and len(err) == 1 and NO_LOWERING.match(err[0]):
+            return "no-lowering", err[0].split(": ", 3)[-1]
+        return "error", f"deploy exit {rc}: " + " | ".join(err)
     for k, (feed, outs) in enumerate(feeds):
         out = os.path.join(work, f"chip{k}.npz")
         rc, err = run([tpuc, "run", bmodel, "--backend", "func", "--input", feed, "-o", out, "--threads", "1"])
         if rc:
-            return "error", f"run --backend func exit {rc}: {err}"
+            return "error", f"run --backend func exit {rc}: " + " | ".join(err)
         diff = compare_outputs(out, model, outs)
         if diff:
             return "wrong", f"test_data_set_{k}: {diff}"
