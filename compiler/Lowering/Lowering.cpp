@@ -160,6 +160,8 @@ const LoweringTable &loweringTable() {
 Status Lowerer::lower(Operation *op) {
   if (fused_.count(op)) return Status::ok();
   if (isa<top::WeightOp, top::NoneOp>(op)) return Status::ok();
+  for (Value r : op->getResults())
+    if (shapeOf(r).size() > 4) return noLowering(op, "a result of more than 4 dims (the back end holds 1 to 4)");
   if (const LoweringTable::Fn *fn = loweringTable().find(op)) return (*fn)(*this, op);
   return noLowering(op, "the BM1684 back end has no implementation of this op");
 }
@@ -193,6 +195,9 @@ Result<LoweredModule> Lowerer::run() {
       std::vector<Value> results;
       // Outputs are fp32 and keep the model's output names.
       for (Value v : ret.getOperands()) {
+        // The bmodel would return the input under the input's name.
+        if (auto in = v.getDefiningOp<top::InputOp>())
+          return noLowering(in, "the graph output is a graph input (no op computes it)");
         Versions &ver = vals_[v];
         if (!ver.f32) {
           ver.i8.getDefiningOp()->setLoc(locFor(names_[v] + "_i8"));

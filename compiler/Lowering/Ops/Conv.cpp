@@ -147,6 +147,14 @@ Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
   auto filterShape = shapeOf(op.getFilter());
   if (filterShape.size() != 4 || filterShape[1] < 1 || filterShape[2] * filterShape[3] < 1)
     return noLowering(op, "the filter is not [ic, oc, kh, kw]");
+  // Output padding (rows beyond the last full window) must fit in the end
+  // pad: the back end computes it as a convolution with end pad k-1-pad.
+  auto inShape = shapeOf(op.getInput()), full = shapeOf(op.getOutput());
+  auto pads = op.getPads(), strides = op.getStrides(), dil = op.getDilations();
+  for (size_t d = 0; d < 2; ++d) {
+    const int64_t covered = (inShape[2 + d] - 1) * strides[d] + (k[d] - 1) * dil[d] + 1 - pads[d] - pads[d + 2];
+    if (full[2 + d] - covered > pads[d + 2]) return noLowering(op, "output padding larger than the end pad");
+  }
   const int64_t oc = filterShape[1], taps = filterShape[2] * filterShape[3];
   AffineChain chain = affineChain(op.getOutput(), oc);
   foldIntoFilter(chain, w, bias, oc, taps);

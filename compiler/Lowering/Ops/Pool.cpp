@@ -24,6 +24,13 @@ Status Lowerer::lowerPool(Operation *op, bool isMax) {
     bool padded = llvm::any_of(w.pads, [](int64_t p) { return p != 0; });
     if (!isMax && padded && !countIncludePad)
       return noLowering(op, "average pooling with padding must count the padding (count_include_pad)");
+    // Ceil mode gives more outputs than floor mode when a last window runs
+    // past the padded input: that window averages fewer elements, the back
+    // end divides every window by k[0] * k[1].
+    auto in = shapeOf(input);
+    for (size_t d = 0; d < 2 && !isMax; ++d)
+      if (outShape[2 + d] > (in[2 + d] + w.pads[d] + w.pads[d + 2] - w.kernel[d]) / w.strides[d] + 1)
+        return noLowering(op, "average pooling whose ceil-mode windows run past the padded input");
     window = w.kernel[0] * w.kernel[1];
   } else {
     auto s = shapeOf(input);
