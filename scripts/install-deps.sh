@@ -9,7 +9,8 @@ PKGS=(cmake ninja-build g++ pkgconf ccache
       libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev libbenchmark-dev
       libzip-dev libssl-dev zlib1g-dev nlohmann-json3-dev
       pybind11-dev python3-dev chromium
-      clang libclang-rt-14-dev)
+      clang libclang-rt-14-dev
+      libstb-dev python3-pil fonts-dejavu-core)
 
 missing=()
 for p in "${PKGS[@]}"; do

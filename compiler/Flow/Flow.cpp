@@ -5,6 +5,7 @@
 #include "compiler/Import/OnnxImporter.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/Lowering/Deploy.h"
+#include "compiler/Preprocess/PreprocessAttr.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
 #include "runtime/RunFiles.h"
 #include "support/Npz.h"
@@ -87,18 +88,24 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   if (!int8 && !options.calibrationData.empty())
     return makeError("--calibration-data is only used with --quantize INT8");
   if (options.inputNum < 0) return makeError("--input-num must be >= 1");
-  // Read the inputs before the long steps, so a bad file fails at once.
-  auto inputs = readNpz(options.testInput);
-  if (!inputs) return makeError(inputs.message());
+  // Read the inputs before the long steps, so a bad file fails at once (an
+  // image becomes a tensor once the module's preprocessing is known).
+  const bool testImage = preprocess::isImageFile(options.testInput);
+  Result<NpzMap> inputs = makeError("no test input");
+  std::optional<preprocess::Image> image;
+  if (testImage) {
+    auto decoded = preprocess::decodeImageFile(options.testInput);
+    if (!decoded) return decoded.status();
+    image = decoded.take();
+  } else {
+    inputs = readNpz(options.testInput);
+    if (!inputs) return makeError(inputs.message());
+  }
   if (!int8 && !options.quantizeTable.empty()) return makeError("--quantize-table is only used with --quantize INT8");
   if (!options.quantizeTable.empty())
     if (auto table = lowering::loadQuantizeTable(options.quantizeTable); !table) return makeError(table.message());
-  std::vector<NpzMap> samples;
-  if (int8) {
-    auto loaded = calib::loadSamples(options.calibrationData, "", options.inputNum);
-    if (!loaded) return makeError(loaded.message());
-    samples = loaded.take();
-  }
+  if (int8)
+    if (auto files = calib::listSampleFiles(options.calibrationData); !files) return files.status();
 
   const std::string stem = modelStem(options.onnxPath);
   const std::string workDir = options.workDir.empty() ? stem + "_flow" : options.workDir;
@@ -120,20 +127,32 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   log << "flow: import " << options.onnxPath << " -> " << r.topPath << "\n";
   onnx::ImportOptions io;
   io.inputShapes = options.inputShapes;
+  if (options.preprocess)
+    io.annotateModule = [&](mlir::ModuleOp m) { preprocess::recordConfig(m, *options.preprocess); };
   TPU_RETURN_IF_ERROR(onnx::importOnnxFile(options.onnxPath, r.topPath, io));
 
   mlir::MLIRContext context;
   context.getOrLoadDialect<tpuir::TpuDialect>();
   auto topModule = top::loadTopModule(context, r.topPath);
   if (!topModule) return makeError(topModule.message());
+  auto reader = calib::SampleReader::forModule(**topModule);
+  if (!reader) return makeError(r.topPath, ": ", reader.message());
+  r.inputPath = options.testInput;
+  if (testImage) {
+    inputs = reader->fromImage(*image, options.testInput);
+    if (!inputs) return inputs.status();
+    r.inputPath = join(workDir, stem + "_in.npz");
+    TPU_RETURN_IF_ERROR(writeNpz(r.inputPath, *inputs));
+  }
 
   // 2. Calibrate (INT8).
   if (int8) {
+    auto samples = calib::loadSamples(*reader, options.calibrationData, "", options.inputNum,
+                                      [&](const std::string &w) { log << "flow: warning: " << w << "\n"; });
+    if (!samples) return makeError(samples.message());
     r.caliPath = join(workDir, stem + ".cali");
-    log << "flow: calibrate over " << samples.size() << " sample(s) -> " << r.caliPath << "\n";
-    calib::CalibrationOptions co;
-    co.method = options.calibrationMethod;
-    auto table = calib::calibrate(**topModule, samples, co);
+    log << "flow: calibrate over " << samples->size() << " sample(s) -> " << r.caliPath << "\n";
+    auto table = calib::calibrate(**topModule, *samples, options.calibration);
     if (!table) return makeError(options.calibrationData, ": ", table.message());
     TPU_RETURN_IF_ERROR(table->save(r.caliPath));
   }
@@ -171,7 +190,7 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   log << "flow: bmodel on the sim backend\n";
   runtime::RunFilesRequest rq;
   rq.bmodelPath = r.bmodelPath;
-  rq.inputPath = options.testInput;
+  rq.inputPath = r.inputPath;
   rq.outputPath = r.bmodelOutputs;
   rq.configPath = options.configPath;
   rq.tracePath = r.tracePath;
@@ -220,6 +239,7 @@ std::string formatFlowSummary(const FlowResult &r) {
   os << "files:\n";
   os << "  top      " << r.topPath << "\n";
   if (!r.caliPath.empty()) os << "  cali     " << r.caliPath << "\n";
+  if (r.inputPath != "") os << "  input    " << r.inputPath << "\n";
   os << "  tpu      " << r.tpuPath << "\n";
   os << "  bmodel   " << r.bmodelPath << "\n";
   os << "  outputs  " << r.topOutputs << " " << r.tpuOutputs << " " << r.bmodelOutputs << "\n";
