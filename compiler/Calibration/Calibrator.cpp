@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <iomanip>
 #include <set>
 #include <sstream>
@@ -90,6 +91,39 @@ double TensorStats::absMax() const {
   return std::max(std::fabs(min), std::fabs(max));
 }
 
+void TensorStats::add(const std::vector<float> &values, int bins) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo, s = 0, sq = 0;
+  uint64_t n = 0, z = 0;
+  for (float x : values) {
+    if (!std::isfinite(x)) continue;
+    lo = std::min(lo, double(x)), hi = std::max(hi, double(x));
+    ++n, z += x == 0.0f;
+    s += x, sq += double(x) * x;
+  }
+  if (hist.empty()) hist.assign(size_t(bins), 0);
+  if (n == 0) return;
+  min = std::min(min, lo), max = std::max(max, hi);
+  count += n, zeros += z, sum += s, sumSq += sq;
+  const double mean = s / double(n), a = std::max(std::fabs(lo), std::fabs(hi));
+  for (float x : values)
+    if (std::isfinite(x)) sumAbsDev += std::fabs(double(x) - mean);
+  if (!(a > 0)) return;
+  // The range doubles (adjacent bins merge) until it holds this sample.
+  if (!(histRange > 0)) histRange = a;
+  while (a > histRange) {
+    for (size_t i = 0; i < hist.size(); ++i) hist[i] = i < hist.size() / 2 ? hist[2 * i] + hist[2 * i + 1] : 0;
+    histRange *= 2;
+  }
+  // Exact zeros (ReLU outputs, padding) quantize to 0 at any threshold:
+  // counting them would put a spike in bin 0 that KL's merge into 128
+  // levels smears, biasing it towards the smallest thresholds.
+  for (float x : values) {
+    if (!std::isfinite(x) || x == 0.0f) continue;
+    int b = int(std::fabs(double(x)) / histRange * bins);
+    ++hist[size_t(std::min(b, bins - 1))];
+  }
+}
+
 double aciqAlpha(bool laplace, int bits) {
   const double noise = 1.0 / (3.0 * std::pow(4.0, bits));
   // Expected squared clipping error of both tails, unit scale.
@@ -118,7 +152,7 @@ double binCentre(int i, double absMax, int bins) { return (i + 0.5) * absMax / b
 // the threshold plus step^2 / 12 for every value below it, at every bin edge.
 double mseThreshold(const TensorStats &st, double levels) {
   const int bins = int(st.hist.size());
-  const double a = st.absMax();
+  const double a = st.histRange;
   double s0 = 0, s1 = 0, s2 = 0; // count, sum, sum of squares of the bins beyond the edge
   double best = a, bestErr = std::numeric_limits<double>::infinity();
   double below = double(st.count - st.zeros);
@@ -142,7 +176,7 @@ double percentileThreshold(const TensorStats &st, double fraction) {
   double cum = double(st.zeros);
   for (int i = 0; i < bins; ++i) {
     cum += double(st.hist[size_t(i)]);
-    if (cum >= target) return (i + 1) * st.absMax() / bins;
+    if (cum >= target) return (i + 1) * st.histRange / bins;
   }
   return st.absMax();
 }
@@ -156,7 +190,7 @@ double methodThreshold(Method method, const TensorStats &st) {
   const double mean = st.mean();
   switch (method) {
   case Method::Max: break;
-  case Method::Kl: t = klThreshold(st.hist, a); break;
+  case Method::Kl: t = klThreshold(st.hist, st.histRange); break;
   case Method::Mse: t = mseThreshold(st, st.min >= 0 ? 255.0 : 127.0); break;
   case Method::Percentile9999: t = percentileThreshold(st, 0.9999); break;
   case Method::AciqGauss: {
@@ -343,8 +377,10 @@ private:
 
 } // namespace
 
-Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
-                                   const CalibrationOptions &options) {
+Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
+                                                      const CalibrationOptions &options,
+                                                      const std::vector<Method> &methods) {
+  if (methods.empty()) return makeError("no calibration method given");
   if (samples.empty()) return makeError("calibration needs at least one sample");
   if (options.tune < 0 || options.tune == 1) return makeError("--tune needs at least 2 candidates (or 0: no tuning)");
   auto interp = top::TopInterpreter::create(module);
@@ -356,8 +392,9 @@ Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzM
     if (options.progress) options.progress(stage, done, total);
   };
 
-  // Pass 1: range and moments; the fp32 outputs (and, for the per-tensor
-  // search, every tensor) of the first samples are kept.
+  // One interpreter run per sample: every tensor's values are read once for
+  // all statistics (TensorStats::add); the fp32 outputs (and, for the
+  // per-tensor search, every tensor) of the first samples are kept.
   std::map<std::string, TensorStats> stats;
   std::vector<NpzMap> referenceOutputs;
   std::vector<Dump> dumps;
@@ -370,44 +407,13 @@ Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzM
     for (const auto &[name, arr] : *values) {
       if (arr.dtype != "float32") continue;
       std::vector<float> v = arr.toFloat();
-      TensorStats &st = stats[name];
-      for (float x : v) {
-        if (!std::isfinite(x)) continue;
-        st.min = std::min(st.min, double(x)), st.max = std::max(st.max, double(x));
-        ++st.count;
-        st.zeros += x == 0.0f;
-        st.sum += x, st.sumSq += double(x) * x;
-      }
+      stats[name].add(v, bins);
       if (search && s < checkSamples) dumps.back()[name] = std::move(v);
     }
     if (s < checkSamples)
       for (const top::TensorInfo &o : (*interp)->outputs())
         if (values->count(o.name)) referenceOutputs.back()[o.name] = values->at(o.name);
     progress("statistics", int(s + 1), int(samples.size()));
-  }
-  // Pass 2: one histogram of |x| per tensor over its range, and sum |x - mean|.
-  for (size_t s = 0; s < samples.size(); ++s) {
-    auto values = (*interp)->run(samples[s], /*dumpAll=*/true);
-    if (!values) return makeError("sample ", s, ": ", values.message());
-    for (const auto &[name, arr] : *values) {
-      auto sit = stats.find(name);
-      if (arr.dtype != "float32" || sit == stats.end()) continue;
-      TensorStats &st = sit->second;
-      if (st.hist.empty()) st.hist.assign(size_t(bins), 0);
-      const double a = st.absMax(), mean = st.mean();
-      if (!(a > 0)) continue;
-      // Exact zeros (ReLU outputs, padding) quantize to 0 at any threshold:
-      // counting them would put a spike in bin 0 that KL's merge into 128
-      // levels smears, biasing it towards the smallest thresholds.
-      for (float x : arr.toFloat()) {
-        if (!std::isfinite(x)) continue;
-        st.sumAbsDev += std::fabs(double(x) - mean);
-        if (x == 0.0f) continue;
-        int b = int(std::fabs(double(x)) / a * bins);
-        ++st.hist[size_t(std::min(b, bins - 1))];
-      }
-    }
-    progress("histograms", int(s + 1), int(samples.size()));
   }
 
   // Bounded outputs by tensor name.
@@ -417,113 +423,139 @@ Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzM
       for (mlir::Value r : op->getResults()) bounded.insert((*interp)->nameOf(r));
   });
 
-  CalibrationTable table;
-  auto rangeOf = [&](const TensorStats &st, double threshold) {
-    TensorRange r;
-    r.min = std::isfinite(st.min) ? st.min : 0;
-    r.max = std::isfinite(st.max) ? st.max : 0;
-    r.threshold = threshold;
-    return r;
+  std::optional<double> maxScore; // the max table's, computed once
+  auto score = [&](const CalibrationTable &t) -> Result<double> {
+    (*interp)->setResultHook([&](const std::string &name, std::vector<float> &v) {
+      auto it = t.tensors.find(name);
+      if (it != t.tensors.end()) fakeQuantize(v, it->second);
+    });
+    double sum = 0;
+    for (size_t s = 0; s < checkSamples; ++s) {
+      auto out = (*interp)->run(samples[s]);
+      if (!out) {
+        (*interp)->setResultHook(nullptr);
+        return makeError("sample ", s, ": ", out.message());
+      }
+      sum += minCosine(referenceOutputs[s], *out);
+      progress("max check", int(s + 1), int(checkSamples));
+    }
+    (*interp)->setResultHook(nullptr);
+    return sum / double(checkSamples);
   };
-  for (const auto &[name, st] : stats)
-    table.tensors[name] = rangeOf(st, bounded.count(name) ? methodThreshold(Method::Max, st)
-                                                         : methodThreshold(options.method, st));
-  table.method = methodName(options.method);
-  if (!bounded.empty())
-    table.comments.push_back(std::to_string(bounded.size()) + " bounded output(s) (sigmoid, softmax, hard_sigmoid, "
-                                                              "clip, relu with a limit) keep their max");
 
-  if (search) {
-    auto weights = top::WeightStore::loadFor(module);
-    if (!weights) return makeError(weights.message());
-    ThresholdSearch ts(func, **interp, std::move(weights->arrays()), dumps, table);
-    // Tensors in program order with the ops that read them.
-    std::vector<std::pair<std::string, std::vector<mlir::Operation *>>> order;
-    auto addValue = [&](mlir::Value v) {
-      const std::string &name = (*interp)->nameOf(v);
-      if (!table.tensors.count(name) || bounded.count(name)) return;
-      std::vector<mlir::Operation *> users;
-      std::function<void(mlir::Value)> collect = [&](mlir::Value x) {
-        for (mlir::Operation *u : x.getUsers()) {
-          if (mlir::isa<top::InputOp>(u)) collect(u->getResult(0)); // the same tensor
-          else if (isActivationOp(u) && std::find(users.begin(), users.end(), u) == users.end()) users.push_back(u);
-        }
+  // The table of one method from the statistics, tuned and checked.
+  auto tableFor = [&](Method method) -> Result<CalibrationTable> {
+    CalibrationTable table;
+    auto rangeOf = [&](const TensorStats &st, double threshold) {
+      TensorRange r;
+      r.min = std::isfinite(st.min) ? st.min : 0;
+      r.max = std::isfinite(st.max) ? st.max : 0;
+      r.threshold = threshold;
+      return r;
+    };
+    for (const auto &[name, st] : stats)
+      table.tensors[name] = rangeOf(st, bounded.count(name) ? methodThreshold(Method::Max, st)
+                                                           : methodThreshold(method, st));
+    table.method = methodName(method);
+    if (!bounded.empty())
+      table.comments.push_back(std::to_string(bounded.size()) + " bounded output(s) (sigmoid, softmax, hard_sigmoid, "
+                                                                "clip, relu with a limit) keep their max");
+
+    if (search) {
+      auto weights = top::WeightStore::loadFor(module);
+      if (!weights) return makeError(weights.message());
+      ThresholdSearch ts(func, **interp, std::move(weights->arrays()), dumps, table);
+      // Tensors in program order with the ops that read them.
+      std::vector<std::pair<std::string, std::vector<mlir::Operation *>>> order;
+      auto addValue = [&](mlir::Value v) {
+        const std::string &name = (*interp)->nameOf(v);
+        if (!table.tensors.count(name) || bounded.count(name)) return;
+        std::vector<mlir::Operation *> users;
+        std::function<void(mlir::Value)> collect = [&](mlir::Value x) {
+          for (mlir::Operation *u : x.getUsers()) {
+            if (mlir::isa<top::InputOp>(u)) collect(u->getResult(0)); // the same tensor
+            else if (isActivationOp(u) && std::find(users.begin(), users.end(), u) == users.end()) users.push_back(u);
+          }
+        };
+        collect(v);
+        if (ts.covered(users)) order.emplace_back(name, users);
       };
-      collect(v);
-      if (ts.covered(users)) order.emplace_back(name, users);
-    };
-    for (mlir::BlockArgument a : func.getArguments()) addValue(a);
-    for (mlir::Operation &op : func.getBody().front())
-      if (isActivationOp(&op) && !mlir::isa<top::InputOp>(op))
-        for (mlir::Value r : op.getResults()) addValue(r);
-    int done = 0, changed = 0;
-    for (const auto &[name, users] : order) {
-      const TensorStats &st = stats.at(name);
-      std::vector<double> candidates;
-      if (options.tune > 0) {
-        const double kl = methodThreshold(Method::Kl, st), mx = methodThreshold(Method::Max, st);
-        for (int k = 0; k < options.tune; ++k) candidates.push_back(kl + (mx - kl) * k / (options.tune - 1));
+      for (mlir::BlockArgument a : func.getArguments()) addValue(a);
+      for (mlir::Operation &op : func.getBody().front())
+        if (isActivationOp(&op) && !mlir::isa<top::InputOp>(op))
+          for (mlir::Value r : op.getResults()) addValue(r);
+      int done = 0, changed = 0;
+      for (const auto &[name, users] : order) {
+        const TensorStats &st = stats.at(name);
+        std::vector<double> candidates;
+        if (options.tune > 0) {
+          const double kl = methodThreshold(Method::Kl, st), mx = methodThreshold(Method::Max, st);
+          for (int k = 0; k < options.tune; ++k) candidates.push_back(kl + (mx - kl) * k / (options.tune - 1));
+        }
+        if (options.searchThreshold)
+          for (Method m : kAllMethods) candidates.push_back(methodThreshold(m, st));
+        std::sort(candidates.begin(), candidates.end());
+        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+        const double start = table.tensors.at(name).threshold;
+        double best = start, bestErr = std::numeric_limits<double>::infinity();
+        for (double c : candidates.size() > 1 ? candidates : std::vector<double>{}) {
+          auto err = ts.distance(name, users, c);
+          if (!err) return makeError("tuning '", name, "': ", err.message());
+          if (*err < bestErr) bestErr = *err, best = c;
+        }
+        changed += best != start;
+        table.tensors.at(name).threshold = best;
+        progress("tune", ++done, int(order.size()));
       }
-      if (options.searchThreshold)
-        for (Method m : kAllMethods) candidates.push_back(methodThreshold(m, st));
-      std::sort(candidates.begin(), candidates.end());
-      candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-      const double start = table.tensors.at(name).threshold;
-      double best = start, bestErr = std::numeric_limits<double>::infinity();
-      for (double c : candidates.size() > 1 ? candidates : std::vector<double>{}) {
-        auto err = ts.distance(name, users, c);
-        if (!err) return makeError("tuning '", name, "': ", err.message());
-        if (*err < bestErr) bestErr = *err, best = c;
-      }
-      changed += best != start;
-      table.tensors.at(name).threshold = best;
-      progress("tune", ++done, int(order.size()));
+      std::ostringstream c;
+      if (options.tune > 0) c << "tune: " << options.tune << " candidates between kl and max";
+      if (options.tune > 0 && options.searchThreshold) c << " and ";
+      if (options.searchThreshold) c << "search-threshold: the thresholds of " << methodNames();
+      c << ", per tensor, by its consumers' error on " << dumps.size() << " sample(s); " << changed << " of "
+        << order.size() << " thresholds changed";
+      table.comments.push_back(c.str());
     }
-    std::ostringstream c;
-    if (options.tune > 0) c << "tune: " << options.tune << " candidates between kl and max";
-    if (options.tune > 0 && options.searchThreshold) c << " and ";
-    if (options.searchThreshold) c << "search-threshold: the thresholds of " << methodNames();
-    c << ", per tensor, by its consumers' error on " << dumps.size() << " sample(s); " << changed << " of "
-      << order.size() << " thresholds changed";
-    table.comments.push_back(c.str());
-  }
 
-  // The max check: fake-quantize every tensor in the Top interpreter and
-  // compare the outputs with fp32 on the first samples.
-  if (options.maxFallback && (options.method != Method::Max || search)) {
-    auto score = [&](const CalibrationTable &t) -> Result<double> {
-      (*interp)->setResultHook([&](const std::string &name, std::vector<float> &v) {
-        auto it = t.tensors.find(name);
-        if (it != t.tensors.end()) fakeQuantize(v, it->second);
-      });
-      double sum = 0;
-      for (size_t s = 0; s < checkSamples; ++s) {
-        auto out = (*interp)->run(samples[s]);
-        if (!out) return makeError("sample ", s, ": ", out.message());
-        sum += minCosine(referenceOutputs[s], *out);
-        progress("max check", int(s + 1), int(2 * checkSamples));
+    // The max check: fake-quantize every tensor in the Top interpreter and
+    // compare the outputs with fp32 on the first samples.
+    if (options.maxFallback && (method != Method::Max || search)) {
+      CalibrationTable maxTable = table;
+      for (auto &[name, r] : maxTable.tensors) r.threshold = methodThreshold(Method::Max, stats.at(name));
+      auto mine = score(table);
+      if (!mine) return mine.status();
+      if (!maxScore) {
+        auto reference = score(maxTable);
+        if (!reference) return reference.status();
+        maxScore = *reference;
       }
-      (*interp)->setResultHook(nullptr);
-      return sum / double(checkSamples);
-    };
-    CalibrationTable maxTable = table;
-    for (auto &[name, r] : maxTable.tensors) r.threshold = methodThreshold(Method::Max, stats.at(name));
-    auto mine = score(table);
-    if (!mine) return mine.status();
-    auto reference = score(maxTable);
-    if (!reference) return reference.status();
-    std::ostringstream c;
-    c << std::setprecision(6) << "fake-quantized output cosine on " << checkSamples << " calibration sample(s): "
-      << table.method << " " << *mine << ", max " << *reference;
-    if (*mine < *reference) {
-      c << ": max thresholds used";
-      maxTable.comments = table.comments;
-      maxTable.method = "max (" + table.method + " scored lower)";
-      table = std::move(maxTable);
+      const double *reference = &*maxScore;
+      std::ostringstream c;
+      c << std::setprecision(6) << "fake-quantized output cosine on " << checkSamples << " calibration sample(s): "
+        << table.method << " " << *mine << ", max " << *reference;
+      if (*mine < *reference) {
+        c << ": max thresholds used";
+        maxTable.comments = table.comments;
+        maxTable.method = "max (" + table.method + " scored lower)";
+        table = std::move(maxTable);
+      }
+      table.comments.push_back(c.str());
     }
-    table.comments.push_back(c.str());
-  }
   return table;
+  };
+  std::vector<CalibrationTable> tables;
+  for (Method m : methods) {
+    auto t = tableFor(m);
+    if (!t) return t.status();
+    tables.push_back(t.take());
+  }
+  return tables;
+}
+
+Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
+                                   const CalibrationOptions &options) {
+  auto tables = calibrateMethods(module, samples, options, {options.method});
+  if (!tables) return tables.status();
+  return std::move(tables->front());
 }
 
 Result<SampleReader> SampleReader::forModule(mlir::ModuleOp module) {

@@ -1,11 +1,9 @@
 // Calibration: runs the Top interpreter over sample inputs and derives a
 // symmetric threshold per tensor (docs/quantization.md, "Calibration").
 //
-// Two interpreter runs per sample: the first collects min, max, sum, sum of
-// squares and the zero count of every tensor, the second one 2048-bin
-// histogram of |x| over [0, max|x|] per tensor (each tensor's values are read
-// once per sample for every method) and sum |x - mean|. Every method reads
-// these statistics:
+// One interpreter run per sample collects, per tensor, min, max, sum, sum of
+// squares, the zero count, sum |x - mean| and a 2048-bin histogram of |x|
+// (TensorStats). Every method reads these statistics:
 //   max            max |x|
 //   kl             KL divergence of the histogram and its 128-level merge
 //                  (TensorRT / TPU-MLIR; exact zeros left out)
@@ -61,9 +59,15 @@ struct TensorStats {
   double min = std::numeric_limits<double>::infinity(), max = -std::numeric_limits<double>::infinity();
   uint64_t count = 0, zeros = 0; // finite values, exact zeros among them
   double sum = 0, sumSq = 0;
-  double sumAbsDev = 0;          // sum |x - mean| (second pass)
-  std::vector<uint64_t> hist;    // |x| of the non-zero values, bins over [0, absMax()]
+  double sumAbsDev = 0;          // sum |x - mean of its sample|
+  // |x| of the non-zero values over [0, histRange]: the first sample's
+  // max|x|, doubled (adjacent bins merged) whenever a sample exceeds it, so
+  // absMax() <= histRange < 2 absMax() and one pass over the samples suffices.
+  std::vector<uint64_t> hist;
+  double histRange = 0;
   double absMax() const;
+  // Adds one sample's values of the tensor.
+  void add(const std::vector<float> &values, int bins);
   double mean() const { return count ? sum / double(count) : 0; }
 };
 
@@ -96,6 +100,12 @@ struct CalibrationOptions {
 // Errors name the sample that failed.
 Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
                                    const CalibrationOptions &options);
+// One table per method of `methods` (options.method ignored) from one
+// collection of statistics: what comparing methods costs is their tuning
+// and checks, not the interpreter passes.
+Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
+                                                      const CalibrationOptions &options,
+                                                      const std::vector<Method> &methods);
 
 // How sample files become model inputs: a .npz as it is, an image file
 // (compiler/Preprocess) through the module's preprocessing into its only input.

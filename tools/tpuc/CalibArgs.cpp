@@ -1,6 +1,7 @@
 #include "tools/tpuc/CalibArgs.h"
 
 #include <iostream>
+#include <sstream>
 
 namespace tpuc {
 
@@ -36,18 +37,32 @@ void declareCalibrationOptions(tpu::ArgParser &args, const std::string &methodAl
   args.option("--tune", "per tensor, try N thresholds between the KL threshold and max|x| and keep the one "
                         "whose consumers' outputs are closest to fp32 (default 0: off)");
   args.flag("--search-threshold", "per tensor, keep the best of every method's threshold (as --tune)");
+  args.option("--tune-samples", "samples the per-tensor search and the max check run on (default 4)");
   args.flag("--no-max-fallback", "keep the method's thresholds even when max scores better on the calibration data");
 }
 
-tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgParser &args) {
+tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgParser &args,
+                                                               std::vector<tpu::calib::Method> *methods) {
   tpu::calib::CalibrationOptions opt;
-  auto method = tpu::calib::parseMethod(args.get("--calibration-method", tpu::calib::methodName(opt.method)));
-  if (!method) return method.status();
-  opt.method = *method;
+  std::stringstream list(args.get("--calibration-method", tpu::calib::methodName(opt.method)));
+  std::vector<tpu::calib::Method> parsed;
+  for (std::string name; std::getline(list, name, ',');) {
+    auto method = tpu::calib::parseMethod(name);
+    if (!method) return method.status();
+    parsed.push_back(*method);
+  }
+  if (parsed.empty()) return tpu::makeError("--calibration-method names no method");
+  if (parsed.size() > 1 && !methods) return tpu::makeError("--calibration-method takes one method here");
+  opt.method = parsed.front();
+  if (methods) *methods = parsed;
   auto tune = args.getInt("--tune", 0);
   if (!tune) return tune.status();
   if (*tune < 0 || *tune == 1 || *tune > 1000) return tpu::makeError("--tune must be 0 (off) or 2 to 1000 candidates");
   opt.tune = int(*tune);
+  auto tuneSamples = args.getInt("--tune-samples", opt.tuneSamples);
+  if (!tuneSamples) return tuneSamples.status();
+  if (*tuneSamples < 1 || *tuneSamples > 1000) return tpu::makeError("--tune-samples must be between 1 and 1000");
+  opt.tuneSamples = int(*tuneSamples);
   opt.searchThreshold = args.isSet("--search-threshold");
   opt.maxFallback = !args.isSet("--no-max-fallback");
   opt.progress = printCalibrationProgress;

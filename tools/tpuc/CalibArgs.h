@@ -17,9 +17,12 @@ void declarePreprocessOptions(tpu::ArgParser &args);
 tpu::Result<std::optional<tpu::preprocess::Config>> preprocessFromArgs(const tpu::ArgParser &args);
 
 // --calibration-method (also spelled `methodAlias` when given), --tune,
-// --search-threshold, --no-max-fallback.
+// --search-threshold, --tune-samples, --no-max-fallback.
 void declareCalibrationOptions(tpu::ArgParser &args, const std::string &methodAlias = "");
-tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgParser &args);
+// The options; --calibration-method names one method, or when `methods`
+// is given a comma-separated list (returned there).
+tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgParser &args,
+                                                               std::vector<tpu::calib::Method> *methods = nullptr);
 
 // Progress of calibration stages on stderr, one line rewritten in place.
 void printCalibrationProgress(const std::string &stage, int done, int total);

@@ -20,15 +20,21 @@ int runCalibrate(int argc, char **argv) {
   args.option("--data", "comma-separated sample files (.npz or images)");
   args.option("--input-num", "use the first N samples (default: all)");
   tpuc::declareCalibrationOptions(args, "--method");
-  args.option("--output", "the calibration table to write", "-o");
+  args.option("--output", "the calibration table to write; with several methods (--calibration-method max,kl) "
+                          "a name with %m, replaced by each method's name", "-o");
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("calibrate", st.message());
   if (args.helpRequested()) {
     std::cout << args.help();
     return tpuc::kExitOk;
   }
   if (!args.has("--output")) return tpuc::fail("calibrate", "missing -o model.cali");
-  auto opt = tpuc::calibrationFromArgs(args);
+  std::vector<tpu::calib::Method> methods;
+  auto opt = tpuc::calibrationFromArgs(args, &methods);
   if (!opt) return tpuc::fail("calibrate", opt.message());
+  const std::string output = args.get("--output");
+  const size_t placeholder = output.find("%m");
+  if (methods.size() > 1 && placeholder == std::string::npos)
+    return tpuc::fail("calibrate", "several methods need an output name with %m (replaced by the method name)");
   auto num = args.getInt("--input-num", 0);
   if (!num) return tpuc::fail("calibrate", num.message());
 
@@ -41,9 +47,13 @@ int runCalibrate(int argc, char **argv) {
                                          [](const std::string &w) { std::cerr << "tpuc calibrate: warning: " << w << "\n"; });
   if (!samples) return tpuc::fail("calibrate", samples.message());
   std::cerr << "calibrate: " << samples->size() << " sample(s)\n";
-  auto table = tpu::calib::calibrate(**module, *samples, *opt);
-  if (!table) return tpuc::fail("calibrate", args.args()[0] + ": " + table.message());
-  if (auto st = table->save(args.get("--output")); !st) return tpuc::fail("calibrate", st.message());
+  auto tables = tpu::calib::calibrateMethods(**module, *samples, *opt, methods);
+  if (!tables) return tpuc::fail("calibrate", args.args()[0] + ": " + tables.message());
+  for (size_t i = 0; i < methods.size(); ++i) {
+    std::string path = output;
+    if (placeholder != std::string::npos) path.replace(placeholder, 2, tpu::calib::methodName(methods[i]));
+    if (auto st = (*tables)[i].save(path); !st) return tpuc::fail("calibrate", st.message());
+  }
   return tpuc::kExitOk;
 }
 
