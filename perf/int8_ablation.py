@@ -129,7 +129,7 @@ def main():
          os.path.join(cali_dir, "%m.cali")], log, os.path.join(cali_dir, METHODS[-1] + ".cali"))
     times = {"methods": time.time() - t0}
     settings = [(m, os.path.join(cali_dir, m + ".cali"), f"`{m}` (--no-max-fallback)") for m in METHODS]
-    for name, flags in () if a.methods_only else (("default", []), ("kl-tune5", ["--calibration-method", "kl", "--tune", "5"]),
+    for name, flags in () if a.methods_only else (("default", []), ("kl-tune5", ["--calibration-method", "kl", "--tune", "5", "--no-max-fallback"]),
                         ("search-threshold", ["--search-threshold"])):
         t0 = time.time()
         path = os.path.join(cali_dir, name + ".cali")
@@ -169,11 +169,12 @@ def main():
     if measured:
         lines.append("Calibration wall time (32 pages, the loaded 2-core machine; `methods`: all six from one "
                      "statistics pass): " + ", ".join(measured) + ".")
-    lines.append("The table comments of the default and tuned runs:")
+    lines.append("What the calibrator wrote in the tables' comments:")
     lines.append("")
     for label, *_, comments in rows:
         for c in comments:
-            lines.append(f"- {label}: {c}")
+            if c.startswith(("tune", "search", "fake-quantized", "method: max (")):
+                lines.append(f"- {label}: {c}")
     lines.append(END)
     block = "\n".join(lines)
     print(block)

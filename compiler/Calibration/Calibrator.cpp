@@ -424,7 +424,14 @@ Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, co
   });
 
   std::optional<double> maxScore; // the max table's, computed once
+  const std::vector<NpzMap> checkInputs(samples.begin(), samples.begin() + int64_t(checkSamples));
   auto score = [&](const CalibrationTable &t) -> Result<double> {
+    if (options.scoreTable) {
+      progress("max check", 0, 1);
+      auto r = options.scoreTable(t, checkInputs);
+      progress("max check", 1, 1);
+      return r;
+    }
     (*interp)->setResultHook([&](const std::string &name, std::vector<float> &v) {
       auto it = t.tensors.find(name);
       if (it != t.tensors.end()) fakeQuantize(v, it->second);
@@ -530,7 +537,7 @@ Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, co
       }
       const double *reference = &*maxScore;
       std::ostringstream c;
-      c << std::setprecision(6) << "fake-quantized output cosine on " << checkSamples << " calibration sample(s): "
+      c << std::setprecision(6) << options.scoreName << " on " << checkSamples << " calibration sample(s): "
         << table.method << " " << *mine << ", max " << *reference;
       if (*mine < *reference) {
         c << ": max thresholds used";

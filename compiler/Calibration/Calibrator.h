@@ -20,8 +20,8 @@
 //
 // Always: a bounded output (sigmoid, softmax, hard_sigmoid, clip, a fused
 // relu with a limit) keeps its observed range (max), and unless disabled the
-// table falls back to max when the fake-quantized model's output cosine on
-// the calibration samples is below max's.
+// table falls back to max when it scores below max's on the first
+// calibration samples (CalibrationOptions::scoreTable).
 #pragma once
 
 #include "compiler/Calibration/CalibrationTable.h"
@@ -91,6 +91,12 @@ struct CalibrationOptions {
   bool searchThreshold = false;  // best of all methods per tensor
   int tuneSamples = 4;           // samples the per-tensor search and the max check run on
   bool maxFallback = true;       // fall back to max when it scores better
+  // How the max check scores a table on the first tuneSamples samples
+  // (higher = better). Empty: the mean output cosine of the Top interpreter
+  // with every tensor fake-quantized (activations only); tpuc calibrate and
+  // tpuc flow use the INT8 Tpu interpreter (flow::checkCalibrationOnChip).
+  std::function<Result<double>(const CalibrationTable &, const std::vector<NpzMap> &)> scoreTable;
+  std::string scoreName = "fake-quantized output cosine";
   // Called after each step of a stage: (stage, done, total).
   std::function<void(const std::string &, int, int)> progress;
 };

@@ -1,4 +1,5 @@
 #include "compiler/Flow/Flow.h"
+#include "compiler/Flow/QuantizeTableSearch.h"
 
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
@@ -152,7 +153,11 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
     if (!samples) return makeError(samples.message());
     r.caliPath = join(workDir, stem + ".cali");
     log << "flow: calibrate over " << samples->size() << " sample(s) -> " << r.caliPath << "\n";
-    auto table = calib::calibrate(**topModule, *samples, options.calibration);
+    auto weights = top::WeightStore::loadFor(**topModule);
+    if (!weights) return makeError(r.topPath, ": ", weights.message());
+    calib::CalibrationOptions co = options.calibration;
+    checkCalibrationOnChip(co, **topModule, *weights);
+    auto table = calib::calibrate(**topModule, *samples, co);
     if (!table) return makeError(options.calibrationData, ": ", table.message());
     TPU_RETURN_IF_ERROR(table->save(r.caliPath));
   }

@@ -1,6 +1,8 @@
 // tpuc calibrate: per-tensor thresholds from the Top interpreter over
 // samples — wiring only; the work is in compiler/Calibration/Calibrator.h.
 #include "compiler/Calibration/Calibrator.h"
+#include "compiler/Dialect/Top/WeightStore.h"
+#include "compiler/Flow/QuantizeTableSearch.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "support/ArgParser.h"
 #include "tools/tpuc/CalibArgs.h"
@@ -47,6 +49,9 @@ int runCalibrate(int argc, char **argv) {
                                          [](const std::string &w) { std::cerr << "tpuc calibrate: warning: " << w << "\n"; });
   if (!samples) return tpuc::fail("calibrate", samples.message());
   std::cerr << "calibrate: " << samples->size() << " sample(s)\n";
+  auto weights = top::WeightStore::loadFor(**module);
+  if (!weights) return tpuc::fail("calibrate", args.args()[0] + ": " + weights.message());
+  tpu::flow::checkCalibrationOnChip(*opt, **module, *weights);
   auto tables = tpu::calib::calibrateMethods(**module, *samples, *opt, methods);
   if (!tables) return tpuc::fail("calibrate", args.args()[0] + ": " + tables.message());
   for (size_t i = 0; i < methods.size(); ++i) {
