@@ -158,7 +158,8 @@ def main():
     lines = [BEGIN,
              f"PP-OCRv4 det, INT8 (Tpu interpreter = bmodel) against the Top interpreter's fp32, on {len(tests)} "
              f"rendered test pages after calibration on {a.cali} other pages "
-             f"(`/usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc`):",
+             f"(`/usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc --cali {a.cali} --test {a.test} "
+             f"--tune-samples {a.tune_samples}`):",
              "",
              "| calibration | cosine mean | cosine min | IoU@0.3 mean | IoU@0.3 min | sigmoid output threshold |",
              "|---|---|---|---|---|---|"]
@@ -173,7 +174,7 @@ def main():
     lines.append("")
     for label, *_, comments in rows:
         for c in comments:
-            if c.startswith(("tune", "search", "fake-quantized", "method: max (")):
+            if c.startswith(("tune", "search", "fake-quantized", "INT8 Tpu", "method: max (")):
                 lines.append(f"- {label}: {c}")
     lines.append(END)
     block = "\n".join(lines)

@@ -32,13 +32,15 @@ tpu::Result<std::optional<tpu::preprocess::Config>> preprocessFromArgs(const tpu
 void declareCalibrationOptions(tpu::ArgParser &args, const std::string &methodAlias) {
   args.option("--calibration-method",
               "threshold method: " + tpu::calib::methodNames() + " (default " +
-                  tpu::calib::methodName(tpu::calib::kDefaultMethod) + ")",
+                  tpu::calib::methodName(tpu::calib::kDefaultMethod) +
+                  "); a bounded output (sigmoid, clip...) always keeps its max",
               methodAlias);
   args.option("--tune", "per tensor, try N thresholds between the KL threshold and max|x| and keep the one "
                         "whose consumers' outputs are closest to fp32 (default 0: off)");
   args.flag("--search-threshold", "per tensor, keep the best of every method's threshold (as --tune)");
   args.option("--tune-samples", "samples the per-tensor search and the max check run on (default 4)");
-  args.flag("--no-max-fallback", "keep the method's thresholds even when max scores better on the calibration data");
+  args.flag("--no-max-fallback", "keep the method's thresholds even when max's give a better INT8 output on the first "
+                                   "--tune-samples calibration samples (the check lowers both and runs the Tpu interpreter)");
 }
 
 tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgParser &args,
