@@ -11,7 +11,8 @@ PKGS=(cmake ninja-build g++ pkgconf ccache
       pybind11-dev python3-dev chromium libgraphviz-dev
       clang libclang-rt-14-dev
       slurm-wlm munge parallel
-      libarmnn-dev libarmnntfliteparser-dev libarmnn-cpuref-backend22)
+      libarmnn-dev libarmnntfliteparser-dev libarmnn-cpuref-backend22
+      libstb-dev python3-pil fonts-dejavu-core)
 
 missing=()
 for p in "${PKGS[@]}"; do

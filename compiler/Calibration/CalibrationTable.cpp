@@ -60,6 +60,7 @@ std::string CalibrationTable::text() const {
   std::ostringstream out;
   out << "# tpuc calibration table\n";
   if (!method.empty()) out << "# method: " << method << "\n";
+  for (const std::string &c : comments) out << "# " << c << "\n";
   out << "# name threshold min max\n";
   out << std::setprecision(9);
   for (const auto &[name, r] : tensors) out << name << ' ' << r.threshold << ' ' << r.min << ' ' << r.max << '\n';

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace tpu::calib {
 
@@ -16,7 +17,8 @@ struct TensorRange {
 
 struct CalibrationTable {
   std::map<std::string, TensorRange> tensors; // by tensor name (ONNX name)
-  std::string method;                          // "max" or "kl" (a comment in the file)
+  std::string method;                          // the method name (a comment in the file)
+  std::vector<std::string> comments;           // how the thresholds were chosen (written, not parsed)
 
   // Parses a table; an error names the file, line and what is wrong
   // (field count, a number that does not parse, threshold <= 0 or not finite,

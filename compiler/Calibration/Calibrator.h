@@ -1,24 +1,51 @@
 // Calibration: runs the Top interpreter over sample inputs and derives a
-// symmetric threshold per tensor, by the absolute maximum ("max") or by
-// minimising the KL divergence between the 2048-bin histogram of |x| and
-// its 128-level quantization ("kl", the TensorRT / TPU-MLIR method; exact
-// zeros are left out of the histogram).
+// symmetric threshold per tensor (docs/quantization.md, "Calibration").
+//
+// One interpreter run per sample collects, per tensor, min, max, sum, sum of
+// squares, the zero count, sum |x - mean| and a 2048-bin histogram of |x|
+// (TensorStats). Every method reads these statistics:
+//   max            max |x|
+//   kl             KL divergence of the histogram and its 128-level merge
+//                  (TensorRT / TPU-MLIR; exact zeros left out)
+//   mse            the threshold minimising the expected squared error of
+//                  clipping plus rounding (Octav's objective), every bin edge tried
+//   percentile9999 the 99.99th percentile of |x|
+//   aciq-gauss     |mean| + alpha_G * std, aciq-laplace |mean| + alpha_L * b
+//                  (Banner et al., ACIQ; alpha minimises the 8-bit MSE of the
+//                  fitted distribution: 3.92 and 9.89)
+// Then, optionally, per tensor in program order: --tune N candidates between
+// the KL threshold and max|x|, --search-threshold the thresholds of every
+// method, the one whose consumers' outputs (computed from fake-quantized
+// inputs, earlier tensors at their chosen thresholds) are closest to fp32.
+//
+// Always: a bounded output (sigmoid, softmax, hard_sigmoid, clip, a fused
+// relu with a limit) keeps its observed range (max), and unless disabled the
+// table falls back to max when it scores below max's on the first
+// calibration samples (CalibrationOptions::scoreTable).
 #pragma once
 
 #include "compiler/Calibration/CalibrationTable.h"
+#include "compiler/Preprocess/Preprocess.h"
 #include "support/Npz.h"
 #include "support/Status.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace tpu::calib {
 
-enum class Method { Max, Kl };
-Result<Method> parseMethod(const std::string &name); // "max" / "kl"
+enum class Method { Max, Kl, Mse, Percentile9999, AciqGauss, AciqLaplace };
+constexpr Method kAllMethods[] = {Method::Max, Method::Kl, Method::Mse, Method::Percentile9999, Method::AciqGauss,
+                                  Method::AciqLaplace};
+constexpr Method kDefaultMethod = Method::Kl;
+const char *methodName(Method m);
+// "max, kl, mse, percentile9999, aciq-gauss, aciq-laplace" (for help texts).
+std::string methodNames();
+Result<Method> parseMethod(const std::string &name);
 
 // Threshold of a histogram of |x| over [0, absMax] by KL divergence: the
 // clipping bin count i in [levels, bins] minimising KL(P_i || Q_i) where
@@ -27,25 +54,91 @@ Result<Method> parseMethod(const std::string &name); // "max" / "kl"
 // Returns (i + 0.5) * absMax / bins.
 double klThreshold(const std::vector<uint64_t> &hist, double absMax, int levels = 128);
 
-struct CalibrationOptions {
-  Method method = Method::Max;
-  int bins = 2048;
-  // Called after each interpreter run: (runs done, runs in total).
-  std::function<void(int, int)> progress;
+// What the methods read about one tensor over all samples.
+struct TensorStats {
+  double min = std::numeric_limits<double>::infinity(), max = -std::numeric_limits<double>::infinity();
+  uint64_t count = 0, zeros = 0; // finite values, exact zeros among them
+  double sum = 0, sumSq = 0;
+  double sumAbsDev = 0;          // sum |x - mean of its sample|
+  // |x| of the non-zero values over [0, histRange]: the first sample's
+  // max|x|, doubled (adjacent bins merged) whenever a sample exceeds it, so
+  // absMax() <= histRange < 2 absMax() and one pass over the samples suffices.
+  std::vector<uint64_t> hist;
+  double histRange = 0;
+  double absMax() const;
+  // Adds one sample's values of the tensor.
+  void add(const std::vector<float> &values, int bins);
+  double mean() const { return count ? sum / double(count) : 0; }
 };
 
-// Every activation tensor of the module (inputs included) gets a line.
+// ACIQ's clipping factor: the alpha minimising 2 * E[(|X| - alpha)^2; |X| > alpha]
+// + alpha^2 / (3 * 4^bits) for a unit Gaussian or a unit-scale Laplace.
+double aciqAlpha(bool laplace, int bits = 8);
+
+// One method's threshold, within (0, absMax] (1e-5 for an all-zero tensor).
+// Signedness (min >= 0: uint8, 255 levels; else int8, 127) sets mse's step.
+double methodThreshold(Method method, const TensorStats &stats);
+
+// Symmetric fake quantization as the lowering quantizes a tensor: scale
+// threshold / 255 when min >= 0 (uint8) else / 127 (int8), round half to
+// even, saturate, back to float.
+void fakeQuantize(std::vector<float> &values, const TensorRange &range);
+
+struct CalibrationOptions {
+  Method method = kDefaultMethod;
+  int bins = 2048;
+  int tune = 0;                  // candidates between KL and max per tensor; 0 = no tuning
+  bool searchThreshold = false;  // best of all methods per tensor
+  int tuneSamples = 4;           // samples the per-tensor search and the max check run on
+  bool maxFallback = true;       // fall back to max when it scores better
+  // How the max check scores a table on the first tuneSamples samples
+  // (higher = better). Empty: the mean output cosine of the Top interpreter
+  // with every tensor fake-quantized (activations only); tpuc calibrate and
+  // tpuc flow use the INT8 Tpu interpreter (flow::checkCalibrationOnChip).
+  std::function<Result<double>(const CalibrationTable &, const std::vector<NpzMap> &)> scoreTable;
+  std::string scoreName = "fake-quantized output cosine";
+  // Called after each step of a stage: (stage, done, total).
+  std::function<void(const std::string &, int, int)> progress;
+};
+
+// Every activation tensor of the module (inputs included) gets a line; the
+// table's comments record the method, the tuning and the max check.
 // Errors name the sample that failed.
 Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
                                    const CalibrationOptions &options);
+// One table per method of `methods` (options.method ignored) from one
+// collection of statistics: what comparing methods costs is their tuning
+// and checks, not the interpreter passes.
+Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
+                                                      const CalibrationOptions &options,
+                                                      const std::vector<Method> &methods);
 
-// The .npz samples of a dataset directory, in name order; an error when
-// `dir` is not a directory or holds none.
+// How sample files become model inputs: a .npz as it is, an image file
+// (compiler/Preprocess) through the module's preprocessing into its only input.
+class SampleReader {
+public:
+  static Result<SampleReader> forModule(mlir::ModuleOp module);
+  Result<NpzMap> read(const std::string &path) const;
+  // An image already decoded (`path` names it in errors).
+  Result<NpzMap> fromImage(const preprocess::Image &image, const std::string &path) const;
+
+private:
+  std::string inputName_;
+  std::vector<int64_t> inputShape_;
+  std::string noImageReason_; // why images cannot feed this model ("" = they can)
+  preprocess::Config config_;
+};
+
+// The samples of a dataset directory (.npz and image files), in name order;
+// an error when `dir` is not a directory or holds none.
 Result<std::vector<std::string>> listSampleFiles(const std::string &dir);
 
 // The samples a command was given: `dataset` (a directory, listSampleFiles)
-// or `dataList` (comma-separated .npz paths), exactly one non-empty, cut to
-// the first `inputNum` (0 = all) and read.
-Result<std::vector<NpzMap>> loadSamples(const std::string &dataset, const std::string &dataList, int64_t inputNum);
+// or `dataList` (comma-separated paths), exactly one non-empty, read until
+// `inputNum` samples (0 = all). An image that does not decode is skipped
+// with a warning naming it (`warn`); no usable sample is an error.
+Result<std::vector<NpzMap>> loadSamples(const SampleReader &reader, const std::string &dataset,
+                                        const std::string &dataList, int64_t inputNum,
+                                        const std::function<void(const std::string &)> &warn);
 
 } // namespace tpu::calib

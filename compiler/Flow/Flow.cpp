@@ -1,4 +1,5 @@
 #include "compiler/Flow/Flow.h"
+#include "compiler/Flow/QuantizeTableSearch.h"
 
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
@@ -6,6 +7,7 @@
 #include "compiler/Import/tflite/TfliteImporter.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/Lowering/Deploy.h"
+#include "compiler/Preprocess/PreprocessAttr.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
 #include "runtime/RunFiles.h"
 #include "support/Npz.h"
@@ -99,18 +101,24 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   if (!int8 && !options.calibrationData.empty())
     return makeError("--calibration-data is only used with --quantize INT8");
   if (options.inputNum < 0) return makeError("--input-num must be >= 1");
-  // Read the inputs before the long steps, so a bad file fails at once.
-  auto inputs = readNpz(options.testInput);
-  if (!inputs) return makeError(inputs.message());
+  // Read the inputs before the long steps, so a bad file fails at once (an
+  // image becomes a tensor once the module's preprocessing is known).
+  const bool testImage = preprocess::isImageFile(options.testInput);
+  Result<NpzMap> inputs = makeError("no test input");
+  std::optional<preprocess::Image> image;
+  if (testImage) {
+    auto decoded = preprocess::decodeImageFile(options.testInput);
+    if (!decoded) return decoded.status();
+    image = decoded.take();
+  } else {
+    inputs = readNpz(options.testInput);
+    if (!inputs) return makeError(inputs.message());
+  }
   if (!int8 && !options.quantizeTable.empty()) return makeError("--quantize-table is only used with --quantize INT8");
   if (!options.quantizeTable.empty())
     if (auto table = lowering::loadQuantizeTable(options.quantizeTable); !table) return makeError(table.message());
-  std::vector<NpzMap> samples;
-  if (int8) {
-    auto loaded = calib::loadSamples(options.calibrationData, "", options.inputNum);
-    if (!loaded) return makeError(loaded.message());
-    samples = loaded.take();
-  }
+  if (int8)
+    if (auto files = calib::listSampleFiles(options.calibrationData); !files) return files.status();
 
   const std::string stem = modelStem(options.modelPath);
   const std::string workDir = options.workDir.empty() ? stem + "_flow" : options.workDir;
@@ -132,13 +140,18 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
 
   // 1. Import.
   log << "flow: import " << options.modelPath << " -> " << r.topPath << "\n";
+  std::function<void(mlir::ModuleOp)> annotate;
+  if (options.preprocess)
+    annotate = [&](mlir::ModuleOp m) { preprocess::recordConfig(m, *options.preprocess); };
   if (tflite::isTfliteModel(options.modelPath)) {
     tflite::ImportOptions io;
     io.inputShapes = options.inputShapes;
+    io.annotateModule = annotate;
     TPU_RETURN_IF_ERROR(tflite::importTfliteFile(options.modelPath, r.topPath, io));
   } else {
     onnx::ImportOptions io;
     io.inputShapes = options.inputShapes;
+    io.annotateModule = annotate;
     TPU_RETURN_IF_ERROR(onnx::importOnnxFile(options.modelPath, r.topPath, io));
   }
 
@@ -146,14 +159,28 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   context.getOrLoadDialect<tpuir::TpuDialect>();
   auto topModule = top::loadTopModule(context, r.topPath);
   if (!topModule) return makeError(topModule.message());
+  auto reader = calib::SampleReader::forModule(**topModule);
+  if (!reader) return makeError(r.topPath, ": ", reader.message());
+  r.inputPath = options.testInput;
+  if (testImage) {
+    inputs = reader->fromImage(*image, options.testInput);
+    if (!inputs) return inputs.status();
+    r.inputPath = join(workDir, stem + "_in.npz");
+    TPU_RETURN_IF_ERROR(writeNpz(r.inputPath, *inputs));
+  }
 
   // 2. Calibrate (INT8).
   if (int8) {
+    auto samples = calib::loadSamples(*reader, options.calibrationData, "", options.inputNum,
+                                      [&](const std::string &w) { log << "flow: warning: " << w << "\n"; });
+    if (!samples) return makeError(samples.message());
     r.caliPath = join(workDir, stem + ".cali");
-    log << "flow: calibrate over " << samples.size() << " sample(s) -> " << r.caliPath << "\n";
-    calib::CalibrationOptions co;
-    co.method = options.calibrationMethod;
-    auto table = calib::calibrate(**topModule, samples, co);
+    log << "flow: calibrate over " << samples->size() << " sample(s) -> " << r.caliPath << "\n";
+    auto weights = top::WeightStore::loadFor(**topModule);
+    if (!weights) return makeError(r.topPath, ": ", weights.message());
+    calib::CalibrationOptions co = options.calibration;
+    checkCalibrationOnChip(co, **topModule, *weights);
+    auto table = calib::calibrate(**topModule, *samples, co);
     if (!table) return makeError(options.calibrationData, ": ", table.message());
     TPU_RETURN_IF_ERROR(table->save(r.caliPath));
   }
@@ -200,7 +227,7 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   log << "flow: bmodel on the sim backend\n";
   runtime::RunFilesRequest request;
   request.bmodelPath = r.bmodelPath;
-  request.inputPath = options.testInput;
+  request.inputPath = r.inputPath;
   request.outputPath = r.bmodelOutputs;
   request.configPath = options.configPath;
   request.tracePath = r.tracePath;
@@ -267,6 +294,7 @@ std::string formatFlowSummary(const FlowResult &r) {
   os << "files:\n";
   os << "  top      " << r.topPath << "\n";
   if (!r.caliPath.empty()) os << "  cali     " << r.caliPath << "\n";
+  if (r.inputPath != "") os << "  input    " << r.inputPath << "\n";
   os << "  tpu      " << r.tpuPath << "\n";
   os << "  bmodel   " << r.bmodelPath << "\n";
   os << "  outputs  " << r.topOutputs << " " << r.tpuOutputs << " " << r.bmodelOutputs << "\n";

@@ -12,6 +12,7 @@
 #include "runtime/Backend.h"
 #include "support/Status.h"
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -22,11 +23,12 @@ struct FlowOptions {
   std::string modelPath; // .onnx or .tflite
   std::vector<std::vector<int64_t>> inputShapes; // empty: the model's own shapes
   lowering::Quantize mode = lowering::Quantize::F32;
-  std::string calibrationData; // directory of .npz samples (required for INT8)
+  std::optional<preprocess::Config> preprocess; // recorded in the Top module (tpuc import --mean ...)
+  std::string calibrationData; // directory of .npz / image samples (required for INT8)
   int64_t inputNum = 0;        // first N samples; 0 = all
-  calib::Method calibrationMethod = calib::Method::Kl;
+  calib::CalibrationOptions calibration;
   std::string quantizeTable;   // tensors kept in fp32 (INT8), as tpuc deploy --quantize-table
-  std::string testInput;       // .npz, one member per model input
+  std::string testInput;       // .npz, one member per model input, or an image (preprocessed)
   bool layerGroup = true;
   std::string configPath;      // HwConfig JSON for the sim run; empty = BM1684
   std::string workDir;         // empty: "<model stem>_flow" in the current directory
@@ -44,6 +46,7 @@ struct StageComparison {
 
 struct FlowResult {
   std::string topPath, caliPath, tpuPath, bmodelPath; // caliPath empty for F32
+  std::string inputPath;                              // the test input (.npz; an image's tensor is written)
   std::string topOutputs, tpuOutputs, bmodelOutputs;  // .npz of each stage
   std::string tracePath, statsPath;
   // Where the HTML profile report and the graph page belong; rendered by the

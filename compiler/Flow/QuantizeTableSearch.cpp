@@ -69,6 +69,19 @@ private:
   std::vector<NpzMap> reference_;
 };
 
+// The Top interpreter's outputs of every sample.
+Result<std::vector<NpzMap>> topReferences(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples) {
+  auto topInterp = top::TopInterpreter::create(topModule);
+  if (!topInterp) return topInterp.status();
+  std::vector<NpzMap> reference;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    auto out = (*topInterp)->run(samples[i]);
+    if (!out) return makeError("sample ", i + 1, ": ", out.message());
+    reference.push_back(std::move(*out));
+  }
+  return reference;
+}
+
 // Calibrated tensors other than the inputs, in program order.
 std::vector<std::string> candidatesInOrder(mlir::ModuleOp module, const calib::CalibrationTable &calibration,
                                            const std::set<std::string> &inputs) {
@@ -120,15 +133,9 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
   if (samples.empty()) return makeError("the search needs at least one sample input");
   if (!(options.minCosine > -1 && options.minCosine <= 1))
     return makeError("the cosine target must be in (-1, 1], got ", options.minCosine);
-  auto topInterp = top::TopInterpreter::create(topModule);
-  if (!topInterp) return topInterp.status();
-  std::vector<NpzMap> reference;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    auto out = (*topInterp)->run(samples[i]);
-    if (!out) return makeError("sample ", i + 1, ": ", out.message());
-    reference.push_back(std::move(*out));
-  }
-  Evaluator eval(topModule, weights, calibration, samples, std::move(reference));
+  auto reference = topReferences(topModule, samples);
+  if (!reference) return reference.status();
+  Evaluator eval(topModule, weights, calibration, samples, reference.take());
   const std::vector<std::string> candidates = candidatesInOrder(topModule, calibration, inputNames(topModule));
   const size_t limit = options.maxLayers ? std::min(options.maxLayers, candidates.size()) : candidates.size();
 
@@ -201,6 +208,23 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     r.reached = *c >= options.minCosine;
   }
   return finish(), r;
+}
+
+Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore &weights,
+                                const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples) {
+  if (samples.empty()) return makeError("scoring a calibration table needs at least one sample");
+  auto reference = topReferences(topModule, samples);
+  if (!reference) return reference.status();
+  return Evaluator(topModule, weights, calibration, samples, reference.take()).cosineWith({});
+}
+
+void checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
+                            const top::WeightStore &weights) {
+  options.scoreName = "INT8 Tpu interpreter output cosine (min)";
+  options.scoreTable = [topModule, &weights](const calib::CalibrationTable &table,
+                                             const std::vector<NpzMap> &samples) {
+    return int8OutputCosine(topModule, weights, table, samples);
+  };
 }
 
 } // namespace tpu::flow

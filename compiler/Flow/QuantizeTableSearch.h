@@ -11,7 +11,7 @@
 // The result is a quantize table for `tpuc deploy --quantize-table`.
 #pragma once
 
-#include "compiler/Calibration/CalibrationTable.h"
+#include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "support/Npz.h"
 #include "support/Status.h"
@@ -59,5 +59,17 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
                                                       const calib::CalibrationTable &calibration,
                                                       const std::vector<NpzMap> &samples,
                                                       const QuantizeTableSearchOptions &options);
+
+// The smallest output cosine, over samples and outputs, of the module
+// lowered to INT8 with `calibration` (nothing kept fp32), run by the Tpu
+// interpreter (= the bmodel), against the Top interpreter.
+Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore &weights,
+                                const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples);
+
+// Makes calibration's max check score tables by int8OutputCosine (the
+// lowering's real arithmetic: weights, biases and shifts included) instead
+// of the fake-quantized Top interpreter. `weights` must outlive the options.
+void checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
+                            const top::WeightStore &weights);
 
 } // namespace tpu::flow

@@ -87,6 +87,7 @@ Result<ImportedModule> importModel(MLIRContext &context, const Model &model, con
   out.module = ModuleOp::create(UnknownLoc::get(&context));
   ModuleOp module = *out.module;
   module->setAttr(top::kWeightFileAttr, StringAttr::get(&context, options.weightFile));
+  if (options.annotateModule) options.annotateModule(module);
   TPU_RETURN_IF_ERROR(im.run(module, options));
   TPU_RETURN_IF_ERROR(import::finishTopModule(im, module, out.weights, options.canonicalize));
   return out;

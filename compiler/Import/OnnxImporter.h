@@ -13,6 +13,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct ImportOptions {
   // ONNX conformance cases): they become constants, not function arguments,
   // and --input-shapes then lists only the remaining inputs.
   std::map<std::string, NpyArray> constantInputs;
+  // Called on the new module before its ops are built, to record module
+  // attributes (tpuc import's preprocessing settings, compiler/Preprocess).
+  std::function<void(mlir::ModuleOp)> annotateModule;
 };
 
 struct ImportedModule {

@@ -83,6 +83,11 @@ struct TopInterpreter::Impl {
   llvm::DenseMap<Value, Tensor> weights;         // top.weight results, converted once
   std::vector<Operation *> schedule;             // ops in order (without the return)
   llvm::DenseMap<Value, size_t> lastUse;         // index into schedule
+  TopInterpreter::ResultHook hook;
+
+  // Applies the hook to a produced value (a private copy when its data is
+  // shared, e.g. by a reshape's input).
+  void applyHook(Value v, llvm::DenseMap<Value, Tensor> &env);
 
   tpu::Status prepare(const tpu::NpzMap *weightMap);
   tpu::Status nameValues();
@@ -744,6 +749,21 @@ tpu::Result<std::unique_ptr<TopInterpreter>> TopInterpreter::create(ModuleOp mod
 }
 
 const std::vector<TensorInfo> &TopInterpreter::inputs() const { return impl_->inputs; }
+void TopInterpreter::setResultHook(ResultHook hook) { impl_->hook = std::move(hook); }
+const std::string &TopInterpreter::nameOf(Value value) const {
+  static const std::string unnamed;
+  auto it = impl_->names.find(value);
+  return it == impl_->names.end() ? unnamed : it->second;
+}
+
+void TopInterpreter::Impl::applyHook(Value v, llvm::DenseMap<Value, Tensor> &env) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  auto it = env.find(v);
+  if (!hook || !t || !t.getElementType().isF32() || it == env.end() || !it->second.data) return;
+  std::shared_ptr<std::vector<float>> &data = it->second.data;
+  if (data.use_count() > 1) data = std::make_shared<std::vector<float>>(*data);
+  hook(names[v], *data);
+}
 const std::vector<TensorInfo> &TopInterpreter::outputs() const { return impl_->outputs; }
 
 static tpu::NpyArray toArray(const Tensor &t, const std::string &dtype) {
@@ -802,11 +822,14 @@ tpu::Result<tpu::NpzMap> TopInterpreter::run(const tpu::NpzMap &inputs, bool dum
     auto it = env.find(v);
     if (it != env.end()) result[name] = toArray(it->second, dtypeOfElement(t.getElementType()));
   };
+  for (Value v : m.inputValues) m.applyHook(v, env);
   if (dumpAll)
     for (Value v : m.inputValues) record(v, m.names[v]);
   for (size_t i = 0; i < m.schedule.size(); ++i) {
     Operation *op = m.schedule[i];
     TPU_RETURN_IF_ERROR(m.execute(op, env));
+    if (!isa<WeightOp, NoneOp, InputOp>(op))
+      for (Value r : op->getResults()) m.applyHook(r, env);
     if (dumpAll && !isa<WeightOp, NoneOp, InputOp>(op))
       for (Value r : op->getResults()) record(r, m.names[r]);
     // Free what no later op reads (results nobody reads included).

@@ -17,6 +17,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,15 @@ public:
   // their shape and dtype. Returns the outputs by name, or with `dumpAll`
   // every tensor the function computes (inputs and outputs included).
   tpu::Result<tpu::NpzMap> run(const tpu::NpzMap &inputs, bool dumpAll = false);
+
+  // Called with the name and values of every fp32 input and op result right
+  // after it is produced, before any op reads it; it may rewrite the values
+  // in place (calibration's fake quantization). Empty: none.
+  using ResultHook = std::function<void(const std::string &name, std::vector<float> &values)>;
+  void setResultHook(ResultHook hook);
+
+  // The tensor name of a value of the module (as dumps name it).
+  const std::string &nameOf(mlir::Value value) const;
 
 private:
   struct Impl;

@@ -1,8 +1,11 @@
 // tpuc calibrate: per-tensor thresholds from the Top interpreter over
 // samples — wiring only; the work is in compiler/Calibration/Calibrator.h.
 #include "compiler/Calibration/Calibrator.h"
+#include "compiler/Dialect/Top/WeightStore.h"
+#include "compiler/Flow/QuantizeTableSearch.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "support/ArgParser.h"
+#include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
 
 #include <iostream>
@@ -10,43 +13,57 @@
 namespace {
 
 int runCalibrate(int argc, char **argv) {
-  tpu::ArgParser args("calibrate", "tpuc calibrate model.top.mlir --dataset DIR | --data a.npz,b.npz "
-                                   "[--input-num N] [--method max|kl] -o model.cali");
+  tpu::ArgParser args("calibrate", "tpuc calibrate model.top.mlir --dataset DIR | --data a.npz,b.png "
+                                   "[--input-num N] [--calibration-method M] [--tune N] [--search-threshold] "
+                                   "-o model.cali");
   args.positionals(1, 1, "model");
-  args.option("--dataset", "directory of .npz samples (one array per model input), taken in name order");
-  args.option("--data", "comma-separated .npz samples");
+  args.option("--dataset", "directory of samples taken in name order: .npz (one array per model input) and "
+                           "images (.png, .jpg, .jpeg, .bmp; through the model's preprocessing)");
+  args.option("--data", "comma-separated sample files (.npz or images)");
   args.option("--input-num", "use the first N samples (default: all)");
-  args.option("--method", "max (absolute maximum) or kl (KL-divergence histogram, 2048 bins); default kl");
-  args.option("--output", "the calibration table to write", "-o");
+  tpuc::declareCalibrationOptions(args, "--method");
+  args.option("--output", "the calibration table to write; with several methods (--calibration-method max,kl) "
+                          "a name with %m, replaced by each method's name", "-o");
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("calibrate", st.message());
   if (args.helpRequested()) {
     std::cout << args.help();
     return tpuc::kExitOk;
   }
   if (!args.has("--output")) return tpuc::fail("calibrate", "missing -o model.cali");
+  std::vector<tpu::calib::Method> methods;
+  auto opt = tpuc::calibrationFromArgs(args, &methods);
+  if (!opt) return tpuc::fail("calibrate", opt.message());
+  const std::string output = args.get("--output");
+  const size_t placeholder = output.find("%m");
+  if (methods.size() > 1 && placeholder == std::string::npos)
+    return tpuc::fail("calibrate", "several methods need an output name with %m (replaced by the method name)");
   auto num = args.getInt("--input-num", 0);
   if (!num) return tpuc::fail("calibrate", num.message());
-  auto samples = tpu::calib::loadSamples(args.get("--dataset", ""), args.get("--data", ""), *num);
-  if (!samples) return tpuc::fail("calibrate", samples.message());
-  auto method = tpu::calib::parseMethod(args.get("--method", "kl"));
-  if (!method) return tpuc::fail("calibrate", method.message());
 
   mlir::MLIRContext context;
   auto module = top::loadTopModule(context, args.args()[0]);
   if (!module) return tpuc::fail("calibrate", module.message());
-  tpu::calib::CalibrationOptions opt;
-  opt.method = *method;
-  opt.progress = [](int done, int total) {
-    std::cerr << "\rcalibrate: " << done << "/" << total << " interpreter runs" << (done == total ? "\n" : "")
-              << std::flush;
-  };
-  auto table = tpu::calib::calibrate(**module, *samples, opt);
-  if (!table) return tpuc::fail("calibrate", args.args()[0] + ": " + table.message());
-  if (auto st = table->save(args.get("--output")); !st) return tpuc::fail("calibrate", st.message());
+  auto reader = tpu::calib::SampleReader::forModule(**module);
+  if (!reader) return tpuc::fail("calibrate", args.args()[0] + ": " + reader.message());
+  auto samples = tpu::calib::loadSamples(*reader, args.get("--dataset", ""), args.get("--data", ""), *num,
+                                         [](const std::string &w) { std::cerr << "tpuc calibrate: warning: " << w << "\n"; });
+  if (!samples) return tpuc::fail("calibrate", samples.message());
+  std::cerr << "calibrate: " << samples->size() << " sample(s)\n";
+  auto weights = top::WeightStore::loadFor(**module);
+  if (!weights) return tpuc::fail("calibrate", args.args()[0] + ": " + weights.message());
+  tpu::flow::checkCalibrationOnChip(*opt, **module, *weights);
+  auto tables = tpu::calib::calibrateMethods(**module, *samples, *opt, methods);
+  if (!tables) return tpuc::fail("calibrate", args.args()[0] + ": " + tables.message());
+  for (size_t i = 0; i < methods.size(); ++i) {
+    std::string path = output;
+    if (placeholder != std::string::npos) path.replace(placeholder, 2, tpu::calib::methodName(methods[i]));
+    if (auto st = (*tables)[i].save(path); !st) return tpuc::fail("calibrate", st.message());
+  }
   return tpuc::kExitOk;
 }
 
-tpuc::RegisterSubcommand registerCalibrate("calibrate", "per-tensor int8 thresholds from sample runs (max or KL)",
+tpuc::RegisterSubcommand registerCalibrate("calibrate", "per-tensor int8 thresholds from sample runs (" +
+                                                            tpu::calib::methodNames() + ")",
                                            runCalibrate);
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "compiler/Flow/Flow.h"
 #include "compiler/Import/OnnxImporter.h"
 #include "support/ArgParser.h"
+#include "tools/tpuc/CalibArgs.h"
 #include "tools/explore/ProfileReport.h"
 #include "tools/graph/GraphFiles.h"
 #include "tools/tpuc/Subcommand.h"
@@ -15,17 +16,20 @@
 namespace {
 
 int runFlowCmd(int argc, char **argv) {
-  tpu::ArgParser args("flow", "tpuc flow model.onnx|model.tflite --quantize F32|INT8 --test-input in.npz "
-                              "[--input-shapes \"[[1,3,224,224]]\"] [--calibration-data DIR] [--input-num N] "
-                              "[--calibration-method kl|max] [--quantize-table keep_fp32.txt] "
+  tpu::ArgParser args("flow", "tpuc flow model.onnx|model.tflite --quantize F32|INT8 --test-input in.npz|--test-image img.png "
+                              "[--input-shapes \"[[1,3,224,224]]\"] [preprocessing flags as tpuc import] "
+                              "[--calibration-data DIR] [--input-num N] [--calibration-method M] [--tune N] "
+                              "[--search-threshold] [--quantize-table keep_fp32.txt] "
                               "[--no-layer-group] [--config hw.json] [--work-dir DIR]");
   args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--quantize", "F32 or INT8");
   args.option("--input-shapes", "shapes of the model inputs, e.g. [[1,3,224,224]]");
-  args.option("--calibration-data", "directory of .npz samples for the INT8 calibration (KL)");
+  tpuc::declarePreprocessOptions(args);
+  args.option("--calibration-data", "directory of .npz or image samples for the INT8 calibration");
   args.option("--input-num", "calibrate with the first N samples (default: all)");
-  args.option("--calibration-method", "kl (KL-divergence histogram; default) or max (absolute maximum)");
+  tpuc::declareCalibrationOptions(args);
   args.option("--test-input", "npz with one array per model input, run through every stage");
+  args.option("--test-image", "an image made into the test input by the preprocessing flags");
   args.option("--quantize-table", "tensors kept in F32 (INT8; e.g. from tpuc qtable)");
   args.flag("--no-layer-group", "compile every op alone (load, compute, store)");
   args.option("--config", "hardware config JSON for the simulated run (default: BM1684)");
@@ -38,9 +42,12 @@ int runFlowCmd(int argc, char **argv) {
   if (!args.has("--quantize")) return tpuc::fail("flow", "missing --quantize F32|INT8");
   auto mode = tpu::lowering::parseQuantize(args.get("--quantize"));
   if (!mode) return tpuc::fail("flow", mode.message());
-  if (!args.has("--test-input")) return tpuc::fail("flow", "missing --test-input in.npz");
-  auto method = tpu::calib::parseMethod(args.get("--calibration-method", "kl"));
-  if (!method) return tpuc::fail("flow", method.message());
+  if (args.has("--test-input") == args.has("--test-image"))
+    return tpuc::fail("flow", "give one of --test-input in.npz and --test-image img.png");
+  auto calibration = tpuc::calibrationFromArgs(args);
+  if (!calibration) return tpuc::fail("flow", calibration.message());
+  auto preprocess = tpuc::preprocessFromArgs(args);
+  if (!preprocess) return tpuc::fail("flow", preprocess.message());
   auto num = args.getInt("--input-num", 0);
   if (!num) return tpuc::fail("flow", num.message());
   if (args.has("--input-num") && *num < 1) return tpuc::fail("flow", "--input-num must be >= 1");
@@ -55,8 +62,9 @@ int runFlowCmd(int argc, char **argv) {
   opt.mode = *mode;
   opt.calibrationData = args.get("--calibration-data");
   opt.inputNum = *num;
-  opt.calibrationMethod = *method;
-  opt.testInput = args.get("--test-input");
+  opt.calibration = calibration.take();
+  opt.preprocess = preprocess.take();
+  opt.testInput = args.has("--test-image") ? args.get("--test-image") : args.get("--test-input");
   opt.layerGroup = !args.isSet("--no-layer-group");
   opt.quantizeTable = args.get("--quantize-table", "");
   opt.configPath = args.get("--config");

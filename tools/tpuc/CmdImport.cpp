@@ -3,7 +3,9 @@
 // compiler/Import/tflite/TfliteImporter.h (chosen by the file's content).
 #include "compiler/Import/OnnxImporter.h"
 #include "compiler/Import/tflite/TfliteImporter.h"
+#include "compiler/Preprocess/PreprocessAttr.h"
 #include "support/ArgParser.h"
+#include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
 
 #include <iostream>
@@ -21,7 +23,9 @@ std::vector<std::string> splitNames(const std::string &text) {
 
 int runImport(int argc, char **argv) {
   tpu::ArgParser args("import", "tpuc import model.onnx|model.tflite [--input-shapes \"[[1,3,224,224]]\"] "
-                                "[--output-names a,b] [--emit-calibration m.cali] -o model.top.mlir");
+                                "[--output-names a,b] [--emit-calibration m.cali] [--mean m --scale s "
+                                "--pixel-format rgb|bgr|gray --channel-format nchw|nhwc --resize-dims h,w "
+                                "--keep-aspect-ratio] -o model.top.mlir");
   args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--output", "the Top dialect .mlir to write; the weights go beside it as <name>_weights.npz", "-o");
   args.option("--input-shapes", "shapes of the model inputs, in order, e.g. [[1,3,224,224],[1,10]]; required "
@@ -29,6 +33,7 @@ int runImport(int argc, char **argv) {
   args.option("--output-names", "comma-separated tensor names to return instead of the graph outputs");
   args.flag("--no-canonicalize", "keep the op-per-node form (no conv+relu fusion etc.)");
   args.option("--emit-calibration", "TFLite: write the quantized model's own activation ranges as a calibration table");
+  tpuc::declarePreprocessOptions(args);
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("import", st.message());
   if (args.helpRequested()) {
     std::cout << args.help();
@@ -41,6 +46,11 @@ int runImport(int argc, char **argv) {
     if (!shapes) return tpuc::fail("import", shapes.message());
     inputShapes = shapes.take();
   }
+  auto preprocess = tpuc::preprocessFromArgs(args);
+  if (!preprocess) return tpuc::fail("import", preprocess.message());
+  std::function<void(mlir::ModuleOp)> annotate;
+  if (*preprocess)
+    annotate = [config = **preprocess](mlir::ModuleOp m) { tpu::preprocess::recordConfig(m, config); };
   const std::string &model = args.args()[0];
   if (tpu::tflite::isTfliteModel(model)) {
     if (args.has("--output-names")) return tpuc::fail("import", "--output-names is not supported for TFLite models");
@@ -48,6 +58,7 @@ int runImport(int argc, char **argv) {
     options.inputShapes = inputShapes;
     options.canonicalize = !args.isSet("--no-canonicalize");
     options.calibrationPath = args.get("--emit-calibration");
+    options.annotateModule = annotate;
     auto st = tpu::tflite::importTfliteFile(model, args.get("--output"), options);
     return st ? tpuc::kExitOk : tpuc::fail("import", st.message());
   }
@@ -56,6 +67,7 @@ int runImport(int argc, char **argv) {
   options.inputShapes = inputShapes;
   options.outputNames = splitNames(args.get("--output-names"));
   options.canonicalize = !args.isSet("--no-canonicalize");
+  options.annotateModule = annotate;
   auto st = tpu::onnx::importOnnxFile(model, args.get("--output"), options);
   if (!st) return tpuc::fail("import", st.message());
   return tpuc::kExitOk;

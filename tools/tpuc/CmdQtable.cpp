@@ -51,14 +51,16 @@ int runQtable(int argc, char **argv) {
 
   auto cali = tpu::calib::CalibrationTable::load(args.get("--calibration-table"));
   if (!cali) return tpuc::fail("qtable", cali.message());
-  auto samples = tpu::calib::loadSamples(args.get("--dataset", ""), args.get("--data", ""), *num);
-  if (!samples) return tpuc::fail("qtable", samples.message());
-  // Without --input-num: the first 4 samples (each evaluation runs them all).
-  if (!args.has("--input-num") && samples->size() > 4) samples->resize(4);
-
   mlir::MLIRContext context;
   auto module = top::loadTopModule(context, args.args()[0]);
   if (!module) return tpuc::fail("qtable", module.message());
+  auto reader = tpu::calib::SampleReader::forModule(**module);
+  if (!reader) return tpuc::fail("qtable", args.args()[0] + ": " + reader.message());
+  auto samples = tpu::calib::loadSamples(*reader, args.get("--dataset", ""), args.get("--data", ""), *num,
+                                         [](const std::string &w) { std::cerr << "tpuc qtable: warning: " << w << "\n"; });
+  if (!samples) return tpuc::fail("qtable", samples.message());
+  // Without --input-num: the first 4 samples (each evaluation runs them all).
+  if (!args.has("--input-num") && samples->size() > 4) samples->resize(4);
   auto weights = top::WeightStore::loadFor(**module);
   if (!weights) return tpuc::fail("qtable", args.args()[0] + ": " + weights.message());
   opt.progress = [](size_t done, size_t total) {

@@ -3,6 +3,7 @@
 // (the same code as tpuc sim) — wiring only; the work is in
 // compiler/Interpreter/TopInterpreter.h, compiler/TpuInterpreter and
 // runtime/RunFiles.h.
+#include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
@@ -21,10 +22,12 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 }
 
 int runRun(int argc, char **argv) {
-  tpu::ArgParser args("run", "tpuc run model.top.mlir|model.tpu.mlir|model.bmodel --input in.npz -o out.npz "
+  tpu::ArgParser args("run", "tpuc run model.top.mlir|model.tpu.mlir|model.bmodel --input in.npz|--image img.png -o out.npz "
                              "[--dump-all] [--backend sim|func] [--trace t.json] [--stats s.json] [--config hw.json]");
   args.positionals(1, 1, "model");
   args.option("--input", "npz with one array per model input, named like the inputs", "-i");
+  args.option("--image", "an image (.png, .jpg, .bmp) made into the input by the module's preprocessing "
+                         "(tpuc import --mean ...); .mlir models with one input");
   args.option("--output", "npz to write the outputs (named by the ONNX output names) to", "-o");
   args.flag("--dump-all", "write every intermediate tensor too, named by its ONNX tensor name");
   args.option("--threads", "host threads for the interpreter kernels and the simulator's commands (default: all cores; results do not depend on it)");
@@ -35,7 +38,7 @@ int runRun(int argc, char **argv) {
     return tpuc::kExitOk;
   }
   const std::string &modelPath = args.args()[0];
-  if (!args.has("--input")) return tpuc::fail("run", "missing --input in.npz");
+  if (args.has("--input") == args.has("--image")) return tpuc::fail("run", "give one of --input in.npz and --image img.png");
   if (!args.has("--output")) return tpuc::fail("run", "missing -o out.npz");
   const bool bmodel = endsWith(modelPath, ".bmodel");
   for (const char *const *flag = tpuc::bmodelRunOptionNames(); *flag; ++flag)
@@ -46,28 +49,37 @@ int runRun(int argc, char **argv) {
   if (*threads > 0) tpu::setNumThreads(static_cast<int>(*threads));
   if (bmodel) {
     if (args.isSet("--dump-all")) return tpuc::fail("run", "--dump-all applies to .mlir models only");
+    if (args.has("--image"))
+      return tpuc::fail("run", "--image applies to .mlir models only (a bmodel does not record the preprocessing)");
     return tpuc::runBmodelFromArgs("run", args, modelPath);
   }
 
-  auto inputs = tpu::readNpz(args.get("--input"));
-  if (!inputs) return tpuc::fail("run", inputs.message());
   mlir::MLIRContext context;
   context.getOrLoadDialect<tpuir::TpuDialect>();
   auto module = top::loadTopModule(context, modelPath);
   if (!module) return tpuc::fail("run", module.message());
+  const std::string inputPath = args.has("--image") ? args.get("--image") : args.get("--input");
+  auto readInputs = [&]() -> tpu::Result<tpu::NpzMap> {
+    if (!args.has("--image")) return tpu::readNpz(inputPath);
+    auto reader = tpu::calib::SampleReader::forModule(**module);
+    if (!reader) return tpu::makeError(modelPath, ": ", reader.message());
+    return reader->read(inputPath);
+  };
+  auto inputs = readInputs();
+  if (!inputs) return tpuc::fail("run", inputs.message());
   // A Tpu-dialect module runs on the Tpu interpreter (the chip's arithmetic).
   if (tpu::tpuinterp::isTpuModule(**module)) {
     auto tpuInterp = tpu::tpuinterp::TpuInterpreter::create(**module);
     if (!tpuInterp) return tpuc::fail("run", modelPath + ": " + tpuInterp.message());
     auto outputs = (*tpuInterp)->run(*inputs, args.isSet("--dump-all"));
-    if (!outputs) return tpuc::fail("run", args.get("--input") + ": " + outputs.message());
+    if (!outputs) return tpuc::fail("run", inputPath + ": " + outputs.message());
     if (auto st = tpu::writeNpz(args.get("--output"), *outputs); !st) return tpuc::fail("run", st.message());
     return tpuc::kExitOk;
   }
   auto interp = top::TopInterpreter::create(**module);
   if (!interp) return tpuc::fail("run", modelPath + ": " + interp.message());
   auto outputs = (*interp)->run(*inputs, args.isSet("--dump-all"));
-  if (!outputs) return tpuc::fail("run", args.get("--input") + ": " + outputs.message());
+  if (!outputs) return tpuc::fail("run", inputPath + ": " + outputs.message());
   if (auto st = tpu::writeNpz(args.get("--output"), *outputs); !st) return tpuc::fail("run", st.message());
   return tpuc::kExitOk;
 }

@@ -27,6 +27,9 @@ struct ImportOptions {
   std::string weightFile;                        // value of the top.weight_file attribute
   bool canonicalize = true;
   std::string calibrationPath; // non-empty: write the model's activation ranges here
+  // Called on the new module before its ops are built, as for ONNX
+  // (tpuc import's preprocessing settings, compiler/Preprocess).
+  std::function<void(mlir::ModuleOp)> annotateModule;
 };
 
 using ImportedModule = onnx::ImportedModule;

@@ -1,0 +1,78 @@
+#include "tools/tpuc/CalibArgs.h"
+
+#include <iostream>
+#include <sstream>
+
+namespace tpuc {
+
+void declarePreprocessOptions(tpu::ArgParser &args) {
+  args.option("--mean", "per-channel mean subtracted from the 0-255 pixels, e.g. 123.675,116.28,103.53 (default 0)");
+  args.option("--scale", "per-channel factor applied after the mean, e.g. 0.0171,0.0175,0.0174 (default 1)");
+  args.option("--pixel-format", "rgb (default), bgr or gray: the channel order the model expects");
+  args.option("--channel-format", "nchw (default) or nhwc: the layout of the model input");
+  args.option("--resize-dims", "h,w the image is resized to before the centre crop to the input size "
+                               "(default: the input size)");
+  args.flag("--keep-aspect-ratio", "resize keeping the aspect ratio, centred on a zero canvas");
+}
+
+tpu::Result<std::optional<tpu::preprocess::Config>> preprocessFromArgs(const tpu::ArgParser &args) {
+  tpu::preprocess::ConfigText text;
+  text.mean = args.get("--mean");
+  text.scale = args.get("--scale");
+  text.pixelFormat = args.get("--pixel-format");
+  text.channelFormat = args.get("--channel-format");
+  text.resizeDims = args.get("--resize-dims");
+  text.keepAspectRatio = args.isSet("--keep-aspect-ratio");
+  if (text.empty()) return std::optional<tpu::preprocess::Config>();
+  auto config = tpu::preprocess::parseConfig(text);
+  if (!config) return config.status();
+  return std::optional<tpu::preprocess::Config>(config.take());
+}
+
+void declareCalibrationOptions(tpu::ArgParser &args, const std::string &methodAlias) {
+  args.option("--calibration-method",
+              "threshold method: " + tpu::calib::methodNames() + " (default " +
+                  tpu::calib::methodName(tpu::calib::kDefaultMethod) +
+                  "); a bounded output (sigmoid, clip...) always keeps its max",
+              methodAlias);
+  args.option("--tune", "per tensor, try N thresholds between the KL threshold and max|x| and keep the one "
+                        "whose consumers' outputs are closest to fp32 (default 0: off)");
+  args.flag("--search-threshold", "per tensor, keep the best of every method's threshold (as --tune)");
+  args.option("--tune-samples", "samples the per-tensor search and the max check run on (default 4)");
+  args.flag("--no-max-fallback", "keep the method's thresholds even when max's give a better INT8 output on the first "
+                                   "--tune-samples calibration samples (the check lowers both and runs the Tpu interpreter)");
+}
+
+tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgParser &args,
+                                                               std::vector<tpu::calib::Method> *methods) {
+  tpu::calib::CalibrationOptions opt;
+  std::stringstream list(args.get("--calibration-method", tpu::calib::methodName(opt.method)));
+  std::vector<tpu::calib::Method> parsed;
+  for (std::string name; std::getline(list, name, ',');) {
+    auto method = tpu::calib::parseMethod(name);
+    if (!method) return method.status();
+    parsed.push_back(*method);
+  }
+  if (parsed.empty()) return tpu::makeError("--calibration-method names no method");
+  if (parsed.size() > 1 && !methods) return tpu::makeError("--calibration-method takes one method here");
+  opt.method = parsed.front();
+  if (methods) *methods = parsed;
+  auto tune = args.getInt("--tune", 0);
+  if (!tune) return tune.status();
+  if (*tune < 0 || *tune == 1 || *tune > 1000) return tpu::makeError("--tune must be 0 (off) or 2 to 1000 candidates");
+  opt.tune = int(*tune);
+  auto tuneSamples = args.getInt("--tune-samples", opt.tuneSamples);
+  if (!tuneSamples) return tuneSamples.status();
+  if (*tuneSamples < 1 || *tuneSamples > 1000) return tpu::makeError("--tune-samples must be between 1 and 1000");
+  opt.tuneSamples = int(*tuneSamples);
+  opt.searchThreshold = args.isSet("--search-threshold");
+  opt.maxFallback = !args.isSet("--no-max-fallback");
+  opt.progress = printCalibrationProgress;
+  return opt;
+}
+
+void printCalibrationProgress(const std::string &stage, int done, int total) {
+  std::cerr << "\rcalibrate: " << stage << " " << done << "/" << total << (done == total ? "\n" : "") << std::flush;
+}
+
+} // namespace tpuc

@@ -1,0 +1,30 @@
+// Flags shared by the subcommands that preprocess images (tpuc import,
+// tpuc flow) and that calibrate (tpuc calibrate, tpuc flow), so they are
+// named and read the same everywhere.
+#pragma once
+
+#include "compiler/Calibration/Calibrator.h"
+#include "compiler/Preprocess/Preprocess.h"
+#include "support/ArgParser.h"
+
+#include <optional>
+
+namespace tpuc {
+
+// --mean, --scale, --pixel-format, --channel-format, --resize-dims, --keep-aspect-ratio.
+void declarePreprocessOptions(tpu::ArgParser &args);
+// The settings given, nullopt when no preprocessing flag was given.
+tpu::Result<std::optional<tpu::preprocess::Config>> preprocessFromArgs(const tpu::ArgParser &args);
+
+// --calibration-method (also spelled `methodAlias` when given), --tune,
+// --search-threshold, --tune-samples, --no-max-fallback.
+void declareCalibrationOptions(tpu::ArgParser &args, const std::string &methodAlias = "");
+// The options; --calibration-method names one method, or when `methods`
+// is given a comma-separated list (returned there).
+tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgParser &args,
+                                                               std::vector<tpu::calib::Method> *methods = nullptr);
+
+// Progress of calibration stages on stderr, one line rewritten in place.
+void printCalibrationProgress(const std::string &stage, int done, int total);
+
+} // namespace tpuc
