@@ -56,7 +56,11 @@ def reestimate_batchnorm(model, rng, batches, batch_size, size=(224, 224)):
     for bn in bns:
         bn.reset_running_stats()
         bn.momentum = None  # cumulative moving average over all batches
-    model.train()
+    # Only the BatchNorms in train mode: dropout and stochastic depth (EfficientNet) would
+    # otherwise change the statistics the eval-mode network sees.
+    model.eval()
+    for bn in bns:
+        bn.train()
     with torch.no_grad():
         for _ in range(batches):
             model(torch.from_numpy(inputs.imagenet_batch(rng, batch_size, *size)))
