@@ -84,7 +84,7 @@ ZOO = {
     "mobilenet_v3_large": (classifier(tvm.mobilenet_v3_large), 31, 224, True),
     "mnasnet1_0": (classifier(tvm.mnasnet1_0), 32, 224, True),
     "regnet_y_400mf": (classifier(tvm.regnet_y_400mf), 33, 224, True),
-    "efficientnet_b1": (classifier(tvm.efficientnet_b1), 34, 240, True),
+    "efficientnet_b1": (classifier(tvm.efficientnet_b1), 34, 240, False),
     "googlenet": (classifier(tvm.googlenet, aux_logits=False), 35, 224, True),
     "lraspp_mobilenet_v3_large": (segmentation(tvm.segmentation.lraspp_mobilenet_v3_large,
                                                lambda n: n.classifier.high_classifier), 36, 224, True),
@@ -230,8 +230,14 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     print(f"zoo: torch {torch.__version__}, torchvision {torchvision.__version__}: {', '.join(names)}")
+    failed = []
     for name in names:
-        export_one(name, args)
+        try:
+            export_one(name, args)
+        except SystemExit:  # its error is printed; export the others
+            failed.append(name)
+    if failed:
+        fail(f"{len(failed)} model(s) not exported: {', '.join(failed)}")
 
 
 if __name__ == "__main__":
