@@ -121,7 +121,7 @@ def run_model(args, name):
     open(log, "w").close()
     onnx_path = os.path.join(args.out, f"{name}.onnx")
     if not os.path.isfile(onnx_path):
-        return {"error": f"{onnx_path} is missing: run models/zoo.py --models {name}"}
+        return {"error": f"not exported: models/zoo.py --models {name} refused it or was not run"}
     _, _, size, ci = zoo.ZOO[name]
     res = {"ops": op_types(onnx_path), "input": size, "ci": ci,
            "stamp_sha256": inputs.file_sha256(os.path.join(args.out, f"{name}.stamp"))}
