@@ -120,7 +120,7 @@ def run_model(args, name):
     log = os.path.join(work, "log.txt")
     open(log, "w").close()
     onnx_path = os.path.join(args.out, f"{name}.onnx")
-    if not os.path.isfile(onnx_path):
+    if not os.path.isfile(os.path.join(args.out, f"{name}.stamp")):  # written last: a complete export
         return {"error": f"not exported: models/zoo.py --models {name} refused it or was not run"}
     _, _, size, ci = zoo.ZOO[name]
     res = {"ops": op_types(onnx_path), "input": size, "ci": ci,
