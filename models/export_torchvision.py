@@ -51,34 +51,61 @@ def suffix(batch):
     return "" if batch == 1 else f"_b{batch}"
 
 
-def reestimate_batchnorm(model, rng, batches, batch_size):
+def reestimate_batchnorm(model, rng, batches, batch_size, size=(224, 224)):
     bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     for bn in bns:
         bn.reset_running_stats()
         bn.momentum = None  # cumulative moving average over all batches
-    model.train()
+    # Only the BatchNorms in train mode: dropout and stochastic depth (EfficientNet) would
+    # otherwise change the statistics the eval-mode network sees.
+    model.eval()
+    for bn in bns:
+        bn.train()
     with torch.no_grad():
         for _ in range(batches):
-            model(torch.from_numpy(inputs.imagenet_batch(rng, batch_size)))
+            model(torch.from_numpy(inputs.imagenet_batch(rng, batch_size, *size)))
     model.eval()
     return len(bns)
 
 
-def center_classifier(model, rng, batches, batch_size):
-    """Subtract the mean logits over seeded images from the last Linear's bias.
+def center_classifier(model, rng, batches, batch_size, size=(224, 224), head=None, drop_common_direction=False):
+    """Subtract the mean logits over seeded images from the bias of head (default: the
+    last Linear; a segmentation model's last 1x1 Conv2d, whose per-channel mean over the
+    batch and the pixels is taken).
 
     Even with good BatchNorm statistics, the post-ReLU pooled features share a large
     positive mean, so an untrained classifier's logits share a common vector that
     dominates every output. Centring (a data-dependent init of one bias) leaves the
-    input-dependent part, which is what a numeric comparison should test."""
-    fc = [m for m in model.modules() if isinstance(m, torch.nn.Linear)][-1]
+    input-dependent part, which is what a numeric comparison should test.
+
+    Some untrained networks (MobileNetV3's hard-swish and squeeze-excite blocks) also
+    share one direction whose length changes with the image's contrast: centred logits
+    still point the same way. drop_common_direction also projects the largest principal
+    direction of the centred logits out of the head's weights and bias."""
+    fc = head or [m for m in model.modules() if isinstance(m, torch.nn.Linear)][-1]
+
+    def channel_mean(y):  # [N, C] or [N, C, H, W] -> [C]
+        return y.mean([d for d in range(y.dim()) if d != 1])
+
     with torch.no_grad():
-        mean = sum(model(torch.from_numpy(inputs.imagenet_batch(rng, batch_size))).mean(0)
-                   for _ in range(batches)) / batches
+        means, samples = [], []
+        for _ in range(batches):
+            y = model(torch.from_numpy(inputs.imagenet_batch(rng, batch_size, *size)))
+            means.append(channel_mean(y))
+            samples.append(y[:, :, ::8, ::8] if y.dim() == 4 else y)  # every 8th pixel is plenty
+        mean = sum(means) / batches
         fc.bias -= mean
+        if drop_common_direction:
+            rows = torch.cat([y.movedim(1, -1).reshape(-1, y.shape[1]) for y in samples]) - mean
+            u = torch.linalg.svd(rows, full_matrices=False).Vh[0]
+            project = torch.eye(len(u)) - torch.outer(u, u)
+            fc.weight.copy_((project @ fc.weight.reshape(len(u), -1)).reshape(fc.weight.shape))
+            fc.bias.copy_(project @ fc.bias)
 
 
-def stamp_text(name, args):
+def stamp_text(name, args, scripts=("export_torchvision.py", "inputs.py")):
+    """What a model's outputs are made from: the settings, the torch versions and the
+    sha256 of every script (in models/) that shapes them."""
     here = os.path.dirname(os.path.abspath(__file__))
     return json.dumps({
         "model": name,
@@ -87,8 +114,20 @@ def stamp_text(name, args):
         "bn_batches": [args.bn_batches, args.center_batches, args.bn_batch_size],
         "torch": torch.__version__,
         "torchvision": torchvision.__version__,
-        "scripts": [inputs.file_sha256(os.path.join(here, f)) for f in ("export_torchvision.py", "inputs.py")],
+        "scripts": [inputs.file_sha256(os.path.join(here, f)) for f in scripts],
     }, sort_keys=True)
+
+
+def check_sensitivity(name, y1, y2, what):
+    """Exit 2 unless two different input batches give clearly different outputs."""
+    cos = inputs.cosine(y1[0], y2[0])
+    ys = np.concatenate([y1, y2])
+    pairs = [inputs.cosine(ys[i], ys[j]) for i in range(len(ys)) for j in range(i + 1, len(ys))]
+    print(f"{name}: {what}; cosine between the outputs of "
+          f"two inputs = {cos:.4f} (over {len(pairs)} pairs: mean {np.mean(pairs):.4f}, max {max(pairs):.4f})")
+    if not cos < MAX_COSINE or not np.mean(pairs) < MAX_COSINE:
+        fail(f"{name}: outputs are nearly input-independent (cosine {cos:.4f}, mean {np.mean(pairs):.4f}, "
+             f"limit {MAX_COSINE})")
 
 
 def export_one(name, args):
@@ -114,14 +153,7 @@ def export_one(name, args):
     with torch.no_grad():
         y1 = model(torch.from_numpy(x1)).numpy()
         y2 = model(torch.from_numpy(x2)).numpy()
-    cos = inputs.cosine(y1[0], y2[0])
-    ys = np.concatenate([y1, y2])
-    pairs = [inputs.cosine(ys[i], ys[j]) for i in range(len(ys)) for j in range(i + 1, len(ys))]
-    print(f"{name}: {nbn} BatchNorms re-estimated, classifier centred; cosine between the outputs of "
-          f"two inputs = {cos:.4f} (over {len(pairs)} pairs: mean {np.mean(pairs):.4f}, max {max(pairs):.4f})")
-    if not cos < MAX_COSINE or not np.mean(pairs) < MAX_COSINE:
-        fail(f"{name}: outputs are nearly input-independent (cosine {cos:.4f}, mean {np.mean(pairs):.4f}, "
-             f"limit {MAX_COSINE})")
+    check_sensitivity(name, y1, y2, f"{nbn} BatchNorms re-estimated, classifier centred")
 
     for b in args.batch:
         sfx = suffix(b)
@@ -144,16 +176,26 @@ def export_one(name, args):
     print(f"{name}: exported batch {','.join(map(str, args.batch))} in {time.time() - t0:.1f} s")
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--models", default=",".join(MODELS))
-    p.add_argument("--batch", default="1,4", help="comma-separated static batch sizes")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
+def add_recalibration_args(p):
+    """The options every seeded, recalibrated export shares (this script and zoo.py)."""
     p.add_argument("--cali", type=int, default=8, help="number of calibration samples")
     p.add_argument("--bn-batches", type=int, default=4)
     p.add_argument("--bn-batch-size", type=int, default=8)
     p.add_argument("--center-batches", type=int, default=4)
     p.add_argument("--force", action="store_true", help="re-export even when the stamp matches")
+
+
+def check_recalibration_args(args):
+    if args.cali < 1 or args.bn_batches < 1 or args.center_batches < 1 or args.bn_batch_size < 2:
+        fail("--cali, --bn-batches and --center-batches must be >= 1, --bn-batch-size >= 2")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--batch", default="1,4", help="comma-separated static batch sizes")
+    p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
+    add_recalibration_args(p)
     args = p.parse_args()
     names = [m for m in args.models.split(",") if m]
     unknown = [m for m in names if m not in MODELS]
@@ -165,8 +207,7 @@ def main():
         fail(f"--batch must be comma-separated integers, got '{args.batch}'")
     if not args.batch or min(args.batch) < 1 or max(args.batch) > 64:
         fail("--batch sizes must be between 1 and 64")
-    if args.cali < 1 or args.bn_batches < 1 or args.center_batches < 1 or args.bn_batch_size < 2:
-        fail("--cali, --bn-batches and --center-batches must be >= 1, --bn-batch-size >= 2")
+    check_recalibration_args(args)
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name in names:
