@@ -65,6 +65,8 @@ struct Op {
   float beta = 0.0f;                  // Affine fp32 offset
   float clipMin = 0.0f, clipMax = 0.0f; // Clip (int8: the integer bounds)
   int64_t scaleH = 1, scaleW = 1;     // Upsample
+  // Slice, per NCHW dim: output element i reads input element start + i * step.
+  std::array<int64_t, 4> sliceStart{0, 0, 0, 0}, sliceStep{1, 1, 1, 1};
 };
 
 struct Graph {

@@ -142,6 +142,7 @@ public:
   Status lowerReshape(top::ReshapeOp op);
   Status lowerResize(top::ResizeOp op);
   Status lowerConcat(top::ConcatOp op);
+  Status lowerSlice(top::SliceOp op);
 
   // An op whose int8 form keeps its input's scale (relu, reshape, clip,
   // upsample...); `attrs` follow the input in the op's generated builder.

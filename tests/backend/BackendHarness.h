@@ -152,8 +152,10 @@ inline std::vector<Bytes> randomInputs(const Graph &g, uint32_t seed) {
 }
 
 // Compiles, runs and compares every output with QuantRef: int8 bit-exact,
-// fp32 within 1e-5 (relative to max(1, |ref|)). Returns the compile report.
-inline CompileReport expectMatchesReference(const Graph &g, const Options &opt, uint32_t seed = 7) {
+// fp32 within 1e-5 (relative to max(1, |ref|)), or bit-exact too when
+// `fp32BitExact` (data movement). Returns the compile report.
+inline CompileReport expectMatchesReference(const Graph &g, const Options &opt, uint32_t seed = 7,
+                                            bool fp32BitExact = false) {
   CompileReport rep;
   auto inputs = randomInputs(g, seed);
   auto ref = evalGraph(g, inputs);
@@ -170,7 +172,7 @@ inline CompileReport expectMatchesReference(const Graph &g, const Options &opt, 
     const Bytes &want = (*ref)[g.outputs[i]], &got = run->outputs[i];
     EXPECT_EQ(want.size(), got.size()) << t.name;
     if (want.size() != got.size()) continue;
-    if (t.dtype == DType::F32) {
+    if (t.dtype == DType::F32 && !fp32BitExact) {
       const float *a = reinterpret_cast<const float *>(want.data());
       const float *b = reinterpret_cast<const float *>(got.data());
       size_t bad = 0;

@@ -340,6 +340,42 @@ TEST_P(OpTest, UpsampleFactors) {
   }
 }
 
+// Strided slices on every axis (YOLO's space-to-depth and channel splits
+// among them): batches that start and end inside a 4N group, odd steps,
+// a box that reaches the input's last element.
+TEST_P(OpTest, SliceStrides) {
+  struct SliceCase {
+    std::array<int64_t, 4> in, start, step, out;
+  };
+  const SliceCase cases[] = {
+      {{1, 8, 16, 16}, {0, 0, 0, 1}, {1, 1, 2, 2}, {1, 8, 8, 8}},     // space-to-depth phase
+      {{1, 70, 6, 7}, {0, 35, 0, 0}, {1, 1, 1, 1}, {1, 35, 6, 7}},    // second half of the channels
+      {{6, 5, 9, 11}, {1, 1, 2, 3}, {2, 3, 3, 4}, {3, 2, 3, 2}},      // every axis, odd steps
+      {{5, 3, 4, 5}, {3, 0, 1, 4}, {1, 2, 1, 1}, {2, 2, 3, 1}},       // items 3, 4 across a 4N group
+  };
+  for (const auto &sc : cases) {
+    GraphBuilder gb;
+    int x = gb.act("x", {sc.in[0], sc.in[1], sc.in[2], sc.in[3]}, t());
+    int y = gb.act("y", {sc.out[0], sc.out[1], sc.out[2], sc.out[3]}, t());
+    Op &o = gb.op(OpKind::Slice, "slice", {x}, y);
+    o.sliceStart = sc.start, o.sliceStep = sc.step;
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE("input n " + std::to_string(sc.in[0]) + " c " + std::to_string(sc.in[1]));
+    expectMatchesReference(gb.g, opts(), 7, /*fp32BitExact=*/true);
+  }
+}
+
+TEST(BackendSlice, ReadingPastTheInputIsAnError) {
+  GraphBuilder gb;
+  int x = gb.act("x", {1, 4, 8, 8}, DType::F32), y = gb.act("y", {1, 4, 8, 3}, DType::F32);
+  Op &o = gb.op(OpKind::Slice, "slice", {x}, y);
+  o.sliceStart = {0, 0, 0, 2}, o.sliceStep = {1, 1, 1, 3};
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  auto st = gb.g.validate();
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.message(), "Slice 'slice': output w = 3 from start 2 step 3 reads past the input's 8");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backend, OpTest,
                          testing::Values(Case{DType::F32, false}, Case{DType::I8, false},
                                          Case{DType::F32, true}, Case{DType::I8, true}),

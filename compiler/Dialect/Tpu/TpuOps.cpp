@@ -99,6 +99,16 @@ tpu::Status exportExtra(UpsampleOp op, tpu::backend::Op &o) {
   return tpu::Status::ok();
 }
 
+// starts/steps have one value per input dim (up to 4), NCHW from the left.
+tpu::Status exportExtra(SliceOp op, tpu::backend::Op &o) {
+  auto starts = op.getStarts(), steps = op.getSteps();
+  const size_t rank = size_t(cast<RankedTensorType>(op.getInput().getType()).getRank());
+  if (rank > 4 || starts.size() != rank || steps.size() != rank)
+    return tpu::makeError("starts and steps need one value per input dim (rank <= 4)");
+  for (size_t d = 0; d < rank; ++d) o.sliceStart[d] = starts[d], o.sliceStep[d] = steps[d];
+  return tpu::Status::ok();
+}
+
 } // namespace
 
 tpu::Result<tpu::backend::Tensor> backendTensor(Value v, std::string name, bool isWeight) {

@@ -132,6 +132,10 @@ def Tpu_ConcatOp : Tpu_SimpleOp<"concat", "Concat", "Concatenation along channel
     (ins Variadic<Tpu_Activation>:$inputs)>;
 def Tpu_UpsampleOp : Tpu_SimpleOp<"upsample", "Upsample", "Nearest upsampling by integer factors",
     (ins Tpu_Activation:$input, I64Attr:$scale_h, I64Attr:$scale_w)>;
+def Tpu_SliceOp : Tpu_SimpleOp<"slice", "Slice",
+    "Strided slice: per dim, output element i is input element starts[d] + i * steps[d] (steps >= 1; "
+    "int8: same scale)",
+    (ins Tpu_Activation:$input, DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$steps)>;
 def Tpu_ReshapeOp : Tpu_SimpleOp<"reshape", "Reshape", "Same bytes, new shape (batch kept)",
     (ins Tpu_Activation:$input)>;
 def Tpu_CastOp : Tpu_SimpleOp<"cast", "Cast",

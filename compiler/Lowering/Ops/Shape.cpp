@@ -1,6 +1,7 @@
 // Shape family: top.reshape (batch kept), top.resize (nearest, integer
 // factors: tpu.upsample), top.concat (channels; int8 inputs of another scale
-// get a tpu.requant).
+// get a tpu.requant), top.slice (positive steps, rank <= 4: tpu.slice, int8
+// keeps the scale).
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -65,10 +66,27 @@ Status Lowerer::lowerConcat(top::ConcatOp c) {
   return Status::ok();
 }
 
+Status Lowerer::lowerSlice(top::SliceOp s) {
+  Operation *op = s;
+  auto inShape = shapeOf(s.getInput()), outShape = shapeOf(s.getOutput());
+  if (inShape.size() > 4)
+    return noLowering(op, "a slice of a tensor of rank " + std::to_string(inShape.size()) + " (at most 4)");
+  if (s.getInput().getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
+  auto steps = s.getSteps();
+  for (size_t d = 0; d < steps.size(); ++d)
+    if (steps[d] < 1)
+      return noLowering(op, "step " + std::to_string(steps[d]) + " on axis " + std::to_string(d) +
+                                " (only positive steps)");
+  for (int64_t d : outShape)
+    if (d < 1) return noLowering(op, "an empty result");
+  return lowerSameScale<tpuir::SliceOp>(op, s.getStarts(), steps);
+}
+
 void addShapeLowerings(LoweringTable &t) {
   t.add<top::ReshapeOp>([](Lowerer &l, top::ReshapeOp op) { return l.lowerReshape(op); });
   t.add<top::ResizeOp>([](Lowerer &l, top::ResizeOp op) { return l.lowerResize(op); });
   t.add<top::ConcatOp>([](Lowerer &l, top::ConcatOp op) { return l.lowerConcat(op); });
+  t.add<top::SliceOp>([](Lowerer &l, top::SliceOp op) { return l.lowerSlice(op); });
 }
 
 } // namespace tpu::lowering

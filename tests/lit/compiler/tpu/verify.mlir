@@ -161,3 +161,27 @@ func.func @concat_channels(%a: tensor<1x4x8x8xf32>, %b: tensor<1x2x8x8xf32>) -> 
   %0 = "tpu.concat"(%a, %b) : (tensor<1x4x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x7x8x8xf32>
   return %0 : tensor<1x7x8x8xf32>
 }
+
+// -----
+
+func.func @slice_past_the_end(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x4x8xi8, 0.5 : f32> {
+  // expected-error @+1 {{'tpu.slice' op Slice 'result': output h = 4 from start 2 step 2 reads past the input's 8}}
+  %0 = "tpu.slice"(%x) <{starts = array<i64: 0, 0, 2, 0>, steps = array<i64: 1, 1, 2, 1>}> : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x4x8xi8, 0.5 : f32>
+  return %0 : tensor<1x4x4x8xi8, 0.5 : f32>
+}
+
+// -----
+
+func.func @slice_keeps_the_scale(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x2x8x8xi8, 0.25 : f32> {
+  // expected-error @+1 {{'tpu.slice' op Slice 'result': a slice keeps the input's dtype and scale}}
+  %0 = "tpu.slice"(%x) <{starts = array<i64: 0, 1, 0, 0>, steps = array<i64: 1, 2, 1, 1>}> : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x2x8x8xi8, 0.25 : f32>
+  return %0 : tensor<1x2x8x8xi8, 0.25 : f32>
+}
+
+// -----
+
+func.func @slice_starts_per_dim(%x: tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{'tpu.slice' op starts and steps need one value per input dim (rank <= 4)}}
+  %0 = "tpu.slice"(%x) <{starts = array<i64: 0, 1>, steps = array<i64: 1, 2>}> : (tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %0 : tensor<1x2x8x8xf32>
+}
