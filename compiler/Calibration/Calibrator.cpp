@@ -100,7 +100,7 @@ void TensorStats::add(const std::vector<float> &values, int bins) {
     ++n, z += x == 0.0f;
     s += x, sq += double(x) * x;
   }
-  if (hist.empty()) hist.assign(size_t(bins), 0);
+  if (hist.empty()) hist.assign(size_t(bins) * kOversample, 0);
   if (n == 0) return;
   min = std::min(min, lo), max = std::max(max, hi);
   count += n, zeros += z, sum += s, sumSq += sq;
@@ -114,14 +114,27 @@ void TensorStats::add(const std::vector<float> &values, int bins) {
     for (size_t i = 0; i < hist.size(); ++i) hist[i] = i < hist.size() / 2 ? hist[2 * i] + hist[2 * i + 1] : 0;
     histRange *= 2;
   }
+  const int fine = int(hist.size());
   // Exact zeros (ReLU outputs, padding) quantize to 0 at any threshold:
   // counting them would put a spike in bin 0 that KL's merge into 128
   // levels smears, biasing it towards the smallest thresholds.
   for (float x : values) {
     if (!std::isfinite(x) || x == 0.0f) continue;
-    int b = int(std::fabs(double(x)) / histRange * bins);
-    ++hist[size_t(std::min(b, bins - 1))];
+    int b = int(std::fabs(double(x)) / histRange * double(fine));
+    ++hist[size_t(std::min(b, fine - 1))];
   }
+}
+
+std::vector<uint64_t> TensorStats::histogramOverAbsMax(int bins) const {
+  std::vector<uint64_t> out(size_t(bins), 0);
+  const double a = absMax(), width = histRange / double(hist.size());
+  if (!(a > 0)) return out;
+  for (size_t j = 0; j < hist.size(); ++j) {
+    if (!hist[j]) continue;
+    int b = int((double(j) + 0.5) * width / a * bins);
+    out[size_t(std::min(b, bins - 1))] += hist[j];
+  }
+  return out;
 }
 
 double aciqAlpha(bool laplace, int bits) {
@@ -183,9 +196,12 @@ double percentileThreshold(const TensorStats &st, double fraction) {
 
 } // namespace
 
-double methodThreshold(Method method, const TensorStats &st) {
-  const double a = st.absMax();
+double methodThreshold(Method method, const TensorStats &fine) {
+  const double a = fine.absMax();
   if (!(a > 0)) return 1e-5; // a constant-zero tensor still needs a positive scale
+  TensorStats st = fine;
+  st.hist = fine.histogramOverAbsMax(int(fine.hist.size()) / TensorStats::kOversample);
+  st.histRange = a;
   double t = a;
   const double mean = st.mean();
   switch (method) {

@@ -60,12 +60,20 @@ struct TensorStats {
   uint64_t count = 0, zeros = 0; // finite values, exact zeros among them
   double sum = 0, sumSq = 0;
   double sumAbsDev = 0;          // sum |x - mean of its sample|
-  // |x| of the non-zero values over [0, histRange]: the first sample's
-  // max|x|, doubled (adjacent bins merged) whenever a sample exceeds it, so
-  // absMax() <= histRange < 2 absMax() and one pass over the samples suffices.
+  // |x| of the non-zero values over [0, histRange] in kOversample times the
+  // method's bins: the first sample's max|x|, doubled (adjacent bins merged)
+  // whenever a sample exceeds it, so absMax() <= histRange < 2 absMax() and
+  // one pass over the samples suffices. The methods read it re-binned over
+  // exactly [0, absMax()] (histogramOverAbsMax), as a second pass would have
+  // binned it: the doublings cost resolution that KL's threshold search is
+  // sensitive to (ResNet-18 b4 INT8 cosine 0.961 without the oversampling,
+  // 0.97+ with the exact histogram).
+  static constexpr int kOversample = 16;
   std::vector<uint64_t> hist;
   double histRange = 0;
   double absMax() const;
+  // `bins` bins over [0, absMax()]: each fine bin goes to the bin of its centre.
+  std::vector<uint64_t> histogramOverAbsMax(int bins) const;
   // Adds one sample's values of the tensor.
   void add(const std::vector<float> &values, int bins);
   double mean() const { return count ? sum / double(count) : 0; }

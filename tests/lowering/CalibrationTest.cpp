@@ -129,12 +129,21 @@ TEST(TensorStats, HistogramRangeDoublesAndKeepsEveryValue) {
   EXPECT_EQ(total, 4u); // the zero is counted apart
   EXPECT_EQ(st.zeros, 1u);
   EXPECT_EQ(st.count, 5u);
-  EXPECT_EQ(st.hist[size_t(0.5 / 4 * 2048)], 1u);
+  const size_t fine = 2048 * TensorStats::kOversample;
+  ASSERT_EQ(st.hist.size(), fine);
+  EXPECT_EQ(st.hist[size_t(0.5 / 4 * fine)], 1u);
   // The first sample's max sat in the last bin of its range [0, 1]: after
   // two merges, the last bin of [0, 1] in [0, 4].
-  EXPECT_EQ(st.hist[2047 / 4], 1u);
-  EXPECT_EQ(st.hist[size_t(3.0 / 4 * 2048)], 1u);
+  EXPECT_EQ(st.hist[(fine - 1) / 4], 1u);
+  EXPECT_EQ(st.hist[size_t(3.0 / 4 * fine)], 1u);
   EXPECT_DOUBLE_EQ(st.absMax(), 3.0);
+  // Re-binned over [0, absMax = 3] as a second pass would bin it: 0.25, 0.5,
+  // 1 and 3 in bins 170, 341, 682 and the last.
+  auto exact = st.histogramOverAbsMax(2048);
+  EXPECT_EQ(exact[size_t(0.25 / 3 * 2048)], 1u);
+  EXPECT_EQ(exact[size_t(0.5 / 3 * 2048)], 1u);
+  EXPECT_EQ(exact[size_t(1.0 / 3 * 2048)], 1u);
+  EXPECT_EQ(exact[2047], 1u);
 }
 
 TEST(MethodThreshold, OnAGaussianWithOneOutlier) {

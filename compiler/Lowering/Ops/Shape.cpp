@@ -69,8 +69,7 @@ Status Lowerer::lowerConcat(top::ConcatOp c) {
 Status Lowerer::lowerSlice(top::SliceOp s) {
   Operation *op = s;
   auto inShape = shapeOf(s.getInput()), outShape = shapeOf(s.getOutput());
-  if (inShape.size() > 4)
-    return noLowering(op, "a slice of a tensor of rank " + std::to_string(inShape.size()) + " (at most 4)");
+  // Rank > 4 is refused for every op before its lowering runs (Lowerer::lower).
   if (s.getInput().getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
   auto steps = s.getSteps();
   for (size_t d = 0; d < steps.size(); ++d)
