@@ -10,7 +10,7 @@
 namespace {
 
 int runAsm(int argc, char **argv) {
-  tpu::ArgParser args("asm", "tpuc asm file.s -o model.bmodel");
+  tpu::ArgParser args("asm", "file.s -o model.bmodel");
   args.positionals(1, 1, "file.s");
   args.option("--output", "the bmodel to write", "-o");
   args.flag("--no-order-check", "accept groups that cannot be ordered (to test the simulator's "

@@ -13,7 +13,7 @@
 namespace {
 
 int runCalibrate(int argc, char **argv) {
-  tpu::ArgParser args("calibrate", "tpuc calibrate model.top.mlir --dataset DIR | --data a.npz,b.png "
+  tpu::ArgParser args("calibrate", "model.top.mlir --dataset DIR | --data a.npz,b.png "
                                    "[--input-num N] [--calibration-method M] [--tune N] [--search-threshold] "
                                    "-o model.cali");
   args.positionals(1, 1, "model");

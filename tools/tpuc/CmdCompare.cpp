@@ -19,7 +19,7 @@ std::vector<std::string> splitList(const std::string &text) {
 }
 
 int runCompare(int argc, char **argv) {
-  tpu::ArgParser args("compare", "tpuc compare reference.npz other.npz [--tolerance 0.99,0.99] [--names a,b] "
+  tpu::ArgParser args("compare", "reference.npz other.npz [--tolerance 0.99,0.99] [--names a,b] "
                                  "[--except c,d]");
   args.positionals(2, 2, "a.npz b.npz");
   args.option("--tolerance", "minimum cosine,euclidean similarity for a tensor to pass (default 0.99,0.99)");

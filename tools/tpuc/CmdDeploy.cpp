@@ -10,7 +10,7 @@ namespace {
 
 int runDeploy(int argc, char **argv) {
   tpu::ArgParser args("deploy",
-                      "tpuc deploy model.top.mlir --quantize F32|INT8 [--calibration-table model.cali] "
+                      "model.top.mlir --quantize F32|INT8 [--calibration-table model.cali] "
                       "[--quantize-table keep_fp32.txt] [--no-layer-group] [--chip bm1684] -o model.bmodel "
                       "[--test-input in.npz [--test-reference ref.npz]]");
   args.positionals(1, 1, "model");

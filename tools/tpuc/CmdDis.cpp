@@ -13,7 +13,7 @@
 namespace {
 
 int runDis(int argc, char **argv) {
-  tpu::ArgParser args("dis", "tpuc dis model.bmodel [-o model.s [--coeff-files]]");
+  tpu::ArgParser args("dis", "model.bmodel [-o model.s [--coeff-files]]");
   args.positionals(1, 1, "model.bmodel");
   args.option("--output", "write the text here instead of stdout", "-o");
   args.flag("--coeff-files", "with -o: write each net's coefficients to <output>.net<i>.coeff.bin "

@@ -16,7 +16,7 @@
 namespace {
 
 int runFlowCmd(int argc, char **argv) {
-  tpu::ArgParser args("flow", "tpuc flow model.onnx|model.tflite --quantize F32|INT8 --test-input in.npz|--test-image img.png "
+  tpu::ArgParser args("flow", "model.onnx|model.tflite --quantize F32|INT8 --test-input in.npz|--test-image img.png "
                               "[--input-shapes \"[[1,3,224,224]]\"] [preprocessing flags as tpuc import] "
                               "[--calibration-data DIR] [--input-num N] [--calibration-method M] [--tune N] "
                               "[--search-threshold] [--quantize-table keep_fp32.txt] "

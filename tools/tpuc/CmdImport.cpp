@@ -22,7 +22,7 @@ std::vector<std::string> splitNames(const std::string &text) {
 }
 
 int runImport(int argc, char **argv) {
-  tpu::ArgParser args("import", "tpuc import model.onnx|model.tflite [--input-shapes \"[[1,3,224,224]]\"] "
+  tpu::ArgParser args("import", "model.onnx|model.tflite [--input-shapes \"[[1,3,224,224]]\"] "
                                 "[--output-names a,b] [--emit-calibration m.cali] [--mean m --scale s "
                                 "--pixel-format rgb|bgr|gray --channel-format nchw|nhwc --resize-dims h,w "
                                 "--keep-aspect-ratio] -o model.top.mlir");

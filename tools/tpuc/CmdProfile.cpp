@@ -9,7 +9,7 @@
 namespace {
 
 int runProfile(int argc, char **argv) {
-  tpu::ArgParser args("profile", "tpuc profile stats.json [--trace trace.json] -o report.html");
+  tpu::ArgParser args("profile", "stats.json [--trace trace.json] -o report.html");
   args.positionals(1, 1, "stats.json");
   args.option("--trace", "the run's Chrome trace (tpuc sim --trace): adds per-command TIU/GDMA rows");
   args.option("--output", "the HTML report to write", "-o");

@@ -14,12 +14,12 @@
 namespace {
 
 int runQtable(int argc, char **argv) {
-  tpu::ArgParser args("qtable", "tpuc qtable model.top.mlir --calibration-table model.cali --dataset DIR | --data "
+  tpu::ArgParser args("qtable", "model.top.mlir --calibration-table model.cali --dataset DIR | --data "
                                 "a.npz,b.npz [--input-num N] [--min-cosine 0.99] [--max-layers N] [--rank prefix|alone] -o model.qtable");
   args.positionals(1, 1, "model");
   args.option("--calibration-table", "calibration table from tpuc calibrate");
-  args.option("--dataset", "directory of .npz samples to measure on, taken in name order");
-  args.option("--data", "comma-separated .npz samples");
+  args.option("--dataset", "directory of samples to measure on, taken in name order: .npz, or images (.jpg/.png) through the preprocessing recorded at import");
+  args.option("--data", "comma-separated samples (.npz or images)");
   args.option("--input-num", "use the first N samples (default: the first 4)");
   args.option("--min-cosine", "target cosine of every output on every sample (default 0.99)");
   args.option("--max-layers", "keep at most N tensors in F32 (default: no limit)");

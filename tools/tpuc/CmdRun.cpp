@@ -22,7 +22,7 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 }
 
 int runRun(int argc, char **argv) {
-  tpu::ArgParser args("run", "tpuc run model.top.mlir|model.tpu.mlir|model.bmodel --input in.npz|--image img.png -o out.npz "
+  tpu::ArgParser args("run", "model.top.mlir|model.tpu.mlir|model.bmodel --input in.npz|--image img.png -o out.npz "
                              "[--dump-all] [--backend sim|func] [--trace t.json] [--stats s.json] [--config hw.json]");
   args.positionals(1, 1, "model");
   args.option("--input", "npz with one array per model input, named like the inputs", "-i");

@@ -10,7 +10,7 @@
 namespace {
 
 int runSim(int argc, char **argv) {
-  tpu::ArgParser args("sim", "tpuc sim model.bmodel --input in.npz -o out.npz [options]");
+  tpu::ArgParser args("sim", "model.bmodel --input in.npz -o out.npz [options]");
   args.positionals(1, 1, "model.bmodel");
   args.option("--input", "input tensors (.npz, one member per net input)", "-i");
   args.option("--output", "where to write the output tensors (.npz, float32)", "-o");

@@ -24,7 +24,7 @@ constexpr EngineOption kEngineOptions[] = {
 };
 
 int runSweep(int argc, char **argv) {
-  tpu::ArgParser args("sweep", "tpuc sweep sweep.json [--out-dir DIR] [--engine local|parallel|slurm] [--jobs N] "
+  tpu::ArgParser args("sweep", "sweep.json [--out-dir DIR] [--engine local|parallel|slurm] [--jobs N] "
                                "[--resume] [--jobs-file jobs.txt | --collect | --points LIST]");
   args.positionals(1, 1, "sweep.json");
   args.option("--out-dir", "where the cache, per-point files, CSV, JSON lines and SVG plots go (default: sweep_out; "
