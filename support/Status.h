@@ -73,3 +73,13 @@ template <typename... Args> Status makeError(const Args &...args) {
     ::tpu::Status _st = (expr);                                                \
     if (!_st.isOk()) return _st;                                               \
   } while (0)
+
+// `TPU_ASSIGN_OR_RETURN(double v, number(...));` declares or assigns the
+// value of a Result, or returns its Status from the enclosing function.
+#define TPU_STATUS_CONCAT_(a, b) a##b
+#define TPU_STATUS_CONCAT(a, b) TPU_STATUS_CONCAT_(a, b)
+#define TPU_ASSIGN_OR_RETURN(lhs, expr) TPU_ASSIGN_OR_RETURN_(TPU_STATUS_CONCAT(_result_, __LINE__), lhs, expr)
+#define TPU_ASSIGN_OR_RETURN_(tmp, lhs, expr)                                  \
+  auto tmp = (expr);                                                           \
+  if (!tmp) return tmp.status();                                               \
+  lhs = tmp.take()

@@ -2,6 +2,7 @@
 
 #include "runtime/RunFiles.h"
 #include "tools/explore/Html.h"
+#include "tools/explore/SimStats.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,135 +17,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Typed access to the stats file: a missing key or a wrong type is an error
-// naming the file and the key path.
-struct Reader {
-  std::string origin;
-
-  Result<const Json *> member(const Json &obj, const std::string &key, const std::string &path) const {
-    if (!obj.is_object()) return makeError(origin, ": '", path, "' is not an object");
-    auto it = obj.find(key);
-    if (it == obj.end()) return makeError(origin, ": missing key '", path.empty() ? key : path + "." + key, "'");
-    return &*it;
-  }
-  Result<double> number(const Json &obj, const std::string &key, const std::string &path) const {
-    auto m = member(obj, key, path);
-    if (!m) return m.status();
-    if (!(*m)->is_number()) return makeError(origin, ": key '", path.empty() ? key : path + "." + key, "' is not a number");
-    return (*m)->get<double>();
-  }
-  Result<std::string> string(const Json &obj, const std::string &key, const std::string &path) const {
-    auto m = member(obj, key, path);
-    if (!m) return m.status();
-    if (!(*m)->is_string()) return makeError(origin, ": key '", path.empty() ? key : path + "." + key, "' is not a string");
-    return (*m)->get<std::string>();
-  }
-  Result<const Json *> array(const Json &obj, const std::string &key) const {
-    auto m = member(obj, key, "");
-    if (!m) return m.status();
-    if (!(*m)->is_array()) return makeError(origin, ": key '", key, "' is not an array");
-    return *m;
-  }
-};
-
-#define TPU_ASSIGN(var, expr)                                                  \
-  auto var##_r = (expr);                                                       \
-  if (!var##_r) return var##_r.status();                                       \
-  auto var = var##_r.take()
-
-constexpr std::array<const char *, 2> kEngines{"tiu", "gdma"};
-
-struct Engine {
-  double commands, busy, waiting, idle, utilization;
-};
-struct Span {
-  std::string name;
-  double start, end;
-  std::array<double, 2> commands, busy;
-  double lmemBytes = -1; // groups: when the stats carry it
-};
-struct Stats {
-  double clockMhz, totalCycles, timeUs;
-  std::array<Engine, 2> engines;
-  double ddrBytes, payloadBytes, ddrGBs;
-  std::vector<Span> groups, layers;
-  bool haveLmem = false;
-};
-
-Result<Span> readSpan(const Reader &rd, const Json &j, const std::string &path) {
-  Span s;
-  TPU_ASSIGN(start, rd.number(j, "start_cycle", path));
-  TPU_ASSIGN(end, rd.number(j, "end_cycle", path));
-  s.start = start;
-  s.end = end;
-  for (size_t e = 0; e < 2; ++e) {
-    TPU_ASSIGN(c, rd.number(j, std::string(kEngines[e]) + "_commands", path));
-    TPU_ASSIGN(b, rd.number(j, std::string(kEngines[e]) + "_busy_cycles", path));
-    s.commands[e] = c;
-    s.busy[e] = b;
-  }
-  // LMEM figures are optional: the code generator may record a group's peak.
-  for (const char *key : {"lmem_peak_bytes", "lmem_bytes"}) {
-    if (j.contains(key)) {
-      TPU_ASSIGN(v, rd.number(j, key, path));
-      s.lmemBytes = v;
-      break;
-    }
-  }
-  return s;
-}
-
-Result<Stats> readStats(const std::string &text, const std::string &origin) {
-  Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded()) return makeError(origin, ": not valid JSON");
-  Reader rd{origin};
-  if (!j.is_object()) return makeError(origin, ": the stats file must hold a JSON object");
-  Stats s;
-  TPU_ASSIGN(clock, rd.number(j, "clock_mhz", ""));
-  TPU_ASSIGN(total, rd.number(j, "total_cycles", ""));
-  TPU_ASSIGN(timeUs, rd.number(j, "time_us", ""));
-  s.clockMhz = clock;
-  s.totalCycles = total;
-  s.timeUs = timeUs;
-  if (!(clock > 0)) return makeError(origin, ": clock_mhz must be positive");
-  if (!(total >= 0)) return makeError(origin, ": total_cycles must not be negative");
-  TPU_ASSIGN(engines, rd.member(j, "engines", ""));
-  for (size_t e = 0; e < 2; ++e) {
-    TPU_ASSIGN(eng, rd.member(*engines, kEngines[e], "engines"));
-    std::string path = std::string("engines.") + kEngines[e];
-    Engine &out = s.engines[e];
-    TPU_ASSIGN(c, rd.number(*eng, "commands", path));
-    TPU_ASSIGN(b, rd.number(*eng, "busy_cycles", path));
-    TPU_ASSIGN(w, rd.number(*eng, "waiting_cycles", path));
-    TPU_ASSIGN(i, rd.number(*eng, "idle_cycles", path));
-    TPU_ASSIGN(u, rd.number(*eng, "utilization", path));
-    out = {c, b, w, i, u};
-  }
-  TPU_ASSIGN(ddr, rd.member(j, "ddr", ""));
-  TPU_ASSIGN(bytes, rd.number(*ddr, "bytes", "ddr"));
-  TPU_ASSIGN(payload, rd.number(*ddr, "payload_bytes", "ddr"));
-  TPU_ASSIGN(gbs, rd.number(*ddr, "average_gbs", "ddr"));
-  s.ddrBytes = bytes;
-  s.payloadBytes = payload;
-  s.ddrGBs = gbs;
-  TPU_ASSIGN(groups, rd.array(j, "groups"));
-  for (size_t i = 0; i < groups->size(); ++i) {
-    TPU_ASSIGN(g, readSpan(rd, (*groups)[i], "groups[" + std::to_string(i) + "]"));
-    g.name = "group " + std::to_string(i);
-    s.haveLmem |= g.lmemBytes >= 0;
-    s.groups.push_back(std::move(g));
-  }
-  TPU_ASSIGN(layers, rd.array(j, "layers"));
-  for (size_t i = 0; i < layers->size(); ++i) {
-    std::string path = "layers[" + std::to_string(i) + "]";
-    TPU_ASSIGN(l, readSpan(rd, (*layers)[i], path));
-    TPU_ASSIGN(name, rd.string((*layers)[i], "name", path));
-    l.name = name;
-    s.layers.push_back(std::move(l));
-  }
-  return s;
-}
-
 // Busy intervals per engine from the trace's complete events, in cycles,
 // merged where the gap is below `minGap` (one pixel), so the SVG stays small
 // for nets with 100k commands.
@@ -156,21 +28,21 @@ Result<std::array<std::vector<Interval>, 2>> readTrace(const std::string &text, 
                                                        double clockMhz, double minGap) {
   Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded()) return makeError(origin, ": not valid JSON");
-  Reader rd{origin};
+  JsonReader rd{origin};
   if (!j.is_object()) return makeError(origin, ": the trace file must hold a JSON object");
-  TPU_ASSIGN(events, rd.array(j, "traceEvents"));
+  TPU_ASSIGN_OR_RETURN(const Json *events, rd.array(j, "traceEvents"));
   std::array<std::vector<Interval>, 2> raw;
   for (size_t i = 0; i < events->size(); ++i) {
     const Json &ev = (*events)[i];
     if (!ev.is_object()) return makeError(origin, ": traceEvents[", i, "] is not an object");
     auto ph = ev.find("ph"), cat = ev.find("cat");
     if (ph == ev.end() || *ph != "X" || cat == ev.end() || !cat->is_string()) continue;
-    auto which = std::find(kEngines.begin(), kEngines.end(), cat->get<std::string>());
-    if (which == kEngines.end()) continue;
+    auto which = std::find(kStatsEngines.begin(), kStatsEngines.end(), cat->get<std::string>());
+    if (which == kStatsEngines.end()) continue;
     std::string path = "traceEvents[" + std::to_string(i) + "]";
-    TPU_ASSIGN(ts, rd.number(ev, "ts", path));
-    TPU_ASSIGN(dur, rd.number(ev, "dur", path));
-    raw[size_t(which - kEngines.begin())].push_back({ts * clockMhz, (ts + dur) * clockMhz, 1});
+    TPU_ASSIGN_OR_RETURN(double ts, rd.number(ev, "ts", path));
+    TPU_ASSIGN_OR_RETURN(double dur, rd.number(ev, "dur", path));
+    raw[size_t(which - kStatsEngines.begin())].push_back({ts * clockMhz, (ts + dur) * clockMhz, 1});
   }
   std::array<std::vector<Interval>, 2> merged;
   for (size_t e = 0; e < 2; ++e) {
@@ -191,7 +63,7 @@ Result<std::array<std::vector<Interval>, 2>> readTrace(const std::string &text, 
 constexpr double kPlotWidth = 1000, kLabelWidth = 70, kRowHeight = 22;
 const char *kColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"};
 
-std::string timelineSvg(const Stats &s, const std::array<std::vector<Interval>, 2> *engines) {
+std::string timelineSvg(const SimStats &s, const std::array<std::vector<Interval>, 2> *engines) {
   struct Row {
     std::string label;
     std::vector<std::string> rects;
@@ -250,13 +122,13 @@ std::string timelineSvg(const Stats &s, const std::array<std::vector<Interval>, 
   return o.str();
 }
 
-std::string utilizationSvg(const Stats &s) {
+std::string utilizationSvg(const SimStats &s) {
   std::ostringstream o;
   o << "<svg id=\"utilization\" xmlns=\"http://www.w3.org/2000/svg\" width=\"620\" height=\"70\">";
   const char *parts[] = {"busy", "waiting", "idle"};
   const char *colors[] = {"#59a14f", "#edc948", "#ddd"};
   for (size_t e = 0; e < 2; ++e) {
-    const Engine &eng = s.engines[e];
+    const EngineStats &eng = s.engines[e];
     double sum = std::max(eng.busy + eng.waiting + eng.idle, 1e-9);
     double vals[] = {eng.busy, eng.waiting, eng.idle};
     double x = 60, y = e * 30.0 + 5;
@@ -274,9 +146,8 @@ std::string utilizationSvg(const Stats &s) {
   return o.str();
 }
 
-std::string lmemSvg(const Stats &s) {
-  double peak = 1;
-  for (const Span &g : s.groups) peak = std::max(peak, g.lmemBytes);
+std::string lmemSvg(const SimStats &s) {
+  double peak = std::max(1.0, s.lmemPeakBytes());
   double barW = std::max(2.0, std::min(24.0, 900.0 / std::max<size_t>(s.groups.size(), 1)));
   std::ostringstream o;
   o << "<svg id=\"lmem\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << fixed(barW * s.groups.size() + 80, 0)
@@ -318,18 +189,18 @@ document.body.setAttribute('data-ready','1');
 
 std::string td(double v, int digits) { return "<td data-v=\"" + fixed(v, 3) + "\">" + fixed(v, digits) + "</td>"; }
 
-std::string layerTable(const Stats &s) {
-  std::vector<const Span *> order;
-  for (const Span &l : s.layers) order.push_back(&l);
+std::string layerTable(const SimStats &s) {
+  std::vector<const StatsSpan *> order;
+  for (const StatsSpan &l : s.layers) order.push_back(&l);
   // Longest first; ties keep program order.
   std::stable_sort(order.begin(), order.end(),
-                   [](const Span *a, const Span *b) { return a->end - a->start > b->end - b->start; });
+                   [](const StatsSpan *a, const StatsSpan *b) { return a->end - a->start > b->end - b->start; });
   std::ostringstream o;
   o << "<table id=\"layers\" class=\"sortable\"><thead><tr><th>layer</th><th class=\"sorted-desc\">time (us)</th>"
        "<th>share %</th><th>start (us)</th><th>TIU busy (us)</th><th>GDMA busy (us)</th><th>TIU cmds</th>"
        "<th>GDMA cmds</th></tr></thead><tbody>\n";
   double total = std::max(s.totalCycles, 1e-9);
-  for (const Span *l : order) {
+  for (const StatsSpan *l : order) {
     double span = l->end - l->start;
     o << "<tr><td>" << escapeXml(l->name) << "</td>" << td(span / s.clockMhz, 3) << td(span / total * 100, 1)
       << td(l->start / s.clockMhz, 3) << td(l->busy[0] / s.clockMhz, 3) << td(l->busy[1] / s.clockMhz, 3)
@@ -339,13 +210,13 @@ std::string layerTable(const Stats &s) {
   return o.str();
 }
 
-std::string groupTable(const Stats &s) {
+std::string groupTable(const SimStats &s) {
   std::ostringstream o;
   o << "<table id=\"groups\" class=\"sortable\"><thead><tr><th>group</th><th>time (us)</th><th>TIU busy %</th>"
        "<th>GDMA busy %</th><th>TIU cmds</th><th>GDMA cmds</th>"
     << (s.haveLmem ? "<th>LMEM (KiB)</th>" : "") << "</tr></thead><tbody>\n";
   for (size_t i = 0; i < s.groups.size(); ++i) {
-    const Span &g = s.groups[i];
+    const StatsSpan &g = s.groups[i];
     double span = std::max(g.end - g.start, 1e-9);
     o << "<tr><td data-v=\"" << i << "\">" << i << "</td>" << td((g.end - g.start) / s.clockMhz, 3)
       << td(g.busy[0] / span * 100, 1) << td(g.busy[1] / span * 100, 1) << td(g.commands[0], 0)
@@ -361,9 +232,9 @@ std::string groupTable(const Stats &s) {
 
 Result<std::string> renderProfileHtml(const std::string &statsJson, const std::string &traceJson,
                                       const std::string &origin) {
-  auto stats = readStats(statsJson, origin);
+  auto stats = parseSimStats(statsJson, origin);
   if (!stats) return stats.status();
-  const Stats &s = *stats;
+  const SimStats &s = *stats;
   std::optional<std::array<std::vector<Interval>, 2>> engines;
   if (!traceJson.empty()) {
     auto t = readTrace(traceJson, origin + " (trace)", s.clockMhz, s.totalCycles / (2 * kPlotWidth));

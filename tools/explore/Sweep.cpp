@@ -9,6 +9,7 @@
 #include "simulator/timing/TiuTiming.h"
 #include "support/Npz.h"
 #include "tools/explore/Cluster.h"
+#include "tools/explore/SimStats.h"
 #include "tools/explore/Html.h"
 #include "tools/explore/JobPool.h"
 #include "tools/explore/Plot.h"
@@ -146,38 +147,6 @@ Result<std::map<std::string, LayerWork>> layerWork(const std::string &bmodelPath
     }
   }
   return work;
-}
-
-struct StatsFigures {
-  double timeUs, cycles, tiuUtil, gdmaUtil, ddrBytes, lmemPeak = -1;
-  std::vector<std::pair<std::string, double>> layerUs; // span per layer
-};
-
-Result<StatsFigures> readStats(const std::string &path) {
-  auto text = readTextFile(path);
-  if (!text) return text.status();
-  Json j = Json::parse(*text, nullptr, false);
-  auto num = [&](const Json &o, const char *k) { return o.contains(k) && o[k].is_number() ? o[k].get<double>() : NAN; };
-  if (j.is_discarded() || !j.is_object() || !j.contains("engines") || !j.contains("ddr"))
-    return makeError(path, ": not a stats file of tpuc sim");
-  StatsFigures f;
-  f.timeUs = num(j, "time_us");
-  f.cycles = num(j, "total_cycles");
-  f.tiuUtil = j["engines"].contains("tiu") ? num(j["engines"]["tiu"], "utilization") : NAN;
-  f.gdmaUtil = j["engines"].contains("gdma") ? num(j["engines"]["gdma"], "utilization") : NAN;
-  f.ddrBytes = num(j["ddr"], "bytes");
-  if (std::isnan(f.timeUs + f.cycles + f.tiuUtil + f.gdmaUtil + f.ddrBytes))
-    return makeError(path, ": a stats figure is missing");
-  double clock = num(j, "clock_mhz");
-  if (j.contains("groups") && j["groups"].is_array())
-    for (const Json &g : j["groups"])
-      for (const char *k : {"lmem_peak_bytes", "lmem_bytes"})
-        if (g.contains(k) && g[k].is_number()) f.lmemPeak = std::max(f.lmemPeak, g[k].get<double>());
-  if (j.contains("layers") && j["layers"].is_array() && clock > 0)
-    for (const Json &l : j["layers"])
-      if (l.contains("name") && l["name"].is_string())
-        f.layerUs.push_back({l["name"].get<std::string>(), (num(l, "end_cycle") - num(l, "start_cycle")) / clock});
-  return f;
 }
 
 std::string csvField(const std::string &s) {
@@ -687,14 +656,14 @@ Result<std::vector<SweepRow>> runPointsHere(Plan &plan, const SweepSpec &spec, c
     if (!b.error.empty()) row.error = b.error;
     else if (outcomeOf[i].exitCode != 0)
       row.error = "tpuc sim failed: " + lastLine(log) + " (log: " + log + ")";
-    else if (auto f = readStats(plan.stem(i) + ".stats.json"); !f) row.error = f.message();
+    else if (auto f = readSimStatsFile(plan.stem(i) + ".stats.json"); !f) row.error = f.message();
     else {
       row.latencyUs = f->timeUs;
-      row.totalCycles = f->cycles;
-      row.tiuUtilization = f->tiuUtil;
-      row.gdmaUtilization = f->gdmaUtil;
+      row.totalCycles = f->totalCycles;
+      row.tiuUtilization = f->engines[0].utilization;
+      row.gdmaUtilization = f->engines[1].utilization;
       row.ddrBytes = uint64_t(f->ddrBytes);
-      row.lmemPeakBytes = f->lmemPeak;
+      row.lmemPeakBytes = f->lmemPeakBytes();
       double wall = wallFromLog(log);
       row.simWallSeconds = wall >= 0 ? wall : outcomeOf[i].wallSeconds;
     }
@@ -784,12 +753,14 @@ Result<SweepResult> collectRows(const Plan &plan, const SweepSpec &spec, SweepRe
   for (size_t i = 0; i < plan.points.size(); ++i) {
     const SweepPoint &p = plan.points[i];
     if (!result.rows[i].error.empty() || !drawn.insert(plan.buildOf[i]).second) continue;
-    auto figures = readStats(plan.stem(i) + ".stats.json");
+    auto figures = readSimStatsFile(plan.stem(i) + ".stats.json");
     if (!figures) return figures.status();
     auto work = layerWork(result.rows[i].bmodel, plan.configs[i]);
     if (!work) return work.status();
     PlotSeries layers{"layers", {}, false, {}};
-    for (const auto &[name, us] : figures->layerUs) {
+    for (const StatsSpan &layer : figures->layers) {
+      const double us = (layer.end - layer.start) / figures->clockMhz;
+      const std::string &name = layer.name;
       auto w = work->find(name);
       if (w == work->end() || w->second.macs <= 0 || w->second.ddrBytes <= 0 || us <= 0) continue;
       double ops = 2 * w->second.macs;
