@@ -8,7 +8,8 @@ bash "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build"
 cd "$build"
-ctest --output-on-failure -j"$(nproc)" "$@"
+# Tests labelled heavy (the whole model zoo) are opt-in: `ctest -L heavy` in the build folder.
+ctest --output-on-failure -j"$(nproc)" -LE heavy "$@"
 # Then the unit tests again under AddressSanitizer + UBSan in their own build
 # folder (scripts/sanitize.sh, docs/reliability.md). TPU_SANITIZE_IN_TESTS=0 skips it.
 if [[ ${TPU_SANITIZE_IN_TESTS:-1} != 0 ]]; then

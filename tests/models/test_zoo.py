@@ -1,13 +1,16 @@
 #!/usr/bin/python3
 """The CI zoo models (models/zoo.py --models ci) against onnxruntime, and which deploy.
 
-    test_zoo.py <tpuc> <repo root>
+    test_zoo.py <tpuc> <repo root> [ci|all|NAME,...]   (default: ci)
 
 Exports what is missing or stale (idempotent), then per model: `tpuc import` and the Top
 interpreter must match onnxruntime's saved outputs (worst output cosine >= 0.9999).
 `tpuc deploy --quantize F32` either gives a bmodel whose func-backend outputs match
 onnxruntime too, or fails with exit 2 and one line (the `no lowering for ...` work queue,
-printed). Exit 0 all passed, 1 a check failed, 77 skipped without node or torch."""
+printed). A model that deploys F32 is also calibrated (its 8 samples) and deployed INT8:
+the INT8 bmodel's func outputs must equal the Tpu interpreter's bit for bit, and for both
+bmodels the timed simulator (sim) must give the same bytes as func.
+Exit 0 all passed, 1 a check failed, 77 skipped without node or torch."""
 import os
 import shutil
 import subprocess
@@ -15,6 +18,7 @@ import sys
 import tempfile
 
 TPUC, ROOT = sys.argv[1], sys.argv[2]
+MODELS = sys.argv[3] if len(sys.argv) > 3 else "ci"
 sys.path.insert(0, os.path.join(ROOT, "models"))
 MIN_COSINE = 0.9999
 if shutil.which("node") is None or not os.path.isdir(os.path.join(ROOT, "tools", "ort", "node_modules")):
@@ -29,13 +33,55 @@ except ImportError as e:
     sys.exit(77)
 
 OUT = os.path.join(ROOT, "models", "out", "zoo")
-subprocess.run([sys.executable, os.path.join(ROOT, "models", "zoo.py"), "--models", "ci", "--out", OUT],
+subprocess.run([sys.executable, os.path.join(ROOT, "models", "zoo.py"), "--models", MODELS, "--out", OUT],
                check=True, stdout=subprocess.DEVNULL)
 
 
 def load(path):
     with np.load(path) as z:
         return {k: z[k] for k in z.files}
+
+
+def same_bytes(a, b):
+    """The first output whose bytes differ, or None."""
+    if sorted(a) != sorted(b):
+        return f"outputs {sorted(a)} vs {sorted(b)}"
+    return next((k for k in a if a[k].dtype != b[k].dtype or a[k].tobytes() != b[k].tobytes()), None)
+
+
+def run(args):
+    return subprocess.run([TPUC] + args, capture_output=True, text=True)
+
+
+def check_sim_equals_func(name, bmodel, x, func_out, tmp, tag):
+    sim_out = os.path.join(tmp, f"{name}_{tag}_sim.npz")
+    p = run(["run", bmodel, "-i", x, "-o", sim_out, "--backend", "sim"])
+    if p.returncode:
+        return f"{name}: {tag} bmodel on sim exited {p.returncode}: {p.stderr.strip()}"
+    diff = same_bytes(load(sim_out), load(func_out))
+    print(f"{'FAIL' if diff else 'PASS'} {name}: {tag} bmodel sim == func" + (f" (differs at {diff})" if diff else ""))
+    return f"{name}: {tag} bmodel sim and func differ at {diff}" if diff else None
+
+
+def check_int8(name, top, x, tmp):
+    """Calibrate on the model's 8 samples, deploy INT8, compare func with the Tpu interpreter and sim."""
+    cali, bmodel = os.path.join(tmp, f"{name}.cali"), os.path.join(tmp, f"{name}_int8.bmodel")
+    tpu = os.path.join(tmp, f"{name}_int8.tpu.mlir")
+    outs = {k: os.path.join(tmp, f"{name}_int8_{k}.npz") for k in ("tpu", "func")}
+    steps = [["calibrate", top, "--dataset", os.path.join(OUT, "cali", name), "-o", cali],
+             ["deploy", top, "--quantize", "INT8", "--calibration-table", cali, "-o", bmodel],
+             ["run", tpu, "-i", x, "-o", outs["tpu"]],
+             ["run", bmodel, "-i", x, "-o", outs["func"], "--backend", "func"]]
+    for step in steps:
+        p = run(step)
+        if p.returncode:
+            return [f"{name}: INT8 {step[0]} exited {p.returncode}: {p.stderr.strip()}"]
+    diff = same_bytes(load(outs["func"]), load(outs["tpu"]))
+    print(f"{'FAIL' if diff else 'PASS'} {name}: INT8 bmodel (func) == Tpu interpreter" +
+          (f" (differs at {diff})" if diff else ""))
+    problems = [f"{name}: INT8 bmodel and Tpu interpreter differ at {diff}"] if diff else []
+    sim = check_sim_equals_func(name, bmodel, x, outs["func"], tmp, "INT8")
+    return problems + ([sim] if sim else [])
 
 
 def worst_cosine(got, ref):
@@ -46,7 +92,7 @@ def worst_cosine(got, ref):
 
 failures, deployed, refused = [], [], []
 with tempfile.TemporaryDirectory() as tmp:
-    for name in zoo.names_of("ci"):
+    for name in zoo.names_of(MODELS):
         model, x = os.path.join(OUT, f"{name}.onnx"), os.path.join(OUT, f"{name}_in.npz")
         ref = load(os.path.join(OUT, f"{name}_ort_out.npz"))
         top, top_out = os.path.join(tmp, f"{name}.top.mlir"), os.path.join(tmp, f"{name}_top.npz")
@@ -60,7 +106,7 @@ with tempfile.TemporaryDirectory() as tmp:
         if not c >= MIN_COSINE:
             failures.append(f"{name}: Top interpreter vs onnxruntime cosine {c:.6f} < {MIN_COSINE}")
         bmodel, func_out = os.path.join(tmp, f"{name}.bmodel"), os.path.join(tmp, f"{name}_func.npz")
-        p = subprocess.run([TPUC, "deploy", top, "--quantize", "F32", "-o", bmodel], capture_output=True, text=True)
+        p = run(["deploy", top, "--quantize", "F32", "-o", bmodel])
         if p.returncode != 0:
             lines = p.stderr.strip().splitlines()
             print(f"     {name}: F32 deploy refused: {p.stderr.strip()}")
@@ -69,13 +115,15 @@ with tempfile.TemporaryDirectory() as tmp:
                 failures.append(f"{name}: deploy failed with exit {p.returncode} and {len(lines)} lines, "
                                 "expected exit 2 and one line")
             continue
-        p = subprocess.run([TPUC, "run", bmodel, "-i", x, "-o", func_out, "--backend", "func"],
-                           capture_output=True, text=True)
+        p = run(["run", bmodel, "-i", x, "-o", func_out, "--backend", "func"])
         c = worst_cosine(load(func_out), ref) if p.returncode == 0 else float("nan")
         print(f"{'PASS' if c >= MIN_COSINE else 'FAIL'} {name}: F32 bmodel (func) vs onnxruntime cosine {c:.6f}")
         deployed.append(name)
         if not c >= MIN_COSINE:
             failures.append(f"{name}: F32 bmodel vs onnxruntime cosine {c:.6f} < {MIN_COSINE} {p.stderr.strip()}")
+            continue
+        sim = check_sim_equals_func(name, bmodel, x, func_out, tmp, "F32")
+        failures += ([sim] if sim else []) + check_int8(name, top, x, tmp)
 print(f"F32 deploys: {', '.join(deployed) or 'none'}; refused: {', '.join(refused) or 'none'}")
 for f in failures:
     print(f"FAIL {f}")
