@@ -253,19 +253,34 @@ Status Lowerer::lowerSplit(top::SplitOp op) {
   return Status::ok();
 }
 
-// Concat along any axis: each input is a box at its offset.
+// Concat along any axis: each input is a box at its offset. Constant
+// inputs of one repeated value (a channel pad spelled as a concat with
+// zeros) are the fill instead.
 Status Lowerer::lowerConcatMove(top::ConcatOp op) {
   auto out = shapeOf(op.getOutput());
   const size_t axis = size_t(op.getAxis());
   const auto outStrides = compactStrides(out);
   MovePieces p;
+  std::vector<Value> ins;
+  std::optional<double> fill;
   int64_t offset = 0;
-  for (auto [i, v] : llvm::enumerate(op.getInputs())) {
+  for (Value v : op.getInputs()) {
     auto in = shapeOf(v);
-    p.add(int(i), in, 0, compactStrides(in), offset * outStrides[axis], outStrides);
+    if (v.getDefiningOp<top::WeightOp>()) {
+      auto values = weightValues(v, "a constant operand", op);
+      if (!values) return noLowering(op, values.message());
+      const float first = values->empty() ? 0.0f : values->front();
+      if (llvm::any_of(*values, [&](float x) { return x != first; }) || (fill && *fill != first))
+        return noLowering(op, "a constant operand that is not one repeated value");
+      fill = first;
+    } else {
+      p.add(int(ins.size()), in, 0, compactStrides(in), offset * outStrides[axis], outStrides);
+      ins.push_back(v);
+    }
     offset += in[axis];
   }
-  return lowerMove(op, op.getOutput(), op.getInputs(), p);
+  if (ins.empty()) return noLowering(op, "only constant operands");
+  return lowerMove(op, op.getOutput(), ins, p, fill);
 }
 
 // A slice with a negative step: its source strides are negative.

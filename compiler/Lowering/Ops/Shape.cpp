@@ -1,8 +1,9 @@
 // Shape family: top.reshape (a view; int8 keeps the batch, else a
 // tpu.move), top.resize (nearest, integer factors: tpu.upsample),
 // top.concat (channels of rank <= 4; int8 inputs of another scale get a
-// tpu.requant; other axes: tpu.move), top.slice (positive steps, rank <= 4:
-// tpu.slice, int8 keeps the scale; negative steps: tpu.move).
+// tpu.requant; other axes and constant inputs: tpu.move), top.slice
+// (positive steps, rank <= 4: tpu.slice, int8 keeps the scale; negative
+// steps: tpu.move).
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -40,19 +41,16 @@ Status Lowerer::lowerConcat(top::ConcatOp c) {
   Value result = c.getOutput();
   const std::string name = names_[result];
   auto outShape = shapeOf(result);
-  if (c.getAxis() != 1 || outShape.size() > 4) return lowerConcatMove(c);
+  const bool constantInput =
+      llvm::any_of(c.getInputs(), [](Value v) { return bool(v.getDefiningOp<top::WeightOp>()); });
+  if (c.getAxis() != 1 || outShape.size() > 4 || constantInput) return lowerConcatMove(c);
   std::vector<Value> ins;
   if (wantInt8(name)) {
-    for (Value v : c.getInputs())
-      if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
     auto r = int8AtScaleOf(op, c.getInputs(), name);
     if (!r) return r.status();
     vals_[result].i8 = make<tpuir::ConcatOp>(name, qType(outShape, name), ValueRange(*r));
   } else {
-    for (Value v : c.getInputs()) {
-      if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
-      ins.push_back(f32(v));
-    }
+    for (Value v : c.getInputs()) ins.push_back(f32(v));
     vals_[result].f32 = make<tpuir::ConcatOp>(name, f32Type(outShape), ValueRange(ins));
   }
   return Status::ok();

@@ -3,7 +3,7 @@
 // concat along channels with an input of another scale requantized to the
 // output's (x*m0 >> rshift); a concat along H is a tpu.move of two boxes
 // (each input's (c, h*w) at its offset of the output); a concat of a
-// constant has no lowering.
+// constant of several values has no lowering (one repeated value is a fill).
 // RUN: rm -rf %t && split-file %s %t
 // RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/ok.mlir
 // RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/along_h.mlir
@@ -27,7 +27,7 @@
 // CHECK: "tpu.concat"({{.*}} : (tensor<1x2x4x4xi8, 0.0157480314 : f32>, tensor<1x1x4x4xi8, 0.0157480314 : f32>) -> tensor<1x3x4x4xi8, 0.0157480314 : f32>
 // CHECK: "tpu.reshape"({{.*}} : (tensor<1x3x4x4xi8, 0.0157480314 : f32>) -> tensor<1x48xi8, 0.0157480314 : f32>
 // ALONG-H: "tpu.move"(%0, %0) <{{{.*}}pieces = array<i64: 0, 1, 1, 2, 4, 0, 0, 0, 4, 1, 0, 0, 0, 8, 1, 1, 1, 1, 2, 4, 0, 0, 0, 4, 1, 4, 0, 0, 8, 1>{{.*}} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x4x2xf32>
-// BAD: error: no lowering for top.concat 'cat' at loc("cat"): a constant operand
+// BAD: error: no lowering for top.concat 'cat' at loc("cat"): a constant operand that is not one repeated value
 
 //--- ok.mlir
 module attributes {top.weight_file = "ok_weights.npz"} {
