@@ -376,7 +376,7 @@ TEST(BackendSlice, ReadingPastTheInputIsAnError) {
   EXPECT_EQ(st.message(), "Slice 'slice': output w = 3 from start 2 step 3 reads past the input's 8");
 }
 
-// Move boxes: a 4-D permute, a concat along the batch, a constant pad, a
+// Move boxes: NHWC -> NCHW, a 4-D permute, a concat along the batch, a constant pad, a
 // reversed broadcast read (negative and zero strides) and a rank-6 output;
 // batches of 5 and 6 put int8 items of one box into different 4N groups.
 TEST_P(OpTest, MoveBoxes) {
@@ -388,6 +388,7 @@ TEST_P(OpTest, MoveBoxes) {
     bool fills;
   };
   const MoveCase cases[] = {
+      {"NHWC to NCHW (fp32: a cw transpose)", {{2, 5, 6, 3}}, {2, 3, 5, 6}, {{0, {1, 2, 3, 30}, 0, 0, {0, 90, 1, 3}, {0, 90, 30, 1}}}, false},
       {"permute (2, 0, 3, 1)", {{5, 3, 4, 6}}, {4, 5, 6, 3}, {{0, {4, 5, 6, 3}, 0, 0, {6, 72, 1, 24}, {90, 18, 3, 1}}}, false},
       {"concat along n",
        {{3, 2, 3, 5}, {2, 2, 3, 5}},

@@ -1,7 +1,8 @@
 // Move: pure data movement in DDR. The output is optionally filled with a
 // constant (GDMA fill), then each piece (Graph.h MovePiece) is one strided
-// S2S copy; permute, concat on any axis, pad, tile, expand, gather of
-// constant indices, depth-to-space and reversed slices are all pieces.
+// S2S copy (or cw transpose, emitCommand); permute, concat on any axis,
+// pad, tile, expand, gather of constant indices, depth-to-space and
+// reversed slices are all pieces.
 // A piece becomes several commands where one cannot express it: a negative
 // stride (GDMA strides are unsigned) is walked index by index, a size past
 // 65535 is cut, and an int8 piece is cut until each command stays inside
@@ -199,12 +200,46 @@ void emitFill(Emitter &e, const Op &op) {
   if (rest) fill(uint64_t(rows * row) * dtypeBytes(y.dtype), 1, rest);
 }
 
+// One command. A copy walks source and destination in the same order, so
+// when the destination's contiguous dim is strided in the source (a
+// permute that moves the last dim: NHWC -> NCHW) every source element is a
+// burst of its own; if another dim is contiguous in the source, a cw
+// transpose (dst(n, w, h, c) = src(n, c, h, w)) reads along that dim and
+// writes along the destination's: runs on both sides. fp32 only (int8 4N
+// elements are 4 bytes apart on both sides anyway).
+void emitCommand(Emitter &e, uint64_t src, uint64_t dst, const MoveCommand &c, DType t) {
+  int dstRun = -1, srcRun = -1;
+  for (int k = 0; k < 4; ++k) {
+    if (c.shape[k] > 1 && c.dstStride[k] == 1) dstRun = k;
+    if (c.shape[k] > 1 && c.srcStride[k] == 1) srcRun = k;
+  }
+  if (isInt8Like(t) || dstRun < 0 || srcRun < 0 || dstRun == srcRun) {
+    e.s2s(src, u32s(c.srcStride), dst, u32s(c.dstStride), u32s(c.shape), t, 0);
+    return;
+  }
+  std::array<int, 2> other{};
+  for (int k = 0, o = 0; k < 4; ++k)
+    if (k != dstRun && k != srcRun) other[size_t(o++)] = k;
+  // Destination (n, c, h, w) = dims (other0, srcRun, other1, dstRun); the
+  // source the same dims with c and w swapped.
+  const std::array<int, 4> dims{other[0], srcRun, other[1], dstRun}, srcDims{other[0], dstRun, other[1], srcRun};
+  isa::GdmaCommand g;
+  g.direction = isa::GdmaDirection::S2S, g.specialFunc = isa::GdmaSpecialFunc::CwTranspose;
+  g.src.addr = src, g.dst.addr = dst, g.src.format = g.dst.format = formatOf(t);
+  for (int k = 0; k < 4; ++k) {
+    g.dst.shape[size_t(k)] = u32(c.shape[size_t(dims[k])]), g.dst.stride[size_t(k)] = u32(c.dstStride[size_t(dims[k])]);
+    g.src.shape[size_t(k)] = u32(c.shape[size_t(srcDims[k])]);
+    g.src.stride[size_t(k)] = u32(c.srcStride[size_t(srcDims[k])]);
+  }
+  e.b->gdma(g, 0);
+}
+
 void emitMove(Emitter &e, const Op &op) {
   if (op.fills) emitFill(e, op);
   const DTensor y = e.ddr(op.output);
   forEachCommand(e.g, op, [&](const MoveCommand &c) {
     const DTensor x = e.ddr(op.inputs[size_t(c.input)]);
-    e.s2s(x.addr + c.srcOffset, u32s(c.srcStride), y.addr + c.dstOffset, u32s(c.dstStride), u32s(c.shape), x.dtype, 0);
+    emitCommand(e, x.addr + c.srcOffset, y.addr + c.dstOffset, c, x.dtype);
   });
 }
 
