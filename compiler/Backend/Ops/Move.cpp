@@ -1,8 +1,8 @@
-// Move: pure data movement in DDR. The output is optionally filled with a
-// constant (GDMA fill), then each piece (Graph.h MovePiece) is one strided
-// S2S copy (or cw transpose, emitCommand); permute, concat on any axis,
-// pad, tile, expand, gather of constant indices, depth-to-space and
-// reversed slices are all pieces.
+// Move: pure data movement in DDR (from activations or coefficients). The
+// output is optionally filled with a constant (GDMA fill), then each piece
+// (Graph.h MovePiece) is one strided S2S copy (or cw transpose,
+// emitCommand); permute, concat on any axis, pad, tile, expand, gather of
+// constant indices, depth-to-space and reversed slices are all pieces.
 // A piece becomes several commands where one cannot express it: a negative
 // stride (GDMA strides are unsigned) is walked index by index, a size past
 // 65535 is cut, and an int8 piece is cut until each command stays inside
@@ -38,7 +38,7 @@ Status validateMove(const OpCheck &c) {
   const int64_t outCount = c.y.numel();
   for (size_t i = 0; i < c.op.inputs.size(); ++i) {
     const Tensor &x = c.in(i);
-    if (x.dtype != c.y.dtype || (c.int8 && x.scale != c.y.scale))
+    if (x.dtype != c.y.dtype || (c.int8 && !x.isWeight() && x.scale != c.y.scale))
       return makeError("input '", x.name, "': a move keeps the dtype and scale");
   }
   if (c.op.fills && c.int8) {
@@ -117,9 +117,10 @@ struct DdrLayout {
   int64_t step() const { return n4 ? 4 : 1; }
 };
 
+// Weights are compact C order in DDR, int8 ones too.
 DdrLayout layoutOf(const Tensor &t) {
   const auto s = t.nchw();
-  return {s[1] * s[2] * s[3], isInt8Like(t.dtype), int64_t(dtypeBytes(t.dtype))};
+  return {s[1] * s[2] * s[3], isInt8Like(t.dtype) && !t.isWeight(), int64_t(dtypeBytes(t.dtype))};
 }
 
 // The commands of one piece (see the file comment for the cuts).

@@ -89,29 +89,55 @@ Status Lowerer::lowerMove(Operation *op, Value result, ValueRange inputs, const 
                           std::optional<double> fill) {
   const std::string name = names_[result];
   auto outShape = shapeOf(result);
+  auto isConstant = [](Value v) { return bool(v.getDefiningOp<top::WeightOp>()); };
+  std::vector<Value> acts;
   for (Value v : inputs)
-    if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
-  if (wantInt8(name)) {
-    std::vector<Value> ins;
-    if (inputs.size() == 1) {
-      ins.push_back(i8(inputs[0]));
-    } else {
-      auto r = int8AtScaleOf(op, inputs, name);
-      if (!r) return r.status();
-      ins = std::move(*r);
-    }
-    FloatAttr fillAttr;
-    if (fill) {
-      const double q = std::nearbyint(*fill / scaleOfValue(ins[0]));
-      fillAttr = b_.getF64FloatAttr(std::clamp(q, double(lowest(ins[0])), double(highest(ins[0]))));
-    }
-    vals_[result].i8 = make<tpuir::MoveOp>(name, likeType(ins[0], outShape), ValueRange(ins), pieces.values, fillAttr);
+    if (!isConstant(v)) acts.push_back(v);
+  if (acts.empty()) return noLowering(op, "only constant operands");
+  const bool int8 = wantInt8(name);
+  // int8: one activation keeps its scale; several, or constants, take the
+  // output's calibrated scale.
+  std::vector<Value> lowered;
+  if (!int8) {
+    for (Value v : acts) lowered.push_back(f32(v));
+  } else if (inputs.size() == 1) {
+    lowered.push_back(i8(acts[0]));
   } else {
-    std::vector<Value> ins;
-    for (Value v : inputs) ins.push_back(f32(v));
-    vals_[result].f32 = make<tpuir::MoveOp>(name, f32Type(outShape), ValueRange(ins), pieces.values,
-                                            fill ? b_.getF64FloatAttr(*fill) : FloatAttr());
+    auto r = int8AtScaleOf(op, acts, name);
+    if (!r) return r.status();
+    lowered = std::move(*r);
   }
+  Value like = lowered[0];
+  const float scale = int8 ? scaleOfValue(like) : 1.0f;
+  auto quantize = [&](double v) { return std::clamp(std::nearbyint(v / scale), double(lowest(like)), double(highest(like))); };
+  std::vector<Value> ins;
+  size_t next = 0;
+  for (Value v : inputs) {
+    if (!isConstant(v)) {
+      ins.push_back(lowered[next++]);
+      continue;
+    }
+    // A constant operand: a weight of the result's element type.
+    auto values = weightValues(v, "a constant operand", op);
+    if (!values) return noLowering(op, values.message());
+    const std::string base = v.getDefiningOp<top::WeightOp>().getName().str();
+    if (!int8) {
+      ins.push_back(addWeight(base, NpyArray::from(shapeOf(v), values->data(), values->size()), b_.getF32Type()));
+    } else if (isUnsigned(like)) {
+      std::vector<uint8_t> q;
+      for (float x : *values) q.push_back(uint8_t(quantize(x)));
+      ins.push_back(addWeight(base + "_u8", NpyArray::from(shapeOf(v), q), b_.getIntegerType(8, false)));
+    } else {
+      std::vector<int8_t> q;
+      for (float x : *values) q.push_back(int8_t(quantize(x)));
+      ins.push_back(addWeight(base + "_i8", NpyArray::from(shapeOf(v), q), b_.getIntegerType(8)));
+    }
+  }
+  FloatAttr fillAttr;
+  if (fill) fillAttr = b_.getF64FloatAttr(int8 ? quantize(*fill) : *fill);
+  Value out = make<tpuir::MoveOp>(name, int8 ? Type(likeType(like, outShape)) : Type(f32Type(outShape)),
+                                  ValueRange(ins), pieces.values, fillAttr);
+  (int8 ? vals_[result].i8 : vals_[result].f32) = out;
   return Status::ok();
 }
 
@@ -253,33 +279,37 @@ Status Lowerer::lowerSplit(top::SplitOp op) {
   return Status::ok();
 }
 
-// Concat along any axis: each input is a box at its offset. Constant
-// inputs of one repeated value (a channel pad spelled as a concat with
-// zeros) are the fill instead.
+// Concat along any axis: each input is a box at its offset (a constant one
+// a weight), except that constants of one repeated value (a channel pad
+// spelled as a concat with zeros) are the fill instead.
 Status Lowerer::lowerConcatMove(top::ConcatOp op) {
   auto out = shapeOf(op.getOutput());
   const size_t axis = size_t(op.getAxis());
   const auto outStrides = compactStrides(out);
-  MovePieces p;
-  std::vector<Value> ins;
+  // The one value every constant operand repeats, if there is one.
   std::optional<double> fill;
-  int64_t offset = 0;
-  for (Value v : op.getInputs()) {
-    auto in = shapeOf(v);
+  bool uniform = true;
+  for (Value v : op.getInputs())
     if (v.getDefiningOp<top::WeightOp>()) {
       auto values = weightValues(v, "a constant operand", op);
       if (!values) return noLowering(op, values.message());
-      const float first = values->empty() ? 0.0f : values->front();
-      if (llvm::any_of(*values, [&](float x) { return x != first; }) || (fill && *fill != first))
-        return noLowering(op, "a constant operand that is not one repeated value");
-      fill = first;
-    } else {
+      for (float x : *values) {
+        uniform &= !fill || *fill == x;
+        fill = x;
+      }
+    }
+  if (!uniform) fill.reset();
+  MovePieces p;
+  std::vector<Value> ins;
+  int64_t offset = 0;
+  for (Value v : op.getInputs()) {
+    auto in = shapeOf(v);
+    if (!fill || !v.getDefiningOp<top::WeightOp>()) {
       p.add(int(ins.size()), in, 0, compactStrides(in), offset * outStrides[axis], outStrides);
       ins.push_back(v);
     }
     offset += in[axis];
   }
-  if (ins.empty()) return noLowering(op, "only constant operands");
   return lowerMove(op, op.getOutput(), ins, p, fill);
 }
 
