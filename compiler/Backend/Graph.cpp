@@ -31,7 +31,7 @@ bool isInt8Like(DType t) { return t == DType::I8 || t == DType::U8; }
 
 std::array<int64_t, 4> Tensor::nchw() const {
   std::array<int64_t, 4> s{1, 1, 1, 1};
-  for (size_t i = 0; i < shape.size() && i < 4; ++i) s[i] = shape[i];
+  for (size_t i = 0; i < shape.size(); ++i) s[std::min<size_t>(i, 3)] *= shape[i];
   return s;
 }
 
@@ -76,8 +76,8 @@ Status Graph::validate() const {
   std::vector<char> defined(tensors.size(), 0);
   for (int t = 0; t < nt; ++t) {
     const Tensor &x = tensors[t];
-    if (x.shape.empty() || x.shape.size() > 4)
-      return makeError("tensor '", x.name, "': ", x.shape.size(), " dims (1..4 supported)");
+    if (x.shape.empty() || x.shape.size() > kMaxRank)
+      return makeError("tensor '", x.name, "': ", x.shape.size(), " dims (1..", kMaxRank, " supported)");
     for (int64_t d : x.shape)
       if (d < 1) return makeError("tensor '", x.name, "': dimension ", d, " < 1");
     if (x.isWeight() && x.data.size() != x.bytes())

@@ -19,8 +19,11 @@ const char *dtypeName(DType t); // numpy names: "float32", "int8", ...
 bool isInt8Like(DType t);       // I8 or U8: stored 4N in DDR
 
 // A tensor: an activation (produced by an op or a graph input) or a weight
-// (`data` non-empty, C order, dtype's bytes). Shapes have 1..4 dims and are
-// read as NCHW padded with trailing 1s ((N, K) is N x K x 1 x 1).
+// (`data` non-empty, C order, dtype's bytes). Shapes have 1..kMaxRank dims
+// and are read as NCHW padded with trailing 1s ((N, K) is N x K x 1 x 1);
+// dims past the 4th are part of w (only Move and Reshape take them: the
+// lowering refuses other ops of more than 4 dims).
+constexpr size_t kMaxRank = 8;
 struct Tensor {
   std::string name;
   std::vector<int64_t> shape;
@@ -47,6 +50,18 @@ struct WindowParams {
   bool isMax = false;        // Pool only
 };
 
+// Move: a box of up to 4 dims copied from input `input` to the output.
+// Element (i0..i3) of the box goes from the input's element src + sum
+// i_k * srcStride[k] to the output's element dst + sum i_k * dstStride[k];
+// offsets count elements of the compact C-order tensors, strides may be
+// negative or 0 (a broadcast read).
+struct MovePiece {
+  int input = 0;
+  std::array<int64_t, 4> size{1, 1, 1, 1};
+  int64_t src = 0, dst = 0;
+  std::array<int64_t, 4> srcStride{0, 0, 0, 0}, dstStride{0, 0, 0, 0};
+};
+
 // One op. Integer (int8) requantization follows BM1684: exact int32/int64
 // accumulation, + int16 bias, a per-tensor rounding right shift (half up,
 // simulator/semantics/IntArith.h), relu, saturation. See docs/codegen.md.
@@ -67,6 +82,11 @@ struct Op {
   int64_t scaleH = 1, scaleW = 1;     // Upsample
   // Slice, per NCHW dim: output element i reads input element start + i * step.
   std::array<int64_t, 4> sliceStart{0, 0, 0, 0}, sliceStep{1, 1, 1, 1};
+  // Move: the output is first filled with fillValue (int8: the integer) when
+  // `fills`, then every piece is copied in order.
+  std::vector<MovePiece> pieces;
+  bool fills = false;
+  float fillValue = 0.0f;
 };
 
 struct Graph {

@@ -58,6 +58,17 @@ struct WeightPair {
   mlir::Value weight, bias;
 };
 
+// The `pieces` of a tpu.move (kMovePieceValues per box), built from boxes
+// of any rank over the C-order tensors (Ops/DataMovement.cpp).
+struct MovePieces {
+  // Box `size` from input `input`: element i goes from src + i . srcStride
+  // to dst + i . dstStride. Dims of size 1 drop, dims that step as one
+  // merge, dims past four are walked (one piece per index).
+  void add(int input, std::vector<int64_t> size, int64_t src, std::vector<int64_t> srcStride, int64_t dst,
+           std::vector<int64_t> dstStride);
+  std::vector<int64_t> values;
+};
+
 class Lowerer;
 
 // The lowering of each Top op type.
@@ -85,6 +96,7 @@ void addElementwiseLowerings(LoweringTable &t); // Ops/Elementwise.cpp: add, mul
 void addNormalizeLowerings(LoweringTable &t);  // Ops/Normalize.cpp: batch_norm
 void addActivationLowerings(LoweringTable &t); // Ops/Activation.cpp: relu, clip, leaky_relu, table functions
 void addShapeLowerings(LoweringTable &t);      // Ops/Shape.cpp: reshape, resize, concat
+void addDataMovementLowerings(LoweringTable &t); // Ops/DataMovement.cpp: permute, pad, tile, expand, depth_to_space, gather, split
 
 // Element-wise functions the chip evaluates through a 256-entry table
 // (Ops/Activation.cpp); an int8 scalar affine before one folds into it.
@@ -143,6 +155,27 @@ public:
   Status lowerResize(top::ResizeOp op);
   Status lowerConcat(top::ConcatOp op);
   Status lowerSlice(top::SliceOp op);
+  // Ops/DataMovement.cpp
+  Status lowerPermute(top::PermuteOp op);
+  Status lowerPad(top::PadOp op);
+  Status lowerTile(top::TileOp op);
+  Status lowerExpand(top::ExpandOp op);
+  Status lowerDepthToSpace(top::DepthToSpaceOp op);
+  Status lowerGather(top::GatherOp op);
+  Status lowerSplit(top::SplitOp op);
+  Status lowerConcatMove(top::ConcatOp op);
+  Status lowerSliceMove(top::SliceOp op);
+  Status lowerReshapeMove(top::ReshapeOp op);
+  // A tpu.move `result` = pieces of `inputs` (Top values), after a fill
+  // with `fill` (int8: quantized to the result's scale).
+  Status lowerMove(mlir::Operation *op, mlir::Value result, mlir::ValueRange inputs, const MovePieces &pieces,
+                   std::optional<double> fill = std::nullopt);
+  // `inputs` in int8 at the calibrated scale of `name` (tpu.requant where
+  // an input's differs).
+  Result<std::vector<mlir::Value>> int8AtScaleOf(mlir::Operation *op, mlir::ValueRange inputs,
+                                                 const std::string &name);
+  // A graph input returned as a graph output: a copy named `name`.
+  mlir::Value copyOfInput(mlir::Value input, const std::string &name);
 
   // An op whose int8 form keeps its input's scale (relu, reshape, clip,
   // upsample...); `attrs` follow the input in the op's generated builder.

@@ -151,6 +151,7 @@ const LoweringTable &loweringTable() {
     addNormalizeLowerings(t);
     addActivationLowerings(t);
     addShapeLowerings(t);
+    addDataMovementLowerings(t);
     return t;
   }();
   return table;
@@ -160,8 +161,15 @@ const LoweringTable &loweringTable() {
 Status Lowerer::lower(Operation *op) {
   if (fused_.count(op)) return Status::ok();
   if (isa<top::WeightOp, top::NoneOp>(op)) return Status::ok();
-  for (Value r : op->getResults())
-    if (shapeOf(r).size() > 4) return noLowering(op, "a result of more than 4 dims (the back end holds 1 to 4)");
+  // Data movement works on C-order tensors of any rank; the other ops see NCHW.
+  const bool anyRank = isa<top::ReshapeOp, top::PermuteOp, top::ConcatOp, top::SliceOp, top::SplitOp, top::PadOp,
+                           top::TileOp, top::ExpandOp, top::GatherOp>(op);
+  for (Value r : op->getResults()) {
+    if (shapeOf(r).size() > backend::kMaxRank)
+      return noLowering(op, "a result of more than " + std::to_string(backend::kMaxRank) + " dims");
+    if (shapeOf(r).size() > 4 && !anyRank)
+      return noLowering(op, "a result of more than 4 dims (the back end holds 1 to 4)");
+  }
   if (const LoweringTable::Fn *fn = loweringTable().find(op)) return (*fn)(*this, op);
   return noLowering(op, "the BM1684 back end has no implementation of this op");
 }
@@ -184,6 +192,22 @@ Result<LoweredModule> Lowerer::run() {
     if (auto a = src->getAttr(attr)) fn->setAttr(attr, a);
   Block *entry = fn.addEntryBlock();
   b_.setInsertionPointToEnd(entry);
+  // A graph input no op reads (the importer made no top.input for it)
+  // stays an input of the bmodel, so the model keeps its interface.
+  std::set<unsigned> read;
+  src.walk([&](top::InputOp in) { read.insert(cast<BlockArgument>(in.getInput()).getArgNumber()); });
+  auto inputNames = src->getAttrOfType<ArrayAttr>("top.input_names");
+  for (BlockArgument arg : entry->getArguments()) {
+    if (read.count(arg.getArgNumber())) continue;
+    auto name = inputNames && arg.getArgNumber() < inputNames.size()
+                    ? dyn_cast<StringAttr>(inputNames[arg.getArgNumber()])
+                    : nullptr;
+    const std::string what = "graph input '" + (name ? name.str() : std::to_string(arg.getArgNumber())) + "'";
+    if (shapeOf(arg).empty()) return noLowering(src, what + " is an unused scalar (the back end has no rank-0 tensors)");
+    b_.create<top::InputOp>(locFor(name ? name.str() : "input_" + std::to_string(arg.getArgNumber())), arg.getType(),
+                            arg);
+  }
+  auto outputNames = src->getAttrOfType<ArrayAttr>("top.output_names");
   for (Operation &op : src.getBody().front()) {
     if (auto in = dyn_cast<top::InputOp>(op)) {
       auto arg = cast<BlockArgument>(in.getInput());
@@ -194,10 +218,13 @@ Result<LoweredModule> Lowerer::run() {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       std::vector<Value> results;
       // Outputs are fp32 and keep the model's output names.
-      for (Value v : ret.getOperands()) {
-        // The bmodel would return the input under the input's name.
-        if (auto in = v.getDefiningOp<top::InputOp>())
-          return noLowering(in, "the graph output is a graph input (no op computes it)");
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        // A copy, under the output's name (the input keeps its own).
+        if (v.getDefiningOp<top::InputOp>()) {
+          auto outputName = outputNames && i < outputNames.size() ? dyn_cast<StringAttr>(outputNames[i]) : nullptr;
+          results.push_back(copyOfInput(v, outputName ? outputName.str() : names_[v] + "_copy"));
+          continue;
+        }
         Versions &ver = vals_[v];
         if (!ver.f32) {
           ver.i8.getDefiningOp()->setLoc(locFor(names_[v] + "_i8"));

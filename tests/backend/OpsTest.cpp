@@ -376,6 +376,58 @@ TEST(BackendSlice, ReadingPastTheInputIsAnError) {
   EXPECT_EQ(st.message(), "Slice 'slice': output w = 3 from start 2 step 3 reads past the input's 8");
 }
 
+// Move boxes: NHWC -> NCHW, a 4-D permute, a concat along the batch, a constant pad, a
+// reversed broadcast read (negative and zero strides) and a rank-6 output;
+// batches of 5 and 6 put int8 items of one box into different 4N groups.
+TEST_P(OpTest, MoveBoxes) {
+  struct MoveCase {
+    const char *what;
+    std::vector<std::vector<int64_t>> ins;
+    std::vector<int64_t> out;
+    std::vector<MovePiece> pieces;
+    bool fills;
+  };
+  const MoveCase cases[] = {
+      {"NHWC to NCHW (fp32: a cw transpose)", {{2, 5, 6, 3}}, {2, 3, 5, 6}, {{0, {1, 2, 3, 30}, 0, 0, {0, 90, 1, 3}, {0, 90, 30, 1}}}, false},
+      {"permute (2, 0, 3, 1)", {{5, 3, 4, 6}}, {4, 5, 6, 3}, {{0, {4, 5, 6, 3}, 0, 0, {6, 72, 1, 24}, {90, 18, 3, 1}}}, false},
+      {"concat along n",
+       {{3, 2, 3, 5}, {2, 2, 3, 5}},
+       {5, 2, 3, 5},
+       {{0, {3, 2, 3, 5}, 0, 0, {30, 15, 5, 1}, {30, 15, 5, 1}}, {1, {2, 2, 3, 5}, 0, 90, {30, 15, 5, 1}, {30, 15, 5, 1}}},
+       false},
+      {"pad h 1/1, w 2/2", {{2, 3, 4, 5}}, {2, 3, 6, 9}, {{0, {2, 3, 4, 5}, 0, 11, {60, 20, 5, 1}, {162, 54, 9, 1}}}, true},
+      {"reversed w, broadcast c", {{6, 1, 4, 7}}, {6, 3, 4, 7}, {{0, {6, 3, 4, 7}, 6, 0, {28, 0, 7, -1}, {84, 28, 7, 1}}}, false},
+      {"rank 6", {{2, 3, 4, 5}}, {2, 5, 1, 4, 1, 3}, {{0, {2, 5, 4, 3}, 0, 0, {60, 1, 5, 20}, {60, 12, 3, 1}}}, false},
+  };
+  for (const auto &mc : cases) {
+    GraphBuilder gb;
+    std::vector<int> ins;
+    for (size_t i = 0; i < mc.ins.size(); ++i) ins.push_back(gb.act("x" + std::to_string(i), mc.ins[i], t()));
+    int y = gb.act("y", mc.out, t());
+    Op &o = gb.op(OpKind::Move, "move", ins, y);
+    o.pieces = mc.pieces, o.fills = mc.fills, o.fillValue = int8() ? -3.0f : -1.5f;
+    gb.g.inputs = ins, gb.g.outputs = {y};
+    SCOPED_TRACE(mc.what);
+    expectMatchesReference(gb.g, opts(), 7, /*fp32BitExact=*/true);
+  }
+}
+
+TEST(BackendMove, BoxesOutsideTheTensorsOrGapsAreErrors) {
+  auto check = [](MovePiece piece, const char *message) {
+    GraphBuilder gb;
+    int x = gb.act("x", {1, 2, 3, 4}, DType::F32), y = gb.act("y", {1, 2, 3, 4}, DType::F32);
+    gb.op(OpKind::Move, "move", {x}, y).pieces = {piece};
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    auto st = gb.g.validate();
+    ASSERT_FALSE(st.isOk());
+    EXPECT_EQ(st.message(), message);
+  };
+  check({0, {1, 1, 1, 24}, 1, 0, {0, 0, 0, 1}, {0, 0, 0, 1}}, "Move 'move': piece 0 reads elements [1, 24] of 24");
+  check({0, {1, 1, 1, 24}, 0, 0, {0, 0, 0, 1}, {0, 0, 0, -1}}, "Move 'move': piece 0 writes elements [-23, 0] of 24");
+  check({0, {1, 1, 1, 23}, 0, 0, {0, 0, 0, 1}, {0, 0, 0, 1}},
+        "Move 'move': output element 23 is written by no piece and not filled");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backend, OpTest,
                          testing::Values(Case{DType::F32, false}, Case{DType::I8, false},
                                          Case{DType::F32, true}, Case{DType::I8, true}),

@@ -109,6 +109,21 @@ tpu::Status exportExtra(SliceOp op, tpu::backend::Op &o) {
   return tpu::Status::ok();
 }
 
+tpu::Status exportExtra(MoveOp op, tpu::backend::Op &o) {
+  auto p = op.getPieces();
+  if (p.size() % kMovePieceValues) return tpu::makeError("pieces needs 15 values per box");
+  for (size_t i = 0; i < p.size(); i += kMovePieceValues) {
+    tpu::backend::MovePiece m;
+    m.input = int(p[i]);
+    for (int k = 0; k < 4; ++k)
+      m.size[k] = p[i + 1 + k], m.srcStride[k] = p[i + 6 + k], m.dstStride[k] = p[i + 11 + k];
+    m.src = p[i + 5], m.dst = p[i + 10];
+    o.pieces.push_back(m);
+  }
+  if (auto fill = op.getFill()) o.fills = true, o.fillValue = float(fill->convertToDouble());
+  return tpu::Status::ok();
+}
+
 } // namespace
 
 tpu::Result<tpu::backend::Tensor> backendTensor(Value v, std::string name, bool isWeight) {

@@ -28,6 +28,9 @@ mlir::LogicalResult verifyTpuOp(mlir::Operation *op);
 #pragma GCC diagnostic pop
 
 namespace tpuir {
+// tpu.move's `pieces`: values per box (input, 4 sizes, source offset and 4
+// strides, destination offset and 4 strides).
+constexpr size_t kMovePieceValues = 15;
 // An int8 activation type: element i8 (ui8 if isUnsigned), encoding = its
 // scale (f32 attr).
 mlir::RankedTensorType int8Type(llvm::ArrayRef<int64_t> shape, float scale, mlir::MLIRContext *ctx,

@@ -143,5 +143,10 @@ def Tpu_CastOp : Tpu_SimpleOp<"cast", "Cast",
     (ins Tpu_Activation:$input)>;
 def Tpu_RequantOp : Tpu_SimpleOp<"requant", "Requant", "int8 -> int8 with another scale: x*m0 >> rshift",
     (ins Tpu_Activation:$input)>;
+def Tpu_MoveOp : Tpu_SimpleOp<"move", "Move",
+    "Strided copies of input boxes into the output, after a fill with `fill` when given (int8: same scale, "
+    "the fill an integer); `pieces` holds 15 values per box: input index, 4 sizes, source offset, 4 source "
+    "strides, destination offset, 4 destination strides (elements of the C-order tensors)",
+    (ins Variadic<Tpu_Activation>:$inputs, DenseI64ArrayAttr:$pieces, OptionalAttr<F64Attr>:$fill)>;
 
 #endif // TPU_OPS_TD

@@ -1,7 +1,9 @@
-// Shape family: top.reshape (batch kept), top.resize (nearest, integer
-// factors: tpu.upsample), top.concat (channels; int8 inputs of another scale
-// get a tpu.requant), top.slice (positive steps, rank <= 4: tpu.slice, int8
-// keeps the scale).
+// Shape family: top.reshape (a view; int8 keeps the batch, else a
+// tpu.move), top.resize (nearest, integer factors: tpu.upsample),
+// top.concat (channels of rank <= 4; int8 inputs of another scale get a
+// tpu.requant; other axes and constant inputs: tpu.move), top.slice
+// (positive steps, rank <= 4: tpu.slice, int8 keeps the scale; negative
+// steps: tpu.move).
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -11,8 +13,8 @@ namespace tpu::lowering {
 
 Status Lowerer::lowerReshape(top::ReshapeOp op) {
   auto outShape = shapeOf(op.getOutput()), inShape = shapeOf(op->getOperand(0));
-  if (outShape.empty() || inShape.empty() || outShape[0] != inShape[0])
-    return noLowering(op, "a reshape that changes the batch dimension");
+  if (outShape.empty() || inShape.empty()) return noLowering(op, "a scalar");
+  if (outShape[0] != inShape[0] && wantInt8(names_[op.getOutput()])) return lowerReshapeMove(op);
   return lowerSameScale<tpuir::ReshapeOp>(op);
 }
 
@@ -39,28 +41,16 @@ Status Lowerer::lowerConcat(top::ConcatOp c) {
   Value result = c.getOutput();
   const std::string name = names_[result];
   auto outShape = shapeOf(result);
-  if (c.getAxis() != 1) return noLowering(op, "concatenation along an axis other than channels (1)");
+  const bool constantInput =
+      llvm::any_of(c.getInputs(), [](Value v) { return bool(v.getDefiningOp<top::WeightOp>()); });
+  if (c.getAxis() != 1 || outShape.size() > 4 || constantInput) return lowerConcatMove(c);
   std::vector<Value> ins;
   if (wantInt8(name)) {
-    const float so = scaleOf(name);
-    for (Value v : c.getInputs()) {
-      if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
-      Value x = i8(v);
-      float si = scaleOfValue(x);
-      if (si != so || isUnsigned(x) != unsignedOf(name)) {
-        auto r = chooseShift({{double(si) / so, 16383}});
-        if (!r) return noLowering(op, "an input scale that no int16 multiplier maps to the output's");
-        x = make<tpuir::RequantOp>(names_[v] + "_requant", qType(shapeOf(v), name), x, false, uint64_t(*r),
-                                   ArrayRef<int64_t>{fixedPoint(double(si) / so, *r)});
-      }
-      ins.push_back(x);
-    }
-    vals_[result].i8 = make<tpuir::ConcatOp>(name, qType(outShape, name), ValueRange(ins));
+    auto r = int8AtScaleOf(op, c.getInputs(), name);
+    if (!r) return r.status();
+    vals_[result].i8 = make<tpuir::ConcatOp>(name, qType(outShape, name), ValueRange(*r));
   } else {
-    for (Value v : c.getInputs()) {
-      if (v.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
-      ins.push_back(f32(v));
-    }
+    for (Value v : c.getInputs()) ins.push_back(f32(v));
     vals_[result].f32 = make<tpuir::ConcatOp>(name, f32Type(outShape), ValueRange(ins));
   }
   return Status::ok();
@@ -69,15 +59,11 @@ Status Lowerer::lowerConcat(top::ConcatOp c) {
 Status Lowerer::lowerSlice(top::SliceOp s) {
   Operation *op = s;
   auto inShape = shapeOf(s.getInput()), outShape = shapeOf(s.getOutput());
-  // Rank > 4 is refused for every op before its lowering runs (Lowerer::lower).
   if (s.getInput().getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
-  auto steps = s.getSteps();
-  for (size_t d = 0; d < steps.size(); ++d)
-    if (steps[d] < 1)
-      return noLowering(op, "step " + std::to_string(steps[d]) + " on axis " + std::to_string(d) +
-                                " (only positive steps)");
   for (int64_t d : outShape)
     if (d < 1) return noLowering(op, "an empty result");
+  auto steps = s.getSteps();
+  if (inShape.size() > 4 || llvm::any_of(steps, [](int64_t step) { return step < 1; })) return lowerSliceMove(s);
   return lowerSameScale<tpuir::SliceOp>(op, s.getStarts(), steps);
 }
 

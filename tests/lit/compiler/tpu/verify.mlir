@@ -185,3 +185,27 @@ func.func @slice_starts_per_dim(%x: tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32> 
   %0 = "tpu.slice"(%x) <{starts = array<i64: 0, 1>, steps = array<i64: 1, 2>}> : (tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32>
   return %0 : tensor<1x2x8x8xf32>
 }
+
+// -----
+
+func.func @move_pieces_of_15(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  // expected-error @+1 {{'tpu.move' op pieces needs 15 values per box}}
+  %0 = "tpu.move"(%x) <{pieces = array<i64: 0, 1, 1, 1, 4>}> : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @move_past_the_input(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  // expected-error @+1 {{'tpu.move' op Move 'result': piece 0 reads elements [1, 4] of 4}}
+  %0 = "tpu.move"(%x) <{pieces = array<i64: 0, 1, 1, 1, 4, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1>}> : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @move_int8_fill_is_an_integer(%x: tensor<1x2xi8, 0.5 : f32>) -> tensor<1x4xi8, 0.5 : f32> {
+  // expected-error @+1 {{'tpu.move' op Move 'result': int8 fill value 0.5 is not an integer of the output type}}
+  %0 = "tpu.move"(%x) <{fill = 0.5 : f64, pieces = array<i64: 0, 1, 1, 1, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1>}> : (tensor<1x2xi8, 0.5 : f32>) -> tensor<1x4xi8, 0.5 : f32>
+  return %0 : tensor<1x4xi8, 0.5 : f32>
+}

@@ -1,0 +1,264 @@
+// Move: pure data movement in DDR (from activations or coefficients). The
+// output is optionally filled with a constant (GDMA fill), then each piece
+// (Graph.h MovePiece) is one strided S2S copy (or cw transpose,
+// emitCommand); permute, concat on any axis, pad, tile, expand, gather of
+// constant indices, depth-to-space and reversed slices are all pieces.
+// A piece becomes several commands where one cannot express it: a negative
+// stride (GDMA strides are unsigned) is walked index by index, a size past
+// 65535 is cut, and an int8 piece is cut until each command stays inside
+// one batch item on both sides (4N packs four items into a word: only
+// within an item are element addresses an affine function of the index).
+#include "compiler/Backend/Emit.h"
+#include "compiler/Backend/OpRegistry.h"
+#include "compiler/Backend/OpValidation.h"
+#include "compiler/Backend/ReferenceEval.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+namespace tpu::backend {
+
+namespace {
+
+using namespace emit;
+
+// The lowest and highest element a box reads or writes from `base`.
+std::pair<int64_t, int64_t> extent(const std::array<int64_t, 4> &size, int64_t base,
+                                   const std::array<int64_t, 4> &stride) {
+  int64_t lo = base, hi = base;
+  for (int k = 0; k < 4; ++k) {
+    const int64_t span = (size[k] - 1) * stride[k];
+    (span < 0 ? lo : hi) += span;
+  }
+  return {lo, hi};
+}
+
+Status validateMove(const OpCheck &c) {
+  const int64_t outCount = c.y.numel();
+  for (size_t i = 0; i < c.op.inputs.size(); ++i) {
+    const Tensor &x = c.in(i);
+    if (x.dtype != c.y.dtype || (c.int8 && !x.isWeight() && x.scale != c.y.scale))
+      return makeError("input '", x.name, "': a move keeps the dtype and scale");
+  }
+  if (c.op.fills && c.int8) {
+    const float v = c.op.fillValue;
+    if (v != std::nearbyint(v) || v < (c.y.dtype == DType::U8 ? 0 : -128) || v > (c.y.dtype == DType::U8 ? 255 : 127))
+      return makeError("int8 fill value ", v, " is not an integer of the output type");
+  }
+  std::vector<char> written(size_t(outCount), c.op.fills);
+  for (size_t p = 0; p < c.op.pieces.size(); ++p) {
+    const MovePiece &m = c.op.pieces[p];
+    if (m.input < 0 || size_t(m.input) >= c.op.inputs.size())
+      return makeError("piece ", p, " reads input ", m.input, " of ", c.op.inputs.size());
+    for (int64_t s : m.size)
+      if (s < 1) return makeError("piece ", p, " has a size ", s, " < 1");
+    const auto [slo, shi] = extent(m.size, m.src, m.srcStride);
+    const auto [dlo, dhi] = extent(m.size, m.dst, m.dstStride);
+    if (slo < 0 || shi >= c.in(size_t(m.input)).numel())
+      return makeError("piece ", p, " reads elements [", slo, ", ", shi, "] of ", c.in(size_t(m.input)).numel());
+    if (dlo < 0 || dhi >= outCount)
+      return makeError("piece ", p, " writes elements [", dlo, ", ", dhi, "] of ", outCount);
+    for (int64_t a = 0; a < m.size[0]; ++a)
+      for (int64_t b = 0; b < m.size[1]; ++b)
+        for (int64_t h = 0; h < m.size[2]; ++h)
+          for (int64_t w = 0; w < m.size[3]; ++w)
+            written[size_t(m.dst + a * m.dstStride[0] + b * m.dstStride[1] + h * m.dstStride[2] +
+                           w * m.dstStride[3])] = 1;
+  }
+  for (int64_t i = 0; i < outCount; ++i)
+    if (!written[size_t(i)]) return makeError("output element ", i, " is written by no piece and not filled");
+  return Status::ok();
+}
+
+void evaluateMove(const RefArgs &r, Bytes &out) {
+  const size_t e = dtypeBytes(r.y.dtype);
+  out.assign(r.count * e, 0);
+  if (r.op.fills) {
+    if (r.isInt) {
+      const int8_t v = int8_t(int(r.op.fillValue)); // uint8 values 128..255 keep their bits
+      std::memset(out.data(), uint8_t(v), out.size());
+    } else {
+      for (size_t i = 0; i < r.count; ++i) std::memcpy(&out[i * e], &r.op.fillValue, e);
+    }
+  }
+  for (const MovePiece &m : r.op.pieces) {
+    const Bytes &x = *r.in[size_t(m.input)];
+    for (int64_t a = 0; a < m.size[0]; ++a)
+      for (int64_t b = 0; b < m.size[1]; ++b)
+        for (int64_t h = 0; h < m.size[2]; ++h)
+          for (int64_t w = 0; w < m.size[3]; ++w) {
+            const int64_t s = m.src + a * m.srcStride[0] + b * m.srcStride[1] + h * m.srcStride[2] + w * m.srcStride[3];
+            const int64_t d = m.dst + a * m.dstStride[0] + b * m.dstStride[1] + h * m.dstStride[2] + w * m.dstStride[3];
+            std::memcpy(&out[size_t(d) * e], &x[size_t(s) * e], e);
+          }
+  }
+}
+
+// One S2S copy: byte offsets from the tensors' addresses, strides in
+// elements of the dtype.
+struct MoveCommand {
+  int input;
+  uint64_t srcOffset, dstOffset;
+  std::array<int64_t, 4> shape, srcStride, dstStride;
+};
+
+// Where element `f` of a tensor starts (bytes) and the element step in DDR.
+struct DdrLayout {
+  int64_t itemElems;  // C*H*W
+  bool n4;            // int8 4N: four items share each word
+  int64_t bytes;      // element bytes
+  int64_t item(int64_t f) const { return f / itemElems; }
+  uint64_t offset(int64_t f) const {
+    if (!n4) return uint64_t(f * bytes);
+    const int64_t n = item(f);
+    return uint64_t((n / 4) * 4 * itemElems + n % 4 + (f - n * itemElems) * 4);
+  }
+  int64_t step() const { return n4 ? 4 : 1; }
+};
+
+// Weights are compact C order in DDR, int8 ones too.
+DdrLayout layoutOf(const Tensor &t) {
+  const auto s = t.nchw();
+  return {s[1] * s[2] * s[3], isInt8Like(t.dtype) && !t.isWeight(), int64_t(dtypeBytes(t.dtype))};
+}
+
+// The commands of one piece (see the file comment for the cuts).
+void commandsOf(MovePiece m, const DdrLayout &x, const DdrLayout &y, const std::function<void(const MoveCommand &)> &fn) {
+  for (int k = 0; k < 4; ++k)
+    if (m.size[k] == 1) m.srcStride[k] = m.dstStride[k] = 0;
+  auto cut = [&](int k, int64_t from, int64_t count) {
+    MovePiece part = m;
+    part.src += from * m.srcStride[k], part.dst += from * m.dstStride[k], part.size[k] = count;
+    commandsOf(part, x, y, fn);
+  };
+  for (int k = 0; k < 4; ++k)
+    if (m.srcStride[k] < 0 || m.dstStride[k] < 0) {
+      for (int64_t i = 0; i < m.size[k]; ++i) cut(k, i, 1);
+      return;
+    }
+  for (int k = 0; k < 4; ++k)
+    if (m.size[k] > 0xFFFF) {
+      for (int64_t i = 0; i < m.size[k]; i += 0xFFFF) cut(k, i, std::min<int64_t>(0xFFFF, m.size[k] - i));
+      return;
+    }
+  auto insideItems = [&](const MovePiece &p) {
+    const auto [slo, shi] = extent(p.size, p.src, p.srcStride);
+    const auto [dlo, dhi] = extent(p.size, p.dst, p.dstStride);
+    return (!x.n4 || x.item(slo) == x.item(shi)) && (!y.n4 || y.item(dlo) == y.item(dhi));
+  };
+  if (!insideItems(m)) {
+    // Cut the outermost dim into the longest runs that stay inside items
+    // (a run of one that still crosses is cut further inside).
+    int k = 0;
+    while (m.size[k] == 1) ++k;
+    for (int64_t i = 0; i < m.size[k];) {
+      int64_t len = 1;
+      auto run = [&](int64_t l) {
+        MovePiece part = m;
+        part.src += i * m.srcStride[k], part.dst += i * m.dstStride[k], part.size[k] = l;
+        return part;
+      };
+      while (i + len < m.size[k] && insideItems(run(len + 1))) ++len;
+      cut(k, i, len);
+      i += len;
+    }
+    return;
+  }
+  MoveCommand c{m.input, x.offset(m.src), y.offset(m.dst), m.size, {}, {}};
+  for (int k = 0; k < 4; ++k) c.srcStride[k] = m.srcStride[k] * x.step(), c.dstStride[k] = m.dstStride[k] * y.step();
+  fn(c);
+}
+
+void forEachCommand(const Graph &g, const Op &op, const std::function<void(const MoveCommand &)> &fn) {
+  const DdrLayout y = layoutOf(g.tensors[size_t(op.output)]);
+  for (const MovePiece &m : op.pieces) commandsOf(m, layoutOf(g.tensors[size_t(op.inputs[size_t(m.input)])]), y, fn);
+}
+
+std::array<uint32_t, 4> u32s(const std::array<int64_t, 4> &v) { return {u32(v[0]), u32(v[1]), u32(v[2]), u32(v[3])}; }
+
+// Fills every DDR byte of the output (int8: the 4N padding slots too) with
+// the constant, as rows of up to 32768 elements.
+void emitFill(Emitter &e, const Op &op) {
+  const DTensor y = e.ddr(op.output);
+  const Tensor &t = e.g.tensors[size_t(op.output)];
+  const int64_t itemElems = y.s[1] * y.s[2] * y.s[3];
+  const int64_t count = y.n4() ? (y.s[0] + 3) / 4 * 4 * itemElems : t.numel();
+  uint32_t bits = 0;
+  if (y.n4()) bits = uint8_t(int8_t(int(op.fillValue)));
+  else std::memcpy(&bits, &op.fillValue, 4);
+  const int64_t row = std::min<int64_t>(count, 32768), rows = count / row, rest = count % row;
+  auto fill = [&](uint64_t at, int64_t h, int64_t w) {
+    isa::GdmaCommand c;
+    c.direction = isa::GdmaDirection::S2S, c.specialFunc = isa::GdmaSpecialFunc::ConstantFill;
+    c.constantValue = bits;
+    c.dst.addr = c.src.addr = y.addr + at, c.dst.format = c.src.format = formatOf(y.dtype);
+    c.dst.shape = c.src.shape = {1, 1, u32(h), u32(w)};
+    c.dst.stride = c.src.stride = {0, 0, u32(w), 1};
+    e.b->gdma(c, 0);
+  };
+  fill(0, rows, row);
+  if (rest) fill(uint64_t(rows * row) * dtypeBytes(y.dtype), 1, rest);
+}
+
+// One command. A copy walks source and destination in the same order, so
+// when the destination's contiguous dim is strided in the source (a
+// permute that moves the last dim: NHWC -> NCHW) every source element is a
+// burst of its own; if another dim is contiguous in the source, a cw
+// transpose (dst(n, w, h, c) = src(n, c, h, w)) reads along that dim and
+// writes along the destination's: runs on both sides. fp32 only (int8 4N
+// elements are 4 bytes apart on both sides anyway).
+void emitCommand(Emitter &e, uint64_t src, uint64_t dst, const MoveCommand &c, DType t) {
+  int dstRun = -1, srcRun = -1;
+  for (int k = 0; k < 4; ++k) {
+    if (c.shape[k] > 1 && c.dstStride[k] == 1) dstRun = k;
+    if (c.shape[k] > 1 && c.srcStride[k] == 1) srcRun = k;
+  }
+  if (isInt8Like(t) || dstRun < 0 || srcRun < 0 || dstRun == srcRun) {
+    e.s2s(src, u32s(c.srcStride), dst, u32s(c.dstStride), u32s(c.shape), t, 0);
+    return;
+  }
+  std::array<int, 2> other{};
+  for (int k = 0, o = 0; k < 4; ++k)
+    if (k != dstRun && k != srcRun) other[size_t(o++)] = k;
+  // Destination (n, c, h, w) = dims (other0, srcRun, other1, dstRun); the
+  // source the same dims with c and w swapped.
+  const std::array<int, 4> dims{other[0], srcRun, other[1], dstRun}, srcDims{other[0], dstRun, other[1], srcRun};
+  isa::GdmaCommand g;
+  g.direction = isa::GdmaDirection::S2S, g.specialFunc = isa::GdmaSpecialFunc::CwTranspose;
+  g.src.addr = src, g.dst.addr = dst, g.src.format = g.dst.format = formatOf(t);
+  for (int k = 0; k < 4; ++k) {
+    g.dst.shape[size_t(k)] = u32(c.shape[size_t(dims[k])]), g.dst.stride[size_t(k)] = u32(c.dstStride[size_t(dims[k])]);
+    g.src.shape[size_t(k)] = u32(c.shape[size_t(srcDims[k])]);
+    g.src.stride[size_t(k)] = u32(c.srcStride[size_t(srcDims[k])]);
+  }
+  e.b->gdma(g, 0);
+}
+
+void emitMove(Emitter &e, const Op &op) {
+  if (op.fills) emitFill(e, op);
+  const DTensor y = e.ddr(op.output);
+  forEachCommand(e.g, op, [&](const MoveCommand &c) {
+    const DTensor x = e.ddr(op.inputs[size_t(c.input)]);
+    emitCommand(e, x.addr + c.srcOffset, y.addr + c.dstOffset, c, x.dtype);
+  });
+}
+
+// A command's strides are 32 bits.
+Status encodableMove(const Graph &g, const Op &op) {
+  Status st = Status::ok();
+  forEachCommand(g, op, [&](const MoveCommand &c) {
+    for (int k = 0; k < 4; ++k)
+      if (st.isOk() && (c.srcStride[k] > 0xFFFFFFFFll || c.dstStride[k] > 0xFFFFFFFFll))
+        st = makeError("a piece's stride exceeds the 32 bits of a GDMA stride");
+  });
+  return st;
+}
+
+} // namespace
+
+namespace ops {
+const OpImpl Move{OpKind::Move, validateMove, evaluateMove, nullptr, emitMove, encodableMove};
+} // namespace ops
+
+} // namespace tpu::backend
