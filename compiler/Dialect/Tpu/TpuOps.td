@@ -143,5 +143,10 @@ def Tpu_CastOp : Tpu_SimpleOp<"cast", "Cast",
     (ins Tpu_Activation:$input)>;
 def Tpu_RequantOp : Tpu_SimpleOp<"requant", "Requant", "int8 -> int8 with another scale: x*m0 >> rshift",
     (ins Tpu_Activation:$input)>;
+def Tpu_UnaryOp : Tpu_SimpleOp<"unary", "Unary",
+    "fp32 function `function` (exp, log, tanh, erf, sin, ...; compiler/Backend/FloatKernels.h) as a program of "
+    "TIU commands, parameters alpha and beta where it has them (int8: a lut)",
+    (ins Tpu_Activation:$input, StrAttr:$function, DefaultValuedAttr<F64Attr, "0.0">:$alpha,
+         DefaultValuedAttr<F64Attr, "0.0">:$beta)>;
 
 #endif // TPU_OPS_TD

@@ -185,3 +185,19 @@ func.func @slice_starts_per_dim(%x: tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32> 
   %0 = "tpu.slice"(%x) <{starts = array<i64: 0, 1>, steps = array<i64: 1, 2>}> : (tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32>
   return %0 : tensor<1x2x8x8xf32>
 }
+
+// -----
+
+func.func @unary_unknown_function(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'tpu.unary' op unknown function 'expp'}}
+  %0 = "tpu.unary"(%x) <{function = "expp"}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @unary_int8(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32> {
+  // expected-error @+1 {{'tpu.unary' op Unary 'result': int8 exp is a Lut op}}
+  %0 = "tpu.unary"(%x) <{function = "exp"}> : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32>
+  return %0 : tensor<1x4x8x8xi8, 0.25 : f32>
+}
