@@ -418,6 +418,15 @@ const KernelProgram &powKernel() {
   return p;
 }
 
+const KernelProgram &preluKernel() {
+  static const KernelProgram p = [] {
+    Recipe R(2);
+    V a = R.in(0);
+    return R.finish(R.add(R.max(a, f(0.0f)), R.mul(R.min(a, f(0.0f)), R.in(1))));
+  }();
+  return p;
+}
+
 float runKernel(const KernelProgram &p, const float *in) {
   std::array<Cell, 64> reg{};
   assert(1 + p.inputs + p.temps <= reg.size());

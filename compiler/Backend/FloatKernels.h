@@ -55,6 +55,8 @@ std::optional<KernelProgram> unaryKernel(kernels::UnaryKind kind, float a = 0.0f
 // pow(a, b) of two fp32 inputs: exp(b * log|a|), negative for a < 0 and an
 // odd integer b, 1 for b = 0.
 const KernelProgram &powKernel();
+// prelu(a, slope b) = max(a, 0) + min(a, 0) * b.
+const KernelProgram &preluKernel();
 // The result of a program on one element (`in` holds p.inputs values).
 float runKernel(const KernelProgram &p, const float *in);
 

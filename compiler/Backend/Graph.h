@@ -94,6 +94,13 @@ struct TransposedPads {
 };
 TransposedPads transposedPads(const Op &op, const Tensor &x, const Tensor &y);
 
+// NumPy broadcasting of an element-wise input against the output: the
+// input's dims right-aligned with the output's, as NCHW (1 = broadcast).
+std::array<int64_t, 4> broadcastNchw(const Tensor &in, const Tensor &out);
+// A weight read as one value per channel by Add/Sub/Mul/Max/Min (their
+// second input): [C] or [1, C, 1, 1] against an output of C channels.
+bool isChannelWeight(const Tensor &w, const Tensor &out);
+
 // Output spatial size of a window op for an input extent (floor division;
 // the output tensor may be larger by one for ceil mode: extra end padding).
 int64_t windowOutput(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t padA,

@@ -575,3 +575,97 @@ TEST(BackendUnary, RejectsInt8AndFunctionsWithoutRecipe) {
 
 } // namespace unary
 } // namespace
+
+// ---- binary element-wise ops with NumPy broadcasting -----------------------
+namespace {
+
+// The second input (or the first) broadcast along every combination of dims
+// the tests cover; the commands compute the reference bit for bit.
+struct BinaryCase {
+  std::vector<int64_t> a, b, y;
+};
+const std::vector<BinaryCase> &broadcastCases() {
+  static const std::vector<BinaryCase> v = {
+      {{3, 70, 7, 9}, {3, 70, 7, 9}, {3, 70, 7, 9}}, {{3, 70, 7, 9}, {1, 70, 1, 9}, {3, 70, 7, 9}},
+      {{3, 70, 7, 9}, {3, 1, 7, 1}, {3, 70, 7, 9}},  {{1, 1, 1, 1}, {3, 70, 7, 9}, {3, 70, 7, 9}},
+      {{3, 1, 7, 9}, {1, 70, 1, 1}, {3, 70, 7, 9}},  {{5, 6, 11}, {11}, {5, 6, 11}},
+      {{4, 1}, {1, 66}, {4, 66}},
+  };
+  return v;
+}
+
+TEST(BackendBinary, Fp32BroadcastEveryKind) {
+  for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Max, OpKind::Min, OpKind::Pow,
+                   OpKind::PRelu})
+    for (const BinaryCase &bc : broadcastCases())
+      for (bool small : {false, true}) {
+        GraphBuilder gb;
+        int a = gb.act("a", bc.a, DType::F32), b = gb.act("b", bc.b, DType::F32), y = gb.act("y", bc.y, DType::F32);
+        // Pow of positive bases (a negative base with a fractional exponent is NaN).
+        int base = a;
+        if (k == OpKind::Pow) {
+          base = gb.act("pos", bc.a, DType::F32);
+          Op &sh = gb.op(OpKind::Affine, "shift", {a}, base);
+          sh.alpha = 2.0f, sh.beta = 2.5f;
+        }
+        Op &o = gb.op(k, "op", {base, b}, y);
+        o.relu = k == OpKind::Add;
+        gb.g.inputs = {a, b}, gb.g.outputs = {y};
+        SCOPED_TRACE(std::string(opKindName(k)) + " " + std::to_string(bc.b.size()) + (small ? " sliced" : ""));
+        Options opt;
+        if (small) opt.hw = smallLmem(8 * 1024);
+        expectMatchesReference(gb.g, opt, 7, /*fp32BitExact=*/true);
+      }
+}
+
+TEST(BackendBinary, Fp32WeightOperands) {
+  // c / x with a broadcast constant numerator; prelu with a per-channel slope.
+  for (OpKind k : {OpKind::Div, OpKind::PRelu, OpKind::Sub}) {
+    GraphBuilder gb;
+    int x = gb.act("x", {2, 67, 5, 6}, DType::F32), y = gb.act("y", {2, 67, 5, 6}, DType::F32);
+    std::vector<int> in = k == OpKind::Div ? std::vector<int>{gb.weight("c", {1, 1, 5, 6}, DType::F32), x}
+                                           : std::vector<int>{x, gb.weight("s", {67}, DType::F32)};
+    gb.op(k, "op", in, y);
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE(opKindName(k));
+    expectMatchesReference(gb.g, Options{}, 7, /*fp32BitExact=*/true);
+  }
+}
+
+TEST(BackendBinary, Int8SubMinAndBroadcast) {
+  for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Max, OpKind::Min})
+    for (const BinaryCase &bc : broadcastCases()) {
+      if (bc.a.size() != bc.b.size()) continue; // int8 broadcasts within one rank
+      GraphBuilder gb;
+      int a = gb.act("a", bc.a, DType::I8, 0.05f), b = gb.act("b", bc.b, DType::I8, 0.02f);
+      int y = gb.act("y", bc.y, DType::I8, 0.04f);
+      Op &o = gb.op(k, "op", {a, b}, y);
+      o.multipliers = k == OpKind::Mul ? std::vector<int32_t>{57} : std::vector<int32_t>{11, -9};
+      o.rshift = k == OpKind::Mul ? 10 : 4;
+      gb.g.inputs = {a, b}, gb.g.outputs = {y};
+      SCOPED_TRACE(opKindName(k));
+      for (bool small : {false, true}) {
+        Options opt;
+        if (small) opt.hw = smallLmem();
+        expectMatchesReference(gb.g, opt);
+      }
+    }
+}
+
+TEST(BackendBinary, RejectsWhatTheChipCannotDo) {
+  auto check = [](OpKind k, std::vector<int64_t> as, DType t, const std::string &want) {
+    GraphBuilder gb;
+    int a = gb.act("a", as, t, 0.1f), b = gb.act("b", {1, 4, 3, 3}, t, 0.1f), y = gb.act("y", {1, 4, 3, 3}, t, 0.1f);
+    Op &o = gb.op(k, "op", {a, b}, y);
+    if (t != DType::F32) o.multipliers = {1, 1};
+    gb.g.inputs = {a, b}, gb.g.outputs = {y};
+    auto st = gb.g.validate();
+    ASSERT_FALSE(st) << want;
+    EXPECT_NE(st.message().find(want), std::string::npos) << st.message();
+  };
+  check(OpKind::Div, {1, 4, 3, 3}, DType::I8, "int8 Div is not a chip op (fp32 only)");
+  check(OpKind::Sub, {1, 4, 3, 2}, DType::F32, "input 'a' shape [1, 4, 3, 2] does not broadcast to the output's [1, 4, 3, 3]");
+  check(OpKind::Min, {4, 3, 3}, DType::I8, "int8 input 'a' must have the output's rank (4 dims)");
+}
+
+} // namespace

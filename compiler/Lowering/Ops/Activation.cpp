@@ -103,25 +103,29 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
 }
 
 Status Lowerer::lowerClip(top::ClipOp c) {
-  const std::string name = names_[c.getOutput()];
-  double lo = c.getMin().convertToDouble(), hi = c.getMax().convertToDouble();
+  return lowerClipRange(c, c.getMin().convertToDouble(), c.getMax().convertToDouble());
+}
+
+Status Lowerer::lowerClipRange(Operation *op, double lo, double hi) {
+  const std::string name = names_[op->getResult(0)];
   if (wantInt8(name)) {
-    Value x = i8(c.getInput());
+    Value x = i8(op->getOperand(0));
     float s = scaleOfValue(x);
     lo = double(clampTo(std::lround(std::max(lo, -1e9) / s), lowest(x), highest(x)));
     hi = double(clampTo(std::lround(std::min(hi, 1e9) / s), lowest(x), highest(x)));
   }
-  return lowerSameScale<tpuir::ClipOp>(c, f64(lo), f64(hi));
+  return lowerSameScale<tpuir::ClipOp>(op, f64(lo), f64(hi));
 }
 
-Status Lowerer::lowerLeakyRelu(top::LeakyReluOp l) {
-  const std::string name = names_[l.getOutput()];
-  double alpha = l.getAlpha().convertToDouble();
-  if (alpha < 0 || alpha > 1) return noLowering(l, "a slope outside [0, 1]");
-  if (!wantInt8(name)) return lowerSameScale<tpuir::LeakyReluOp>(l, f64(alpha));
+Status Lowerer::lowerLeakyRelu(top::LeakyReluOp l) { return lowerLeakySlope(l, l.getAlpha().convertToDouble()); }
+
+Status Lowerer::lowerLeakySlope(Operation *op, double alpha) {
+  const std::string name = names_[op->getResult(0)];
+  if (alpha < 0 || alpha > 1) return noLowering(op, "a slope outside [0, 1]");
+  if (!wantInt8(name)) return lowerSameScale<tpuir::LeakyReluOp>(op, f64(alpha));
   auto r = chooseShift({{alpha, 127}}); // alpha <= 1 always fits with r = 0
   std::vector<int64_t> multiplier{fixedPoint(alpha, *r)};
-  return lowerSameScale<tpuir::LeakyReluOp>(l, f64(alpha), false, uint64_t(*r), ArrayRef<int64_t>(multiplier));
+  return lowerSameScale<tpuir::LeakyReluOp>(op, f64(alpha), false, uint64_t(*r), ArrayRef<int64_t>(multiplier));
 }
 
 void addActivationLowerings(LoweringTable &t) {
