@@ -1,7 +1,6 @@
 // Internal to compiler/Backend: the emitter the element-wise kinds share
 // (one output element from the same element of each input): the slicing,
-// buffers, loads, stores, the broadcast second input and per-channel
-// weights. Each kind's file derives from it and writes its TIU commands
+// buffers, loads, stores, NumPy-broadcast inputs and per-channel weights. Each kind's file derives from it and writes its TIU commands
 // (computeOn) and, when it needs them, scratch buffers and fixed buffers.
 #pragma once
 
@@ -13,19 +12,30 @@ namespace tpu::backend::emit {
 
 class ElementwiseOp : public SlicedOp, public LocalOp {
 public:
-  // perChannelWeights: the weight inputs are one value per channel (the
-  // second input of Add/Mul/Max, the scale and bias of Affine); else the
-  // kind loads its weights itself (loadFixed).
+  // perChannelWeights: a weight second input of one value per channel is
+  // loaded once per channel slice (isChannelWeight: the second input of
+  // Add/Mul/Max, the scale and bias of Affine), any other weight input like
+  // an fp32 activation; else the kind loads its weights itself (loadFixed).
+  // An input broadcast along N, H or W is loaded once along that dim and
+  // read with stride 0; one broadcast along C is replicated into every lane.
   ElementwiseOp(Emitter &e, const Op &op, bool perChannelWeights = true) : SlicedOp(e, op) {
-    for (int t : op.inputs)
-      if (!e.g.tensors[t].isWeight()) in_.push_back(e.ddr(t));
+    const Tensor &y = e.g.tensors[op.output];
     y_ = e.ddr(op.output);
-    // A second input of (N, C, 1, 1) is broadcast over H and W.
-    bcast_ = in_.size() == 2 && in_[1].s[2] * in_[1].s[3] == 1 && y_.s[2] * y_.s[3] > 1;
-    if (perChannelWeights)
-      for (size_t i = 1; i < op.inputs.size(); ++i)
-        if (e.g.tensors[op.inputs[i]].isWeight())
-          chanWeights_.push_back({e.am.addr[op.inputs[i]], e.g.tensors[op.inputs[i]].dtype});
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const int t = op.inputs[i];
+      const Tensor &x = e.g.tensors[t];
+      if (x.isWeight() && !perChannelWeights) continue;
+      if (x.isWeight() && i >= 1 && isChannelWeight(x, y)) {
+        chanWeights_.push_back({e.am.addr[t], x.dtype});
+        continue;
+      }
+      DTensor d = e.ddr(t);
+      d.s = broadcastNchw(x, y);
+      std::array<bool, 4> b{};
+      for (size_t k = 0; k < 4; ++k) b[k] = d.s[k] == 1 && y_.s[k] > 1, bcast_ |= b[k];
+      in_.push_back(d);
+      bcastDims_.push_back(b);
+    }
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
   // Scratch buffers shaped like the output, and their type.
@@ -35,8 +45,7 @@ public:
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     Shape4 s{u32(ns), u32(cs), u32(hs), u32(y_.s[3])};
     std::vector<uint64_t> v;
-    for (size_t i = 0; i < in_.size(); ++i)
-      v.push_back(LocalTensor::activationBytes(in_[i].dtype, isBcast(i) ? Shape4{s.n, s.c, 1, 1} : s, lanes()));
+    for (size_t i = 0; i < in_.size(); ++i) v.push_back(LocalTensor::activationBytes(in_[i].dtype, loadShape(i, s), lanes()));
     v.push_back(LocalTensor::activationBytes(y_.dtype, s, lanes()));
     for (unsigned i = 0; i < temps(); ++i) v.push_back(LocalTensor::bytes(tempType(), s, lanes()));
     return v;
@@ -54,9 +63,11 @@ public:
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     uint16_t id = 0;
-    for (size_t i = 0; i < in_.size(); ++i)
-      id = isBcast(i) ? e_.move(true, in_[i], t.n0, t.ns, t.c0, t.cs, 0, 1, bcastBuf(t, set), wait)
-                      : e_.move(true, in_[i], t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, buf(t, set, i, in_[i].dtype), wait);
+    for (size_t i = 0; i < in_.size(); ++i) {
+      const std::array<bool, 4> &b = bcastDims_[i];
+      id = e_.move(true, in_[i], b[0] ? 0 : t.n0, b[0] ? 1 : t.ns, b[1] ? 0 : t.c0, t.cs, b[2] ? 0 : t.h0, b[2] ? 1 : t.hs,
+                   inputBuf(t, set, i), wait, b[1]);
+    }
     return id;
   }
   LocalOp *local() override { return bcast_ ? nullptr : this; }
@@ -65,11 +76,13 @@ public:
     const size_t ni = in_.size();
     std::vector<LocalTensor> ins, tmps;
     for (size_t i = 0; i < ni; ++i) {
-      LocalTensor b = buf(t, set, i, in_[i].dtype);
-      if (isBcast(i)) {
-        b = bcastBuf(t, set);
-        b.shape = shapeOf(t), b.stride.h = b.stride.w = 0;
-      }
+      // A broadcast dim is read with stride 0 (C: every lane holds a copy).
+      LocalTensor b = inputBuf(t, set, i);
+      b.shape = shapeOf(t);
+      const std::array<bool, 4> &bc = bcastDims_[i];
+      if (bc[0]) b.stride.n = 0;
+      if (bc[2]) b.stride.h = 0;
+      if (bc[3]) b.stride.w = 0;
       ins.push_back(b);
     }
     for (unsigned i = 0; i < temps(); ++i) tmps.push_back(buf(t, set, ni + 1 + i, tempType()));
@@ -97,18 +110,23 @@ protected:
   DType outType() const { return y_.dtype; }
 
 private:
-  bool isBcast(size_t input) const { return bcast_ && input == 1; }
   LocalTensor buf(const Tile &t, unsigned set, size_t i, DType dt) const {
     return LocalTensor::activation(bufOffset(set, i), dt, shapeOf(t), lanes());
   }
-  // The broadcast input: one element per (n, c), read for every (h, w).
-  LocalTensor bcastBuf(const Tile &t, unsigned set) const {
-    return LocalTensor::activation(bufOffset(set, 1), in_[1].dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
+  // What input i loads of an output slice of shape s: one item, row or
+  // column along its broadcast dims.
+  Shape4 loadShape(size_t i, Shape4 s) const {
+    const std::array<bool, 4> &b = bcastDims_[i];
+    return {b[0] ? 1 : s.n, s.c, b[2] ? 1 : s.h, b[3] ? 1 : s.w};
+  }
+  LocalTensor inputBuf(const Tile &t, unsigned set, size_t i) const {
+    return LocalTensor::activation(bufOffset(set, i), in_[i].dtype, loadShape(i, shapeOf(t)), lanes());
   }
 
   std::vector<DTensor> in_;
+  std::vector<std::array<bool, 4>> bcastDims_; // per input: N, C, H, W broadcast
   DTensor y_;
-  bool bcast_ = false;
+  bool bcast_ = false; // some input is broadcast (no layer group)
   struct ChannelWeight {
     uint64_t addr; // DDR
     DType dtype;

@@ -148,8 +148,10 @@ struct Emitter {
 
   // Moves rows [h0, h0+hs) of items [n0, n0+ns), channels [c0, c0+cs) of a
   // DDR activation to/from local buffer `l` (shape (ns, cs, hs, W)).
+  // channelBroadcast (loads of a one-channel tensor): every local channel
+  // gets DDR channel 0 (channel stride 0).
   uint16_t move(bool toLocal, const DTensor &d, int64_t n0, int64_t ns, int64_t c0, int64_t cs,
-                int64_t h0, int64_t hs, const LocalTensor &l, uint16_t wait) {
+                int64_t h0, int64_t hs, const LocalTensor &l, uint16_t wait, bool channelBroadcast = false) {
     const int64_t C = d.s[1], H = d.s[2], W = d.s[3];
     const uint64_t e = dtypeBytes(d.dtype);
     uint16_t id = 0;
@@ -158,6 +160,7 @@ struct Emitter {
       c.direction = toLocal ? isa::GdmaDirection::S2L : isa::GdmaDirection::L2S;
       isa::GdmaTensor gt, lt;
       gt.addr = gaddr, gt.format = formatOf(d.dtype);
+      if (channelBroadcast) gstride[1] = 0;
       gt.shape = {u32(nCount), u32(cs), u32(hs), u32(W)}, gt.stride = gstride;
       lt.addr = l.addr(hw) + (nFrom - n0) * l.stride.n * e, lt.format = gt.format;
       lt.shape = gt.shape, lt.stride = {l.stride.n, l.stride.c, l.stride.h, l.stride.w};
@@ -186,7 +189,7 @@ struct Emitter {
         isa::GdmaTensor gt, lt;
         gt.addr = a, gt.format = lt.format = formatOf(d.dtype);
         gt.shape = lt.shape = {1, u32(cs), u32(hs * W), 4};
-        gt.stride = {0, u32(4 * H * W), 4, 1};
+        gt.stride = {0, channelBroadcast ? 0 : u32(4 * H * W), 4, 1};
         lt.addr = l.addr(hw) + (n - n0) * l.stride.n * e, lt.stride = {0, l.stride.c, 1, l.stride.n};
         c.src = toLocal ? gt : lt;
         c.dst = toLocal ? lt : gt;

@@ -35,6 +35,19 @@ std::array<int64_t, 4> Tensor::nchw() const {
   return s;
 }
 
+std::array<int64_t, 4> broadcastNchw(const Tensor &in, const Tensor &out) {
+  Tensor aligned;
+  aligned.shape = in.shape;
+  if (aligned.shape.size() < out.shape.size())
+    aligned.shape.insert(aligned.shape.begin(), out.shape.size() - aligned.shape.size(), 1);
+  return aligned.nchw();
+}
+
+bool isChannelWeight(const Tensor &w, const Tensor &out) {
+  const int64_t c = out.nchw()[1];
+  return w.isWeight() && w.numel() == c && (w.shape.size() == 1 || w.shape == std::vector<int64_t>{1, c, 1, 1});
+}
+
 int64_t Tensor::numel() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

@@ -4,6 +4,7 @@
 // of every op kind, fp32 and int8, are in docs/codegen.md.
 #pragma once
 
+#include "compiler/Kernels/Kernels.h"
 #include "support/Status.h"
 
 #include <array>
@@ -87,6 +88,8 @@ struct Op {
   std::vector<MovePiece> pieces;
   bool fills = false;
   float fillValue = 0.0f;
+  // Unary: the fp32 function (its parameters in alpha, beta).
+  kernels::UnaryKind unary = kernels::UnaryKind::Identity;
 };
 
 struct Graph {
@@ -110,6 +113,13 @@ struct TransposedPads {
   int64_t top, bottom, left, right;
 };
 TransposedPads transposedPads(const Op &op, const Tensor &x, const Tensor &y);
+
+// NumPy broadcasting of an element-wise input against the output: the
+// input's dims right-aligned with the output's, as NCHW (1 = broadcast).
+std::array<int64_t, 4> broadcastNchw(const Tensor &in, const Tensor &out);
+// A weight read as one value per channel by Add/Sub/Mul/Max/Min (their
+// second input): [C] or [1, C, 1, 1] against an output of C channels.
+bool isChannelWeight(const Tensor &w, const Tensor &out);
 
 // Output spatial size of a window op for an input extent (floor division;
 // the output tensor may be larger by one for ceil mode: extra end padding).

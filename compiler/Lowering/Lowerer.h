@@ -71,6 +71,9 @@ struct MovePieces {
 
 class Lowerer;
 
+// The chip's binary element-wise ops (tpu.add ... tpu.prelu).
+enum class BinaryFn { Add, Sub, Mul, Max, Min, Div, Pow, PRelu };
+
 // The lowering of each Top op type.
 class LoweringTable {
 public:
@@ -92,7 +95,7 @@ private:
 void addConvLowerings(LoweringTable &t);       // Ops/Conv.cpp: conv, conv_transpose
 void addGemmLowerings(LoweringTable &t);       // Ops/Gemm.cpp: gemm, matmul
 void addPoolLowerings(LoweringTable &t);       // Ops/Pool.cpp: max_pool, avg_pool, global_avg_pool
-void addElementwiseLowerings(LoweringTable &t); // Ops/Elementwise.cpp: add, mul, max
+void addElementwiseLowerings(LoweringTable &t); // Ops/Elementwise.cpp: add, sub, mul, div, max, min, pow, prelu
 void addNormalizeLowerings(LoweringTable &t);  // Ops/Normalize.cpp: batch_norm
 void addActivationLowerings(LoweringTable &t); // Ops/Activation.cpp: relu, clip, leaky_relu, table functions
 void addShapeLowerings(LoweringTable &t);      // Ops/Shape.cpp: reshape, resize, concat
@@ -139,6 +142,10 @@ public:
   // Ops/Elementwise.cpp
   Status lowerBinary(mlir::Operation *op);
   Status lowerConstantBinary(mlir::Operation *op, mlir::Value x, mlir::Value constant);
+  // The Tpu op `fn` of op's result from lhs and rhs (Top values, or fp32
+  // weights of the module being built): int8 where the chip has the op and
+  // the operands have the result's rank, else fp32.
+  Status lowerElementwise(mlir::Operation *op, BinaryFn fn, mlir::Value lhs, mlir::Value rhs);
   Status lowerAffine(mlir::Operation *op, mlir::Value input, std::vector<float> scale, std::vector<float> bias,
                      mlir::Value result);
   AffineChain affineChain(mlir::Value v, int64_t channels);
@@ -149,7 +156,9 @@ public:
   Status lowerLut(mlir::Operation *op, kernels::UnaryKind kind, float a = 0, float b = 0);
   Status lowerHardSigmoidF32(mlir::Operation *op, double alpha, double beta, bool timesInput);
   Status lowerClip(top::ClipOp op);
+  Status lowerClipRange(mlir::Operation *op, double lo, double hi); // of op's operand 0
   Status lowerLeakyRelu(top::LeakyReluOp op);
+  Status lowerLeakySlope(mlir::Operation *op, double alpha);        // of op's operand 0
   // Ops/Shape.cpp
   Status lowerReshape(top::ReshapeOp op);
   Status lowerResize(top::ResizeOp op);

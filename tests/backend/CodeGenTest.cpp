@@ -219,7 +219,7 @@ TEST(BackendGraph, ValidationNamesTheProblem) {
     z.name = "z", z.shape = {2, 16, 16, 15}, z.dtype = DType::I8;
     g.inputs.push_back(g.addTensor(z));
     g.ops[4].inputs[1] = g.inputs.back();
-    expectError(g, "only the second input may be (N, C, 1, 1)");
+    expectError(g, "input 'z' shape [2, 16, 16, 15] does not broadcast to the output's");
   }
   {
     Graph g = base;

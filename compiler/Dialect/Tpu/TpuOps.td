@@ -148,5 +148,22 @@ def Tpu_MoveOp : Tpu_SimpleOp<"move", "Move",
     "the fill an integer); `pieces` holds 15 values per box: input index, 4 sizes, source offset, 4 source "
     "strides, destination offset, 4 destination strides (elements of the C-order tensors)",
     (ins Variadic<Tpu_Activation>:$inputs, DenseI64ArrayAttr:$pieces, OptionalAttr<F64Attr>:$fill)>;
+def Tpu_UnaryOp : Tpu_SimpleOp<"unary", "Unary",
+    "fp32 function `function` (exp, log, tanh, erf, sin, ...; compiler/Backend/FloatKernels.h) as a program of "
+    "TIU commands, parameters alpha and beta where it has them (int8: a lut)",
+    (ins Tpu_Activation:$input, StrAttr:$function, DefaultValuedAttr<F64Attr, "0.0">:$alpha,
+         DefaultValuedAttr<F64Attr, "0.0">:$beta)>;
+// Binary element-wise ops with NumPy broadcasting of either operand (int8:
+// operands of the result's rank); an fp32 operand may be a weight of any
+// broadcast shape.
+def Tpu_SubOp : Tpu_SimpleOp<"sub", "Sub", "lhs - rhs (int8: lhs*m0 - rhs*m1 >> rshift)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_MinOp : Tpu_SimpleOp<"min", "Min", "min(lhs, rhs) (int8: min(lhs*m0, rhs*m1) >> rshift)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_DivOp : Tpu_SimpleOp<"div", "Div", "lhs / rhs (fp32 only)", (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_PowOp : Tpu_SimpleOp<"pow", "Pow", "lhs ** rhs: exp(rhs * log|lhs|) with the sign of an odd integer power (fp32 only)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_PReluOp : Tpu_SimpleOp<"prelu", "PRelu", "lhs >= 0 ? lhs : lhs * slope (fp32 only)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$slope)>;
 
 #endif // TPU_OPS_TD

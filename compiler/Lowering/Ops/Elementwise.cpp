@@ -1,6 +1,8 @@
-// Element-wise family: top.add, top.mul, top.max of two activations ->
-// tpu.add / tpu.mul / tpu.max; by a constant (scalar or per channel), and
-// chains of such, -> one tpu.affine.
+// Element-wise family: top.add, sub, mul, max, min, div, pow, prelu of two
+// activations (NumPy broadcasting) -> the tpu op of the same name; by a
+// scalar or per-channel constant, and chains of such, -> one tpu.affine (or
+// clip, leaky_relu, ...: lowerConstantBinary); by another constant -> the op
+// with an fp32 weight operand.
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -8,61 +10,24 @@ using namespace mlir;
 
 namespace tpu::lowering {
 
-Status Lowerer::lowerBinary(Operation *op) {
-  Value lhs = op->getOperand(0), rhs = op->getOperand(1), result = op->getResult(0);
-  std::string name = names_[result];
-  const bool lhsConst = bool(lhs.getDefiningOp<top::WeightOp>()), rhsConst = bool(rhs.getDefiningOp<top::WeightOp>());
-  if (lhsConst && rhsConst) return noLowering(op, "two constant operands (constant folding leaves none)");
-  if (lhsConst || rhsConst) {
-    if (isa<top::MaxOp>(op)) return noLowering(op, "a constant operand (the chip's max takes two activations)");
-    return lowerConstantBinary(op, lhsConst ? rhs : lhs, lhsConst ? lhs : rhs);
-  }
-  // An (N, C, 1, 1) operand is broadcast over H and W; the chip reads it as
-  // the second input (add, mul and max commute).
-  auto isChannelBroadcast = [&](Value v) {
-    auto s = shapeOf(v), o = shapeOf(result);
-    return s.size() == 4 && o.size() == 4 && s[0] == o[0] && s[1] == o[1] && s[2] == 1 && s[3] == 1;
-  };
-  if (shapeOf(lhs) != shapeOf(result) && shapeOf(rhs) == shapeOf(result) && isChannelBroadcast(lhs))
-    std::swap(lhs, rhs);
-  if (shapeOf(lhs) != shapeOf(result) || (shapeOf(rhs) != shapeOf(result) && !isChannelBroadcast(rhs)))
-    return noLowering(op, "broadcasting other than an (N, C, 1, 1) operand over H and W");
-  bool isMul = isa<top::MulOp>(op);
-  auto relu = isa<top::AddOp>(op) ? fusibleRelu(result) : nullptr;
-  if (relu) result = relu.getOutput();
-  const std::string &outName = names_[result];
-  auto outShape = shapeOf(result);
-  const bool doRelu = bool(relu);
-  auto build = [&](Type t, Value a, Value b, uint64_t rshift = 0, ArrayRef<int64_t> m = {}) {
-    if (isa<top::AddOp>(op)) return make<tpuir::AddOp>(outName, t, a, b, doRelu, rshift, m);
-    if (isMul) return make<tpuir::MulOp>(outName, t, a, b, doRelu, rshift, m);
-    return make<tpuir::MaxOp>(outName, t, a, b, doRelu, rshift, m);
-  };
-  Value out;
-  bool int8 = wantInt8(name) && wantInt8(outName);
-  if (int8) {
-    Value a = i8(lhs), b = i8(rhs);
-    const double sa = scaleOfValue(a), sb = scaleOfValue(b), so = scaleOf(outName);
-    std::vector<double> factors = isMul ? std::vector<double>{sa * sb / so} : std::vector<double>{sa / so, sb / so};
-    auto r = isMul ? chooseShift({{factors[0], 16383}}) : chooseShift({{factors[0], 16383}, {factors[1], 16383}});
-    if (!r) {
-      out_.fallbacks.push_back(outName + ": element-wise multipliers do not fit int16 with any right shift");
-      int8 = false;
-    } else {
-      std::vector<int64_t> m;
-      for (double f : factors) m.push_back(fixedPoint(f, *r));
-      out = build(qType(outShape, outName), a, b, uint64_t(*r), m);
-    }
-  }
-  if (!int8) out = build(f32Type(outShape), f32(lhs), f32(rhs));
-  if (relu) fused_.insert(relu);
-  (int8 ? vals_[result].i8 : vals_[result].f32) = out;
-  return Status::ok();
+namespace {
+
+BinaryFn binaryFnOf(Operation *op) {
+  if (isa<top::AddOp>(op)) return BinaryFn::Add;
+  if (isa<top::SubOp>(op)) return BinaryFn::Sub;
+  if (isa<top::MulOp>(op)) return BinaryFn::Mul;
+  if (isa<top::MaxOp>(op)) return BinaryFn::Max;
+  if (isa<top::MinOp>(op)) return BinaryFn::Min;
+  if (isa<top::DivOp>(op)) return BinaryFn::Div;
+  if (isa<top::PowOp>(op)) return BinaryFn::Pow;
+  return BinaryFn::PRelu;
 }
+
+// The int8 forms the chip has: Add/Sub/Max/Min scale each input, Mul the product.
+bool hasInt8Form(BinaryFn fn) { return fn != BinaryFn::Div && fn != BinaryFn::Pow && fn != BinaryFn::PRelu; }
 
 // A constant operand of one value (scalar) or one value per channel
 // (shape [C, 1, 1] or [1, C, 1, 1] against NCHW): the values, else empty.
-namespace {
 std::vector<float> channelConstant(const std::vector<float> &values, std::vector<int64_t> shape,
                                    const std::vector<int64_t> &out) {
   if (values.size() == 1) return values;
@@ -75,16 +40,134 @@ std::vector<float> channelConstant(const std::vector<float> &values, std::vector
 
 } // namespace
 
+Status Lowerer::lowerBinary(Operation *op) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1), result = op->getResult(0);
+  if (shapeOf(result).size() > 4) return noLowering(op, "more than 4 dims");
+  const bool lhsConst = bool(lhs.getDefiningOp<top::WeightOp>()), rhsConst = bool(rhs.getDefiningOp<top::WeightOp>());
+  if (lhsConst && rhsConst) return noLowering(op, "two constant operands (constant folding leaves none)");
+  if ((!lhsConst && shapeOf(lhs).empty()) || (!rhsConst && shapeOf(rhs).empty()))
+    return noLowering(op, "a 0-d activation operand (chip tensors have 1 to 4 dims)");
+  if (lhsConst || rhsConst) return lowerConstantBinary(op, lhsConst ? rhs : lhs, lhsConst ? lhs : rhs);
+  const BinaryFn fn = binaryFnOf(op);
+  // An (N, C, 1, 1) operand of add, mul and max goes second (they commute).
+  auto isChannelBroadcast = [&](Value v) {
+    auto s = shapeOf(v), o = shapeOf(result);
+    return s.size() == 4 && o.size() == 4 && s[0] == o[0] && s[1] == o[1] && s[2] == 1 && s[3] == 1;
+  };
+  if ((fn == BinaryFn::Add || fn == BinaryFn::Mul || fn == BinaryFn::Max) && shapeOf(lhs) != shapeOf(result) &&
+      shapeOf(rhs) == shapeOf(result) && isChannelBroadcast(lhs))
+    std::swap(lhs, rhs);
+  return lowerElementwise(op, fn, lhs, rhs);
+}
+
+Status Lowerer::lowerElementwise(Operation *op, BinaryFn fn, Value lhs, Value rhs) {
+  Value result = op->getResult(0);
+  const std::string name = names_[result];
+  auto relu = fn == BinaryFn::Add ? fusibleRelu(result) : nullptr;
+  if (relu) result = relu.getOutput();
+  const std::string &outName = names_[result];
+  auto outShape = shapeOf(result);
+  const bool doRelu = bool(relu);
+  auto build = [&](Type t, Value a, Value b, uint64_t rshift = 0, ArrayRef<int64_t> m = {}) {
+    switch (fn) {
+    case BinaryFn::Add: return make<tpuir::AddOp>(outName, t, a, b, doRelu, rshift, m);
+    case BinaryFn::Sub: return make<tpuir::SubOp>(outName, t, a, b, doRelu, rshift, m);
+    case BinaryFn::Mul: return make<tpuir::MulOp>(outName, t, a, b, doRelu, rshift, m);
+    case BinaryFn::Max: return make<tpuir::MaxOp>(outName, t, a, b, doRelu, rshift, m);
+    case BinaryFn::Min: return make<tpuir::MinOp>(outName, t, a, b, doRelu, rshift, m);
+    case BinaryFn::Div: return make<tpuir::DivOp>(outName, t, a, b);
+    case BinaryFn::Pow: return make<tpuir::PowOp>(outName, t, a, b);
+    case BinaryFn::PRelu: return make<tpuir::PReluOp>(outName, t, a, b);
+    }
+    return Value();
+  };
+  // A weight operand (built by lowerConstantBinary) is fp32 already.
+  auto isWeight = [](Value v) { return bool(v.getDefiningOp<top::WeightOp>()); };
+  auto fp32 = [&](Value v) { return isWeight(v) ? v : f32(v); };
+  Value out;
+  bool int8 = wantInt8(name) && wantInt8(outName);
+  if (int8 && (!hasInt8Form(fn) || isWeight(lhs) || isWeight(rhs) || shapeOf(lhs).size() != outShape.size() ||
+               shapeOf(rhs).size() != outShape.size())) {
+    // The chip has no int8 form of it: an fp32 island between casts.
+    out_.fallbacks.push_back(outName + ": " + op->getName().getStringRef().str() +
+                             " has no int8 form for these operands (runs in fp32 between casts)");
+    int8 = false;
+  }
+  if (int8) {
+    Value a = i8(lhs), b = i8(rhs);
+    const double sa = scaleOfValue(a), sb = scaleOfValue(b), so = scaleOf(outName);
+    const bool isMul = fn == BinaryFn::Mul;
+    std::vector<double> factors = isMul ? std::vector<double>{sa * sb / so} : std::vector<double>{sa / so, sb / so};
+    auto r = isMul ? chooseShift({{factors[0], 16383}}) : chooseShift({{factors[0], 16383}, {factors[1], 16383}});
+    if (!r) {
+      out_.fallbacks.push_back(outName + ": element-wise multipliers do not fit int16 with any right shift");
+      int8 = false;
+    } else {
+      std::vector<int64_t> m;
+      for (double f : factors) m.push_back(fixedPoint(f, *r));
+      out = build(qType(outShape, outName), a, b, uint64_t(*r), m);
+    }
+  }
+  if (!int8) out = build(f32Type(outShape), fp32(lhs), fp32(rhs));
+  if (relu) fused_.insert(relu);
+  (int8 ? vals_[result].i8 : vals_[result].f32) = out;
+  return Status::ok();
+}
+
+// One operand constant: a scalar or per-channel constant of add, sub, mul
+// and x / c is an affine; max/min with a scalar a clip, prelu with a scalar
+// slope in [0, 1] a leaky_relu, pow by 2, 0.5 or -1 a mul, sqrt or
+// reciprocal; anything else the op with an fp32 weight operand.
 Status Lowerer::lowerConstantBinary(Operation *op, Value x, Value constant) {
   Value result = op->getResult(0);
-  if (shapeOf(x) != shapeOf(result)) return noLowering(op, "a constant operand broadcasting the activation");
+  const BinaryFn fn = binaryFnOf(op);
+  const bool constFirst = op->getOperand(0) == constant;
   auto cv = weightValues(constant, "the constant operand", op);
   if (!cv) return noLowering(op, cv.message());
-  std::vector<float> c = channelConstant(*cv, shapeOf(constant), shapeOf(result));
-  if (c.empty()) return noLowering(op, "a constant operand that is neither a scalar nor one value per channel");
-  const bool isMul = isa<top::MulOp>(op);
-  std::vector<float> scale = isMul ? c : std::vector<float>{1.0f}, bias = isMul ? std::vector<float>{0.0f} : c;
-  return lowerAffine(op, x, scale, bias, result);
+  const std::vector<float> c = shapeOf(x) == shapeOf(result) ? channelConstant(*cv, shapeOf(constant), shapeOf(result))
+                                                            : std::vector<float>{};
+  const bool scalar = c.size() == 1;
+  auto map = [&](float k, float b) {
+    std::vector<float> r(c.size());
+    for (size_t i = 0; i < c.size(); ++i) r[i] = k * c[i] + b;
+    return r;
+  };
+  auto inverse = [&] {
+    std::vector<float> r(c.size());
+    for (size_t i = 0; i < c.size(); ++i) r[i] = 1.0f / c[i];
+    return r;
+  };
+  if (!c.empty()) {
+    switch (fn) {
+    case BinaryFn::Add: return lowerAffine(op, x, {1.0f}, c, result);
+    case BinaryFn::Mul: return lowerAffine(op, x, c, {0.0f}, result);
+    case BinaryFn::Sub: return constFirst ? lowerAffine(op, x, {-1.0f}, c, result) : lowerAffine(op, x, {1.0f}, map(-1, 0), result);
+    case BinaryFn::Div:
+      if (!constFirst) return lowerAffine(op, x, inverse(), {0.0f}, result);
+      break;
+    case BinaryFn::Max:
+      if (scalar && !constFirst) return lowerClipRange(op, c[0], 1e30);
+      break;
+    case BinaryFn::Min:
+      if (scalar && !constFirst) return lowerClipRange(op, -1e30, c[0]);
+      break;
+    case BinaryFn::PRelu:
+      if (scalar && c[0] >= 0 && c[0] <= 1) return lowerLeakySlope(op, c[0]);
+      break;
+    case BinaryFn::Pow:
+      if (!scalar || constFirst) break;
+      if (c[0] == 2.0f) return lowerElementwise(op, BinaryFn::Mul, x, x);
+      if (c[0] == 0.5f) return lowerLut(op, kernels::UnaryKind::Sqrt);
+      if (c[0] == -1.0f) return lowerLut(op, kernels::UnaryKind::Reciprocal);
+      break;
+    }
+  }
+  // The constant as an fp32 weight of the result's rank (NumPy alignment).
+  std::vector<int64_t> shape = shapeOf(constant);
+  shape.insert(shape.begin(), shapeOf(result).size() - std::min(shape.size(), shapeOf(result).size()), 1);
+  const std::string &name = names_[result];
+  Value w = addWeight(name + (constFirst ? "_lhs" : "_rhs"), NpyArray::from(shape, *cv), b_.getF32Type());
+  return constFirst ? lowerElementwise(op, fn, w, x) : lowerElementwise(op, fn, x, w);
 }
 
 AffineChain Lowerer::affineChain(Value v, int64_t channels) {
@@ -206,6 +289,11 @@ void addElementwiseLowerings(LoweringTable &t) {
   t.add<top::AddOp>([](Lowerer &l, top::AddOp op) { return l.lowerBinary(op); });
   t.add<top::MulOp>([](Lowerer &l, top::MulOp op) { return l.lowerBinary(op); });
   t.add<top::MaxOp>([](Lowerer &l, top::MaxOp op) { return l.lowerBinary(op); });
+  t.add<top::SubOp>([](Lowerer &l, top::SubOp op) { return l.lowerBinary(op); });
+  t.add<top::MinOp>([](Lowerer &l, top::MinOp op) { return l.lowerBinary(op); });
+  t.add<top::DivOp>([](Lowerer &l, top::DivOp op) { return l.lowerBinary(op); });
+  t.add<top::PowOp>([](Lowerer &l, top::PowOp op) { return l.lowerBinary(op); });
+  t.add<top::PReluOp>([](Lowerer &l, top::PReluOp op) { return l.lowerBinary(op); });
 }
 
 } // namespace tpu::lowering

@@ -209,3 +209,19 @@ func.func @move_int8_fill_is_an_integer(%x: tensor<1x2xi8, 0.5 : f32>) -> tensor
   %0 = "tpu.move"(%x) <{fill = 0.5 : f64, pieces = array<i64: 0, 1, 1, 1, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1>}> : (tensor<1x2xi8, 0.5 : f32>) -> tensor<1x4xi8, 0.5 : f32>
   return %0 : tensor<1x4xi8, 0.5 : f32>
 }
+
+// -----
+
+func.func @unary_unknown_function(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'tpu.unary' op unknown function 'expp'}}
+  %0 = "tpu.unary"(%x) <{function = "expp"}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @unary_int8(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32> {
+  // expected-error @+1 {{'tpu.unary' op Unary 'result': int8 exp is a Lut op}}
+  %0 = "tpu.unary"(%x) <{function = "exp"}> : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32>
+  return %0 : tensor<1x4x8x8xi8, 0.25 : f32>
+}
