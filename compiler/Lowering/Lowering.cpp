@@ -151,6 +151,7 @@ const LoweringTable &loweringTable() {
     addNormalizeLowerings(t);
     addActivationLowerings(t);
     addShapeLowerings(t);
+    addReduceLowerings(t);
     return t;
   }();
   return table;

@@ -376,6 +376,63 @@ TEST(BackendSlice, ReadingPastTheInputIsAnError) {
   EXPECT_EQ(st.message(), "Slice 'slice': output w = 3 from start 2 step 3 reads past the input's 8");
 }
 
+// Reductions over every kind of axis set (kept dims brought to n and c, the
+// reduced ones to h and w), each mode, bit-exact with the reference in fp32
+// too (the reference sums, folds and negates in the commands' order).
+TEST_P(OpTest, ReduceAnyAxes) {
+  struct ReduceCase {
+    std::vector<int64_t> in;
+    std::array<bool, 4> axes;
+    std::vector<int64_t> out;
+  };
+  const ReduceCase cases[] = {
+      {{1, 100, 7, 9}, {false, false, true, true}, {1, 100}},       // spatial mean (lanes wrap past 64)
+      {{3, 70, 5, 6}, {false, true, false, false}, {3, 1, 5, 6}},   // channels: kept n and h*w
+      {{3, 4, 5, 6}, {true, false, true, false}, {1, 4, 1, 6}},     // n and h: two kept, two reduced
+      {{6, 3, 4, 5}, {false, false, false, true}, {6, 3, 4, 1}},    // w, a batch of two 4N groups
+      {{2, 3, 4, 5}, {true, true, true, true}, {1, 1, 1, 1}},       // everything
+      {{3, 4, 5}, {false, true, false, false}, {3, 5}},             // 3-D, keepdims 0
+      {{6, 7}, {false, true, false, false}, {6}},                   // 2-D rows of a big batch
+      {{2, 150, 20, 30}, {false, true, false, false}, {2, 1, 20, 30}}, // sliced along n and c with small LMEM
+  };
+  const ReduceMode modes[] = {ReduceMode::Sum, ReduceMode::Mean, ReduceMode::Max,
+                              ReduceMode::Min, ReduceMode::Prod, ReduceMode::L2};
+  for (const auto &rc : cases)
+    for (ReduceMode m : modes) {
+      if (int8() && (m == ReduceMode::Prod || m == ReduceMode::L2)) continue;
+      GraphBuilder gb;
+      int x = gb.act("x", rc.in, t());
+      int y = gb.act("y", rc.out, t());
+      Op &o = gb.op(OpKind::Reduce, "reduce", {x}, y);
+      o.reduceMode = m, o.reduceAxes = rc.axes;
+      if (int8() && (m == ReduceMode::Sum || m == ReduceMode::Mean)) o.multipliers = {37}, o.rshift = 8;
+      gb.g.inputs = {x}, gb.g.outputs = {y};
+      SCOPED_TRACE("mode " + std::to_string(int(m)) + " input n " + std::to_string(rc.in[0]) + " rank " +
+                   std::to_string(rc.in.size()));
+      auto rep = expectMatchesReference(gb.g, opts(), 7, /*fp32BitExact=*/true);
+      if (GetParam().smallLmem && rc.in[1] == 150) EXPECT_GT(rep.ops.at(0).slices, 1u);
+    }
+}
+
+TEST(BackendReduce, Int8LayoutsItCannotMoveAreErrors) {
+  GraphBuilder gb;
+  int x = gb.act("x", {6, 3, 4, 5}, DType::I8), y = gb.act("y", {1, 3, 4, 5}, DType::I8);
+  Op &o = gb.op(OpKind::Reduce, "reduce", {x}, y);
+  o.reduceMode = ReduceMode::Max, o.reduceAxes = {true, false, false, false};
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  auto st = gb.g.validate();
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.message(), "Reduce 'reduce': an int8 reduction over a batch of more than 4 items (4N groups)");
+  gb.g.tensors[size_t(x)].dtype = gb.g.tensors[size_t(y)].dtype = DType::F32;
+  EXPECT_TRUE(gb.g.validate().isOk());
+  o.reduceMode = ReduceMode::Prod;
+  gb.g.tensors[size_t(x)].shape = {3, 3, 4, 5};
+  gb.g.tensors[size_t(x)].dtype = gb.g.tensors[size_t(y)].dtype = DType::I8;
+  st = gb.g.validate();
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.message(), "Reduce 'reduce': an int8 product or L2 norm (the chip computes them in fp32)");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backend, OpTest,
                          testing::Values(Case{DType::F32, false}, Case{DType::I8, false},
                                          Case{DType::F32, true}, Case{DType::I8, true}),

@@ -143,5 +143,10 @@ def Tpu_CastOp : Tpu_SimpleOp<"cast", "Cast",
     (ins Tpu_Activation:$input)>;
 def Tpu_RequantOp : Tpu_SimpleOp<"requant", "Requant", "int8 -> int8 with another scale: x*m0 >> rshift",
     (ins Tpu_Activation:$input)>;
+def Tpu_ReduceOp : Tpu_SimpleOp<"reduce", "Reduce",
+    "mode (sum, mean, max, min, prod, l2) over the input dims `axes`; the result holds the kept elements in "
+    "C order, in any shape of that count (int8: sum and mean sum x*m0 >> rshift, max and min keep the scale; "
+    "prod and l2 are fp32 only)",
+    (ins Tpu_Activation:$input, StrAttr:$mode, DenseI64ArrayAttr:$axes)>;
 
 #endif // TPU_OPS_TD
