@@ -185,3 +185,27 @@ func.func @slice_starts_per_dim(%x: tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32> 
   %0 = "tpu.slice"(%x) <{starts = array<i64: 0, 1>, steps = array<i64: 1, 2>}> : (tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32>
   return %0 : tensor<1x2x8x8xf32>
 }
+
+// -----
+
+func.func @reduce_unknown_mode(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x1x1xf32> {
+  // expected-error @+1 {{'tpu.reduce' op mode 'median' is not sum, mean, max, min, prod or l2}}
+  %0 = "tpu.reduce"(%x) <{mode = "median", axes = array<i64: 2, 3>}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x1x1xf32>
+  return %0 : tensor<1x4x1x1xf32>
+}
+
+// -----
+
+func.func @reduce_result_count(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x1xf32> {
+  // expected-error @+1 {{'tpu.reduce' op Reduce 'result': output has 32 elements, the kept dims 4}}
+  %0 = "tpu.reduce"(%x) <{mode = "sum", axes = array<i64: 2, 3>}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x1xf32>
+  return %0 : tensor<1x4x8x1xf32>
+}
+
+// -----
+
+func.func @reduce_int8_max_keeps_the_scale(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x1x1xi8, 0.25 : f32> {
+  // expected-error @+1 {{'tpu.reduce' op Reduce 'result': an int8 max or min keeps the input's dtype and scale}}
+  %0 = "tpu.reduce"(%x) <{mode = "max", axes = array<i64: 2, 3>}> : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x1x1xi8, 0.25 : f32>
+  return %0 : tensor<1x4x1x1xi8, 0.25 : f32>
+}
