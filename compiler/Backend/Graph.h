@@ -70,9 +70,10 @@ struct Op {
   int64_t scaleH = 1, scaleW = 1;     // Upsample
   // Slice, per NCHW dim: output element i reads input element start + i * step.
   std::array<int64_t, 4> sliceStart{0, 0, 0, 0}, sliceStep{1, 1, 1, 1};
-  // Reduce: the mode, and which NCHW dims of the input it reduces.
+  // Reduce: the mode, and which NCHW dims of the input it reduces (LayerNorm: normalizes).
   ReduceMode reduceMode = ReduceMode::Sum;
   std::array<bool, 4> reduceAxes{false, false, false, false};
+  float epsilon = 0.0f;               // LayerNorm: added to the variance
 };
 
 struct Graph {

@@ -82,7 +82,7 @@ void addConvLowerings(LoweringTable &t);       // Ops/Conv.cpp: conv, conv_trans
 void addGemmLowerings(LoweringTable &t);       // Ops/Gemm.cpp: gemm, matmul
 void addPoolLowerings(LoweringTable &t);       // Ops/Pool.cpp: max_pool, avg_pool, global_avg_pool
 void addElementwiseLowerings(LoweringTable &t); // Ops/Elementwise.cpp: add, mul, max
-void addNormalizeLowerings(LoweringTable &t);  // Ops/Normalize.cpp: batch_norm
+void addNormalizeLowerings(LoweringTable &t);  // Ops/Normalize.cpp: batch_norm, layer_norm
 void addActivationLowerings(LoweringTable &t); // Ops/Activation.cpp: relu, clip, leaky_relu, table functions
 void addShapeLowerings(LoweringTable &t);      // Ops/Shape.cpp: reshape, resize, concat
 void addReduceLowerings(LoweringTable &t);     // Ops/Reduce.cpp: reduce_*, global_max_pool
@@ -134,6 +134,7 @@ public:
   // Ops/Normalize.cpp
   Status lowerBatchNorm(top::BatchNormOp op);
   Result<ChannelAffine> batchNormAffine(top::BatchNormOp op);
+  Status lowerLayerNorm(top::LayerNormOp op);
   // Ops/Activation.cpp
   Status lowerLut(mlir::Operation *op, kernels::UnaryKind kind, float a = 0, float b = 0);
   Status lowerHardSigmoidF32(mlir::Operation *op, double alpha, double beta, bool timesInput);

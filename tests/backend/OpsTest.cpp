@@ -433,6 +433,40 @@ TEST(BackendReduce, Int8LayoutsItCannotMoveAreErrors) {
   EXPECT_EQ(st.message(), "Reduce 'reduce': an int8 product or L2 norm (the chip computes them in fp32)");
 }
 
+// LayerNorm over trailing dims (transformer tokens, per item, per channel:
+// instance norm), with and without scale and bias, whole and sliced.
+TEST(BackendLayerNorm, Fp32WholeAndSliced) {
+  struct NormCase {
+    std::vector<int64_t> in;
+    std::array<bool, 4> axes;
+    int params; // 0 none, 1 scale, 2 scale and bias
+  };
+  const NormCase cases[] = {
+      {{1, 197, 768}, {false, false, true, false}, 2},       // ViT-B tokens: each row of 768
+      {{2, 20, 6, 5}, {false, true, true, true}, 1},         // per item over C, H, W
+      {{3, 67, 5, 7}, {false, false, true, true}, 0},        // instance norm: per (n, c) over H, W
+  };
+  for (bool small : {false, true})
+    for (const auto &nc : cases) {
+      GraphBuilder gb;
+      int x = gb.act("x", nc.in, DType::F32), y = gb.act("y", nc.in, DType::F32);
+      int64_t count = 1;
+      for (size_t d = 0; d < nc.in.size(); ++d)
+        if (nc.axes[d]) count *= nc.in[d];
+      std::vector<int> in{x};
+      if (nc.params >= 1) in.push_back(gb.weight("scale", {count}, DType::F32));
+      if (nc.params >= 2) in.push_back(gb.weight("bias", {count}, DType::F32));
+      Op &o = gb.op(OpKind::LayerNorm, "ln", in, y);
+      o.reduceAxes = nc.axes, o.epsilon = 1e-5f;
+      gb.g.inputs = {x}, gb.g.outputs = {y};
+      Options opt;
+      if (small) opt.hw = smallLmem(16 * 1024);
+      SCOPED_TRACE("input c " + std::to_string(nc.in[1]) + (small ? " sliced" : ""));
+      auto rep = expectMatchesReference(gb.g, opt, 7, /*fp32BitExact=*/true);
+      if (small && nc.in[1] == 197) EXPECT_GT(rep.ops.at(0).slices, 1u);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backend, OpTest,
                          testing::Values(Case{DType::F32, false}, Case{DType::I8, false},
                                          Case{DType::F32, true}, Case{DType::I8, true}),

@@ -6,6 +6,8 @@
 // The product is an ar multiply tree (halving w, then h); the L2 norm is
 // x * x, a pord sum, rsqrt and 1 / r. The output holds the kept elements in
 // the input's C order, in any shape of that element count.
+// LayerNorm (fp32) uses the same arrangement with the normalized dims as the
+// reduced ones and stores its result back through the input's strides.
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -46,7 +48,8 @@ std::array<int64_t, 4> elementStrides(DType t, const std::array<int64_t, 4> &s) 
   return {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
 }
 
-Result<ReducePlan> planReduce(const Tensor &x, const Tensor &y, const std::array<bool, 4> &axes) {
+// The input's arrangement: kept dims merged onto n and c, reduced onto h and w.
+Result<ReducePlan> planAxes(const Tensor &x, const std::array<bool, 4> &axes) {
   struct Dim {
     int64_t size, stride;
     bool reduced, batch;
@@ -86,6 +89,14 @@ Result<ReducePlan> planReduce(const Tensor &x, const Tensor &y, const std::array
   if (reduced.size() == 2) place(2, reduced[0]), place(3, reduced[1]);
   if (reduced.size() == 1) place(3, reduced[0]);
   p.xGroups = bigBatch, p.xGroupElems = 4 * xs[1] * xs[2] * xs[3];
+  return p;
+}
+
+// The output strides of a Reduce: the kept elements in C order, local n outer.
+Result<ReducePlan> planReduce(const Tensor &x, const Tensor &y, const std::array<bool, 4> &axes) {
+  auto planned = planAxes(x, axes);
+  if (!planned) return planned;
+  ReducePlan p = planned.take();
   if (y.numel() != p.size[0] * p.size[1])
     return makeError("output has ", y.numel(), " elements, the kept dims ", p.size[0] * p.size[1]);
   p.yStride = {p.size[1], 1};
@@ -207,73 +218,73 @@ void evaluateReduce(const RefArgs &r, Bytes &out) {
   out = fromFloats(v);
 }
 
-// ---- The emitter -----------------------------------------------------------
-class ReduceOp : public SlicedOp {
+// ---- LayerNorm: checks and reference ----------------------------------------
+Status validateLayerNorm(const OpCheck &c) {
+  const Tensor &x = c.in(0);
+  if (c.int8 || x.dtype != DType::F32) return makeError("fp32 only (int8 models run it as an fp32 island)");
+  if (x.nchw() != c.ys) return makeError("input and output shapes differ");
+  auto plan = planAxes(x, c.op.reduceAxes);
+  if (!plan) return plan.status();
+  const int64_t count = plan->size[2] * plan->size[3];
+  for (size_t i = 1; i < c.op.inputs.size(); ++i) {
+    const Tensor &w = c.in(i);
+    if (!w.isWeight() || w.dtype != DType::F32 || w.numel() != count)
+      return makeError(i == 1 ? "scale" : "bias", " '", w.name, "' must be an fp32 weight of the ", count,
+                       " normalized elements");
+  }
+  if (!(c.op.epsilon >= 0.0f)) return makeError("epsilon ", c.op.epsilon, " must be >= 0");
+  return Status::ok();
+}
+
+void evaluateLayerNorm(const RefArgs &r, Bytes &out) {
+  const auto kept = boxOffsets(r.xs, r.op.reduceAxes, false), norm = boxOffsets(r.xs, r.op.reduceAxes, true);
+  const float *x = floats(*r.in[0]);
+  const float *gamma = r.in.size() > 1 ? floats(*r.in[1]) : nullptr, *beta = r.in.size() > 2 ? floats(*r.in[2]) : nullptr;
+  const float k = 1.0f / float(norm.size());
+  std::vector<float> y(r.count), d(norm.size());
+  for (int64_t base : kept) {
+    float mean = 0.0f, var = 0.0f;
+    for (int64_t o : norm) mean = mean + k * x[base + o];
+    for (size_t j = 0; j < norm.size(); ++j) d[j] = x[base + norm[j]] - mean;
+    for (float e : d) var = var + k * (e * e);
+    const float inv = 1.0f / std::sqrt(var + r.op.epsilon);
+    for (size_t j = 0; j < norm.size(); ++j) {
+      float v = d[j] * inv;
+      if (gamma) v = v * gamma[j];
+      if (beta) v = v + beta[j];
+      y[size_t(base + norm[j])] = v;
+    }
+  }
+  out = fromFloats(y);
+}
+
+// ---- The emitters -----------------------------------------------------------
+// What Reduce and LayerNorm share: the input's arrangement, the strided
+// moves between DDR and local memory, the window and ar commands.
+class AxesOp : public SlicedOp {
 public:
-  ReduceOp(Emitter &e, const Op &op)
-      : SlicedOp(e, op), x_(e.ddr(op.inputs[0])), y_(e.ddr(op.output)),
-        plan_(*planReduce(e.g.tensors[size_t(op.inputs[0])], e.g.tensors[size_t(op.output)], op.reduceAxes)) {}
+  AxesOp(Emitter &e, const Op &op, ReducePlan plan)
+      : SlicedOp(e, op), x_(e.ddr(op.inputs[0])), y_(e.ddr(op.output)), plan_(plan) {}
   std::array<int64_t, 3> extents() const override { return {plan_.size[0], plan_.size[1], 1}; }
   bool cutsH() const override { return false; }
-  std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
-    std::vector<uint64_t> v{LocalTensor::bytes(x_.dtype, inShape(ns, cs), lanes()),
-                            LocalTensor::bytes(y_.dtype, outShape(ns, cs), lanes())};
-    if (int8Min()) { // -x and its max in int16 (-(-128) needs 9 bits)
-      v.push_back(LocalTensor::bytes(DType::I16, inShape(ns, cs), lanes()));
-      v.push_back(LocalTensor::bytes(DType::I16, outShape(ns, cs), lanes()));
-    }
-    return v;
-  }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
-    return moveTile(true, x_, plan_.xStride, plan_.xGroups, plan_.xGroupElems, t, buffer(set, 0, x_.dtype, inShape(t.ns, t.cs)), wait);
-  }
-  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
-    const std::array<int64_t, 4> ys{plan_.yStride[0], plan_.yStride[1], 0, 0};
-    return moveTile(false, y_, ys, plan_.yGroups, plan_.yGroupElems, t, buffer(set, 1, y_.dtype, outShape(t.ns, t.cs)), wait);
-  }
-  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
-    const LocalTensor x = buffer(set, 0, x_.dtype, inShape(t.ns, t.cs)), y = buffer(set, 1, y_.dtype, outShape(t.ns, t.cs));
-    const bool fp32 = y_.dtype == DType::F32;
-    switch (op_.reduceMode) {
-    case ReduceMode::Sum: case ReduceMode::Mean:
-      return window(x, y, false, wait);
-    case ReduceMode::Max:
-      return window(x, y, true, wait);
-    case ReduceMode::Min: {
-      if (fp32) {
-        arith(EuOp::Mul, x, x.operand(hw_), constantF(-1.0f), wait);
-        window(x, y, true, wait);
-        return arith(EuOp::Mul, y, y.operand(hw_), constantF(-1.0f), wait);
-      }
-      const LocalTensor nx = buffer(set, 2, DType::I16, inShape(t.ns, t.cs)), ny = buffer(set, 3, DType::I16, outShape(t.ns, t.cs));
-      arith(EuOp::Mul, nx, x.operand(hw_), constant(DType::I8, -1), wait);
-      window(nx, ny, true, wait);
-      return arith(EuOp::Mul, y, ny.operand(hw_), constant(DType::I8, -1), wait);
-    }
-    case ReduceMode::Prod: {
-      fold(x, 3, wait);
-      fold(x, 2, wait);
-      LocalTensor first = x;
-      first.shape = y.shape;
-      return arith(EuOp::Copy, y, first.operand(hw_), LocalOperand{}, wait, 1);
-    }
-    case ReduceMode::L2:
-      arith(EuOp::Mul, x, x.operand(hw_), x.operand(hw_), wait);
-      window(x, y, false, wait);
-      arith(EuOp::Rsqrt, y, y.operand(hw_), LocalOperand{}, wait, 1);
-      return arith(EuOp::Divide, y, constantF(1.0f), y.operand(hw_), wait);
-    }
-    return wait;
+    return moveTile(true, x_, plan_.xStride, plan_.xGroups, plan_.xGroupElems, t, inBuffer(set, 0, x_.dtype, t), wait);
   }
 
-private:
-  bool int8Min() const { return op_.reduceMode == ReduceMode::Min && y_.dtype != DType::F32; }
-  Shape4 inShape(int64_t ns, int64_t cs) const {
-    return {u32(ns), u32(cs), u32(plan_.size[2]), u32(plan_.size[3])};
-  }
+protected:
+  Shape4 inShape(int64_t ns, int64_t cs) const { return {u32(ns), u32(cs), u32(plan_.size[2]), u32(plan_.size[3])}; }
   Shape4 outShape(int64_t ns, int64_t cs) const { return {u32(ns), u32(cs), 1, 1}; }
-  LocalTensor buffer(unsigned set, size_t i, DType t, Shape4 s) const {
-    return LocalTensor::compact(bufOffset(set, i), t, s, lanes());
+  // Buffer i of a set, shaped like the tile's input or one value per (n, c).
+  LocalTensor inBuffer(unsigned set, size_t i, DType t, const Tile &tile) const {
+    return LocalTensor::compact(bufOffset(set, i), t, inShape(tile.ns, tile.cs), lanes());
+  }
+  LocalTensor outBuffer(unsigned set, size_t i, DType t, const Tile &tile) const {
+    return LocalTensor::compact(bufOffset(set, i), t, outShape(tile.ns, tile.cs), lanes());
+  }
+  // A per-(n, c) value read for every element of `like` (h and w strides 0).
+  static LocalTensor spread(LocalTensor v, const LocalTensor &like) {
+    v.shape = like.shape, v.stride.h = v.stride.w = 0;
+    return v;
   }
 
   // Items [t.n0, +ns) and channels [t.c0, +cs) of local n and c between DDR
@@ -301,25 +312,20 @@ private:
     return id;
   }
 
-  // One window over the whole (h, w) plane: max, or a sum of taps times the
-  // constant (fp32 1 or 1/count; int8 the multiplier, then the right shift).
-  uint16_t window(const LocalTensor &x, const LocalTensor &y, bool isMax, uint16_t wait) {
+  // One window over the whole (h, w) plane: the max, or the sum of every
+  // tap times `kernel` (int8: the multiplier, then op.rshift).
+  uint16_t window(const LocalTensor &x, const LocalTensor &y, bool isMax, LocalOperand kernel, uint16_t wait) {
     isa::Pord c;
     c.eu = isMax ? EuOp::Max : EuOp::Mac;
     c.input = x.operand(hw_), c.output = y.operand(hw_);
-    if (isMax) {
-      c.kernel = c.input;
-    } else if (y.dtype == DType::F32) {
-      const bool mean = op_.reduceMode == ReduceMode::Mean;
-      c.kernel = constantF(mean ? 1.0f / float(x.shape.h * x.shape.w) : 1.0f);
-    } else {
-      c.kernel = constant(DType::U8, op_.multipliers[0]);
-      c.rshift = op_.rshift;
-    }
+    c.kernel = isMax ? c.input : kernel;
+    if (!isMax && y.dtype != DType::F32) c.rshift = op_.rshift;
     c.kernel.shape = {1, x.shape.c, x.shape.h, x.shape.w};
     c.strideH = c.strideW = 1;
     return e_.b->tiu(c, wait);
   }
+  // 1 / (the plane's element count), the constant of a mean.
+  LocalOperand meanKernel() const { return constantF(1.0f / float(plan_.size[2] * plan_.size[3])); }
 
   uint16_t arith(EuOp eu, const LocalTensor &res, LocalOperand a, LocalOperand b, uint16_t wait, uint8_t count = 2) {
     isa::Arith c;
@@ -327,6 +333,67 @@ private:
     c.opd0.shape = c.opd1.shape = res.shape;
     return e_.b->tiu(c, wait);
   }
+
+  DTensor x_, y_;
+  ReducePlan plan_;
+};
+
+class ReduceOp : public AxesOp {
+public:
+  ReduceOp(Emitter &e, const Op &op)
+      : AxesOp(e, op, *planReduce(e.g.tensors[size_t(op.inputs[0])], e.g.tensors[size_t(op.output)], op.reduceAxes)) {}
+  std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
+    std::vector<uint64_t> v{LocalTensor::bytes(x_.dtype, inShape(ns, cs), lanes()),
+                            LocalTensor::bytes(y_.dtype, outShape(ns, cs), lanes())};
+    if (int8Min()) { // -x and its max in int16 (-(-128) needs 9 bits)
+      v.push_back(LocalTensor::bytes(DType::I16, inShape(ns, cs), lanes()));
+      v.push_back(LocalTensor::bytes(DType::I16, outShape(ns, cs), lanes()));
+    }
+    return v;
+  }
+  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
+    const std::array<int64_t, 4> ys{plan_.yStride[0], plan_.yStride[1], 0, 0};
+    return moveTile(false, y_, ys, plan_.yGroups, plan_.yGroupElems, t, outBuffer(set, 1, y_.dtype, t), wait);
+  }
+  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
+    const LocalTensor x = inBuffer(set, 0, x_.dtype, t), y = outBuffer(set, 1, y_.dtype, t);
+    const bool fp32 = y_.dtype == DType::F32;
+    const LocalOperand sumKernel = !fp32 ? constant(DType::U8, op_.multipliers.empty() ? 0 : op_.multipliers[0])
+                                   : op_.reduceMode == ReduceMode::Mean ? meanKernel() : constantF(1.0f);
+    switch (op_.reduceMode) {
+    case ReduceMode::Sum: case ReduceMode::Mean:
+      return window(x, y, false, sumKernel, wait);
+    case ReduceMode::Max:
+      return window(x, y, true, {}, wait);
+    case ReduceMode::Min: {
+      if (fp32) {
+        arith(EuOp::Mul, x, x.operand(hw_), constantF(-1.0f), wait);
+        window(x, y, true, {}, wait);
+        return arith(EuOp::Mul, y, y.operand(hw_), constantF(-1.0f), wait);
+      }
+      const LocalTensor nx = inBuffer(set, 2, DType::I16, t), ny = outBuffer(set, 3, DType::I16, t);
+      arith(EuOp::Mul, nx, x.operand(hw_), constant(DType::I8, -1), wait);
+      window(nx, ny, true, {}, wait);
+      return arith(EuOp::Mul, y, ny.operand(hw_), constant(DType::I8, -1), wait);
+    }
+    case ReduceMode::Prod: {
+      fold(x, 3, wait);
+      fold(x, 2, wait);
+      LocalTensor first = x;
+      first.shape = y.shape;
+      return arith(EuOp::Copy, y, first.operand(hw_), LocalOperand{}, wait, 1);
+    }
+    case ReduceMode::L2:
+      arith(EuOp::Mul, x, x.operand(hw_), x.operand(hw_), wait);
+      window(x, y, false, constantF(1.0f), wait);
+      arith(EuOp::Rsqrt, y, y.operand(hw_), LocalOperand{}, wait, 1);
+      return arith(EuOp::Divide, y, constantF(1.0f), y.operand(hw_), wait);
+    }
+    return wait;
+  }
+
+private:
+  bool int8Min() const { return op_.reduceMode == ReduceMode::Min && y_.dtype != DType::F32; }
 
   // The product tree along local dim `dim` (3 = w, 2 = h) of x, in place:
   // the first half times the second, an odd last element into the first.
@@ -350,9 +417,58 @@ private:
       }
     }
   }
+};
 
-  DTensor x_, y_;
-  ReducePlan plan_;
+// LayerNorm: mean, x - mean (in place), its squares' mean, + epsilon,
+// rsqrt, times it; then times the scale and plus the bias, which every lane
+// holds whole (loaded once, read with n and c strides 0).
+class LayerNormOp : public AxesOp {
+public:
+  LayerNormOp(Emitter &e, const Op &op) : AxesOp(e, op, *planAxes(e.g.tensors[size_t(op.inputs[0])], op.reduceAxes)) {
+    for (size_t i = 1; i < op.inputs.size(); ++i) params_.push_back(e.am.addr[size_t(op.inputs[i])]);
+  }
+  std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
+    const uint64_t plane = LocalTensor::bytes(DType::F32, inShape(ns, cs), lanes());
+    const uint64_t stat = LocalTensor::bytes(DType::F32, outShape(ns, cs), lanes());
+    return {plane, plane, stat, stat}; // x (then x - mean), y, mean, variance
+  }
+  std::vector<uint64_t> fixedBytes(int64_t) const override {
+    return std::vector<uint64_t>(params_.size(), uint64_t(plan_.size[2] * plan_.size[3]) * 4);
+  }
+  uint16_t loadFixed(const Tile &t, uint16_t wait) override {
+    uint16_t id = 0;
+    const uint32_t copies = u32(std::min<int64_t>(t.cs, lanes()));
+    for (size_t i = 0; i < params_.size(); ++i) {
+      LocalTensor l = LocalTensor::compact(fixed_[i], DType::F32, {1, copies, u32(plan_.size[2]), u32(plan_.size[3])}, lanes());
+      id = e_.loadWeight(params_[i], DType::F32, {1, copies, u32(plan_.size[2]), u32(plan_.size[3])},
+                         {0, 0, u32(plan_.size[3]), 1}, l, wait);
+    }
+    return id;
+  }
+  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
+    return moveTile(false, y_, plan_.xStride, false, 0, t, inBuffer(set, 1, DType::F32, t), wait);
+  }
+  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
+    const LocalTensor x = inBuffer(set, 0, DType::F32, t), y = inBuffer(set, 1, DType::F32, t);
+    const LocalTensor mean = outBuffer(set, 2, DType::F32, t), var = outBuffer(set, 3, DType::F32, t);
+    window(x, mean, false, meanKernel(), wait);
+    arith(EuOp::Sub, x, x.operand(hw_), spread(mean, x).operand(hw_), wait);
+    arith(EuOp::Mul, y, x.operand(hw_), x.operand(hw_), wait);
+    window(y, var, false, meanKernel(), wait);
+    arith(EuOp::Add, var, var.operand(hw_), constantF(op_.epsilon), wait);
+    arith(EuOp::Rsqrt, var, var.operand(hw_), LocalOperand{}, wait, 1);
+    uint16_t id = arith(EuOp::Mul, y, x.operand(hw_), spread(var, x).operand(hw_), wait);
+    const EuOp paramOps[2] = {EuOp::Mul, EuOp::Add};
+    for (size_t i = 0; i < params_.size(); ++i) {
+      LocalTensor p = LocalTensor::compact(fixed_[i], DType::F32, y.shape, lanes());
+      p.stride.n = p.stride.c = 0;
+      id = arith(paramOps[i], y, y.operand(hw_), p.operand(hw_), wait);
+    }
+    return id;
+  }
+
+private:
+  std::vector<uint64_t> params_; // DDR addresses of the scale and the bias
 };
 
 } // namespace
@@ -363,6 +479,7 @@ Status reduceLayout(const Tensor &x, const Tensor &y, const std::array<bool, 4> 
 
 namespace ops {
 const OpImpl Reduce{OpKind::Reduce, validateReduce, evaluateReduce, slicedAs<ReduceOp>, nullptr, nullptr};
+const OpImpl LayerNorm{OpKind::LayerNorm, validateLayerNorm, evaluateLayerNorm, slicedAs<LayerNormOp>, nullptr, nullptr};
 } // namespace ops
 
 } // namespace tpu::backend

@@ -148,5 +148,10 @@ def Tpu_ReduceOp : Tpu_SimpleOp<"reduce", "Reduce",
     "C order, in any shape of that count (int8: sum and mean sum x*m0 >> rshift, max and min keep the scale; "
     "prod and l2 are fp32 only)",
     (ins Tpu_Activation:$input, StrAttr:$mode, DenseI64ArrayAttr:$axes)>;
+def Tpu_LayerNormOp : Tpu_SimpleOp<"layer_norm", "LayerNorm",
+    "fp32 (x - mean) / sqrt(var + epsilon) over the input dims `axes`, then * scale + bias (weights of the "
+    "normalized elements in C order; a bias needs a scale)",
+    (ins Tpu_Activation:$input, AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$scale,
+         AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$bias, DenseI64ArrayAttr:$axes, F64Attr:$epsilon)>;
 
 #endif // TPU_OPS_TD
