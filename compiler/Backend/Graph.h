@@ -4,6 +4,7 @@
 // of every op kind, fp32 and int8, are in docs/codegen.md.
 #pragma once
 
+#include "compiler/Kernels/Kernels.h"
 #include "support/Status.h"
 
 #include <array>
@@ -74,6 +75,8 @@ struct Op {
   ReduceMode reduceMode = ReduceMode::Sum;
   std::array<bool, 4> reduceAxes{false, false, false, false};
   float epsilon = 0.0f;               // LayerNorm: added to the variance
+  // Unary: the fp32 function (its parameters in alpha, beta).
+  kernels::UnaryKind unary = kernels::UnaryKind::Identity;
 };
 
 struct Graph {

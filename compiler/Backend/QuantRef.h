@@ -12,6 +12,8 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace tpu::backend {
@@ -46,6 +48,13 @@ struct SigmoidRecipe {
   static const std::array<float, kExpTerms> &expCoefficients(); // 1/k!, lowest first
 };
 float sigmoidChip(float x);
+
+// The fp32 functions of the Unary kind (programs of TIU commands,
+// FloatKernels.h): whether `kind` (with parameters a, b) has one, and the
+// names of tpu.unary's `function` attribute ("exp", "log", ...).
+bool hasUnaryRecipe(kernels::UnaryKind kind, float a = 0.0f, float b = 0.0f);
+const char *unaryName(kernels::UnaryKind kind);
+std::optional<kernels::UnaryKind> unaryFromName(std::string_view name);
 
 // x * scale + shift applied inside a table, before or after the function.
 struct TableAffine {

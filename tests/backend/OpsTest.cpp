@@ -4,6 +4,7 @@
 // group partly empty, and a small-LMEM configuration that forces slices
 // along N, C and H (with halo rows for windows).
 #include "BackendHarness.h"
+#include "compiler/Backend/FloatKernels.h"
 
 using namespace tpu;
 using namespace tpu::backend;
@@ -533,4 +534,135 @@ TEST_P(Int8OpTest, Uint8Activations) {
 
 INSTANTIATE_TEST_SUITE_P(Backend, Int8OpTest, testing::Bool());
 
+} // namespace
+
+// ---- fp32 functions by TIU recipes (FloatKernels.h) ------------------------
+namespace {
+namespace unary {
+
+using kernels::UnaryKind;
+struct Fn {
+  UnaryKind kind;
+  float lo, hi;       // input range
+  float rtol, atol;   // against the function in double precision
+  float a = 0, b = 0; // parameters
+};
+const std::vector<Fn> &functions() {
+  static const std::vector<Fn> v = {
+      {UnaryKind::Exp, -87, 88.7f, 2e-7f, 0},       {UnaryKind::Log, 1e-30f, 1e30f, 2e-7f, 1e-7f},
+      {UnaryKind::Sqrt, 0, 1e6f, 2e-7f, 0},        {UnaryKind::Rsqrt, 1e-6f, 1e6f, 2e-7f, 0},
+      {UnaryKind::Reciprocal, -1e3f, 1e3f, 1e-7f, 0}, {UnaryKind::Abs, -50, 50, 0, 0},
+      {UnaryKind::Neg, -50, 50, 0, 0},              {UnaryKind::Sign, -3, 3, 0, 0},
+      {UnaryKind::Round, -1e9f, 1e9f, 0, 0},        {UnaryKind::Floor, -100, 100, 0, 0},
+      {UnaryKind::Ceil, -100, 100, 0, 0},           {UnaryKind::Tanh, -12, 12, 3e-7f, 1e-8f},
+      {UnaryKind::SiLU, -100, 100, 3e-7f, 1e-30f},  {UnaryKind::Erf, -6, 6, 4e-7f, 2e-7f},
+      {UnaryKind::Gelu, -12, 12, 5e-7f, 2e-7f},     {UnaryKind::Softplus, -100, 100, 3e-7f, 1e-30f},
+      {UnaryKind::Softsign, -100, 100, 2e-7f, 0},   {UnaryKind::Mish, -60, 60, 5e-7f, 1e-30f},
+      {UnaryKind::Elu, -20, 20, 3e-7f, 1e-8f, 0.7f}, {UnaryKind::Selu, -20, 20, 3e-7f, 1e-8f, 1.67f, 1.05f},
+      {UnaryKind::Sin, -100, 100, 2e-6f, 2e-7f},    {UnaryKind::Cos, -100, 100, 2e-6f, 2e-7f},
+  };
+  return v;
+}
+
+double exact(const Fn &fn, double x) {
+  switch (fn.kind) {
+  case UnaryKind::Exp: return std::exp(x);
+  case UnaryKind::Log: return std::log(x);
+  case UnaryKind::Sqrt: return std::sqrt(x);
+  case UnaryKind::Rsqrt: return 1 / std::sqrt(x);
+  case UnaryKind::Reciprocal: return 1 / x;
+  case UnaryKind::Abs: return std::fabs(x);
+  case UnaryKind::Neg: return -x;
+  case UnaryKind::Sign: return (x > 0) - (x < 0);
+  case UnaryKind::Round: return std::nearbyint(x);
+  case UnaryKind::Floor: return std::floor(x);
+  case UnaryKind::Ceil: return std::ceil(x);
+  case UnaryKind::Tanh: return std::tanh(x);
+  case UnaryKind::SiLU: return x / (1 + std::exp(-x));
+  case UnaryKind::Erf: return std::erf(x);
+  case UnaryKind::Gelu: return 0.5 * x * std::erfc(-x * M_SQRT1_2);
+  case UnaryKind::Softplus: return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+  case UnaryKind::Softsign: return x / (1 + std::fabs(x));
+  case UnaryKind::Mish: return x * std::tanh(x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)));
+  case UnaryKind::Elu: return x > 0 ? x : fn.a * std::expm1(x);
+  case UnaryKind::Selu: return fn.b * (x > 0 ? x : fn.a * std::expm1(x));
+  case UnaryKind::Sin: return std::sin(x);
+  case UnaryKind::Cos: return std::cos(x);
+  default: return NAN;
+  }
+}
+
+TEST(BackendUnary, RecipesMatchTheExactFunctions) {
+  for (const Fn &fn : functions()) {
+    auto p = unaryKernel(fn.kind, fn.a, fn.b);
+    ASSERT_TRUE(p) << unaryName(fn.kind);
+    const int steps = 5001;
+    size_t bad = 0;
+    for (int k = 0; k < steps; ++k) {
+      // Log-spaced for ranges of positive numbers over many decades.
+      float x = fn.lo > 0 ? fn.lo * std::pow(fn.hi / fn.lo, float(k) / (steps - 1))
+                          : fn.lo + (fn.hi - fn.lo) * float(k) / (steps - 1);
+      const double want = exact(fn, x), got = runKernel(*p, &x);
+      if (!(got == want || std::fabs(got - want) <= fn.rtol * std::fabs(want) + fn.atol) && bad++ < 3)
+        ADD_FAILURE() << unaryName(fn.kind) << "(" << x << "): want " << want << " got " << got;
+    }
+  }
+  // Edges: exp over- and underflow, log of 0 and of a negative number.
+  auto at = [](UnaryKind k, float x) { return runKernel(*unaryKernel(k), &x); };
+  EXPECT_EQ(at(UnaryKind::Exp, 89.0f), INFINITY);
+  EXPECT_EQ(at(UnaryKind::Exp, -104.0f), 0.0f);
+  EXPECT_EQ(at(UnaryKind::Log, 0.0f), -INFINITY);
+  EXPECT_TRUE(std::isnan(at(UnaryKind::Log, -1.0f)));
+  EXPECT_EQ(at(UnaryKind::Sqrt, 0.0f), 0.0f);
+  EXPECT_EQ(at(UnaryKind::Exp, 88.7f), std::exp(88.7f));
+}
+
+TEST(BackendUnary, PowRecipe) {
+  struct P { float a, b; };
+  for (P v : {P{2, 10}, P{3, -2}, P{-2, 3}, P{-2, 2}, P{0, 2}, P{0, -1}, P{5, 0}, P{0, 0}, P{1.5f, 0.37f}, P{40, 20}}) {
+    float in[2] = {v.a, v.b};
+    float want = std::pow(v.a, v.b), got = runKernel(powKernel(), in);
+    EXPECT_TRUE(got == want || std::fabs(got - want) <= 2e-6f * std::fabs(want)) << v.a << "^" << v.b << " " << got;
+  }
+}
+
+// The commands compute the reference bit for bit, whole, sliced (N, C, H)
+// and in a layer group behind an affine that spreads the inputs.
+TEST(BackendUnary, CommandsMatchTheReferenceBitForBit) {
+  for (const Fn &fn : functions()) {
+    GraphBuilder gb;
+    const DType f = DType::F32;
+    const std::vector<int64_t> shape{3, 70, 7, 9};
+    int x = gb.act("x", shape, f), s = gb.act("s", shape, f), y = gb.act("y", shape, f);
+    Op &spread = gb.op(OpKind::Affine, "spread", {x}, s);
+    // Inputs in [lo, hi] (capped: the recipes' edges are checked above).
+    const float lo = std::max(fn.lo, -90.0f), hi = std::min(fn.hi, 90.0f);
+    spread.alpha = (hi - lo) / 2, spread.beta = (hi + lo) / 2;
+    Op &u = gb.op(OpKind::Unary, "fn", {s}, y);
+    u.unary = fn.kind, u.alpha = fn.a, u.beta = fn.b;
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE(unaryName(fn.kind));
+    for (bool small : {false, true})
+      for (bool groups : {false, true}) {
+        Options o;
+        if (small) o.hw = smallLmem(16 * 1024);
+        o.layerGroups = groups;
+        if (groups) o.segmentStarts.assign(1, 0);
+        expectMatchesReference(gb.g, o, 7, /*fp32BitExact=*/true);
+      }
+  }
+}
+
+TEST(BackendUnary, RejectsInt8AndFunctionsWithoutRecipe) {
+  GraphBuilder gb;
+  int x = gb.act("x", {1, 4, 2, 2}, DType::F32), y = gb.act("y", {1, 4, 2, 2}, DType::F32);
+  Op &u = gb.op(OpKind::Unary, "fn", {x}, y);
+  u.unary = UnaryKind::Sigmoid;
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  auto st = gb.g.validate();
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("no fp32 recipe for sigmoid"), std::string::npos) << st.message();
+}
+
+} // namespace unary
 } // namespace

@@ -1,5 +1,6 @@
 #include "compiler/Dialect/Tpu/TpuOps.h"
 
+#include "compiler/Backend/QuantRef.h"
 #include "compiler/Dialect/Top/TopOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -96,6 +97,14 @@ tpu::Status exportExtra(AffineOp op, tpu::backend::Op &o) {
 
 tpu::Status exportExtra(UpsampleOp op, tpu::backend::Op &o) {
   o.scaleH = int64_t(op.getScaleH()), o.scaleW = int64_t(op.getScaleW());
+  return tpu::Status::ok();
+}
+
+tpu::Status exportExtra(UnaryOp op, tpu::backend::Op &o) {
+  auto fn = tpu::backend::unaryFromName(op.getFunction().str());
+  if (!fn) return tpu::makeError("unknown function '", op.getFunction().str(), "'");
+  o.unary = *fn;
+  o.alpha = float(op.getAlpha().convertToDouble()), o.beta = float(op.getBeta().convertToDouble());
   return tpu::Status::ok();
 }
 

@@ -153,5 +153,10 @@ def Tpu_LayerNormOp : Tpu_SimpleOp<"layer_norm", "LayerNorm",
     "normalized elements in C order; a bias needs a scale)",
     (ins Tpu_Activation:$input, AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$scale,
          AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$bias, DenseI64ArrayAttr:$axes, F64Attr:$epsilon)>;
+def Tpu_UnaryOp : Tpu_SimpleOp<"unary", "Unary",
+    "fp32 function `function` (exp, log, tanh, erf, sin, ...; compiler/Backend/FloatKernels.h) as a program of "
+    "TIU commands, parameters alpha and beta where it has them (int8: a lut)",
+    (ins Tpu_Activation:$input, StrAttr:$function, DefaultValuedAttr<F64Attr, "0.0">:$alpha,
+         DefaultValuedAttr<F64Attr, "0.0">:$beta)>;
 
 #endif // TPU_OPS_TD

@@ -1,7 +1,7 @@
 // Activation family: top.relu, top.clip, top.leaky_relu (same scale in and
-// out) and the element-wise functions the chip evaluates through a 256-entry
-// table (tpu.lut in int8; in fp32 sigmoid is tpu.sigmoid, hard_sigmoid and
-// hard_swish affine + clip (+ mul), the others have no fp32 form).
+// out) and the element-wise functions: tpu.lut (a 256-entry table) in int8;
+// in fp32 sigmoid is tpu.sigmoid, hard_sigmoid and hard_swish affine + clip
+// (+ mul), the others tpu.unary (the TIU recipes of compiler/Backend/FloatKernels.h).
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -27,7 +27,10 @@ const std::vector<TableFunction> &tableFunctions() {
       {TypeID::get<top::SoftplusOp>(), UnaryKind::Softplus},   {TypeID::get<top::AbsOp>(), UnaryKind::Abs},
       {TypeID::get<top::NegOp>(), UnaryKind::Neg},             {TypeID::get<top::LogOp>(), UnaryKind::Log},
       {TypeID::get<top::SqrtOp>(), UnaryKind::Sqrt},           {TypeID::get<top::ErfOp>(), UnaryKind::Erf},
-      {TypeID::get<top::SoftsignOp>(), UnaryKind::Softsign},   {TypeID::get<top::ReciprocalOp>(), UnaryKind::Reciprocal}};
+      {TypeID::get<top::SoftsignOp>(), UnaryKind::Softsign},   {TypeID::get<top::ReciprocalOp>(), UnaryKind::Reciprocal},
+      {TypeID::get<top::FloorOp>(), UnaryKind::Floor},         {TypeID::get<top::CeilOp>(), UnaryKind::Ceil},
+      {TypeID::get<top::RoundOp>(), UnaryKind::Round},         {TypeID::get<top::SignOp>(), UnaryKind::Sign},
+      {TypeID::get<top::SinOp>(), UnaryKind::Sin},             {TypeID::get<top::CosOp>(), UnaryKind::Cos}};
   return fns;
 }
 
@@ -57,15 +60,16 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
   Value input = op->getOperand(0), result = op->getResult(0);
   const std::string &name = names_[result];
   if (!wantInt8(name)) {
-    // The chip computes sigmoid in fp32 (backend Sigmoid); the others only
-    // as int8 tables.
     if (kind == kernels::UnaryKind::Sigmoid) {
       vals_[result].f32 = make<tpuir::SigmoidOp>(name, f32Type(shapeOf(result)), f32(input));
       return Status::ok();
     }
     if (kind == kernels::UnaryKind::HardSigmoid) return lowerHardSigmoidF32(op, a, b, false);
     if (kind == kernels::UnaryKind::HardSwish) return lowerHardSigmoidF32(op, 1.0 / 6.0, 0.5, true);
-    return noLowering(op, "the BM1684 evaluates it only as an int8 lookup table (quantize it INT8)");
+    if (!backend::hasUnaryRecipe(kind, a, b)) return noLowering(op, "no fp32 recipe for it on the TIU");
+    vals_[result].f32 = make<tpuir::UnaryOp>(name, f32Type(shapeOf(result)), f32(input),
+                                             llvm::StringRef(backend::unaryName(kind)), f64(a), f64(b));
+    return Status::ok();
   }
   // The table maps the input's byte to the output's code; its entries come
   // from compiler/Kernels' fp32 function (backend::activationTable). Scalar

@@ -1,7 +1,7 @@
 // --convert-top-to-tpu, activation family (compiler/Lowering/Ops/Activation.cpp):
 // relu, clip (integer bounds in int8), leaky_relu (max(x, x*m0 >> rshift)),
 // and the table functions (sigmoid -> tpu.lut with a 256-entry table); in
-// F32, tanh has no lowering (the chip evaluates it only as an int8 table).
+// F32, a leaky_relu slope above 1 has no lowering (unary.mlir: the fp32 functions).
 // RUN: rm -rf %t && split-file %s %t
 // RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/ok.mlir
 // RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/bad.mlir
@@ -22,7 +22,7 @@
 // CHECK: "tpu.clip"({{.*}}max = 6.400000e+01 : f64, min = 0.000000e+00 : f64
 // CHECK: %[[T:.*]] = top.weight "sig_table" : tensor<256xui8>
 // CHECK: "tpu.lut"({{.*}}, %[[T]]) {{.*}} : (tensor<1x2x4x4xi8, 0.0157480314 : f32>, tensor<256xui8>) -> tensor<1x2x4x4xui8, 0.00392156886 : f32>
-// BAD: error: no lowering for top.tanh 't' at loc("t"): the BM1684 evaluates it only as an int8 lookup table (quantize it INT8)
+// BAD: error: no lowering for top.leaky_relu 't' at loc("t"): a slope outside [0, 1]
 
 //--- ok.mlir
 module attributes {top.weight_file = "ok_weights.npz"} {
@@ -40,7 +40,7 @@ func.func @main(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> attributes {t
 module attributes {top.weight_file = "bad_weights.npz"} {
 func.func @main(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> attributes {top.input_names = ["input"], top.output_names = ["t"]} {
   %0 = top.input %arg0 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("input")
-  %1 = "top.tanh"(%0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("t")
+  %1 = "top.leaky_relu"(%0) <{alpha = 1.5 : f64}> : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("t")
   return %1 : tensor<1x2x4x4xf32>
 }
 }

@@ -188,6 +188,22 @@ func.func @slice_starts_per_dim(%x: tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32> 
 
 // -----
 
+func.func @unary_unknown_function(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'tpu.unary' op unknown function 'expp'}}
+  %0 = "tpu.unary"(%x) <{function = "expp"}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @unary_int8(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32> {
+  // expected-error @+1 {{'tpu.unary' op Unary 'result': int8 exp is a Lut op}}
+  %0 = "tpu.unary"(%x) <{function = "exp"}> : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32>
+  return %0 : tensor<1x4x8x8xi8, 0.25 : f32>
+}
+
+// -----
+
 func.func @reduce_unknown_mode(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x1x1xf32> {
   // expected-error @+1 {{'tpu.reduce' op mode 'median' is not sum, mean, max, min, prod or l2}}
   %0 = "tpu.reduce"(%x) <{mode = "median", axes = array<i64: 2, 3>}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x1x1xf32>
