@@ -44,6 +44,9 @@ enum class OpKind {
 };
 const char *opKindName(OpKind k);
 
+// What a Reduce computes over its reduced dims.
+enum class ReduceMode : uint8_t { Sum, Mean, Max, Min, Prod, L2 };
+
 struct WindowParams {
   int64_t kh = 1, kw = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
   int64_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
@@ -88,6 +91,10 @@ struct Op {
   std::vector<MovePiece> pieces;
   bool fills = false;
   float fillValue = 0.0f;
+  // Reduce: the mode, and which NCHW dims of the input it reduces (LayerNorm: normalizes).
+  ReduceMode reduceMode = ReduceMode::Sum;
+  std::array<bool, 4> reduceAxes{false, false, false, false};
+  float epsilon = 0.0f;               // LayerNorm: added to the variance
   // Unary: the fp32 function (its parameters in alpha, beta).
   kernels::UnaryKind unary = kernels::UnaryKind::Identity;
 };
@@ -129,6 +136,12 @@ int64_t windowOutput(int64_t in, int64_t k, int64_t stride, int64_t dilation, in
 } // namespace tpu::backend
 
 namespace tpu::backend {
+// Whether the Reduce emitter can move input x and output y (their shapes
+// and dtypes) for these reduced NCHW dims: the kept and the reduced dims
+// must each merge into at most two (int8 4N layouts restrict the merging
+// and the output's batch); the error says why not (Ops/Reduce.cpp).
+Status reduceLayout(const Tensor &x, const Tensor &y, const std::array<bool, 4> &axes);
+
 // The window of a Conv/Pool with the end pads grown so that the output
 // tensor's size is produced (ceil mode adds at most one row/column).
 WindowParams effectiveWindow(const Op &op, const Tensor &x, const Tensor &y);

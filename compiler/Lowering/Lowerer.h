@@ -96,10 +96,11 @@ void addConvLowerings(LoweringTable &t);       // Ops/Conv.cpp: conv, conv_trans
 void addGemmLowerings(LoweringTable &t);       // Ops/Gemm.cpp: gemm, matmul
 void addPoolLowerings(LoweringTable &t);       // Ops/Pool.cpp: max_pool, avg_pool, global_avg_pool
 void addElementwiseLowerings(LoweringTable &t); // Ops/Elementwise.cpp: add, sub, mul, div, max, min, pow, prelu
-void addNormalizeLowerings(LoweringTable &t);  // Ops/Normalize.cpp: batch_norm
+void addDataMovementLowerings(LoweringTable &t); // Ops/DataMovement.cpp: permute, pad, tile, expand, depth_to_space, gather, split
+void addNormalizeLowerings(LoweringTable &t);  // Ops/Normalize.cpp: batch_norm, layer_norm
 void addActivationLowerings(LoweringTable &t); // Ops/Activation.cpp: relu, clip, leaky_relu, table functions
 void addShapeLowerings(LoweringTable &t);      // Ops/Shape.cpp: reshape, resize, concat
-void addDataMovementLowerings(LoweringTable &t); // Ops/DataMovement.cpp: permute, pad, tile, expand, depth_to_space, gather, split
+void addReduceLowerings(LoweringTable &t);     // Ops/Reduce.cpp: reduce_*, global_max_pool
 
 // Element-wise functions the chip evaluates through a 256-entry table
 // (Ops/Activation.cpp); an int8 scalar affine before one folds into it.
@@ -152,6 +153,7 @@ public:
   // Ops/Normalize.cpp
   Status lowerBatchNorm(top::BatchNormOp op);
   Result<ChannelAffine> batchNormAffine(top::BatchNormOp op);
+  Status lowerLayerNorm(top::LayerNormOp op);
   // Ops/Activation.cpp
   Status lowerLut(mlir::Operation *op, kernels::UnaryKind kind, float a = 0, float b = 0);
   Status lowerHardSigmoidF32(mlir::Operation *op, double alpha, double beta, bool timesInput);
@@ -185,6 +187,8 @@ public:
                                                  const std::string &name);
   // A graph input returned as a graph output: a copy named `name`.
   mlir::Value copyOfInput(mlir::Value input, const std::string &name);
+  // Ops/Reduce.cpp
+  Status lowerReduce(mlir::Operation *op, backend::ReduceMode mode, llvm::ArrayRef<int64_t> axes);
 
   // An op whose int8 form keeps its input's scale (relu, reshape, clip,
   // upsample...); `attrs` follow the input in the op's generated builder.

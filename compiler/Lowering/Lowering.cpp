@@ -152,6 +152,7 @@ const LoweringTable &loweringTable() {
     addActivationLowerings(t);
     addShapeLowerings(t);
     addDataMovementLowerings(t);
+    addReduceLowerings(t);
     return t;
   }();
   return table;

@@ -429,6 +429,97 @@ TEST(BackendMove, BoxesOutsideTheTensorsOrGapsAreErrors) {
         "Move 'move': output element 23 is written by no piece and not filled");
 }
 
+// Reductions over every kind of axis set (kept dims brought to n and c, the
+// reduced ones to h and w), each mode, bit-exact with the reference in fp32
+// too (the reference sums, folds and negates in the commands' order).
+TEST_P(OpTest, ReduceAnyAxes) {
+  struct ReduceCase {
+    std::vector<int64_t> in;
+    std::array<bool, 4> axes;
+    std::vector<int64_t> out;
+  };
+  const ReduceCase cases[] = {
+      {{1, 100, 7, 9}, {false, false, true, true}, {1, 100}},       // spatial mean (lanes wrap past 64)
+      {{3, 70, 5, 6}, {false, true, false, false}, {3, 1, 5, 6}},   // channels: kept n and h*w
+      {{3, 4, 5, 6}, {true, false, true, false}, {1, 4, 1, 6}},     // n and h: two kept, two reduced
+      {{6, 3, 4, 5}, {false, false, false, true}, {6, 3, 4, 1}},    // w, a batch of two 4N groups
+      {{2, 3, 4, 5}, {true, true, true, true}, {1, 1, 1, 1}},       // everything
+      {{3, 4, 5}, {false, true, false, false}, {3, 5}},             // 3-D, keepdims 0
+      {{6, 7}, {false, true, false, false}, {6}},                   // 2-D rows of a big batch
+      {{2, 150, 20, 30}, {false, true, false, false}, {2, 1, 20, 30}}, // sliced along n and c with small LMEM
+  };
+  const ReduceMode modes[] = {ReduceMode::Sum, ReduceMode::Mean, ReduceMode::Max,
+                              ReduceMode::Min, ReduceMode::Prod, ReduceMode::L2};
+  for (const auto &rc : cases)
+    for (ReduceMode m : modes) {
+      if (int8() && (m == ReduceMode::Prod || m == ReduceMode::L2)) continue;
+      GraphBuilder gb;
+      int x = gb.act("x", rc.in, t());
+      int y = gb.act("y", rc.out, t());
+      Op &o = gb.op(OpKind::Reduce, "reduce", {x}, y);
+      o.reduceMode = m, o.reduceAxes = rc.axes;
+      if (int8() && (m == ReduceMode::Sum || m == ReduceMode::Mean)) o.multipliers = {37}, o.rshift = 8;
+      gb.g.inputs = {x}, gb.g.outputs = {y};
+      SCOPED_TRACE("mode " + std::to_string(int(m)) + " input n " + std::to_string(rc.in[0]) + " rank " +
+                   std::to_string(rc.in.size()));
+      auto rep = expectMatchesReference(gb.g, opts(), 7, /*fp32BitExact=*/true);
+      if (GetParam().smallLmem && rc.in[1] == 150) EXPECT_GT(rep.ops.at(0).slices, 1u);
+    }
+}
+
+TEST(BackendReduce, Int8LayoutsItCannotMoveAreErrors) {
+  GraphBuilder gb;
+  int x = gb.act("x", {6, 3, 4, 5}, DType::I8), y = gb.act("y", {1, 3, 4, 5}, DType::I8);
+  Op &o = gb.op(OpKind::Reduce, "reduce", {x}, y);
+  o.reduceMode = ReduceMode::Max, o.reduceAxes = {true, false, false, false};
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  auto st = gb.g.validate();
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.message(), "Reduce 'reduce': an int8 reduction over a batch of more than 4 items (4N groups)");
+  gb.g.tensors[size_t(x)].dtype = gb.g.tensors[size_t(y)].dtype = DType::F32;
+  EXPECT_TRUE(gb.g.validate().isOk());
+  o.reduceMode = ReduceMode::Prod;
+  gb.g.tensors[size_t(x)].shape = {3, 3, 4, 5};
+  gb.g.tensors[size_t(x)].dtype = gb.g.tensors[size_t(y)].dtype = DType::I8;
+  st = gb.g.validate();
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.message(), "Reduce 'reduce': an int8 product or L2 norm (the chip computes them in fp32)");
+}
+
+// LayerNorm over trailing dims (transformer tokens, per item, per channel:
+// instance norm), with and without scale and bias, whole and sliced.
+TEST(BackendLayerNorm, Fp32WholeAndSliced) {
+  struct NormCase {
+    std::vector<int64_t> in;
+    std::array<bool, 4> axes;
+    int params; // 0 none, 1 scale, 2 scale and bias
+  };
+  const NormCase cases[] = {
+      {{1, 197, 768}, {false, false, true, false}, 2},       // ViT-B tokens: each row of 768
+      {{2, 20, 6, 5}, {false, true, true, true}, 1},         // per item over C, H, W
+      {{3, 67, 5, 7}, {false, false, true, true}, 0},        // instance norm: per (n, c) over H, W
+  };
+  for (bool small : {false, true})
+    for (const auto &nc : cases) {
+      GraphBuilder gb;
+      int x = gb.act("x", nc.in, DType::F32), y = gb.act("y", nc.in, DType::F32);
+      int64_t count = 1;
+      for (size_t d = 0; d < nc.in.size(); ++d)
+        if (nc.axes[d]) count *= nc.in[d];
+      std::vector<int> in{x};
+      if (nc.params >= 1) in.push_back(gb.weight("scale", {count}, DType::F32));
+      if (nc.params >= 2) in.push_back(gb.weight("bias", {count}, DType::F32));
+      Op &o = gb.op(OpKind::LayerNorm, "ln", in, y);
+      o.reduceAxes = nc.axes, o.epsilon = 1e-5f;
+      gb.g.inputs = {x}, gb.g.outputs = {y};
+      Options opt;
+      if (small) opt.hw = smallLmem(16 * 1024);
+      SCOPED_TRACE("input c " + std::to_string(nc.in[1]) + (small ? " sliced" : ""));
+      auto rep = expectMatchesReference(gb.g, opt, 7, /*fp32BitExact=*/true);
+      if (small && nc.in[1] == 197) EXPECT_GT(rep.ops.at(0).slices, 1u);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backend, OpTest,
                          testing::Values(Case{DType::F32, false}, Case{DType::I8, false},
                                          Case{DType::F32, true}, Case{DType::I8, true}),

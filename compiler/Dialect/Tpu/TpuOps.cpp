@@ -133,6 +133,35 @@ tpu::Status exportExtra(MoveOp op, tpu::backend::Op &o) {
   return tpu::Status::ok();
 }
 
+// Axes of the input (rank <= 4) are its NCHW dims from the left.
+template <class OpT> tpu::Status exportAxes(OpT op, tpu::backend::Op &o) {
+  const int64_t rank = cast<RankedTensorType>(op.getInput().getType()).getRank();
+  for (int64_t a : op.getAxes()) {
+    if (a < 0 || a >= rank || rank > 4) return tpu::makeError("axis ", a, " is not a dim of the rank-", rank, " input (rank <= 4)");
+    o.reduceAxes[size_t(a)] = true;
+  }
+  return tpu::Status::ok();
+}
+
+// The mode by name.
+tpu::Status exportExtra(ReduceOp op, tpu::backend::Op &o) {
+  using tpu::backend::ReduceMode;
+  static const std::pair<const char *, ReduceMode> kModes[] = {{"sum", ReduceMode::Sum}, {"mean", ReduceMode::Mean},
+                                                               {"max", ReduceMode::Max}, {"min", ReduceMode::Min},
+                                                               {"prod", ReduceMode::Prod}, {"l2", ReduceMode::L2}};
+  auto mode = llvm::find_if(kModes, [&](const auto &m) { return op.getMode() == m.first; });
+  if (mode == std::end(kModes)) return tpu::makeError("mode '", op.getMode().str(), "' is not sum, mean, max, min, prod or l2");
+  o.reduceMode = mode->second;
+  return exportAxes(op, o);
+}
+
+tpu::Status exportExtra(LayerNormOp op, tpu::backend::Op &o) {
+  if (isa<NoneType>(op.getScale().getType()) && !isa<NoneType>(op.getBias().getType()))
+    return tpu::makeError("a bias without a scale (give a scale of ones)");
+  o.epsilon = float(op.getEpsilon().convertToDouble());
+  return exportAxes(op, o);
+}
+
 } // namespace
 
 tpu::Result<tpu::backend::Tensor> backendTensor(Value v, std::string name, bool isWeight) {

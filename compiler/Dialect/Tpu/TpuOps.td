@@ -148,6 +148,16 @@ def Tpu_MoveOp : Tpu_SimpleOp<"move", "Move",
     "the fill an integer); `pieces` holds 15 values per box: input index, 4 sizes, source offset, 4 source "
     "strides, destination offset, 4 destination strides (elements of the C-order tensors)",
     (ins Variadic<Tpu_Activation>:$inputs, DenseI64ArrayAttr:$pieces, OptionalAttr<F64Attr>:$fill)>;
+def Tpu_ReduceOp : Tpu_SimpleOp<"reduce", "Reduce",
+    "mode (sum, mean, max, min, prod, l2) over the input dims `axes`; the result holds the kept elements in "
+    "C order, in any shape of that count (int8: sum and mean sum x*m0 >> rshift, max and min keep the scale; "
+    "prod and l2 are fp32 only)",
+    (ins Tpu_Activation:$input, StrAttr:$mode, DenseI64ArrayAttr:$axes)>;
+def Tpu_LayerNormOp : Tpu_SimpleOp<"layer_norm", "LayerNorm",
+    "fp32 (x - mean) / sqrt(var + epsilon) over the input dims `axes`, then * scale + bias (weights of the "
+    "normalized elements in C order; a bias needs a scale)",
+    (ins Tpu_Activation:$input, AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$scale,
+         AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$bias, DenseI64ArrayAttr:$axes, F64Attr:$epsilon)>;
 def Tpu_UnaryOp : Tpu_SimpleOp<"unary", "Unary",
     "fp32 function `function` (exp, log, tanh, erf, sin, ...; compiler/Backend/FloatKernels.h) as a program of "
     "TIU commands, parameters alpha and beta where it has them (int8: a lut)",

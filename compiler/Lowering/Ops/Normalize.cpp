@@ -1,5 +1,7 @@
 // Normalize family: top.batch_norm -> one per-channel tpu.affine (folded into
-// a conv before it in fp32, Ops/Conv.cpp).
+// a conv before it in fp32, Ops/Conv.cpp); top.layer_norm -> tpu.layer_norm
+// over the trailing dims, its scale and bias broadcast to the normalized
+// elements (fp32; in INT8 an fp32 island between casts).
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -33,8 +35,48 @@ Status Lowerer::lowerBatchNorm(top::BatchNormOp op) {
   return lowerAffine(op, op.getInput(), std::move(a->scale), std::move(a->bias), op.getOutput());
 }
 
+Status Lowerer::lowerLayerNorm(top::LayerNormOp op) {
+  Value result = op.getOutput();
+  const std::string name = names_[result];
+  const auto shape = shapeOf(op.getInput());
+  if (op.getInput().getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
+  const int64_t axis = int64_t(op.getAxis());
+  if (axis < 0 || axis >= int64_t(shape.size())) return noLowering(op, "an axis outside the input's dims");
+  const kernels::Shape normShape(shape.begin() + axis, shape.end());
+  std::vector<int64_t> axes;
+  for (int64_t d = axis; d < int64_t(shape.size()); ++d) axes.push_back(d);
+  const int64_t count = kernels::numElements(normShape);
+  // The scale and the bias as fp32 weights of the normalized elements (a
+  // bias alone gets a scale of ones).
+  const bool hasBias = !isa<NoneType>(op.getBias().getType());
+  Value params[2] = {none(), none()};
+  for (auto [i, operand] : llvm::enumerate(std::array<Value, 2>{op.getScale(), op.getBias()})) {
+    const char *role = i == 0 ? "scale" : "bias";
+    std::vector<float> full(size_t(count), 1.0f);
+    if (!isa<NoneType>(operand.getType())) {
+      auto w = weightValues(operand, role, op);
+      if (!w) return noLowering(op, w.message());
+      // As the Top interpreter reads it: the normalized elements, or a shape
+      // that broadcasts to them.
+      auto ws = shapeOf(operand);
+      auto b = kernels::broadcastShape(ws, normShape);
+      if (int64_t(w->size()) == count && ws.size() <= normShape.size()) full = *w;
+      else if (b && *b == normShape) kernels::broadcastTo(w->data(), ws, full.data(), normShape);
+      else return noLowering(op, std::string("a ") + role + " that does not broadcast to the normalized dims");
+    } else if (i == 1 || !hasBias) {
+      continue;
+    }
+    params[i] = addWeight(name + "_" + role, NpyArray::from({count}, full), b_.getF32Type());
+  }
+  if (wantInt8(name)) out_.fallbacks.push_back(name + ": layer_norm runs in fp32 on the BM1684");
+  vals_[result].f32 = make<tpuir::LayerNormOp>(name, f32Type(shapeOf(result)), f32(op.getInput()), params[0], params[1],
+                                               axes, f64(op.getEpsilon().convertToDouble()));
+  return Status::ok();
+}
+
 void addNormalizeLowerings(LoweringTable &t) {
   t.add<top::BatchNormOp>([](Lowerer &l, top::BatchNormOp op) { return l.lowerBatchNorm(op); });
+  t.add<top::LayerNormOp>([](Lowerer &l, top::LayerNormOp op) { return l.lowerLayerNorm(op); });
 }
 
 } // namespace tpu::lowering

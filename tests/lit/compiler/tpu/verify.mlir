@@ -225,3 +225,46 @@ func.func @unary_int8(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0
   %0 = "tpu.unary"(%x) <{function = "exp"}> : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8xi8, 0.25 : f32>
   return %0 : tensor<1x4x8x8xi8, 0.25 : f32>
 }
+
+// -----
+
+func.func @reduce_unknown_mode(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x1x1xf32> {
+  // expected-error @+1 {{'tpu.reduce' op mode 'median' is not sum, mean, max, min, prod or l2}}
+  %0 = "tpu.reduce"(%x) <{mode = "median", axes = array<i64: 2, 3>}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x1x1xf32>
+  return %0 : tensor<1x4x1x1xf32>
+}
+
+// -----
+
+func.func @reduce_result_count(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x1xf32> {
+  // expected-error @+1 {{'tpu.reduce' op Reduce 'result': output has 32 elements, the kept dims 4}}
+  %0 = "tpu.reduce"(%x) <{mode = "sum", axes = array<i64: 2, 3>}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x1xf32>
+  return %0 : tensor<1x4x8x1xf32>
+}
+
+// -----
+
+func.func @reduce_int8_max_keeps_the_scale(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x1x1xi8, 0.25 : f32> {
+  // expected-error @+1 {{'tpu.reduce' op Reduce 'result': an int8 max or min keeps the input's dtype and scale}}
+  %0 = "tpu.reduce"(%x) <{mode = "max", axes = array<i64: 2, 3>}> : (tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x1x1xi8, 0.25 : f32>
+  return %0 : tensor<1x4x1x1xi8, 0.25 : f32>
+}
+
+// -----
+
+func.func @layer_norm_bias_without_scale(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  %n = top.none
+  %b = top.weight "b" : tensor<8xf32>
+  // expected-error @+1 {{'tpu.layer_norm' op a bias without a scale (give a scale of ones)}}
+  %0 = "tpu.layer_norm"(%x, %n, %b) <{axes = array<i64: 2>, epsilon = 1.0e-5 : f64}> : (tensor<1x4x8xf32>, none, tensor<8xf32>) -> tensor<1x4x8xf32>
+  return %0 : tensor<1x4x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_int8(%x: tensor<1x4x8xi8, 0.5 : f32>) -> tensor<1x4x8xi8, 0.5 : f32> {
+  %n = top.none
+  // expected-error @+1 {{'tpu.layer_norm' op LayerNorm 'result': fp32 only (int8 models run it as an fp32 island)}}
+  %0 = "tpu.layer_norm"(%x, %n, %n) <{axes = array<i64: 2>, epsilon = 1.0e-5 : f64}> : (tensor<1x4x8xi8, 0.5 : f32>, none, none) -> tensor<1x4x8xi8, 0.5 : f32>
+  return %0 : tensor<1x4x8xi8, 0.5 : f32>
+}
