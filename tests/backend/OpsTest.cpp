@@ -100,10 +100,41 @@ TEST_P(OpTest, Pools) {
       Op &o = gb.op(OpKind::Pool, "pool", {x}, y);
       o.window = p;
       if (!isMax) o.multipliers = {int8() ? 57 : 1}, o.rshift = int8() ? 9 : 0;
+      // Ceil mode's last windows cover fewer taps: one multiplier per count.
+      if (!isMax && ceil && int8()) o.multipliers = {255, 228, 152, 114, 91, 76, 65, 57, 51};
       gb.g.inputs = {x}, gb.g.outputs = {y};
       SCOPED_TRACE(std::string(isMax ? "max" : "avg") + (ceil ? " ceil" : ""));
       expectMatchesReference(gb.g, opts());
     }
+}
+
+// Average windows dividing by the taps they cover (count_include_pad = 0,
+// asymmetric pads, ceil mode), a 1-D window (W = 1) and dilated max pooling.
+TEST_P(OpTest, PoolsWithPartialWindows) {
+  struct G { int64_t h, w, kh, kw, s, top, left, bottom, right, dil; bool isMax, countPad, ceil; };
+  for (G geo : {G{22, 20, 3, 3, 2, 1, 1, 1, 1, 1, false, false, false}, G{22, 20, 3, 3, 2, 0, 0, 0, 0, 1, false, false, true},
+                G{24, 17, 3, 2, 2, 2, 0, 0, 0, 1, false, true, true}, G{40, 1, 3, 1, 2, 1, 0, 1, 0, 1, false, false, false},
+                G{25, 23, 3, 3, 1, 0, 0, 0, 0, 2, true, true, false}, G{30, 1, 2, 1, 1, 0, 0, 0, 0, 1, true, true, false}}) {
+    GraphBuilder gb;
+    int x = gb.act("x", {5, 67, geo.h, geo.w}, t());
+    WindowParams p;
+    p.kh = geo.kh, p.kw = geo.kw, p.strideH = geo.s, p.strideW = geo.w > 1 ? geo.s : 1;
+    p.dilationH = p.dilationW = geo.dil;
+    p.padTop = geo.top, p.padLeft = geo.left, p.padBottom = geo.bottom, p.padRight = geo.right;
+    p.isMax = geo.isMax, p.countPad = geo.countPad;
+    int64_t oh = windowOutput(geo.h, p.kh, p.strideH, p.dilationH, p.padTop, p.padBottom) + (geo.ceil ? 1 : 0);
+    int64_t ow = windowOutput(geo.w, p.kw, p.strideW, p.dilationW, p.padLeft, p.padRight) + (geo.ceil ? 1 : 0);
+    int y = gb.act("y", {5, 67, oh, ow}, t());
+    Op &o = gb.op(OpKind::Pool, "pool", {x}, y);
+    o.window = p;
+    if (!geo.isMax && int8()) {
+      for (int64_t taps = 1; taps <= p.kh * p.kw; ++taps) o.multipliers.push_back(int32_t(255 / taps));
+      o.rshift = 8;
+    }
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE("h" + std::to_string(geo.h) + " w" + std::to_string(geo.w) + " k" + std::to_string(geo.kh));
+    expectMatchesReference(gb.g, opts());
+  }
 }
 
 TEST_P(OpTest, GlobalAvgPool) {

@@ -76,6 +76,7 @@ template <class OpT> std::enable_if_t<isWindowOp<OpT>, tpu::Status> exportExtra(
   w.padTop = p[0], w.padLeft = p[1], w.padBottom = p[2], w.padRight = p[3];
   w.groups = int64_t(op.getGroup());
   w.isMax = std::is_same_v<OpT, MaxPoolOp>;
+  if constexpr (std::is_same_v<OpT, AvgPoolOp>) w.countPad = op.getCountIncludePad();
   return tpu::Status::ok();
 }
 
