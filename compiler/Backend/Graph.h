@@ -4,6 +4,7 @@
 // of every op kind, fp32 and int8, are in docs/codegen.md.
 #pragma once
 
+#include "compiler/Kernels/Kernels.h"
 #include "support/Status.h"
 
 #include <array>
@@ -70,6 +71,8 @@ struct Op {
   int64_t scaleH = 1, scaleW = 1;     // Upsample
   // Slice, per NCHW dim: output element i reads input element start + i * step.
   std::array<int64_t, 4> sliceStart{0, 0, 0, 0}, sliceStep{1, 1, 1, 1};
+  // Resize: the source rows (H) and columns (W) of each output row/column.
+  kernels::ResizeTaps resizeH, resizeW;
 };
 
 struct Graph {

@@ -371,6 +371,34 @@ TEST_P(OpTest, UpsampleFactors) {
   }
 }
 
+// Resize by tables of any scale (kernels::resizeTaps): bilinear up and down
+// in the coordinate modes of the node tests, nearest by non-integer factors
+// (the only int8 form). fp32 bit-exact: an int8 model runs it as an fp32
+// island whose result is quantized again.
+TEST_P(OpTest, ResizeAnyScale) {
+  struct G { int64_t h, w, oh, ow; const char *mode, *coord, *nearest; };
+  const G cases[] = {{12, 9, 30, 23, "linear", "half_pixel", ""},        {20, 17, 12, 10, "linear", "pytorch_half_pixel", ""},
+                     {9, 8, 27, 13, "linear", "align_corners", ""},     {13, 11, 13, 29, "linear", "asymmetric", ""},
+                     {10, 7, 25, 7, "nearest", "asymmetric", "floor"},  {16, 15, 9, 31, "nearest", "half_pixel", "round_prefer_ceil"},
+                     {8, 8, 19, 19, "nearest", "align_corners", "round_prefer_floor"}};
+  for (const G &geo : cases) {
+    const bool linear = std::string(geo.mode) == "linear";
+    if (int8() && linear) continue; // int8: nearest only
+    GraphBuilder gb;
+    int x = gb.act("x", {5, 67, geo.h, geo.w}, t()), y = gb.act("y", {5, 67, geo.oh, geo.ow}, t());
+    Op &o = gb.op(OpKind::Resize, "resize", {x}, y);
+    const auto p = kernels::resizeParams(geo.mode, geo.coord, geo.nearest);
+    o.resizeH = kernels::resizeTaps(geo.h, geo.oh, double(geo.oh) / double(geo.h), p);
+    o.resizeW = kernels::resizeTaps(geo.w, geo.ow, double(geo.ow) / double(geo.w), p);
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE(std::string(geo.mode) + " " + geo.coord + " " + std::to_string(geo.oh) + "x" + std::to_string(geo.ow));
+    auto rep = expectMatchesReference(gb.g, opts(), 1, /*fp32BitExact=*/true);
+    if (GetParam().smallLmem) {
+      EXPECT_GT(rep.ops.at(0).slices, 1u);
+    }
+  }
+}
+
 // Strided slices on every axis (YOLO's space-to-depth and channel splits
 // among them): batches that start and end inside a 4N group, odd steps,
 // a box that reaches the input's last element.

@@ -100,6 +100,19 @@ tpu::Status exportExtra(UpsampleOp op, tpu::backend::Op &o) {
   return tpu::Status::ok();
 }
 
+// The H and W tables from the ONNX attributes (one truth: kernels::resizeTaps).
+tpu::Status exportExtra(ResizeOp op, tpu::backend::Op &o) {
+  auto in = cast<RankedTensorType>(op.getInput().getType()).getShape();
+  auto out = cast<RankedTensorType>(op.getOutput().getType()).getShape();
+  auto scales = op.getScales();
+  if (in.size() != 4 || out.size() != 4 || scales.size() != 2)
+    return tpu::makeError("needs NCHW input and output and scales for H and W");
+  const auto p = tpu::kernels::resizeParams(op.getMode(), op.getCoordinateTransformationMode(), op.getNearestMode());
+  o.resizeH = tpu::kernels::resizeTaps(in[2], out[2], scales[0], p);
+  o.resizeW = tpu::kernels::resizeTaps(in[3], out[3], scales[1], p);
+  return tpu::Status::ok();
+}
+
 // starts/steps have one value per input dim (up to 4), NCHW from the left.
 tpu::Status exportExtra(SliceOp op, tpu::backend::Op &o) {
   auto starts = op.getStarts(), steps = op.getSteps();

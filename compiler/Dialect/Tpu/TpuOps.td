@@ -146,5 +146,10 @@ def Tpu_CastOp : Tpu_SimpleOp<"cast", "Cast",
     (ins Tpu_Activation:$input)>;
 def Tpu_RequantOp : Tpu_SimpleOp<"requant", "Requant", "int8 -> int8 with another scale: x*m0 >> rshift",
     (ins Tpu_Activation:$input)>;
+def Tpu_ResizeOp : Tpu_SimpleOp<"resize", "Resize",
+    "Resize of H and W with the ONNX mode (nearest, linear), coordinate_transformation_mode, nearest_mode "
+    "and the H, W scales (int8: nearest only, same scale)",
+    (ins Tpu_Activation:$input, StrAttr:$mode, StrAttr:$coordinate_transformation_mode, StrAttr:$nearest_mode,
+     DenseF64ArrayAttr:$scales)>;
 
 #endif // TPU_OPS_TD
