@@ -148,3 +148,17 @@ WindowParams effectiveWindow(const Op &op, const Tensor &x, const Tensor &y) {
   return w;
 }
 } // namespace tpu::backend
+
+namespace tpu::backend {
+std::vector<int64_t> averageTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation,
+                                 int64_t padA, int64_t padB, bool countPad) {
+  const int64_t lo = countPad ? -padA : 0, hi = countPad ? in + padB : in;
+  std::vector<int64_t> taps(size_t(std::max<int64_t>(out, 0)), 0);
+  for (int64_t o = 0; o < out; ++o)
+    for (int64_t t = 0; t < k; ++t) {
+      int64_t i = o * stride - padA + t * dilation;
+      taps[size_t(o)] += i >= lo && i < hi;
+    }
+  return taps;
+}
+} // namespace tpu::backend

@@ -52,6 +52,9 @@ struct WindowParams {
   int64_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
   int64_t groups = 1;        // Conv only
   bool isMax = false;        // Pool only
+  // Pool avg: each window divides by the taps it covers inside the padded
+  // input (count_include_pad), or inside the input alone when false.
+  bool countPad = true;
 };
 
 // Move: a box of up to 4 dims copied from input `input` to the output.
@@ -97,6 +100,8 @@ struct Op {
   float epsilon = 0.0f;               // LayerNorm: added to the variance
   // Unary: the fp32 function (its parameters in alpha, beta).
   kernels::UnaryKind unary = kernels::UnaryKind::Identity;
+  // Resize: the source rows (H) and columns (W) of each output row/column.
+  kernels::ResizeTaps resizeH, resizeW;
 };
 
 struct Graph {
@@ -145,4 +150,10 @@ Status reduceLayout(const Tensor &x, const Tensor &y, const std::array<bool, 4> 
 // The window of a Conv/Pool with the end pads grown so that the output
 // tensor's size is produced (ceil mode adds at most one row/column).
 WindowParams effectiveWindow(const Op &op, const Tensor &x, const Tensor &y);
+
+// Pool avg along one dim: per output index, the taps its divisor counts
+// (those inside the input, and inside its declared padding with countPad).
+// The window's divisor is the product of its row's and its column's counts.
+std::vector<int64_t> averageTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation,
+                                 int64_t padA, int64_t padB, bool countPad);
 } // namespace tpu::backend

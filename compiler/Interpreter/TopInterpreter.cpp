@@ -388,21 +388,6 @@ k::ConvParams convParams(const Shape &in, const Shape &out, int64_t group, const
   return p;
 }
 
-k::CoordMode coordModeOf(StringRef s) {
-  if (s == "asymmetric") return k::CoordMode::Asymmetric;
-  if (s == "align_corners") return k::CoordMode::AlignCorners;
-  if (s == "pytorch_half_pixel") return k::CoordMode::PytorchHalfPixel;
-  if (s == "tf_half_pixel_for_nn") return k::CoordMode::TfHalfPixelForNN;
-  return k::CoordMode::HalfPixel;
-}
-
-k::NearestMode nearestModeOf(StringRef s) {
-  if (s == "round_prefer_ceil") return k::NearestMode::RoundPreferCeil;
-  if (s == "floor") return k::NearestMode::Floor;
-  if (s == "ceil") return k::NearestMode::Ceil;
-  return k::NearestMode::RoundPreferFloor;
-}
-
 } // namespace
 
 tpu::Status TopInterpreter::Impl::execute(Operation *op, llvm::DenseMap<Value, Tensor> &env) {
@@ -681,10 +666,8 @@ tpu::Status TopInterpreter::Impl::execute(Operation *op, llvm::DenseMap<Value, T
         std::vector<double> scales(o.getScales().begin(), o.getScales().end());
         if (scales.size() != x.shape.size())
           for (size_t d = 0; d < x.shape.size(); ++d) scales.push_back(double(y.shape[d]) / double(x.shape[d]));
-        k::ResizeParams p;
-        p.mode = o.getMode() == "linear" ? k::ResizeMode::Linear : k::ResizeMode::Nearest;
-        p.coord = coordModeOf(o.getCoordinateTransformationMode());
-        p.nearest = nearestModeOf(o.getNearestMode());
+        const k::ResizeParams p =
+            k::resizeParams(o.getMode(), o.getCoordinateTransformationMode(), o.getNearestMode());
         k::resize(x.ptr(), x.shape, y.data->data(), y.shape, scales, p);
         return tpu::Status::ok();
       })

@@ -7,6 +7,7 @@
 #include "support/Status.h"
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace tpu::kernels {
@@ -133,6 +134,17 @@ struct ResizeParams {
   CoordMode coord = CoordMode::HalfPixel;
   NearestMode nearest = NearestMode::RoundPreferFloor;
 };
+// The ONNX attribute strings (mode "nearest"/"linear", coordinate_transformation_mode,
+// nearest_mode); an unknown coordinate mode reads as half_pixel, an unknown
+// nearest mode as round_prefer_floor (the importer rejects the rest).
+ResizeParams resizeParams(std::string_view mode, std::string_view coord, std::string_view nearest);
+// One dimension resized from inLen to outLen: output index x reads
+// in[i0[x]] * (1 - w[x]) + in[i1[x]] * w[x] (nearest: i0 = i1, w = 0).
+struct ResizeTaps {
+  std::vector<int64_t> i0, i1;
+  std::vector<float> w;
+};
+ResizeTaps resizeTaps(int64_t inLen, int64_t outLen, double scale, const ResizeParams &p);
 // Resizes every dimension of an N-D tensor; scales[d] = output/input factor
 // used by the coordinate transform (from the op's scales, else out/in).
 // Linear is applied separably over the dimensions whose size changes.

@@ -43,22 +43,9 @@ void resizeDim(const float *in, const Shape &shape, int64_t dim, int64_t outLen,
   int64_t outer = 1, inner = 1, inLen = shape[dim];
   for (int64_t d = 0; d < dim; ++d) outer *= shape[d];
   for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
-  // Per output index: two source indices and the weight of the second.
-  std::vector<int64_t> i0(outLen), i1(outLen);
-  std::vector<float> w(outLen);
-  for (int64_t x = 0; x < outLen; ++x) {
-    double c = sourceCoord(p.coord, x, inLen, outLen, scale);
-    if (p.mode == ResizeMode::Nearest) {
-      i0[x] = i1[x] = nearestIndex(p.nearest, c, inLen);
-      w[x] = 0;
-    } else {
-      c = std::clamp(c, 0.0, static_cast<double>(inLen - 1));
-      int64_t lo = static_cast<int64_t>(std::floor(c));
-      i0[x] = lo;
-      i1[x] = std::min(lo + 1, inLen - 1);
-      w[x] = static_cast<float>(c - lo);
-    }
-  }
+  const ResizeTaps t = resizeTaps(inLen, outLen, scale, p);
+  const std::vector<int64_t> &i0 = t.i0, &i1 = t.i1;
+  const std::vector<float> &w = t.w;
   for (int64_t o = 0; o < outer; ++o) {
     const float *src = in + o * inLen * inner;
     float *dst = out + o * outLen * inner;
@@ -72,6 +59,40 @@ void resizeDim(const float *in, const Shape &shape, int64_t dim, int64_t outLen,
 }
 
 } // namespace
+
+ResizeParams resizeParams(std::string_view mode, std::string_view coord, std::string_view nearest) {
+  ResizeParams p;
+  p.mode = mode == "linear" ? ResizeMode::Linear : ResizeMode::Nearest;
+  p.coord = coord == "asymmetric"             ? CoordMode::Asymmetric
+            : coord == "align_corners"        ? CoordMode::AlignCorners
+            : coord == "pytorch_half_pixel"   ? CoordMode::PytorchHalfPixel
+            : coord == "tf_half_pixel_for_nn" ? CoordMode::TfHalfPixelForNN
+                                              : CoordMode::HalfPixel;
+  p.nearest = nearest == "round_prefer_ceil" ? NearestMode::RoundPreferCeil
+              : nearest == "floor"           ? NearestMode::Floor
+              : nearest == "ceil"            ? NearestMode::Ceil
+                                             : NearestMode::RoundPreferFloor;
+  return p;
+}
+
+ResizeTaps resizeTaps(int64_t inLen, int64_t outLen, double scale, const ResizeParams &p) {
+  ResizeTaps t;
+  t.i0.resize(size_t(outLen)), t.i1.resize(size_t(outLen)), t.w.resize(size_t(outLen));
+  for (int64_t x = 0; x < outLen; ++x) {
+    double c = sourceCoord(p.coord, x, inLen, outLen, scale);
+    if (p.mode == ResizeMode::Nearest) {
+      t.i0[x] = t.i1[x] = nearestIndex(p.nearest, c, inLen);
+      t.w[x] = 0;
+    } else {
+      c = std::clamp(c, 0.0, static_cast<double>(inLen - 1));
+      int64_t lo = static_cast<int64_t>(std::floor(c));
+      t.i0[x] = lo;
+      t.i1[x] = std::min(lo + 1, inLen - 1);
+      t.w[x] = static_cast<float>(c - lo);
+    }
+  }
+  return t;
+}
 
 void resize(const float *in, const Shape &inShape, float *out, const Shape &outShape,
             const std::vector<double> &scales, const ResizeParams &p) {

@@ -101,10 +101,41 @@ TEST_P(OpTest, Pools) {
       Op &o = gb.op(OpKind::Pool, "pool", {x}, y);
       o.window = p;
       if (!isMax) o.multipliers = {int8() ? 57 : 1}, o.rshift = int8() ? 9 : 0;
+      // Ceil mode's last windows cover fewer taps: one multiplier per count.
+      if (!isMax && ceil && int8()) o.multipliers = {255, 228, 152, 114, 91, 76, 65, 57, 51};
       gb.g.inputs = {x}, gb.g.outputs = {y};
       SCOPED_TRACE(std::string(isMax ? "max" : "avg") + (ceil ? " ceil" : ""));
       expectMatchesReference(gb.g, opts());
     }
+}
+
+// Average windows dividing by the taps they cover (count_include_pad = 0,
+// asymmetric pads, ceil mode), a 1-D window (W = 1) and dilated max pooling.
+TEST_P(OpTest, PoolsWithPartialWindows) {
+  struct G { int64_t h, w, kh, kw, s, top, left, bottom, right, dil; bool isMax, countPad, ceil; };
+  for (G geo : {G{22, 20, 3, 3, 2, 1, 1, 1, 1, 1, false, false, false}, G{22, 20, 3, 3, 2, 0, 0, 0, 0, 1, false, false, true},
+                G{24, 17, 3, 2, 2, 2, 0, 0, 0, 1, false, true, true}, G{40, 1, 3, 1, 2, 1, 0, 1, 0, 1, false, false, false},
+                G{25, 23, 3, 3, 1, 0, 0, 0, 0, 2, true, true, false}, G{30, 1, 2, 1, 1, 0, 0, 0, 0, 1, true, true, false}}) {
+    GraphBuilder gb;
+    int x = gb.act("x", {5, 67, geo.h, geo.w}, t());
+    WindowParams p;
+    p.kh = geo.kh, p.kw = geo.kw, p.strideH = geo.s, p.strideW = geo.w > 1 ? geo.s : 1;
+    p.dilationH = p.dilationW = geo.dil;
+    p.padTop = geo.top, p.padLeft = geo.left, p.padBottom = geo.bottom, p.padRight = geo.right;
+    p.isMax = geo.isMax, p.countPad = geo.countPad;
+    int64_t oh = windowOutput(geo.h, p.kh, p.strideH, p.dilationH, p.padTop, p.padBottom) + (geo.ceil ? 1 : 0);
+    int64_t ow = windowOutput(geo.w, p.kw, p.strideW, p.dilationW, p.padLeft, p.padRight) + (geo.ceil ? 1 : 0);
+    int y = gb.act("y", {5, 67, oh, ow}, t());
+    Op &o = gb.op(OpKind::Pool, "pool", {x}, y);
+    o.window = p;
+    if (!geo.isMax && int8()) {
+      for (int64_t taps = 1; taps <= p.kh * p.kw; ++taps) o.multipliers.push_back(int32_t(255 / taps));
+      o.rshift = 8;
+    }
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE("h" + std::to_string(geo.h) + " w" + std::to_string(geo.w) + " k" + std::to_string(geo.kh));
+    expectMatchesReference(gb.g, opts());
+  }
 }
 
 TEST_P(OpTest, GlobalAvgPool) {
@@ -335,6 +366,34 @@ TEST_P(OpTest, UpsampleFactors) {
     gb.g.inputs = {x}, gb.g.outputs = {y};
     SCOPED_TRACE(std::to_string(sh) + "x" + std::to_string(sw));
     auto rep = expectMatchesReference(gb.g, opts());
+    if (GetParam().smallLmem) {
+      EXPECT_GT(rep.ops.at(0).slices, 1u);
+    }
+  }
+}
+
+// Resize by tables of any scale (kernels::resizeTaps): bilinear up and down
+// in the coordinate modes of the node tests, nearest by non-integer factors
+// (the only int8 form). fp32 bit-exact: an int8 model runs it as an fp32
+// island whose result is quantized again.
+TEST_P(OpTest, ResizeAnyScale) {
+  struct G { int64_t h, w, oh, ow; const char *mode, *coord, *nearest; };
+  const G cases[] = {{12, 9, 30, 23, "linear", "half_pixel", ""},        {20, 17, 12, 10, "linear", "pytorch_half_pixel", ""},
+                     {9, 8, 27, 13, "linear", "align_corners", ""},     {13, 11, 13, 29, "linear", "asymmetric", ""},
+                     {10, 7, 25, 7, "nearest", "asymmetric", "floor"},  {16, 15, 9, 31, "nearest", "half_pixel", "round_prefer_ceil"},
+                     {8, 8, 19, 19, "nearest", "align_corners", "round_prefer_floor"}};
+  for (const G &geo : cases) {
+    const bool linear = std::string(geo.mode) == "linear";
+    if (int8() && linear) continue; // int8: nearest only
+    GraphBuilder gb;
+    int x = gb.act("x", {5, 67, geo.h, geo.w}, t()), y = gb.act("y", {5, 67, geo.oh, geo.ow}, t());
+    Op &o = gb.op(OpKind::Resize, "resize", {x}, y);
+    const auto p = kernels::resizeParams(geo.mode, geo.coord, geo.nearest);
+    o.resizeH = kernels::resizeTaps(geo.h, geo.oh, double(geo.oh) / double(geo.h), p);
+    o.resizeW = kernels::resizeTaps(geo.w, geo.ow, double(geo.ow) / double(geo.w), p);
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE(std::string(geo.mode) + " " + geo.coord + " " + std::to_string(geo.oh) + "x" + std::to_string(geo.ow));
+    auto rep = expectMatchesReference(gb.g, opts(), 1, /*fp32BitExact=*/true);
     if (GetParam().smallLmem) {
       EXPECT_GT(rep.ops.at(0).slices, 1u);
     }

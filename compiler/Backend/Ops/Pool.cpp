@@ -14,20 +14,55 @@ namespace {
 
 using namespace emit;
 
-// An int8 average's multiplier goes into a uint8 constant.
-Status averageMultiplier(const OpCheck &c) {
-  TPU_RETURN_IF_ERROR(c.needMultipliers(1));
-  if (c.int8 && (c.op.multipliers[0] < 0 || c.op.multipliers[0] > 255))
-    return makeError("average multiplier ", c.op.multipliers[0], " is outside [0, 255]");
+// An int8 average's multipliers go into a uint8 constant.
+Status averageMultipliers(const OpCheck &c, size_t n) {
+  if (!c.int8) return Status::ok();
+  if (c.op.multipliers.size() != 1 && c.op.multipliers.size() != n)
+    return makeError("int8 needs 1 multiplier", n > 1 ? " (or one per covered tap count, " + std::to_string(n) + ")" : "",
+                     ", has ", c.op.multipliers.size());
+  for (int32_t m : c.op.multipliers)
+    if (m < 0 || m > 255) return makeError("average multiplier ", m, " is outside [0, 255]");
   return Status::ok();
+}
+
+// Pool avg: the taps each output row and each output column covers (from
+// the declared pads: the divisor does not count ceil mode's extra padding).
+struct AverageTaps {
+  std::vector<int64_t> rows, cols;
+  int64_t at(int64_t oy, int64_t ox) const { return rows[size_t(oy)] * cols[size_t(ox)]; }
+  static bool constant(const std::vector<int64_t> &v) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t t) { return t == v.front(); });
+  }
+  bool uniform() const { return constant(rows) && constant(cols); }
+};
+
+AverageTaps averageTapsOf(const Op &op, const Tensor &x, const Tensor &y) {
+  const WindowParams &w = op.window;
+  auto xs = x.nchw(), ys = y.nchw();
+  return {averageTaps(xs[2], ys[2], w.kh, w.strideH, w.dilationH, w.padTop, w.padBottom, w.countPad),
+          averageTaps(xs[3], ys[3], w.kw, w.strideW, w.dilationW, w.padLeft, w.padRight, w.countPad)};
+}
+
+// The int8 multiplier of a window covering `taps` taps: one for all
+// windows, or one per count (entry taps - 1).
+int32_t averageMultiplier(const Op &op, int64_t taps) {
+  return op.multipliers.size() == 1 ? op.multipliers[0] : op.multipliers[size_t(taps - 1)];
 }
 
 Status validatePool(const OpCheck &c) {
   TPU_RETURN_IF_ERROR(c.sameType(c.in(0)));
   TPU_RETURN_IF_ERROR(checkWindow(c, c.in(0)));
   if (c.in(0).nchw()[1] != c.ys[1]) return makeError("pooling changes the channel count");
-  if (c.op.window.dilationH != 1 || c.op.window.dilationW != 1) return makeError("pooling takes no dilation");
-  return c.op.window.isMax ? Status::ok() : averageMultiplier(c);
+  if (c.op.window.isMax) return Status::ok();
+  AverageTaps taps = averageTapsOf(c.op, c.in(0), c.y);
+  for (int64_t t : taps.rows)
+    if (t == 0) return makeError("an average window covers no input row");
+  for (int64_t t : taps.cols)
+    if (t == 0) return makeError("an average window covers no input column");
+  TPU_RETURN_IF_ERROR(averageMultipliers(c, size_t(c.op.window.kh * c.op.window.kw)));
+  if (c.int8 && c.op.multipliers.size() == 1 && !taps.uniform())
+    return makeError("windows covering different tap counts need one multiplier per count");
+  return Status::ok();
 }
 
 Status validateGlobalAvgPool(const OpCheck &c) {
@@ -36,11 +71,11 @@ Status validateGlobalAvgPool(const OpCheck &c) {
   const auto &ys = c.ys;
   if (ys[0] != xs[0] || ys[1] != xs[1] || ys[2] != 1 || ys[3] != 1)
     return makeError("output must be (N, C, 1, 1) of the input");
-  return averageMultiplier(c);
+  return averageMultipliers(c, 1);
 }
 
-// A window reduction over (N, C, H, W): `combine(acc, v, inside)` per tap;
-// padding reads 0 (sum) or never wins (max).
+// A window reduction over (N, C, H, W): `combine(acc, v, inside, oy, ox)`
+// per tap; padding reads 0 (sum) or never wins (max).
 template <class T, class Combine>
 void windowPool(const T *x, const std::array<int64_t, 4> &xs, const WindowParams &p,
                 const std::array<int64_t, 4> &ys, T init, Combine combine, std::vector<T> &out) {
@@ -53,9 +88,10 @@ void windowPool(const T *x, const std::array<int64_t, 4> &xs, const WindowParams
         T a = init;
         for (int64_t ky = 0; ky < p.kh; ++ky)
           for (int64_t kx = 0; kx < p.kw; ++kx) {
-            int64_t iy = oy * p.strideH - p.padTop + ky, ix = ox * p.strideW - p.padLeft + kx;
+            int64_t iy = oy * p.strideH - p.padTop + ky * p.dilationH;
+            int64_t ix = ox * p.strideW - p.padLeft + kx * p.dilationW;
             bool inside = iy >= 0 && iy < xs[2] && ix >= 0 && ix < xs[3];
-            a = combine(a, inside ? plane[iy * xs[3] + ix] : T(0), inside);
+            a = combine(a, inside ? plane[iy * xs[3] + ix] : T(0), inside, oy, ox);
           }
         o[oy * ys[3] + ox] = a;
       }
@@ -68,55 +104,73 @@ WindowParams globalWindow(const Tensor &x) {
   return p;
 }
 
-// Max or average over window p (the average's divisor fixed: padding counts as 0).
-void evaluateWindow(const RefArgs &r, const WindowParams &p, bool isMax, Bytes &out) {
+// Max or average over window p; an average window covering t taps divides by t.
+void evaluateWindow(const RefArgs &r, const WindowParams &p, const AverageTaps &taps, bool isMax, Bytes &out) {
   const auto &xs = r.xs, &ys = r.ys;
   if (r.isInt) {
     auto xi = r.ints(0);
     std::vector<int32_t> acc;
     if (isMax)
       windowPool<int32_t>(xi.data(), xs, p, ys, std::numeric_limits<int32_t>::lowest(),
-                          [](int32_t a, int32_t v, bool in) { return in ? std::max(a, v) : a; }, acc);
+                          [](int32_t a, int32_t v, bool in, int64_t, int64_t) { return in ? std::max(a, v) : a; }, acc);
     else
-      windowPool<int32_t>(xi.data(), xs, p, ys, 0, [](int32_t a, int32_t v, bool) { return a + v; }, acc);
+      windowPool<int32_t>(xi.data(), xs, p, ys, 0, [](int32_t a, int32_t v, bool, int64_t, int64_t) { return a + v; }, acc);
     std::vector<int64_t> ri(r.count);
-    for (size_t i = 0; i < r.count; ++i)
-      ri[i] = isMax ? saturateTo(acc[i], r.y.dtype) : requantizeOp(int64_t(acc[i]) * r.op.multipliers[0], r.op, false, r.y.dtype);
+    const int64_t plane = ys[2] * ys[3];
+    for (size_t i = 0; i < r.count; ++i) {
+      const int64_t yx = int64_t(i) % plane;
+      ri[i] = isMax ? saturateTo(acc[i], r.y.dtype)
+                    : requantizeOp(int64_t(acc[i]) * averageMultiplier(r.op, taps.at(yx / ys[3], yx % ys[3])), r.op,
+                                   false, r.y.dtype);
+    }
     out = fromInts(ri, r.y.dtype);
     return;
   }
-  // The chip multiplies every tap by the constant 1/(kh*kw) and sums (no FMA).
-  const float k = 1.0f / float(p.kh * p.kw);
+  // The chip multiplies every tap by the constant 1/taps and sums (no FMA).
   std::vector<float> rf;
   if (isMax)
     windowPool<float>(floats(*r.in[0]), xs, p, ys, std::numeric_limits<float>::lowest(),
-                      [](float a, float v, bool in) { return in ? std::max(a, v) : a; }, rf);
+                      [](float a, float v, bool in, int64_t, int64_t) { return in ? std::max(a, v) : a; }, rf);
   else
     windowPool<float>(floats(*r.in[0]), xs, p, ys, 0.0f,
-                      [k](float a, float v, bool) { float t = k * v; return a + t; }, rf);
+                      [&](float a, float v, bool, int64_t oy, int64_t ox) {
+                        float t = (1.0f / float(taps.at(oy, ox))) * v;
+                        return a + t;
+                      }, rf);
   out = fromFloats(rf);
 }
 
 void evaluatePool(const RefArgs &r, Bytes &out) {
-  evaluateWindow(r, effectiveWindow(r.op, r.x, r.y), r.op.window.isMax, out);
+  evaluateWindow(r, effectiveWindow(r.op, r.x, r.y), averageTapsOf(r.op, r.x, r.y), r.op.window.isMax, out);
 }
 
-void evaluateGlobalAvgPool(const RefArgs &r, Bytes &out) { evaluateWindow(r, globalWindow(r.x), false, out); }
+void evaluateGlobalAvgPool(const RefArgs &r, Bytes &out) {
+  const WindowParams p = globalWindow(r.x);
+  evaluateWindow(r, p, AverageTaps{{p.kh}, {p.kw}}, false, out);
+}
 
 // ---- The emitter (max, average, global average) ----------------------------
+// An average whose windows cover different tap counts (count_include_pad = 0
+// with padding, ceil mode's partial windows) runs one command per block of
+// output rows and columns that divide by the same count.
 class PoolOp : public SlicedOp, public LocalOp {
 public:
   PoolOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
     x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
+    const Tensor &x = e.g.tensors[op.inputs[0]], &y = e.g.tensors[op.output];
     if (op.kind == OpKind::Pool) {
-      p_ = effectiveWindow(op, e.g.tensors[op.inputs[0]], e.g.tensors[op.output]);
+      p_ = effectiveWindow(op, x, y);
+      taps_ = averageTapsOf(op, x, y);
     } else {
-      p_.kh = x_.s[2], p_.kw = x_.s[3];
+      p_ = globalWindow(x);
+      taps_ = {{p_.kh}, {p_.kw}};
     }
     isMax_ = op.kind == OpKind::Pool && op.window.isMax;
+    uniform_ = isMax_ || taps_.uniform();
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
-  int64_t inRows(int64_t hs) const { return (hs - 1) * p_.strideH + p_.kh; }
+  int64_t kernelRows() const { return (p_.kh - 1) * p_.dilationH + 1; }
+  int64_t inRows(int64_t hs) const { return (hs - 1) * p_.strideH + kernelRows(); }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     int64_t rows = std::min(inRows(hs), x_.s[2]);
     return {LocalTensor::activationBytes(x_.dtype, {u32(ns), u32(cs), u32(rows), u32(x_.s[3])}, lanes()),
@@ -138,43 +192,81 @@ public:
     Rows r = rowsFor(t);
     return e_.move(true, x_, t.n0, t.ns, t.c0, t.cs, r.r0, r.rows, inBuf(t, set), wait);
   }
-  LocalOp *local() override { return op_.kind == OpKind::Pool ? this : nullptr; }
+  // In a layer group a slice's rows are not known: only uniform divisors.
+  LocalOp *local() override { return op_.kind == OpKind::Pool && uniform_ ? this : nullptr; }
   std::pair<int64_t, int64_t> inputRows(int64_t lo, int64_t hi) const override {
-    return {lo * p_.strideH - p_.padTop, hi * p_.strideH - p_.padTop + p_.kh - 1};
+    return {lo * p_.strideH - p_.padTop, hi * p_.strideH - p_.padTop + kernelRows() - 1};
   }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     Rows r = rowsFor(t);
-    return computeOn({inBuf(t, set)}, outBuf(t, set), {}, r.padT, r.padB, wait);
+    const LocalTensor in = inBuf(t, set), out = outBuf(t, set);
+    if (uniform_) return computeOn({in}, out, {}, r.padT, r.padB, wait);
+    uint16_t id = wait;
+    const auto rowRuns = runs(taps_.rows, t.h0, t.h0 + t.hs), colRuns = runs(taps_.cols, 0, y_.s[3]);
+    for (auto [oy0, oy1] : rowRuns)
+      for (auto [ox0, ox1] : colRuns) {
+        // The input rows/columns this block's windows read, clipped to the
+        // loaded rows and the input's columns; the rest is padding.
+        const auto span = [](int64_t o0, int64_t o1, int64_t stride, int64_t pad, int64_t extent, int64_t first,
+                             int64_t last) {
+          int64_t i0 = o0 * stride - pad, i1 = (o1 - 1) * stride - pad + extent - 1;
+          int64_t lo = std::max(i0, first), hi = std::min(i1, last);
+          return std::array<int64_t, 4>{lo, hi - lo + 1, lo - i0, i1 - hi}; // first, count, pads before/after
+        };
+        auto ry = span(oy0, oy1, p_.strideH, p_.padTop, kernelRows(), r.r0, r.r0 + r.rows - 1);
+        auto rx = span(ox0, ox1, p_.strideW, p_.padLeft, (p_.kw - 1) * p_.dilationW + 1, 0, x_.s[3] - 1);
+        LocalTensor bin = in, bout = out;
+        bin.offset += u32(((ry[0] - r.r0) * in.stride.h + rx[0] * in.stride.w) * int64_t(dtypeBytes(x_.dtype)));
+        bin.shape.h = u32(ry[1]), bin.shape.w = u32(rx[1]);
+        bout.offset += u32(((oy0 - t.h0) * out.stride.h + ox0 * out.stride.w) * int64_t(dtypeBytes(y_.dtype)));
+        bout.shape.h = u32(oy1 - oy0), bout.shape.w = u32(ox1 - ox0);
+        id = emitPord(bin, bout, u32(ry[2]), u32(ry[3]), u32(rx[2]), u32(rx[3]), taps_.at(oy0, ox0), wait);
+      }
+    return id;
   }
   uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &out, const std::vector<LocalTensor> &,
                      int64_t padT, int64_t padB, uint16_t wait) override {
-    const Tile t{0, out.shape.n, 0, out.shape.c, 0, out.shape.h};
-    Rows r{0, ins[0].shape.h, padT, padB};
-    isa::Pord c;
-    c.eu = isMax_ ? isa::EuOp::Max : isa::EuOp::Mac;
-    c.input = ins[0].operand(hw_), c.output = out.operand(hw_);
-    if (isMax_) {
-      c.kernel = c.input;
-    } else if (y_.dtype == DType::F32) {
-      c.kernel = constantF(1.0f / float(p_.kh * p_.kw));
-      c.rshift = 0;
-    } else {
-      c.kernel = constant(DType::U8, op_.multipliers[0]);
-      c.rshift = op_.rshift;
-    }
-    c.kernel.shape = {1, u32(t.cs), u32(p_.kh), u32(p_.kw)};
-    c.padTop = u32(r.padT), c.padBottom = u32(r.padB), c.padLeft = u32(p_.padLeft), c.padRight = u32(p_.padRight);
-    c.strideH = u32(p_.strideH), c.strideW = u32(p_.strideW);
-    return e_.b->tiu(c, wait);
+    return emitPord(ins[0], out, u32(padT), u32(padB), u32(p_.padLeft), u32(p_.padRight), taps_.at(0, 0), wait);
   }
   uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
     return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, outBuf(t, set), wait);
   }
 
 private:
+  // The maximal runs [b, e) of equal counts in v[lo, hi).
+  static std::vector<std::pair<int64_t, int64_t>> runs(const std::vector<int64_t> &v, int64_t lo, int64_t hi) {
+    std::vector<std::pair<int64_t, int64_t>> r;
+    for (int64_t i = lo; i < hi; ++i)
+      if (r.empty() || v[size_t(i)] != v[size_t(r.back().first)]) r.push_back({i, i + 1});
+      else r.back().second = i + 1;
+    return r;
+  }
+  // One pord over `in` -> `out`; an average's windows all cover `taps` taps.
+  uint16_t emitPord(const LocalTensor &in, const LocalTensor &out, uint32_t padT, uint32_t padB, uint32_t padL,
+                    uint32_t padR, int64_t taps, uint16_t wait) {
+    isa::Pord c;
+    c.eu = isMax_ ? isa::EuOp::Max : isa::EuOp::Mac;
+    c.input = in.operand(hw_), c.output = out.operand(hw_);
+    if (isMax_) {
+      c.kernel = c.input;
+    } else if (y_.dtype == DType::F32) {
+      c.kernel = constantF(1.0f / float(taps));
+      c.rshift = 0;
+    } else {
+      c.kernel = constant(DType::U8, averageMultiplier(op_, taps));
+      c.rshift = op_.rshift;
+    }
+    c.kernel.shape = {1, out.shape.c, u32(p_.kh), u32(p_.kw)};
+    c.kernelInsH = u32(p_.dilationH - 1), c.kernelInsW = u32(p_.dilationW - 1);
+    c.padTop = padT, c.padBottom = padB, c.padLeft = padL, c.padRight = padR;
+    c.strideH = u32(p_.strideH), c.strideW = u32(p_.strideW);
+    return e_.b->tiu(c, wait);
+  }
+
   DTensor x_, y_;
   WindowParams p_;
-  bool isMax_ = false;
+  AverageTaps taps_;
+  bool isMax_ = false, uniform_ = true;
 };
 
 } // namespace

@@ -77,6 +77,7 @@ template <class OpT> std::enable_if_t<isWindowOp<OpT>, tpu::Status> exportExtra(
   w.padTop = p[0], w.padLeft = p[1], w.padBottom = p[2], w.padRight = p[3];
   w.groups = int64_t(op.getGroup());
   w.isMax = std::is_same_v<OpT, MaxPoolOp>;
+  if constexpr (std::is_same_v<OpT, AvgPoolOp>) w.countPad = op.getCountIncludePad();
   return tpu::Status::ok();
 }
 
@@ -105,6 +106,19 @@ tpu::Status exportExtra(UnaryOp op, tpu::backend::Op &o) {
   if (!fn) return tpu::makeError("unknown function '", op.getFunction().str(), "'");
   o.unary = *fn;
   o.alpha = float(op.getAlpha().convertToDouble()), o.beta = float(op.getBeta().convertToDouble());
+  return tpu::Status::ok();
+}
+
+// The H and W tables from the ONNX attributes (one truth: kernels::resizeTaps).
+tpu::Status exportExtra(ResizeOp op, tpu::backend::Op &o) {
+  auto in = cast<RankedTensorType>(op.getInput().getType()).getShape();
+  auto out = cast<RankedTensorType>(op.getOutput().getType()).getShape();
+  auto scales = op.getScales();
+  if (in.size() != 4 || out.size() != 4 || scales.size() != 2)
+    return tpu::makeError("needs NCHW input and output and scales for H and W");
+  const auto p = tpu::kernels::resizeParams(op.getMode(), op.getCoordinateTransformationMode(), op.getNearestMode());
+  o.resizeH = tpu::kernels::resizeTaps(in[2], out[2], scales[0], p);
+  o.resizeW = tpu::kernels::resizeTaps(in[3], out[3], scales[1], p);
   return tpu::Status::ok();
 }
 

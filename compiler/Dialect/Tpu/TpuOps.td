@@ -95,7 +95,10 @@ def Tpu_ConvTransposeOp : Tpu_WindowOp<"conv_transpose", "ConvTranspose",
 def Tpu_MaxPoolOp : Tpu_WindowOp<"max_pool", "Pool", "Max pooling (int8: same scale in and out)",
     (ins Tpu_Activation:$input)>;
 def Tpu_AvgPoolOp : Tpu_WindowOp<"avg_pool", "Pool",
-    "Average pooling (padding counts; int8: sum * multipliers[0] >> rshift)", (ins Tpu_Activation:$input)>;
+    "Average pooling: a window divides by the taps it covers inside the padded input (count_include_pad) "
+    "or inside the input (int8: sum * multipliers[0] >> rshift, or with windows covering different tap "
+    "counts one multiplier per count: multipliers[taps - 1])",
+    (ins Tpu_Activation:$input, DefaultValuedAttr<BoolAttr, "true">:$count_include_pad)>;
 
 class Tpu_SimpleOp<string mnemonic, string kind, string what, dag operands> : Tpu_Op<mnemonic, kind> {
   let summary = what;
@@ -175,5 +178,10 @@ def Tpu_PowOp : Tpu_SimpleOp<"pow", "Pow", "lhs ** rhs: exp(rhs * log|lhs|) with
     (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
 def Tpu_PReluOp : Tpu_SimpleOp<"prelu", "PRelu", "lhs >= 0 ? lhs : lhs * slope (fp32 only)",
     (ins Tpu_Activation:$lhs, Tpu_Activation:$slope)>;
+def Tpu_ResizeOp : Tpu_SimpleOp<"resize", "Resize",
+    "Resize of H and W with the ONNX mode (nearest, linear), coordinate_transformation_mode, nearest_mode "
+    "and the H, W scales (int8: nearest only, same scale)",
+    (ins Tpu_Activation:$input, StrAttr:$mode, StrAttr:$coordinate_transformation_mode, StrAttr:$nearest_mode,
+     DenseF64ArrayAttr:$scales)>;
 
 #endif // TPU_OPS_TD

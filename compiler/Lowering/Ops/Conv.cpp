@@ -3,6 +3,8 @@
 
 #include "compiler/Lowering/Lowerer.h"
 
+#include "compiler/Backend/OpValidation.h"
+
 using namespace mlir;
 
 namespace tpu::lowering {
@@ -95,6 +97,8 @@ Status Lowerer::lowerConv(top::ConvOp op) {
   std::string name = names_[op.getOutput()];
   auto k = op.getKernelShape();
   if (k.size() != 2) return noLowering(op, "only 2-D convolutions (NCHW) are supported");
+  if (llvm::any_of(op.getPads(), [](int64_t p) { return p > backend::kMaxPad; }))
+    return noLowering(op, "a pad above " + std::to_string(backend::kMaxPad) + " (the conv command's pad fields)");
   std::vector<float> w, bias;
   TPU_RETURN_IF_ERROR(filterAndBias(*this, op, w, bias));
   auto filterShape = shapeOf(op.getFilter());

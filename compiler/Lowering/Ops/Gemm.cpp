@@ -27,8 +27,15 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
   if (c && !isa<NoneType>(c.getType())) {
     auto cv = weightValues(c, "the bias (C)", op);
     if (!cv) return noLowering(op, cv.message());
-    if (int64_t(cv->size()) != n) return noLowering(op, "the bias (C) must have one value per output column");
-    for (float x : *cv) bias.push_back(float(beta) * x);
+    // C broadcasts over the [M, N] output; the back end adds one value per
+    // output column, so every row of the broadcast C must be the same.
+    auto cs = shapeOf(c);
+    const int64_t cols = cs.empty() ? 1 : cs.back();
+    if (cols != 1 && cols != n) return noLowering(op, "the bias (C) does not broadcast to the output columns");
+    for (size_t i = 0; i < cv->size(); ++i)
+      if ((*cv)[i] != (*cv)[i % size_t(cols)])
+        return noLowering(op, "a bias (C) whose rows differ (the back end adds one value per output column)");
+    for (int64_t j = 0; j < n; ++j) bias.push_back(float(beta) * (*cv)[size_t(j % cols)]);
   }
   auto outShape = shapeOf(result);
   const bool doRelu = bool(relu);

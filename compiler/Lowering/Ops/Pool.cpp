@@ -6,43 +6,56 @@ using namespace mlir;
 
 namespace tpu::lowering {
 
+// A 1-D window (N, C, L) as the 2-D window of (N, C, L, 1): the back end
+// reads a 3-D tensor as NCHW with W = 1.
+struct PoolWindow {
+  llvm::SmallVector<int64_t, 4> kernel, strides, pads, dilations;
+  PoolWindow(llvm::ArrayRef<int64_t> k, llvm::ArrayRef<int64_t> s, llvm::ArrayRef<int64_t> p, llvm::ArrayRef<int64_t> d)
+      : kernel(k), strides(s), pads(p), dilations(d) {
+    if (kernel.size() != 1) return;
+    kernel.push_back(1), strides.push_back(1), dilations.push_back(1);
+    pads = {p[0], 0, p[1], 0};
+  }
+};
+
 Status Lowerer::lowerPool(Operation *op, bool isMax) {
   Value input = op->getOperand(0), result = op->getResult(0);
   const std::string &name = names_[result];
   auto outShape = shapeOf(result);
   bool global = isa<top::GlobalAvgPoolOp>(op);
-  Window w;
-  bool countIncludePad = false;
+  std::optional<PoolWindow> w;
+  bool countIncludePad = true;
   if (auto p = dyn_cast<top::MaxPoolOp>(op))
-    w = {p.getKernelShape(), p.getStrides(), p.getPads(), p.getDilations()}, countIncludePad = p.getCountIncludePad();
+    w.emplace(p.getKernelShape(), p.getStrides(), p.getPads(), p.getDilations());
   else if (auto p = dyn_cast<top::AvgPoolOp>(op))
-    w = {p.getKernelShape(), p.getStrides(), p.getPads(), p.getDilations()}, countIncludePad = p.getCountIncludePad();
-  int64_t window = 1;
+    w.emplace(p.getKernelShape(), p.getStrides(), p.getPads(), p.getDilations()), countIncludePad = p.getCountIncludePad();
+  // The int8 multiplier of a window covering t taps is m / t: one for all
+  // windows when they cover the same count, else one per count.
+  std::vector<int64_t> windowTaps; // taps - 1 -> whether a window covers that many
   if (!global) {
-    if (w.kernel.size() != 2) return noLowering(op, "only 2-D pooling (NCHW) is supported");
-    if (llvm::any_of(w.dilations, [](int64_t d) { return d != 1; })) return noLowering(op, "dilated pooling");
-    bool padded = llvm::any_of(w.pads, [](int64_t p) { return p != 0; });
-    if (!isMax && padded && !countIncludePad)
-      return noLowering(op, "average pooling with padding must count the padding (count_include_pad)");
-    // Ceil mode gives more outputs than floor mode when a last window runs
-    // past the padded input: that window averages fewer elements, the back
-    // end divides every window by k[0] * k[1].
     auto in = shapeOf(input);
-    for (size_t d = 0; d < 2 && !isMax; ++d)
-      if (outShape[2 + d] > (in[2 + d] + w.pads[d] + w.pads[d + 2] - w.kernel[d]) / w.strides[d] + 1)
-        return noLowering(op, "average pooling whose ceil-mode windows run past the padded input");
-    window = w.kernel[0] * w.kernel[1];
+    const int64_t inW = in.size() > 3 ? in[3] : 1, outW = outShape.size() > 3 ? outShape[3] : 1;
+    auto rows = backend::averageTaps(in[2], outShape[2], w->kernel[0], w->strides[0], w->dilations[0], w->pads[0],
+                                     w->pads[2], countIncludePad);
+    auto cols = backend::averageTaps(inW, outW, w->kernel[1], w->strides[1], w->dilations[1], w->pads[1], w->pads[3],
+                                     countIncludePad);
+    windowTaps.assign(size_t(w->kernel[0] * w->kernel[1]), 0);
+    for (int64_t r : rows)
+      for (int64_t c : cols)
+        if (r * c > 0) windowTaps[size_t(r * c - 1)] = 1;
   } else {
     auto s = shapeOf(input);
     if (s.size() != 4) return noLowering(op, "global pooling needs NCHW");
-    window = s[2] * s[3];
+    windowTaps.assign(size_t(s[2] * s[3]), 0);
+    windowTaps.back() = 1;
   }
+  const bool uniform = llvm::count(windowTaps, 1) == 1;
   // The pool op of this kind with the given requantization.
   auto build = [&](Type t, Value x, uint64_t rshift, ArrayRef<int64_t> multipliers) {
     if (global) return make<tpuir::GlobalAvgPoolOp>(name, t, x, false, rshift, multipliers);
-    if (isMax) return make<tpuir::MaxPoolOp>(name, t, x, w.kernel, w.strides, w.pads, w.dilations);
-    return make<tpuir::AvgPoolOp>(name, t, x, w.kernel, w.strides, w.pads, w.dilations, uint64_t(1), false, rshift,
-                                  multipliers);
+    if (isMax) return make<tpuir::MaxPoolOp>(name, t, x, w->kernel, w->strides, w->pads, w->dilations);
+    return make<tpuir::AvgPoolOp>(name, t, x, countIncludePad, w->kernel, w->strides, w->pads, w->dilations,
+                                  uint64_t(1), false, rshift, multipliers);
   };
   Value out;
   bool int8 = wantInt8(name);
@@ -51,14 +64,22 @@ Status Lowerer::lowerPool(Operation *op, bool isMax) {
     out = build(likeType(x, outShape), x, 0, {});
   } else if (int8) {
     Value x = i8(input);
-    const float si = scaleOfValue(x), so = scaleOf(name);
-    const double m = double(si) / so / double(window);
-    auto r = chooseShift({{m, 255}});
-    if (!r || fixedPoint(m, *r) < 1) {
+    const double m = double(scaleOfValue(x)) / scaleOf(name);
+    // The fewest taps give the largest multiplier: it bounds the shift.
+    const int64_t fewest = int64_t(llvm::find(windowTaps, 1) - windowTaps.begin()) + 1;
+    const int64_t most = int64_t(windowTaps.rend() - llvm::find(llvm::reverse(windowTaps), 1));
+    auto r = chooseShift({{m / double(fewest), 255}});
+    if (!r || fixedPoint(m / double(most), *r) < 1) {
       out_.fallbacks.push_back(name + ": average multiplier does not fit [1, 255] with any right shift");
       int8 = false;
     } else {
-      out = build(qType(outShape, name), x, uint64_t(*r), {fixedPoint(m, *r)});
+      std::vector<int64_t> multipliers;
+      if (uniform)
+        multipliers = {fixedPoint(m / double(fewest), *r)};
+      else
+        for (size_t t = 0; t < windowTaps.size(); ++t)
+          multipliers.push_back(windowTaps[t] ? fixedPoint(m / double(t + 1), *r) : 0);
+      out = build(qType(outShape, name), x, uint64_t(*r), multipliers);
     }
   }
   if (!int8) out = build(f32Type(outShape), f32(input), 0, {});

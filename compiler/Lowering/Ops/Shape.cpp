@@ -1,9 +1,9 @@
 // Shape family: top.reshape (a view; int8 keeps the batch, else a
-// tpu.move), top.resize (nearest, integer factors: tpu.upsample),
-// top.concat (channels of rank <= 4; int8 inputs of another scale get a
-// tpu.requant; other axes and constant inputs: tpu.move), top.slice
-// (positive steps, rank <= 4: tpu.slice, int8 keeps the scale; negative
-// steps: tpu.move).
+// tpu.move), top.resize (nearest by integer factors: tpu.upsample; any other
+// nearest or bilinear: tpu.resize), top.concat (channels of rank <= 4; int8
+// inputs of another scale get a tpu.requant; other axes and constant inputs:
+// tpu.move), top.slice (positive steps, rank <= 4: tpu.slice, int8 keeps the
+// scale; negative steps: tpu.move).
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -20,20 +20,30 @@ Status Lowerer::lowerReshape(top::ReshapeOp op) {
 
 Status Lowerer::lowerResize(top::ResizeOp r) {
   Operation *op = r;
-  auto outShape = shapeOf(r.getOutput());
-  auto scales = r.getScales();
-  auto in = shapeOf(r.getInput());
-  bool nearestFloor = r.getMode() == "nearest" &&
-                      ((r.getCoordinateTransformationMode() == "asymmetric" && r.getNearestMode() == "floor") ||
-                       r.getCoordinateTransformationMode() == "half_pixel" ||
-                       r.getCoordinateTransformationMode() == "pytorch_half_pixel");
-  if (!nearestFloor || in.size() != 4 || outShape[0] != in[0] || outShape[1] != in[1] ||
-      outShape[2] % in[2] || outShape[3] % in[3] || (scales.size() == 4 && (scales[0] != 1 || scales[1] != 1)))
-    return noLowering(op, "only nearest resizes of H and W by integer factors");
-  if (r.getCoordinateTransformationMode() != "asymmetric" && r.getNearestMode() != "round_prefer_floor" &&
-      r.getNearestMode() != "round_prefer_ceil")
-    return noLowering(op, "only nearest resizes of H and W by integer factors");
-  return lowerSameScale<tpuir::UpsampleOp>(op, uint64_t(outShape[2] / in[2]), uint64_t(outShape[3] / in[3]));
+  auto outShape = shapeOf(r.getOutput()), in = shapeOf(r.getInput());
+  if (in.size() != 4 || outShape[0] != in[0] || outShape[1] != in[1])
+    return noLowering(op, "only resizes of H and W (NCHW)");
+  // The coordinate transform's scales (out / in when the op gives sizes).
+  std::vector<double> scales(r.getScales().begin(), r.getScales().end());
+  if (scales.size() != 4)
+    scales = {1.0, 1.0, double(outShape[2]) / double(in[2]), double(outShape[3]) / double(in[3])};
+  const std::string coord = r.getCoordinateTransformationMode().str(), nearest = r.getNearestMode().str();
+  const bool linear = r.getMode() == "linear";
+  // Nearest by integer factors picks source index floor(x / factor) in these modes: tpu.upsample.
+  bool floorPick = !linear && ((coord == "asymmetric" && nearest == "floor") ||
+                               ((coord == "half_pixel" || coord == "pytorch_half_pixel") &&
+                                (nearest == "round_prefer_floor" || nearest == "round_prefer_ceil")));
+  if (floorPick && outShape[2] % in[2] == 0 && outShape[3] % in[3] == 0 &&
+      scales[2] == double(outShape[2] / in[2]) && scales[3] == double(outShape[3] / in[3]))
+    return lowerSameScale<tpuir::UpsampleOp>(op, uint64_t(outShape[2] / in[2]), uint64_t(outShape[3] / in[3]));
+  if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners" && coord != "asymmetric")
+    return noLowering(op, "coordinate_transformation_mode '" + coord + "'");
+  const std::array<double, 2> hw{scales[2], scales[3]};
+  if (!linear) return lowerSameScale<tpuir::ResizeOp>(op, r.getMode(), coord, nearest, ArrayRef<double>(hw));
+  // Bilinear blends in fp32; in INT8 it is an fp32 island (casts around it).
+  vals_[r.getOutput()].f32 = make<tpuir::ResizeOp>(names_[r.getOutput()], f32Type(outShape), f32(r.getInput()),
+                                                   r.getMode(), coord, nearest, ArrayRef<double>(hw));
+  return Status::ok();
 }
 
 Status Lowerer::lowerConcat(top::ConcatOp c) {
