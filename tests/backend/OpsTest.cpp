@@ -376,6 +376,19 @@ TEST(BackendSlice, ReadingPastTheInputIsAnError) {
   EXPECT_EQ(st.message(), "Slice 'slice': output w = 3 from start 2 step 3 reads past the input's 8");
 }
 
+// An int8 slice that keeps every batch item moves whole 4N words: one S2S
+// command (not one per item, each moving single bytes 4 apart), at batch 6
+// too (a full and a partial 4N group), with steps on c and h.
+TEST(BackendSlice, Int8KeepingAllItemsIsOneWordCopy) {
+  GraphBuilder gb;
+  int x = gb.act("x", {6, 9, 5, 7}, DType::I8), y = gb.act("y", {6, 4, 2, 7}, DType::I8);
+  Op &o = gb.op(OpKind::Slice, "slice", {x}, y);
+  o.sliceStart = {0, 1, 1, 0}, o.sliceStep = {1, 2, 2, 1};
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  auto rep = expectMatchesReference(gb.g, Options{}, 7, /*fp32BitExact=*/true);
+  EXPECT_EQ(rep.ops.at(0).gdmaCommands, 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backend, OpTest,
                          testing::Values(Case{DType::F32, false}, Case{DType::I8, false},
                                          Case{DType::F32, true}, Case{DType::I8, true}),
