@@ -443,6 +443,24 @@ TEST_P(Int8OpTest, CastsAndRequant) {
   expectMatchesReference(gb.g, opts());
 }
 
+// Casts of a few-channel tensor (an RGB input) run over all 64 lanes: the
+// bytes are those of the 3-lane layout (the DDR order does not change), at
+// batch 1 and at batch 5 (a full and a partial 4N group), both directions.
+TEST_P(Int8OpTest, FewChannelCastsUseEveryLane) {
+  for (int64_t n : {1, 5}) {
+    GraphBuilder gb;
+    int x = gb.act("x", {n, 3, 16, 24}, DType::F32);
+    int q = gb.act("q", {n, 3, 16, 24}, DType::I8, 0.0125f);
+    int f = gb.act("f", {n, 3, 16, 24}, DType::F32);
+    gb.op(OpKind::Cast, "quant", {x}, q);
+    gb.op(OpKind::Cast, "dequant", {q}, f);
+    gb.g.inputs = {x}, gb.g.outputs = {q, f};
+    SCOPED_TRACE("batch " + std::to_string(n));
+    CompileReport rep = expectMatchesReference(gb.g, opts());
+    EXPECT_EQ(rep.ops.at(0).cSlice, 64) << "the cast's view spreads its 3 x 16 x 24 elements over 64 lanes";
+  }
+}
+
 TEST_P(Int8OpTest, Uint8Activations) {
   GraphBuilder gb;
   int x = gb.act("x", {2, 9, 12, 12}, DType::U8);
