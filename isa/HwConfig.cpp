@@ -20,12 +20,15 @@ template <typename Fn> void forEachParam(HwConfig &c, Fn &&fn) {
   fn("globalMemBytes", c.globalMemBytes);
   fn("l2SramBytes", c.l2SramBytes);
   fn("clockMhz", c.clockMhz);
+  fn("gdmaClockMhz", c.gdmaClockMhz);
   fn("ddrBandwidthGBs", c.ddrBandwidthGBs);
   fn("ddrLatencyNs", c.ddrLatencyNs);
   fn("ddrBurstBytes", c.ddrBurstBytes);
-  fn("lmemBandwidthBytesPerCycle", c.lmemBandwidthBytesPerCycle);
+  fn("gdmaLmemBytesPerLanePerCycle", c.gdmaLmemBytesPerLanePerCycle);
   fn("tiuStartupCycles", c.tiuStartupCycles);
   fn("gdmaStartupCycles", c.gdmaStartupCycles);
+  fn("syncCycles", c.syncCycles);
+  fn("bankConflictFactor", c.bankConflictFactor);
   fn("lutCyclesPerElement", c.lutCyclesPerElement);
   fn("divideCycles", c.divideCycles);
   fn("int8ConvChannelsPerCycle", c.int8ConvChannelsPerCycle);
@@ -48,9 +51,12 @@ Status HwConfig::validate() const {
     return makeError("dmaAlignBytes and coeffAlignBytes must be powers of two");
   if (globalMemBase + globalMemBytes > (1ull << 40) || globalMemBytes == 0)
     return makeError("global memory [", globalMemBase, ", +", globalMemBytes, ") must fit 40-bit addresses");
-  if (!(clockMhz > 0) || !(ddrBandwidthGBs > 0) || !(ddrLatencyNs >= 0) ||
-      !(lmemBandwidthBytesPerCycle > 0))
-    return makeError("clockMhz, ddrBandwidthGBs and lmemBandwidthBytesPerCycle must be > 0, ddrLatencyNs >= 0");
+  if (!(clockMhz > 0) || !(gdmaClockMhz > 0) || !(ddrBandwidthGBs > 0) || !(ddrLatencyNs >= 0) ||
+      !(gdmaLmemBytesPerLanePerCycle > 0))
+    return makeError("clockMhz, gdmaClockMhz, ddrBandwidthGBs and gdmaLmemBytesPerLanePerCycle must be > 0, "
+                     "ddrLatencyNs >= 0");
+  if (!(gdmaStartupCycles >= 0) || !(syncCycles >= 0) || !(bankConflictFactor >= 0))
+    return makeError("gdmaStartupCycles, syncCycles and bankConflictFactor must be >= 0");
   if (ddrBurstBytes == 0) return makeError("ddrBurstBytes must be > 0");
   if (int8ConvChannelsPerCycle == 0) return makeError("int8ConvChannelsPerCycle must be > 0");
   return Status::ok();

@@ -23,13 +23,18 @@ struct HwConfig {
   uint64_t l2SramBytes = 4ull << 20;
   double clockMhz = 550.0;
 
-  // Documented assumptions of the timing model (docs/timing.md says why).
-  double ddrBandwidthGBs = 32.0;      // effective DDR bandwidth seen by GDMA
-  double ddrLatencyNs = 200.0;        // first-byte latency of a DDR access
+  double gdmaClockMhz = 575.0;        // GDMA clock of Sophgo's profiler (BM1684.md §8): GDMA cycles below run at it
+
+  // The timing model's other parameters: sourced, or fitted once on the
+  // whole published set (perf/validate_latency.py; docs/timing.md lists each).
+  double ddrBandwidthGBs = 25.2;      // channel bytes/s: 2 x the measured 12.6 GB/s DDR0->DDR0 copy (read + write)
+  double ddrLatencyNs = 200.0;        // fitted: first-byte latency of a DDR access
   uint32_t ddrBurstBytes = 64;        // strided rows shorter than a burst waste the rest
-  double lmemBandwidthBytesPerCycle = 512.0; // L2L and lane-side copy rate
-  uint32_t tiuStartupCycles = 40;     // pipeline fill per TIU command
-  uint32_t gdmaStartupCycles = 60;    // descriptor fetch/decode per GDMA command
+  double gdmaLmemBytesPerLanePerCycle = 8.0; // fitted: LMEM-side rate of the GDMA per lane it touches (GDMA cycles)
+  uint32_t tiuStartupCycles = 40;     // fitted: pipeline fill per TIU command
+  double gdmaStartupCycles = 60;      // fitted: descriptor fetch/decode per GDMA command (GDMA cycles)
+  double syncCycles = 0;              // fitted: a command naming a new dependency on the other engine waits this long
+  double bankConflictFactor = 0;      // fitted: TIU compute x (1 + this) when its input and output share an LMEM bank
   uint32_t lutCyclesPerElement = 1;   // per EU group of elements
   uint32_t divideCycles = 8;          // iterative divide / rsqrt per EU group
   uint32_t int8ConvChannelsPerCycle = 2; // input channels an int8 conv word EU takes per cycle (17.6 TOPS, BM1684.md §6)
@@ -39,6 +44,8 @@ struct HwConfig {
   // Elements one lane processes per cycle for a dtype of `bytes` bytes.
   uint32_t euCount(uint32_t bytes) const { return euBytes / bytes; }
   double cyclesPerNs() const { return clockMhz / 1000.0; }
+  // TIU (reference) cycles per GDMA cycle.
+  double perGdmaCycle() const { return clockMhz / gdmaClockMhz; }
 
   // Checks ranges and consistency (non-zero sizes, banks divide the lane...).
   Status validate() const;

@@ -9,11 +9,16 @@ error, leave-one-model-out error, dominant engine and the three layers that take
 longest, plus an SVG scatter (simulated against published, log axes, +-10 % band).
 A model that does not compile gets a row with the compiler's one-line error.
 
-The timing model has no parameter fitted to these figures (docs/timing.md), so the
-leave-one-out error equals the in-sample error; the column is there for when one is.
+Then (unless --no-fit or --quick) fit_timing (perf/TimingFit.cpp) refits the fitted
+parameters of isa/HwConfig.h (FITTED below, at most eight) once on all rows together,
+least squares on log error, and predicts each model from a fit on the others: the
+leave-one-out column. "simulated" is `tpuc sim` with the defaults, so once the defaults
+are the fit (docs/timing.md) it is the in-sample figure. --stages adds the candidate
+causes one at a time and rewrites docs/timing.md's table of what each did to the error.
 
 usage: /usr/bin/python3 perf/validate_latency.py [--tpuc PATH] [--work DIR] [--quick]
-                                                 [--models a,b] [--no-doc]
+           [--models a,b] [--no-doc] [--no-fit] [--stages] [--reuse-calibration]
+           [--reuse-bmodels] [--fit-timing PATH]
 """
 import argparse
 import json
@@ -44,6 +49,27 @@ PUBLISHED = {
     "yolov4": (77.5, 28.6, 13.4),
 }
 MODES = (("FP32 b1", "F32", 1), ("INT8 b1", "INT8", 1), ("INT8 b4", "INT8", 4))
+TIMING_DOC = os.path.join(ROOT, "docs", "timing.md")
+STAGES_BEGIN = "<!-- timing-causes begin (perf/validate_latency.py --stages) -->"
+STAGES_END = "<!-- timing-causes end -->"
+
+# The fitted parameters (isa/HwConfig.h; at most eight) with the box the fit searches.
+FITTED = (("tiuStartupCycles", 0, 400), ("gdmaStartupCycles", 0, 2000), ("ddrLatencyNs", 0, 2000),
+          ("gdmaLmemBytesPerLanePerCycle", 0.5, 64), ("syncCycles", 0, 2000), ("bankConflictFactor", 0, 2))
+# main's timing model before this fit (the LMEM port as 8 bytes per lane = its 512 per cycle at 64 lanes).
+NEUTRAL = {"gdmaClockMhz": 550, "ddrBandwidthGBs": 32, "ddrLatencyNs": 200, "gdmaLmemBytesPerLanePerCycle": 8,
+           "tiuStartupCycles": 40, "gdmaStartupCycles": 60, "syncCycles": 0, "bankConflictFactor": 0}
+# The candidate causes in the order they are added: (cause, sourced values, fitted parameters).
+CAUSES = (
+    ("none (main's model)", {}, ()),
+    ("GDMA clock 575 MHz (published)", {"gdmaClockMhz": 575}, ()),
+    ("DDR 25.2 GB/s on the channel (2 x the published 12.6 GB/s copy)", {"ddrBandwidthGBs": 25.2}, ()),
+    ("per-command issue overheads of TIU and GDMA", {}, FITTED[0:2]),
+    ("DDR first-byte latency per access", {}, FITTED[2:3]),
+    ("GDMA LMEM port per lane (few-channel tensors)", {}, FITTED[3:4]),
+    ("cmd_id synchronisation cost", {}, FITTED[4:5]),
+    ("LMEM bank conflicts", {}, FITTED[5:6]),
+)
 QUICK = ("retinaface_mnet025",)
 
 
@@ -57,8 +83,8 @@ def run(cmd, log):
     return proc.stdout
 
 
-def simulate(tpuc, model, quantize, batch, work):
-    """Compiles and simulates one mode; returns the stats JSON and the compile time."""
+def simulate(tpuc, model, quantize, batch, work, reuse_calibration=False, reuse_bmodels=False):
+    """Compiles and simulates one mode; returns the stats JSON and the bmodel path."""
     sfx = "" if batch == 1 else f"_b{batch}"
     d = os.path.join(work, f"{model}{sfx}_{quantize.lower()}")
     os.makedirs(d, exist_ok=True)
@@ -66,24 +92,34 @@ def simulate(tpuc, model, quantize, batch, work):
     open(log, "w").close()
     top = os.path.join(d, "m.top.mlir")
     bmodel = os.path.join(d, f"{model}.bmodel")
+    stats = os.path.join(d, "stats.json")
+    if reuse_bmodels and os.path.exists(bmodel):
+        run([tpuc, "sim", bmodel, "--input", os.path.join(MODELS, f"{model}{sfx}_in.npz"),
+             "-o", os.path.join(d, "out.npz"), "--stats", stats], log)
+        with open(stats) as f:
+            return json.load(f), bmodel
     t0 = time.time()
     run([tpuc, "import", os.path.join(MODELS, f"{model}{sfx}.onnx"), "-o", top], log)
     deploy = [tpuc, "deploy", top, "--quantize", quantize, "-o", bmodel]
     if quantize == "INT8":
-        cali = os.path.join(d, "m.cali")
-        # A batch-4 export shares the batch-1 model's tensor names: calibrate on that.
-        cali_top = os.path.join(d, "cali.top.mlir")
-        run([tpuc, "import", os.path.join(MODELS, f"{model}.onnx"), "-o", cali_top], log)
-        run([tpuc, "calibrate", cali_top, "--dataset", os.path.join(MODELS, "cali", model), "--input-num", "8",
-             "-o", cali], log)
+        # One table per model, written by the batch-1 run: a batch-4 export shares the batch-1 model's
+        # tensor names. Calibration takes minutes on the large models and depends on neither the timing
+        # model nor the code generator: --reuse-calibration keeps a table an earlier run wrote.
+        cali_dir = os.path.join(work, f"{model}_int8")
+        cali = os.path.join(cali_dir, "m.cali")
+        onnx_b1 = os.path.join(MODELS, f"{model}.onnx")
+        if not os.path.exists(cali) or (batch == 1 and not reuse_calibration):
+            cali_top = os.path.join(cali_dir, "cali.top.mlir")
+            run([tpuc, "import", onnx_b1, "-o", cali_top], log)
+            run([tpuc, "calibrate", cali_top, "--dataset", os.path.join(MODELS, "cali", model), "--input-num", "8",
+                 "-o", cali], log)
         deploy += ["--calibration-table", cali]
     run(deploy, log)
-    compile_s = time.time() - t0
-    stats = os.path.join(d, "stats.json")
+    print(f"  {model}{sfx} {quantize}: compiled in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     run([tpuc, "sim", bmodel, "--input", os.path.join(MODELS, f"{model}{sfx}_in.npz"),
          "-o", os.path.join(d, "out.npz"), "--stats", stats], log)
     with open(stats) as f:
-        return json.load(f), compile_s
+        return json.load(f), bmodel
 
 
 def summarize(stats, batch):
@@ -130,11 +166,105 @@ def scatter(points, path):
         f.write("\n".join(out) + "\n")
 
 
-def replace_block(text, table):
-    block = f"{BEGIN}\n{table}\n{END}"
-    if BEGIN in text and END in text:
-        return text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+def replace_block(text, table, begin=BEGIN, end=END):
+    block = f"{begin}\n{table}\n{end}"
+    if begin in text and end in text:
+        return text[:text.index(begin)] + block + text[text.index(end) + len(end):]
     return text.rstrip("\n") + "\n\n" + block + "\n"
+
+
+def write_manifest(results, work):
+    path = os.path.join(work, "manifest.tsv")
+    with open(path, "w") as f:
+        for r in results:
+            if "sim" in r:
+                f.write(f"{r['model']}\t{r['mode']}\t{r['batch']}\t{r['published']}\t{r['bmodel']}\n")
+    return path
+
+
+def run_fit(fit_timing, manifest, config, params, loo=True):
+    """fit_timing's JSON: the fitted values of `params` over `config` and per row in-sample / LOO ms."""
+    cmd = [fit_timing, manifest, "--config", config]
+    if params:
+        cmd += ["--fit", ",".join(f"{n}:{lo}:{hi}" for n, lo, hi in params)]
+    if not loo:
+        cmd.append("--no-loo")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"validate_latency: error: fit_timing: {proc.stderr.strip()}")
+    return json.loads(proc.stdout)
+
+
+def fit_parameters(fit_timing, results, work):
+    """Refits FITTED from the defaults on every simulated row; warns when the defaults are not the fit."""
+    config = os.path.join(work, "defaults.json")
+    with open(config, "w") as f:
+        f.write("{}")
+    fit = run_fit(fit_timing, write_manifest(results, work), config, FITTED)
+    with open(os.path.join(work, "fit.json"), "w") as f:
+        json.dump(fit, f, indent=2)
+    for name, value in fit["fitted"].items():
+        print(f"fitted {name} = {value:g}", flush=True)
+    return fit
+
+
+def mape(errors):
+    return f"{np.mean(np.abs(errors)):.1f} %" if errors else "-"
+
+
+def latency_table(results, fit, model_count):
+    loo = {}
+    if fit:
+        loo = {(row["model"], row["mode"]): row["loo_ms"] for row in fit["rows"]}
+    rows = ["| model | mode | simulated ms | published ms | error | leave-one-out error | dominant | "
+            "top layers (ms) |", "|---|---|---|---|---|---|---|---|"]
+    errors = {mode: ([], []) for mode, _, _ in MODES}
+    for r in results:
+        if "sim" not in r:
+            rows.append(f"| {r['model']} | {r['mode']} | - | {r['published']:g} | - | - | - | "
+                        f"does not compile: {r['error']} |")
+            continue
+        err = (r["sim"] - r["published"]) / r["published"] * 100
+        loo_ms = loo.get((r["model"], r["mode"]))
+        loo_err = (loo_ms - r["published"]) / r["published"] * 100 if loo_ms is not None else None
+        errors[r["mode"]][0].append(err)
+        if loo_err is not None:
+            errors[r["mode"]][1].append(loo_err)
+        rows.append(f"| {r['model']} | {r['mode']} | {r['sim']:.3f} | {r['published']:g} | {err:+.1f} % | "
+                    + (f"{loo_err:+.1f} %" if loo_err is not None else "-") + f" | {r['dominant']} | {r['top']} |")
+    summary = ["", "| mode | models simulated | mean absolute error | worst | LOO mean absolute error | LOO worst |",
+               "|---|---|---|---|---|---|"]
+    for mode, (errs, loo_errs) in errors.items():
+        worst = lambda e: f"{max(abs(x) for x in e):.1f} %" if e else "-"  # noqa: E731
+        summary.append(f"| {mode} | {len(errs)} of {model_count} | {mape(errs)} | {worst(errs)} | {mape(loo_errs)} | "
+                       f"{worst(loo_errs)} |")
+    return "\n".join(rows + summary)
+
+
+def cause_stages(fit_timing, results, work):
+    """Adds the candidate causes one at a time from main's model before this fit (NEUTRAL), refitting the
+    fitted parameters introduced so far, and tabulates the mean absolute error per mode after each."""
+    manifest = write_manifest(results, work)
+    config, params = dict(NEUTRAL), []
+    lines = ["| cause added | parameters | FP32 b1 | INT8 b1 | INT8 b4 | all rows |", "|---|---|---|---|---|---|"]
+    for cause, sourced, fitted in CAUSES:
+        config.update(sourced)
+        for name, _, _ in fitted:
+            config.pop(name, None)  # the fit starts from the default
+        params += fitted
+        path = os.path.join(work, "stage.json")
+        with open(path, "w") as f:
+            json.dump(config, f)
+        fit = run_fit(fit_timing, manifest, path, params, loo=False)
+        config.update(fit.get("fitted", {}))
+        per_mode = {mode: [] for mode, _, _ in MODES}
+        for row in fit["rows"]:
+            per_mode[row["mode"]].append((row["simulated_ms"] - row["published_ms"]) / row["published_ms"] * 100)
+        values = ", ".join(f"{k} = {v:g}" for k, v in list(sourced.items()) + list(fit.get("fitted", {}).items()))
+        lines.append(f"| {cause} | {values or '-'} | " + " | ".join(mape(per_mode[m]) for m, _, _ in MODES)
+                     + f" | {mape(sum(per_mode.values(), []))} |")
+        print(lines[-1], flush=True)
+    return "\n".join(lines)
 
 
 def main():
@@ -144,6 +274,14 @@ def main():
     ap.add_argument("--models", default="")
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)} (CI)")
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--reuse-calibration", action="store_true",
+                    help="keep the INT8 calibration tables of an earlier run in --work")
+    ap.add_argument("--reuse-bmodels", action="store_true",
+                    help="only re-simulate the bmodels of an earlier run in --work (timing changes only)")
+    ap.add_argument("--fit-timing", default=os.path.join(ROOT, "build", "perf", "fit_timing"))
+    ap.add_argument("--no-fit", action="store_true", help="no parameter fit and no leave-one-out column")
+    ap.add_argument("--stages", action="store_true",
+                    help="also refit cause by cause and rewrite docs/timing.md's table of what each did")
     args = ap.parse_args()
     names = list(QUICK) if args.quick else [m for m in args.models.split(",") if m] or list(PUBLISHED)
     unknown = [m for m in names if m not in PUBLISHED]
@@ -154,43 +292,40 @@ def main():
         subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "models", "latency", "export.py"),
                         "--models", ",".join(missing), "--out", MODELS], check=True)
     os.makedirs(args.work, exist_ok=True)
-    rows = ["| model | mode | simulated ms | published ms | error | leave-one-out error | dominant | "
-            "top layers (ms) |", "|---|---|---|---|---|---|---|---|"]
-    points, failed, errors = [], [], {mode: [] for mode, _, _ in MODES}
+    results, failed = [], []
     for model in names:
         for (mode, quantize, batch), published in zip(MODES, PUBLISHED[model]):
+            r = {"model": model, "mode": mode, "batch": batch, "published": published}
             try:
-                stats, _ = simulate(args.tpuc, model, quantize, batch, args.work)
+                stats, r["bmodel"] = simulate(args.tpuc, model, quantize, batch, args.work, args.reuse_calibration,
+                                              args.reuse_bmodels)
+                r["sim"], r["dominant"], r["top"] = summarize(stats, batch)
             except RuntimeError as e:
                 failed.append(f"{model} {mode}: {e}")
-                rows.append(f"| {model} | {mode} | - | {published:g} | - | - | - | does not compile: {e} |")
-                print(rows[-1], flush=True)
-                continue
-            per_image, dominant, top = summarize(stats, batch)
-            err = (per_image - published) / published * 100
-            errors[mode].append(abs(err))
-            points.append((model, mode, per_image, published))
-            rows.append(f"| {model} | {mode} | {per_image:.3f} | {published:g} | {err:+.1f} % | {err:+.1f} % | "
-                        f"{dominant} | {top} |")
-            print(rows[-1], flush=True)
-    summary = ["", "| mode | models simulated | mean absolute error | worst |", "|---|---|---|---|"]
-    for mode, errs in errors.items():
-        if errs:
-            summary.append(f"| {mode} | {len(errs)} of {len(names)} | {np.mean(errs):.1f} % | {max(errs):.1f} % |")
-        else:
-            summary.append(f"| {mode} | 0 of {len(names)} | - | - |")
-    table = "\n".join(rows + summary)
-    print("\n".join(summary))
+                r["error"] = str(e)
+            results.append(r)
+            print(f"{model} {mode}: " + (f"{r['sim']:.3f} ms vs {published:g}" if "sim" in r else r["error"]),
+                  flush=True)
     if args.quick and failed:
         sys.exit("validate_latency: error: the quick set must compile: " + "; ".join(failed))
+    fit = None if args.quick or args.no_fit else fit_parameters(args.fit_timing, results, args.work)
+    table = latency_table(results, fit, len(names))
+    print(table)
     if args.no_doc or args.quick:
         return
+    points = [(r["model"], r["mode"], r["sim"], r["published"]) for r in results if "sim" in r]
     if points:
         scatter(points, SVG)
     with open(DOC) as f:
         text = f.read()
     with open(DOC, "w") as f:
         f.write(replace_block(text, table))
+    if fit and args.stages:
+        stages = cause_stages(args.fit_timing, results, args.work)
+        with open(TIMING_DOC) as f:
+            text = f.read()
+        with open(TIMING_DOC, "w") as f:
+            f.write(replace_block(text, stages, STAGES_BEGIN, STAGES_END))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include "isa/bmodel/Bmodel.h"
 #include "simulator/semantics/IntArith.h"
 #include "simulator/timing/GdmaTiming.h"
+#include "simulator/timing/Schedule.h"
 #include "simulator/timing/TiuTiming.h"
 
 #include <algorithm>
@@ -67,23 +68,19 @@ Result<double> estimateCycles(const CommandBuilder::Group &group, const isa::HwC
   for (const auto &c : group.gdma) gdmaIds.push_back({c.cmdId, c.eng0SyncId});
   auto order = isa::programOrder(tiuIds, gdmaIds);
   if (!order) return order.status();
-  std::vector<double> tiuEnd(group.tiu.size() + 1, 0), gdmaEnd(group.gdma.size() + 1, 0);
-  double tiuFree = 0, gdmaFree = 0;
-  const double bw = timing::ddrBytesPerCycle(hw);
-  for (const isa::OrderedCommand &oc : *order) {
-    if (oc.engine == isa::Engine::Tiu) {
-      const auto &c = group.tiu[oc.index];
-      double start = std::max(tiuFree, gdmaEnd[c.cmdIdGdma]);
-      tiuFree = tiuEnd[oc.index + 1] = start + double(timing::cycles(c, hw));
-    } else {
-      const auto &c = group.gdma[oc.index];
-      auto cost = timing::gdmaCost(c, hw);
-      if (!cost) return cost.status();
-      double start = std::max(gdmaFree, tiuEnd[c.eng0SyncId]);
-      gdmaFree = gdmaEnd[oc.index + 1] = start + cost->cycles(bw);
-    }
+  std::vector<timing::ScheduledCommand> tiu, gdma;
+  for (size_t i = 0; i < group.tiu.size(); ++i) {
+    const uint16_t wait = tiuIds[i].waitId, previous = i ? tiuIds[i - 1].waitId : 0;
+    tiu.push_back({wait, timing::syncCost(wait, previous, hw) + double(timing::cycles(group.tiu[i], hw))});
   }
-  return std::max(tiuFree, gdmaFree);
+  const double bw = timing::ddrBytesPerCycle(hw);
+  for (size_t i = 0; i < group.gdma.size(); ++i) {
+    auto cost = timing::gdmaCost(group.gdma[i], hw);
+    if (!cost) return cost.status();
+    const uint16_t wait = gdmaIds[i].waitId, previous = i ? gdmaIds[i - 1].waitId : 0;
+    gdma.push_back({wait, timing::syncCost(wait, previous, hw) + cost->cycles(bw)});
+  }
+  return timing::scheduleCycles(*order, tiu, gdma);
 }
 
 std::string CompileReport::text() const {

@@ -19,6 +19,21 @@ PUBLISHED = {"params": 446_976, "macs": None, "input": (1, 3, 24, 94),
              "source": "sirius-ai/LPRNet_Pytorch model definition (Ge_Weights 1.7 MB)"}
 
 
+class ChannelStridedMaxPool(nn.Module):
+    """nn.MaxPool3d((1, kh, kw), (sc, sh, sw)) of the published definition on an (N, C, H, W) tensor: torch
+    reads it as an unbatched (C', D, H, W) volume, so the pool runs over (C, H, W) with a window of one
+    channel, i.e. it keeps every sc-th channel and max-pools each kept plane. Written as that channel slice
+    and a 2-D max pool (the same function, exported as Slice + MaxPool instead of a 5-D MaxPool)."""
+
+    def __init__(self, kernel, stride):
+        super().__init__()
+        self.channel_stride = stride[0]
+        self.pool = nn.MaxPool2d(kernel[1:], stride[1:])
+
+    def forward(self, x):
+        return self.pool(x[:, ::self.channel_stride] if self.channel_stride > 1 else x)
+
+
 def basic_block(c1, c2):
     q = c2 // 4
     return nn.Sequential(nn.Conv2d(c1, q, 1), nn.ReLU(), nn.Conv2d(q, q, (3, 1), padding=(1, 0)), nn.ReLU(),
@@ -32,12 +47,12 @@ class LPRNet(nn.Module):
         super().__init__()
         self.backbone = nn.Sequential(
             nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(),
-            nn.MaxPool3d((1, 3, 3), (1, 1, 1)),
+            ChannelStridedMaxPool((1, 3, 3), (1, 1, 1)),
             basic_block(64, 128), nn.BatchNorm2d(128), nn.ReLU(),
-            nn.MaxPool3d((1, 3, 3), (2, 1, 2)),
+            ChannelStridedMaxPool((1, 3, 3), (2, 1, 2)),
             basic_block(64, 256), nn.BatchNorm2d(256), nn.ReLU(),
             basic_block(256, 256), nn.BatchNorm2d(256), nn.ReLU(),
-            nn.MaxPool3d((1, 3, 3), (4, 1, 2)),
+            ChannelStridedMaxPool((1, 3, 3), (4, 1, 2)),
             nn.Dropout(0.5),
             nn.Conv2d(64, 256, (1, 4)), nn.BatchNorm2d(256), nn.ReLU(),
             nn.Dropout(0.5),

@@ -105,6 +105,10 @@ GdmaSideAccess sideAccess(const GdmaView &v, uint64_t elements) {
   a.bytes = elements * v.bytes;
   a.runBytes = run * v.bytes;
   a.runs = elements / run;
+  if (v.local && v.shape[1]) {
+    const uint64_t rounds = (uint64_t(v.lmem.npuOffset) + v.shape[1] + v.lmem.lanes - 1) / v.lmem.lanes;
+    a.laneBytes = a.bytes / v.shape[1] * rounds;
+  }
   return a;
 }
 

@@ -60,6 +60,7 @@ struct GdmaSideAccess {
   uint64_t bytes = 0;     // bytes transferred on this side
   uint64_t runs = 0;      // contiguous runs (bursts) those bytes form
   uint64_t runBytes = 0;  // bytes per run
+  uint64_t laneBytes = 0; // local side: bytes of the busiest lane (channels spread over lanes round-robin)
 };
 struct GdmaAccess {
   GdmaSideAccess read, write;

@@ -5,6 +5,7 @@
 #include "simulator/semantics/LocalTensor.h"
 #include "simulator/semantics/TiuExec.h"
 #include "simulator/timing/GdmaTiming.h"
+#include "simulator/timing/Schedule.h"
 #include "simulator/timing/TiuTiming.h"
 
 #include <algorithm>
@@ -61,6 +62,10 @@ ProgramBuilder::ProgramBuilder(const isa::HwConfig &hw) : hw_(std::make_shared<c
 
 void ProgramBuilder::beginGroup() { program_.groups.emplace_back(); }
 
+double ProgramBuilder::previousWaitSync(const std::vector<SimCommand> &queue, uint16_t waitId) const {
+  return timing::syncCost(waitId, queue.empty() ? 0 : queue.back().waitId, *hw_);
+}
+
 SimGroup &ProgramBuilder::group() {
   if (program_.groups.empty()) beginGroup();
   return program_.groups.back();
@@ -80,7 +85,7 @@ void ProgramBuilder::addTiu(const isa::TiuCommand &cmd, const std::string &layer
   c.name = isa::tiuMnemonic(cmd.task(), cmd.eu());
   c.layer = layerIndex(layer);
   timing::TiuCost cost = timing::tiuCost(cmd, *hw_);
-  c.latencyCycles = double(cost.startupCycles);
+  c.latencyCycles = previousWaitSync(group().tiu(), c.waitId) + double(cost.startupCycles);
   c.dataCycles = double(cost.computeCycles);
   c.lmemEnd = tiuLmemEnd(cmd, *hw_);
   c.execute = [hw = hw_, cmd](sim::LocalMemory &lm, sim::GlobalMemory &) { return sim::executeTiu(*hw, lm, cmd); };
@@ -94,14 +99,15 @@ void ProgramBuilder::addGdma(const isa::GdmaCommand &cmd, const std::string &lay
   c.name = gdmaMnemonic(cmd);
   c.layer = layerIndex(layer);
   Result<timing::GdmaCost> cost = timing::gdmaCost(cmd, *hw_);
+  const double sync = previousWaitSync(group().gdma(), c.waitId);
   if (cost) {
-    c.latencyCycles = cost->latencyCycles;
+    c.latencyCycles = sync + cost->latencyCycles;
     c.dataCycles = cost->lmemCycles;
     c.ddrBytes = cost->ddrBytes;
     c.payloadBytes = cost->payloadBytes;
     c.lmemEnd = gdmaLmemEnd(cmd, *hw_);
   } else {
-    c.latencyCycles = hw_->gdmaStartupCycles; // executeGdma reports the error when it runs
+    c.latencyCycles = sync + hw_->gdmaStartupCycles * hw_->perGdmaCycle(); // executeGdma reports the error
   }
   c.execute = [hw = hw_, cmd](sim::LocalMemory &lm, sim::GlobalMemory &gm) {
     return sim::executeGdma(*hw, lm, gm, cmd);

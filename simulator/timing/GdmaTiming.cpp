@@ -15,18 +15,20 @@ double GdmaCost::dataCycles(double bpc) const { return std::max(lmemCycles, doub
 GdmaCost gdmaCost(const sim::GdmaAccess &access, const isa::HwConfig &hw) {
   GdmaCost c;
   c.payloadBytes = access.write.bytes;
-  uint64_t ddrPayload = 0, lmemBytes = 0;
+  uint64_t ddrPayload = 0, laneBytes = 0;
   for (const sim::GdmaSideAccess *side : {&access.read, &access.write}) {
     if (side->bytes == 0) continue;
     if (side->local) {
-      lmemBytes = std::max(lmemBytes, side->bytes);
+      laneBytes = std::max(laneBytes, side->laneBytes);
     } else {
       c.ddrBytes += ddrChannelBytes(side->runs, side->runBytes, hw.ddrBurstBytes);
       ddrPayload += side->bytes;
     }
   }
-  c.latencyCycles = hw.gdmaStartupCycles + (c.ddrBytes ? hw.ddrLatencyNs * hw.cyclesPerNs() : 0.0);
-  c.lmemCycles = double(lmemBytes) / hw.lmemBandwidthBytesPerCycle;
+  c.latencyCycles = hw.gdmaStartupCycles * hw.perGdmaCycle() +
+                   (c.ddrBytes ? hw.ddrLatencyNs * hw.cyclesPerNs() : 0.0);
+  // Each lane's LMEM port takes its share: a tensor of few channels uses few ports.
+  c.lmemCycles = double(laneBytes) / hw.gdmaLmemBytesPerLanePerCycle * hw.perGdmaCycle();
   c.burstEfficiency = c.ddrBytes ? double(ddrPayload) / double(c.ddrBytes) : 1.0;
   return c;
 }

@@ -1,6 +1,7 @@
 #include "simulator/timing/TiuTiming.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tpu::timing {
 
@@ -45,9 +46,23 @@ uint64_t euOpCycles(EuOp eu, const HwConfig &hw) {
   }
 }
 
+// Do two of the operands (constants aside) start in the same LMEM bank?
+// Then they contend for its port.
+bool shareBank(std::initializer_list<const LocalOperand *> ops, const HwConfig &hw) {
+  uint32_t seen = 0;
+  for (const LocalOperand *op : ops) {
+    if (op->isConst) continue;
+    const uint32_t bit = 1u << ((op->addr % hw.lmemBytesPerLane) / hw.lmemBankBytes() % 32);
+    if (seen & bit) return true;
+    seen |= bit;
+  }
+  return false;
+}
+
 struct Visitor {
   const HwConfig &hw;
   TiuCost cost;
+  bool bankConflict = false;
 
   // Output-stationary convolution: each output channel in its lane, output
   // pixels over the word EUs, batch items packed per word, kh*kw*ic taps.
@@ -59,6 +74,7 @@ struct Visitor {
     cost.computeCycles = mulSat({laneRounds(out.c, laneOf(c.output, hw), hw),
                                  planePasses(out.n, uint64_t(out.h) * out.w, inBytes, hw), taps});
     cost.macs = mulSat({out.n, out.c, out.h, out.w, w.h, w.w, c.input.shape.c});
+    bankConflict = shareBank({&c.input, &c.weight, &c.output}, hw);
   }
   // Depthwise and pooling: one window of kh*kw taps per output element.
   void operator()(const Pord &p) {
@@ -68,6 +84,7 @@ struct Visitor {
                                  planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&p.input, &p.output}), hw),
                                  taps});
     if (p.kind() == Pord::Kind::Depthwise) cost.macs = mulSat({out.n, out.c, out.h, out.w, taps});
+    bankConflict = shareBank({&p.input, &p.output}, hw);
   }
   // mm: output columns (c, w) in lanes, rows M = n packed per word, K steps.
   void operator()(const MatMul &m) {
@@ -76,6 +93,7 @@ struct Visitor {
     cost.computeCycles = mulSat({laneRounds(out.c, laneOf(m.output, hw), hw),
                                  planePasses(out.n, out.w, widestBytes({&m.left, &m.right}), hw), k});
     cost.macs = mulSat({out.n, out.c, out.h, out.w, k});
+    bankConflict = shareBank({&m.left, &m.right, &m.output}, hw);
   }
   // mm2: rows M in channels, N columns over the word EUs, K steps per batch.
   void operator()(const MatMul2 &m) {
@@ -84,12 +102,14 @@ struct Visitor {
     cost.computeCycles = mulSat({laneRounds(out.c, laneOf(m.output, hw), hw),
                                  planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&m.left, &m.right}), hw), k});
     cost.macs = mulSat({out.n, out.c, out.h, out.w, k});
+    bankConflict = shareBank({&m.left, &m.right, &m.output}, hw);
   }
   void elementwise(const Elementwise &e) {
     const Shape4 &out = e.res0.shape;
     uint32_t bytes = e.opdCount < 2 ? widestBytes({&e.res0, &e.opd0}) : widestBytes({&e.res0, &e.opd0, &e.opd1});
     cost.computeCycles = mulSat({laneRounds(out.c, laneOf(e.res0, hw), hw),
                                  planePasses(out.n, uint64_t(out.h) * out.w, bytes, hw), euOpCycles(e.eu, hw)});
+    bankConflict = e.opdCount < 2 ? shareBank({&e.res0, &e.opd0}, hw) : shareBank({&e.res0, &e.opd0, &e.opd1}, hw);
   }
   void operator()(const Arith &e) { elementwise(e); }
   void operator()(const ConvCorr &e) { elementwise(e); }
@@ -103,16 +123,19 @@ struct Visitor {
     cost.computeCycles = mulSat({laneRounds(out.c, laneOf(l.output, hw), hw),
                                  planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&l.output, &l.index}), hw),
                                  hw.lutCyclesPerElement});
+    bankConflict = shareBank({&l.output, &l.index}, hw);
   }
   // md_sum reads every input element once; the adder tree is pipelined.
   void operator()(const MdSum &s) {
     const Shape4 &in = s.input.shape;
     cost.computeCycles = mulSat({laneRounds(in.c, laneOf(s.input, hw), hw),
                                  planePasses(in.n, uint64_t(in.h) * in.w, widestBytes({&s.input, &s.output}), hw)});
+    bankConflict = shareBank({&s.input, &s.output}, hw);
   }
   void copy(const LocalOperand &out, const LocalOperand &in) {
     cost.computeCycles = mulSat({laneRounds(out.shape.c, laneOf(out, hw), hw),
                                  planePasses(out.shape.n, uint64_t(out.shape.h) * out.shape.w, widestBytes({&out, &in}), hw)});
+    bankConflict = shareBank({&out, &in}, hw);
   }
   void operator()(const Lma &l) { copy(l.output, l.input); }
   void operator()(const Decompress &d) { copy(d.output, d.input); }
@@ -135,6 +158,8 @@ uint64_t planePasses(uint64_t n, uint64_t plane, uint32_t elementBytes, const Hw
 TiuCost tiuCost(const TiuCommand &cmd, const HwConfig &hw) {
   Visitor v{hw, {}};
   std::visit(v, cmd.op);
+  if (v.bankConflict && hw.bankConflictFactor > 0 && v.cost.computeCycles < (uint64_t(1) << 52))
+    v.cost.computeCycles = uint64_t(std::llround(double(v.cost.computeCycles) * (1 + hw.bankConflictFactor)));
   v.cost.startupCycles = hw.tiuStartupCycles;
   return v.cost;
 }

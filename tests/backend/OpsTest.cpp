@@ -579,6 +579,19 @@ TEST(BackendLayerNorm, Fp32WholeAndSliced) {
     }
 }
 
+// An int8 slice that keeps every batch item moves whole 4N words: one S2S
+// command (not one per item, each moving single bytes 4 apart), at batch 6
+// too (a full and a partial 4N group), with steps on c and h.
+TEST(BackendSlice, Int8KeepingAllItemsIsOneWordCopy) {
+  GraphBuilder gb;
+  int x = gb.act("x", {6, 9, 5, 7}, DType::I8), y = gb.act("y", {6, 4, 2, 7}, DType::I8);
+  Op &o = gb.op(OpKind::Slice, "slice", {x}, y);
+  o.sliceStart = {0, 1, 1, 0}, o.sliceStep = {1, 2, 2, 1};
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  auto rep = expectMatchesReference(gb.g, Options{}, 7, /*fp32BitExact=*/true);
+  EXPECT_EQ(rep.ops.at(0).gdmaCommands, 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backend, OpTest,
                          testing::Values(Case{DType::F32, false}, Case{DType::I8, false},
                                          Case{DType::F32, true}, Case{DType::I8, true}),
@@ -631,6 +644,24 @@ TEST_P(Int8OpTest, CastsAndRequant) {
   gb.op(OpKind::Cast, "dequant", {r}, f);
   gb.g.inputs = {x}, gb.g.outputs = {q, f};
   expectMatchesReference(gb.g, opts());
+}
+
+// Casts of a few-channel tensor (an RGB input) run over all 64 lanes: the
+// bytes are those of the 3-lane layout (the DDR order does not change), at
+// batch 1 and at batch 5 (a full and a partial 4N group), both directions.
+TEST_P(Int8OpTest, FewChannelCastsUseEveryLane) {
+  for (int64_t n : {1, 5}) {
+    GraphBuilder gb;
+    int x = gb.act("x", {n, 3, 16, 24}, DType::F32);
+    int q = gb.act("q", {n, 3, 16, 24}, DType::I8, 0.0125f);
+    int f = gb.act("f", {n, 3, 16, 24}, DType::F32);
+    gb.op(OpKind::Cast, "quant", {x}, q);
+    gb.op(OpKind::Cast, "dequant", {q}, f);
+    gb.g.inputs = {x}, gb.g.outputs = {q, f};
+    SCOPED_TRACE("batch " + std::to_string(n));
+    CompileReport rep = expectMatchesReference(gb.g, opts());
+    EXPECT_EQ(rep.ops.at(0).cSlice, 64) << "the cast's view spreads its 3 x 16 x 24 elements over 64 lanes";
+  }
 }
 
 TEST_P(Int8OpTest, Uint8Activations) {

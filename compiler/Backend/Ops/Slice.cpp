@@ -65,29 +65,55 @@ uint64_t itemOffset(const DTensor &d, int64_t n) {
   return d.n4() ? uint64_t((n / 4) * 4 * chw + n % 4) : uint64_t(n * chw);
 }
 
-// The source strides: the input's element strides times the steps.
-std::array<int64_t, 4> sourceStrides(const DTensor &x, const Op &op) {
-  auto s = ddrStrides(x);
-  for (int d = 0; d < 4; ++d) s[d] *= op.sliceStep[d];
-  return s;
-}
+// The S2S copy of a slice, or of each output item (`perItem`): shape and
+// strides in elements of `dtype`.
+struct SliceCopy {
+  DType dtype;
+  bool perItem;
+  std::array<int64_t, 4> shape, srcStride, dstStride;
+};
 
-// fp32: one command for the whole box; int8: one per output item (4N packs
-// the items of a group into one word, and items from different source
-// groups cannot share a command's n stride).
-int64_t itemsPerCommand(const DTensor &y) { return y.n4() ? 1 : y.s[0]; }
+// fp32, or int8 keeping every batch item: one command for the whole box. An
+// int8 slice that keeps all items moves 4N words (4 bytes, the four items of
+// a group), so a row stays one contiguous run. int8 that selects items: one
+// command per output item (items of different source groups cannot share a
+// command's n stride), moving single bytes 4 apart.
+SliceCopy planSlice(const DTensor &x, const DTensor &y, const Op &op) {
+  const auto &step = op.sliceStep;
+  const bool allItems = op.sliceStart[0] == 0 && step[0] == 1 && y.s[0] == x.s[0];
+  if (y.n4() && allItems) {
+    const int64_t C = x.s[1], H = x.s[2], W = x.s[3];
+    return {DType::I32, false, {ceilDiv(y.s[0], 4), y.s[1], y.s[2], y.s[3]},
+            {C * H * W, H * W * step[1], W * step[2], step[3]},
+            {y.s[1] * y.s[2] * y.s[3], y.s[2] * y.s[3], y.s[3], 1}};
+  }
+  SliceCopy p{x.dtype, y.n4(), {y.n4() ? 1 : y.s[0], y.s[1], y.s[2], y.s[3]}, ddrStrides(x), ddrStrides(y)};
+  for (int d = 0; d < 4; ++d) p.srcStride[d] *= step[d];
+  return p;
+}
 
 void emitSlice(Emitter &e, const Op &op) {
   const DTensor x = e.ddr(op.inputs[0]), y = e.ddr(op.output);
+  const SliceCopy p = planSlice(x, y, op);
+  const auto &start = op.sliceStart;
+  auto u32s = [](const std::array<int64_t, 4> &a) {
+    return std::array<uint32_t, 4>{u32(a[0]), u32(a[1]), u32(a[2]), u32(a[3])};
+  };
+  if (!p.perItem) {
+    // Word (4N) or element units: the box's first element in those units.
+    const bool words = p.dtype != x.dtype;
+    const auto xs = words ? std::array<int64_t, 4>{0, x.s[2] * x.s[3], x.s[3], 1} : ddrStrides(x);
+    const int64_t first = start[0] * xs[0] + start[1] * xs[1] + start[2] * xs[2] + start[3] * xs[3];
+    e.s2s(x.addr + uint64_t(first) * dtypeBytes(p.dtype), u32s(p.srcStride), y.addr, u32s(p.dstStride),
+          u32s(p.shape), p.dtype, 0);
+    return;
+  }
   const uint64_t eb = dtypeBytes(x.dtype);
-  const auto xs = ddrStrides(x), ss = sourceStrides(x, op), ds = ddrStrides(y);
-  const int64_t items = itemsPerCommand(y);
-  const int64_t inner = op.sliceStart[1] * xs[1] + op.sliceStart[2] * xs[2] + op.sliceStart[3] * xs[3];
-  for (int64_t n = 0; n < y.s[0]; n += items) {
-    const uint64_t src = x.addr + (itemOffset(x, op.sliceStart[0] + n * op.sliceStep[0]) + uint64_t(inner)) * eb;
-    const uint64_t dst = y.addr + itemOffset(y, n) * eb;
-    e.s2s(src, {u32(ss[0]), u32(ss[1]), u32(ss[2]), u32(ss[3])}, dst, {u32(ds[0]), u32(ds[1]), u32(ds[2]), u32(ds[3])},
-          {u32(items), u32(y.s[1]), u32(y.s[2]), u32(y.s[3])}, x.dtype, 0);
+  const auto xs = ddrStrides(x);
+  const int64_t inner = start[1] * xs[1] + start[2] * xs[2] + start[3] * xs[3];
+  for (int64_t n = 0; n < y.s[0]; ++n) {
+    const uint64_t src = x.addr + (itemOffset(x, start[0] + n * op.sliceStep[0]) + uint64_t(inner)) * eb;
+    e.s2s(src, u32s(p.srcStride), y.addr + itemOffset(y, n) * eb, u32s(p.dstStride), u32s(p.shape), p.dtype, 0);
   }
 }
 
@@ -96,12 +122,11 @@ Status encodableSlice(const Graph &g, const Op &op) {
   DTensor x, y;
   x.dtype = g.tensors[size_t(op.inputs[0])].dtype, x.s = g.tensors[size_t(op.inputs[0])].nchw();
   y.dtype = g.tensors[size_t(op.output)].dtype, y.s = g.tensors[size_t(op.output)].nchw();
-  const std::array<int64_t, 4> shape{itemsPerCommand(y), y.s[1], y.s[2], y.s[3]};
-  const auto ss = sourceStrides(x, op), ds = ddrStrides(y);
+  const SliceCopy p = planSlice(x, y, op);
   for (int d = 0; d < 4; ++d) {
-    if (shape[d] > 0xFFFF)
-      return makeError("output ", kDimNames[d], " = ", shape[d], " exceeds the 65535 one GDMA command moves");
-    if (ss[d] > 0xFFFFFFFFll || ds[d] > 0xFFFFFFFFll)
+    if (p.shape[d] > 0xFFFF)
+      return makeError("output ", kDimNames[d], " = ", p.shape[d], " exceeds the 65535 one GDMA command moves");
+    if (p.srcStride[d] > 0xFFFFFFFFll || p.dstStride[d] > 0xFFFFFFFFll)
       return makeError("the ", kDimNames[d], " stride exceeds the 32 bits of a GDMA stride");
   }
   return Status::ok();

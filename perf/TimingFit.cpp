@@ -1,0 +1,292 @@
+// Fits timing parameters once, on a whole set of compiled models with
+// published latencies, and predicts each model left out of its own fit.
+//
+//   fit_timing manifest.tsv [--config hw.json] [--fit name:lo:hi,...] [--no-loo]
+//
+// manifest rows (tab-separated): model, mode, batch, published ms per image,
+// bmodel path. The bmodels' commands are decoded once; each trial parameter
+// vector is priced by the timing library (tiuCost, gdmaCost, syncCost) on
+// the cmd-id schedule (timing::scheduleCycles), which is what the compiler's
+// cost model computes and what the SystemC model simulates for a program
+// with one GDMA engine (docs/timing.md, "Golden timing tests": equal to
+// 1/1000 cycle). The objective is the sum of squared log errors
+// log(simulated / published) over all rows, minimised by Nelder-Mead inside
+// the [lo, hi] box of each parameter (a value outside is clamped), starting
+// from --config's values. Leave-one-model-out: for each model, the same fit
+// on the other models' rows (from the in-sample optimum) predicts its rows.
+// Prints one JSON object: fitted values, per row simulated ms per image in
+// sample and left out, and the objective.
+#include "isa/GdmaCommand.h"
+#include "isa/HwConfig.h"
+#include "isa/ProgramOrder.h"
+#include "isa/TiuCommand.h"
+#include "isa/bmodel/Bmodel.h"
+#include "simulator/semantics/GdmaAccess.h"
+#include "simulator/timing/GdmaTiming.h"
+#include "simulator/timing/Schedule.h"
+#include "simulator/timing/TiuTiming.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace tpu;
+
+namespace {
+
+struct Group {
+  std::vector<isa::OrderedCommand> order;
+  std::vector<isa::TiuCommand> tiu;
+  std::vector<sim::GdmaAccess> gdma;
+  std::vector<isa::SyncIds> tiuIds, gdmaIds;
+};
+
+struct Row {
+  std::string model, mode;
+  int batch = 1;
+  double publishedMs = 0;
+  std::vector<Group> groups;
+};
+
+struct Param {
+  std::string name;
+  double lo = 0, hi = 0;
+};
+
+int fail(const std::string &msg) {
+  std::cerr << "fit_timing: error: " << msg << "\n";
+  return 2;
+}
+
+Result<Row> loadRow(const std::string &line, const isa::HwConfig &hw) {
+  std::istringstream is(line);
+  Row r;
+  std::string path;
+  if (!std::getline(is, r.model, '\t') || !std::getline(is, r.mode, '\t') || !(is >> r.batch) ||
+      !(is >> r.publishedMs) || !(is >> path))
+    return makeError("expected model, mode, batch, published ms, bmodel path");
+  Result<bmodel::Model> m = bmodel::readFile(path);
+  if (!m) return m.status();
+  for (const bmodel::Net &net : m->nets)
+    for (const bmodel::CmdGroup &cg : net.groups) {
+      Group g;
+      for (const auto &bytes : cg.tiu) {
+        Result<isa::TiuCommand> c = isa::decodeTiu(bytes.data());
+        if (!c) return Status(c.status()).prefix(path);
+        g.tiuIds.push_back({c->cmdIdTpu, c->cmdIdGdma});
+        g.tiu.push_back(*c);
+      }
+      for (const auto &bytes : cg.gdma) {
+        Result<isa::GdmaCommand> c = isa::decodeGdma(isa::GdmaRaw::decode(bytes.data()));
+        if (!c) return Status(c.status()).prefix(path);
+        Result<sim::GdmaAccess> a = sim::gdmaAccess(hw, *c);
+        if (!a) return Status(a.status()).prefix(path);
+        g.gdmaIds.push_back({c->cmdId, c->eng0SyncId});
+        g.gdma.push_back(*a);
+      }
+      auto order = isa::programOrder(g.tiuIds, g.gdmaIds);
+      if (!order) return Status(order.status()).prefix(path);
+      g.order = std::move(*order);
+      r.groups.push_back(std::move(g));
+    }
+  return r;
+}
+
+// Simulated ms per image of one row under `hw`.
+double msPerImage(const Row &r, const isa::HwConfig &hw) {
+  const double bw = timing::ddrBytesPerCycle(hw);
+  double cycles = 0;
+  std::vector<timing::ScheduledCommand> tiu, gdma;
+  for (const Group &g : r.groups) {
+    tiu.resize(g.tiu.size());
+    gdma.resize(g.gdma.size());
+    for (size_t i = 0; i < g.tiu.size(); ++i) {
+      const uint16_t w = g.tiuIds[i].waitId;
+      tiu[i] = {w, timing::syncCost(w, i ? g.tiuIds[i - 1].waitId : 0, hw) + double(timing::cycles(g.tiu[i], hw))};
+    }
+    for (size_t i = 0; i < g.gdma.size(); ++i) {
+      const uint16_t w = g.gdmaIds[i].waitId;
+      gdma[i] = {w, timing::syncCost(w, i ? g.gdmaIds[i - 1].waitId : 0, hw) +
+                        timing::gdmaCost(g.gdma[i], hw).cycles(bw)};
+    }
+    cycles += timing::scheduleCycles(g.order, tiu, gdma);
+  }
+  return cycles / hw.clockMhz / 1e3 / r.batch;
+}
+
+struct Fitter {
+  nlohmann::json base; // the configuration the fitted values override
+  std::vector<Param> params;
+  std::vector<const Row *> rows;
+
+  isa::HwConfig config(const std::vector<double> &x) const {
+    nlohmann::json j = base;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const bool integral = base.contains(params[i].name) && base[params[i].name].is_number_integer();
+      if (integral) j[params[i].name] = (long long)std::llround(x[i]);
+      else j[params[i].name] = x[i];
+    }
+    return *isa::HwConfig::fromJson(j.dump(), "fit");
+  }
+  std::vector<double> clamp(std::vector<double> x) const {
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::clamp(x[i], params[i].lo, params[i].hi);
+    return x;
+  }
+  double objective(const std::vector<double> &x) const {
+    isa::HwConfig hw = config(clamp(x));
+    double s = 0;
+    for (const Row *r : rows) {
+      const double e = std::log(msPerImage(*r, hw) / r->publishedMs);
+      s += e * e;
+    }
+    return s;
+  }
+  // Nelder-Mead from x0, initial steps a fifth of each box.
+  std::vector<double> minimise(std::vector<double> x0, int maxEvals) const {
+    const size_t n = x0.size();
+    if (n == 0) return x0;
+    std::vector<std::vector<double>> p(n + 1, x0);
+    for (size_t i = 0; i < n; ++i) {
+      const double step = (params[i].hi - params[i].lo) / 5;
+      p[i + 1][i] = x0[i] + step <= params[i].hi ? x0[i] + step : x0[i] - step;
+    }
+    std::vector<double> f(n + 1);
+    for (size_t i = 0; i <= n; ++i) f[i] = objective(p[i]);
+    int evals = int(n + 1);
+    while (evals < maxEvals) {
+      std::vector<size_t> idx(n + 1);
+      for (size_t i = 0; i <= n; ++i) idx[i] = i;
+      std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return f[a] < f[b]; });
+      const size_t best = idx[0], worst = idx[n], second = idx[n - 1];
+      if (f[worst] - f[best] < 1e-9 * (1 + f[best])) break;
+      std::vector<double> c(n, 0);
+      for (size_t k = 0; k < n; ++k)
+        for (size_t i : idx)
+          if (i != worst) c[k] += p[i][k] / n;
+      auto along = [&](double t) {
+        std::vector<double> q(n);
+        for (size_t k = 0; k < n; ++k) q[k] = c[k] + t * (p[worst][k] - c[k]);
+        return clamp(q);
+      };
+      std::vector<double> r = along(-1);
+      double fr = objective(r);
+      ++evals;
+      if (fr < f[best]) {
+        std::vector<double> e = along(-2);
+        double fe = objective(e);
+        ++evals;
+        if (fe < fr) p[worst] = e, f[worst] = fe;
+        else p[worst] = r, f[worst] = fr;
+      } else if (fr < f[second]) {
+        p[worst] = r, f[worst] = fr;
+      } else {
+        std::vector<double> k = along(fr < f[worst] ? -0.5 : 0.5);
+        double fk = objective(k);
+        ++evals;
+        if (fk < std::min(fr, f[worst])) {
+          p[worst] = k, f[worst] = fk;
+        } else { // shrink towards the best
+          for (size_t i : idx) {
+            if (i == best) continue;
+            for (size_t d = 0; d < n; ++d) p[i][d] = p[best][d] + 0.5 * (p[i][d] - p[best][d]);
+            f[i] = objective(p[i]);
+            ++evals;
+          }
+        }
+      }
+    }
+    size_t best = size_t(std::min_element(f.begin(), f.end()) - f.begin());
+    return clamp(p[best]);
+  }
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string manifest, configPath, fitSpec;
+  bool loo = true;
+  int maxEvals = 600;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--config") configPath = value();
+    else if (a == "--fit") fitSpec = value();
+    else if (a == "--no-loo") loo = false;
+    else if (a == "--max-evals") maxEvals = std::atoi(value().c_str());
+    else if (manifest.empty() && a[0] != '-') manifest = a;
+    else return fail("unknown argument '" + a + "'");
+  }
+  if (manifest.empty())
+    return fail("usage: fit_timing manifest.tsv [--config hw.json] [--fit name:lo:hi,...] [--no-loo]");
+  isa::HwConfig hw;
+  if (!configPath.empty()) {
+    auto c = isa::HwConfig::load(configPath);
+    if (!c) return fail(c.message());
+    hw = *c;
+  }
+  Fitter fit;
+  fit.base = nlohmann::json::parse(hw.toJson());
+  std::istringstream spec(fitSpec);
+  for (std::string item; std::getline(spec, item, ',');) {
+    Param p;
+    std::istringstream is(item);
+    std::string lo, hi;
+    if (!std::getline(is, p.name, ':') || !std::getline(is, lo, ':') || !std::getline(is, hi))
+      return fail("--fit '" + item + "': expected name:lo:hi");
+    if (!fit.base.contains(p.name)) return fail("--fit: unknown hardware parameter '" + p.name + "'");
+    p.lo = std::stod(lo), p.hi = std::stod(hi);
+    if (!(p.lo <= p.hi)) return fail("--fit '" + item + "': lo > hi");
+    fit.params.push_back(p);
+  }
+  if (fit.params.size() > 8) return fail("at most eight fitted parameters");
+
+  std::ifstream in(manifest);
+  if (!in) return fail(manifest + ": cannot open");
+  std::vector<Row> rows;
+  int lineNo = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineNo;
+    if (line.empty()) continue;
+    auto r = loadRow(line, hw);
+    if (!r) return fail(manifest + ":" + std::to_string(lineNo) + ": " + r.message());
+    rows.push_back(std::move(*r));
+  }
+  for (const Row &r : rows) fit.rows.push_back(&r);
+  std::vector<double> x0;
+  for (const Param &p : fit.params) x0.push_back(std::clamp(fit.base[p.name].get<double>(), p.lo, p.hi));
+  const std::vector<double> x = fit.minimise(x0, maxEvals);
+  const isa::HwConfig fitted = fit.config(x);
+
+  nlohmann::ordered_json out;
+  for (size_t i = 0; i < fit.params.size(); ++i) out["fitted"][fit.params[i].name] = nlohmann::json::parse(fitted.toJson())[fit.params[i].name];
+  out["objective"] = fit.objective(x);
+  std::vector<std::string> models;
+  for (const Row &r : rows)
+    if (std::find(models.begin(), models.end(), r.model) == models.end()) models.push_back(r.model);
+  std::vector<double> looMs(rows.size(), std::nan(""));
+  if (loo && !fit.params.empty())
+    for (const std::string &m : models) {
+      Fitter sub = fit;
+      sub.rows.clear();
+      for (const Row &r : rows)
+        if (r.model != m) sub.rows.push_back(&r);
+      const isa::HwConfig without = sub.config(sub.minimise(x, maxEvals / 2));
+      for (size_t i = 0; i < rows.size(); ++i)
+        if (rows[i].model == m) looMs[i] = msPerImage(rows[i], without);
+    }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double ms = msPerImage(rows[i], fitted);
+    nlohmann::ordered_json j{{"model", rows[i].model}, {"mode", rows[i].mode}, {"published_ms", rows[i].publishedMs},
+                             {"simulated_ms", ms}};
+    j["loo_ms"] = std::isnan(looMs[i]) ? nlohmann::ordered_json(ms) : nlohmann::ordered_json(looMs[i]);
+    out["rows"].push_back(j);
+  }
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
