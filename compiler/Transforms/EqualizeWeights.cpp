@@ -10,10 +10,9 @@
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/SaveWeights.h"
 
 #include "mlir/Pass/PassManager.h"
-#include "llvm/ADT/SmallString.h"
-#include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <map>
@@ -154,20 +153,7 @@ struct TopEqualizeWeights : impl::TopEqualizeWeightsBase<TopEqualizeWeights> {
         replaceWeight(conv.getBiasMutable(), addWeight(b, *store, conv, weightName(conv.getBias()) + "_eq",
                                                        {int64_t(w.bias.size())}, w.bias));
     });
-    std::string attr = weightFile;
-    if (attr.empty()) {
-      llvm::SmallString<256> name(module->getAttrOfType<StringAttr>(kWeightFileAttr).strref());
-      llvm::sys::path::replace_extension(name, "");
-      attr = std::string(name.str()) + "_equalized.npz";
-    }
-    module->setAttr(kWeightFileAttr, StringAttr::get(&getContext(), attr));
-    auto path = WeightStore::pathFor(module);
-    if (!path) {
-      module.emitError() << path.message();
-      return signalPassFailure();
-    }
-    // Weights no op names any more (the pre-equalization filters) are left out.
-    if (auto st = store->saveFor(module, *path, attr); !st) {
+    if (auto st = saveDerivedWeights(module, *store, weightFile, "_equalized"); !st) {
       module.emitError() << st.message();
       return signalPassFailure();
     }
