@@ -1,19 +1,34 @@
 #!/usr/bin/python3
-"""INT8 calibration ablation on the trained PP-OCRv4 detector, written into docs/quantization.md.
+"""INT8 ablation on the trained models (thresholds and lowering levers), written into docs/quantization.md.
 
-    /usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc [--work DIR] [--cali 32] [--test 8]
-        [--tune-samples 4] [--no-docs]
+    /usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc [--work DIR] [--cali 32] [--test 6]
+        [--tune-samples 2] [--models ppocr_det,blazeface,face_short] [--qtable-samples 2]
+        [--qtable greedy,prefix|none]
+        [--no-docs] [--reuse]
 
-Renders text pages (models/render_text_pages.py: calibration pages and
-disjoint test pages), imports models/out/ppocr_det.onnx with PaddleOCR's
-preprocessing as tpuc import flags, and for every calibration setting
-(each threshold method, the default, KL + --tune 5, --search-threshold):
-tpuc calibrate on the calibration pages, tpuc deploy INT8, then the Tpu
-interpreter (bit-exact with the bmodel) on every test page through
-`tpuc run --image`. Each setting is scored against the Top interpreter's
-fp32 output on the same pages: the probability map's cosine and the IoU of
-the binary maps at the DB threshold 0.3 (mean and minimum over the pages).
-The table replaces the block between the int8-ablation markers of
+Per trained model: calibration inputs and disjoint test inputs (PP-OCRv4 det:
+rendered text pages, models/render_text_pages.py; the face detectors:
+synthetic scenes drawn here), `tpuc import` with the model's preprocessing,
+then one INT8 deployment per column:
+
+  max, kl, kl + --tune 5, --search-threshold   thresholds (all --no-max-fallback
+                                               but the default), every activation
+                                               signed int8 (--no-uint8)
+  default                                      no calibration flag (kl checked
+                                               against max), signed int8
+  +UINT8, +equalization, +bias correction,     each lever alone on the default
+  +rounding                                    calibration (equalization: the
+                                               equalized module recalibrated)
+  all combined                                 every lever
+  default options                              what `tpuc flow` gives without a
+                                               flag (= +UINT8)
+
+Each cell is the final output's cosine against the Top interpreter's fp32
+(mean over the test inputs, Tpu interpreter = bmodel bit for bit) and for the
+detector the IoU of the binary maps at the DB threshold 0.3. Then `tpuc qtable
+--expected-cos 0.99` on the equalized UINT8 setting, greedy (at most 5 FP32
+layers) and by prefix: how many FP32 layers 0.99 needs. A model that does not deploy gets a row saying
+why. The table replaces the block between the int8-ablation markers of
 docs/quantization.md. Exit 2 with one line on bad input.
 """
 import argparse
@@ -25,15 +40,40 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODEL = os.path.join(ROOT, "models", "out", "ppocr_det.onnx")
 DOC = os.path.join(ROOT, "docs", "quantization.md")
 BEGIN, END = "<!-- int8-ablation:begin -->", "<!-- int8-ablation:end -->"
-# PaddleOCR's det preprocessing: (x / 255 - ImageNet mean) / ImageNet std, RGB.
-MEAN = "123.675,116.28,103.53"
-SCALE = ",".join(repr(1 / (255 * s)) for s in (0.229, 0.224, 0.225))
 DB_THRESHOLD = 0.3
 REUSE = False
-METHODS = ["max", "kl", "mse", "percentile9999", "aciq-gauss", "aciq-laplace"]
+IMAGENET_SCALE = ",".join(repr(1 / (255 * s)) for s in (0.229, 0.224, 0.225))
+MODELS = {
+    # PaddleOCR's det preprocessing: (x / 255 - ImageNet mean) / ImageNet std, RGB.
+    "ppocr_det": dict(label="PP-OCRv4 det", path="models/out/ppocr_det.onnx", shapes="[[1,3,640,640]]",
+                      flags=["--mean", "123.675,116.28,103.53", "--scale", IMAGENET_SCALE], data="pages",
+                      iou=True),
+    # MediaPipe's face detectors read [-1, 1] NHWC RGB.
+    "blazeface": dict(label="BlazeFace front (ONNX)", path="models/out/zoo/blazeface.onnx", shapes=None,
+                      flags=["--mean", "127.5,127.5,127.5", "--scale", "0.00784313725490196,0.00784313725490196,"
+                             "0.00784313725490196", "--channel-format", "nhwc"], data="faces", size=128),
+    "face_short": dict(label="MediaPipe face short range (TFLite)",
+                       path="models/out/mediapipe/face_detection_short_range.tflite", shapes=None,
+                       flags=["--mean", "127.5,127.5,127.5", "--scale", "0.00784313725490196,0.00784313725490196,"
+                              "0.00784313725490196", "--channel-format", "nhwc"], data="faces", size=128),
+}
+THRESHOLD_COLUMNS = [  # (key, header, calibrate flags); max and kl come from one statistics pass
+    ("max", "max", None),
+    ("kl", "KL", None),
+    ("kl_tune", "KL+tune 5", ["--calibration-method", "kl", "--tune", "5", "--no-max-fallback"]),
+    ("search", "search-threshold", ["--search-threshold", "--no-max-fallback"]),
+    ("default", "default calibration", []),
+]
+# (key, header, calibration key, equalized module, deploy flags)
+LEVER_COLUMNS = [
+    ("uint8", "+UINT8", "default", False, []),
+    ("equalize", "+equalization", "eq_default", True, ["--no-uint8"]),
+    ("biascorr", "+bias correction", "default", False, ["--no-uint8", "--bias-correction"]),
+    ("rounding", "+rounding", "default", False, ["--no-uint8", "--round-weights"]),
+    ("all", "all combined", "eq_default", True, ["--bias-correction", "--round-weights"]),
+]
 
 
 def fail(msg):
@@ -41,23 +81,67 @@ def fail(msg):
     sys.exit(2)
 
 
-def run(cmd, log, product=None):
-    """Runs cmd; with --reuse, not when `product` already exists."""
+def run(cmd, log, product=None, check=True):
+    """Runs cmd (output appended to log); with --reuse, not when `product` exists. Returns the exit code."""
     if REUSE and product and os.path.exists(product):
-        return
+        return 0
     with open(log, "a") as f:
         f.write("$ " + " ".join(cmd) + "\n")
         f.flush()
         r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
-    if r.returncode != 0:
+    if r.returncode != 0 and check:
         fail(f"{' '.join(cmd[:2])} failed (exit {r.returncode}), see {log}")
+    return r.returncode
 
 
-def prob_map(npz):
+def last_error(log):
+    lines = [l.strip() for l in open(log) if "error" in l]
+    return lines[-1] if lines else "failed"
+
+
+def face_scene(seed, size):
+    """A synthetic scene: a tinted, noisy background with 1-3 faces (skin ellipse, eyes, nose, mouth)."""
+    from PIL import Image, ImageDraw
+    rng = np.random.default_rng(seed)
+    img = Image.new("RGB", (size, size), tuple(int(v) for v in rng.integers(30, 220, 3)))
+    d = ImageDraw.Draw(img)
+    for _ in range(int(rng.integers(0, 6))):  # clutter
+        x, y = rng.integers(0, size, 2)
+        r = int(rng.integers(4, size // 4))
+        d.rectangle([int(x), int(y), int(x) + r, int(y) + r], fill=tuple(int(v) for v in rng.integers(0, 256, 3)))
+    for _ in range(int(rng.integers(1, 4))):
+        w = int(rng.integers(size // 5, size // 2))
+        h = int(w * rng.uniform(1.1, 1.4))
+        x, y = int(rng.integers(0, size - w)), int(rng.integers(0, max(1, size - h)))
+        skin = tuple(int(v) for v in np.array([224, 172, 140]) * rng.uniform(0.45, 1.1))
+        d.ellipse([x, y, x + w, y + h], fill=tuple(min(255, c) for c in skin))
+        ey = y + h * 0.4
+        for ex in (x + w * 0.3, x + w * 0.7):
+            d.ellipse([ex - w * 0.08, ey - w * 0.05, ex + w * 0.08, ey + w * 0.05], fill=(245, 245, 245))
+            d.ellipse([ex - w * 0.035, ey - w * 0.035, ex + w * 0.035, ey + w * 0.035], fill=(40, 25, 20))
+        d.line([x + w * 0.5, y + h * 0.45, x + w * 0.46, y + h * 0.62], fill=tuple(int(c * 0.7) for c in skin), width=2)
+        d.ellipse([x + w * 0.35, y + h * 0.72, x + w * 0.65, y + h * 0.8], fill=(150, 60, 60))
+    arr = np.asarray(img, np.int16) + rng.integers(-8, 9, (size, size, 3))
+    return Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8), "RGB")
+
+
+def make_data(model, work, a, log):
+    out = os.path.join(work, "data")
+    if model["data"] == "pages":
+        run(["/usr/bin/python3", os.path.join(ROOT, "models", "render_text_pages.py"), out,
+             "--cali", str(a.cali), "--test", str(a.test)], log, os.path.join(out, "test"))
+    elif not (REUSE and os.path.isdir(os.path.join(out, "test"))):
+        for sub, count, base in (("cali", a.cali, 0), ("test", a.test, 10000)):
+            os.makedirs(os.path.join(out, sub), exist_ok=True)
+            for i in range(count):
+                face_scene(base + i, model["size"]).save(os.path.join(out, sub, f"scene_{i:03d}.png"))
+    tests = sorted(os.path.join(out, "test", f) for f in os.listdir(os.path.join(out, "test")))
+    return os.path.join(out, "cali"), tests
+
+
+def outputs_of(npz):
     d = np.load(npz)
-    if len(d.files) != 1:
-        fail(f"{npz}: expected one output, got {d.files}")
-    return d[d.files[0]].astype(np.float64).ravel()
+    return np.concatenate([d[k].astype(np.float64).ravel() for k in sorted(d.files)])
 
 
 def cosine(a, b):
@@ -70,113 +154,198 @@ def iou(a, b):
     return float(np.logical_and(ma, mb).sum() / union) if union else 1.0
 
 
-def threshold_of(cali, tensor):
-    for line in open(cali):
-        f = line.split("#", 1)[0].split()
-        if len(f) == 4 and f[0] == tensor:
-            return float(f[1])
-    return float("nan")
+def ablate(key, model, a, tpuc, tpuc_opt):
+    work = os.path.join(a.work, key)
+    os.makedirs(work, exist_ok=True)
+    log = os.path.join(work, "log.txt")
+    open(log, "a" if REUSE else "w").close()
+    path = os.path.join(ROOT, model["path"])
+    if not os.path.exists(path):
+        return dict(model=model, blocked=f"{model['path']} not found (scripts/models.sh)")
+    cali_dir, tests = make_data(model, work, a, log)
+    top = os.path.join(work, "m.top.mlir")
+    shapes = ["--input-shapes", model["shapes"]] if model["shapes"] else []
+    if run([tpuc, "import", path, *shapes, *model["flags"], "-o", top], log, top, check=False):
+        return dict(model=model, blocked="import: " + last_error(log))
+    probe = os.path.join(work, "f32.bmodel")
+    if run([tpuc, "deploy", top, "--quantize", "F32", "-o", probe], log, probe, check=False):
+        return dict(model=model, blocked="deploy F32: " + last_error(log))
+    eq_top = os.path.join(work, "m_eq.top.mlir")
+    run([tpuc_opt, top, "--top-equalize-weights", "--mlir-print-debuginfo", "-o", eq_top], log, eq_top)
+    ref = []
+    for i, img in enumerate(tests):
+        out = os.path.join(work, f"fp32_{i}.npz")
+        run([tpuc, "run", top, "--image", img, "-o", out], log, out)
+        ref.append(outputs_of(out))
+        eq_out = os.path.join(work, f"fp32_eq_{i}.npz")
+        run([tpuc, "run", eq_top, "--image", img, "-o", eq_out], log, eq_out)
+        ref_eq = cosine(ref[-1], outputs_of(eq_out))
+        if ref_eq < 0.99999:
+            fail(f"{key}: equalization changed the fp32 output (cosine {ref_eq:.7f}) on {img}")
+
+    # The calibrations are independent: they run at the same time (each
+    # one statistics pass over the calibration inputs, then its tuning).
+    tables, times = {}, {}
+    common = ["--dataset", cali_dir, "--tune-samples", str(a.tune_samples)]
+    tables["max"], tables["kl"] = os.path.join(work, "max.cali"), os.path.join(work, "kl.cali")
+    jobs = [("max,kl", [tpuc, "calibrate", top, *common, "--calibration-method", "max,kl", "--no-max-fallback",
+                        "-o", os.path.join(work, "%m.cali")], tables["kl"])]
+    for ck, _, flags in THRESHOLD_COLUMNS:
+        if flags is not None:
+            tables[ck] = os.path.join(work, ck + ".cali")
+            jobs.append((ck, [tpuc, "calibrate", top, *common, *flags, "-o", tables[ck]], tables[ck]))
+    tables["eq_default"] = os.path.join(work, "eq_default.cali")
+    jobs.append(("equalized default", [tpuc, "calibrate", eq_top, *common, "-o", tables["eq_default"]],
+                 tables["eq_default"]))
+    running = []
+    for name, cmd, product in jobs:
+        if REUSE and os.path.exists(product):
+            continue
+        f = open(os.path.join(work, f"calibrate_{name.replace(',', '_').replace(' ', '_')}.log"), "w")
+        running.append((name, subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), time.time(), f))
+    for name, proc, t0, f in running:
+        if proc.wait() != 0:
+            fail(f"{key}: tpuc calibrate ({name}) failed (exit {proc.returncode}), see {f.name}")
+        times[name] = time.time() - t0
+        f.close()
+
+    def score(name, module, cali, flags):
+        bmodel = os.path.join(work, f"{name}.bmodel")
+        t0 = time.time()
+        run([tpuc, "deploy", module, "--quantize", "INT8", "--calibration-table", cali, *flags,
+             *(["--calibration-data", cali_dir, "--input-num", str(a.tune_samples)]
+               if {"--bias-correction", "--round-weights"} & set(flags) else []),
+             "-o", bmodel], log, bmodel)
+        times[name + " deploy"] = time.time() - t0
+        cos, ious = [], []
+        for i, img in enumerate(tests):
+            out = os.path.join(work, f"{name}_{i}.npz")
+            run([tpuc, "run", bmodel[:-len(".bmodel")] + ".tpu.mlir", "--image", img, "-o", out], log, out)
+            got = outputs_of(out)
+            cos.append(cosine(ref[i], got))
+            ious.append(iou(ref[i], got))
+        cell = dict(cos=float(np.mean(cos)), cos_min=float(np.min(cos)), iou=float(np.mean(ious)),
+                    iou_min=float(np.min(ious)))
+        print(f"int8_ablation: {key} {name}: cosine {cell['cos']:.4f} (min {cell['cos_min']:.4f}), "
+              f"IoU@0.3 {cell['iou']:.3f} (min {cell['iou_min']:.3f})", flush=True)
+        return cell
+
+    cells = {}
+    for ck, _, _ in THRESHOLD_COLUMNS:
+        cells[ck] = score(ck, top, tables[ck], ["--no-uint8"])
+    for lk, _, calib, eq, flags in LEVER_COLUMNS:
+        cells[lk] = score(lk, eq_top if eq else top, tables[calib], flags)
+    fallback = [l.strip("# \n") for l in open(tables["default"]) if l.startswith("# method")]
+    result = dict(model=model, cells=cells, times=times, default_method=fallback[0] if fallback else "?")
+    # Mixed precision on the equalized, UINT8 setting: the greedy search
+    # (each tensor alone in FP32, best first, at most 5) and the prefix
+    # bisection (how many of the first tensors 0.99 needs), side by side.
+    searches = {"greedy": ["--max-float-layers", "5"], "prefix": ["--rank", "prefix"]}
+    running = []
+    for name in a.qtable:
+        qt = os.path.join(work, f"{name}.qtable")
+        if REUSE and os.path.exists(qt):
+            continue
+        f = open(os.path.join(work, f"qtable_{name}.log"), "w")
+        cmd = [tpuc, "qtable", eq_top, "--calibration-table", tables["eq_default"], "--dataset", cali_dir,
+               "--input-num", str(a.qtable_samples), "--expected-cos", "0.99", *searches[name], "-o", qt]
+        running.append((name, subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), time.time(), f))
+    for name, proc, t0, f in running:
+        if proc.wait() not in (0, 1):
+            fail(f"{key}: tpuc qtable ({name}) failed (exit {proc.returncode}), see {f.name}")
+        times[f"qtable {name}"] = time.time() - t0
+    for name in a.qtable:
+        qt = os.path.join(work, f"{name}.qtable")
+        steps = [l.strip() for l in open(qt) if l.strip() and not l.startswith("#")]
+        notes = [l.strip("# \n") for l in open(qt) if l.startswith("#")]
+        result[f"qtable {name}"] = dict(layers=len(steps), lines=steps, notes=notes)
+    return result
 
 
-def table_comments(cali):
-    return [line[2:].strip() for line in open(cali) if line.startswith("# ") and "name threshold" not in line
-            and "tpuc calibration table" not in line]
+def fmt(cell, with_iou):
+    s = f"{cell['cos']:.4f}"
+    return s + f" / {cell['iou']:.3f}" if with_iou else s
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tpuc", required=True)
+    p.add_argument("--tpuc-opt", help="default: tpuc-opt beside --tpuc's build tree")
     p.add_argument("--work", default=os.path.join(ROOT, "build", "int8_ablation"))
+    p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--cali", type=int, default=32)
-    p.add_argument("--test", type=int, default=8)
-    p.add_argument("--tune-samples", type=int, default=4)
+    p.add_argument("--test", type=int, default=6)
+    p.add_argument("--tune-samples", type=int, default=2)
+    p.add_argument("--qtable-samples", type=int, default=2)
+    p.add_argument("--qtable", default="greedy,prefix",
+                   help="mixed-precision searches to run: greedy (--max-float-layers 5), prefix, or none")
     p.add_argument("--no-docs", action="store_true", help="print the table only")
-    p.add_argument("--methods-only", action="store_true", help="only the six methods (no default/tune/search rows)")
     p.add_argument("--reuse", action="store_true",
-                   help="keep the pages, tables, bmodels and outputs already in --work (after an interrupted run)")
+                   help="keep the inputs, tables, bmodels and outputs already in --work (after an interrupted run)")
     a = p.parse_args()
+    a.qtable = [q for q in a.qtable.split(",") if q and q != "none"]
+    if any(q not in ("greedy", "prefix") for q in a.qtable):
+        fail("--qtable takes greedy, prefix or none")
     global REUSE
     REUSE = a.reuse
-    if not os.access(a.tpuc, os.X_OK):
-        fail(f"{a.tpuc}: not an executable")
-    if not os.path.exists(MODEL):
-        fail(f"{MODEL} not found: run scripts/models.sh")
-    if a.cali < 1 or a.test < 1:
-        fail("--cali and --test must be >= 1")
-    os.makedirs(a.work, exist_ok=True)
-    log = os.path.join(a.work, "log.txt")
-    open(log, "a" if a.reuse else "w").close()
-    pages = os.path.join(a.work, "pages")
-    run(["/usr/bin/python3", os.path.join(ROOT, "models", "render_text_pages.py"), pages,
-         "--cali", str(a.cali), "--test", str(a.test)], log, os.path.join(pages, "test"))
-    tests = sorted(os.path.join(pages, "test", f) for f in os.listdir(os.path.join(pages, "test")))
-    top = os.path.join(a.work, "det.top.mlir")
-    run([a.tpuc, "import", MODEL, "--input-shapes", "[[1,3,640,640]]", "--mean", MEAN, "--scale", SCALE,
-         "-o", top], log, top)
-    ref = []
-    for i, img in enumerate(tests):
-        out = os.path.join(a.work, f"fp32_{i}.npz")
-        run([a.tpuc, "run", top, "--image", img, "-o", out], log, out)
-        ref.append(prob_map(out))
+    tpuc = os.path.abspath(a.tpuc)
+    tpuc_opt = os.path.abspath(a.tpuc_opt or os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(tpuc))),
+                                                          "compiler", "tools", "tpuc-opt", "tpuc-opt"))
+    for exe in (tpuc, tpuc_opt):
+        if not os.access(exe, os.X_OK):
+            fail(f"{exe}: not an executable")
+    if a.cali < 1 or a.test < 1 or a.tune_samples < 1 or a.qtable_samples < 1:
+        fail("--cali, --test, --tune-samples and --qtable-samples must be >= 1")
+    keys = a.models.split(",")
+    for k in keys:
+        if k not in MODELS:
+            fail(f"--models: unknown model '{k}' (known: {', '.join(MODELS)})")
+    results = [ablate(k, MODELS[k], a, tpuc, tpuc_opt) for k in keys]
 
-    # Calibration tables: the six methods from one statistics pass, then the
-    # default (no flag), KL + tune and search-threshold.
-    cali_dir = os.path.join(a.work, "cali")
-    os.makedirs(cali_dir, exist_ok=True)
-    t0 = time.time()
-    run([a.tpuc, "calibrate", top, "--dataset", os.path.join(pages, "cali"), "--calibration-method",
-         ",".join(METHODS), "--no-max-fallback", "--tune-samples", str(a.tune_samples), "-o",
-         os.path.join(cali_dir, "%m.cali")], log, os.path.join(cali_dir, METHODS[-1] + ".cali"))
-    times = {"methods": time.time() - t0}
-    settings = [(m, os.path.join(cali_dir, m + ".cali"), f"`{m}` (--no-max-fallback)") for m in METHODS]
-    for name, flags in () if a.methods_only else (("default", []), ("kl-tune5", ["--calibration-method", "kl", "--tune", "5", "--no-max-fallback"]),
-                        ("search-threshold", ["--search-threshold"])):
-        t0 = time.time()
-        path = os.path.join(cali_dir, name + ".cali")
-        run([a.tpuc, "calibrate", top, "--dataset", os.path.join(pages, "cali"), *flags,
-             "--tune-samples", str(a.tune_samples), "-o", path], log, path)
-        times[name] = time.time() - t0
-        settings.append((name, path, "default (no flag)" if not flags else "`" + " ".join(flags) + "`"))
-
-    rows = []
-    for name, cali, label in settings:
-        bmodel = os.path.join(a.work, f"det_{name}.bmodel")
-        tpu = bmodel[:-len(".bmodel")] + ".tpu.mlir"
-        run([a.tpuc, "deploy", top, "--quantize", "INT8", "--calibration-table", cali, "-o", bmodel], log, bmodel)
-        cos, ious = [], []
-        for i, img in enumerate(tests):
-            out = os.path.join(a.work, f"{name}_{i}.npz")
-            run([a.tpuc, "run", tpu, "--image", img, "-o", out], log, out)
-            got = prob_map(out)
-            cos.append(cosine(ref[i], got))
-            ious.append(iou(ref[i], got))
-        rows.append((label, np.mean(cos), np.min(cos), np.mean(ious), np.min(ious),
-                     threshold_of(cali, "sigmoid_0.tmp_0"), table_comments(cali)))
-        print(f"int8_ablation: {name}: cosine {np.mean(cos):.4f} (min {np.min(cos):.4f}), "
-              f"IoU@0.3 {np.mean(ious):.3f} (min {np.min(ious):.3f})", flush=True)
-
+    headers = [h for _, h, _ in THRESHOLD_COLUMNS] + [h for _, h, *_ in LEVER_COLUMNS]
+    ckeys = [k for k, *_ in THRESHOLD_COLUMNS] + [k for k, *_ in LEVER_COLUMNS]
     lines = [BEGIN,
-             f"PP-OCRv4 det, INT8 (Tpu interpreter = bmodel) against the Top interpreter's fp32, on {len(tests)} "
-             f"rendered test pages after calibration on {a.cali} other pages "
-             f"(`/usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc --cali {a.cali} --test {a.test} "
-             f"--tune-samples {a.tune_samples}`):",
+             f"INT8 (Tpu interpreter = bmodel) against the Top interpreter's fp32, mean over {a.test} test inputs "
+             f"after calibration on {a.cali} others (cosine of the outputs; PP-OCR: cosine / IoU of the binary "
+             f"maps at 0.3). `/usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc --cali {a.cali} "
+             f"--test {a.test} --tune-samples {a.tune_samples}`. Threshold columns: signed int8 everywhere "
+             f"(`--no-uint8`); lever columns: one lever on the default calibration; all combined: "
+             f"every lever. Mixed precision on the equalized UINT8 setting ({a.qtable_samples} calibration "
+             f"samples, min cosine): `tpuc qtable --expected-cos 0.99 --max-float-layers 5` (greedy: each tensor "
+             f"alone in FP32, best first) and `--rank prefix` (the first k tensors, k by bisection).",
              "",
-             "| calibration | cosine mean | cosine min | IoU@0.3 mean | IoU@0.3 min | sigmoid output threshold |",
-             "|---|---|---|---|---|---|"]
-    for label, cm, cn, im, imin, thr, _ in rows:
-        lines.append(f"| {label} | {cm:.4f} | {cn:.4f} | {im:.3f} | {imin:.3f} | {thr:.4g} |")
-    lines.append("")
-    measured = [f"{k} {v:.0f} s" for k, v in times.items() if v > 1]
-    if measured:
-        lines.append("Calibration wall time (32 pages, the loaded 2-core machine; `methods`: all six from one "
-                     "statistics pass): " + ", ".join(measured) + ".")
-    lines.append("What the calibrator wrote in the tables' comments:")
-    lines.append("")
-    for label, *_, comments in rows:
-        for c in comments:
-            if c.startswith(("tune", "search", "fake-quantized", "INT8 Tpu", "method: max (")):
-                lines.append(f"- {label}: {c}")
-    lines.append(END)
+             "| model | " + " | ".join(headers) + " | greedy, <= 5 FP32 layers | prefix: FP32 tensors for 0.99 |",
+             "|---" * (len(headers) + 3) + "|"]
+    notes = []
+    for r in results:
+        m = r["model"]
+        if "blocked" in r:
+            lines.append(f"| {m['label']} | " + " | ".join("–" for _ in headers) + " | – | – |")
+            notes.append(f"- {m['label']}: not measured: {r['blocked']}")
+            continue
+
+        def qcell(q):
+            if not q:
+                return "not run"
+            reached = not any("not reached" in n for n in q["notes"])
+            last = [l.split("cosine")[1].split()[0] for l in q["lines"] if "cosine" in l]
+            return (f"{q['layers']}" + (f" (cosine {last[-1]})" if last else "") +
+                    ("" if reached else ", 0.99 not reached"))
+        lines.append(f"| {m['label']} | " + " | ".join(fmt(r["cells"][k], m.get("iou")) for k in ckeys) +
+                     f" | {qcell(r.get('qtable greedy'))} | {qcell(r.get('qtable prefix'))} |")
+        mins = ", ".join(f"{h} {r['cells'][k]['cos_min']:.4f}" + (f"/{r['cells'][k]['iou_min']:.3f}" if m.get("iou") else "")
+                         for h, k in zip(headers, ckeys))
+        notes.append(f"- {m['label']}: minimum over the test inputs: {mins}. Default calibration wrote "
+                     f"`{r['default_method']}`.")
+        q = r.get("qtable greedy")
+        if q:
+            steps = ", ".join(f"`{l.split()[0]}` {l.split('cosine')[1].split()[0]}" for l in q["lines"] if "cosine" in l)
+            notes.append(f"- {m['label']}: greedy qtable: " + "; ".join(n for n in q["notes"] if "all int8" in n) +
+                         (f"; cosine after each FP32 addition: {steps}" if steps else ""))
+        slow = [f"{k} {v:.0f} s" for k, v in r["times"].items() if v > 20]
+        if slow:
+            notes.append(f"- {m['label']}: wall time (2 shared cores): " + ", ".join(slow))
+    lines += [""] + notes + [END]
     block = "\n".join(lines)
     print(block)
     if a.no_docs:

@@ -9,9 +9,11 @@
 #include "compiler/Lowering/Deploy.h"
 #include "compiler/Preprocess/PreprocessAttr.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
+#include "compiler/Transforms/Passes.h"
 #include "runtime/RunFiles.h"
 #include "support/Npz.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -159,6 +161,22 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   context.getOrLoadDialect<tpuir::TpuDialect>();
   auto topModule = top::loadTopModule(context, r.topPath);
   if (!topModule) return makeError(topModule.message());
+  if (options.equalizeWeights) {
+    log << "flow: equalize weights -> " << r.topPath << "\n";
+    std::string diagnostics;
+    {
+      mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+        diagnostics += d.str();
+        return mlir::success();
+      });
+      if (mlir::failed(top::equalizeWeights(**topModule)))
+        return makeError(r.topPath, ": weight equalization failed: ", diagnostics);
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream out(r.topPath, ec);
+    if (ec) return makeError(r.topPath, ": cannot write: ", ec.message());
+    (*topModule)->print(out, mlir::OpPrintingFlags().enableDebugInfo(true, false));
+  }
   auto reader = calib::SampleReader::forModule(**topModule);
   if (!reader) return makeError(r.topPath, ": ", reader.message());
   r.inputPath = options.testInput;
@@ -193,6 +211,9 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   dopt.quantizeTable = options.quantizeTable;
   dopt.layerGroup = options.layerGroup;
   dopt.output = r.bmodelPath;
+  dopt.levers = options.levers;
+  dopt.weightData = options.calibrationData;
+  dopt.weightSamples = options.calibration.tuneSamples;
   auto deployed = lowering::deploy(r.topPath, dopt, log);
   if (!deployed) return makeError(deployed.message());
 

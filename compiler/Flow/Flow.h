@@ -27,6 +27,8 @@ struct FlowOptions {
   std::string calibrationData; // directory of .npz / image samples (required for INT8)
   int64_t inputNum = 0;        // first N samples; 0 = all
   calib::CalibrationOptions calibration;
+  bool equalizeWeights = false; // --top-equalize-weights on the Top module before calibration
+  lowering::Int8Levers levers;  // bias correction and weight rounding read the first calibration.tuneSamples samples
   std::string quantizeTable;   // tensors kept in fp32 (INT8), as tpuc deploy --quantize-table
   std::string testInput;       // .npz, one member per model input, or an image (preprocessed)
   bool layerGroup = true;

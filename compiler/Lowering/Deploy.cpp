@@ -1,6 +1,8 @@
 #include "compiler/Lowering/Deploy.h"
 
 #include "compiler/Backend/CodeGen.h"
+#include "compiler/Calibration/Calibrator.h"
+#include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
 #include "compiler/Export/TpuToGraph.h"
 #include "compiler/Interpreter/TopInterpreter.h"
@@ -14,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
+#include <set>
 
 namespace tpu::lowering {
 
@@ -54,6 +57,22 @@ double bitDifference(const NpzMap &a, const NpzMap &b, std::string &where) {
   return worst;
 }
 
+// The fp32 input of every conv of `module` on each sample (the Top
+// interpreter's values, named as the lowering names them).
+Result<TensorSamples> convInputSamples(mlir::ModuleOp module, const std::vector<NpzMap> &samples) {
+  auto interp = top::TopInterpreter::create(module);
+  if (!interp) return interp.status();
+  std::set<std::string> wanted;
+  module.walk([&](top::ConvOp conv) { wanted.insert((*interp)->nameOf(conv.getInput())); });
+  TensorSamples values;
+  (*interp)->setResultHook([&](const std::string &name, std::vector<float> &v) {
+    if (wanted.count(name)) values[name].push_back(v);
+  });
+  for (const NpzMap &sample : samples)
+    if (auto out = (*interp)->run(sample); !out) return out.status();
+  return values;
+}
+
 } // namespace
 
 Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &options, std::ostream &log) {
@@ -72,6 +91,23 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   if (!module) return makeError(module.message());
   auto weights = top::WeightStore::loadFor(**module);
   if (!weights) return makeError(topPath, ": ", weights.message());
+  lo.levers = options.levers;
+  TensorSamples convInputs;
+  if (options.mode == Quantize::INT8 && options.levers.needSamples()) {
+    if (options.weightData.empty())
+      return makeError("bias correction and weight rounding need --calibration-data DIR (samples of the inputs)");
+    auto reader = calib::SampleReader::forModule(**module);
+    if (!reader) return makeError(topPath, ": ", reader.message());
+    auto samples = calib::loadSamples(*reader, options.weightData, "", options.weightSamples,
+                                      [&](const std::string &w) { log << "deploy: warning: " << w << "\n"; });
+    if (!samples) return makeError(samples.message());
+    auto values = convInputSamples(**module, *samples);
+    if (!values) return makeError(options.weightData, ": ", values.message());
+    convInputs = values.take();
+    lo.samples = &convInputs;
+    log << "deploy: conv weights " << (options.levers.roundWeights ? "rounded" : "bias-corrected") << " on "
+        << samples->size() << " sample(s)\n";
+  }
   auto lowered = lowerToTpu(**module, *weights, lo);
   if (!lowered) return makeError(topPath, ": ", lowered.message());
   for (const std::string &f : lowered->fallbacks) log << "deploy: kept in F32: " << f << "\n";

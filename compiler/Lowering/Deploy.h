@@ -16,6 +16,12 @@ struct DeployOptions {
   Quantize mode = Quantize::F32;
   std::string calibrationTable; // required for INT8
   std::string quantizeTable;    // tensors kept in fp32
+  Int8Levers levers;
+  // Samples (a directory of .npz / images, as tpuc calibrate reads) whose
+  // conv inputs bias correction and weight rounding read; the first
+  // `weightSamples` usable ones.
+  std::string weightData;
+  int64_t weightSamples = 4;
   bool layerGroup = true;       // false: every op alone (load, compute, store)
   std::string chip = "bm1684";
   std::string output;           // the .bmodel

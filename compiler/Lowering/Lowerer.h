@@ -131,8 +131,17 @@ public:
   // (<name>_<role>, <name>_bias).
   static std::optional<int> weightShift(const std::vector<float> &w, const std::vector<float> &bias, double wk,
                                         float so);
+  // round(w * wk * 2^r) saturated to int8.
+  static std::vector<int8_t> nearestInt8(const std::vector<float> &w, double wk, int r);
   WeightPair addInt8Weights(const std::string &name, const char *role, llvm::ArrayRef<int64_t> shape,
-                            const std::vector<float> &w, const std::vector<float> &bias, double wk, float so, int r);
+                            const std::vector<int8_t> &wq, const std::vector<float> &bias, float so, int r);
+  // A conv's int8 filter (Lowering.cpp): nearestInt8, or with bias
+  // correction / weight rounding on, rounded from the samples of its input
+  // (WeightRounding.h), the mean output error taken out of `bias` (which
+  // then has one value per output channel).
+  std::vector<int8_t> int8Filter(mlir::Value input, llvm::ArrayRef<int64_t> outShape,
+                                 llvm::ArrayRef<int64_t> filterShape, const Window &window,
+                                 const std::vector<float> &w, std::vector<float> &bias, double wk, int r);
   WeightPair addF32Weights(const std::string &name, const char *role, llvm::ArrayRef<int64_t> shape,
                            const std::vector<float> &w, const std::vector<float> &bias);
   // Ops/Gemm.cpp
@@ -211,10 +220,14 @@ public:
   // the other one made by a tpu.cast (<name>_f32 / <name>_i8) on first use.
   mlir::Value f32(mlir::Value v);
   mlir::Value i8(mlir::Value v);
-  bool unsignedOf(const std::string &name) const { return isUnsignedRange(opt_.calibration->tensors.at(name)); }
-  float scaleOf(const std::string &name) const { return int8Scale(opt_.calibration->tensors.at(name)); }
+  bool unsignedOf(const std::string &name) const {
+    return isUnsignedRange(opt_.calibration->tensors.at(name), opt_.levers.unsignedActivations);
+  }
+  float scaleOf(const std::string &name) const {
+    return int8Scale(opt_.calibration->tensors.at(name), opt_.levers.unsignedActivations);
+  }
   mlir::RankedTensorType qType(llvm::ArrayRef<int64_t> shape, const std::string &name) {
-    return quantizedType(shape, opt_.calibration->tensors.at(name), ctx_);
+    return quantizedType(shape, opt_.calibration->tensors.at(name), ctx_, opt_.levers.unsignedActivations);
   }
   // The type of `x` (an int8 value) with another shape: same scale and sign.
   static mlir::RankedTensorType likeType(mlir::Value x, llvm::ArrayRef<int64_t> shape) {

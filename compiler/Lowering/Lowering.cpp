@@ -1,5 +1,6 @@
 #include "compiler/Lowering/Lowering.h"
 #include "compiler/Lowering/Lowerer.h"
+#include "compiler/Lowering/WeightRounding.h"
 
 #include <algorithm>
 #include <cmath>
@@ -122,6 +123,36 @@ Result<std::vector<float>> Lowerer::weightValues(Value v, const std::string &rol
   auto arr = in_.get(w);
   if (!arr) return makeError(arr.message());
   return (*arr)->toFloat();
+}
+
+std::vector<int8_t> Lowerer::int8Filter(Value input, ArrayRef<int64_t> outShape, ArrayRef<int64_t> filterShape,
+                                        const Window &window, const std::vector<float> &w, std::vector<float> &bias,
+                                        double wk, int r) {
+  if (!opt_.levers.needSamples() || !opt_.samples) return nearestInt8(w, wk, r);
+  auto it = opt_.samples->find(names_[input]);
+  if (it == opt_.samples->end() || it->second.empty()) return nearestInt8(w, wk, r);
+  auto in = shapeOf(input);
+  ConvGeometry g;
+  g.n = in[0], g.c = in[1], g.h = in[2], g.w = in[3];
+  g.oc = filterShape[0], g.groups = window.group, g.kh = window.kernel[0], g.kw = window.kernel[1];
+  g.strideH = window.strides[0], g.strideW = window.strides[1];
+  g.dilationH = window.dilations[0], g.dilationW = window.dilations[1];
+  g.padTop = window.pads[0], g.padLeft = window.pads[1];
+  g.oh = outShape[2], g.ow = outShape[3];
+  // Enough positions for a well-conditioned patch moment (2 per weight of
+  // one output channel), bounded for the wide layers.
+  const int64_t positions = std::clamp<int64_t>(2 * g.patchSize(), 1024, 4096);
+  auto moments = patchMoments(it->second, g, positions);
+  const double unit = std::ldexp(wk, r); // fixed-point weight per real weight
+  std::vector<double> t(w.size());
+  for (size_t i = 0; i < w.size(); ++i) t[i] = double(w[i]) * unit;
+  std::vector<int8_t> wq;
+  std::vector<double> shift = roundWeights(t, g, moments, opt_.levers.roundWeights, opt_.levers.biasCorrection, wq);
+  if (!shift.empty()) {
+    bias.resize(size_t(g.oc), 0.0f);
+    for (size_t o = 0; o < shift.size(); ++o) bias[o] = float(double(bias[o]) - shift[o] / unit);
+  }
+  return wq;
 }
 
 Value Lowerer::addWeight(const std::string &base, NpyArray array, Type elem) {

@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,10 +24,24 @@ namespace tpu::lowering {
 enum class Quantize { F32, INT8 };
 Result<Quantize> parseQuantize(const std::string &name); // "F32" / "INT8"
 
+// fp32 values of Top tensors on calibration samples: name -> one C-order
+// array per sample (what bias correction and weight rounding read).
+using TensorSamples = std::map<std::string, std::vector<std::vector<float>>>;
+
+// INT8 accuracy levers of the lowering (docs/quantization.md, "Accuracy levers").
+struct Int8Levers {
+  bool unsignedActivations = true; // uint8 for tensors calibrated >= 0; false: every int8 tensor signed
+  bool biasCorrection = false;     // conv: the mean output error of rounded weights taken out of the int16 bias
+  bool roundWeights = false;       // conv: each weight rounded up or down to minimise the output error
+  bool needSamples() const { return biasCorrection || roundWeights; }
+};
+
 struct LoweringOptions {
   Quantize mode = Quantize::F32;
   const calib::CalibrationTable *calibration = nullptr; // required for INT8
   std::set<std::string> keepF32; // names of Top op results kept in fp32
+  Int8Levers levers;
+  const TensorSamples *samples = nullptr; // every conv input, when levers.needSamples()
 };
 
 struct LoweredModule {

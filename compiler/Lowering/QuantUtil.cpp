@@ -7,15 +7,15 @@
 
 namespace tpu::lowering {
 
-bool isUnsignedRange(const calib::TensorRange &range) { return range.min >= 0; }
+bool isUnsignedRange(const calib::TensorRange &range, bool allowUnsigned) { return allowUnsigned && range.min >= 0; }
 
-float int8Scale(const calib::TensorRange &range) {
-  return float(range.threshold / (isUnsignedRange(range) ? 255.0 : 127.0));
+float int8Scale(const calib::TensorRange &range, bool allowUnsigned) {
+  return float(range.threshold / (isUnsignedRange(range, allowUnsigned) ? 255.0 : 127.0));
 }
 
 mlir::RankedTensorType quantizedType(llvm::ArrayRef<int64_t> shape, const calib::TensorRange &range,
-                                     mlir::MLIRContext *ctx) {
-  return tpuir::int8Type(shape, int8Scale(range), ctx, isUnsignedRange(range));
+                                     mlir::MLIRContext *ctx, bool allowUnsigned) {
+  return tpuir::int8Type(shape, int8Scale(range, allowUnsigned), ctx, isUnsignedRange(range, allowUnsigned));
 }
 
 std::optional<int> chooseShift(std::initializer_list<Bound> bounds) {

@@ -15,12 +15,13 @@
 namespace tpu::lowering {
 
 // A tensor whose calibrated minimum is >= 0 (ReLU outputs) is uint8 with
-// scale threshold / 255, any other int8 with threshold / 127.
-bool isUnsignedRange(const calib::TensorRange &range);
-float int8Scale(const calib::TensorRange &range);
+// scale threshold / 255 (unless `allowUnsigned` is false), any other int8
+// with threshold / 127.
+bool isUnsignedRange(const calib::TensorRange &range, bool allowUnsigned = true);
+float int8Scale(const calib::TensorRange &range, bool allowUnsigned = true);
 // The int8 activation type of a tensor of that range.
 mlir::RankedTensorType quantizedType(llvm::ArrayRef<int64_t> shape, const calib::TensorRange &range,
-                                     mlir::MLIRContext *ctx);
+                                     mlir::MLIRContext *ctx, bool allowUnsigned = true);
 
 // A value that must fit a field: round(|value| * 2^r) <= limit.
 struct Bound {

@@ -4,11 +4,10 @@
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/SaveWeights.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/SmallString.h"
-#include "llvm/Support/Path.h"
 
 #include <cmath>
 
@@ -237,20 +236,7 @@ struct FoldWeightsPass : impl::TopFoldWeightsBase<FoldWeightsPass> {
     config.useTopDownTraversal = true; // deterministic order of new weight names
     if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns), config))) return signalPassFailure();
     if (store->arrays().size() == before) return; // nothing folded: keep the old file
-    std::string attr = weightFile;
-    if (attr.empty()) {
-      llvm::SmallString<256> name(module->getAttrOfType<StringAttr>(kWeightFileAttr).strref());
-      llvm::sys::path::replace_extension(name, "");
-      attr = std::string(name.str()) + "_folded.npz";
-    }
-    // Resolved like any weight file name: relative to the .mlir's directory.
-    module->setAttr(kWeightFileAttr, StringAttr::get(&getContext(), attr));
-    auto path = WeightStore::pathFor(module);
-    if (!path) {
-      module.emitError() << path.message();
-      return signalPassFailure();
-    }
-    if (auto st = store->saveFor(module, *path, attr); !st) {
+    if (auto st = saveDerivedWeights(module, *store, weightFile, "_folded"); !st) {
       module.emitError() << st.message();
       return signalPassFailure();
     }

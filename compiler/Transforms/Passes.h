@@ -14,6 +14,10 @@ namespace top {
 #define GEN_PASS_REGISTRATION
 #include "compiler/Transforms/Passes.h.inc"
 
+// Runs --top-equalize-weights on `module` (its weights are saved as the
+// pass saves them); failure has been reported as a diagnostic.
+mlir::LogicalResult equalizeWeights(mlir::ModuleOp module);
+
 class WeightStore;
 // The LayerNorm/GELU recognisers of --top-fuse-patterns over a given store
 // (the importer runs them on its in-memory weights).

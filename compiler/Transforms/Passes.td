@@ -40,6 +40,27 @@ def TopFusePatterns : Pass<"top-fuse-patterns", "mlir::ModuleOp"> {
   }];
 }
 
+def TopEqualizeWeights : Pass<"top-equalize-weights", "mlir::ModuleOp"> {
+  let summary = "Cross-layer weight equalization of conv -> [relu | max_pool] -> conv chains (INT8 accuracy)";
+  let description = [{
+    For every conv whose output reaches another conv through single-use relu
+    or max_pool ops (no ReLU6: its bound does not commute with a scale),
+    output channel i of the first conv (filter and bias) is divided by
+    s_i = sqrt(r1_i / r2_i) and input channel i of the second multiplied by
+    it, r = the channel's largest |weight| in each filter (Nagel et al.,
+    data-free quantization). The fp32 function is unchanged; both filters
+    then have the range sqrt(r1_i r2_i) on that channel, so per-tensor int8
+    weight scales lose less. Calibrate after it. New weights are written as
+    fold-weights writes them (default <old name>_equalized.npz).
+  }];
+  let options = [
+    Option<"weightFile", "weight-file", "std::string", /*default=*/"\"\"",
+           "weight file to write (relative to the .mlir's directory); default <old>_equalized.npz">,
+    Option<"sweeps", "sweeps", "unsigned", /*default=*/"100",
+           "most passes over the pairs (a chain of pairs is swept until every scale is within 1e-5 of 1)">
+  ];
+}
+
 def TopDeadCodeElimination : Pass<"top-dce", "mlir::ModuleOp"> {
   let summary = "Removes Top ops whose results are unused (including unused weights)";
 }

@@ -43,6 +43,22 @@ void declareCalibrationOptions(tpu::ArgParser &args, const std::string &methodAl
                                    "--tune-samples calibration samples (the check lowers both and runs the Tpu interpreter)");
 }
 
+void declareLeverOptions(tpu::ArgParser &args) {
+  args.flag("--no-uint8", "INT8: every activation signed int8 (default: uint8 for tensors calibrated >= 0)");
+  args.flag("--bias-correction", "INT8: take the mean output error of each conv's rounded weights out of its bias "
+                                 "(reads the conv inputs on the calibration data)");
+  args.flag("--round-weights", "INT8: round each conv weight up or down to minimise the conv's output error on the "
+                               "calibration data (AdaRound-style)");
+}
+
+tpu::lowering::Int8Levers leversFromArgs(const tpu::ArgParser &args) {
+  tpu::lowering::Int8Levers l;
+  l.unsignedActivations = !args.isSet("--no-uint8");
+  l.biasCorrection = args.isSet("--bias-correction");
+  l.roundWeights = args.isSet("--round-weights");
+  return l;
+}
+
 tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgParser &args,
                                                                std::vector<tpu::calib::Method> *methods) {
   tpu::calib::CalibrationOptions opt;

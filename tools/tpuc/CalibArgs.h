@@ -4,6 +4,7 @@
 #pragma once
 
 #include "compiler/Calibration/Calibrator.h"
+#include "compiler/Lowering/Lowering.h"
 #include "compiler/Preprocess/Preprocess.h"
 #include "support/ArgParser.h"
 
@@ -23,6 +24,11 @@ void declareCalibrationOptions(tpu::ArgParser &args, const std::string &methodAl
 // is given a comma-separated list (returned there).
 tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgParser &args,
                                                                std::vector<tpu::calib::Method> *methods = nullptr);
+
+// The INT8 lowering's levers (tpuc deploy, tpuc flow): --no-uint8,
+// --bias-correction, --round-weights.
+void declareLeverOptions(tpu::ArgParser &args);
+tpu::lowering::Int8Levers leversFromArgs(const tpu::ArgParser &args);
 
 // Progress of calibration stages on stderr, one line rewritten in place.
 void printCalibrationProgress(const std::string &stage, int done, int total);

@@ -2,6 +2,7 @@
 // wiring only; the work is in compiler/Lowering/Deploy.h.
 #include "compiler/Lowering/Deploy.h"
 #include "support/ArgParser.h"
+#include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
 
 #include <iostream>
@@ -11,12 +12,16 @@ namespace {
 int runDeploy(int argc, char **argv) {
   tpu::ArgParser args("deploy",
                       "model.top.mlir --quantize F32|INT8 [--calibration-table model.cali] "
-                      "[--quantize-table keep_fp32.txt] [--no-layer-group] [--chip bm1684] -o model.bmodel "
+                      "[--quantize-table keep_fp32.txt] [--no-uint8] [--bias-correction] [--round-weights] "
+                      "[--calibration-data DIR [--input-num 4]] [--no-layer-group] [--chip bm1684] -o model.bmodel "
                       "[--test-input in.npz [--test-reference ref.npz]]");
   args.positionals(1, 1, "model");
   args.option("--quantize", "F32 or INT8");
   args.option("--calibration-table", "calibration table from tpuc calibrate (INT8)");
   args.option("--quantize-table", "tensor names (one per line) whose ops stay F32");
+  tpuc::declareLeverOptions(args);
+  args.option("--calibration-data", "samples (.npz / images) that --bias-correction and --round-weights read");
+  args.option("--input-num", "how many of them (default 4)");
   args.flag("--no-layer-group", "compile every op alone (load, compute, store), for comparison with layer groups");
   args.option("--chip", "target chip (bm1684)");
   args.option("--output", "the bmodel to write; model.tpu.mlir is written beside it", "-o");
@@ -38,8 +43,15 @@ int runDeploy(int argc, char **argv) {
   if (!minCosine) return tpuc::fail("deploy", minCosine.message());
   if (*minCosine < 0 || *minCosine > 1) return tpuc::fail("deploy", "--min-cosine must be in [0, 1]");
 
+  auto weightSamples = args.getInt("--input-num", 4);
+  if (!weightSamples) return tpuc::fail("deploy", weightSamples.message());
+  if (*weightSamples < 1) return tpuc::fail("deploy", "--input-num must be >= 1");
+
   tpu::lowering::DeployOptions opt;
   opt.mode = *mode;
+  opt.levers = tpuc::leversFromArgs(args);
+  opt.weightData = args.get("--calibration-data");
+  opt.weightSamples = *weightSamples;
   opt.calibrationTable = args.get("--calibration-table");
   opt.quantizeTable = args.get("--quantize-table");
   opt.layerGroup = !args.isSet("--no-layer-group");

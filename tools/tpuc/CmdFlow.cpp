@@ -19,7 +19,8 @@ int runFlowCmd(int argc, char **argv) {
   tpu::ArgParser args("flow", "model.onnx|model.tflite --quantize F32|INT8 --test-input in.npz|--test-image img.png "
                               "[--input-shapes \"[[1,3,224,224]]\"] [preprocessing flags as tpuc import] "
                               "[--calibration-data DIR] [--input-num N] [--calibration-method M] [--tune N] "
-                              "[--search-threshold] [--quantize-table keep_fp32.txt] "
+                              "[--search-threshold] [--equalize-weights] [--no-uint8] [--bias-correction] "
+                              "[--round-weights] [--quantize-table keep_fp32.txt] "
                               "[--no-layer-group] [--config hw.json] [--work-dir DIR]");
   args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--quantize", "F32 or INT8");
@@ -28,6 +29,9 @@ int runFlowCmd(int argc, char **argv) {
   args.option("--calibration-data", "directory of .npz or image samples for the INT8 calibration");
   args.option("--input-num", "calibrate with the first N samples (default: all)");
   tpuc::declareCalibrationOptions(args);
+  args.flag("--equalize-weights", "INT8: cross-layer weight equalization of conv -> relu -> conv chains before "
+                                  "calibration (tpuc-opt --top-equalize-weights)");
+  tpuc::declareLeverOptions(args);
   args.option("--test-input", "npz with one array per model input, run through every stage");
   args.option("--test-image", "an image made into the test input by the preprocessing flags");
   args.option("--quantize-table", "tensors kept in F32 (INT8; e.g. from tpuc qtable)");
@@ -63,6 +67,8 @@ int runFlowCmd(int argc, char **argv) {
   opt.calibrationData = args.get("--calibration-data");
   opt.inputNum = *num;
   opt.calibration = calibration.take();
+  opt.equalizeWeights = args.isSet("--equalize-weights");
+  opt.levers = tpuc::leversFromArgs(args);
   opt.preprocess = preprocess.take();
   opt.testInput = args.has("--test-image") ? args.get("--test-image") : args.get("--test-input");
   opt.layerGroup = !args.isSet("--no-layer-group");

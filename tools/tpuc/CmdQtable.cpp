@@ -15,16 +15,18 @@ namespace {
 
 int runQtable(int argc, char **argv) {
   tpu::ArgParser args("qtable", "model.top.mlir --calibration-table model.cali --dataset DIR | --data "
-                                "a.npz,b.npz [--input-num N] [--min-cosine 0.99] [--max-layers N] [--rank prefix|alone] -o model.qtable");
+                                "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] [--rank prefix|alone] -o model.qtable");
   args.positionals(1, 1, "model");
   args.option("--calibration-table", "calibration table from tpuc calibrate");
   args.option("--dataset", "directory of samples to measure on, taken in name order: .npz, or images (.jpg/.png) through the preprocessing recorded at import");
   args.option("--data", "comma-separated samples (.npz or images)");
   args.option("--input-num", "use the first N samples (default: the first 4)");
-  args.option("--min-cosine", "target cosine of every output on every sample (default 0.99)");
-  args.option("--max-layers", "keep at most N tensors in F32 (default: no limit)");
-  args.option("--rank", "prefix: the first tensors in program order, count found by bisection (default; about "
-                        "log2(N) evaluations) or alone: each tried alone in F32, then added best first (N+ evaluations)");
+  args.option("--min-cosine", "target cosine of every output on every sample (default 0.99)", "--expected-cos");
+  args.option("--max-layers", "keep at most N tensors in F32 (default: no limit)", "--max-float-layers");
+  args.option("--rank", "prefix: the first tensors in program order, count found by bisection (default without "
+                        "--max-layers; about log2(N) evaluations) or alone: each tried alone in F32, ranked by the "
+                        "final output's cosine, then added best first until the target holds (default with "
+                        "--max-layers; N+ evaluations)");
   args.option("--output", "the quantize table to write (for tpuc deploy --quantize-table)", "-o");
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("qtable", st.message());
   if (args.helpRequested()) {
@@ -44,7 +46,7 @@ int runQtable(int argc, char **argv) {
   if (*minCosine <= -1 || *minCosine > 1) return tpuc::fail("qtable", "--min-cosine must be in (-1, 1]");
   opt.minCosine = *minCosine;
   opt.maxLayers = size_t(*maxLayers);
-  const std::string rank = args.get("--rank", "prefix");
+  const std::string rank = args.get("--rank", args.has("--max-layers") ? "alone" : "prefix");
   if (rank != "prefix" && rank != "alone")
     return tpuc::fail("qtable", "--rank must be prefix or alone, got '" + rank + "'");
   opt.rank = rank == "prefix" ? tpu::flow::SearchRank::Prefix : tpu::flow::SearchRank::Alone;

@@ -29,11 +29,14 @@ std::optional<int> Lowerer::weightShift(const std::vector<float> &w, const std::
   return chooseShift({{maxAbs(w) * wk, 127}, {maxAbs(bias) / so, 32767}});
 }
 
-WeightPair Lowerer::addInt8Weights(const std::string &name, const char *role, ArrayRef<int64_t> shape,
-                                   const std::vector<float> &w, const std::vector<float> &bias, double wk, float so,
-                                   int r) {
+std::vector<int8_t> Lowerer::nearestInt8(const std::vector<float> &w, double wk, int r) {
   std::vector<int8_t> wq(w.size());
   for (size_t i = 0; i < wq.size(); ++i) wq[i] = int8_t(clampTo(fixedPoint(w[i] * wk, r), -128, 127));
+  return wq;
+}
+
+WeightPair Lowerer::addInt8Weights(const std::string &name, const char *role, ArrayRef<int64_t> shape,
+                                   const std::vector<int8_t> &wq, const std::vector<float> &bias, float so, int r) {
   WeightPair p;
   p.weight = addWeight(name + "_" + role + "_i8", NpyArray::from(std::vector<int64_t>(shape.begin(), shape.end()), wq),
                        b_.getIntegerType(8));
@@ -75,7 +78,11 @@ Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::st
       out_.fallbacks.push_back(outName + ": " + what + " weights or bias do not fit int8/int16 with any right shift");
       int8 = false;
     } else {
-      WeightPair q = addInt8Weights(name, "filter", filterShape, w, bias, wk, so, *r);
+      std::vector<float> b = bias;
+      std::vector<int8_t> wq = std::is_same_v<OpT, tpuir::ConvOp>
+                                   ? int8Filter(input, outShape, filterShape, window, w, b, wk, *r)
+                                   : nearestInt8(w, wk, *r);
+      WeightPair q = addInt8Weights(name, "filter", filterShape, wq, b, so, *r);
       return makeWindowed<OpT>(outName, qType(outShape, outName), x, q.weight, q.bias, window, uint64_t(*r));
     }
   }
