@@ -10,7 +10,11 @@ named in its one-line error), the op-by-op NumPy reference
 (tests/models/tflite_reference.py), itself checked against Arm NN on the
 model both run. The Top module's Permutes are counted too: one after the NHWC
 input, plus one per reshape that mixes channels with spatial dims, nothing
-else. Exits 77 (skipped) only when the models cannot be fetched (no npm).
+else. Then the chip path: `deploy --quantize F32` on the func backend matches
+the same reference (cosine >= 0.9999), and INT8 (calibrated on 8 other
+portraits) is bit-exact with the Tpu interpreter; both bmodels give the same
+bytes on the timed simulator as on func. Exits 77 (skipped) only when the
+models cannot be fetched (no npm).
 """
 import os
 import shutil
@@ -26,15 +30,19 @@ REFERENCE = os.path.join(ROOT, "tests/models/tflite_reference.py")
 MIN_COSINE = 0.9999
 
 
-def synthetic_portrait(size, lo, hi):
-    """A head-and-shoulders picture (sky, skin-coloured face with eyes, dark body), scaled to [lo, hi]."""
+def synthetic_portrait(size, lo, hi, seed=1):
+    """A head-and-shoulders picture (sky, skin-coloured face with eyes, dark body), scaled to [lo, hi];
+    another seed moves the person and changes the noise."""
     yy, xx = np.mgrid[0:size, 0:size] / (size - 1)
+    if seed != 1:
+        shift = np.random.default_rng(seed).uniform(-0.12, 0.12, 2)
+        xx, yy = xx - shift[0], yy - shift[1]
     img = np.zeros((size, size, 3)) + np.array([0.3, 0.5, 0.7]) * (0.6 + 0.4 * yy[..., None])
     img[((xx - 0.5) / 0.17) ** 2 + ((yy - 0.35) / 0.22) ** 2 < 1] = [0.85, 0.65, 0.55]
     img[((xx - 0.5) / 0.42) ** 2 + ((yy - 1.05) / 0.45) ** 2 < 1] = [0.2, 0.2, 0.3]
     for cx in (0.43, 0.57):
         img[((xx - cx) / 0.025) ** 2 + ((yy - 0.32) / 0.015) ** 2 < 1] = [0.1, 0.1, 0.1]
-    img = np.clip(img + np.random.default_rng(1).normal(0, 0.02, img.shape), 0, 1)
+    img = np.clip(img + np.random.default_rng(seed).normal(0, 0.02, img.shape), 0, 1)
     return (lo + (hi - lo) * img).astype(np.float32)[None]
 
 
@@ -67,6 +75,48 @@ def compare(what, ref_path, got_path):
         c = cosine(ref[name], got[name])
         print(f"  {what}: {name} {ref[name].shape} cosine {c:.9f} max|diff| {np.abs(ref[name] - got[name]).max():.3g}")
         ok &= c >= MIN_COSINE
+    return ok
+
+
+def same_bytes(what, a_path, b_path):
+    a, b = np.load(a_path), np.load(b_path)
+    diff = [k for k in a.files if k not in b.files or a[k].tobytes() != b[k].tobytes()]
+    print(f"  {what}: {'identical' if not diff else 'DIFFER at ' + ', '.join(diff)}")
+    return not diff
+
+
+def chip_path(base, reference, input_name, size, lo, hi):
+    """F32 and INT8 bmodels: func against the reference / the Tpu interpreter, sim against func."""
+    ok = True
+    cali = base + "_cali"
+    os.makedirs(cali, exist_ok=True)
+    for i in range(8):
+        np.savez(os.path.join(cali, f"sample_{i:02d}.npz"), **{input_name: synthetic_portrait(size, lo, hi, seed=100 + i)})
+    steps = {
+        "F32": [[TPUC, "deploy", base + ".top.mlir", "--quantize", "F32", "-o", base + "_f32.bmodel"]],
+        "INT8": [[TPUC, "calibrate", base + ".top.mlir", "--dataset", cali, "-o", base + ".cali"],
+                 [TPUC, "deploy", base + ".top.mlir", "--quantize", "INT8", "--calibration-table", base + ".cali",
+                  "-o", base + "_int8.bmodel"],
+                 [TPUC, "run", base + "_int8.tpu.mlir", "-i", base + "_in.npz", "-o", base + "_int8_tpu.npz"]],
+    }
+    for mode, cmds in steps.items():
+        tag = base + "_" + mode.lower()
+        for backend in ("func", "sim"):
+            cmds.append([TPUC, "run", tag + ".bmodel", "-i", base + "_in.npz", "-o", f"{tag}_{backend}.npz",
+                         "--backend", backend])
+        for cmd in cmds:
+            rc, err = run(cmd)
+            if rc != 0:
+                print(f"  FAIL: {mode}: {' '.join(cmd[1:2])}: {err}")
+                return False
+        if mode == "F32":
+            ok &= compare("F32 bmodel (func) vs reference", reference, tag + "_func.npz")
+        else:
+            ok &= same_bytes("INT8 bmodel (func) vs Tpu interpreter", tag + "_tpu.npz", tag + "_func.npz")
+            with np.load(reference) as r, np.load(tag + "_func.npz") as g:
+                print("  INT8 bmodel vs reference (accuracy, not checked here): " +
+                      ", ".join(f"{k} cosine {cosine(r[k], g[k]):.4f}" for k in r.files))
+        ok &= same_bytes(f"{mode} bmodel sim vs func", tag + "_func.npz", tag + "_sim.npz")
     return ok
 
 
@@ -106,9 +156,12 @@ def main():
                 ok &= compare("Arm NN vs Top", base + "_armnn.npz", base + "_top.npz")
                 ok &= compare("Arm NN vs NumPy reference", base + "_armnn.npz", base + "_np.npz")
                 cross_checked = True
+                reference = base + "_armnn.npz"
             else:
                 print(f"  Arm NN refuses the model: {err}")
                 ok &= compare("NumPy reference vs Top", base + "_np.npz", base + "_top.npz")
+                reference = base + "_np.npz"
+            ok &= chip_path(base, reference, input_name, size, lo, hi)
     if not cross_checked:
         print("FAIL: the NumPy reference was not checked against Arm NN on any model")
         ok = False

@@ -29,6 +29,15 @@ Status Lowerer::lowerPool(Operation *op, bool isMax) {
     w.emplace(p.getKernelShape(), p.getStrides(), p.getPads(), p.getDilations());
   else if (auto p = dyn_cast<top::AvgPoolOp>(op))
     w.emplace(p.getKernelShape(), p.getStrides(), p.getPads(), p.getDilations()), countIncludePad = p.getCountIncludePad();
+  // One window over the whole unpadded input is a global pool, whatever its
+  // stride (the chip's window strides stop at 15; MediaPipe's selfie
+  // segmentation pools 64x64 with stride 64).
+  if (w && !isMax) {
+    auto in = shapeOf(input);
+    global = in.size() == 4 && outShape.size() == 4 && outShape[2] == 1 && outShape[3] == 1 &&
+             w->kernel == llvm::SmallVector<int64_t>{in[2], in[3]} && llvm::all_of(w->pads, [](int64_t p) { return p == 0; }) &&
+             llvm::all_of(w->dilations, [](int64_t d) { return d == 1; });
+  }
   // The int8 multiplier of a window covering t taps is m / t: one for all
   // windows when they cover the same count, else one per count.
   std::vector<int64_t> windowTaps; // taps - 1 -> whether a window covers that many

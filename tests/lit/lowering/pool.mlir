@@ -6,6 +6,12 @@
 // RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/ok.mlir
 // RUN: grep '^// CALI ' %s | cut -c9- > %t/t.cali
 // RUN: tpuc-opt %t/ok.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali" | FileCheck %s
+// One window over the whole input is a global pool, whatever its stride
+// (the chip's window strides stop at 15).
+// RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/whole.mlir
+// RUN: tpuc-opt %t/whole.mlir --convert-top-to-tpu="mode=F32" | FileCheck %s --check-prefix=WHOLE
+// WHOLE: "tpu.global_avg_pool"({{.*}} : (tensor<1x2x32x32xf32>) -> tensor<1x2x1x1xf32>
+// WHOLE-NOT: tpu.avg_pool
 
 // CALI input 2 -2 2
 // CALI mp 2 -2 2
@@ -31,5 +37,14 @@ func.func @main(%arg0: tensor<1x2x8x8xf32>) -> tensor<1x2x1x1xf32> attributes {t
   %3 = "top.avg_pool"(%2) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}> : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("ap2")
   %4 = "top.global_avg_pool"(%3) : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> loc("gap")
   return %4 : tensor<1x2x1x1xf32>
+}
+}
+
+//--- whole.mlir
+module attributes {top.weight_file = "whole_weights.npz"} {
+func.func @main(%arg0: tensor<1x2x32x32xf32>) -> tensor<1x2x1x1xf32> attributes {top.input_names = ["input"], top.output_names = ["pool"]} {
+  %0 = top.input %arg0 : (tensor<1x2x32x32xf32>) -> tensor<1x2x32x32xf32> loc("input")
+  %1 = "top.avg_pool"(%0) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 32, 32>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 32, 32>, count_include_pad = false}> : (tensor<1x2x32x32xf32>) -> tensor<1x2x1x1xf32> loc("pool")
+  return %1 : tensor<1x2x1x1xf32>
 }
 }
