@@ -436,9 +436,11 @@ TEST(BackendSlice, ReadingPastTheInputIsAnError) {
   EXPECT_EQ(st.message(), "Slice 'slice': output w = 3 from start 2 step 3 reads past the input's 8");
 }
 
-// Move boxes: NHWC -> NCHW, a 4-D permute, a concat along the batch, a constant pad, a
-// reversed broadcast read (negative and zero strides) and a rank-6 output;
-// batches of 5 and 6 put int8 items of one box into different 4N groups.
+// Move boxes: NHWC -> NCHW (batch 2, and 1: int8 as words), a 4-D permute,
+// a concat along the batch, constant pads (batch 2: a whole fill; 1: fill
+// runs of the border), a reversed broadcast read (negative and zero
+// strides) and a rank-6 output; batches of 5 and 6 put int8 items of one box
+// into different 4N groups.
 TEST_P(OpTest, MoveBoxes) {
   struct MoveCase {
     const char *what;
@@ -449,6 +451,7 @@ TEST_P(OpTest, MoveBoxes) {
   };
   const MoveCase cases[] = {
       {"NHWC to NCHW (fp32: a cw transpose)", {{2, 5, 6, 3}}, {2, 3, 5, 6}, {{0, {1, 2, 3, 30}, 0, 0, {0, 90, 1, 3}, {0, 90, 30, 1}}}, false},
+      {"one item NHWC to NCHW (int8: as words)", {{1, 5, 6, 3}}, {1, 3, 5, 6}, {{0, {1, 1, 3, 30}, 0, 0, {0, 0, 1, 3}, {0, 0, 30, 1}}}, false},
       {"permute (2, 0, 3, 1)", {{5, 3, 4, 6}}, {4, 5, 6, 3}, {{0, {4, 5, 6, 3}, 0, 0, {6, 72, 1, 24}, {90, 18, 3, 1}}}, false},
       {"concat along n",
        {{3, 2, 3, 5}, {2, 2, 3, 5}},
@@ -456,6 +459,7 @@ TEST_P(OpTest, MoveBoxes) {
        {{0, {3, 2, 3, 5}, 0, 0, {30, 15, 5, 1}, {30, 15, 5, 1}}, {1, {2, 2, 3, 5}, 0, 90, {30, 15, 5, 1}, {30, 15, 5, 1}}},
        false},
       {"pad h 1/1, w 2/2", {{2, 3, 4, 5}}, {2, 3, 6, 9}, {{0, {2, 3, 4, 5}, 0, 11, {60, 20, 5, 1}, {162, 54, 9, 1}}}, true},
+      {"one item pad (fill runs of the border)", {{1, 3, 4, 5}}, {1, 3, 6, 9}, {{0, {1, 3, 4, 5}, 0, 11, {0, 20, 5, 1}, {0, 54, 9, 1}}}, true},
       {"reversed w, broadcast c", {{6, 1, 4, 7}}, {6, 3, 4, 7}, {{0, {6, 3, 4, 7}, 6, 0, {28, 0, 7, -1}, {84, 28, 7, 1}}}, false},
       {"rank 6", {{2, 3, 4, 5}}, {2, 5, 1, 4, 1, 3}, {{0, {2, 5, 4, 3}, 0, 0, {60, 1, 5, 20}, {60, 12, 3, 1}}}, false},
   };

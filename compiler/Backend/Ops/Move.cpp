@@ -34,6 +34,23 @@ std::pair<int64_t, int64_t> extent(const std::array<int64_t, 4> &size, int64_t b
   return {lo, hi};
 }
 
+// fn(source element, destination element) for every element of a piece.
+template <class Fn> void forEachElement(const MovePiece &m, Fn fn) {
+  for (int64_t a = 0; a < m.size[0]; ++a)
+    for (int64_t b = 0; b < m.size[1]; ++b)
+      for (int64_t h = 0; h < m.size[2]; ++h)
+        for (int64_t w = 0; w < m.size[3]; ++w)
+          fn(m.src + a * m.srcStride[0] + b * m.srcStride[1] + h * m.srcStride[2] + w * m.srcStride[3],
+             m.dst + a * m.dstStride[0] + b * m.dstStride[1] + h * m.dstStride[2] + w * m.dstStride[3]);
+}
+
+// Which output elements the pieces write.
+std::vector<char> writtenElements(const Op &op, int64_t count) {
+  std::vector<char> written(size_t(count), 0);
+  for (const MovePiece &m : op.pieces) forEachElement(m, [&](int64_t, int64_t d) { written[size_t(d)] = 1; });
+  return written;
+}
+
 Status validateMove(const OpCheck &c) {
   const int64_t outCount = c.y.numel();
   for (size_t i = 0; i < c.op.inputs.size(); ++i) {
@@ -46,7 +63,6 @@ Status validateMove(const OpCheck &c) {
     if (v != std::nearbyint(v) || v < (c.y.dtype == DType::U8 ? 0 : -128) || v > (c.y.dtype == DType::U8 ? 255 : 127))
       return makeError("int8 fill value ", v, " is not an integer of the output type");
   }
-  std::vector<char> written(size_t(outCount), c.op.fills);
   for (size_t p = 0; p < c.op.pieces.size(); ++p) {
     const MovePiece &m = c.op.pieces[p];
     if (m.input < 0 || size_t(m.input) >= c.op.inputs.size())
@@ -59,13 +75,9 @@ Status validateMove(const OpCheck &c) {
       return makeError("piece ", p, " reads elements [", slo, ", ", shi, "] of ", c.in(size_t(m.input)).numel());
     if (dlo < 0 || dhi >= outCount)
       return makeError("piece ", p, " writes elements [", dlo, ", ", dhi, "] of ", outCount);
-    for (int64_t a = 0; a < m.size[0]; ++a)
-      for (int64_t b = 0; b < m.size[1]; ++b)
-        for (int64_t h = 0; h < m.size[2]; ++h)
-          for (int64_t w = 0; w < m.size[3]; ++w)
-            written[size_t(m.dst + a * m.dstStride[0] + b * m.dstStride[1] + h * m.dstStride[2] +
-                           w * m.dstStride[3])] = 1;
   }
+  if (c.op.fills) return Status::ok();
+  const std::vector<char> written = writtenElements(c.op, outCount);
   for (int64_t i = 0; i < outCount; ++i)
     if (!written[size_t(i)]) return makeError("output element ", i, " is written by no piece and not filled");
   return Status::ok();
@@ -84,14 +96,7 @@ void evaluateMove(const RefArgs &r, Bytes &out) {
   }
   for (const MovePiece &m : r.op.pieces) {
     const Bytes &x = *r.in[size_t(m.input)];
-    for (int64_t a = 0; a < m.size[0]; ++a)
-      for (int64_t b = 0; b < m.size[1]; ++b)
-        for (int64_t h = 0; h < m.size[2]; ++h)
-          for (int64_t w = 0; w < m.size[3]; ++w) {
-            const int64_t s = m.src + a * m.srcStride[0] + b * m.srcStride[1] + h * m.srcStride[2] + w * m.srcStride[3];
-            const int64_t d = m.dst + a * m.dstStride[0] + b * m.dstStride[1] + h * m.dstStride[2] + w * m.dstStride[3];
-            std::memcpy(&out[size_t(d) * e], &x[size_t(s) * e], e);
-          }
+    forEachElement(m, [&](int64_t s, int64_t d) { std::memcpy(&out[size_t(d) * e], &x[size_t(s) * e], e); });
   }
 }
 
@@ -177,28 +182,49 @@ void forEachCommand(const Graph &g, const Op &op, const std::function<void(const
 
 std::array<uint32_t, 4> u32s(const std::array<int64_t, 4> &v) { return {u32(v[0]), u32(v[1]), u32(v[2]), u32(v[3])}; }
 
-// Fills every DDR byte of the output (int8: the 4N padding slots too) with
-// the constant, as rows of up to 32768 elements.
+// The fill, as 32-bit word fills of the output elements no piece writes
+// (fp32 elements; an int8 tensor of one item has each element in a word of
+// its own, the fill byte repeated). An int8 output of several items, or
+// one whose unwritten elements form more than 64 runs, is filled whole
+// (int8: every byte of the 4N words). Rows of up to 32768 elements.
 void emitFill(Emitter &e, const Op &op) {
   const DTensor y = e.ddr(op.output);
   const Tensor &t = e.g.tensors[size_t(op.output)];
-  const int64_t itemElems = y.s[1] * y.s[2] * y.s[3];
-  const int64_t count = y.n4() ? (y.s[0] + 3) / 4 * 4 * itemElems : t.numel();
-  uint32_t bits = 0;
-  if (y.n4()) bits = uint8_t(int8_t(int(op.fillValue)));
-  else std::memcpy(&bits, &op.fillValue, 4);
-  const int64_t row = std::min<int64_t>(count, 32768), rows = count / row, rest = count % row;
-  auto fill = [&](uint64_t at, int64_t h, int64_t w) {
-    isa::GdmaCommand c;
-    c.direction = isa::GdmaDirection::S2S, c.specialFunc = isa::GdmaSpecialFunc::ConstantFill;
-    c.constantValue = bits;
-    c.dst.addr = c.src.addr = y.addr + at, c.dst.format = c.src.format = formatOf(y.dtype);
-    c.dst.shape = c.src.shape = {1, 1, u32(h), u32(w)};
-    c.dst.stride = c.src.stride = {0, 0, u32(w), 1};
-    e.b->gdma(c, 0);
+  const bool bytes = y.n4() && y.s[0] > 1;
+  const uint8_t q = uint8_t(int8_t(int(op.fillValue)));
+  uint32_t bits = q * 0x01010101u;
+  if (!y.n4()) std::memcpy(&bits, &op.fillValue, 4);
+  const DType format = bytes ? y.dtype : DType::F32;
+  auto fill = [&](int64_t start, int64_t count) {
+    const int64_t row = std::min<int64_t>(count, 32768), rows = count / row, rest = count % row;
+    auto command = [&](int64_t at, int64_t h, int64_t w) {
+      isa::GdmaCommand c;
+      c.direction = isa::GdmaDirection::S2S, c.specialFunc = isa::GdmaSpecialFunc::ConstantFill;
+      c.constantValue = bytes ? q : bits;
+      c.dst.addr = c.src.addr = y.addr + uint64_t(at) * dtypeBytes(format);
+      c.dst.format = c.src.format = formatOf(format);
+      c.dst.shape = c.src.shape = {1, 1, u32(h), u32(w)};
+      c.dst.stride = c.src.stride = {0, 0, u32(w), 1};
+      e.b->gdma(c, 0);
+    };
+    command(start, rows, row);
+    if (rest) command(start + rows * row, 1, rest);
   };
-  fill(0, rows, row);
-  if (rest) fill(uint64_t(rows * row) * dtypeBytes(y.dtype), 1, rest);
+  if (bytes) return fill(0, (y.s[0] + 3) / 4 * 4 * y.s[1] * y.s[2] * y.s[3]);
+  const std::vector<char> written = writtenElements(op, t.numel());
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t i = 0; i < t.numel();) {
+    if (written[size_t(i)]) {
+      ++i;
+      continue;
+    }
+    int64_t end = i;
+    while (end < t.numel() && !written[size_t(end)]) ++end;
+    runs.emplace_back(i, end - i);
+    i = end;
+  }
+  if (runs.size() > 64) return fill(0, t.numel());
+  for (auto [start, count] : runs) fill(start, count);
 }
 
 // One command. A copy walks source and destination in the same order, so
@@ -235,11 +261,25 @@ void emitCommand(Emitter &e, uint64_t src, uint64_t dst, const MoveCommand &c, D
   e.b->gdma(g, 0);
 }
 
+// An int8 activation of one item: each element is the low byte of its own
+// 4N word (the other three are padding).
+bool oneItemWords(const Tensor &t) { return isInt8Like(t.dtype) && !t.isWeight() && t.nchw()[0] == 1; }
+
 void emitMove(Emitter &e, const Op &op) {
   if (op.fills) emitFill(e, op);
   const DTensor y = e.ddr(op.output);
+  const bool yWords = oneItemWords(e.g.tensors[size_t(op.output)]);
   forEachCommand(e.g, op, [&](const MoveCommand &c) {
-    const DTensor x = e.ddr(op.inputs[size_t(c.input)]);
+    const int xt = op.inputs[size_t(c.input)];
+    const DTensor x = e.ddr(xt);
+    if (yWords && oneItemWords(e.g.tensors[size_t(xt)])) {
+      // Both sides one item: moved as whole 32-bit words (padding bytes
+      // too), so runs form and a permute may be a cw transpose.
+      MoveCommand w = c;
+      for (int k = 0; k < 4; ++k) w.srcStride[k] /= 4, w.dstStride[k] /= 4;
+      emitCommand(e, x.addr + c.srcOffset, y.addr + c.dstOffset, w, DType::F32);
+      return;
+    }
     emitCommand(e, x.addr + c.srcOffset, y.addr + c.dstOffset, c, x.dtype);
   });
 }
