@@ -160,5 +160,13 @@ def Tpu_PowOp : Tpu_SimpleOp<"pow", "Pow", "lhs ** rhs: exp(rhs * log|lhs|) with
     (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
 def Tpu_PReluOp : Tpu_SimpleOp<"prelu", "PRelu", "lhs >= 0 ? lhs : lhs * slope (fp32 only)",
     (ins Tpu_Activation:$lhs, Tpu_Activation:$slope)>;
+def Tpu_GreaterOp : Tpu_SimpleOp<"greater", "Greater", "lhs > rhs as 1.0 / 0.0 (fp32 only)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_LessOp : Tpu_SimpleOp<"less", "Less", "lhs < rhs as 1.0 / 0.0 (fp32 only)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_EqualOp : Tpu_SimpleOp<"equal", "Equal", "lhs == rhs as 1.0 / 0.0 (fp32 only)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_WhereOp : Tpu_SimpleOp<"where", "Where", "cond != 0 ? x : y, NumPy broadcasting (fp32 only)",
+    (ins Tpu_Activation:$cond, Tpu_Activation:$x, Tpu_Activation:$y)>;
 
 #endif // TPU_OPS_TD
