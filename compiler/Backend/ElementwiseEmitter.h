@@ -26,7 +26,7 @@ public:
       const Tensor &x = e.g.tensors[t];
       if (x.isWeight() && !perChannelWeights) continue;
       if (x.isWeight() && i >= 1 && isChannelWeight(x, y)) {
-        chanWeights_.push_back({e.am.addr[t], x.dtype});
+        chanWeights_.push_back({e.am.addr[t], x.dtype, i});
         continue;
       }
       DTensor d = e.ddr(t);
@@ -107,6 +107,15 @@ protected:
   // Per-channel weight i as an operand of res0's shape: one element per channel.
   LocalTensor channelWeight(size_t i, const Shape4 &s) const { return LocalTensor::perChannel(fixed_[i], chanWeights_[i].dtype, s); }
   bool hasChannelWeights() const { return !chanWeights_.empty(); }
+  // The operands of every input in op order, activations from `ins`, per-channel weights as channelWeight.
+  std::vector<LocalTensor> operandsInOrder(const std::vector<LocalTensor> &ins, const Shape4 &s) const {
+    std::vector<LocalTensor> v;
+    size_t act = 0, w = 0;
+    for (size_t i = 0; i < op_.inputs.size(); ++i)
+      if (w < chanWeights_.size() && chanWeights_[w].input == i) v.push_back(channelWeight(w++, s));
+      else if (act < ins.size()) v.push_back(ins[act++]);
+    return v;
+  }
   DType outType() const { return y_.dtype; }
   // For kinds whose result at an element depends only on the inputs at that
   // element (no channel weights, no broadcast): a tensor of fewer channels
@@ -154,6 +163,7 @@ private:
   struct ChannelWeight {
     uint64_t addr; // DDR
     DType dtype;
+    size_t input;  // its index in op.inputs
   };
   std::vector<ChannelWeight> chanWeights_;
 };

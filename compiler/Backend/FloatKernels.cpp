@@ -82,6 +82,7 @@ public:
   // a > b ? c : d. opd3 shares opd2's layout: d is a constant or, like c,
   // a register of the result's shape (inputs are copied into one).
   V selectGt(A a, A b, A c, A d) { return op(EuOp::SelectGt, false, a, b, owned(c), owned(d)); }
+  V selectEq(A a, A b, A c, A d) { return op(EuOp::SelectEq, false, a, b, owned(c), owned(d)); }
   V select(A cond, A t, A e) { return op(EuOp::Select, false, cond, t, e); } // cond != 0 ? t : e
   V toInt(A a) { return op(EuOp::Fp32ToInt, true, a); } // round half to even, saturated
   V toFloat(A a) { return op(EuOp::Copy, false, a); }   // int32 -> fp32
@@ -427,6 +428,26 @@ const KernelProgram &preluKernel() {
   return p;
 }
 
+const KernelProgram &compareKernel(bool isGreater, bool isLess) {
+  auto make = [](int which) {
+    Recipe R(2);
+    V a = R.in(0), b = R.in(1);
+    return R.finish(which == 0   ? R.selectGt(a, b, f(1.0f), f(0.0f))
+                    : which == 1 ? R.selectGt(b, a, f(1.0f), f(0.0f))
+                                 : R.selectEq(a, b, f(1.0f), f(0.0f)));
+  };
+  static const std::array<KernelProgram, 3> kernels{make(0), make(1), make(2)};
+  return kernels[isGreater ? 0 : isLess ? 1 : 2];
+}
+
+const KernelProgram &whereKernel() {
+  static const KernelProgram p = [] {
+    Recipe R(3);
+    return R.finish(R.select(R.in(0), R.in(1), R.in(2)));
+  }();
+  return p;
+}
+
 float runKernel(const KernelProgram &p, const float *in) {
   std::array<Cell, 64> reg{};
   assert(1 + p.inputs + p.temps <= reg.size());
@@ -452,6 +473,7 @@ float runKernel(const KernelProgram &p, const float *in) {
       case EuOp::Min: v = std::min(x, y); break;
       case EuOp::Rsqrt: v = 1.0f / std::sqrt(x); break;
       case EuOp::SelectGt: v = x > y ? c.f() : d.f(); break;
+      case EuOp::SelectEq: v = x == y ? c.f() : d.f(); break;
       case EuOp::Select: v = x != 0.0f ? y : c.f(); break;
       case EuOp::Taylor: {
         const std::vector<float> &coef = p.polys[s.poly];

@@ -57,6 +57,10 @@ std::optional<KernelProgram> unaryKernel(kernels::UnaryKind kind, float a = 0.0f
 const KernelProgram &powKernel();
 // prelu(a, slope b) = max(a, 0) + min(a, 0) * b.
 const KernelProgram &preluKernel();
+// a > b, a < b, a == b as 1.0 or 0.0 (isGreater/isLess both false: equal).
+const KernelProgram &compareKernel(bool isGreater, bool isLess);
+// where(cond, x, y) = cond != 0 ? x : y.
+const KernelProgram &whereKernel();
 // The result of a program on one element (`in` holds p.inputs values).
 float runKernel(const KernelProgram &p, const float *in);
 

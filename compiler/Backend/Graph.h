@@ -129,8 +129,8 @@ TransposedPads transposedPads(const Op &op, const Tensor &x, const Tensor &y);
 // NumPy broadcasting of an element-wise input against the output: the
 // input's dims right-aligned with the output's, as NCHW (1 = broadcast).
 std::array<int64_t, 4> broadcastNchw(const Tensor &in, const Tensor &out);
-// A weight read as one value per channel by Add/Sub/Mul/Max/Min (their
-// second input): [C] or [1, C, 1, 1] against an output of C channels.
+// A weight read as one value per channel by the element-wise kinds (an
+// input after the first): [C] or [1, C, 1, 1] against an output of C channels.
 bool isChannelWeight(const Tensor &w, const Tensor &out);
 
 // Output spatial size of a window op for an input extent (floor division;

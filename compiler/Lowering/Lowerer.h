@@ -72,7 +72,7 @@ struct MovePieces {
 class Lowerer;
 
 // The chip's binary element-wise ops (tpu.add ... tpu.prelu).
-enum class BinaryFn { Add, Sub, Mul, Max, Min, Div, Pow, PRelu };
+enum class BinaryFn { Add, Sub, Mul, Max, Min, Div, Pow, PRelu, Greater, Less, Equal };
 
 // The lowering of each Top op type.
 class LoweringTable {
@@ -95,7 +95,8 @@ private:
 void addConvLowerings(LoweringTable &t);       // Ops/Conv.cpp: conv, conv_transpose
 void addGemmLowerings(LoweringTable &t);       // Ops/Gemm.cpp: gemm, matmul
 void addPoolLowerings(LoweringTable &t);       // Ops/Pool.cpp: max_pool, avg_pool, global_avg_pool
-void addElementwiseLowerings(LoweringTable &t); // Ops/Elementwise.cpp: add, sub, mul, div, max, min, pow, prelu
+void addElementwiseLowerings(LoweringTable &t); // Ops/Elementwise.cpp: add, sub, mul, div, max, min, pow, prelu,
+                                                // greater, less, equal, where
 void addDataMovementLowerings(LoweringTable &t); // Ops/DataMovement.cpp: permute, pad, tile, expand, depth_to_space, gather, split
 void addNormalizeLowerings(LoweringTable &t);  // Ops/Normalize.cpp: batch_norm, layer_norm
 void addActivationLowerings(LoweringTable &t); // Ops/Activation.cpp: relu, clip, leaky_relu, table functions
@@ -156,6 +157,10 @@ public:
   // weights of the module being built): int8 where the chip has the op and
   // the operands have the result's rank, else fp32.
   Status lowerElementwise(mlir::Operation *op, BinaryFn fn, mlir::Value lhs, mlir::Value rhs);
+  // A constant operand as an fp32 weight of `result`'s rank (NumPy alignment).
+  Result<mlir::Value> broadcastWeight(mlir::Operation *op, mlir::Value constant, const std::string &role);
+  // where(cond, x, y): fp32 (an island in INT8); the comparisons give 1.0 / 0.0.
+  Status lowerWhere(top::WhereOp op);
   Status lowerAffine(mlir::Operation *op, mlir::Value input, std::vector<float> scale, std::vector<float> bias,
                      mlir::Value result);
   AffineChain affineChain(mlir::Value v, int64_t channels);

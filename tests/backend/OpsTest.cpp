@@ -869,6 +869,33 @@ TEST(BackendBinary, Fp32WeightOperands) {
   }
 }
 
+TEST(BackendBinary, ComparisonsAndWhere) {
+  // cond = a > b (or <, ==) broadcast; where(cond, a, c) with a broadcast c.
+  for (OpKind k : {OpKind::Greater, OpKind::Less, OpKind::Equal}) {
+    GraphBuilder gb;
+    int a = gb.act("a", {2, 67, 4, 9}, DType::F32), b = gb.act("b", {1, 67, 1, 9}, DType::F32);
+    int cond = gb.act("cond", {2, 67, 4, 9}, DType::F32), y = gb.act("y", {2, 67, 4, 9}, DType::F32);
+    // Equal needs equal values: a == relu(a) holds for half of them.
+    int rhs = b;
+    if (k == OpKind::Equal) {
+      rhs = gb.act("r", {2, 67, 4, 9}, DType::F32);
+      gb.op(OpKind::Relu, "relu", {a}, rhs);
+    }
+    gb.op(k, "cmp", {a, rhs}, cond);
+    gb.op(OpKind::Where, "where", {cond, a, gb.weight("c", {1, 1, 4, 1}, DType::F32)}, y);
+    // A per-channel weight as the third input stays third.
+    int y2 = gb.act("y2", {2, 67, 4, 9}, DType::F32);
+    gb.op(OpKind::Where, "where2", {cond, a, gb.weight("pc", {67}, DType::F32)}, y2);
+    gb.g.inputs = {a, b}, gb.g.outputs = {cond, y, y2};
+    SCOPED_TRACE(opKindName(k));
+    for (bool small : {false, true}) {
+      Options opt;
+      if (small) opt.hw = smallLmem(8 * 1024);
+      expectMatchesReference(gb.g, opt, 7, /*fp32BitExact=*/true);
+    }
+  }
+}
+
 TEST(BackendBinary, Int8SubMinAndBroadcast) {
   for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Max, OpKind::Min})
     for (const BinaryCase &bc : broadcastCases()) {

@@ -1,9 +1,10 @@
-// The binary element-wise kinds: Add, Sub, Mul, Max, Min, Div, Pow, PRelu.
+// The binary element-wise kinds: Add, Sub, Mul, Max, Min, Div, Pow, PRelu,
+// Greater, Less, Equal, and Where (three inputs).
 // Inputs broadcast NumPy-style against the output (int8: of the output's
 // rank), or the second is a per-channel weight (isChannelWeight); an fp32
 // weight may have any broadcast shape. int8: Add/Sub/Max/Min
 // requantize(eu(a*m0, b*m1)), Mul requantize(a*b*m); Div, Pow and PRelu are
-// fp32 only (Pow and PRelu: FloatKernels programs).
+// fp32 only (Pow, PRelu, the comparisons and Where: FloatKernels programs).
 #include "compiler/Backend/ElementwiseEmitter.h"
 #include "compiler/Backend/FloatKernels.h"
 #include "compiler/Backend/OpRegistry.h"
@@ -33,11 +34,19 @@ using isa::EuOp;
 
 // Mul scales the product once; the others scale each input.
 size_t multiplierCount(OpKind k) { return k == OpKind::Mul ? 1 : 2; }
-bool isFloatOnly(OpKind k) { return k == OpKind::Div || k == OpKind::Pow || k == OpKind::PRelu; }
 // The fp32 programs (null: one command, eu below).
 const KernelProgram *program(OpKind k) {
-  return k == OpKind::Pow ? &powKernel() : k == OpKind::PRelu ? &preluKernel() : nullptr;
+  switch (k) {
+  case OpKind::Pow: return &powKernel();
+  case OpKind::PRelu: return &preluKernel();
+  case OpKind::Greater: return &compareKernel(true, false);
+  case OpKind::Less: return &compareKernel(false, true);
+  case OpKind::Equal: return &compareKernel(false, false);
+  case OpKind::Where: return &whereKernel();
+  default: return nullptr;
+  }
 }
+bool isFloatOnly(OpKind k) { return k == OpKind::Div || program(k); }
 EuOp euOf(OpKind k) {
   switch (k) {
   case OpKind::Add: return EuOp::Add;
@@ -57,13 +66,16 @@ std::string shapeText(const std::vector<int64_t> &s) {
 
 Status validateBinary(const OpCheck &c) {
   const OpKind kind = c.op.kind;
-  if (c.in(0).isWeight() && c.in(1).isWeight()) return makeError("both inputs are weights");
+  const size_t inputs = c.op.inputs.size();
+  bool allWeights = true;
+  for (size_t i = 0; i < inputs; ++i) allWeights &= c.in(i).isWeight();
+  if (allWeights) return makeError("every input is a weight");
   if (c.int8 && isFloatOnly(kind)) return makeError("int8 ", opKindName(kind), " is not a chip op (fp32 only)");
   if (c.op.relu && program(kind)) return makeError("no fused relu");
   std::array<int64_t, 4> cover{1, 1, 1, 1}; // the broadcast of the inputs' shapes
-  for (size_t i = 0; i < 2; ++i) {
+  for (size_t i = 0; i < inputs; ++i) {
     const Tensor &x = c.in(i);
-    if (i == 1 && isChannelWeight(x, c.y)) {
+    if (i >= 1 && isChannelWeight(x, c.y)) {
       if (x.dtype != (c.int8 ? DType::I8 : DType::F32))
         return makeError("weight '", x.name, "' must be ", c.int8 ? "int8" : "float32");
       cover[1] = std::max(cover[1], c.ys[1]);
@@ -99,7 +111,7 @@ Status validateBinary(const OpCheck &c) {
 std::vector<size_t> sourceIndex(const RefArgs &r, size_t i) {
   const Tensor &x = r.input(i);
   std::vector<size_t> idx(r.count);
-  if (i == 1 && isChannelWeight(x, r.y)) {
+  if (i >= 1 && isChannelWeight(x, r.y)) {
     for (size_t k = 0; k < r.count; ++k) idx[k] = size_t(int64_t(k) / (r.ys[2] * r.ys[3]) % r.ys[1]);
     return idx;
   }
@@ -123,9 +135,20 @@ void evaluateBinary(const RefArgs &r, Bytes &out) {
     out = fromInts(ri, r.y.dtype);
     return;
   }
-  const float *a = floats(*r.in[0]), *b = floats(*r.in[1]);
-  const KernelProgram *prog = program(kind);
   std::vector<float> rf(r.count);
+  if (const KernelProgram *prog = program(kind)) {
+    const size_t n = r.in.size();
+    std::vector<std::vector<size_t>> idx{ia, ib};
+    for (size_t k = 2; k < n; ++k) idx.push_back(sourceIndex(r, k));
+    std::vector<float> in(n);
+    for (size_t i = 0; i < r.count; ++i) {
+      for (size_t k = 0; k < n; ++k) in[k] = floats(*r.in[k])[idx[k][i]];
+      rf[i] = runKernel(*prog, in.data());
+    }
+    out = fromFloats(rf);
+    return;
+  }
+  const float *a = floats(*r.in[0]), *b = floats(*r.in[1]);
   for (size_t i = 0; i < r.count; ++i) {
     const float av = a[ia[i]], bv = b[ib[i]];
     float v = 0.0f;
@@ -135,11 +158,7 @@ void evaluateBinary(const RefArgs &r, Bytes &out) {
     case OpKind::Mul: v = av * bv; break;
     case OpKind::Div: v = av / bv; break;
     case OpKind::Max: v = std::max(av, bv); break;
-    case OpKind::Min: v = std::min(av, bv); break;
-    default: {
-      const float in[2] = {av, bv};
-      v = runKernel(*prog, in);
-    }
+    default: v = std::min(av, bv); break; // Min
     }
     rf[i] = r.op.relu ? sim::relu(v) : v;
   }
@@ -173,7 +192,7 @@ public:
     const LocalTensor b2 = hasChannelWeights() ? channelWeight(0, y.shape) : ins[1];
     const auto &m = op_.multipliers;
     const EuOp eu = euOf(op_.kind);
-    if (prog_) return emitKernel(e_, *prog_, {a, b2}, y, tmp, hasCoefficients() ? fixed_.back() : 0, wait);
+    if (prog_) return emitKernel(e_, *prog_, operandsInOrder(ins, y.shape), y, tmp, hasCoefficients() ? fixed_.back() : 0, wait);
     if (isFloat()) return elementwise(eu, y, a.operand(hw_), b2.operand(hw_), 0, op_.relu, wait);
     if (op_.kind == OpKind::Mul) {
       elementwise(EuOp::Mul, tmp[0], a.operand(hw_), b2.operand(hw_), 0, false, wait);
@@ -200,6 +219,10 @@ const OpImpl Min{OpKind::Min, validateBinary, evaluateBinary, slicedAs<BinaryOp>
 const OpImpl Div{OpKind::Div, validateBinary, evaluateBinary, slicedAs<BinaryOp>, nullptr, nullptr};
 const OpImpl Pow{OpKind::Pow, validateBinary, evaluateBinary, slicedAs<BinaryOp>, nullptr, nullptr};
 const OpImpl PRelu{OpKind::PRelu, validateBinary, evaluateBinary, slicedAs<BinaryOp>, nullptr, nullptr};
+const OpImpl Greater{OpKind::Greater, validateBinary, evaluateBinary, slicedAs<BinaryOp>, nullptr, nullptr};
+const OpImpl Less{OpKind::Less, validateBinary, evaluateBinary, slicedAs<BinaryOp>, nullptr, nullptr};
+const OpImpl Equal{OpKind::Equal, validateBinary, evaluateBinary, slicedAs<BinaryOp>, nullptr, nullptr};
+const OpImpl Where{OpKind::Where, validateBinary, evaluateBinary, slicedAs<BinaryOp>, nullptr, nullptr};
 } // namespace ops
 
 } // namespace tpu::backend

@@ -183,5 +183,13 @@ def Tpu_ResizeOp : Tpu_SimpleOp<"resize", "Resize",
     "and the H, W scales (int8: nearest only, same scale)",
     (ins Tpu_Activation:$input, StrAttr:$mode, StrAttr:$coordinate_transformation_mode, StrAttr:$nearest_mode,
      DenseF64ArrayAttr:$scales)>;
+def Tpu_GreaterOp : Tpu_SimpleOp<"greater", "Greater", "lhs > rhs as 1.0 / 0.0 (fp32 only)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_LessOp : Tpu_SimpleOp<"less", "Less", "lhs < rhs as 1.0 / 0.0 (fp32 only)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_EqualOp : Tpu_SimpleOp<"equal", "Equal", "lhs == rhs as 1.0 / 0.0 (fp32 only)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
+def Tpu_WhereOp : Tpu_SimpleOp<"where", "Where", "cond != 0 ? x : y, NumPy broadcasting (fp32 only)",
+    (ins Tpu_Activation:$cond, Tpu_Activation:$x, Tpu_Activation:$y)>;
 
 #endif // TPU_OPS_TD

@@ -20,11 +20,16 @@ BinaryFn binaryFnOf(Operation *op) {
   if (isa<top::MinOp>(op)) return BinaryFn::Min;
   if (isa<top::DivOp>(op)) return BinaryFn::Div;
   if (isa<top::PowOp>(op)) return BinaryFn::Pow;
+  if (isa<top::GreaterOp>(op)) return BinaryFn::Greater;
+  if (isa<top::LessOp>(op)) return BinaryFn::Less;
+  if (isa<top::EqualOp>(op)) return BinaryFn::Equal;
   return BinaryFn::PRelu;
 }
 
 // The int8 forms the chip has: Add/Sub/Max/Min scale each input, Mul the product.
-bool hasInt8Form(BinaryFn fn) { return fn != BinaryFn::Div && fn != BinaryFn::Pow && fn != BinaryFn::PRelu; }
+bool hasInt8Form(BinaryFn fn) {
+  return fn == BinaryFn::Add || fn == BinaryFn::Sub || fn == BinaryFn::Mul || fn == BinaryFn::Max || fn == BinaryFn::Min;
+}
 
 // A constant operand of one value (scalar) or one value per channel
 // (shape [C, 1, 1] or [1, C, 1, 1] against NCHW): the values, else empty.
@@ -78,6 +83,9 @@ Status Lowerer::lowerElementwise(Operation *op, BinaryFn fn, Value lhs, Value rh
     case BinaryFn::Div: return make<tpuir::DivOp>(outName, t, a, b);
     case BinaryFn::Pow: return make<tpuir::PowOp>(outName, t, a, b);
     case BinaryFn::PRelu: return make<tpuir::PReluOp>(outName, t, a, b);
+    case BinaryFn::Greater: return make<tpuir::GreaterOp>(outName, t, a, b);
+    case BinaryFn::Less: return make<tpuir::LessOp>(outName, t, a, b);
+    case BinaryFn::Equal: return make<tpuir::EqualOp>(outName, t, a, b);
     }
     return Value();
   };
@@ -160,14 +168,44 @@ Status Lowerer::lowerConstantBinary(Operation *op, Value x, Value constant) {
       if (c[0] == 0.5f) return lowerLut(op, kernels::UnaryKind::Sqrt);
       if (c[0] == -1.0f) return lowerLut(op, kernels::UnaryKind::Reciprocal);
       break;
+    default: break;
     }
   }
-  // The constant as an fp32 weight of the result's rank (NumPy alignment).
+  auto w = broadcastWeight(op, constant, constFirst ? "lhs" : "rhs");
+  if (!w) return noLowering(op, w.message());
+  return constFirst ? lowerElementwise(op, fn, *w, x) : lowerElementwise(op, fn, x, *w);
+}
+
+Result<Value> Lowerer::broadcastWeight(Operation *op, Value constant, const std::string &role) {
+  auto cv = weightValues(constant, "the constant operand", op);
+  if (!cv) return cv.status();
+  const size_t rank = shapeOf(op->getResult(0)).size();
   std::vector<int64_t> shape = shapeOf(constant);
-  shape.insert(shape.begin(), shapeOf(result).size() - std::min(shape.size(), shapeOf(result).size()), 1);
+  shape.insert(shape.begin(), rank - std::min(shape.size(), rank), 1);
+  return addWeight(names_[op->getResult(0)] + "_" + role, NpyArray::from(shape, *cv), b_.getF32Type());
+}
+
+Status Lowerer::lowerWhere(top::WhereOp op) {
+  Value result = op.getOutput();
   const std::string &name = names_[result];
-  Value w = addWeight(name + (constFirst ? "_lhs" : "_rhs"), NpyArray::from(shape, *cv), b_.getF32Type());
-  return constFirst ? lowerElementwise(op, fn, w, x) : lowerElementwise(op, fn, x, w);
+  if (shapeOf(result).size() > 4) return noLowering(op, "more than 4 dims");
+  const char *roles[] = {"cond", "x", "y"};
+  std::vector<Value> in;
+  for (auto [k, v] : llvm::enumerate(op->getOperands())) {
+    if (v.getDefiningOp<top::WeightOp>()) {
+      auto w = broadcastWeight(op, v, roles[k]);
+      if (!w) return noLowering(op, w.message());
+      in.push_back(*w);
+      continue;
+    }
+    if (shapeOf(v).empty()) return noLowering(op, "a 0-d activation operand (chip tensors have 1 to 4 dims)");
+    in.push_back(f32(v));
+  }
+  if (llvm::all_of(in, [](Value v) { return bool(v.getDefiningOp<top::WeightOp>()); }))
+    return noLowering(op, "constant operands only (constant folding leaves none)");
+  if (wantInt8(name)) out_.fallbacks.push_back(name + ": top.where has no int8 form (runs in fp32 between casts)");
+  vals_[result].f32 = make<tpuir::WhereOp>(name, f32Type(shapeOf(result)), in[0], in[1], in[2]);
+  return Status::ok();
 }
 
 AffineChain Lowerer::affineChain(Value v, int64_t channels) {
@@ -294,6 +332,10 @@ void addElementwiseLowerings(LoweringTable &t) {
   t.add<top::DivOp>([](Lowerer &l, top::DivOp op) { return l.lowerBinary(op); });
   t.add<top::PowOp>([](Lowerer &l, top::PowOp op) { return l.lowerBinary(op); });
   t.add<top::PReluOp>([](Lowerer &l, top::PReluOp op) { return l.lowerBinary(op); });
+  t.add<top::GreaterOp>([](Lowerer &l, top::GreaterOp op) { return l.lowerBinary(op); });
+  t.add<top::LessOp>([](Lowerer &l, top::LessOp op) { return l.lowerBinary(op); });
+  t.add<top::EqualOp>([](Lowerer &l, top::EqualOp op) { return l.lowerBinary(op); });
+  t.add<top::WhereOp>([](Lowerer &l, top::WhereOp op) { return l.lowerWhere(op); });
 }
 
 } // namespace tpu::lowering
