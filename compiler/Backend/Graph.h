@@ -73,6 +73,8 @@ struct Op {
   std::array<int64_t, 4> sliceStart{0, 0, 0, 0}, sliceStep{1, 1, 1, 1};
   // Resize: the source rows (H) and columns (W) of each output row/column.
   kernels::ResizeTaps resizeH, resizeW;
+  // Fc: x is (K, M), the left matrix transposed (gemm transA).
+  bool transposedInput = false;
 };
 
 struct Graph {
