@@ -102,6 +102,8 @@ struct Op {
   kernels::UnaryKind unary = kernels::UnaryKind::Identity;
   // Resize: the source rows (H) and columns (W) of each output row/column.
   kernels::ResizeTaps resizeH, resizeW;
+  // Fc: x is (K, M), the left matrix transposed (gemm transA).
+  bool transposedInput = false;
 };
 
 struct Graph {

@@ -147,7 +147,7 @@ public:
                            const std::vector<float> &w, const std::vector<float> &bias);
   // Ops/Gemm.cpp
   Status lowerFc(mlir::Operation *op, mlir::Value a, mlir::Value bw, mlir::Value c, double alpha, double beta,
-                 bool transB);
+                 bool transA, bool transB);
   // Ops/Pool.cpp
   Status lowerPool(mlir::Operation *op, bool isMax);
   // Ops/Elementwise.cpp

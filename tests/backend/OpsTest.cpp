@@ -329,6 +329,18 @@ TEST_P(OpTest, Fc) {
   }
 }
 
+// gemm transA: x is (K, M) = (37, 70), read transposed by the mm command
+// (K items of M channels: 4N groups of K in int8, M past one lane set).
+TEST_P(OpTest, FcTransposedInput) {
+  GraphBuilder gb;
+  int x = gb.act("x", {37, 70}, t());
+  int y = gb.act("y", {70, 150}, t());
+  Op &o = gb.op(OpKind::Fc, "fc", {x, gb.weight("w", {150, 37}, weightType()), gb.weight("b", {150}, biasType())}, y);
+  o.transposedInput = true, o.rshift = int8() ? 8 : 0;
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  expectMatchesReference(gb.g, opts());
+}
+
 TEST_P(OpTest, FcTooWideIsAnError) {
   GraphBuilder gb;
   int x = gb.act("x", {3, 5000}, t());

@@ -1,5 +1,7 @@
 // Fc: (M, K) x (K, N) + bias; rows = batch, K over the lanes. x is
-// (N, K...) flattened, the weight [n_out, K], the bias [n_out].
+// (N, K...) flattened, the weight [n_out, K], the bias [n_out]. With
+// transposedInput x is (K, M): K items of M channels, read by the mm
+// command transposed (gemm transA).
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -11,12 +13,20 @@ namespace {
 
 using namespace emit;
 
+// The left matrix's rows M and columns K.
+std::pair<int64_t, int64_t> leftDims(const Op &op, const Tensor &x) {
+  const int64_t items = x.nchw()[0], rest = x.numel() / items;
+  return op.transposedInput ? std::pair{rest, items} : std::pair{items, rest};
+}
+
 Status validateFc(const OpCheck &c) {
   const Tensor &x = c.in(0), &w = c.in(1);
   const auto &ys = c.ys;
   TPU_RETURN_IF_ERROR(c.sameType(x));
-  int64_t k = x.numel() / x.nchw()[0];
-  if (ys[0] != x.nchw()[0] || ys[2] != 1 || ys[3] != 1) return makeError("output must be (N, n_out)");
+  const auto [m, k] = leftDims(c.op, x);
+  if (ys[0] != m || ys[2] != 1 || ys[3] != 1) return makeError("output must be (N, n_out)");
+  if (c.op.transposedInput && x.numel() != x.nchw()[0] * x.nchw()[1])
+    return makeError("a transposed input must be (K, N)");
   if (!w.isWeight() || w.shape != std::vector<int64_t>{ys[1], k})
     return makeError("weight '", w.name, "' must be [n_out, K] = [", ys[1], ", ", k, "]");
   TPU_RETURN_IF_ERROR(c.weightType(w, "fc"));
@@ -25,16 +35,19 @@ Status validateFc(const OpCheck &c) {
 
 // K is the right matrix's row count (opd1_n) and the left's channels.
 Status encodableFc(const Graph &g, const Op &op) {
-  const Tensor &x = g.tensors[size_t(op.inputs[0])];
-  if (x.numel() / x.nchw()[0] > maxChannels())
-    return makeError("K = ", x.numel() / x.nchw()[0], " exceeds the ", maxChannels(),
+  const int64_t k = leftDims(op, g.tensors[size_t(op.inputs[0])]).second;
+  if (k > maxChannels())
+    return makeError("K = ", k, " exceeds the ", maxChannels(),
                      " rows one matrix command takes (K splitting is not implemented)");
   return Status::ok();
 }
 
 void evaluateFc(const RefArgs &r, Bytes &out) {
-  const int64_t m = r.xs[0], n = r.ys[1], k = r.x.numel() / m;
+  const auto [m, k] = leftDims(r.op, r.x);
+  const int64_t n = r.ys[1];
   const bool relu = r.op.relu;
+  // Element (i, q) of the left matrix.
+  const auto at = [&, m = m, k = k](int64_t i, int64_t q) { return size_t(r.op.transposedInput ? q * m + i : i * k + q); };
   if (r.isInt) {
     auto a = r.ints(0), w = r.ints(1);
     std::vector<int32_t> b;
@@ -43,7 +56,7 @@ void evaluateFc(const RefArgs &r, Bytes &out) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         int64_t acc = 0;
-        for (int64_t q = 0; q < k; ++q) acc += int64_t(a[size_t(i * k + q)]) * w[size_t(j * k + q)];
+        for (int64_t q = 0; q < k; ++q) acc += int64_t(a[at(i, q)]) * w[size_t(j * k + q)];
         if (!b.empty()) acc += b[size_t(j)];
         ri[size_t(i * n + j)] = requantizeOp(acc, r.op, relu, r.y.dtype);
       }
@@ -56,7 +69,7 @@ void evaluateFc(const RefArgs &r, Bytes &out) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       float acc = 0.0f;
-      for (int64_t q = 0; q < k; ++q) { float t = a[i * k + q] * w[j * k + q]; acc += t; }
+      for (int64_t q = 0; q < k; ++q) { float t = a[at(i, q)] * w[j * k + q]; acc += t; }
       if (b) acc += b[j];
       rf[size_t(i * n + j)] = relu ? sim::relu(acc) : acc;
     }
@@ -68,15 +81,16 @@ public:
   FcOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
     const Tensor &xt = e.g.tensors[op.inputs[0]];
     x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
-    k_ = xt.numel() / xt.nchw()[0];
-    x_.s = {x_.s[0], k_, 1, 1};
+    const auto [m, k] = leftDims(op, xt);
+    k_ = k;
+    x_.s = op.transposedInput ? std::array<int64_t, 4>{k, m, 1, 1} : std::array<int64_t, 4>{m, k, 1, 1};
     wt_ = e.g.tensors[op.inputs[1]].dtype, waddr_ = e.am.addr[op.inputs[1]];
     if (op.inputs.size() == 3) baddr_ = e.am.addr[op.inputs[2]], bt_ = e.g.tensors[op.inputs[2]].dtype;
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], 1}; }
   bool cutsH() const override { return false; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
-    return {LocalTensor::activationBytes(x_.dtype, {u32(ns), u32(k_), 1, 1}, lanes()),
+    return {LocalTensor::activationBytes(x_.dtype, leftShape(ns), lanes()),
             LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), 1, 1}, lanes())};
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
@@ -91,8 +105,12 @@ public:
     return b;
   }
   LocalTensor biasBuf(int64_t cs) const { return LocalTensor::perChannel(fixed_[1], bt_, {1, u32(cs), 1, 1}); }
+  // ns rows of K: (ns, K), or transposed (K, ns).
+  Shape4 leftShape(int64_t ns) const {
+    return op_.transposedInput ? Shape4{u32(k_), u32(ns), 1, 1} : Shape4{u32(ns), u32(k_), 1, 1};
+  }
   LocalTensor leftBuf(const Tile &t, unsigned set) const {
-    return LocalTensor::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(k_), 1, 1}, lanes());
+    return LocalTensor::activation(bufOffset(set, 0), x_.dtype, leftShape(t.ns), lanes());
   }
   LocalTensor outBuf(const Tile &t, unsigned set) const {
     return LocalTensor::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
@@ -109,11 +127,13 @@ public:
     return id;
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
+    if (op_.transposedInput) return e_.move(true, x_, 0, k_, t.n0, t.ns, 0, 1, leftBuf(t, set), wait);
     return e_.move(true, x_, t.n0, t.ns, 0, k_, 0, 1, leftBuf(t, set), wait);
   }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     isa::MatMul c;
     c.eu = isa::EuOp::Mul;
+    c.leftTranspose = op_.transposedInput;
     c.left = leftBuf(t, set).operand(hw_), c.right = rightBuf(t.cs).operand(hw_);
     c.output = outBuf(t, set).operand(hw_);
     if (baddr_) c.hasBias = true, c.bias = biasBuf(t.cs).operand(hw_);

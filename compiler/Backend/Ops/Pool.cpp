@@ -17,9 +17,10 @@ using namespace emit;
 // An int8 average's multipliers go into a uint8 constant.
 Status averageMultipliers(const OpCheck &c, size_t n) {
   if (!c.int8) return Status::ok();
+  if (n == 1) TPU_RETURN_IF_ERROR(c.needMultipliers(1));
   if (c.op.multipliers.size() != 1 && c.op.multipliers.size() != n)
-    return makeError("int8 needs 1 multiplier", n > 1 ? " (or one per covered tap count, " + std::to_string(n) + ")" : "",
-                     ", has ", c.op.multipliers.size());
+    return makeError("int8 needs 1 multiplier(s) (or one per covered tap count, ", n, "), has ",
+                     c.op.multipliers.size());
   for (int32_t m : c.op.multipliers)
     if (m < 0 || m > 255) return makeError("average multiplier ", m, " is outside [0, 255]");
   return Status::ok();

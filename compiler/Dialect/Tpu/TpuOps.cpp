@@ -109,6 +109,11 @@ tpu::Status exportExtra(UnaryOp op, tpu::backend::Op &o) {
   return tpu::Status::ok();
 }
 
+tpu::Status exportExtra(FcOp op, tpu::backend::Op &o) {
+  o.transposedInput = op.getTransposedInput();
+  return tpu::Status::ok();
+}
+
 // The H and W tables from the ONNX attributes (one truth: kernels::resizeTaps).
 tpu::Status exportExtra(ResizeOp op, tpu::backend::Op &o) {
   auto in = cast<RankedTensorType>(op.getInput().getType()).getShape();

@@ -129,8 +129,10 @@ def Tpu_AffineOp : Tpu_SimpleOp<"affine", "Affine",
          AnyTypeOf<[RankedTensorOf<[F32, I32]>, NoneType]>:$bias, F64Attr:$alpha, F64Attr:$beta)>;
 def Tpu_LutOp : Tpu_SimpleOp<"lut", "Lut", "int8 table lookup: table[x] (256 entries)",
     (ins Tpu_Activation:$input, RankedTensorOf<[I8, UI8]>:$table)>;
-def Tpu_FcOp : Tpu_SimpleOp<"fc", "Fc", "x (N, K) times weight [n_out, K]^T + bias",
-    (ins Tpu_Activation:$input, Tpu_Filter:$weight, Tpu_OptionalBias:$bias)>;
+def Tpu_FcOp : Tpu_SimpleOp<"fc", "Fc",
+    "x (N, K) times weight [n_out, K]^T + bias; with transposed_input x is (K, N) and read transposed",
+    (ins Tpu_Activation:$input, Tpu_Filter:$weight, Tpu_OptionalBias:$bias,
+     DefaultValuedAttr<BoolAttr, "false">:$transposed_input)>;
 def Tpu_ConcatOp : Tpu_SimpleOp<"concat", "Concat", "Concatenation along channels (int8: one scale)",
     (ins Variadic<Tpu_Activation>:$inputs)>;
 def Tpu_UpsampleOp : Tpu_SimpleOp<"upsample", "Upsample", "Nearest upsampling by integer factors",

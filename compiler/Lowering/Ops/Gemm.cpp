@@ -1,5 +1,5 @@
 // Gemm family: top.gemm and top.matmul -> tpu.fc (weight [n, k], alpha and
-// beta folded into weight and bias).
+// beta folded into weight and bias; transA: the fc reads its input transposed).
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -7,7 +7,8 @@ using namespace mlir;
 
 namespace tpu::lowering {
 
-Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha, double beta, bool transB) {
+Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha, double beta, bool transA,
+                        bool transB) {
   Value result = op->getResult(0);
   std::string name = names_[result];
   auto relu = fusibleRelu(result);
@@ -17,7 +18,7 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
   if (as.size() != 2 || bs.size() != 2) return noLowering(op, "fc needs a 2-D activation and a 2-D weight");
   auto wv = weightValues(bw, "the right operand", op);
   if (!wv) return noLowering(op, wv.message());
-  const int64_t kdim = as[1], n = transB ? bs[0] : bs[1];
+  const int64_t kdim = transA ? as[0] : as[1], n = transB ? bs[0] : bs[1];
   // Weight as [n, k], alpha folded in.
   std::vector<float> w(size_t(n * kdim));
   for (int64_t j = 0; j < n; ++j)
@@ -51,13 +52,13 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
       int8 = false;
     } else {
       WeightPair q = addInt8Weights(name, "weight", {n, kdim}, nearestInt8(w, wk, *r), bias, so, *r);
-      out = make<tpuir::FcOp>(outName, qType(outShape, outName), x, q.weight, q.bias, doRelu, uint64_t(*r));
+      out = make<tpuir::FcOp>(outName, qType(outShape, outName), x, q.weight, q.bias, transA, doRelu, uint64_t(*r));
     }
   }
   if (!int8) {
     WeightPair f = addF32Weights(name, "weight", {n, kdim}, w, bias);
     Value x = f32(a);
-    out = make<tpuir::FcOp>(outName, f32Type(outShape), x, f.weight, f.bias, doRelu);
+    out = make<tpuir::FcOp>(outName, f32Type(outShape), x, f.weight, f.bias, transA, doRelu);
   }
   if (relu) fused_.insert(relu);
   (int8 ? vals_[result].i8 : vals_[result].f32) = out;
@@ -66,11 +67,11 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
 
 void addGemmLowerings(LoweringTable &t) {
   t.add<top::GemmOp>([](Lowerer &l, top::GemmOp g) {
-    if (g.getTransA()) return l.noLowering(g, "transposed A");
     return l.lowerFc(g, g.getA(), g.getB(), g.getC(), g.getAlpha().convertToDouble(), g.getBeta().convertToDouble(),
-                     g.getTransB());
+                     g.getTransA(), g.getTransB());
   });
-  t.add<top::MatMulOp>([](Lowerer &l, top::MatMulOp m) { return l.lowerFc(m, m.getA(), m.getB(), nullptr, 1.0, 1.0, false); });
+  t.add<top::MatMulOp>(
+      [](Lowerer &l, top::MatMulOp m) { return l.lowerFc(m, m.getA(), m.getB(), nullptr, 1.0, 1.0, false, false); });
 }
 
 } // namespace tpu::lowering

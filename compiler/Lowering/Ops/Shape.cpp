@@ -36,8 +36,6 @@ Status Lowerer::lowerResize(top::ResizeOp r) {
   if (floorPick && outShape[2] % in[2] == 0 && outShape[3] % in[3] == 0 &&
       scales[2] == double(outShape[2] / in[2]) && scales[3] == double(outShape[3] / in[3]))
     return lowerSameScale<tpuir::UpsampleOp>(op, uint64_t(outShape[2] / in[2]), uint64_t(outShape[3] / in[3]));
-  if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners" && coord != "asymmetric")
-    return noLowering(op, "coordinate_transformation_mode '" + coord + "'");
   const std::array<double, 2> hw{scales[2], scales[3]};
   if (!linear) return lowerSameScale<tpuir::ResizeOp>(op, r.getMode(), coord, nearest, ArrayRef<double>(hw));
   // Bilinear blends in fp32; in INT8 it is an fp32 island (casts around it).

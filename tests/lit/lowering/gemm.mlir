@@ -1,12 +1,15 @@
 // --convert-top-to-tpu, gemm family (compiler/Lowering/Ops/Gemm.cpp): gemm
 // (alpha, beta, transB folded into an [n, k] weight) and matmul -> tpu.fc;
-// a gemm with transposed A has no lowering.
+// transposed A is an fc reading its input transposed; a bias (C) whose rows
+// differ has no lowering.
 // RUN: rm -rf %t && split-file %s %t
 // RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/ok.mlir
 // RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/bad.mlir
 // RUN: grep '^// CALI ' %s | cut -c9- > %t/t.cali
 // RUN: tpuc-opt %t/ok.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali" | FileCheck %s
 // RUN: not tpuc-opt %t/bad.mlir --convert-top-to-tpu="mode=F32" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/ta.mlir
+// RUN: tpuc-opt %t/ta.mlir --convert-top-to-tpu="mode=F32" | FileCheck %s --check-prefix=F32TA
 
 // CALI input 2 -2 2
 // CALI fc1 4 -4 4
@@ -17,7 +20,8 @@
 // CHECK: "tpu.fc"({{.*}}rshift = 8 : i64{{.*}} : (tensor<1x8xi8, 0.0157480314 : f32>, tensor<4x8xi8>, tensor<4xi16>) -> tensor<1x4xi8, 0.0314960629 : f32>
 // fc2 (matmul, weight [k, n] transposed to [n, k]): 9/8 * 2^6 = 72.
 // CHECK: "tpu.fc"({{.*}}rshift = 6 : i64{{.*}} : (tensor<1x4xi8, 0.0314960629 : f32>, tensor<3x4xi8>, none) -> tensor<1x3xi8, 0.0314960629 : f32>
-// BAD: error: no lowering for top.gemm 'ta' at loc("ta"): transposed A
+// BAD: error: no lowering for top.gemm 'mb' at loc("mb"): a bias (C) whose rows differ (the back end adds one value per output column)
+// F32TA: "tpu.fc"({{.*}}transposed_input = true{{.*}} : (tensor<8x1xf32>, tensor<4x8xf32>, none) -> tensor<1x4xf32>
 
 //--- ok.mlir
 module attributes {top.weight_file = "ok_weights.npz"} {
@@ -34,11 +38,22 @@ func.func @main(%arg0: tensor<1x8xf32>) -> tensor<1x3xf32> attributes {top.input
 
 //--- bad.mlir
 module attributes {top.weight_file = "bad_weights.npz"} {
+func.func @main(%arg0: tensor<2x8xf32>) -> tensor<2x4xf32> attributes {top.input_names = ["input"], top.output_names = ["mb"]} {
+  %0 = top.input %arg0 : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("input")
+  %w = top.weight "w" : tensor<8x4xf32>
+  %c = top.weight "c" : tensor<2x4xf32>
+  %1 = "top.gemm"(%0, %w, %c) : (tensor<2x8xf32>, tensor<8x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("mb")
+  return %1 : tensor<2x4xf32>
+}
+}
+
+//--- ta.mlir
+module attributes {top.weight_file = "ta_weights.npz"} {
 func.func @main(%arg0: tensor<8x1xf32>) -> tensor<1x4xf32> attributes {top.input_names = ["input"], top.output_names = ["ta"]} {
   %0 = top.input %arg0 : (tensor<8x1xf32>) -> tensor<8x1xf32> loc("input")
   %w = top.weight "w" : tensor<8x4xf32>
   %none = top.none
-  %1 = "top.gemm"(%0, %w, %none) <{transA = true}> : (tensor<8x1xf32>, tensor<8x4xf32>, none) -> tensor<1x4xf32> loc("ta")
+  %1 = "top.gemm"(%0, %w, %none) <{transA = true}> : (tensor<8x1xf32>, tensor<8x4xf32>, none) -> tensor<1x4xf32>
   return %1 : tensor<1x4xf32>
 }
 }
