@@ -158,5 +158,10 @@ def Tpu_UnaryOp : Tpu_SimpleOp<"unary", "Unary",
     "TIU commands, parameters alpha and beta where it has them (int8: a lut)",
     (ins Tpu_Activation:$input, StrAttr:$function, DefaultValuedAttr<F64Attr, "0.0">:$alpha,
          DefaultValuedAttr<F64Attr, "0.0">:$beta)>;
+class Tpu_SoftmaxLikeOp<string mnemonic, string kind, string what>
+    : Tpu_SimpleOp<mnemonic, kind, what # " over the input dims `axes` (fp32; exp and log by the kernel library)",
+                   (ins Tpu_Activation:$input, DenseI64ArrayAttr:$axes)>;
+def Tpu_SoftmaxOp : Tpu_SoftmaxLikeOp<"softmax", "Softmax", "exp(x - max) / sum(exp(x - max))">;
+def Tpu_LogSoftmaxOp : Tpu_SoftmaxLikeOp<"log_softmax", "LogSoftmax", "(x - max) - log(sum(exp(x - max)))">;
 
 #endif // TPU_OPS_TD
