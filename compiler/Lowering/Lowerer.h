@@ -101,7 +101,7 @@ void addDataMovementLowerings(LoweringTable &t); // Ops/DataMovement.cpp: permut
 void addNormalizeLowerings(LoweringTable &t);  // Ops/Normalize.cpp: batch_norm, layer_norm
 void addActivationLowerings(LoweringTable &t); // Ops/Activation.cpp: relu, clip, leaky_relu, table functions
 void addShapeLowerings(LoweringTable &t);      // Ops/Shape.cpp: reshape, resize, concat
-void addReduceLowerings(LoweringTable &t);     // Ops/Reduce.cpp: reduce_*, global_max_pool
+void addReduceLowerings(LoweringTable &t);     // Ops/Reduce.cpp: reduce_*, global_max_pool, softmax, log_softmax
 
 // Element-wise functions the chip evaluates through a 256-entry table
 // (Ops/Activation.cpp); an int8 scalar affine before one folds into it.
@@ -203,6 +203,7 @@ public:
   mlir::Value copyOfInput(mlir::Value input, const std::string &name);
   // Ops/Reduce.cpp
   Status lowerReduce(mlir::Operation *op, backend::ReduceMode mode, llvm::ArrayRef<int64_t> axes);
+  template <class TpuOpT> Status lowerSoftmax(mlir::Operation *op, int64_t axis);
 
   // An op whose int8 form keeps its input's scale (relu, reshape, clip,
   // upsample...); `attrs` follow the input in the op's generated builder.

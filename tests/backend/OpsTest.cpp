@@ -608,6 +608,33 @@ TEST(BackendSlice, Int8KeepingAllItemsIsOneWordCopy) {
   EXPECT_EQ(rep.ops.at(0).gdmaCommands, 1u);
 }
 
+// Softmax and log-softmax on any axis (attention rows among them), whole
+// and sliced, bit-exact with the reference (the kernel library's exp and log).
+TEST(BackendSoftmax, Fp32AnyAxisWholeAndSliced) {
+  struct SoftmaxCase {
+    std::vector<int64_t> in;
+    std::array<bool, 4> axes;
+  };
+  const SoftmaxCase cases[] = {
+      {{2, 70, 5, 6}, {false, true, false, false}},   // channels
+      {{1, 12, 50, 50}, {false, false, false, true}}, // attention rows
+      {{6, 3, 4, 5}, {true, false, false, false}},    // batch
+  };
+  for (OpKind k : {OpKind::Softmax, OpKind::LogSoftmax})
+    for (bool small : {false, true})
+      for (const auto &sc : cases) {
+        GraphBuilder gb;
+        int x = gb.act("x", sc.in, DType::F32), y = gb.act("y", sc.in, DType::F32);
+        gb.op(k, "softmax", {x}, y).reduceAxes = sc.axes;
+        gb.g.inputs = {x}, gb.g.outputs = {y};
+        Options opt;
+        if (small) opt.hw = smallLmem(8 * 1024);
+        SCOPED_TRACE(std::string(opKindName(k)) + " input c " + std::to_string(sc.in[1]) + (small ? " sliced" : ""));
+        auto rep = expectMatchesReference(gb.g, opt, 7, /*fp32BitExact=*/true);
+        if (small && sc.in[1] == 12) EXPECT_GT(rep.ops.at(0).slices, 1u);
+      }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backend, OpTest,
                          testing::Values(Case{DType::F32, false}, Case{DType::I8, false},
                                          Case{DType::F32, true}, Case{DType::I8, true}),

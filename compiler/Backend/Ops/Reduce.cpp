@@ -6,9 +6,12 @@
 // The product is an ar multiply tree (halving w, then h); the L2 norm is
 // x * x, a pord sum, rsqrt and 1 / r. The output holds the kept elements in
 // the input's C order, in any shape of that element count.
-// LayerNorm (fp32) uses the same arrangement with the normalized dims as the
-// reduced ones and stores its result back through the input's strides.
+// LayerNorm and Softmax / LogSoftmax (fp32) use the same arrangement with the
+// normalized dims as the reduced ones and store their result back through
+// the input's strides; softmax's exp and log are the kernel library's
+// programs (FloatKernels.h).
 #include "compiler/Backend/Emit.h"
+#include "compiler/Backend/FloatKernels.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
 #include "compiler/Backend/ReferenceEval.h"
@@ -258,6 +261,31 @@ void evaluateLayerNorm(const RefArgs &r, Bytes &out) {
   out = fromFloats(y);
 }
 
+// ---- Softmax, LogSoftmax: checks and reference -------------------------------
+Status validateSoftmax(const OpCheck &c) {
+  TPU_RETURN_IF_ERROR(c.unaryInput());
+  if (c.int8) return makeError("fp32 only (int8 models run it as an fp32 island)");
+  return planAxes(c.in(0), c.op.reduceAxes).status();
+}
+
+// max, x - max, exp, sum; softmax e / sum, log-softmax (x - max) - log(sum).
+void evaluateSoftmax(const RefArgs &r, Bytes &out) {
+  const auto kept = boxOffsets(r.xs, r.op.reduceAxes, false), axis = boxOffsets(r.xs, r.op.reduceAxes, true);
+  const KernelProgram exp = *unaryKernel(kernels::UnaryKind::Exp), log = *unaryKernel(kernels::UnaryKind::Log);
+  const bool isLog = r.op.kind == OpKind::LogSoftmax;
+  const float *x = floats(*r.in[0]);
+  std::vector<float> y(r.count), d(axis.size()), e(axis.size());
+  for (int64_t base : kept) {
+    float m = std::numeric_limits<float>::lowest(), sum = 0.0f;
+    for (int64_t o : axis) m = std::max(m, x[base + o]);
+    for (size_t j = 0; j < axis.size(); ++j) d[j] = x[base + axis[j]] - m, e[j] = runKernel(exp, &d[j]);
+    for (float v : e) sum = sum + 1.0f * v;
+    const float logSum = isLog ? runKernel(log, &sum) : 0.0f;
+    for (size_t j = 0; j < axis.size(); ++j) y[size_t(base + axis[j])] = isLog ? d[j] - logSum : e[j] / sum;
+  }
+  out = fromFloats(y);
+}
+
 // ---- The emitters -----------------------------------------------------------
 // What Reduce and LayerNorm share: the input's arrangement, the strided
 // moves between DDR and local memory, the window and ar commands.
@@ -419,12 +447,22 @@ private:
   }
 };
 
+// An fp32 op whose output has the input's shape (LayerNorm, Softmax): its
+// result in buffer 1 of a set goes back through the input's strides.
+class PlaneOp : public AxesOp {
+public:
+  PlaneOp(Emitter &e, const Op &op) : AxesOp(e, op, *planAxes(e.g.tensors[size_t(op.inputs[0])], op.reduceAxes)) {}
+  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
+    return moveTile(false, y_, plan_.xStride, false, 0, t, inBuffer(set, 1, DType::F32, t), wait);
+  }
+};
+
 // LayerNorm: mean, x - mean (in place), its squares' mean, + epsilon,
 // rsqrt, times it; then times the scale and plus the bias, which every lane
 // holds whole (loaded once, read with n and c strides 0).
-class LayerNormOp : public AxesOp {
+class LayerNormOp : public PlaneOp {
 public:
-  LayerNormOp(Emitter &e, const Op &op) : AxesOp(e, op, *planAxes(e.g.tensors[size_t(op.inputs[0])], op.reduceAxes)) {
+  LayerNormOp(Emitter &e, const Op &op) : PlaneOp(e, op) {
     for (size_t i = 1; i < op.inputs.size(); ++i) params_.push_back(e.am.addr[size_t(op.inputs[i])]);
   }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
@@ -444,9 +482,6 @@ public:
                          {0, 0, u32(plan_.size[3]), 1}, l, wait);
     }
     return id;
-  }
-  uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
-    return moveTile(false, y_, plan_.xStride, false, 0, t, inBuffer(set, 1, DType::F32, t), wait);
   }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     const LocalTensor x = inBuffer(set, 0, DType::F32, t), y = inBuffer(set, 1, DType::F32, t);
@@ -471,6 +506,55 @@ private:
   std::vector<uint64_t> params_; // DDR addresses of the scale and the bias
 };
 
+// Softmax: the max, x - max (in place), exp into y, the sum, y / sum;
+// LogSoftmax ends with (x - max) - log(sum) instead. The kernels' scratch
+// buffers are planes (log reuses them as per-(n, c) values).
+class SoftmaxOp : public PlaneOp {
+public:
+  SoftmaxOp(Emitter &e, const Op &op)
+      : PlaneOp(e, op),
+        exp_(*unaryKernel(kernels::UnaryKind::Exp)), log_(*unaryKernel(kernels::UnaryKind::Log)),
+        isLog_(op.kind == OpKind::LogSoftmax) {}
+  std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
+    const uint64_t plane = LocalTensor::bytes(DType::F32, inShape(ns, cs), lanes());
+    const uint64_t stat = LocalTensor::bytes(DType::F32, outShape(ns, cs), lanes());
+    std::vector<uint64_t> v{plane, plane, stat, stat}; // x, y, max (then log sum), sum
+    v.insert(v.end(), scratch(), std::max(plane, stat));
+    return v;
+  }
+  std::vector<uint64_t> fixedBytes(int64_t) const override {
+    std::vector<uint64_t> v{kernelFixedBytes(exp_)};
+    if (isLog_) v.push_back(kernelFixedBytes(log_));
+    return v;
+  }
+  uint16_t loadFixed(const Tile &, uint16_t wait) override {
+    uint16_t id = loadKernelCoefficients(e_, exp_, fixed_[0], wait);
+    return isLog_ ? std::max(id, loadKernelCoefficients(e_, log_, fixed_[1], wait)) : id;
+  }
+  uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
+    const LocalTensor x = inBuffer(set, 0, DType::F32, t), y = inBuffer(set, 1, DType::F32, t);
+    const LocalTensor m = outBuffer(set, 2, DType::F32, t), sum = outBuffer(set, 3, DType::F32, t);
+    auto temps = [&](bool plane) {
+      std::vector<LocalTensor> v;
+      for (size_t i = 0; i < scratch(); ++i)
+        v.push_back(plane ? inBuffer(set, 4 + i, DType::F32, t) : outBuffer(set, 4 + i, DType::F32, t));
+      return v;
+    };
+    window(x, m, true, {}, wait);
+    arith(EuOp::Sub, x, x.operand(hw_), spread(m, x).operand(hw_), wait);
+    emitKernel(e_, exp_, {x}, y, temps(true), fixed_[0], wait);
+    window(y, sum, false, constantF(1.0f), wait);
+    if (!isLog_) return arith(EuOp::Divide, y, y.operand(hw_), spread(sum, y).operand(hw_), wait);
+    emitKernel(e_, log_, {sum}, m, temps(false), fixed_[1], wait);
+    return arith(EuOp::Sub, y, x.operand(hw_), spread(m, x).operand(hw_), wait);
+  }
+
+private:
+  size_t scratch() const { return std::max(exp_.temps, isLog_ ? log_.temps : 0u); }
+  KernelProgram exp_, log_;
+  bool isLog_;
+};
+
 } // namespace
 
 Status reduceLayout(const Tensor &x, const Tensor &y, const std::array<bool, 4> &axes) {
@@ -480,6 +564,8 @@ Status reduceLayout(const Tensor &x, const Tensor &y, const std::array<bool, 4> 
 namespace ops {
 const OpImpl Reduce{OpKind::Reduce, validateReduce, evaluateReduce, slicedAs<ReduceOp>, nullptr, nullptr};
 const OpImpl LayerNorm{OpKind::LayerNorm, validateLayerNorm, evaluateLayerNorm, slicedAs<LayerNormOp>, nullptr, nullptr};
+const OpImpl Softmax{OpKind::Softmax, validateSoftmax, evaluateSoftmax, slicedAs<SoftmaxOp>, nullptr, nullptr};
+const OpImpl LogSoftmax{OpKind::LogSoftmax, validateSoftmax, evaluateSoftmax, slicedAs<SoftmaxOp>, nullptr, nullptr};
 } // namespace ops
 
 } // namespace tpu::backend

@@ -174,6 +174,9 @@ tpu::Status exportExtra(ReduceOp op, tpu::backend::Op &o) {
   return exportAxes(op, o);
 }
 
+tpu::Status exportExtra(SoftmaxOp op, tpu::backend::Op &o) { return exportAxes(op, o); }
+tpu::Status exportExtra(LogSoftmaxOp op, tpu::backend::Op &o) { return exportAxes(op, o); }
+
 tpu::Status exportExtra(LayerNormOp op, tpu::backend::Op &o) {
   if (isa<NoneType>(op.getScale().getType()) && !isa<NoneType>(op.getBias().getType()))
     return tpu::makeError("a bias without a scale (give a scale of ones)");

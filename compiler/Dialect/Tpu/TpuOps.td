@@ -193,5 +193,10 @@ def Tpu_EqualOp : Tpu_SimpleOp<"equal", "Equal", "lhs == rhs as 1.0 / 0.0 (fp32 
     (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
 def Tpu_WhereOp : Tpu_SimpleOp<"where", "Where", "cond != 0 ? x : y, NumPy broadcasting (fp32 only)",
     (ins Tpu_Activation:$cond, Tpu_Activation:$x, Tpu_Activation:$y)>;
+class Tpu_SoftmaxLikeOp<string mnemonic, string kind, string what>
+    : Tpu_SimpleOp<mnemonic, kind, what # " over the input dims `axes` (fp32; exp and log by the kernel library)",
+                   (ins Tpu_Activation:$input, DenseI64ArrayAttr:$axes)>;
+def Tpu_SoftmaxOp : Tpu_SoftmaxLikeOp<"softmax", "Softmax", "exp(x - max) / sum(exp(x - max))">;
+def Tpu_LogSoftmaxOp : Tpu_SoftmaxLikeOp<"log_softmax", "LogSoftmax", "(x - max) - log(sum(exp(x - max)))">;
 
 #endif // TPU_OPS_TD

@@ -3,6 +3,8 @@
 // keep the input's scale; sum and mean requantize with one uint8
 // multiplier m = s_x / (s_y * count) and a right shift; prod and l2, and
 // layouts the int8 emitter cannot move (backend::reduceLayout), stay fp32.
+// top.softmax / top.log_softmax on any axis -> tpu.softmax / tpu.log_softmax
+// (fp32; in INT8 an fp32 island between casts).
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -79,6 +81,15 @@ Status Lowerer::lowerReduce(Operation *op, backend::ReduceMode mode, ArrayRef<in
   return Status::ok();
 }
 
+template <class TpuOpT> Status Lowerer::lowerSoftmax(Operation *op, int64_t axis) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  const std::string name = names_[result];
+  if (input.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
+  if (wantInt8(name)) out_.fallbacks.push_back(name + ": " + op->getName().stripDialect().str() + " runs in fp32 on the BM1684");
+  vals_[result].f32 = make<TpuOpT>(name, f32Type(shapeOf(result)), f32(input), ArrayRef<int64_t>{axis});
+  return Status::ok();
+}
+
 namespace {
 template <class OpT> void addReduce(LoweringTable &t, backend::ReduceMode mode) {
   t.add<OpT>([mode](Lowerer &l, OpT op) { return l.lowerReduce(op, mode, op.getAxes()); });
@@ -97,6 +108,10 @@ void addReduceLowerings(LoweringTable &t) {
     if (shapeOf(op.getInput()).size() != 4) return l.noLowering(op, "global pooling needs NCHW");
     return l.lowerReduce(op, ReduceMode::Max, {2, 3});
   });
+  t.add<top::SoftmaxOp>(
+      [](Lowerer &l, top::SoftmaxOp op) { return l.lowerSoftmax<tpuir::SoftmaxOp>(op, int64_t(op.getAxis())); });
+  t.add<top::LogSoftmaxOp>(
+      [](Lowerer &l, top::LogSoftmaxOp op) { return l.lowerSoftmax<tpuir::LogSoftmaxOp>(op, int64_t(op.getAxis())); });
 }
 
 } // namespace tpu::lowering
