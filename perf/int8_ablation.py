@@ -76,6 +76,16 @@ LEVER_COLUMNS = [
 ]
 
 
+# The two mixed-precision searches on the equalized UINT8 setting: greedy
+# (each tensor alone in FP32, best first, at most 5) and prefix bisection.
+QTABLE_SEARCHES = {"greedy": ["--max-float-layers", "5"], "prefix": ["--rank", "prefix"]}
+
+
+def recently_written(path, seconds=1800):
+    """A log another (interrupted) run of this script is still writing."""
+    return os.path.exists(path) and time.time() - os.path.getmtime(path) < seconds
+
+
 def fail(msg):
     print(f"int8_ablation: error: {msg}", file=sys.stderr)
     sys.exit(2)
@@ -166,10 +176,10 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     top = os.path.join(work, "m.top.mlir")
     shapes = ["--input-shapes", model["shapes"]] if model["shapes"] else []
     if run([tpuc, "import", path, *shapes, *model["flags"], "-o", top], log, top, check=False):
-        return dict(model=model, blocked="import: " + last_error(log))
+        return dict(model=model, blocked="import: " + last_error(log).replace(work + "/", ""))
     probe = os.path.join(work, "f32.bmodel")
     if run([tpuc, "deploy", top, "--quantize", "F32", "-o", probe], log, probe, check=False):
-        return dict(model=model, blocked="deploy F32: " + last_error(log))
+        return dict(model=model, blocked="deploy F32: " + last_error(log).replace(work + "/", ""))
     eq_top = os.path.join(work, "m_eq.top.mlir")
     run([tpuc_opt, top, "--top-equalize-weights", "--mlir-print-debuginfo", "-o", eq_top], log, eq_top)
     ref = []
@@ -197,17 +207,26 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     tables["eq_default"] = os.path.join(work, "eq_default.cali")
     jobs.append(("equalized default", [tpuc, "calibrate", eq_top, *common, "-o", tables["eq_default"]],
                  tables["eq_default"]))
-    running = []
+    procs = {}  # product -> (name, process, start, log file)
     for name, cmd, product in jobs:
-        if REUSE and os.path.exists(product):
-            continue
-        f = open(os.path.join(work, f"calibrate_{name.replace(',', '_').replace(' ', '_')}.log"), "w")
-        running.append((name, subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), time.time(), f))
-    for name, proc, t0, f in running:
-        if proc.wait() != 0:
-            fail(f"{key}: tpuc calibrate ({name}) failed (exit {proc.returncode}), see {f.name}")
-        times[name] = time.time() - t0
-        f.close()
+        log_path = os.path.join(work, f"calibrate_{name.replace(',', '_').replace(' ', '_')}.log")
+        if REUSE and (os.path.exists(product) or recently_written(log_path)):
+            continue  # done, or still running from an interrupted run (waited for by its product)
+        f = open(log_path, "w")
+        procs[product] = (name, subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), time.time(), f)
+
+    def table(ck):
+        """The calibration table of column ck, once its job has written it."""
+        product = tables[ck]
+        if product in procs:
+            name, proc, t0, f = procs.pop(product)
+            if proc.wait() != 0:
+                fail(f"{key}: tpuc calibrate ({name}) failed (exit {proc.returncode}), see {f.name}")
+            times[name] = time.time() - t0
+            f.close()
+        while not os.path.exists(product):
+            time.sleep(10)
+        return product
 
     def score(name, module, cali, flags):
         bmodel = os.path.join(work, f"{name}.bmodel")
@@ -230,32 +249,39 @@ def ablate(key, model, a, tpuc, tpuc_opt):
               f"IoU@0.3 {cell['iou']:.3f} (min {cell['iou_min']:.3f})", flush=True)
         return cell
 
-    cells = {}
-    for ck, _, _ in THRESHOLD_COLUMNS:
-        cells[ck] = score(ck, top, tables[ck], ["--no-uint8"])
-    for lk, _, calib, eq, flags in LEVER_COLUMNS:
-        cells[lk] = score(lk, eq_top if eq else top, tables[calib], flags)
-    fallback = [l.strip("# \n") for l in open(tables["default"]) if l.startswith("# method")]
-    result = dict(model=model, cells=cells, times=times, default_method=fallback[0] if fallback else "?")
-    # Mixed precision on the equalized, UINT8 setting: the greedy search
-    # (each tensor alone in FP32, best first, at most 5) and the prefix
-    # bisection (how many of the first tensors 0.99 needs), side by side.
-    searches = {"greedy": ["--max-float-layers", "5"], "prefix": ["--rank", "prefix"]}
-    running = []
+    # Mixed precision needs only the equalized default table: it runs while the columns are scored.
+    qprocs = []
+    if a.qtable:
+        table("eq_default")
     for name in a.qtable:
         qt = os.path.join(work, f"{name}.qtable")
-        if REUSE and os.path.exists(qt):
+        if REUSE and (os.path.exists(qt) or recently_written(os.path.join(work, f"qtable_{name}.log"))):
             continue
         f = open(os.path.join(work, f"qtable_{name}.log"), "w")
         cmd = [tpuc, "qtable", eq_top, "--calibration-table", tables["eq_default"], "--dataset", cali_dir,
-               "--input-num", str(a.qtable_samples), "--expected-cos", "0.99", *searches[name], "-o", qt]
-        running.append((name, subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), time.time(), f))
-    for name, proc, t0, f in running:
+               "--input-num", str(a.qtable_samples), "--expected-cos", "0.99", *QTABLE_SEARCHES[name], "-o", qt]
+        qprocs.append((name, subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), time.time(), f))
+    # Columns whose tables come first are scored first (the tuned ones last).
+    cells = {}
+    columns = [(ck, top, ck, ["--no-uint8"]) for ck, _, _ in THRESHOLD_COLUMNS] + \
+              [(lk, eq_top if eq else top, calib, flags) for lk, _, calib, eq, flags in LEVER_COLUMNS]
+    columns.sort(key=lambda c: c[2] in ("kl_tune", "search"))
+    for name, module, ck, flags in columns:
+        if a.columns and name not in a.columns:
+            continue
+        cells[name] = score(name, module, table(ck), flags)
+    if a.columns:  # a worker of a split run: the products are in --work, the table comes from a full run
+        return dict(model=model, blocked="only the columns " + ",".join(a.columns) + " were scored")
+    fallback = [l.strip("# \n") for l in open(tables["default"]) if l.startswith("# method")]
+    result = dict(model=model, cells=cells, times=times, default_method=fallback[0] if fallback else "?")
+    for name, proc, t0, f in qprocs:
         if proc.wait() not in (0, 1):
             fail(f"{key}: tpuc qtable ({name}) failed (exit {proc.returncode}), see {f.name}")
         times[f"qtable {name}"] = time.time() - t0
     for name in a.qtable:
         qt = os.path.join(work, f"{name}.qtable")
+        while not os.path.exists(qt):
+            time.sleep(10)
         steps = [l.strip() for l in open(qt) if l.strip() and not l.startswith("#")]
         notes = [l.strip("# \n") for l in open(qt) if l.startswith("#")]
         result[f"qtable {name}"] = dict(layers=len(steps), lines=steps, notes=notes)
@@ -279,11 +305,17 @@ def main():
     p.add_argument("--qtable-samples", type=int, default=2)
     p.add_argument("--qtable", default="greedy,prefix",
                    help="mixed-precision searches to run: greedy (--max-float-layers 5), prefix, or none")
+    p.add_argument("--columns", default="", help="score only these columns (comma-separated keys; split a run "
+                                                   "over several processes, then run again with --reuse)")
     p.add_argument("--no-docs", action="store_true", help="print the table only")
     p.add_argument("--reuse", action="store_true",
                    help="keep the inputs, tables, bmodels and outputs already in --work (after an interrupted run)")
     a = p.parse_args()
     a.qtable = [q for q in a.qtable.split(",") if q and q != "none"]
+    a.columns = [c for c in a.columns.split(",") if c]
+    known = [k for k, *_ in THRESHOLD_COLUMNS] + [k for k, *_ in LEVER_COLUMNS]
+    if any(c not in known for c in a.columns):
+        fail(f"--columns: known columns are {', '.join(known)}")
     if any(q not in ("greedy", "prefix") for q in a.qtable):
         fail("--qtable takes greedy, prefix or none")
     global REUSE

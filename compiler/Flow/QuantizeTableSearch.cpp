@@ -144,7 +144,7 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
   if (options.rank == SearchRank::Prefix) {
     for (size_t n = limit; n; n /= 2) ++planned; // bisection steps
   } else {
-    planned += candidates.size() + limit;
+    planned += candidates.size() + 2 * limit;
   }
   auto tick = [&] {
     if (options.progress) options.progress(++done, planned);
@@ -197,12 +197,20 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
   // Best first; the candidates' order breaks ties (deterministic).
   std::stable_sort(r.ranked.begin(), r.ranked.end(),
                    [](const LayerCosine &a, const LayerCosine &b) { return a.cosine > b.cosine; });
+  // The ranking is not additive (two tensors that each help alone may not
+  // help together): a tensor is kept only when it raises the cosine, and at
+  // most 2 * limit additions are tried.
   std::set<std::string> keep;
-  for (size_t i = 0; i < limit && !r.reached; ++i) {
+  for (size_t i = 0, tried = 0; i < r.ranked.size() && r.chosen.size() < limit && tried < 2 * limit && !r.reached;
+       ++i, ++tried) {
     keep.insert(r.ranked[i].name);
     auto c = eval.cosineWith(keep);
     if (!c) return c.status();
     tick();
+    if (*c <= r.finalCosine) {
+      keep.erase(r.ranked[i].name);
+      continue;
+    }
     r.chosen.push_back({r.ranked[i].name, *c});
     r.finalCosine = *c;
     r.reached = *c >= options.minCosine;

@@ -7,7 +7,8 @@
 //    front of a network is where fp32 buys the most.
 //  - Alone: every candidate is tried alone in fp32 (one evaluation each:
 //    exact, slow on large models), then they are added best first, one
-//    evaluation per addition, until the target is met.
+//    evaluation per addition, each kept only when it raises the cosine
+//    (at most 2 x maxLayers tries), until the target is met.
 // The result is a quantize table for `tpuc deploy --quantize-table`.
 #pragma once
 

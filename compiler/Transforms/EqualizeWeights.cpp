@@ -10,7 +10,7 @@
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Transforms/Passes.h"
-#include "compiler/Transforms/SaveWeights.h"
+#include "compiler/Transforms/PassWeights.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -113,11 +113,8 @@ struct TopEqualizeWeights : impl::TopEqualizeWeightsBase<TopEqualizeWeights> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto store = WeightStore::loadFor(module);
-    if (!store) {
-      module.emitError() << store.message();
-      return signalPassFailure();
-    }
+    auto store = loadWeightsOrReport(module);
+    if (!store) return signalPassFailure();
     // The pairs whose weights read as fp32 arrays, and those weights.
     std::vector<std::pair<ConvOp, ConvOp>> pairs;
     std::map<Operation *, ConvWeights> values;

@@ -4,7 +4,7 @@
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Transforms/Passes.h"
-#include "compiler/Transforms/SaveWeights.h"
+#include "compiler/Transforms/PassWeights.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -222,11 +222,8 @@ struct FoldWeightsPass : impl::TopFoldWeightsBase<FoldWeightsPass> {
   using TopFoldWeightsBase::TopFoldWeightsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto store = WeightStore::loadFor(module);
-    if (!store) {
-      module.emitError() << store.message();
-      return signalPassFailure();
-    }
+    auto store = loadWeightsOrReport(module);
+    if (!store) return signalPassFailure();
     size_t before = store->arrays().size();
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldBatchNormIntoConv, DivByConstantToMul, FoldBinaryIntoConv<MulOp, true>,

@@ -3,6 +3,7 @@
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PassWeights.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -176,11 +177,8 @@ struct FuseHardSwish : OpRewritePattern<ClipOp>, StorePattern {
 struct FusePatternsPass : impl::TopFusePatternsBase<FusePatternsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto store = WeightStore::loadFor(module);
-    if (!store) {
-      module.emitError() << store.message();
-      return signalPassFailure();
-    }
+    auto store = loadWeightsOrReport(module);
+    if (!store) return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateFusePatterns(patterns, *store);
     if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns)))) return signalPassFailure();

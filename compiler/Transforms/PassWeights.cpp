@@ -1,10 +1,19 @@
-#include "compiler/Transforms/SaveWeights.h"
+#include "compiler/Transforms/PassWeights.h"
 #include "compiler/Dialect/Top/TopOps.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
 
 namespace top {
+
+std::optional<WeightStore> loadWeightsOrReport(mlir::ModuleOp module) {
+  auto store = WeightStore::loadFor(module);
+  if (!store) {
+    module.emitError() << store.message();
+    return std::nullopt;
+  }
+  return store.take();
+}
 
 tpu::Status saveDerivedWeights(mlir::ModuleOp module, WeightStore &store, const std::string &attrValue,
                                const std::string &suffix) {
