@@ -41,8 +41,8 @@ bool isPow2(uint64_t v) { return v && !(v & (v - 1)); }
 // The fitted parameters (perf/validate_latency.py, docs/timing.md "Fitted
 // parameters"): least squares on log error over every published row at once.
 HwConfig::HwConfig()
-    : ddrLatencyNs(1993), ddrBurstBytes(80), gdmaLmemBytesPerLanePerCycle(0.758), tiuStartupCycles(0),
-      gdmaStartupCycles(0.35), syncCycles(0), bankConflictFactor(0) {}
+    : ddrLatencyNs(1526), ddrBurstBytes(89), gdmaLmemBytesPerLanePerCycle(0.699), tiuStartupCycles(2),
+      gdmaStartupCycles(0), syncCycles(0), bankConflictFactor(0) {}
 
 Status HwConfig::validate() const {
   if (npuLanes == 0 || npuLanes > 64)
