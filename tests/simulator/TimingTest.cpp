@@ -178,6 +178,7 @@ TEST(TiuTiming, EveryCommandClassHasACost) {
 
 TEST(GdmaTiming, ShortRowsWasteTheRestOfTheBurst) {
   HwConfig hw;
+  hw.ddrBurstBytes = 64; // the rule, at a round burst size
   EXPECT_EQ(ddrChannelBytes(10, 64, 64), 640u);
   EXPECT_EQ(ddrChannelBytes(10, 16, 64), 640u);
   EXPECT_EQ(ddrChannelBytes(10, 65, 64), 1280u);
