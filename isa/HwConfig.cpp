@@ -38,6 +38,12 @@ bool isPow2(uint64_t v) { return v && !(v & (v - 1)); }
 
 } // namespace
 
+// The fitted parameters (perf/validate_latency.py, docs/timing.md "Fitted
+// parameters"): least squares on log error over every published row at once.
+HwConfig::HwConfig()
+    : ddrLatencyNs(1526), ddrBurstBytes(89), gdmaLmemBytesPerLanePerCycle(0.699), tiuStartupCycles(2),
+      gdmaStartupCycles(0), syncCycles(0), bankConflictFactor(0) {}
+
 Status HwConfig::validate() const {
   if (npuLanes == 0 || npuLanes > 64)
     return makeError("npuLanes = ", npuLanes, " must be in 1..64 (the lane mask is 64 bits)");

@@ -25,19 +25,22 @@ struct HwConfig {
 
   double gdmaClockMhz = 575.0;        // GDMA clock of Sophgo's profiler (BM1684.md §8): GDMA cycles below run at it
 
-  // The timing model's other parameters: sourced, or fitted once on the
-  // whole published set (perf/validate_latency.py; docs/timing.md lists each).
+  // The timing model's other parameters (docs/timing.md lists each).
   double ddrBandwidthGBs = 25.2;      // channel bytes/s: 2 x the measured 12.6 GB/s DDR0->DDR0 copy (read + write)
-  double ddrLatencyNs = 200.0;        // fitted: first-byte latency of a DDR access
-  uint32_t ddrBurstBytes = 64;        // strided rows shorter than a burst waste the rest
-  double gdmaLmemBytesPerLanePerCycle = 8.0; // fitted: LMEM-side rate of the GDMA per lane it touches (GDMA cycles)
-  uint32_t tiuStartupCycles = 40;     // fitted: pipeline fill per TIU command
-  double gdmaStartupCycles = 60;      // fitted: descriptor fetch/decode per GDMA command (GDMA cycles)
-  double syncCycles = 0;              // fitted: a command naming a new dependency on the other engine waits this long
-  double bankConflictFactor = 0;      // fitted: TIU compute x (1 + this) when its input and output share an LMEM bank
+  // Fitted once on the whole published set (perf/validate_latency.py); the
+  // values are in one place, HwConfig() in HwConfig.cpp.
+  double ddrLatencyNs;                // first-byte latency of a DDR access
+  uint32_t ddrBurstBytes;             // every contiguous run occupies whole bursts: shorter rows waste the rest
+  double gdmaLmemBytesPerLanePerCycle; // LMEM-side rate of the GDMA per lane it touches (GDMA cycles)
+  uint32_t tiuStartupCycles;          // issue and pipeline fill per TIU command
+  double gdmaStartupCycles;           // descriptor fetch/decode per GDMA command (GDMA cycles)
+  double syncCycles;                  // a command naming a new dependency on the other engine waits this long
+  double bankConflictFactor;          // TIU compute x (1 + this) when two operands start in one LMEM bank
   uint32_t lutCyclesPerElement = 1;   // per EU group of elements
   uint32_t divideCycles = 8;          // iterative divide / rsqrt per EU group
   uint32_t int8ConvChannelsPerCycle = 2; // input channels an int8 conv word EU takes per cycle (17.6 TOPS, BM1684.md §6)
+
+  HwConfig(); // BM1684: the published values above and the fitted ones
 
   uint64_t lmemBytes() const { return uint64_t(npuLanes) * lmemBytesPerLane; }
   uint32_t lmemBankBytes() const { return lmemBytesPerLane / lmemBanks; }

@@ -55,20 +55,22 @@ STAGES_END = "<!-- timing-causes end -->"
 
 # The fitted parameters (isa/HwConfig.h; at most eight) with the box the fit searches.
 FITTED = (("tiuStartupCycles", 0, 400), ("gdmaStartupCycles", 0, 2000), ("ddrLatencyNs", 0, 2000),
-          ("gdmaLmemBytesPerLanePerCycle", 0.5, 64), ("syncCycles", 0, 2000), ("bankConflictFactor", 0, 2))
+          ("ddrBurstBytes", 4, 128), ("gdmaLmemBytesPerLanePerCycle", 0.5, 64), ("syncCycles", 0, 2000),
+          ("bankConflictFactor", 0, 2))
 # main's timing model before this fit (the LMEM port as 8 bytes per lane = its 512 per cycle at 64 lanes).
-NEUTRAL = {"gdmaClockMhz": 550, "ddrBandwidthGBs": 32, "ddrLatencyNs": 200, "gdmaLmemBytesPerLanePerCycle": 8,
-           "tiuStartupCycles": 40, "gdmaStartupCycles": 60, "syncCycles": 0, "bankConflictFactor": 0}
+NEUTRAL = {"gdmaClockMhz": 550, "ddrBandwidthGBs": 32, "ddrLatencyNs": 200, "ddrBurstBytes": 64,
+           "gdmaLmemBytesPerLanePerCycle": 8, "tiuStartupCycles": 40, "gdmaStartupCycles": 60, "syncCycles": 0,
+           "bankConflictFactor": 0}
 # The candidate causes in the order they are added: (cause, sourced values, fitted parameters).
 CAUSES = (
     ("none (main's model)", {}, ()),
     ("GDMA clock 575 MHz (published)", {"gdmaClockMhz": 575}, ()),
     ("DDR 25.2 GB/s on the channel (2 x the published 12.6 GB/s copy)", {"ddrBandwidthGBs": 25.2}, ()),
     ("per-command issue overheads of TIU and GDMA", {}, FITTED[0:2]),
-    ("DDR first-byte latency per access", {}, FITTED[2:3]),
-    ("GDMA LMEM port per lane (few-channel tensors)", {}, FITTED[3:4]),
-    ("cmd_id synchronisation cost", {}, FITTED[4:5]),
-    ("LMEM bank conflicts", {}, FITTED[5:6]),
+    ("DDR efficiency per access pattern: first-byte latency, burst size", {}, FITTED[2:4]),
+    ("GDMA LMEM port per lane (few-channel tensors)", {}, FITTED[4:5]),
+    ("cmd_id synchronisation cost", {}, FITTED[5:6]),
+    ("LMEM bank conflicts", {}, FITTED[6:7]),
 )
 QUICK = ("retinaface_mnet025",)
 
@@ -83,7 +85,7 @@ def run(cmd, log):
     return proc.stdout
 
 
-def simulate(tpuc, model, quantize, batch, work, reuse_calibration=False, reuse_bmodels=False):
+def simulate(tpuc, model, quantize, batch, work, reuse_calibration=False, reuse_bmodels=False, config=None):
     """Compiles and simulates one mode; returns the stats JSON and the bmodel path."""
     sfx = "" if batch == 1 else f"_b{batch}"
     d = os.path.join(work, f"{model}{sfx}_{quantize.lower()}")
@@ -95,7 +97,7 @@ def simulate(tpuc, model, quantize, batch, work, reuse_calibration=False, reuse_
     stats = os.path.join(d, "stats.json")
     if reuse_bmodels and os.path.exists(bmodel):
         run([tpuc, "sim", bmodel, "--input", os.path.join(MODELS, f"{model}{sfx}_in.npz"),
-             "-o", os.path.join(d, "out.npz"), "--stats", stats], log)
+             "-o", os.path.join(d, "out.npz"), "--stats", stats] + (["--config", config] if config else []), log)
         with open(stats) as f:
             return json.load(f), bmodel
     t0 = time.time()
@@ -108,6 +110,8 @@ def simulate(tpuc, model, quantize, batch, work, reuse_calibration=False, reuse_
         cali_dir = os.path.join(work, f"{model}_int8")
         cali = os.path.join(cali_dir, "m.cali")
         onnx_b1 = os.path.join(MODELS, f"{model}.onnx")
+        if reuse_bmodels and not os.path.exists(cali):
+            raise RuntimeError("not calibrated: no table from an earlier run in --work")
         if not os.path.exists(cali) or (batch == 1 and not reuse_calibration):
             cali_top = os.path.join(cali_dir, "cali.top.mlir")
             run([tpuc, "import", onnx_b1, "-o", cali_top], log)
@@ -117,7 +121,7 @@ def simulate(tpuc, model, quantize, batch, work, reuse_calibration=False, reuse_
     run(deploy, log)
     print(f"  {model}{sfx} {quantize}: compiled in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     run([tpuc, "sim", bmodel, "--input", os.path.join(MODELS, f"{model}{sfx}_in.npz"),
-         "-o", os.path.join(d, "out.npz"), "--stats", stats], log)
+         "-o", os.path.join(d, "out.npz"), "--stats", stats] + (["--config", config] if config else []), log)
     with open(stats) as f:
         return json.load(f), bmodel
 
@@ -195,11 +199,12 @@ def run_fit(fit_timing, manifest, config, params, loo=True):
     return json.loads(proc.stdout)
 
 
-def fit_parameters(fit_timing, results, work):
-    """Refits FITTED from the defaults on every simulated row; warns when the defaults are not the fit."""
-    config = os.path.join(work, "defaults.json")
-    with open(config, "w") as f:
-        f.write("{}")
+def fit_parameters(fit_timing, results, work, config=None):
+    """Refits FITTED from the defaults (or --config) on every simulated row, with the leave-one-out fits."""
+    if not config:
+        config = os.path.join(work, "defaults.json")
+        with open(config, "w") as f:
+            f.write("{}")
     fit = run_fit(fit_timing, write_manifest(results, work), config, FITTED)
     with open(os.path.join(work, "fit.json"), "w") as f:
         json.dump(fit, f, indent=2)
@@ -222,7 +227,7 @@ def latency_table(results, fit, model_count):
     for r in results:
         if "sim" not in r:
             rows.append(f"| {r['model']} | {r['mode']} | - | {r['published']:g} | - | - | - | "
-                        f"does not compile: {r['error']} |")
+                        f"not simulated: {r['error']} |")
             continue
         err = (r["sim"] - r["published"]) / r["published"] * 100
         loo_ms = loo.get((r["model"], r["mode"]))
@@ -277,7 +282,9 @@ def main():
     ap.add_argument("--reuse-calibration", action="store_true",
                     help="keep the INT8 calibration tables of an earlier run in --work")
     ap.add_argument("--reuse-bmodels", action="store_true",
-                    help="only re-simulate the bmodels of an earlier run in --work (timing changes only)")
+                    help="re-simulate the bmodels of an earlier run in --work (timing changes only); "
+                         "never calibrates")
+    ap.add_argument("--config", help="hardware config JSON for tpuc sim (default: BM1684's defaults)")
     ap.add_argument("--fit-timing", default=os.path.join(ROOT, "build", "perf", "fit_timing"))
     ap.add_argument("--no-fit", action="store_true", help="no parameter fit and no leave-one-out column")
     ap.add_argument("--stages", action="store_true",
@@ -298,7 +305,7 @@ def main():
             r = {"model": model, "mode": mode, "batch": batch, "published": published}
             try:
                 stats, r["bmodel"] = simulate(args.tpuc, model, quantize, batch, args.work, args.reuse_calibration,
-                                              args.reuse_bmodels)
+                                              args.reuse_bmodels, args.config)
                 r["sim"], r["dominant"], r["top"] = summarize(stats, batch)
             except RuntimeError as e:
                 failed.append(f"{model} {mode}: {e}")
@@ -308,7 +315,7 @@ def main():
                   flush=True)
     if args.quick and failed:
         sys.exit("validate_latency: error: the quick set must compile: " + "; ".join(failed))
-    fit = None if args.quick or args.no_fit else fit_parameters(args.fit_timing, results, args.work)
+    fit = None if args.quick or args.no_fit else fit_parameters(args.fit_timing, results, args.work, args.config)
     table = latency_table(results, fit, len(names))
     print(table)
     if args.no_doc or args.quick:

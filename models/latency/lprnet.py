@@ -70,7 +70,7 @@ class LPRNet(nn.Module):
         context = []
         for pool, f in zip(self.pools, kept):
             f = pool(f)
-            context.append(f / torch.mean(torch.pow(f, 2)))
+            context.append(f / torch.mean(f * f))  # torch.pow(f, 2) in the published code
         return torch.mean(self.container(torch.cat(context, 1)), dim=2)
 
 

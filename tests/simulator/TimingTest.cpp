@@ -3,6 +3,7 @@
 // bursts and bandwidth. No magic cycle counts.
 #include "simulator/timing/GdmaTiming.h"
 #include "simulator/timing/TiuTiming.h"
+#include "simulator/timing/Schedule.h"
 
 #include <gtest/gtest.h>
 
@@ -177,6 +178,7 @@ TEST(TiuTiming, EveryCommandClassHasACost) {
 
 TEST(GdmaTiming, ShortRowsWasteTheRestOfTheBurst) {
   HwConfig hw;
+  hw.ddrBurstBytes = 64; // the rule, at a round burst size
   EXPECT_EQ(ddrChannelBytes(10, 64, 64), 640u);
   EXPECT_EQ(ddrChannelBytes(10, 16, 64), 640u);
   EXPECT_EQ(ddrChannelBytes(10, 65, 64), 1280u);
@@ -206,7 +208,8 @@ TEST(GdmaTiming, MoreBandwidthNeverCostsMoreCycles) {
   }
   // Once DDR is fast enough the LMEM port is the floor.
   EXPECT_DOUBLE_EQ(c->dataCycles(1e9), c->lmemCycles);
-  EXPECT_DOUBLE_EQ(c->latencyCycles, hw.gdmaStartupCycles + hw.ddrLatencyNs * hw.cyclesPerNs());
+  // The start-up counts GDMA cycles (575 MHz), the latency ns.
+  EXPECT_DOUBLE_EQ(c->latencyCycles, hw.gdmaStartupCycles * 550.0 / 575.0 + hw.ddrLatencyNs * hw.cyclesPerNs());
   auto alone = gdmaCycles(s2l(hw.globalMemBase, {2, 100, 7, 9}, {6300, 63, 9, 1}), hw);
   ASSERT_TRUE(alone);
   EXPECT_DOUBLE_EQ(*alone, c->cycles(ddrBytesPerCycle(hw)));
@@ -221,8 +224,33 @@ TEST(GdmaTiming, LocalToLocalUsesNoDdr) {
   auto c = gdmaCost(g, hw);
   ASSERT_TRUE(c) << c.message();
   EXPECT_EQ(c->ddrBytes, 0u);
-  EXPECT_DOUBLE_EQ(c->latencyCycles, hw.gdmaStartupCycles);
-  EXPECT_GT(c->lmemCycles, 0.0);
+  EXPECT_DOUBLE_EQ(c->latencyCycles, hw.gdmaStartupCycles * 550.0 / 575.0);
+  // 64 channels of 8x8 fp32: 256 bytes per lane through each lane's port.
+  EXPECT_DOUBLE_EQ(c->lmemCycles, 256.0 / hw.gdmaLmemBytesPerLanePerCycle * 550.0 / 575.0);
+}
+
+// The LMEM side is per lane: the same bytes in 4 channels take 16 x the port
+// time of 64 channels (4 lanes work instead of 64).
+TEST(GdmaTiming, FewChannelsUseFewLanePorts) {
+  HwConfig hw;
+  auto wide = gdmaCost(s2l(hw.globalMemBase, {1, 64, 8, 8}, {4096, 64, 8, 1}), hw);
+  auto narrow = gdmaCost(s2l(hw.globalMemBase, {1, 4, 32, 32}, {4096, 1024, 32, 1}), hw);
+  ASSERT_TRUE(wide && narrow);
+  EXPECT_EQ(wide->payloadBytes, narrow->payloadBytes);
+  EXPECT_DOUBLE_EQ(narrow->lmemCycles, 16 * wide->lmemCycles);
+}
+
+// A command that names a new dependency on the other engine pays syncCycles;
+// one that waits for the same id as the command before it does not.
+TEST(Schedule, SyncCostOnlyForANewDependency) {
+  HwConfig hw;
+  hw.syncCycles = 30;
+  EXPECT_EQ(syncCost(0, 0, hw), 0.0);
+  EXPECT_EQ(syncCost(3, 2, hw), 30.0);
+  EXPECT_EQ(syncCost(3, 3, hw), 0.0);
+  // GDMA 1 (100 cycles), then TIU 1 waits for it: 100 + 30 + 50.
+  std::vector<isa::OrderedCommand> order{{isa::Engine::Gdma, 0}, {isa::Engine::Tiu, 0}};
+  EXPECT_EQ(scheduleCycles(order, {{1, syncCost(1, 0, hw) + 50}}, {{0, 100}}), 180.0);
 }
 
 TEST(GdmaTiming, InvalidCommandIsAnError) {
@@ -230,4 +258,18 @@ TEST(GdmaTiming, InvalidCommandIsAnError) {
   auto c = gdmaCost(s2l(0x10, {1, 1, 1, 4}, {4, 4, 4, 1}), hw); // below the DDR base
   ASSERT_FALSE(c);
   EXPECT_NE(c.message().find("src"), std::string::npos) << c.message();
+}
+
+// Operands that start in the same LMEM bank contend for its port: compute
+// x (1 + bankConflictFactor); in different banks (64 KiB apart) they do not.
+TEST(TiuTiming, BankConflictSlowsSharedBankOperands) {
+  HwConfig hw;
+  hw.bankConflictFactor = 0.5;
+  TiuCommand shared = arith(EuOp::Add, {1, 64, 32, 32}, Prec::Fp32);
+  TiuCommand apart = shared;
+  std::get<Arith>(apart.op).opd0.addr = 64 * 1024, std::get<Arith>(apart.op).opd1.addr = 128 * 1024;
+  const uint64_t base = tiuCost(apart, hw).computeCycles;
+  EXPECT_EQ(tiuCost(shared, hw).computeCycles, base * 3 / 2);
+  hw.bankConflictFactor = 0;
+  EXPECT_EQ(tiuCost(shared, hw).computeCycles, base);
 }

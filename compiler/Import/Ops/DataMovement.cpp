@@ -64,6 +64,11 @@ Status pad(OnnxImporter &im, const Node &n) {
   }
   for (int64_t p : pads)
     if (p < 0) return makeError(n.describe(), ": negative pads are not supported");
+  // All-zero pads are the identity in every mode (torch exports one before each AvgPool).
+  if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; })) {
+    im.alias(n.outputs[0], n.inputs[0]);
+    return Status::ok();
+  }
   return unary<top::PadOp>(im, n, {im.ints("pads", pads), im.str("mode", n.getString("mode", "constant")),
                                    im.f64("value", value)});
 }

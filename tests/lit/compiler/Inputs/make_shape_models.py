@@ -171,3 +171,8 @@ graph = helper.make_graph([N("Mod", ["x", "three"], ["y"], name="mod", fmod=1)],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
                           initializer=[numpy_helper.from_array(np.array([3.0], np.float32), "three")])
 onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "mod_runtime.onnx"))
+
+# torch's AvgPool2d export: a Pad of all-zero pads before the AveragePool (the identity).
+save("zero_pad_avgpool", [N("Pad", ["x", "zero_pads"], ["padded"], mode="constant"),
+                          N("AveragePool", ["padded"], ["y"], kernel_shape=[2, 2], strides=[2, 2])],
+     [("x", [1, 2, 4, 6])], [("zero_pads", i64(0, 0, 0, 0, 0, 0, 0, 0))])
