@@ -521,7 +521,7 @@ TEST_P(OpTest, ReduceAnyAxes) {
       {{2, 3, 4, 5}, {true, true, true, true}, {1, 1, 1, 1}},       // everything
       {{3, 4, 5}, {false, true, false, false}, {3, 5}},             // 3-D, keepdims 0
       {{6, 7}, {false, true, false, false}, {6}},                   // 2-D rows of a big batch
-      {{2, 150, 20, 30}, {false, true, false, false}, {2, 1, 20, 30}}, // sliced along n and c with small LMEM
+      {{2, 150, 40, 30}, {false, true, false, false}, {2, 1, 40, 30}}, // sliced along n and c with small LMEM
   };
   const ReduceMode modes[] = {ReduceMode::Sum, ReduceMode::Mean, ReduceMode::Max,
                               ReduceMode::Min, ReduceMode::Prod, ReduceMode::L2};

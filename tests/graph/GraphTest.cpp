@@ -98,15 +98,19 @@ TEST(GraphLayout, ColorScales) {
 TEST(GraphModel, StatsGiveTimeCommandsAndGroups) {
   GraphModel g = chain();
   g.nodes[1].group = g.nodes[2].group = g.nodes[3].group = -1;
-  const std::string stats = R"({"clock_mhz": 550, "total_cycles": 1000,
-    "groups": [{"start_cycle": 0, "end_cycle": 600}, {"start_cycle": 600, "end_cycle": 1000}],
+  // The stats of `tpuc sim --stats` (tools/explore/SimStats.h reads them).
+  const std::string span = R"("tiu_busy_cycles": 0, "gdma_busy_cycles": 0, "tiu_commands": 0, "gdma_commands": 0)";
+  const std::string engine = R"({"commands": 1, "busy_cycles": 1, "waiting_cycles": 0, "idle_cycles": 0, "utilization": 0.5})";
+  const std::string stats = R"({"clock_mhz": 550, "total_cycles": 1000, "time_us": 1.8,
+    "engines": {"tiu": )" + engine + R"(, "gdma": )" + engine + R"(},
+    "ddr": {"bytes": 64, "payload_bytes": 64, "average_gbs": 1},
+    "groups": [{"start_cycle": 0, "end_cycle": 600, )" + span + R"(}, {"start_cycle": 600, "end_cycle": 1000, )" + span + R"(}],
     "layers": [
       {"name": "relu", "start_cycle": 100, "end_cycle": 600, "tiu_busy_cycles": 400, "gdma_busy_cycles": 90,
        "tiu_commands": 3, "gdma_commands": 2},
       {"name": "out", "start_cycle": 600, "end_cycle": 1000, "tiu_busy_cycles": 10, "gdma_busy_cycles": 390,
        "tiu_commands": 1, "gdma_commands": 4},
-      {"name": "elsewhere", "start_cycle": 0, "end_cycle": 1, "tiu_busy_cycles": 0, "gdma_busy_cycles": 0,
-       "tiu_commands": 0, "gdma_commands": 0}]})";
+      {"name": "elsewhere", "start_cycle": 0, "end_cycle": 1, )" + span + R"(}]})";
   ASSERT_TRUE(annotateStats(g, stats, "s.json"));
   EXPECT_EQ(g.clockMhz, 550);
   EXPECT_EQ(g.groupCount, 2u);
@@ -117,11 +121,12 @@ TEST(GraphModel, StatsGiveTimeCommandsAndGroups) {
   EXPECT_EQ(*g.nodes[3].gdmaCommands, 4u);
   EXPECT_FALSE(g.nodes[1].time);
 
-  auto bad = annotateStats(g, R"({"clock_mhz": 550, "total_cycles": 1, "groups": [],
-    "layers": [{"name": "relu", "start_cycle": 0}]})", "s.json");
+  std::string missing = stats;
+  missing.replace(missing.find(R"("end_cycle": 600, "tiu_busy_cycles": 400)"), 18, "");
+  auto bad = annotateStats(g, missing, "s.json");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.message(), "s.json: missing key 'layers[0].end_cycle'");
-  EXPECT_EQ(annotateStats(g, "[1, 2]", "s.json").message(), "s.json: not a JSON object (tpuc sim --stats)");
+  EXPECT_EQ(annotateStats(g, "[1, 2]", "s.json").message(), "s.json: the stats file must hold a JSON object");
 }
 
 TEST(GraphModel, FlowManifestGivesSimilarities) {
