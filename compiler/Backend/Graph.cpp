@@ -127,8 +127,11 @@ Status Graph::validate() const {
 
 namespace tpu::backend {
 TransposedPads transposedPads(const Op &op, const Tensor &x, const Tensor &y) {
-  const WindowParams &p = op.window;
-  auto xs = x.nchw(), ys = y.nchw();
+  return transposedPads(op.window, x.nchw(), y.nchw());
+}
+
+TransposedPads transposedPads(const WindowParams &p, const std::array<int64_t, 4> &xs,
+                              const std::array<int64_t, 4> &ys) {
   int64_t keH = (p.kh - 1) * p.dilationH, keW = (p.kw - 1) * p.dilationW;
   TransposedPads t;
   t.top = keH - p.padTop, t.left = keW - p.padLeft;

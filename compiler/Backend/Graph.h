@@ -127,6 +127,8 @@ struct TransposedPads {
   int64_t top, bottom, left, right;
 };
 TransposedPads transposedPads(const Op &op, const Tensor &x, const Tensor &y);
+TransposedPads transposedPads(const WindowParams &p, const std::array<int64_t, 4> &xs,
+                              const std::array<int64_t, 4> &ys);
 
 // NumPy broadcasting of an element-wise input against the output: the
 // input's dims right-aligned with the output's, as NCHW (1 = broadcast).
