@@ -89,8 +89,8 @@ Status Graph::validate() const {
   std::vector<char> defined(tensors.size(), 0);
   for (int t = 0; t < nt; ++t) {
     const Tensor &x = tensors[t];
-    if (x.shape.empty() || x.shape.size() > kMaxRank)
-      return makeError("tensor '", x.name, "': ", x.shape.size(), " dims (1..", kMaxRank, " supported)");
+    if (x.shape.size() > kMaxRank)
+      return makeError("tensor '", x.name, "': ", x.shape.size(), " dims (0..", kMaxRank, " supported)");
     for (int64_t d : x.shape)
       if (d < 1) return makeError("tensor '", x.name, "': dimension ", d, " < 1");
     if (x.isWeight() && x.data.size() != x.bytes())

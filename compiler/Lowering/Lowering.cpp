@@ -234,8 +234,6 @@ Result<LoweredModule> Lowerer::run() {
     auto name = inputNames && arg.getArgNumber() < inputNames.size()
                     ? dyn_cast<StringAttr>(inputNames[arg.getArgNumber()])
                     : nullptr;
-    const std::string what = "graph input '" + (name ? name.str() : std::to_string(arg.getArgNumber())) + "'";
-    if (shapeOf(arg).empty()) return noLowering(src, what + " is an unused scalar (the back end has no rank-0 tensors)");
     b_.create<top::InputOp>(locFor(name ? name.str() : "input_" + std::to_string(arg.getArgNumber())), arg.getType(),
                             arg);
   }

@@ -249,8 +249,8 @@ public:
     if (!t->shape() || t->shape()->size() == 0 || !t->shape()->Get(0) || !t->shape()->Get(0)->dim())
       return makeError(where, ": no shape");
     const auto *dims = t->shape()->Get(0)->dim();
-    if (dims->size() == 0 || dims->size() > kMaxDims)
-      return makeError(where, ": ", dims->size(), " dimensions (1 to ", kMaxDims, " allowed)");
+    if (dims->size() > kMaxDims) // 0 dims: a scalar
+      return makeError(where, ": ", dims->size(), " dimensions (0 to ", kMaxDims, " allowed)");
     // The verifier only checks 4-byte alignment of vectors; FlatBuffers writers
     // align 8-byte elements, so anything else is corrupt (and a misaligned load).
     if (reinterpret_cast<uintptr_t>(dims->Data()) % alignof(uint64_t) != 0)
