@@ -253,7 +253,7 @@ public:
       return makeError(where, ": ", dims->size(), " dimensions (0 to ", kMaxDims, " allowed)");
     // The verifier only checks 4-byte alignment of vectors; FlatBuffers writers
     // align 8-byte elements, so anything else is corrupt (and a misaligned load).
-    if (reinterpret_cast<uintptr_t>(dims->Data()) % alignof(uint64_t) != 0)
+    if (dims->size() && reinterpret_cast<uintptr_t>(dims->Data()) % alignof(uint64_t) != 0)
       return makeError(where, ": misaligned shape vector (corrupted FlatBuffers part)");
     for (uint64_t d : *dims) {
       if (d == 0) return makeError(where, ": zero-sized dimension");
