@@ -193,6 +193,11 @@ Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
   // channels of its group, (i / icg) * ocg + j.
   const int64_t ocg = filterShape[1], icg = filterShape[0] / groups, oc = ocg * groups;
   const int64_t taps = filterShape[2] * filterShape[3];
+  Window window{sw.kernel, sw.strides, sw.pads, sw.dilations, groups, false};
+  if (Status fits = backend::checkTransposedWindow(backendWindow(window), nchw(shapeOf(op.getInput())),
+                                                   nchw(shapeOf(op.getOutput())));
+      !fits)
+    return noLowering(op, fits.message());
   AffineChain chain = affineChain(op.getOutput(), oc);
   foldIntoFilter(chain, w, bias, oc, [&](size_t i) {
     return int64_t(i) / (ocg * taps) / icg * ocg + int64_t(i) / taps % ocg;
@@ -201,10 +206,7 @@ Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
   Value result = relu ? relu.getOutput() : chain.result;
   const std::string &outName = names_[result];
   auto outShape = shapeOf(result);
-  Window window{sw.kernel, sw.strides, sw.pads, sw.dilations, groups, bool(relu)};
-  if (Status fits = backend::checkTransposedWindow(backendWindow(window), nchw(shapeOf(op.getInput())), nchw(outShape));
-      !fits)
-    return noLowering(op, fits.message());
+  window.doRelu = bool(relu);
   bool int8 = wantInt8(name) && wantInt8(outName);
   Value out = lowerWeighted(op.getInput(), name, outName, outShape, "filter", filterShape, w, bias, "transposed conv",
                             int8, [&](Type t, Value x, const WeightPair &p, uint64_t r) {

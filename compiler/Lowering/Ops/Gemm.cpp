@@ -1,9 +1,10 @@
 // Gemm family: top.gemm and top.matmul -> tpu.fc (weight [n, k], alpha and
 // beta folded into weight and bias, a matmul's add of one constant per
-// output column into the bias; transA: the fc reads its input transposed). An activation of more than 2 dims is one fc over the rows of
-// its leading dims; a batched weight (3-D, 4-D) is one fc per batch matrix,
-// its rows cut out and the results put together by tpu.move; a bias (C)
-// whose rows differ is an fp32 add behind the fc.
+// output column into the bias; transA: the fc reads its input transposed).
+// An activation of more than 2 dims is one fc over the rows of its leading
+// dims; a batched weight (3-D, 4-D) is one fc per batch matrix, its rows cut
+// out and the results put together by tpu.move; a bias (C) whose rows differ
+// is an fp32 add behind the fc.
 
 #include "compiler/Lowering/Lowerer.h"
 
