@@ -608,6 +608,41 @@ TEST(BackendSlice, Int8KeepingAllItemsIsOneWordCopy) {
   EXPECT_EQ(rep.ops.at(0).gdmaCommands, 1u);
 }
 
+// In-place data movement: a channel slice of a tensor whose batch is one
+// DDR group (1N one item, 4N up to four) is a run of its bytes, and a
+// concat input is written by its producer into the output's channels, so
+// neither moves anything. Slices that cover their source in order (a
+// split, then a concat of the halves: YOLOv8's C2f) put the source into the
+// concat; a lone slice in a concat is copied. fp32 of three items is three
+// groups: everything is copied.
+TEST(BackendInPlace, ChannelSlicesAndConcatInputs) {
+  for (DType t : {DType::F32, DType::I8})
+    for (int64_t n : {1, 3}) {
+      GraphBuilder gb;
+      auto act = [&](const char *name, int64_t c) { return gb.act(name, {n, c, 6, 7}, t); };
+      int x = act("x", 70), a = act("a", 70), s0 = act("s0", 35), s1 = act("s1", 35), r0 = act("r0", 35);
+      int r1 = act("r1", 35), cat = act("cat", 105), cat2 = act("cat2", 70), y1 = act("y1", 105), y2 = act("y2", 70);
+      gb.op(OpKind::Relu, "a", {x}, a);
+      gb.op(OpKind::Slice, "s0", {a}, s0);
+      gb.op(OpKind::Slice, "s1", {a}, s1).sliceStart = {0, 35, 0, 0};
+      gb.op(OpKind::Relu, "r0", {s0}, r0);
+      gb.op(OpKind::Relu, "r1", {s1}, r1);
+      gb.op(OpKind::Concat, "cat", {s0, s1, r0}, cat);
+      gb.op(OpKind::Concat, "cat2", {r1, s1}, cat2);
+      gb.op(OpKind::Relu, "y1", {cat}, y1);
+      gb.op(OpKind::Relu, "y2", {cat2}, y2);
+      gb.g.inputs = {x}, gb.g.outputs = {y1, y2, cat2}; // a concat output may be a graph output
+      Options o;
+      o.layerGroups = false;
+      SCOPED_TRACE(std::string(dtypeName(t)) + " batch " + std::to_string(n));
+      auto rep = expectMatchesReference(gb.g, o, 3, /*fp32BitExact=*/true);
+      const bool inPlace = t != DType::F32 || n == 1;
+      EXPECT_EQ(rep.ops.at(1).gdmaCommands + rep.ops.at(2).gdmaCommands, inPlace ? 0u : 2u) << "the slices";
+      EXPECT_EQ(rep.ops.at(5).gdmaCommands, inPlace ? 0u : 3u) << "cat: a and r0 written in place";
+      EXPECT_EQ(rep.ops.at(6).gdmaCommands, inPlace ? 1u : 2u) << "cat2 copies s1";
+    }
+}
+
 // Softmax and log-softmax on any axis (attention rows among them), whole
 // and sliced, bit-exact with the reference (the kernel library's exp and log).
 TEST(BackendSoftmax, Fp32AnyAxisWholeAndSliced) {

@@ -44,13 +44,6 @@ struct ReducePlan {
   int64_t yGroupElems = 0;
 };
 
-// DDR element strides of an activation: fp32 1N; int8 4N inside one group of
-// four items (the item is the lowest byte of each word).
-std::array<int64_t, 4> elementStrides(DType t, const std::array<int64_t, 4> &s) {
-  if (isInt8Like(t)) return {1, 4 * s[2] * s[3], 4 * s[3], 4};
-  return {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
-}
-
 // The input's arrangement: kept dims merged onto n and c, reduced onto h and w.
 Result<ReducePlan> planAxes(const Tensor &x, const std::array<bool, 4> &axes) {
   struct Dim {
@@ -58,8 +51,9 @@ Result<ReducePlan> planAxes(const Tensor &x, const std::array<bool, 4> &axes) {
     bool reduced, batch;
   };
   const auto xs = x.nchw();
-  const bool n4 = isInt8Like(x.dtype);
-  const auto st = elementStrides(x.dtype, xs);
+  const DTensor xd = DTensor::of(x, 0);
+  const bool n4 = xd.n4();
+  const auto st = xd.strides();
   // Dims of size 1 drop out; adjacent dims of one kind merge when their
   // strides continue each other (never a 4N batch).
   std::vector<Dim> dims;
@@ -103,12 +97,10 @@ Result<ReducePlan> planReduce(const Tensor &x, const Tensor &y, const std::array
   if (y.numel() != p.size[0] * p.size[1])
     return makeError("output has ", y.numel(), " elements, the kept dims ", p.size[0] * p.size[1]);
   p.yStride = {p.size[1], 1};
-  if (isInt8Like(y.dtype)) {
+  if (stored4N(y)) {
     const auto ys = y.nchw();
     const int64_t rest = ys[1] * ys[2] * ys[3];
-    if (ys[0] == 1) {
-      p.yStride = {4 * p.size[1], 4}; // one item: every element its own word
-    } else if (rest == 1) {
+    if (rest == 1) {
       // one element per item: the 4N bytes are the items in order
     } else if (p.size[0] == ys[0] && p.size[1] == rest) {
       p.yGroups = true, p.yStride = {1, 4}, p.yGroupElems = 4 * rest;
