@@ -213,18 +213,35 @@ def run_fit(fit_timing, manifest, config, params, loo=True):
     return json.loads(proc.stdout)
 
 
+def config_file(work, config):
+    """--config, or a config of BM1684's defaults."""
+    if config:
+        return config
+    path = os.path.join(work, "defaults.json")
+    with open(path, "w") as f:
+        f.write("{}")
+    return path
+
+
 def fit_parameters(fit_timing, results, work, config=None):
     """Refits FITTED from the defaults (or --config) on every simulated row, with the leave-one-out fits."""
-    if not config:
-        config = os.path.join(work, "defaults.json")
-        with open(config, "w") as f:
-            f.write("{}")
-    fit = run_fit(fit_timing, write_manifest(results, work), config, FITTED)
+    fit = run_fit(fit_timing, write_manifest(results, work), config_file(work, config), FITTED)
     with open(os.path.join(work, "fit.json"), "w") as f:
         json.dump(fit, f, indent=2)
     for name, value in fit["fitted"].items():
         print(f"fitted {name} = {value:g}", flush=True)
     return fit
+
+
+def check_fit_prices_the_simulation(fit_timing, results, work, config=None):
+    """The fit prices each bmodel with the timing library on the cmd-id schedule; that must be the SystemC
+    model's time (one GDMA engine: no DDR sharing), or the fitted parameters would fit something else."""
+    priced = run_fit(fit_timing, write_manifest(results, work), config_file(work, config), (), loo=False)["rows"]
+    for r, p in zip([r for r in results if "sim" in r], priced):
+        if abs(p["simulated_ms"] - r["sim"]) > 1e-6 * r["sim"]:
+            sys.exit(f"validate_latency: error: {r['model']} {r['mode']}: fit_timing prices {p['simulated_ms']:.6f} ms, "
+                     f"tpuc sim gives {r['sim']:.6f} ms")
+    print(f"fit_timing prices all {len(priced)} rows as tpuc sim simulates them (within 1e-6)", flush=True)
 
 
 def mape(errors):
@@ -298,7 +315,8 @@ def main():
     ap.add_argument("--tpuc", default=os.path.join(ROOT, "build", "tools", "tpuc", "tpuc"))
     ap.add_argument("--work", default=os.path.join(ROOT, "build-validate", "latency"))
     ap.add_argument("--models", default="")
-    ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)} (CI)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"only {', '.join(QUICK)}, no fit, no doc; checks fit_timing prices what tpuc sim simulates (CI)")
     ap.add_argument("--no-doc", action="store_true")
     ap.add_argument("--reuse-calibration", action="store_true",
                     help="keep the INT8 calibration tables of an earlier run in --work")
@@ -336,6 +354,8 @@ def main():
                   flush=True)
     if args.quick and failed:
         sys.exit("validate_latency: error: the quick set must compile: " + "; ".join(failed))
+    if args.quick:
+        check_fit_prices_the_simulation(args.fit_timing, results, args.work, args.config)
     fit = None if args.quick or args.no_fit else fit_parameters(args.fit_timing, results, args.work, args.config)
     table = latency_table(results, fit, len(names))
     print(table)

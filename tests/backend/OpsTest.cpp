@@ -522,6 +522,8 @@ TEST_P(OpTest, ReduceAnyAxes) {
       {{3, 4, 5}, {false, true, false, false}, {3, 5}},             // 3-D, keepdims 0
       {{6, 7}, {false, true, false, false}, {6}},                   // 2-D rows of a big batch
       {{2, 150, 40, 30}, {false, true, false, false}, {2, 1, 40, 30}}, // sliced along n and c with small LMEM
+      {{4, 32, 2, 2}, {true, true, true, true}, {1, 1, 1, 1}},     // everything: sums in 64 runs (int8: full 4N groups)
+      {{3, 64, 2, 2}, {true, true, true, true}, {1}},              // 64 runs in fp32; int8 has a padded 4N slot
   };
   const ReduceMode modes[] = {ReduceMode::Sum, ReduceMode::Mean, ReduceMode::Max,
                               ReduceMode::Min, ReduceMode::Prod, ReduceMode::L2};
@@ -606,6 +608,24 @@ TEST(BackendSlice, Int8KeepingAllItemsIsOneWordCopy) {
   gb.g.inputs = {x}, gb.g.outputs = {y};
   auto rep = expectMatchesReference(gb.g, Options{}, 7, /*fp32BitExact=*/true);
   EXPECT_EQ(rep.ops.at(0).gdmaCommands, 1u);
+}
+
+// A sum or mean over every element runs over all lanes: one load, a sum
+// per lane, a local gather of the 64 partial sums, their sum and one
+// multiply (int8: exact int32 partial sums, then the multiplier and shift).
+TEST(BackendReduce, FullSumSpreadsOverTheLanes) {
+  for (DType t : {DType::F32, DType::I8}) {
+    GraphBuilder gb;
+    int x = gb.act("x", {4, 256, 4, 18}, t), y = gb.act("y", {1, 1, 1, 1}, t);
+    Op &o = gb.op(OpKind::Reduce, "mean", {x}, y);
+    o.reduceMode = ReduceMode::Mean, o.reduceAxes = {true, true, true, true};
+    if (t == DType::I8) o.multipliers = {37}, o.rshift = 14;
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE(dtypeName(t));
+    auto rep = expectMatchesReference(gb.g, Options{}, 5, /*fp32BitExact=*/true);
+    EXPECT_EQ(rep.ops.at(0).tiuCommands, 3u);
+    EXPECT_EQ(rep.ops.at(0).gdmaCommands, 3u);
+  }
 }
 
 // In-place data movement: a channel slice of a tensor whose batch is one
