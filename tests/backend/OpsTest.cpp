@@ -394,6 +394,7 @@ TEST_P(OpTest, ResizeAnyScale) {
                      {9, 8, 27, 13, "linear", "align_corners", ""},     {13, 11, 13, 29, "linear", "asymmetric", ""},
                      {10, 7, 25, 7, "nearest", "asymmetric", "floor"},  {16, 15, 9, 31, "nearest", "half_pixel", "round_prefer_ceil"},
                      {8, 8, 19, 19, "nearest", "align_corners", "round_prefer_floor"}};
+  uint64_t sliced = 0; // cases cut into slices (small LMEM: the cost model picks one slice where it fits)
   for (const G &geo : cases) {
     const bool linear = std::string(geo.mode) == "linear";
     if (int8() && linear) continue; // int8: nearest only
@@ -406,9 +407,10 @@ TEST_P(OpTest, ResizeAnyScale) {
     gb.g.inputs = {x}, gb.g.outputs = {y};
     SCOPED_TRACE(std::string(geo.mode) + " " + geo.coord + " " + std::to_string(geo.oh) + "x" + std::to_string(geo.ow));
     auto rep = expectMatchesReference(gb.g, opts(), 1, /*fp32BitExact=*/true);
-    if (GetParam().smallLmem) {
-      EXPECT_GT(rep.ops.at(0).slices, 1u);
-    }
+    sliced += rep.ops.at(0).slices > 1;
+  }
+  if (GetParam().smallLmem) {
+    EXPECT_GT(sliced, 0u) << "no case ran sliced";
   }
 }
 
