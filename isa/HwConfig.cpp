@@ -42,8 +42,8 @@ bool isPow2(uint64_t v) { return v && !(v & (v - 1)); }
 // The fitted parameters (perf/validate_latency.py, docs/timing.md "Fitted
 // parameters"): least squares on log error over every published row at once.
 HwConfig::HwConfig()
-    : ddrLatencyNs(0), ddrBurstBytes(63), gdmaLmemBytesPerLanePerCycle(1.49), gdmaLmemMinElementBytes(3.80),
-      tiuStartupCycles(1729), gdmaStartupCycles(0), syncCycles(1564), bankConflictFactor(0) {}
+    : ddrLatencyNs(241), ddrBurstBytes(45), gdmaLmemBytesPerLanePerCycle(1.57), gdmaLmemMinElementBytes(4.0),
+      tiuStartupCycles(2570), gdmaStartupCycles(58), syncCycles(1989), bankConflictFactor(0) {}
 
 Status HwConfig::validate() const {
   if (npuLanes == 0 || npuLanes > 64)
