@@ -25,6 +25,7 @@ template <typename Fn> void forEachParam(HwConfig &c, Fn &&fn) {
   fn("ddrLatencyNs", c.ddrLatencyNs);
   fn("ddrBurstBytes", c.ddrBurstBytes);
   fn("gdmaLmemBytesPerLanePerCycle", c.gdmaLmemBytesPerLanePerCycle);
+  fn("gdmaLmemMinElementBytes", c.gdmaLmemMinElementBytes);
   fn("tiuStartupCycles", c.tiuStartupCycles);
   fn("gdmaStartupCycles", c.gdmaStartupCycles);
   fn("syncCycles", c.syncCycles);
@@ -41,8 +42,8 @@ bool isPow2(uint64_t v) { return v && !(v & (v - 1)); }
 // The fitted parameters (perf/validate_latency.py, docs/timing.md "Fitted
 // parameters"): least squares on log error over every published row at once.
 HwConfig::HwConfig()
-    : ddrLatencyNs(1526), ddrBurstBytes(89), gdmaLmemBytesPerLanePerCycle(0.699), tiuStartupCycles(2),
-      gdmaStartupCycles(0), syncCycles(0), bankConflictFactor(0) {}
+    : ddrLatencyNs(241), ddrBurstBytes(45), gdmaLmemBytesPerLanePerCycle(1.57), gdmaLmemMinElementBytes(4.0),
+      tiuStartupCycles(2570), gdmaStartupCycles(58), syncCycles(1989), bankConflictFactor(0) {}
 
 Status HwConfig::validate() const {
   if (npuLanes == 0 || npuLanes > 64)
@@ -61,8 +62,8 @@ Status HwConfig::validate() const {
       !(gdmaLmemBytesPerLanePerCycle > 0))
     return makeError("clockMhz, gdmaClockMhz, ddrBandwidthGBs and gdmaLmemBytesPerLanePerCycle must be > 0, "
                      "ddrLatencyNs >= 0");
-  if (!(gdmaStartupCycles >= 0) || !(syncCycles >= 0) || !(bankConflictFactor >= 0))
-    return makeError("gdmaStartupCycles, syncCycles and bankConflictFactor must be >= 0");
+  if (!(gdmaStartupCycles >= 0) || !(syncCycles >= 0) || !(bankConflictFactor >= 0) || !(gdmaLmemMinElementBytes >= 0))
+    return makeError("gdmaStartupCycles, syncCycles, bankConflictFactor and gdmaLmemMinElementBytes must be >= 0");
   if (ddrBurstBytes == 0) return makeError("ddrBurstBytes must be > 0");
   if (int8ConvChannelsPerCycle == 0) return makeError("int8ConvChannelsPerCycle must be > 0");
   return Status::ok();

@@ -32,6 +32,7 @@ struct HwConfig {
   double ddrLatencyNs;                // first-byte latency of a DDR access
   uint32_t ddrBurstBytes;             // every contiguous run occupies whole bursts: shorter rows waste the rest
   double gdmaLmemBytesPerLanePerCycle; // LMEM-side rate of the GDMA per lane it touches (GDMA cycles)
+  double gdmaLmemMinElementBytes;     // an element takes at least this many bytes of the GDMA's LMEM side
   uint32_t tiuStartupCycles;          // issue and pipeline fill per TIU command
   double gdmaStartupCycles;           // descriptor fetch/decode per GDMA command (GDMA cycles)
   double syncCycles;                  // a command naming a new dependency on the other engine waits this long

@@ -11,10 +11,26 @@ namespace {
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 } // namespace
 
+int64_t channelByteOffset(const Tensor &t, int64_t c0) {
+  const auto s = t.nchw();
+  const bool n4 = stored4N(t);
+  if (s[0] > (n4 ? 4 : 1)) return -1;
+  return c0 * s[2] * s[3] * (n4 ? 4 : int64_t(dtypeBytes(t.dtype)));
+}
+
+int64_t sliceByteOffset(const Graph &g, const Op &op) {
+  if (op.kind != OpKind::Slice) return -1;
+  const Tensor &x = g.tensors[size_t(op.inputs[0])];
+  const auto xs = x.nchw(), ys = g.tensors[size_t(op.output)].nchw();
+  for (int d = 0; d < 4; ++d)
+    if (op.sliceStep[d] != 1 || (d != 1 && (op.sliceStart[d] != 0 || ys[d] != xs[d]))) return -1;
+  return x.isWeight() ? -1 : channelByteOffset(x, op.sliceStart[1]);
+}
+
 uint64_t activationBytes(const Tensor &t) {
   auto s = t.nchw();
   uint64_t n = uint64_t(s[0]);
-  if (isInt8Like(t.dtype)) n = (n + 3) / 4 * 4;
+  if (stored4N(t)) n = (n + 3) / 4 * 4;
   return n * uint64_t(s[1] * s[2] * s[3]) * dtypeBytes(t.dtype);
 }
 
@@ -37,9 +53,68 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
   }
   m.coeffSize = m.coeff.size();
 
-  // Storage roots (a Reshape output shares its input's) and live ranges, in
-  // op indices widened to each op's segment: written from the segment's
-  // first op, read until its last.
+  // Storage roots and live ranges. A tensor may live inside another one's
+  // bytes (its parent, at a byte offset): a Reshape output is its input's
+  // bytes, an in-place Slice output (sliceByteOffset) a run of them, and a
+  // Concat input that nothing else claims is written by its producer
+  // straight into the concat output's channels, so the Slice and Concat
+  // move nothing (TPU-MLIR's in-place concat). Such an input is an op
+  // output of its own (not an alias, a graph input or output) and appears
+  // once in the concat. Parents point to earlier tensors or to the concat
+  // output, so the chains end; each tensor's root is the end of its chain.
+  // Graph inputs and outputs keep bytes of their own (a concat output may
+  // hold others': the runtime reads it whole).
+  std::vector<int> parent(nt);
+  std::vector<uint64_t> parentOffset(nt, 0);
+  for (size_t t = 0; t < nt; ++t) parent[t] = int(t);
+  std::vector<char> io(nt, 0);
+  for (int t : g.inputs) io[size_t(t)] = 1;
+  for (int t : g.outputs) io[size_t(t)] = 1;
+  std::vector<int64_t> sliceStart(nt, -1); // in-place Slice outputs: their first channel in the input
+  auto channels = [&](int t) { return g.tensors[size_t(t)].nchw()[1]; };
+  auto claimable = [&](int t) { return parent[size_t(t)] == t && !io[size_t(t)] && !g.tensors[size_t(t)].isWeight(); };
+  for (const Op &op : g.ops) {
+    const int64_t slice = io[size_t(op.output)] ? -1 : sliceByteOffset(g, op);
+    if (opKindInfo(op.kind).sharesInputBytes || slice >= 0) {
+      parent[size_t(op.output)] = op.inputs[0], parentOffset[size_t(op.output)] = uint64_t(std::max<int64_t>(slice, 0));
+      if (slice >= 0) sliceStart[size_t(op.output)] = op.sliceStart[1];
+      continue;
+    }
+    if (op.kind != OpKind::Concat) continue;
+    const Tensor &y = g.tensors[size_t(op.output)];
+    int64_t c0 = 0;
+    for (size_t k = 0; k < op.inputs.size(); c0 += channels(op.inputs[k++])) {
+      const int x = op.inputs[k];
+      const int64_t at = channelByteOffset(y, c0);
+      if (at < 0 || std::count(op.inputs.begin(), op.inputs.end(), x) > 1) continue;
+      if (claimable(x)) {
+        parent[size_t(x)] = op.output, parentOffset[size_t(x)] = uint64_t(at);
+        continue;
+      }
+      // Consecutive inputs that are in-place slices of one tensor s, in
+      // order, covering all of it (YOLOv8's C2f: split, then concat the
+      // halves): s itself goes into the output, the slices with it.
+      const int src = parent[size_t(x)];
+      if (sliceStart[size_t(x)] != 0 || !claimable(src)) continue;
+      size_t j = k;
+      int64_t covered = 0;
+      while (j < op.inputs.size() && parent[size_t(op.inputs[j])] == src && sliceStart[size_t(op.inputs[j])] == covered)
+        covered += channels(op.inputs[j++]);
+      if (covered != channels(src)) continue;
+      parent[size_t(src)] = op.output, parentOffset[size_t(src)] = uint64_t(at);
+      for (; k + 1 < j; ++k) c0 += channels(op.inputs[k]);
+    }
+  }
+  std::vector<int> root(nt);
+  std::vector<uint64_t> rootOffset(nt, 0);
+  for (size_t t = 0; t < nt; ++t) {
+    int r = int(t);
+    while (parent[size_t(r)] != r) rootOffset[t] += parentOffset[size_t(r)], r = parent[size_t(r)];
+    root[t] = r;
+  }
+
+  // Live ranges, in op indices widened to each op's segment: written from
+  // the segment's first op, read until its last.
   const int end = int(g.ops.size());
   std::vector<int> segFirst(g.ops.size()), segLast(g.ops.size());
   for (int i = 0; i < end; ++i) segFirst[size_t(i)] = segLast[size_t(i)] = i;
@@ -48,10 +123,6 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
       return makeError("segment [", a, ", ", b, "] is outside the ", g.ops.size(), " ops");
     for (size_t i = a; i <= b; ++i) segFirst[i] = int(a), segLast[i] = int(b);
   }
-  std::vector<int> root(nt);
-  for (size_t t = 0; t < nt; ++t) root[t] = int(t);
-  for (const Op &op : g.ops)
-    if (opKindInfo(op.kind).sharesInputBytes) root[op.output] = root[op.inputs[0]];
   std::vector<int> first(nt, end + 1), last(nt, -2);
   for (int t : g.inputs) first[root[t]] = -1, last[root[t]] = std::max(last[root[t]], -1);
   for (int i = 0; i < end; ++i) {
@@ -105,7 +176,7 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
                      " bytes) exceed the ", cfg.globalMemBytes, "-byte global memory");
   for (size_t t = 0; t < nt; ++t)
     if (!g.tensors[t].isWeight() && first[root[t]] <= end && !local[size_t(root[t])])
-      m.addr[t] = m.neuronAddr + offset[root[t]];
+      m.addr[t] = m.neuronAddr + offset[root[t]] + rootOffset[t];
   return m;
 }
 

@@ -2,7 +2,8 @@
 // at coeffAlignBytes (4 KiB), as the graph gives them, activations (IO tensors
 // included) in the neuron area with liveness-based reuse: a tensor's bytes
 // are free again after its last reader; a Reshape output shares its input's
-// storage. Deterministic: first fit in op order. Liveness counts in segments:
+// storage, an in-place Slice output a run of it, and a Concat's inputs are
+// written into its output (channelByteOffset). Deterministic: first fit in op order. Liveness counts in segments:
 // the ops of a layer group run slice by slice, interleaved, so every tensor
 // the group reads stays live until the group's last op and every tensor it
 // writes is live from its first op (else the group output could take the
@@ -20,9 +21,19 @@
 
 namespace tpu::backend {
 
-// Bytes an activation takes in DDR: int8/uint8 4N (batch rounded up to 4),
-// everything else 1N.
+// Bytes an activation takes in DDR: a 4N one (stored4N) has its batch
+// rounded up to 4, a 1N one is compact.
 uint64_t activationBytes(const Tensor &t);
+
+// In-place data movement (docs/codegen.md, "Memory"): the byte offset of
+// channel c0 inside a tensor whose batch is one group in DDR (1N with one
+// item, 4N with at most four), where channels [c0, ...) are one contiguous
+// run; -1 when the tensor has several groups.
+int64_t channelByteOffset(const Tensor &t, int64_t c0);
+// A Slice that keeps whole channels [c0, c0 + cs) (every item, row and
+// column, step 1) of such a tensor: its output is those bytes of the input,
+// at this offset; -1 otherwise.
+int64_t sliceByteOffset(const Graph &g, const Op &op);
 
 struct AddressMap {
   uint64_t coeffAddr = 0, coeffSize = 0;   // coefficient area

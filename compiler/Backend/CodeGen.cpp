@@ -52,7 +52,7 @@ bmodel::Tensor ioTensor(const Graph &g, const AddressMap &am, int t) {
   const Tensor &x = g.tensors[t];
   bmodel::Tensor d;
   d.name = x.name, d.dtype = bmodelType(x.dtype);
-  d.storeMode = isInt8Like(x.dtype) ? bmodel::StoreMode::N4 : bmodel::StoreMode::N1;
+  d.storeMode = stored4N(x) ? bmodel::StoreMode::N4 : bmodel::StoreMode::N1;
   d.deviceAddr = am.addr[t];
   for (int64_t v : x.shape) d.shape.push_back(uint64_t(v));
   d.size = activationBytes(x);

@@ -45,8 +45,8 @@ public:
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     Shape4 s{u32(ns), u32(cs), u32(hs), u32(y_.s[3])};
     std::vector<uint64_t> v;
-    for (size_t i = 0; i < in_.size(); ++i) v.push_back(LocalTensor::activationBytes(in_[i].dtype, loadShape(i, s), lanes()));
-    v.push_back(LocalTensor::activationBytes(y_.dtype, s, lanes()));
+    for (size_t i = 0; i < in_.size(); ++i) v.push_back(LocalTensor::activationBytes(in_[i], loadShape(i, s), lanes()));
+    v.push_back(LocalTensor::activationBytes(y_, s, lanes()));
     for (unsigned i = 0; i < temps(); ++i) v.push_back(LocalTensor::bytes(tempType(), s, lanes()));
     return v;
   }
@@ -85,11 +85,12 @@ public:
       if (bc[3]) b.stride.w = 0;
       ins.push_back(b);
     }
-    for (unsigned i = 0; i < temps(); ++i) tmps.push_back(buf(t, set, ni + 1 + i, tempType()));
-    return computeOn(ins, buf(t, set, ni, y_.dtype), tmps, 0, 0, wait);
+    for (unsigned i = 0; i < temps(); ++i)
+      tmps.push_back(LocalTensor::compact(bufOffset(set, ni + 1 + i), tempType(), shapeOf(t), lanes()));
+    return computeOn(ins, outputBuf(t, set), tmps, 0, 0, wait);
   }
   uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
-    return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, buf(t, set, in_.size(), y_.dtype), wait);
+    return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, outputBuf(t, set), wait);
   }
 
 protected:
@@ -142,8 +143,8 @@ private:
     for (DTensor &x : in_) v.push_back(&x);
     return v;
   }
-  LocalTensor buf(const Tile &t, unsigned set, size_t i, DType dt) const {
-    return LocalTensor::activation(bufOffset(set, i), dt, shapeOf(t), lanes());
+  LocalTensor outputBuf(const Tile &t, unsigned set) const {
+    return LocalTensor::activation(bufOffset(set, in_.size()), y_, shapeOf(t), lanes());
   }
   // What input i loads of an output slice of shape s: one item, row or
   // column along its broadcast dims.
@@ -152,7 +153,7 @@ private:
     return {b[0] ? 1 : s.n, s.c, b[2] ? 1 : s.h, b[3] ? 1 : s.w};
   }
   LocalTensor inputBuf(const Tile &t, unsigned set, size_t i) const {
-    return LocalTensor::activation(bufOffset(set, i), in_[i].dtype, loadShape(i, shapeOf(t)), lanes());
+    return LocalTensor::activation(bufOffset(set, i), in_[i], loadShape(i, shapeOf(t)), lanes());
   }
 
   std::vector<DTensor> in_;

@@ -48,6 +48,34 @@ inline int64_t maxChannels() { return int64_t(isa::fieldInfo(isa::TiuField::res0
 
 inline uint32_t u32(int64_t v) { return uint32_t(v); }
 
+// An activation in DDR, 1N or 4N (stored4N; docs/isa.md, "int8 4N"). A view
+// may reshape `s` (broadcasts, spreadOverLanes): the layout stays the tensor's.
+struct DTensor {
+  uint64_t addr = 0;
+  DType dtype = DType::F32;
+  std::array<int64_t, 4> s{1, 1, 1, 1};
+  bool packed4N = false;
+  bool n4() const { return packed4N; }
+
+  static DTensor of(const Tensor &t, uint64_t addr) {
+    DTensor d;
+    d.addr = addr, d.dtype = t.dtype, d.s = t.nchw(), d.packed4N = stored4N(t);
+    return d;
+  }
+  // Element strides (n, c, h, w) in elements of the dtype: 1N compact; 4N
+  // the item is the lowest byte of each word, so c, h, w step by 4 and n
+  // counts within one group of four only.
+  std::array<int64_t, 4> strides() const {
+    if (n4()) return {1, 4 * s[2] * s[3], 4 * s[3], 4};
+    return {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
+  }
+  // Element offset of item n's first element (c, h, w = 0).
+  uint64_t itemOffset(int64_t n) const {
+    const int64_t chw = s[1] * s[2] * s[3];
+    return n4() ? uint64_t((n / 4) * 4 * chw + n % 4) : uint64_t(n * chw);
+  }
+};
+
 // ---------------------------------------------------------------------------
 // Tensors in local memory: channel c in lane (lane + c) % lanes, explicit
 // strides in elements (docs/isa.md, "Local memory").
@@ -68,18 +96,19 @@ struct LocalTensor {
   static uint64_t bytes(DType t, Shape4 s, uint32_t lanes) {
     return uint64_t(s.n) * ceilDiv(s.c, lanes) * s.h * s.w * dtypeBytes(t);
   }
-  // An activation slice moved to/from DDR: int8 buffers hold whole 4N groups
-  // (items rounded up to 4), so a group moves as words in one run (move()).
+  // A slice of DDR activation `d` moved to/from DDR: the buffer of a 4N
+  // tensor holds whole groups (items rounded up to 4), so a group moves as
+  // words in one run (move()).
   uint32_t nCap = 0; // items the buffer has room for
-  static uint32_t items(DType t, uint32_t n) { return isInt8Like(t) ? (n + 3) / 4 * 4 : n; }
-  static LocalTensor activation(uint32_t offset, DType t, Shape4 s, uint32_t lanes) {
-    LocalTensor b = compact(offset, t, s, lanes);
-    b.nCap = items(t, s.n);
+  static uint32_t items(bool n4, uint32_t n) { return n4 ? (n + 3) / 4 * 4 : n; }
+  static LocalTensor activation(uint32_t offset, const DTensor &d, Shape4 s, uint32_t lanes) {
+    LocalTensor b = compact(offset, d.dtype, s, lanes);
+    b.nCap = items(d.n4(), s.n);
     return b;
   }
-  static uint64_t activationBytes(DType t, Shape4 s, uint32_t lanes) {
-    s.n = items(t, s.n);
-    return bytes(t, s, lanes);
+  static uint64_t activationBytes(const DTensor &d, Shape4 s, uint32_t lanes) {
+    s.n = items(d.n4(), s.n);
+    return bytes(d.dtype, s, lanes);
   }
   uint32_t addr(const isa::HwConfig &hw) const { return lane * hw.lmemBytesPerLane + offset; }
   LocalOperand operand(const isa::HwConfig &hw) const {
@@ -125,14 +154,6 @@ inline LocalOperand constantF(float v) {
   return o;
 }
 
-// An activation in DDR: fp32 1N, int8/uint8 4N (docs/isa.md, "int8 4N").
-struct DTensor {
-  uint64_t addr = 0;
-  DType dtype = DType::F32;
-  std::array<int64_t, 4> s{1, 1, 1, 1};
-  bool n4() const { return isInt8Like(dtype); }
-};
-
 struct Emitter {
   const Graph &g;
   const Options &opt;
@@ -140,11 +161,7 @@ struct Emitter {
   const AddressMap &am;
   CommandBuilder *b; // where commands go (a scratch builder while costing candidates)
 
-  DTensor ddr(int t) const {
-    DTensor d;
-    d.addr = am.addr[t], d.dtype = g.tensors[t].dtype, d.s = g.tensors[t].nchw();
-    return d;
-  }
+  DTensor ddr(int t) const { return DTensor::of(g.tensors[size_t(t)], am.addr[size_t(t)]); }
 
   // Moves rows [h0, h0+hs) of items [n0, n0+ns), channels [c0, c0+cs) of a
   // DDR activation to/from local buffer `l` (shape (ns, cs, hs, W)).

@@ -29,6 +29,8 @@ const char *dtypeName(DType t) {
 
 bool isInt8Like(DType t) { return t == DType::I8 || t == DType::U8; }
 
+bool stored4N(const Tensor &t) { return isInt8Like(t.dtype) && !t.isWeight() && t.nchw()[0] > 1; }
+
 std::array<int64_t, 4> Tensor::nchw() const {
   std::array<int64_t, 4> s{1, 1, 1, 1};
   for (size_t i = 0; i < shape.size(); ++i) s[std::min<size_t>(i, 3)] *= shape[i];

@@ -17,7 +17,7 @@ namespace tpu::backend {
 enum class DType : uint8_t { F32, I8, U8, I16, I32 };
 unsigned dtypeBytes(DType t);
 const char *dtypeName(DType t); // numpy names: "float32", "int8", ...
-bool isInt8Like(DType t);       // I8 or U8: stored 4N in DDR
+bool isInt8Like(DType t);       // I8 or U8
 
 // A tensor: an activation (produced by an op or a graph input) or a weight
 // (`data` non-empty, C order, dtype's bytes). Shapes have 0..kMaxRank dims
@@ -37,6 +37,13 @@ struct Tensor {
   int64_t numel() const;
   uint64_t bytes() const { return uint64_t(numel()) * dtypeBytes(dtype); }
 };
+
+// The DDR layout of an activation: an int8/uint8 activation of more than one
+// batch item is 4N (four items share each 32-bit word, docs/isa.md); every
+// other tensor is 1N, compact C order: fp32, weights, and a one-item int8
+// activation (no padding bytes, so batch 1 moves a quarter of the bytes a
+// 4N word per element would; docs/codegen.md "Memory").
+bool stored4N(const Tensor &t);
 
 // One kind per line of OpKinds.def (its comments say what each takes).
 enum class OpKind {

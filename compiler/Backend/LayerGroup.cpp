@@ -210,12 +210,12 @@ private:
     return b;
   }
   // Tensor i's buffer for this slice: compact over the rows it holds; those
-  // that cross DDR (perSet) with room for whole 4N groups.
+  // that cross DDR (perSet) with room for whole 4N groups when stored 4N.
   LocalTensor buffer(size_t i, unsigned set, int64_t ns, const Rows &r) const {
     const TensorInfo &ti = tens_[i];
     const Shape4 s{u32(ns), u32(ti.s[1]), u32(count(r.need[i])), u32(ti.s[3])};
     if (!perSet(i)) return LocalTensor::compact(offsets_[slot_[i]], ti.d.dtype, s, e_.hw.npuLanes);
-    return LocalTensor::activation(offsets_[slot_[i] + set * perSetCount_], ti.d.dtype, s, e_.hw.npuLanes);
+    return LocalTensor::activation(offsets_[slot_[i] + set * perSetCount_], ti.d, s, e_.hw.npuLanes);
   }
   bool perSet(size_t i) const { return tens_[i].external || tens_[i].id == ops_.back()->output; }
 
@@ -251,7 +251,7 @@ private:
         if (perSet(i)) {
           if (s == 0) slot_[i] = v.size();
           v.push_back(LocalTensor::activationBytes(
-              tens_[i].d.dtype, {u32(ns), u32(tens_[i].s[1]), u32(maxRows[i]), u32(tens_[i].s[3])}, lanes));
+              tens_[i].d, {u32(ns), u32(tens_[i].s[1]), u32(maxRows[i]), u32(tens_[i].s[3])}, lanes));
         }
     perSetCount_ = sets ? (v.size() - first) / sets : 0;
     return v;

@@ -70,7 +70,10 @@ class LPRNet(nn.Module):
         context = []
         for pool, f in zip(self.pools, kept):
             f = pool(f)
-            context.append(f / torch.mean(f * f))  # torch.pow(f, 2) in the published code
+            # torch.pow(f, 2) and torch.mean(f_pow) in the published code: the mean over every axis (the
+            # batch too), kept as a [1, 1, 1, 1] tensor instead of a 0-d one (the back end has no rank-0
+            # tensors); the same division broadcast over f.
+            context.append(f / torch.mean(f * f, dim=(0, 1, 2, 3), keepdim=True))
         return torch.mean(self.container(torch.cat(context, 1)), dim=2)
 
 

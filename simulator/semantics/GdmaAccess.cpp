@@ -102,6 +102,7 @@ GdmaSideAccess sideAccess(const GdmaView &v, uint64_t elements) {
   uint64_t run = runElements(v);
   GdmaSideAccess a;
   a.local = v.local;
+  a.elementBytes = v.bytes;
   a.bytes = elements * v.bytes;
   a.runBytes = run * v.bytes;
   a.runs = elements / run;

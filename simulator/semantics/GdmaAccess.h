@@ -61,6 +61,7 @@ struct GdmaSideAccess {
   uint64_t runs = 0;      // contiguous runs (bursts) those bytes form
   uint64_t runBytes = 0;  // bytes per run
   uint64_t laneBytes = 0; // local side: bytes of the busiest lane (channels spread over lanes round-robin)
+  uint32_t elementBytes = 4;
 };
 struct GdmaAccess {
   GdmaSideAccess read, write;

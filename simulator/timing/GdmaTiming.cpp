@@ -15,11 +15,12 @@ double GdmaCost::dataCycles(double bpc) const { return std::max(lmemCycles, doub
 GdmaCost gdmaCost(const sim::GdmaAccess &access, const isa::HwConfig &hw) {
   GdmaCost c;
   c.payloadBytes = access.write.bytes;
-  uint64_t ddrPayload = 0, laneBytes = 0;
+  uint64_t ddrPayload = 0;
+  double laneBytes = 0;
   for (const sim::GdmaSideAccess *side : {&access.read, &access.write}) {
     if (side->bytes == 0) continue;
     if (side->local) {
-      laneBytes = std::max(laneBytes, side->laneBytes);
+      laneBytes = std::max(laneBytes, double(side->laneBytes) * std::max(1.0, hw.gdmaLmemMinElementBytes / side->elementBytes));
     } else {
       c.ddrBytes += ddrChannelBytes(side->runs, side->runBytes, hw.ddrBurstBytes);
       ddrPayload += side->bytes;
@@ -28,7 +29,7 @@ GdmaCost gdmaCost(const sim::GdmaAccess &access, const isa::HwConfig &hw) {
   c.latencyCycles = hw.gdmaStartupCycles * hw.perGdmaCycle() +
                    (c.ddrBytes ? hw.ddrLatencyNs * hw.cyclesPerNs() : 0.0);
   // Each lane's LMEM port takes its share: a tensor of few channels uses few ports.
-  c.lmemCycles = double(laneBytes) / hw.gdmaLmemBytesPerLanePerCycle * hw.perGdmaCycle();
+  c.lmemCycles = laneBytes / hw.gdmaLmemBytesPerLanePerCycle * hw.perGdmaCycle();
   c.burstEfficiency = c.ddrBytes ? double(ddrPayload) / double(c.ddrBytes) : 1.0;
   return c;
 }

@@ -65,9 +65,9 @@ struct GraphBuilder {
   }
 };
 
-// Device layout of an activation: int8/uint8 4N, else 1N.
+// Device layout of an activation: 4N when stored4N, else 1N.
 inline Bytes toDevice(const Tensor &t, const Bytes &v) {
-  if (!isInt8Like(t.dtype)) return v;
+  if (!stored4N(t)) return v;
   auto s = t.nchw();
   const int64_t chw = s[1] * s[2] * s[3], groups = (s[0] + 3) / 4;
   Bytes d(size_t(groups * 4 * chw), 0);
@@ -76,7 +76,7 @@ inline Bytes toDevice(const Tensor &t, const Bytes &v) {
   return d;
 }
 inline Bytes fromDevice(const Tensor &t, const Bytes &d) {
-  if (!isInt8Like(t.dtype)) return d;
+  if (!stored4N(t)) return d;
   auto s = t.nchw();
   const int64_t chw = s[1] * s[2] * s[3];
   Bytes v(size_t(s[0] * chw));

@@ -86,6 +86,19 @@ TEST(BackendCodeGen, ModelDescribesIoAndLayers) {
   EXPECT_GE(net.ctxAddr, net.coeffAddr + net.coeff.size());
 }
 
+// A one-item int8 activation is 1N in DDR (compact bytes, no 4N padding):
+// the IO tensors say so and take a quarter of the bytes 4N words would.
+TEST(BackendCodeGen, OneItemInt8Is1N) {
+  Graph g = smallCnn(DType::I8, 1);
+  auto m = compileToBmodel(g, Options{});
+  ASSERT_TRUE(m.isOk()) << m.message();
+  const bmodel::Net &net = m->nets.at(0);
+  EXPECT_EQ(net.inputs[0].storeMode, bmodel::StoreMode::N1);
+  EXPECT_EQ(net.inputs[0].size, 3u * 32 * 32);
+  EXPECT_EQ(net.outputs[0].storeMode, bmodel::StoreMode::N1);
+  expectMatchesReference(g, Options{});
+}
+
 TEST(BackendCodeGen, ActivationsReuseMemory) {
   Graph g = smallCnn(DType::F32, 4);
   auto am = assignAddresses(g, isa::HwConfig{});

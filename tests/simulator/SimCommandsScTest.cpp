@@ -158,9 +158,9 @@ TEST_F(SimCommands, StoreOverlapsTheNextComputeAndDependenciesHold) {
   // The store of add runs while the TIU computes mul.
   EXPECT_LT(storeAdd->startCycle, mul->endCycle);
   EXPECT_LT(mul->startCycle, storeAdd->endCycle);
-  // Costs come from the timing model.
+  // Costs come from the timing model (add names its first dependency: the sync cost too).
   EXPECT_DOUBLE_EQ(add->endCycle - add->startCycle,
-                   double(hw.tiuStartupCycles + kC / hw.npuLanes * kH * kW / (hw.euBytes / 4)));
+                   hw.syncCycles + double(hw.tiuStartupCycles + kC / hw.npuLanes * kH * kW / (hw.euBytes / 4)));
   EXPECT_EQ(r->payloadBytes, 4 * kTensorBytes);
   EXPECT_GE(r->ddrBytes, r->payloadBytes);
   // Per-layer statistics carry the bmodel's names.
@@ -293,10 +293,12 @@ TEST_F(SimCommands, LoadConvolveAddStoreMatchesTheFunctionalRun) {
   // Not trivially zero: z = conv + x differs from x.
   EXPECT_NE(got[100], a[100]);
 
-  // The conv's cost is the timing model's: 1 lane round x 8 pixel passes x 9 taps x 64 ic.
+  // The conv's cost is the timing model's: 1 lane round x 8 pixel passes x 9 taps x 64 ic, after the
+  // sync cost of its first dependency.
   const TraceEvent *c = find(*r, Engine::Tiu, 1);
   ASSERT_TRUE(c);
-  EXPECT_DOUBLE_EQ(c->endCycle - c->startCycle, double(hw.tiuStartupCycles) + 1.0 * (kH * kW / 32) * 9 * 64);
+  EXPECT_DOUBLE_EQ(c->endCycle - c->startCycle,
+                   hw.syncCycles + double(hw.tiuStartupCycles) + 1.0 * (kH * kW / 32) * 9 * 64);
   // The TIU waits for the weights (its dependency) before the conv starts.
   EXPECT_GT(r->tiu().waitingCycles, 0.0);
   EXPECT_EQ(r->layers.size(), 2u);

@@ -240,6 +240,27 @@ TEST(GdmaTiming, FewChannelsUseFewLanePorts) {
   EXPECT_DOUBLE_EQ(narrow->lmemCycles, 16 * wide->lmemCycles);
 }
 
+// An element takes at least gdmaLmemMinElementBytes of the LMEM side: with
+// 4, int8 elements cost what fp32 ones do there (and 4 x their own bytes),
+// fp32 is unaffected; with 1 each element costs its bytes.
+TEST(GdmaTiming, LmemSideChargesAtLeastMinElementBytesPerElement) {
+  HwConfig hw;
+  hw.gdmaLmemMinElementBytes = 4;
+  GdmaCommand f32 = s2l(hw.globalMemBase, {1, 64, 8, 8}, {4096, 64, 8, 1});
+  GdmaCommand i8 = f32;
+  i8.src.format = i8.dst.format = GdmaFormat::Int8;
+  i8.dst.stride = {64, 64, 8, 1};
+  auto a = gdmaCost(f32, hw), b = gdmaCost(i8, hw);
+  ASSERT_TRUE(a && b) << a.message() << b.message();
+  EXPECT_DOUBLE_EQ(b->lmemCycles, a->lmemCycles);
+  EXPECT_DOUBLE_EQ(a->lmemCycles, 256.0 / hw.gdmaLmemBytesPerLanePerCycle * 550.0 / 575.0);
+  hw.gdmaLmemMinElementBytes = 1;
+  auto c = gdmaCost(i8, hw), d = gdmaCost(f32, hw);
+  ASSERT_TRUE(c && d);
+  EXPECT_DOUBLE_EQ(c->lmemCycles, a->lmemCycles / 4);
+  EXPECT_DOUBLE_EQ(d->lmemCycles, a->lmemCycles);
+}
+
 // A command that names a new dependency on the other engine pays syncCycles;
 // one that waits for the same id as the command before it does not.
 TEST(Schedule, SyncCostOnlyForANewDependency) {

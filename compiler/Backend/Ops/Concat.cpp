@@ -1,4 +1,5 @@
-// Concat along channels: pure data movement in DDR (one S2S copy per input).
+// Concat along channels: pure data movement in DDR (one S2S copy per input
+// not written in place).
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -45,6 +46,8 @@ void evaluateConcat(const RefArgs &r, Bytes &out) {
 
 // A DDR activation viewed as (groups, C, rows, W) with its strides: 4N int8
 // folds each group's four items into the rows (4H rows of W bytes per channel).
+// An input already in place (its producer wrote it into the output's
+// channels: AddressAssigner) is not copied.
 void emitConcat(Emitter &e, const Op &op) {
   DTensor y = e.ddr(op.output);
   const int64_t H = y.s[2], W = y.s[3];
@@ -55,6 +58,11 @@ void emitConcat(Emitter &e, const Op &op) {
     DTensor x = e.ddr(t);
     const int64_t ci = x.s[1];
     const uint64_t eb = dtypeBytes(x.dtype);
+    const int64_t inPlace = channelByteOffset(e.g.tensors[size_t(op.output)], c0);
+    if (inPlace >= 0 && x.addr == y.addr + uint64_t(inPlace)) {
+      c0 += ci;
+      continue;
+    }
     e.s2s(x.addr, {u32(ci * rows * W), u32(rows * W), u32(W), 1},
           y.addr + uint64_t(c0 * rows * W) * eb, {u32(y.s[1] * rows * W), u32(rows * W), u32(W), 1},
           {u32(groups), u32(ci), u32(rows), u32(W)}, x.dtype, 0);

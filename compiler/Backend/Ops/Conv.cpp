@@ -269,8 +269,8 @@ public:
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     int64_t rows = std::min(inRows(hs), x_.s[2]);
     std::vector<uint64_t> v{
-        LocalTensor::activationBytes(x_.dtype, {u32(ns), u32(inChannels(cs)), u32(rows), u32(x_.s[3])}, lanes()),
-        LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
+        LocalTensor::activationBytes(x_, {u32(ns), u32(inChannels(cs)), u32(rows), u32(x_.s[3])}, lanes()),
+        LocalTensor::activationBytes(y_, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
     for (DType t : tempTypes()) v.push_back(LocalTensor::bytes(t, tempShape(ns, cs, hs), lanes()));
     return v;
   }
@@ -348,11 +348,11 @@ public:
     return {r0, r1 - r0 + 1, r0 - iy0, iy1 - r1};
   }
   LocalTensor inBuf(const Tile &t, unsigned set) const {
-    return LocalTensor::activation(bufOffset(set, 0), x_.dtype,
+    return LocalTensor::activation(bufOffset(set, 0), x_,
                          {u32(t.ns), u32(inChannels(t.cs)), u32(std::max<int64_t>(1, rowsFor(t).rows)), u32(x_.s[3])}, lanes());
   }
   LocalTensor outBuf(const Tile &t, unsigned set) const {
-    return LocalTensor::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
+    return LocalTensor::activation(bufOffset(set, 1), y_, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     Rows r = rowsFor(t);

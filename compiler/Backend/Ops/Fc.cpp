@@ -106,8 +106,8 @@ public:
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], 1}; }
   bool cutsH() const override { return false; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
-    return {LocalTensor::activationBytes(x_.dtype, leftShape(ns), lanes()),
-            LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), 1, 1}, lanes())};
+    return {LocalTensor::activationBytes(x_, leftShape(ns), lanes()),
+            LocalTensor::activationBytes(y_, {u32(ns), u32(cs), 1, 1}, lanes())};
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
     std::vector<uint64_t> v{LocalTensor::bytes(wt_, {u32(k_), u32(cs), 1, 1}, lanes())};
@@ -126,10 +126,10 @@ public:
     return op_.transposedInput ? Shape4{u32(k_), u32(ns), 1, 1} : Shape4{u32(ns), u32(k_), 1, 1};
   }
   LocalTensor leftBuf(const Tile &t, unsigned set) const {
-    return LocalTensor::activation(bufOffset(set, 0), x_.dtype, leftShape(t.ns), lanes());
+    return LocalTensor::activation(bufOffset(set, 0), x_, leftShape(t.ns), lanes());
   }
   LocalTensor outBuf(const Tile &t, unsigned set) const {
-    return LocalTensor::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
+    return LocalTensor::activation(bufOffset(set, 1), y_, {u32(t.ns), u32(t.cs), 1, 1}, lanes());
   }
   uint16_t loadFixed(const Tile &t, uint16_t wait) override {
     // DDR weight [n_out, K] is the local layout's order: the same bytes seen

@@ -122,10 +122,9 @@ struct DdrLayout {
   int64_t step() const { return n4 ? 4 : 1; }
 };
 
-// Weights are compact C order in DDR, int8 ones too.
 DdrLayout layoutOf(const Tensor &t) {
   const auto s = t.nchw();
-  return {s[1] * s[2] * s[3], isInt8Like(t.dtype) && !t.isWeight(), int64_t(dtypeBytes(t.dtype))};
+  return {s[1] * s[2] * s[3], stored4N(t), int64_t(dtypeBytes(t.dtype))};
 }
 
 // The commands of one piece (see the file comment for the cuts).
@@ -182,25 +181,24 @@ void forEachCommand(const Graph &g, const Op &op, const std::function<void(const
 
 std::array<uint32_t, 4> u32s(const std::array<int64_t, 4> &v) { return {u32(v[0]), u32(v[1]), u32(v[2]), u32(v[3])}; }
 
-// The fill, as 32-bit word fills of the output elements no piece writes
-// (fp32 elements; an int8 tensor of one item has each element in a word of
-// its own, the fill byte repeated). An int8 output of several items, or
-// one whose unwritten elements form more than 64 runs, is filled whole
-// (int8: every byte of the 4N words). Rows of up to 32768 elements.
+// The fill, as fills of the output elements no piece writes (fp32 as 32-bit
+// words, 1N int8 as bytes). A 4N output, or one whose unwritten elements
+// form more than 64 runs, is filled whole (4N: every byte of the words).
+// Rows of up to 32768 elements.
 void emitFill(Emitter &e, const Op &op) {
   const DTensor y = e.ddr(op.output);
   const Tensor &t = e.g.tensors[size_t(op.output)];
-  const bool bytes = y.n4() && y.s[0] > 1;
+  const bool int8 = isInt8Like(y.dtype);
   const uint8_t q = uint8_t(int8_t(int(op.fillValue)));
-  uint32_t bits = q * 0x01010101u;
-  if (!y.n4()) std::memcpy(&bits, &op.fillValue, 4);
-  const DType format = bytes ? y.dtype : DType::F32;
+  uint32_t bits = q;
+  if (!int8) std::memcpy(&bits, &op.fillValue, 4);
+  const DType format = int8 ? y.dtype : DType::F32;
   auto fill = [&](int64_t start, int64_t count) {
     const int64_t row = std::min<int64_t>(count, 32768), rows = count / row, rest = count % row;
     auto command = [&](int64_t at, int64_t h, int64_t w) {
       isa::GdmaCommand c;
       c.direction = isa::GdmaDirection::S2S, c.specialFunc = isa::GdmaSpecialFunc::ConstantFill;
-      c.constantValue = bytes ? q : bits;
+      c.constantValue = bits;
       c.dst.addr = c.src.addr = y.addr + uint64_t(at) * dtypeBytes(format);
       c.dst.format = c.src.format = formatOf(format);
       c.dst.shape = c.src.shape = {1, 1, u32(h), u32(w)};
@@ -210,7 +208,7 @@ void emitFill(Emitter &e, const Op &op) {
     command(start, rows, row);
     if (rest) command(start + rows * row, 1, rest);
   };
-  if (bytes) return fill(0, (y.s[0] + 3) / 4 * 4 * y.s[1] * y.s[2] * y.s[3]);
+  if (y.n4()) return fill(0, (y.s[0] + 3) / 4 * 4 * y.s[1] * y.s[2] * y.s[3]);
   const std::vector<char> written = writtenElements(op, t.numel());
   std::vector<std::pair<int64_t, int64_t>> runs;
   for (int64_t i = 0; i < t.numel();) {
@@ -232,15 +230,15 @@ void emitFill(Emitter &e, const Op &op) {
 // permute that moves the last dim: NHWC -> NCHW) every source element is a
 // burst of its own; if another dim is contiguous in the source, a cw
 // transpose (dst(n, w, h, c) = src(n, c, h, w)) reads along that dim and
-// writes along the destination's: runs on both sides. fp32 only (int8 4N
-// elements are 4 bytes apart on both sides anyway).
+// writes along the destination's: runs on both sides (a 4N side has no
+// contiguous dim: its elements are 4 bytes apart).
 void emitCommand(Emitter &e, uint64_t src, uint64_t dst, const MoveCommand &c, DType t) {
   int dstRun = -1, srcRun = -1;
   for (int k = 0; k < 4; ++k) {
     if (c.shape[k] > 1 && c.dstStride[k] == 1) dstRun = k;
     if (c.shape[k] > 1 && c.srcStride[k] == 1) srcRun = k;
   }
-  if (isInt8Like(t) || dstRun < 0 || srcRun < 0 || dstRun == srcRun) {
+  if (dstRun < 0 || srcRun < 0 || dstRun == srcRun) {
     e.s2s(src, u32s(c.srcStride), dst, u32s(c.dstStride), u32s(c.shape), t, 0);
     return;
   }
@@ -261,25 +259,11 @@ void emitCommand(Emitter &e, uint64_t src, uint64_t dst, const MoveCommand &c, D
   e.b->gdma(g, 0);
 }
 
-// An int8 activation of one item: each element is the low byte of its own
-// 4N word (the other three are padding).
-bool oneItemWords(const Tensor &t) { return isInt8Like(t.dtype) && !t.isWeight() && t.nchw()[0] == 1; }
-
 void emitMove(Emitter &e, const Op &op) {
   if (op.fills) emitFill(e, op);
   const DTensor y = e.ddr(op.output);
-  const bool yWords = oneItemWords(e.g.tensors[size_t(op.output)]);
   forEachCommand(e.g, op, [&](const MoveCommand &c) {
-    const int xt = op.inputs[size_t(c.input)];
-    const DTensor x = e.ddr(xt);
-    if (yWords && oneItemWords(e.g.tensors[size_t(xt)])) {
-      // Both sides one item: moved as whole 32-bit words (padding bytes
-      // too), so runs form and a permute may be a cw transpose.
-      MoveCommand w = c;
-      for (int k = 0; k < 4; ++k) w.srcStride[k] /= 4, w.dstStride[k] /= 4;
-      emitCommand(e, x.addr + c.srcOffset, y.addr + c.dstOffset, w, DType::F32);
-      return;
-    }
+    const DTensor x = e.ddr(op.inputs[size_t(c.input)]);
     emitCommand(e, x.addr + c.srcOffset, y.addr + c.dstOffset, c, x.dtype);
   });
 }

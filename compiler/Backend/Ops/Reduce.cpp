@@ -44,13 +44,6 @@ struct ReducePlan {
   int64_t yGroupElems = 0;
 };
 
-// DDR element strides of an activation: fp32 1N; int8 4N inside one group of
-// four items (the item is the lowest byte of each word).
-std::array<int64_t, 4> elementStrides(DType t, const std::array<int64_t, 4> &s) {
-  if (isInt8Like(t)) return {1, 4 * s[2] * s[3], 4 * s[3], 4};
-  return {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
-}
-
 // The input's arrangement: kept dims merged onto n and c, reduced onto h and w.
 Result<ReducePlan> planAxes(const Tensor &x, const std::array<bool, 4> &axes) {
   struct Dim {
@@ -58,8 +51,9 @@ Result<ReducePlan> planAxes(const Tensor &x, const std::array<bool, 4> &axes) {
     bool reduced, batch;
   };
   const auto xs = x.nchw();
-  const bool n4 = isInt8Like(x.dtype);
-  const auto st = elementStrides(x.dtype, xs);
+  const DTensor xd = DTensor::of(x, 0);
+  const bool n4 = xd.n4();
+  const auto st = xd.strides();
   // Dims of size 1 drop out; adjacent dims of one kind merge when their
   // strides continue each other (never a 4N batch).
   std::vector<Dim> dims;
@@ -103,12 +97,10 @@ Result<ReducePlan> planReduce(const Tensor &x, const Tensor &y, const std::array
   if (y.numel() != p.size[0] * p.size[1])
     return makeError("output has ", y.numel(), " elements, the kept dims ", p.size[0] * p.size[1]);
   p.yStride = {p.size[1], 1};
-  if (isInt8Like(y.dtype)) {
+  if (stored4N(y)) {
     const auto ys = y.nchw();
     const int64_t rest = ys[1] * ys[2] * ys[3];
-    if (ys[0] == 1) {
-      p.yStride = {4 * p.size[1], 4}; // one item: every element its own word
-    } else if (rest == 1) {
+    if (rest == 1) {
       // one element per item: the 4N bytes are the items in order
     } else if (p.size[0] == ys[0] && p.size[1] == rest) {
       p.yGroups = true, p.yStride = {1, 4}, p.yGroupElems = 4 * rest;
@@ -120,6 +112,23 @@ Result<ReducePlan> planReduce(const Tensor &x, const Tensor &y, const std::array
 }
 
 bool isSumLike(ReduceMode m) { return m == ReduceMode::Sum || m == ReduceMode::Mean; }
+
+// A sum or mean of every element of x whose DDR bytes are exactly its
+// elements (1N, or 4N with full groups) runs over all lanes (SpreadSumOp):
+// each of kSpreadRuns runs of the bytes is summed in its own lane, the
+// partial sums gather into one lane and are summed there, then the
+// multiplier (int8) or 1 / count (fp32 mean) applies once. Else the pord
+// window would take the whole tensor through one lane (LPRNet's global
+// context: 74 k elements at batch 4). The run length, 0 when the rule does
+// not apply.
+constexpr int64_t kSpreadRuns = 64;
+int64_t spreadSumRun(const Tensor &x, const Tensor &y, const Op &op) {
+  const int64_t count = x.numel();
+  if (!isSumLike(op.reduceMode) || y.numel() != 1 || count % kSpreadRuns || count / kSpreadRuns < 2 ||
+      count / kSpreadRuns > 0xFFFF || (stored4N(x) && x.nchw()[0] % 4))
+    return 0;
+  return count / kSpreadRuns;
+}
 
 Status validateReduce(const OpCheck &c) {
   const Tensor &x = c.in(0);
@@ -192,6 +201,17 @@ void evaluateReduce(const RefArgs &r, Bytes &out) {
     return;
   }
   const float *x = floats(*r.in[0]);
+  if (const int64_t run = spreadSumRun(r.x, r.y, r.op)) { // SpreadSumOp's order: runs, then their sums
+    float total = 0.0f;
+    for (int64_t j = 0; j < kSpreadRuns; ++j) {
+      float part = 0.0f;
+      for (int64_t i = 0; i < run; ++i) part += x[j * run + i];
+      total += part;
+    }
+    const float y = m == ReduceMode::Mean ? total * (1.0f / float(r.x.numel())) : total;
+    out = fromFloats({y});
+    return;
+  }
   const ReducePlan plan = *planReduce(r.x, r.y, r.op.reduceAxes);
   // The pord sum multiplies every tap by its constant first (no FMA).
   const float k = m == ReduceMode::Mean ? 1.0f / float(red.size()) : 1.0f;
@@ -447,6 +467,73 @@ private:
   }
 };
 
+// A sum or mean over every element, spread over the lanes (spreadSumRun):
+// one load puts run j of the input's DDR bytes into lane j (wrapping past the
+// last lane), md_sum leaves each run's sum in its lane (int32 for int8: exact),
+// a local GDMA copy gathers the kSpreadRuns sums into one lane, md_sum adds
+// them, and one ar multiply applies the int8 multiplier and right shift (sum
+// x * m = m * sum x) or, for an fp32 mean, 1 / count.
+class SpreadSumOp : public SlicedOp {
+public:
+  SpreadSumOp(Emitter &e, const Op &op)
+      : SlicedOp(e, op), x_(e.ddr(op.inputs[0])), y_(e.ddr(op.output)),
+        run_(spreadSumRun(e.g.tensors[size_t(op.inputs[0])], e.g.tensors[size_t(op.output)], op)) {}
+  std::array<int64_t, 3> extents() const override { return {1, kSpreadRuns, 1}; }
+  bool cutsC() const override { return false; }
+  bool cutsH() const override { return false; }
+  std::vector<uint64_t> setBytes(int64_t, int64_t, int64_t) const override {
+    const uint32_t L = lanes();
+    return {LocalTensor::bytes(x_.dtype, runsShape(), L), LocalTensor::bytes(accType(), {1, u32(kSpreadRuns), 1, 1}, L),
+            LocalTensor::bytes(accType(), {1, 1, 1, u32(kSpreadRuns)}, L), LocalTensor::bytes(accType(), {1, 1, 1, 1}, L),
+            LocalTensor::bytes(y_.dtype, {1, 1, 1, 1}, L)};
+  }
+  uint16_t load(const Tile &, unsigned set, uint16_t wait) override {
+    return e_.loadWeight(x_.addr, x_.dtype, {1, u32(kSpreadRuns), 1, u32(run_)}, {0, u32(run_), u32(run_), 1},
+                         buf(set, 0, x_.dtype, runsShape()), wait);
+  }
+  uint16_t compute(const Tile &, unsigned set, uint16_t wait) override {
+    const LocalTensor runs = buf(set, 0, x_.dtype, runsShape()), parts = buf(set, 1, accType(), {1, u32(kSpreadRuns), 1, 1});
+    const LocalTensor row = buf(set, 2, accType(), {1, 1, 1, u32(kSpreadRuns)}), total = buf(set, 3, accType(), {1, 1, 1, 1});
+    uint16_t id = sum(parts, runs, wait);
+    isa::GdmaCommand g; // the kSpreadRuns sums, lane by lane, into one lane's row (4-byte elements)
+    g.direction = isa::GdmaDirection::L2L;
+    g.src.addr = parts.addr(hw_), g.dst.addr = row.addr(hw_), g.src.format = g.dst.format = isa::GdmaFormat::Fp32;
+    g.src.shape = {1, u32(kSpreadRuns), 1, 1}, g.dst.shape = {1, 1, 1, u32(kSpreadRuns)};
+    g.src.stride = {parts.stride.n, parts.stride.c, parts.stride.h, parts.stride.w};
+    g.dst.stride = {row.stride.n, row.stride.c, row.stride.h, row.stride.w};
+    const uint16_t gathered = e_.b->gdma(g, id);
+    id = sum(total, row, gathered);
+    isa::Arith a;
+    a.eu = isa::EuOp::Mul, a.res0 = buf(set, 4, y_.dtype, {1, 1, 1, 1}).operand(hw_), a.opd0 = total.operand(hw_);
+    a.opd1 = y_.dtype == DType::F32 ? constantF(op_.reduceMode == ReduceMode::Mean ? 1.0f / float(kSpreadRuns * run_) : 1.0f)
+                                    : constant(DType::U8, op_.multipliers.at(0));
+    a.opd1.shape = a.opd0.shape = a.res0.shape;
+    a.rshift = y_.dtype == DType::F32 ? 0 : uint32_t(op_.rshift);
+    return e_.b->tiu(a, id);
+  }
+  uint16_t store(const Tile &, unsigned set, uint16_t wait) override {
+    return e_.move(false, y_, 0, 1, 0, 1, 0, 1, buf(set, 4, y_.dtype, {1, 1, 1, 1}), wait);
+  }
+
+private:
+  DType accType() const { return y_.dtype == DType::F32 ? DType::F32 : DType::I32; }
+  Shape4 runsShape() const { return {1, u32(kSpreadRuns), 1, u32(run_)}; }
+  LocalTensor buf(unsigned set, size_t i, DType t, Shape4 s) const { return LocalTensor::compact(bufOffset(set, i), t, s, lanes()); }
+  uint16_t sum(const LocalTensor &out, const LocalTensor &in, uint16_t wait) {
+    isa::MdSum m;
+    m.output = out.operand(hw_), m.input = in.operand(hw_);
+    return e_.b->tiu(m, wait);
+  }
+  DTensor x_, y_;
+  int64_t run_;
+};
+
+std::unique_ptr<SlicedOp> reduceEmitter(Emitter &e, const Op &op) {
+  if (spreadSumRun(e.g.tensors[size_t(op.inputs[0])], e.g.tensors[size_t(op.output)], op))
+    return std::make_unique<SpreadSumOp>(e, op);
+  return std::make_unique<ReduceOp>(e, op);
+}
+
 // An fp32 op whose output has the input's shape (LayerNorm, Softmax): its
 // result in buffer 1 of a set goes back through the input's strides.
 class PlaneOp : public AxesOp {
@@ -562,7 +649,7 @@ Status reduceLayout(const Tensor &x, const Tensor &y, const std::array<bool, 4> 
 }
 
 namespace ops {
-const OpImpl Reduce{OpKind::Reduce, validateReduce, evaluateReduce, slicedAs<ReduceOp>, nullptr, nullptr};
+const OpImpl Reduce{OpKind::Reduce, validateReduce, evaluateReduce, reduceEmitter, nullptr, nullptr};
 const OpImpl LayerNorm{OpKind::LayerNorm, validateLayerNorm, evaluateLayerNorm, slicedAs<LayerNormOp>, nullptr, nullptr};
 const OpImpl Softmax{OpKind::Softmax, validateSoftmax, evaluateSoftmax, slicedAs<SoftmaxOp>, nullptr, nullptr};
 const OpImpl LogSoftmax{OpKind::LogSoftmax, validateSoftmax, evaluateSoftmax, slicedAs<SoftmaxOp>, nullptr, nullptr};

@@ -98,10 +98,10 @@ public:
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     int64_t rows = 1; // the most any slice of hs output rows reads
     for (int64_t h0 = 0; h0 < y_.s[2]; ++h0) rows = std::max(rows, rowsFor(h0, std::min(hs, y_.s[2] - h0)).second);
-    std::vector<uint64_t> v{LocalTensor::activationBytes(x_.dtype, {u32(ns), u32(cs), u32(rows), u32(x_.s[3])}, lanes()),
-                            LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
+    std::vector<uint64_t> v{LocalTensor::activationBytes(x_, {u32(ns), u32(cs), u32(rows), u32(x_.s[3])}, lanes()),
+                            LocalTensor::activationBytes(y_, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
     if (!keepW_ && !keepH_)
-      v.push_back(LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(rows), u32(y_.s[3])}, lanes()));
+      v.push_back(LocalTensor::activationBytes(y_, {u32(ns), u32(cs), u32(rows), u32(y_.s[3])}, lanes()));
     return v;
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
@@ -134,14 +134,14 @@ private:
     return {a, b - a + 1};
   }
   LocalTensor inBuf(const Tile &t, unsigned set) const {
-    return LocalTensor::activation(bufOffset(set, 0), x_.dtype,
+    return LocalTensor::activation(bufOffset(set, 0), x_,
                                    {u32(t.ns), u32(t.cs), u32(rowsFor(t.h0, t.hs).second), u32(x_.s[3])}, lanes());
   }
   LocalTensor outBuf(const Tile &t, unsigned set) const {
-    return LocalTensor::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
+    return LocalTensor::activation(bufOffset(set, 1), y_, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
   }
   LocalTensor tmpBuf(const Tile &t, unsigned set) const {
-    return LocalTensor::activation(bufOffset(set, 2), y_.dtype,
+    return LocalTensor::activation(bufOffset(set, 2), y_,
                                    {u32(t.ns), u32(t.cs), u32(rowsFor(t.h0, t.hs).second), u32(y_.s[3])}, lanes());
   }
   // `src` moved along W (or H) into `dst` by taps t for output indices

@@ -1,6 +1,7 @@
 // Slice: a strided box of the input, per NCHW dim output element i is input
 // element sliceStart + i * sliceStep (step >= 1). Pure data movement in DDR:
-// strided S2S copies, the steps folded into the source strides.
+// strided S2S copies, the steps folded into the source strides; nothing
+// when the box is a contiguous run the output shares (sliceByteOffset).
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -51,20 +52,6 @@ void evaluateSlice(const RefArgs &r, Bytes &out) {
         }
 }
 
-// Element strides of a DDR activation (fp32 1N: n, c, h, w; int8 4N: the
-// item within its group of four is the lowest byte, so c, h, w step by 4
-// and n counts within one group only).
-std::array<int64_t, 4> ddrStrides(const DTensor &d) {
-  const int64_t C = d.s[1], H = d.s[2], W = d.s[3];
-  if (d.n4()) return {1, 4 * H * W, 4 * W, 4};
-  return {C * H * W, H * W, W, 1};
-}
-// Element offset of item n's first element (c, h, w = 0).
-uint64_t itemOffset(const DTensor &d, int64_t n) {
-  const int64_t chw = d.s[1] * d.s[2] * d.s[3];
-  return d.n4() ? uint64_t((n / 4) * 4 * chw + n % 4) : uint64_t(n * chw);
-}
-
 // The S2S copy of a slice, or of each output item (`perItem`): shape and
 // strides in elements of `dtype`.
 struct SliceCopy {
@@ -73,11 +60,11 @@ struct SliceCopy {
   std::array<int64_t, 4> shape, srcStride, dstStride;
 };
 
-// fp32, or int8 keeping every batch item: one command for the whole box. An
-// int8 slice that keeps all items moves 4N words (4 bytes, the four items of
-// a group), so a row stays one contiguous run. int8 that selects items: one
+// 1N on both sides (fp32, one-item int8): one command for the whole box. A
+// 4N slice that keeps all items moves 4N words (4 bytes, the four items of
+// a group), so a row stays one contiguous run. A 4N side otherwise: one
 // command per output item (items of different source groups cannot share a
-// command's n stride), moving single bytes 4 apart.
+// command's n stride), moving single bytes 4 apart on the 4N side.
 SliceCopy planSlice(const DTensor &x, const DTensor &y, const Op &op) {
   const auto &step = op.sliceStep;
   const bool allItems = op.sliceStart[0] == 0 && step[0] == 1 && y.s[0] == x.s[0];
@@ -87,13 +74,16 @@ SliceCopy planSlice(const DTensor &x, const DTensor &y, const Op &op) {
             {C * H * W, H * W * step[1], W * step[2], step[3]},
             {y.s[1] * y.s[2] * y.s[3], y.s[2] * y.s[3], y.s[3], 1}};
   }
-  SliceCopy p{x.dtype, y.n4(), {y.n4() ? 1 : y.s[0], y.s[1], y.s[2], y.s[3]}, ddrStrides(x), ddrStrides(y)};
+  const bool perItem = x.n4() || y.n4();
+  SliceCopy p{x.dtype, perItem, {perItem ? 1 : y.s[0], y.s[1], y.s[2], y.s[3]}, x.strides(), y.strides()};
   for (int d = 0; d < 4; ++d) p.srcStride[d] *= step[d];
   return p;
 }
 
 void emitSlice(Emitter &e, const Op &op) {
   const DTensor x = e.ddr(op.inputs[0]), y = e.ddr(op.output);
+  const int64_t inPlace = sliceByteOffset(e.g, op);
+  if (inPlace >= 0 && y.addr == x.addr + uint64_t(inPlace)) return; // the output is those bytes of x
   const SliceCopy p = planSlice(x, y, op);
   const auto &start = op.sliceStart;
   auto u32s = [](const std::array<int64_t, 4> &a) {
@@ -102,26 +92,24 @@ void emitSlice(Emitter &e, const Op &op) {
   if (!p.perItem) {
     // Word (4N) or element units: the box's first element in those units.
     const bool words = p.dtype != x.dtype;
-    const auto xs = words ? std::array<int64_t, 4>{0, x.s[2] * x.s[3], x.s[3], 1} : ddrStrides(x);
+    const auto xs = words ? std::array<int64_t, 4>{0, x.s[2] * x.s[3], x.s[3], 1} : x.strides();
     const int64_t first = start[0] * xs[0] + start[1] * xs[1] + start[2] * xs[2] + start[3] * xs[3];
     e.s2s(x.addr + uint64_t(first) * dtypeBytes(p.dtype), u32s(p.srcStride), y.addr, u32s(p.dstStride),
           u32s(p.shape), p.dtype, 0);
     return;
   }
   const uint64_t eb = dtypeBytes(x.dtype);
-  const auto xs = ddrStrides(x);
+  const auto xs = x.strides();
   const int64_t inner = start[1] * xs[1] + start[2] * xs[2] + start[3] * xs[3];
   for (int64_t n = 0; n < y.s[0]; ++n) {
-    const uint64_t src = x.addr + (itemOffset(x, start[0] + n * op.sliceStep[0]) + uint64_t(inner)) * eb;
-    e.s2s(src, u32s(p.srcStride), y.addr + itemOffset(y, n) * eb, u32s(p.dstStride), u32s(p.shape), p.dtype, 0);
+    const uint64_t src = x.addr + (x.itemOffset(start[0] + n * op.sliceStep[0]) + uint64_t(inner)) * eb;
+    e.s2s(src, u32s(p.srcStride), y.addr + y.itemOffset(n) * eb, u32s(p.dstStride), u32s(p.shape), p.dtype, 0);
   }
 }
 
 // A command's shape fields are 16 bits, its strides 32.
 Status encodableSlice(const Graph &g, const Op &op) {
-  DTensor x, y;
-  x.dtype = g.tensors[size_t(op.inputs[0])].dtype, x.s = g.tensors[size_t(op.inputs[0])].nchw();
-  y.dtype = g.tensors[size_t(op.output)].dtype, y.s = g.tensors[size_t(op.output)].nchw();
+  const DTensor x = DTensor::of(g.tensors[size_t(op.inputs[0])], 0), y = DTensor::of(g.tensors[size_t(op.output)], 0);
   const SliceCopy p = planSlice(x, y, op);
   for (int d = 0; d < 4; ++d) {
     if (p.shape[d] > 0xFFFF)

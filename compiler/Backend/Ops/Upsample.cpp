@@ -48,14 +48,14 @@ public:
   UpsampleOp(Emitter &e, const Op &op) : SlicedOp(e, op) { x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output); }
   std::array<int64_t, 3> extents() const override { return {x_.s[0], x_.s[1], x_.s[2]}; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
-    return {LocalTensor::activationBytes(x_.dtype, {u32(ns), u32(cs), u32(hs), u32(x_.s[3])}, lanes()),
-            LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs * op_.scaleH), u32(y_.s[3])}, lanes())};
+    return {LocalTensor::activationBytes(x_, {u32(ns), u32(cs), u32(hs), u32(x_.s[3])}, lanes()),
+            LocalTensor::activationBytes(y_, {u32(ns), u32(cs), u32(hs * op_.scaleH), u32(y_.s[3])}, lanes())};
   }
   LocalTensor inBuf(const Tile &t, unsigned set) const {
-    return LocalTensor::activation(bufOffset(set, 0), x_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(x_.s[3])}, lanes());
+    return LocalTensor::activation(bufOffset(set, 0), x_, {u32(t.ns), u32(t.cs), u32(t.hs), u32(x_.s[3])}, lanes());
   }
   LocalTensor outBuf(const Tile &t, unsigned set) const {
-    return LocalTensor::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs * op_.scaleH), u32(y_.s[3])},
+    return LocalTensor::activation(bufOffset(set, 1), y_, {u32(t.ns), u32(t.cs), u32(t.hs * op_.scaleH), u32(y_.s[3])},
                             lanes());
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
