@@ -93,7 +93,7 @@ private:
 
 // One add<Family>Lowerings per file of Ops/.
 void addConvLowerings(LoweringTable &t);       // Ops/Conv.cpp: conv, conv_transpose
-void addGemmLowerings(LoweringTable &t);       // Ops/Gemm.cpp: gemm, matmul
+void addGemmLowerings(LoweringTable &t);       // Ops/Gemm.cpp: gemm, matmul (fc or two activations)
 void addPoolLowerings(LoweringTable &t);       // Ops/Pool.cpp: max_pool, avg_pool, global_avg_pool
 void addElementwiseLowerings(LoweringTable &t); // Ops/Elementwise.cpp: add, sub, mul, div, max, min, pow, prelu,
                                                 // greater, less, equal, where
@@ -148,6 +148,8 @@ public:
   // Ops/Gemm.cpp
   Status lowerFc(mlir::Operation *op, mlir::Value a, mlir::Value bw, mlir::Value c, double alpha, double beta,
                  bool transA, bool transB);
+  // A constant right operand: lowerFc; two activations: tpu.matmul (fp32).
+  Status lowerMatMul(top::MatMulOp op);
   // Ops/Pool.cpp
   Status lowerPool(mlir::Operation *op, bool isMax);
   // Ops/Elementwise.cpp

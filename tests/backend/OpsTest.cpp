@@ -935,6 +935,56 @@ TEST(BackendBinary, ComparisonsAndWhere) {
   }
 }
 
+// The product of two activations (attention's Q.K^T and P.V; one batch dim;
+// M past the 64 lanes), whole and sliced over the batch and M, bit-exact.
+TEST(BackendMatMul, Fp32BatchedWholeAndSliced) {
+  struct MatMulCase {
+    std::vector<int64_t> a, b;
+  };
+  const MatMulCase cases[] = {
+      {{1, 12, 197, 64}, {1, 12, 64, 197}}, // ViT-B/16 Q.K^T per head
+      {{1, 12, 197, 197}, {1, 12, 197, 64}}, // P.V
+      {{5, 70, 9}, {5, 9, 3}},
+      {{33, 17}, {17, 66}},
+  };
+  for (const auto &mc : cases)
+    for (bool small : {false, true}) {
+      GraphBuilder gb;
+      std::vector<int64_t> ys(mc.a.begin(), mc.a.end() - 1);
+      ys.push_back(mc.b.back());
+      int a = gb.act("a", mc.a, DType::F32), b = gb.act("b", mc.b, DType::F32), y = gb.act("y", ys, DType::F32);
+      gb.op(OpKind::MatMul, "mm", {a, b}, y);
+      gb.g.inputs = {a, b}, gb.g.outputs = {y};
+      Options opt;
+      if (small) opt.hw = smallLmem(16 * 1024);
+      SCOPED_TRACE("a " + std::to_string(mc.a[mc.a.size() - 2]) + "x" + std::to_string(mc.a.back()) +
+                   (small ? " sliced" : ""));
+      auto rep = expectMatchesReference(gb.g, opt, 7, /*fp32BitExact=*/true);
+      if (small && mc.a.size() == 4) {
+        EXPECT_GT(rep.ops.at(0).slices, 1u);
+      }
+    }
+}
+
+TEST(BackendMatMul, RejectsWhatTheChipCannotDo) {
+  auto check = [](std::vector<int64_t> as, std::vector<int64_t> bs, std::vector<int64_t> ys, DType t,
+                  const std::string &want) {
+    GraphBuilder gb;
+    int a = gb.act("a", as, t, 0.1f), b = gb.act("b", bs, t, 0.1f), y = gb.act("y", ys, t, 0.1f);
+    gb.op(OpKind::MatMul, "mm", {a, b}, y);
+    gb.g.inputs = {a, b}, gb.g.outputs = {y};
+    auto st = gb.g.validate();
+    if (st) st = compileToBmodel(gb.g, Options{}).status();
+    ASSERT_FALSE(st) << want;
+    EXPECT_NE(st.message().find(want), std::string::npos) << st.message();
+  };
+  check({2, 3, 4}, {2, 4, 5}, {2, 3, 5}, DType::I8, "fp32 only (int8 models run it as an fp32 island)");
+  check({2, 3, 4}, {1, 4, 5}, {2, 3, 5}, DType::F32, "lhs and rhs leading (batch) dims differ");
+  check({2, 3, 4}, {2, 5, 5}, {2, 3, 5}, DType::F32, "lhs has K = 4 columns but rhs K = 5 rows");
+  check({2, 3, 4}, {2, 4, 5}, {2, 3, 4}, DType::F32, "output must be the leading dims, M = 3 and N = 5");
+  check({1, 5000}, {5000, 2}, {1, 2}, DType::F32, "K = 5000 exceeds the");
+}
+
 TEST(BackendBinary, Int8SubMinAndBroadcast) {
   for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Max, OpKind::Min})
     for (const BinaryCase &bc : broadcastCases()) {
