@@ -341,16 +341,42 @@ TEST_P(OpTest, FcTransposedInput) {
   expectMatchesReference(gb.g, opts());
 }
 
-TEST_P(OpTest, FcTooWideIsAnError) {
+// Rows longer than the 4095 one mm command takes (VGG's 25088) run as
+// chunks that accumulate: fp32 bit-exact with the reference's chunked sums,
+// int8 through an int32 buffer; whole and sliced over the output columns.
+TEST(BackendFc, WideRowsInChunks) {
+  for (DType t : {DType::F32, DType::I8})
+    for (bool small : {false, true}) {
+      GraphBuilder gb;
+      const bool int8 = t != DType::F32;
+      int x = gb.act("x", {3, 9000}, t), y = gb.act("y", {3, 130}, t);
+      Op &o = gb.op(OpKind::Fc, "fc",
+                    {x, gb.weight("w", {130, 9000}, int8 ? DType::I8 : DType::F32),
+                     gb.weight("b", {130}, int8 ? DType::I16 : DType::F32)}, y);
+      o.rshift = int8 ? 13 : 0, o.relu = true;
+      gb.g.inputs = {x}, gb.g.outputs = {y};
+      Options opt;
+      if (small) opt.hw = smallLmem(int8 ? 16 * 1024 : 64 * 1024); // the weights of 64 columns at a time
+      SCOPED_TRACE(std::string(int8 ? "int8" : "fp32") + (small ? " sliced" : ""));
+      auto rep = expectMatchesReference(gb.g, opt, 7, /*fp32BitExact=*/true);
+      EXPECT_EQ(rep.ops.at(0).tiuCommands, rep.ops.at(0).slices * (int8 ? 4u : 3u)); // 3 chunks (+ requant)
+      if (small) {
+        EXPECT_GT(rep.ops.at(0).slices, 1u);
+      }
+    }
+}
+
+TEST_P(OpTest, FcTransposedTooWideIsAnError) {
   GraphBuilder gb;
-  int x = gb.act("x", {3, 5000}, t());
+  int x = gb.act("x", {5000, 3}, t());
   int y = gb.act("y", {3, 70}, t());
   Op &o = gb.op(OpKind::Fc, "fc", {x, gb.weight("w", {70, 5000}, weightType()), gb.weight("b", {70}, biasType())}, y);
-  o.rshift = int8() ? 12 : 0;
+  o.rshift = int8() ? 12 : 0, o.transposedInput = true;
   gb.g.inputs = {x}, gb.g.outputs = {y};
   auto m = compileToBmodel(gb.g, opts());
   ASSERT_FALSE(m.isOk());
-  EXPECT_EQ(m.message(), "Fc 'fc': K = 5000 exceeds the 4095 rows one matrix command takes (K splitting is not implemented)");
+  EXPECT_EQ(m.message(), "Fc 'fc': K = 5000 exceeds the 4095 rows one matrix command takes with a transposed input "
+                         "(K splitting is not implemented)");
 }
 
 TEST_P(OpTest, ConcatUpsampleReshape) {

@@ -1,7 +1,10 @@
 // Fc: (M, K) x (K, N) + bias; rows = batch, K over the lanes. x is
 // (N, K...) flattened, the weight [n_out, K], the bias [n_out]. With
 // transposedInput x is (K, M): K items of M channels, read by the mm
-// command transposed (gemm transA).
+// command transposed (gemm transA). K past the 4095 rows one mm command
+// takes (VGG's 25088) is cut into chunks that accumulate in the result (eu
+// mac): fp32 adds each chunk's sum to the previous ones (the reference sums
+// the same way); int8 sums exactly in an int32 buffer and requantizes once.
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -33,12 +36,28 @@ Status validateFc(const OpCheck &c) {
   return c.optionalBias(2);
 }
 
-// K is the right matrix's row count (opd1_n) and the left's channels.
+// K is the right matrix's row count (opd1_n) and the left's channels: at
+// most 4095 per command. Longer rows run as `count` chunks of `rows` (the
+// last one shorter), a multiple of the 64 lanes so that each chunk's left
+// columns start in lane 0.
+struct KChunks {
+  int64_t rows, count;
+};
+KChunks kChunks(int64_t k) {
+  if (k <= maxChannels()) return {k, 1};
+  const int64_t lanes = 64, most = maxChannels() / lanes * lanes;
+  const int64_t count = ceilDiv(k, most);
+  return {ceilDiv(ceilDiv(k, count), lanes) * lanes, count};
+}
+
+// The right matrix's K rows are one GDMA w extent; a transposed left
+// matrix holds K in its rows (no chunks).
 Status encodableFc(const Graph &g, const Op &op) {
   const int64_t k = leftDims(op, g.tensors[size_t(op.inputs[0])]).second;
-  if (k > maxChannels())
+  if (op.transposedInput && k > maxChannels())
     return makeError("K = ", k, " exceeds the ", maxChannels(),
-                     " rows one matrix command takes (K splitting is not implemented)");
+                     " rows one matrix command takes with a transposed input (K splitting is not implemented)");
+  if (k > kMaxDim) return makeError("K = ", k, " exceeds the ", kMaxDim, " elements of a weight row one load moves");
   return Status::ok();
 }
 
@@ -65,13 +84,24 @@ void evaluateFc(const RefArgs &r, Bytes &out) {
   }
   const float *a = floats(*r.in[0]), *w = floats(*r.in[1]);
   const float *b = r.in.size() == 3 ? floats(*r.in[2]) : nullptr;
+  const KChunks chunks = kChunks(k);
   std::vector<float> rf(r.count);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      float acc = 0.0f;
-      for (int64_t q = 0; q < k; ++q) { float t = a[at(i, q)] * w[j * k + q]; acc += t; }
-      if (b) acc += b[j];
-      rf[size_t(i * n + j)] = relu ? sim::relu(acc) : acc;
+      // Each chunk's products summed from 0; the first adds the bias, the
+      // others the result so far.
+      float sum = 0.0f;
+      for (int64_t q0 = 0; q0 < k; q0 += chunks.rows) {
+        float acc = 0.0f;
+        for (int64_t q = q0; q < std::min(k, q0 + chunks.rows); ++q) {
+          float t = a[at(i, q)] * w[j * k + q];
+          acc += t;
+        }
+        if (q0 == 0 && b) acc += b[j];
+        if (q0 > 0) acc += sum;
+        sum = acc;
+      }
+      rf[size_t(i * n + j)] = relu ? sim::relu(sum) : sum;
     }
   out = fromFloats(rf);
 }
@@ -82,7 +112,7 @@ public:
     const Tensor &xt = e.g.tensors[op.inputs[0]];
     x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
     const auto [m, k] = leftDims(op, xt);
-    k_ = k;
+    k_ = k, chunks_ = kChunks(k);
     x_.s = op.transposedInput ? std::array<int64_t, 4>{k, m, 1, 1} : std::array<int64_t, 4>{m, k, 1, 1};
     wt_ = e.g.tensors[op.inputs[1]].dtype, waddr_ = e.am.addr[op.inputs[1]];
     if (op.inputs.size() == 3) baddr_ = e.am.addr[op.inputs[2]], bt_ = e.g.tensors[op.inputs[2]].dtype;
@@ -90,8 +120,10 @@ public:
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], 1}; }
   bool cutsH() const override { return false; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
-    return {LocalTensor::activationBytes(x_.dtype, leftShape(ns), lanes()),
-            LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), 1, 1}, lanes())};
+    std::vector<uint64_t> v{LocalTensor::activationBytes(x_.dtype, leftShape(ns), lanes()),
+                            LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), 1, 1}, lanes())};
+    if (int32Sums()) v.push_back(LocalTensor::bytes(DType::I32, {u32(ns), u32(cs), 1, 1}, lanes()));
+    return v;
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
     std::vector<uint64_t> v{LocalTensor::bytes(wt_, {u32(k_), u32(cs), 1, 1}, lanes())};
@@ -131,13 +163,29 @@ public:
     return e_.move(true, x_, t.n0, t.ns, 0, k_, 0, 1, leftBuf(t, set), wait);
   }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
-    isa::MatMul c;
-    c.eu = isa::EuOp::Mul;
-    c.leftTranspose = op_.transposedInput;
-    c.left = leftBuf(t, set).operand(hw_), c.right = rightBuf(t.cs).operand(hw_);
-    c.output = outBuf(t, set).operand(hw_);
-    if (baddr_) c.hasBias = true, c.bias = biasBuf(t.cs).operand(hw_);
-    c.rshift = op_.rshift, c.relu = op_.relu;
+    const LocalTensor out = outBuf(t, set);
+    // int8 chunks sum into int32 (rshift 0), requantized by one add of 0.
+    const LocalTensor sums = int32Sums() ? LocalTensor::compact(bufOffset(set, 2), DType::I32, out.shape, lanes()) : out;
+    uint16_t id = 0;
+    for (int64_t q = 0; q < chunks_.count; ++q) {
+      const int64_t q0 = q * chunks_.rows, rows = std::min(k_ - q0, chunks_.rows);
+      const bool last = q + 1 == chunks_.count;
+      LocalTensor right = rightBuf(t.cs);
+      right.offset += u32(q0 * dtypeBytes(wt_)), right.shape.n = u32(rows);
+      isa::MatMul c;
+      c.eu = q == 0 ? isa::EuOp::Mul : isa::EuOp::Mac;
+      c.leftTranspose = op_.transposedInput;
+      c.left = chunks_.count == 1 ? leftBuf(t, set).operand(hw_)
+                                  : leftBuf(t, set).channels(u32(q0), u32(rows), lanes()).operand(hw_);
+      c.right = right.operand(hw_), c.output = sums.operand(hw_);
+      if (baddr_ && q == 0) c.hasBias = true, c.bias = biasBuf(t.cs).operand(hw_);
+      if (last && !int32Sums()) c.rshift = op_.rshift, c.relu = op_.relu;
+      id = e_.b->tiu(c, wait);
+    }
+    if (!int32Sums()) return id;
+    isa::Arith c;
+    c.eu = isa::EuOp::Add, c.res0 = out.operand(hw_), c.opd0 = sums.operand(hw_), c.opd1 = constant(DType::I32, 0);
+    c.opd1.shape = out.shape, c.opdCount = 2, c.rshift = op_.rshift, c.relu = op_.relu;
     return e_.b->tiu(c, wait);
   }
   uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
@@ -145,8 +193,10 @@ public:
   }
 
 private:
+  bool int32Sums() const { return chunks_.count > 1 && y_.dtype != DType::F32; }
   DTensor x_, y_;
   int64_t k_ = 1;
+  KChunks chunks_{1, 1};
   DType wt_ = DType::F32, bt_ = DType::F32;
   uint64_t waddr_ = 0, baddr_ = 0;
 };
