@@ -229,13 +229,11 @@ public:
   mlir::Value f32(mlir::Value v);
   mlir::Value i8(mlir::Value v);
   bool unsignedOf(const std::string &name) const {
-    return isUnsignedRange(opt_.calibration->tensors.at(name), opt_.levers.unsignedActivations);
+    return isUnsignedRange(ranges_.at(name), opt_.levers.unsignedActivations);
   }
-  float scaleOf(const std::string &name) const {
-    return int8Scale(opt_.calibration->tensors.at(name), opt_.levers.unsignedActivations);
-  }
+  float scaleOf(const std::string &name) const { return int8Scale(ranges_.at(name), opt_.levers.unsignedActivations); }
   mlir::RankedTensorType qType(llvm::ArrayRef<int64_t> shape, const std::string &name) {
-    return quantizedType(shape, opt_.calibration->tensors.at(name), ctx_, opt_.levers.unsignedActivations);
+    return quantizedType(shape, ranges_.at(name), ctx_, opt_.levers.unsignedActivations);
   }
   // The type of `x` (an int8 value) with another shape: same scale and sign.
   static mlir::RankedTensorType likeType(mlir::Value x, llvm::ArrayRef<int64_t> shape) {
@@ -297,10 +295,19 @@ public:
   llvm::DenseMap<mlir::Value, Versions> vals_;
   std::set<mlir::Operation *> fused_;
   std::map<mlir::Operation *, TableInput> tableInputs_;
+  // The calibration ranges the lowering quantizes with: the table's, with
+  // concat classes sharing one (shareConcatScales).
+  std::map<std::string, calib::TensorRange> ranges_;
+  // int8AtScaleOf's requants, one per int8 value and target type.
+  std::map<std::pair<const void *, const void *>, mlir::Value> requants_;
 
 private:
   Status nameValues(mlir::func::FuncOp f);
   Status checkCalibration(mlir::func::FuncOp f);
+  // INT8: a concat and its inputs that feed only concats (DenseNet's growing
+  // concats, Inception's branches) share one scale, so the producers write
+  // at the concat's scale and no requant runs (docs/quantization.md).
+  void shareConcatScales(mlir::func::FuncOp f);
   Status lower(mlir::Operation *op);
 };
 
