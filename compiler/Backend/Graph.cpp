@@ -89,8 +89,8 @@ Status Graph::validate() const {
   std::vector<char> defined(tensors.size(), 0);
   for (int t = 0; t < nt; ++t) {
     const Tensor &x = tensors[t];
-    if (x.shape.empty() || x.shape.size() > kMaxRank)
-      return makeError("tensor '", x.name, "': ", x.shape.size(), " dims (1..", kMaxRank, " supported)");
+    if (x.shape.size() > kMaxRank)
+      return makeError("tensor '", x.name, "': ", x.shape.size(), " dims (0..", kMaxRank, " supported)");
     for (int64_t d : x.shape)
       if (d < 1) return makeError("tensor '", x.name, "': dimension ", d, " < 1");
     if (x.isWeight() && x.data.size() != x.bytes())
@@ -127,8 +127,11 @@ Status Graph::validate() const {
 
 namespace tpu::backend {
 TransposedPads transposedPads(const Op &op, const Tensor &x, const Tensor &y) {
-  const WindowParams &p = op.window;
-  auto xs = x.nchw(), ys = y.nchw();
+  return transposedPads(op.window, x.nchw(), y.nchw());
+}
+
+TransposedPads transposedPads(const WindowParams &p, const std::array<int64_t, 4> &xs,
+                              const std::array<int64_t, 4> &ys) {
   int64_t keH = (p.kh - 1) * p.dilationH, keW = (p.kw - 1) * p.dilationW;
   TransposedPads t;
   t.top = keH - p.padTop, t.left = keW - p.padLeft;

@@ -20,8 +20,9 @@ const char *dtypeName(DType t); // numpy names: "float32", "int8", ...
 bool isInt8Like(DType t);       // I8 or U8: stored 4N in DDR
 
 // A tensor: an activation (produced by an op or a graph input) or a weight
-// (`data` non-empty, C order, dtype's bytes). Shapes have 1..kMaxRank dims
-// and are read as NCHW padded with trailing 1s ((N, K) is N x K x 1 x 1);
+// (`data` non-empty, C order, dtype's bytes). Shapes have 0..kMaxRank dims
+// (0: a scalar, one element) and are read as NCHW padded with trailing 1s
+// ((N, K) is N x K x 1 x 1, a scalar 1 x 1 x 1 x 1);
 // dims past the 4th are part of w (only Move and Reshape take them: the
 // lowering refuses other ops of more than 4 dims).
 constexpr size_t kMaxRank = 8;
@@ -127,6 +128,8 @@ struct TransposedPads {
   int64_t top, bottom, left, right;
 };
 TransposedPads transposedPads(const Op &op, const Tensor &x, const Tensor &y);
+TransposedPads transposedPads(const WindowParams &p, const std::array<int64_t, 4> &xs,
+                              const std::array<int64_t, 4> &ys);
 
 // NumPy broadcasting of an element-wise input against the output: the
 // input's dims right-aligned with the output's, as NCHW (1 = broadcast).

@@ -54,17 +54,19 @@ Status fitsInt16(int32_t multiplier) {
   return Status::ok();
 }
 
-Status checkWindow(const OpCheck &c, const Tensor &x) {
+Status checkWindow(const OpCheck &c, const Tensor &x, bool fieldLimits) {
   const WindowParams &w = c.op.window;
   auto xs = x.nchw();
   const auto &ys = c.ys;
   if (w.kh < 1 || w.kw < 1 || w.strideH < 1 || w.strideW < 1 || w.dilationH < 1 || w.dilationW < 1)
     return makeError("kernel, stride and dilation must be >= 1");
-  if (w.strideH > kMaxStride || w.strideW > kMaxStride)
+  if (std::min({w.padTop, w.padBottom, w.padLeft, w.padRight}) < 0) return makeError("pads must be >= 0");
+  if (fieldLimits && (w.strideH > kMaxStride || w.strideW > kMaxStride))
     return makeError("stride ", w.strideH, "x", w.strideW, " exceeds the hardware's ", kMaxStride);
-  if (std::min({w.padTop, w.padBottom, w.padLeft, w.padRight}) < 0 ||
-      std::max({w.padTop, w.padBottom, w.padLeft, w.padRight}) > kMaxPad)
+  if (fieldLimits && std::max({w.padTop, w.padBottom, w.padLeft, w.padRight}) > kMaxPad)
     return makeError("pads must be in [0, ", kMaxPad, "]");
+  if (fieldLimits && (w.dilationH > kMaxZeroInsert + 1 || w.dilationW > kMaxZeroInsert + 1))
+    return makeError("dilation ", w.dilationH, "x", w.dilationW, " exceeds the hardware's ", kMaxZeroInsert + 1);
   int64_t oh = windowOutput(xs[2], w.kh, w.strideH, w.dilationH, w.padTop, w.padBottom);
   int64_t ow = windowOutput(xs[3], w.kw, w.strideW, w.dilationW, w.padLeft, w.padRight);
   // ceil mode may add one output row/column (more end padding).
@@ -73,8 +75,9 @@ Status checkWindow(const OpCheck &c, const Tensor &x) {
   if (ys[3] != ow && ys[3] != ow + 1)
     return makeError("output width ", ys[3], " does not match the window (", ow, ")");
   if (ys[0] != xs[0]) return makeError("output batch ", ys[0], " differs from input batch ", xs[0]);
-  // Ceil mode: the last window must start inside the input or its start padding.
-  if ((ys[2] - 1) * w.strideH - w.padTop >= xs[2] || (ys[3] - 1) * w.strideW - w.padLeft >= xs[3])
+  // Ceil mode (pools): the last window must start inside the input or its
+  // start padding. (A conv's window may lie in its padding: the bias alone.)
+  if (fieldLimits && ((ys[2] - 1) * w.strideH - w.padTop >= xs[2] || (ys[3] - 1) * w.strideW - w.padLeft >= xs[3]))
     return makeError("the last output row/column's window lies entirely in the end padding");
   return Status::ok();
 }

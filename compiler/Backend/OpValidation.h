@@ -13,6 +13,8 @@ namespace tpu::backend {
 
 // Hardware limits of the fields the emitters fill (isa/tables/tiu_fields.def).
 constexpr int64_t kMaxPad = 15, kMaxStride = 15, kMaxDim = 65535;
+// Zeros inserted between input rows or kernel taps (the *_ins0 fields).
+constexpr int64_t kMaxZeroInsert = 15;
 
 // The op being checked, its output, and the checks several kinds make.
 struct OpCheck {
@@ -40,9 +42,16 @@ struct OpCheck {
 };
 
 Status fitsInt16(int32_t multiplier);
-// Kernel, stride, pads and output size of a Conv/Pool window over x.
-Status checkWindow(const OpCheck &c, const Tensor &x);
+// Kernel, stride, pads and output size of a Conv/Pool window over x; with
+// fieldLimits, also that stride, pads and dilation fit their command fields.
+Status checkWindow(const OpCheck &c, const Tensor &x, bool fieldLimits = true);
 // A Conv/Pool's end pads, grown for ceil mode, fit their 4-bit fields.
 Status checkEndPadding(const Graph &g, const Op &op);
+// The window of a ConvTranspose from input (N, C, H, W) xs to output ys as
+// the chip runs it (Ops/Conv.cpp): the stride as zeros inserted between
+// input rows (at most 16), the dilation as zeros between kernel taps (at
+// most 16), the equivalent stride-1 conv's pads in [0, 15].
+Status checkTransposedWindow(const WindowParams &p, const std::array<int64_t, 4> &xs,
+                             const std::array<int64_t, 4> &ys);
 
 } // namespace tpu::backend

@@ -271,6 +271,7 @@ k::UnaryKind unaryKindOf(Operation *op, float &a, float &b) {
       .Case([](SignOp) { return k::UnaryKind::Sign; })
       .Case([](SoftplusOp) { return k::UnaryKind::Softplus; })
       .Case([](SoftsignOp) { return k::UnaryKind::Softsign; })
+      .Case([](MishOp) { return k::UnaryKind::Mish; })
       .Case([](SinOp) { return k::UnaryKind::Sin; })
       .Case([](CosOp) { return k::UnaryKind::Cos; })
       .Case([](HardSwishOp) { return k::UnaryKind::HardSwish; })
@@ -291,7 +292,7 @@ k::UnaryKind unaryKindOf(Operation *op, float &a, float &b) {
 
 bool isUnary(Operation *op) {
   return isa<ReluOp, SigmoidOp, SiLUOp, TanhOp, GeluOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp,
-             ReciprocalOp, ErfOp, FloorOp, CeilOp, RoundOp, SignOp, SoftplusOp, SoftsignOp, SinOp,
+             ReciprocalOp, ErfOp, FloorOp, CeilOp, RoundOp, SignOp, SoftplusOp, SoftsignOp, MishOp, SinOp,
              CosOp, HardSwishOp, LeakyReluOp, EluOp, ClipOp, HardSigmoidOp>(op);
 }
 

@@ -52,6 +52,22 @@ struct Window {
   bool doRelu = false;
 };
 
+// A window's attributes (Top order: pads [begins..., ends...]) as the back
+// end's 2-D window: a 1-D window over (N, C, L) is the window of
+// (N, C, L, 1), since the back end reads a 3-D tensor as NCHW with W = 1.
+// Windows of other ranks are kept as they are (and refused by the caller).
+struct SpatialWindow {
+  llvm::SmallVector<int64_t, 4> kernel, strides, pads, dilations;
+  SpatialWindow(llvm::ArrayRef<int64_t> k, llvm::ArrayRef<int64_t> s, llvm::ArrayRef<int64_t> p,
+                llvm::ArrayRef<int64_t> d)
+      : kernel(k), strides(s), pads(p), dilations(d) {
+    if (kernel.size() != 1) return;
+    kernel.push_back(1), strides.push_back(1), dilations.push_back(1);
+    pads = {p[0], 0, p[1], 0};
+  }
+  bool is2d() const { return kernel.size() == 2; }
+};
+
 // The weight and bias (none when there is no bias) of a weighted op in the
 // lowered module.
 struct WeightPair {
@@ -117,15 +133,24 @@ public:
   // Ops/Conv.cpp
   Status lowerConv(top::ConvOp op);
   Status lowerConvTranspose(top::ConvTransposeOp op);
-  template <class OpT>
+  // A weighted op (conv, conv_transpose, fc) named `outName` from `input`
+  // and weights w (shape `weightShape`, stored as <name>_<role>...) and
+  // bias: int8 when `int8` and they fit one right shift, else fp32 (`int8`
+  // cleared, a fallback reported). `build` makes the op of the given type
+  // from the input in that precision, the weights and the shift; `round`
+  // rounds the int8 weights (it may move an error into the bias), nearest
+  // by default.
+  using WeightedBuild =
+      llvm::function_ref<mlir::Value(mlir::Type type, mlir::Value x, const WeightPair &weights, uint64_t rshift)>;
+  using RoundWeights = llvm::function_ref<std::vector<int8_t>(std::vector<float> &bias, double wk, int r)>;
   mlir::Value lowerWeighted(mlir::Value input, const std::string &name, const std::string &outName,
-                            llvm::ArrayRef<int64_t> outShape, llvm::ArrayRef<int64_t> filterShape,
-                            const std::vector<float> &w, const std::vector<float> &bias, const Window &window,
-                            const char *what, bool &int8);
-  // Folds `chain` into a filter and bias: weight i belongs to output channel
-  // (i / block) % oc; the chain's ops are fused away.
+                            llvm::ArrayRef<int64_t> outShape, const char *role, llvm::ArrayRef<int64_t> weightShape,
+                            const std::vector<float> &w, const std::vector<float> &bias, const char *what, bool &int8,
+                            WeightedBuild build, RoundWeights round = nullptr);
+  // Folds `chain` into a filter and bias of `oc` output channels: weight i
+  // belongs to output channel channelOf(i); the chain's ops are fused away.
   void foldIntoFilter(const AffineChain &chain, std::vector<float> &w, std::vector<float> &bias, int64_t oc,
-                      int64_t block);
+                      llvm::function_ref<int64_t(size_t)> channelOf);
   // Weighted ops (conv, conv_transpose, fc; Ops/Conv.cpp): the largest shift
   // at which w * wk fits int8 and bias / so int16; the weights quantized
   // under it (<name>_<role>_i8, <name>_bias_i16) or kept fp32
@@ -145,9 +170,15 @@ public:
                                  const std::vector<float> &w, std::vector<float> &bias, double wk, int r);
   WeightPair addF32Weights(const std::string &name, const char *role, llvm::ArrayRef<int64_t> shape,
                            const std::vector<float> &w, const std::vector<float> &bias);
+  // The right shift at which w * scale_in / scale_out fits int8 and bias /
+  // scale_out int16, `input` read in int8; none, with a fallback reported
+  // ("<outName>: <what> weights or bias do not fit ..."), when none does.
+  std::optional<int> int8Shift(mlir::Value input, const std::string &outName, const char *what,
+                               const std::vector<float> &w, const std::vector<float> &bias);
   // Ops/Gemm.cpp
   Status lowerFc(mlir::Operation *op, mlir::Value a, mlir::Value bw, mlir::Value c, double alpha, double beta,
                  bool transA, bool transB);
+  Status lowerBatchedFc(mlir::Operation *op, mlir::Value a, const std::vector<float> &wv, bool doRelu);
   // A constant right operand: lowerFc; two activations: tpu.matmul (fp32).
   Status lowerMatMul(top::MatMulOp op);
   // Ops/Pool.cpp

@@ -167,12 +167,12 @@ std::vector<int8_t> Lowerer::int8Filter(Value input, ArrayRef<int64_t> outShape,
   if (it == opt_.samples->end() || it->second.empty()) return nearestInt8(w, wk, r);
   auto in = shapeOf(input);
   ConvGeometry g;
-  g.n = in[0], g.c = in[1], g.h = in[2], g.w = in[3];
+  g.n = in[0], g.c = in[1], g.h = in[2], g.w = in.size() > 3 ? in[3] : 1; // a 1-D conv: W = 1
   g.oc = filterShape[0], g.groups = window.group, g.kh = window.kernel[0], g.kw = window.kernel[1];
   g.strideH = window.strides[0], g.strideW = window.strides[1];
   g.dilationH = window.dilations[0], g.dilationW = window.dilations[1];
   g.padTop = window.pads[0], g.padLeft = window.pads[1];
-  g.oh = outShape[2], g.ow = outShape[3];
+  g.oh = outShape[2], g.ow = outShape.size() > 3 ? outShape[3] : 1;
   // Enough positions for a well-conditioned patch moment (2 per weight of
   // one output channel), bounded for the wide layers.
   const int64_t positions = std::clamp<int64_t>(2 * g.patchSize(), 1024, 4096);
@@ -268,8 +268,6 @@ Result<LoweredModule> Lowerer::run() {
     auto name = inputNames && arg.getArgNumber() < inputNames.size()
                     ? dyn_cast<StringAttr>(inputNames[arg.getArgNumber()])
                     : nullptr;
-    const std::string what = "graph input '" + (name ? name.str() : std::to_string(arg.getArgNumber())) + "'";
-    if (shapeOf(arg).empty()) return noLowering(src, what + " is an unused scalar (the back end has no rank-0 tensors)");
     b_.create<top::InputOp>(locFor(name ? name.str() : "input_" + std::to_string(arg.getArgNumber())), arg.getType(),
                             arg);
   }

@@ -1,5 +1,6 @@
-// Recognises op chains that exporters write for ops ONNX (before opset 17/20)
-// lacks: LayerNorm and GELU. Constants are read from the weight store.
+// Recognises op chains that exporters write for ops ONNX (before opset
+// 17/18/20) lacks: LayerNorm, GELU and Mish. Constants are read from the
+// weight store.
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Transforms/Passes.h"
@@ -174,6 +175,23 @@ struct FuseHardSwish : OpRewritePattern<ClipOp>, StorePattern {
   }
 };
 
+// mul(x, tanh(softplus(x))), either operand order (torch's Mish before opset 18).
+struct FuseMish : OpRewritePattern<SoftplusOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftplusOp softplus, PatternRewriter &rewriter) const override {
+    Value x = softplus.getInput();
+    if (!softplus->hasOneUse()) return failure();
+    auto tanh = dyn_cast<TanhOp>(*softplus->getUsers().begin());
+    if (!tanh || !tanh->hasOneUse()) return failure();
+    auto mul = dyn_cast<MulOp>(*tanh->getUsers().begin());
+    if (!mul || otherOperand(mul, tanh.getResult()) != x || mul.getResult().getType() != x.getType()) return failure();
+    rewriter.setInsertionPoint(mul);
+    auto mish = rewriter.create<MishOp>(mul.getLoc(), x.getType(), x);
+    rewriter.replaceOp(mul, mish.getOutput());
+    return success();
+  }
+};
+
 struct FusePatternsPass : impl::TopFusePatternsBase<FusePatternsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -189,6 +207,7 @@ struct FusePatternsPass : impl::TopFusePatternsBase<FusePatternsPass> {
 
 void populateFusePatterns(RewritePatternSet &patterns, const WeightStore &store) {
   patterns.add<FuseLayerNorm, FuseGelu, FuseHardSwish>(patterns.getContext(), store);
+  patterns.add<FuseMish>(patterns.getContext());
 }
 
 } // namespace top

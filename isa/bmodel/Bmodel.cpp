@@ -249,11 +249,11 @@ public:
     if (!t->shape() || t->shape()->size() == 0 || !t->shape()->Get(0) || !t->shape()->Get(0)->dim())
       return makeError(where, ": no shape");
     const auto *dims = t->shape()->Get(0)->dim();
-    if (dims->size() == 0 || dims->size() > kMaxDims)
-      return makeError(where, ": ", dims->size(), " dimensions (1 to ", kMaxDims, " allowed)");
+    if (dims->size() > kMaxDims) // 0 dims: a scalar
+      return makeError(where, ": ", dims->size(), " dimensions (0 to ", kMaxDims, " allowed)");
     // The verifier only checks 4-byte alignment of vectors; FlatBuffers writers
     // align 8-byte elements, so anything else is corrupt (and a misaligned load).
-    if (reinterpret_cast<uintptr_t>(dims->Data()) % alignof(uint64_t) != 0)
+    if (dims->size() && reinterpret_cast<uintptr_t>(dims->Data()) % alignof(uint64_t) != 0)
       return makeError(where, ": misaligned shape vector (corrupted FlatBuffers part)");
     for (uint64_t d : *dims) {
       if (d == 0) return makeError(where, ": zero-sized dimension");

@@ -34,8 +34,8 @@ struct Chain {
     return gb.act("t" + std::to_string(n++), {s[0], c, h, w}, t);
   }
   Op &conv(int64_t oc, WindowParams p) {
-    int64_t oh = windowOutput(s[2], p.kh, p.strideH, 1, p.padTop, p.padBottom);
-    int64_t ow = windowOutput(s[3], p.kw, p.strideW, 1, p.padLeft, p.padRight);
+    int64_t oh = windowOutput(s[2], p.kh, p.strideH, p.dilationH, p.padTop, p.padBottom);
+    int64_t ow = windowOutput(s[3], p.kw, p.strideW, p.dilationW, p.padLeft, p.padRight);
     int in = cur;
     int64_t ic = s[1];
     int w = gb.weight("w" + std::to_string(n), {oc, ic / p.groups, p.kh, p.kw}, q() ? DType::I8 : DType::F32);
@@ -108,6 +108,32 @@ TEST(BackendLayerGroup, ForcedGroupMatchesReference) {
       ASSERT_EQ(rep.ops.size(), 1u);
       EXPECT_EQ(rep.ops[0].ops, g.ops.size());
       if (lane <= 32u * 1024) {
+        EXPECT_GT(rep.ops[0].slices, 1u);
+      }
+    }
+}
+
+// A conv whose dilation and pads exceed the command fields (groups of kernel
+// taps into an int32 / fp32 sum) inside a group, sliced along H: the top
+// and bottom slices see pads above 15, the middle ones none.
+TEST(BackendLayerGroup, ConvBeyondTheFieldsInAGroup) {
+  for (DType t : {DType::F32, DType::I8})
+    for (uint32_t lane : {512u * 1024, 32u * 1024}) {
+      Chain c(t, {2, 6, 100, 19});
+      c.conv(20, win(3, 1, 1));
+      c.unary(OpKind::Relu);
+      WindowParams wide = win(3, 1, 18);
+      wide.dilationH = wide.dilationW = 18;
+      c.conv(70, wide).relu = true;
+      c.pool(true, win(2, 2, 0));
+      Graph g = c.finish();
+      Options o;
+      o.hw.lmemBytesPerLane = lane;
+      o.segmentStarts.assign(1, 0);
+      SCOPED_TRACE(std::string(t == DType::F32 ? "f32" : "int8") + " lane " + std::to_string(lane));
+      auto rep = expectMatchesReference(g, o);
+      ASSERT_EQ(rep.ops.size(), 1u);
+      if (lane < 512u * 1024) {
         EXPECT_GT(rep.ops[0].slices, 1u);
       }
     }

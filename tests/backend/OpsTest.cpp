@@ -66,26 +66,68 @@ TEST_P(OpTest, Conv1x1ManyChannels) { conv(2, 130, 21, 21, 129, win(1, 1, 0), fa
 TEST_P(OpTest, ConvDilated) { conv(1, 5, 70, 70, 9, win(3, 1, 2, 2), true, false); }
 TEST_P(OpTest, ConvGrouped) { conv(3, 12, 30, 31, 18, win(3, 1, 1, 1, 3), true, true); }
 TEST_P(OpTest, ConvDepthwise) { conv(2, 70, 36, 33, 70, win(3, 2, 1, 1, 70), true, true); }
+// Windows the command fields cannot hold (pads above 15, dilation above 16,
+// stride above 15) run as groups of kernel taps summed into one result.
+TEST_P(OpTest, ConvDilationBeyondTheField) { conv(1, 20, 21, 21, 67, win(3, 1, 17, 17), true, true); }
+TEST_P(OpTest, ConvPadsBeyondTheField) { conv(2, 5, 30, 27, 9, win(3, 2, 17, 1), true, false); }
+TEST_P(OpTest, ConvStrideBeyondTheField) { conv(1, 6, 70, 71, 8, win(4, 17, 0), true, true); }
+TEST_P(OpTest, ConvDepthwiseDilationBeyondTheField) { conv(2, 70, 21, 22, 70, win(3, 1, 18, 18, 70), true, true); }
+TEST_P(OpTest, ConvGroupedDilationBeyondTheField) { conv(3, 12, 20, 21, 18, win(3, 1, 18, 18, 3), false, true); }
+// DeepLabV3's ASPP at 520x520 (a 33x33 map): dilation 24 (every tap reads
+// part of the input) and 36 (the outer taps never do: one 1x1 conv).
+TEST_P(OpTest, ConvAspp) {
+  if (GetParam().smallLmem) GTEST_SKIP() << "a 33x33 map does not fit the small local memory";
+  conv(1, 40, 33, 33, 70, win(3, 1, 24, 24), true, true);
+  conv(1, 40, 33, 33, 70, win(3, 1, 36, 36), true, false);
+}
 TEST_P(OpTest, Conv7x7Stride2) { conv(1, 3, 64, 61, 16, win(7, 2, 3), true, true); }
 
 TEST_P(OpTest, ConvTranspose) {
-  struct G { int64_t k, s, pad, outPad; };
-  for (G geo : {G{2, 2, 0, 0}, G{3, 2, 1, 1}, G{4, 2, 1, 0}, G{3, 1, 1, 0}}) {
+  struct G {
+    int64_t k, s, pad, outPad, groups = 1, dil = 1, ic = 13, oc = 67;
+  };
+  for (G geo : {G{2, 2, 0, 0}, G{3, 2, 1, 1}, G{4, 2, 1, 0}, G{3, 1, 1, 0},
+                G{4, 2, 1, 0, 3, 1, 12, 18},   // grouped
+                G{4, 2, 1, 0, 70, 1, 70, 70},  // depthwise (CenterNet's IDA upsampling)
+                G{3, 2, 1, 1, 1, 2},           // dilated
+                G{3, 3, 0, 2},                 // output padding past the last window (bias only)
+                G{2, 3, 0, 1}}) {              // kernel shorter than the stride (bias-only rows)
     GraphBuilder gb;
-    const int64_t n = 3, ic = 13, ih = 23, iw = 17, oc = 67;
-    int64_t oh = (ih - 1) * geo.s - 2 * geo.pad + geo.k + geo.outPad;
-    int64_t ow = (iw - 1) * geo.s - 2 * geo.pad + geo.k + geo.outPad;
-    int x = gb.act("x", {n, ic, ih, iw}, t()), y = gb.act("y", {n, oc, oh, ow}, t());
+    const int64_t n = 3, ih = 23, iw = 17;
+    int64_t oh = (ih - 1) * geo.s - 2 * geo.pad + (geo.k - 1) * geo.dil + 1 + geo.outPad;
+    int64_t ow = (iw - 1) * geo.s - 2 * geo.pad + (geo.k - 1) * geo.dil + 1 + geo.outPad;
+    int x = gb.act("x", {n, geo.ic, ih, iw}, t()), y = gb.act("y", {n, geo.oc, oh, ow}, t());
     Op &o = gb.op(OpKind::ConvTranspose, "deconv",
-                  {x, gb.weight("w", {ic, oc, geo.k, geo.k}, weightType()), gb.weight("b", {oc}, biasType())}, y);
-    o.window = win(geo.k, geo.s, geo.pad), o.rshift = int8() ? 8 : 0, o.relu = true;
+                  {x, gb.weight("w", {geo.ic, geo.oc / geo.groups, geo.k, geo.k}, weightType()),
+                   gb.weight("b", {geo.oc}, biasType())},
+                  y);
+    o.window = win(geo.k, geo.s, geo.pad, geo.dil, geo.groups), o.rshift = int8() ? 8 : 0, o.relu = true;
     gb.g.inputs = {x}, gb.g.outputs = {y};
-    SCOPED_TRACE("k" + std::to_string(geo.k) + " s" + std::to_string(geo.s) + " p" + std::to_string(geo.pad));
+    SCOPED_TRACE("k" + std::to_string(geo.k) + " s" + std::to_string(geo.s) + " p" + std::to_string(geo.pad) +
+                 " g" + std::to_string(geo.groups) + " d" + std::to_string(geo.dil) + " op" +
+                 std::to_string(geo.outPad));
     auto rep = expectMatchesReference(gb.g, opts());
     if (GetParam().smallLmem && !rep.ops.empty() && geo.s > 1) {
       EXPECT_GT(rep.ops[0].slices, 1u);
     }
   }
+}
+
+// Slices of one or two output rows of a stride-4 1x1 transposed conv: most
+// hold no input row and are the bias alone.
+TEST_P(OpTest, ConvTransposeRowsWithoutInput) {
+  GraphBuilder gb;
+  const int64_t ic = 3, oc = 5, ih = 6, iw = 900, s = 4;
+  int x = gb.act("x", {1, ic, ih, iw}, t()), y = gb.act("y", {1, oc, (ih - 1) * s + 1 + 2, (iw - 1) * s + 1}, t());
+  Op &o = gb.op(OpKind::ConvTranspose, "deconv",
+                {x, gb.weight("w", {ic, oc, 1, 1}, weightType()), gb.weight("b", {oc}, biasType())}, y);
+  o.window = win(1, s, 0), o.window.strideW = s, o.rshift = int8() ? 5 : 0;
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  Options opt = opts();
+  opt.hw = smallLmem(32 * 1024);
+  auto rep = expectMatchesReference(gb.g, opt);
+  ASSERT_FALSE(rep.ops.empty());
+  EXPECT_LE(rep.ops[0].hSlice, 2);
 }
 
 TEST_P(OpTest, Pools) {
@@ -339,6 +381,25 @@ TEST_P(OpTest, FcTransposedInput) {
   o.transposedInput = true, o.rshift = int8() ? 8 : 0;
   gb.g.inputs = {x}, gb.g.outputs = {y};
   expectMatchesReference(gb.g, opts());
+}
+
+// A Linear over an NHWC tensor: x (N, H, W, K), output (N, H, W, n_out), the
+// rows its leading dims (int8: each batch item's rows apart in its 4N group;
+// 3 items leave one slot of the group empty).
+TEST_P(OpTest, FcOverLeadingDims) {
+  for (int64_t n : {1, 3}) {
+    GraphBuilder gb;
+    int x = gb.act("x", {n, 14, 60, 37}, t());
+    int y = gb.act("y", {n, 14, 60, 70}, t());
+    Op &o = gb.op(OpKind::Fc, "fc", {x, gb.weight("w", {70, 37}, weightType()), gb.weight("b", {70}, biasType())}, y);
+    o.relu = true, o.rshift = int8() ? 9 : 0;
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    SCOPED_TRACE("batch " + std::to_string(n));
+    auto rep = expectMatchesReference(gb.g, opts());
+    if (GetParam().smallLmem && !rep.ops.empty() && (n > 1 || !int8())) {
+      EXPECT_GT(rep.ops[0].slices, 1u);
+    }
+  }
 }
 
 // Rows longer than the 4095 one mm command takes (VGG's 25088) run as

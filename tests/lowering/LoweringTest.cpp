@@ -612,21 +612,41 @@ TEST(Lowering, ConvTransposeAbsorbsBiasAddAndBatchNorm) {
   }
 }
 
-TEST(Lowering, GroupedConvTransposeIsNamed) {
-  Case c;
-  c.inputs = {{1, 4, 3, 3}};
-  c.output = {1, 4, 6, 6};
-  c.weights["w"] = randomWeight({4, 2, 2, 2}, 0.3f, 43);
-  c.body = "%w = top.weight \"w\" : tensor<4x2x2x2xf32>\n%b = top.none\n"
-           "%y = \"top.conv_transpose\"(%in0, %w, %b) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, "
-           "pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 2 "
-           ": i64} : (tensor<1x4x3x3xf32>, tensor<4x2x2x2xf32>, none) -> tensor<1x4x6x6xf32> loc(\"y\")";
-  Pipeline p(c);
-  auto r = p.run(Quantize::F32);
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.message().find("no lowering for top.conv_transpose 'y' at loc(\"y\"): a grouped transposed convolution"),
-            std::string::npos)
-      << r.message();
+// A grouped transposed conv (filter [ic, oc/group, kh, kw]) with a batch
+// norm and relu behind it: the batch norm folds into the filter channel by
+// channel of each group (input channel i feeds outputs (i / icg) * ocg + j).
+TEST(Lowering, GroupedConvTransposeAbsorbsBatchNorm) {
+  for (int64_t group : {2, 4}) {
+    Case c;
+    c.inputs = {{1, 4, 3, 3}};
+    c.output = {1, 6 * group / 2, 6, 6};
+    const int64_t oc = 6 * group / 2;
+    const std::string y = "tensor<1x" + std::to_string(oc) + "x6x6xf32>", v = "tensor<" + std::to_string(oc) + "xf32>";
+    const std::string w = "tensor<4x" + std::to_string(oc / group) + "x2x2xf32>";
+    c.weights["w"] = randomWeight({4, oc / group, 2, 2}, 0.3f, 43);
+    c.weights["gamma"] = randomWeight({oc}, 1.0f, 44);
+    c.weights["beta"] = randomWeight({oc}, 0.3f, 45);
+    c.weights["mean"] = randomWeight({oc}, 0.3f, 46);
+    std::vector<float> var(size_t(oc), 0.6f);
+    c.weights["var"] = NpyArray::from({oc}, var.data(), var.size());
+    c.body = "%w = top.weight \"w\" : " + w + "\n%b = top.none\n%g = top.weight \"gamma\" : " + v +
+             "\n%be = top.weight \"beta\" : " + v + "\n%m = top.weight \"mean\" : " + v + "\n%v = top.weight \"var\" : " + v +
+             "\n%t = \"top.conv_transpose\"(%in0, %w, %b) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, "
+             "pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = " +
+             std::to_string(group) + " : i64} : (tensor<1x4x3x3xf32>, " + w + ", none) -> " + y + " loc(\"t\")\n"
+             "%bn = \"top.batch_norm\"(%t, %g, %be, %m, %v) {epsilon = 1.0e-5 : f64} : (" + y + ", " + v + ", " + v + ", " +
+             v + ", " + v + ") -> " + y + " loc(\"bn\")\n"
+             "%y = \"top.relu\"(%bn) : (" + y + ") -> " + y + " loc(\"y\")";
+    SCOPED_TRACE("group " + std::to_string(group));
+    expectBoth(c);
+    for (Quantize mode : {Quantize::F32, Quantize::INT8}) {
+      Pipeline p(c);
+      auto r = p.run(mode);
+      ASSERT_TRUE(r) << r.message();
+      EXPECT_EQ(countFused(r->graph, backend::OpKind::ConvTranspose, true), 1u);
+      EXPECT_EQ(countKind(r->graph, backend::OpKind::Affine), 0u);
+    }
+  }
 }
 
 // INT8: scalar affines around a table op (PP-OCR: x * s + b, hard_swish,

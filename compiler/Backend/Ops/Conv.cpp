@@ -18,7 +18,9 @@ using namespace emit;
 Status validateConv(const OpCheck &c) {
   const Tensor &x = c.in(0), &w = c.in(1);
   TPU_RETURN_IF_ERROR(c.sameType(x));
-  TPU_RETURN_IF_ERROR(checkWindow(c, x));
+  // Any pads, dilation and stride: what the command fields cannot hold runs
+  // as groups of kernel taps (axisParts).
+  TPU_RETURN_IF_ERROR(checkWindow(c, x, /*fieldLimits=*/false));
   auto xs = x.nchw();
   int64_t groups = c.op.window.groups;
   if (groups < 1 || xs[1] % groups || c.ys[1] % groups)
@@ -35,24 +37,36 @@ Status validateConvTranspose(const OpCheck &c) {
   TPU_RETURN_IF_ERROR(c.sameType(x));
   const WindowParams &p = c.op.window;
   auto xs = x.nchw();
-  if (p.groups != 1) return makeError("only groups = 1 is supported");
-  if (p.kh < 1 || p.kw < 1 || p.strideH < 1 || p.strideW < 1 || p.dilationH < 1 || p.dilationW < 1)
-    return makeError("kernel, stride and dilation must be >= 1");
-  if (p.strideH > 16 || p.strideW > 16) return makeError("stride exceeds 16");
-  TransposedPads tp = transposedPads(c.op, x, c.y);
-  if (std::min({tp.top, tp.bottom, tp.left, tp.right}) < 0 || std::max({tp.top, tp.bottom, tp.left, tp.right}) > kMaxPad)
-    return makeError("pads and output size give equivalent conv pads ", tp.top, "/", tp.bottom, "/", tp.left, "/",
-                     tp.right, " outside [0, ", kMaxPad, "]");
+  if (p.groups < 1 || xs[1] % p.groups || c.ys[1] % p.groups)
+    return makeError("groups ", p.groups, " must divide input channels ", xs[1], " and output channels ", c.ys[1]);
+  TPU_RETURN_IF_ERROR(checkTransposedWindow(p, xs, c.ys));
   if (c.ys[0] != xs[0]) return makeError("output batch differs from input batch");
-  // Every output row's window then holds at least one input row (slicing needs it).
-  const int64_t keH = (p.kh - 1) * p.dilationH, keW = (p.kw - 1) * p.dilationW;
-  if (keH + 1 < p.strideH || keW + 1 < p.strideW) return makeError("kernel extent smaller than the stride");
-  if (tp.bottom > keH || tp.right > keW) return makeError("output padding larger than the end pad");
-  if (!w.isWeight() || w.shape != std::vector<int64_t>{xs[1], c.ys[1], p.kh, p.kw})
-    return makeError("weight '", w.name, "' shape does not match [ic, oc, kh, kw]");
+  if (!w.isWeight() || w.shape != std::vector<int64_t>{xs[1], c.ys[1] / p.groups, p.kh, p.kw})
+    return makeError("weight '", w.name, "' shape does not match [ic, oc/groups, kh, kw]");
   TPU_RETURN_IF_ERROR(c.weightType(w, "transposed conv"));
   return c.optionalBias(2);
 }
+
+} // namespace
+
+Status checkTransposedWindow(const WindowParams &p, const std::array<int64_t, 4> &xs,
+                             const std::array<int64_t, 4> &ys) {
+  if (p.kh < 1 || p.kw < 1 || p.strideH < 1 || p.strideW < 1 || p.dilationH < 1 || p.dilationW < 1)
+    return makeError("kernel, stride and dilation must be >= 1");
+  if (p.strideH > kMaxZeroInsert + 1 || p.strideW > kMaxZeroInsert + 1)
+    return makeError("stride ", p.strideH, "x", p.strideW, " exceeds ", kMaxZeroInsert + 1,
+                     " (zeros inserted between input rows: a 4-bit field)");
+  if (p.dilationH > kMaxZeroInsert + 1 || p.dilationW > kMaxZeroInsert + 1)
+    return makeError("dilation ", p.dilationH, "x", p.dilationW, " exceeds ", kMaxZeroInsert + 1,
+                     " (zeros inserted between kernel taps: a 4-bit field)");
+  TransposedPads tp = transposedPads(p, xs, ys);
+  if (std::min({tp.top, tp.bottom, tp.left, tp.right}) < 0 || std::max({tp.top, tp.bottom, tp.left, tp.right}) > kMaxPad)
+    return makeError("pads and output size give equivalent conv pads ", tp.top, "/", tp.bottom, "/", tp.left, "/",
+                     tp.right, " outside [0, ", kMaxPad, "]");
+  return Status::ok();
+}
+
+namespace {
 
 // The input's channels are a command field.
 Status inputChannelsEncodable(const Graph &g, const Op &op) {
@@ -61,10 +75,6 @@ Status inputChannelsEncodable(const Graph &g, const Op &op) {
   return Status::ok();
 }
 
-Status encodableConv(const Graph &g, const Op &op) {
-  TPU_RETURN_IF_ERROR(checkEndPadding(g, op));
-  return inputChannelsEncodable(g, op);
-}
 
 // The fp32 kernels' parameters for window p (pads as given).
 kernels::ConvParams convParams(const RefArgs &r, const WindowParams &p) {
@@ -140,15 +150,17 @@ void evaluateConvTranspose(const RefArgs &r, Bytes &out) {
   if (r.isInt) {
     auto xi = r.ints(0), wi = r.ints(1), bi = intBias(r);
     std::vector<int64_t> ri(r.count, 0);
-    // out[y] += in[i] * w[k] for y = i*s - (keH - top) + k*d.
+    // out[y] += in[i] * w[k] for y = i*s - (keH - top) + k*d, within a group.
     const int64_t offH = (p.kh - 1) * p.dilationH - tp.top, offW = (p.kw - 1) * p.dilationW - tp.left;
+    const int64_t icg = xs[1] / p.groups, ocg = ys[1] / p.groups;
     for (int64_t n = 0; n < ys[0]; ++n)
       for (int64_t o = 0; o < ys[1]; ++o) {
         int64_t *plane = &ri[size_t((n * ys[1] + o) * ys[2] * ys[3])];
-        for (int64_t i = 0; i < xs[1]; ++i)
+        const int64_t g = o / ocg;
+        for (int64_t i = g * icg; i < (g + 1) * icg; ++i)
           for (int64_t ky = 0; ky < p.kh; ++ky)
             for (int64_t kx = 0; kx < p.kw; ++kx) {
-              const int64_t k = wi[size_t(((i * ys[1] + o) * p.kh + ky) * p.kw + kx)];
+              const int64_t k = wi[size_t(((i * ocg + o - g * ocg) * p.kh + ky) * p.kw + kx)];
               for (int64_t iy = 0; iy < xs[2]; ++iy) {
                 int64_t oy = iy * p.strideH - offH + ky * p.dilationH;
                 if (oy < 0 || oy >= ys[2]) continue;
@@ -174,6 +186,53 @@ void evaluateConvTranspose(const RefArgs &r, Bytes &out) {
 }
 
 // ---- The emitter (groups, depthwise, dilation; transposed) ------------------
+
+int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// One axis of a conv window as the command fields hold it: kernel taps
+// [k0, k0 + taps) computing outputs [o0, o0 + count) from the input indices
+// i0 + j * step (j < inCount; step > 1 when the stride exceeds its field)
+// with these pad, dilation and stride fields.
+struct AxisPart {
+  int64_t k0, taps, o0, count, i0, inCount, padA, padB, dilation, stride, step;
+  bool whole = false; // the whole axis, as the window gives it
+  bool coversAll(int64_t out) const { return o0 == 0 && count == out; }
+};
+
+// The whole axis when its pads, dilation and stride fit their 4-bit fields
+// (one part); else each kernel tap alone over the outputs whose window puts
+// it inside the input, which need no padding (a tap that never reads the
+// input adds nothing and is dropped: DeepLabV3's dilation-36 taps on a 33x33
+// map). An input of `in` indices (padA before it, padB after), `out` outputs.
+std::vector<AxisPart> axisParts(int64_t in, int64_t out, int64_t k, int64_t d, int64_t s, int64_t padA,
+                                int64_t padB) {
+  if (padA <= kMaxPad && padB <= kMaxPad && d <= kMaxZeroInsert + 1 && s <= kMaxStride)
+    return {{0, k, 0, out, 0, in, padA, padB, d, s, 1, true}};
+  std::vector<AxisPart> parts;
+  for (int64_t t = 0; t < k; ++t) {
+    // Output o reads input o * s - padA + t * d.
+    const int64_t lo = std::max<int64_t>(0, -floorDiv(t * d - padA, s));
+    const int64_t hi = std::min(out - 1, floorDiv(in - 1 + padA - t * d, s));
+    if (lo > hi) continue;
+    const int64_t count = hi - lo + 1, i0 = lo * s - padA + t * d;
+    if (s <= kMaxStride)
+      parts.push_back({t, 1, lo, count, i0, (count - 1) * s + 1, 0, 0, 1, s, 1});
+    else
+      parts.push_back({t, 1, lo, count, i0, count, 0, 0, 1, 1, s});
+  }
+  return parts;
+}
+
+// Rows [h0, h0 + hs) and columns [w0, w0 + ws) of a local tensor, every
+// stepH-th row and stepW-th column.
+LocalTensor subWindow(const LocalTensor &t, int64_t h0, int64_t hs, int64_t w0, int64_t ws, int64_t stepH = 1,
+                      int64_t stepW = 1) {
+  LocalTensor v = t;
+  v.offset += u32((h0 * t.stride.h + w0 * t.stride.w) * dtypeBytes(t.dtype));
+  v.shape.h = u32(hs), v.shape.w = u32(ws);
+  v.stride.h = u32(t.stride.h * stepH), v.stride.w = u32(t.stride.w * stepW);
+  return v;
+}
 class ConvOp : public SlicedOp, public LocalOp {
 public:
   ConvOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
@@ -195,6 +254,9 @@ public:
     if (op.inputs.size() == 3) baddr_ = e.am.addr[op.inputs[2]], bt_ = e.g.tensors[op.inputs[2]].dtype;
     icg_ = x_.s[1] / p_.groups, ocg_ = y_.s[1] / p_.groups;
     depthwise_ = icg_ == 1 && ocg_ == 1 && p_.groups > 1;
+    needsTaps_ = !transposed_ && (std::max({p_.padTop, p_.padBottom, p_.padLeft, p_.padRight}) > kMaxPad ||
+                                  std::max(p_.dilationH, p_.dilationW) > kMaxZeroInsert + 1 ||
+                                  std::max(p_.strideH, p_.strideW) > kMaxStride);
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
   // Grouped (not depthwise) convs keep all channels: a group must not straddle slices.
@@ -206,8 +268,24 @@ public:
   int64_t inChannels(int64_t cs) const { return depthwise_ ? cs : x_.s[1]; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
     int64_t rows = std::min(inRows(hs), x_.s[2]);
-    return {LocalTensor::activationBytes(x_.dtype, {u32(ns), u32(inChannels(cs)), u32(rows), u32(x_.s[3])}, lanes()),
-            LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
+    std::vector<uint64_t> v{
+        LocalTensor::activationBytes(x_.dtype, {u32(ns), u32(inChannels(cs)), u32(rows), u32(x_.s[3])}, lanes()),
+        LocalTensor::activationBytes(y_.dtype, {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}, lanes())};
+    for (DType t : tempTypes()) v.push_back(LocalTensor::bytes(t, tempShape(ns, cs, hs), lanes()));
+    return v;
+  }
+  Shape4 tempShape(int64_t ns, int64_t cs, int64_t hs) const { return {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}; }
+  // A window the command fields cannot hold runs as groups of taps
+  // (axisParts) summed into an accumulator: int8 sums in int32 (then the
+  // write-back), and a depthwise part (pord has no res_add) into a second
+  // buffer that an add folds in.
+  std::vector<DType> tempTypes() const override {
+    std::vector<DType> v;
+    if (!needsTaps_) return v;
+    const bool int8 = isInt8Like(y_.dtype);
+    if (int8) v.push_back(DType::I32);
+    if (depthwise_) v.push_back(int8 ? DType::I32 : DType::F32);
+    return v;
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
     std::vector<uint64_t> v{LocalTensor::bytes(wt_, weightShape(cs), lanes())};
@@ -231,11 +309,20 @@ public:
     const int64_t taps = p_.kh * p_.kw, wIc = depthwise_ ? 1 : icg_;
     const uint64_t e = dtypeBytes(wt_);
     uint16_t id = 0;
-    if (transposed_) {
-      // DDR [ic, oc, kh, kw] -> local (ic, oc, kh, kw): runs of kh*kw.
-      id = e_.loadWeight(waddr_ + uint64_t(t.c0 * taps) * e, wt_, {u32(wIc), u32(t.cs), u32(p_.kh), u32(p_.kw)},
-                         {u32(y_.s[1] * taps), u32(taps), u32(p_.kw), 1}, weightBuf(t.cs), wait);
+    if (transposed_ && (p_.groups == 1 || ocg_ > 1)) {
+      // DDR [ic, oc/groups, kh, kw] -> local (ic/groups, oc, kh, kw), one
+      // command per group: runs of kh*kw. (A grouped op keeps all channels
+      // in one slice; with one group the slice is channels [c0, c0 + cs).)
+      for (int64_t g = 0; g < p_.groups; ++g) {
+        const int64_t o0 = p_.groups == 1 ? t.c0 : g * ocg_, count = p_.groups == 1 ? t.cs : ocg_;
+        id = e_.loadWeight(waddr_ + uint64_t((g * icg_ * ocg_ + o0 - g * ocg_) * taps) * e, wt_,
+                           {u32(icg_), u32(count), u32(p_.kh), u32(p_.kw)},
+                           {u32(ocg_ * taps), u32(taps), u32(p_.kw), 1},
+                           weightBuf(t.cs).channels(u32(o0 - t.c0), u32(count), lanes()), wait);
+      }
     } else {
+      // (A transposed conv of one output channel per group has the same
+      // layout: [ic, 1, kh, kw] is [oc, ic/groups, kh, kw].)
       // DDR [oc, ic/groups, kh, kw] is the local layout's order: the same
       // bytes seen as (1, oc, ic/groups, kh*kw) on both sides, one run.
       LocalTensor view = weightBuf(t.cs);
@@ -262,13 +349,14 @@ public:
   }
   LocalTensor inBuf(const Tile &t, unsigned set) const {
     return LocalTensor::activation(bufOffset(set, 0), x_.dtype,
-                         {u32(t.ns), u32(inChannels(t.cs)), u32(rowsFor(t).rows), u32(x_.s[3])}, lanes());
+                         {u32(t.ns), u32(inChannels(t.cs)), u32(std::max<int64_t>(1, rowsFor(t).rows)), u32(x_.s[3])}, lanes());
   }
   LocalTensor outBuf(const Tile &t, unsigned set) const {
     return LocalTensor::activation(bufOffset(set, 1), y_.dtype, {u32(t.ns), u32(t.cs), u32(t.hs), u32(y_.s[3])}, lanes());
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     Rows r = rowsFor(t);
+    if (r.rows < 1) return 0; // no input row to load (biasOnly); nothing to wait for
     return e_.move(true, x_, t.n0, t.ns, depthwise_ ? t.c0 : 0, inChannels(t.cs), r.r0, r.rows, inBuf(t, set), wait);
   }
   template <class Cmd> void window(Cmd &c, const Rows &r) const {
@@ -288,13 +376,24 @@ public:
   }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     Rows r = rowsFor(t);
-    return computeOn({inBuf(t, set)}, outBuf(t, set), {}, r.padT, r.padB, wait);
+    if (r.rows < 1) return biasOnly(outBuf(t, set), t.cs, op_.rshift, op_.relu, wait);
+    std::vector<LocalTensor> temps;
+    auto types = tempTypes();
+    for (size_t j = 0; j < types.size(); ++j)
+      temps.push_back(LocalTensor::compact(bufOffset(set, 2 + j), types[j], tempShape(t.ns, t.cs, t.hs), lanes()));
+    return computeOn({inBuf(t, set)}, outBuf(t, set), temps, r.padT, r.padB, wait);
   }
-  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &out, const std::vector<LocalTensor> &,
+  uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &out, const std::vector<LocalTensor> &temps,
                      int64_t padT, int64_t padB, uint16_t wait) override {
     const LocalTensor &in = ins[0];
     const Tile t{0, out.shape.n, 0, out.shape.c, 0, out.shape.h};
     Rows r{0, in.shape.h, padT, padB};
+    if (needsTaps_) {
+      auto rows = axisParts(in.shape.h, out.shape.h, p_.kh, p_.dilationH, p_.strideH, padT, padB);
+      auto cols = axisParts(in.shape.w, out.shape.w, p_.kw, p_.dilationW, p_.strideW, p_.padLeft, p_.padRight);
+      if (rows.size() != 1 || cols.size() != 1 || !rows[0].whole || !cols[0].whole)
+        return computeTaps(in, out, temps, rows, cols, wait);
+    }
     LocalTensor w = weightBuf(t.cs);
     uint16_t id = 0;
     if (depthwise_) {
@@ -319,6 +418,94 @@ public:
     }
     return id;
   }
+  // Outputs whose window holds no input (a transposed conv's output padding
+  // past the last window, a kernel shorter than the stride, every tap of a
+  // conv outside the input): the write-back of a zero sum, 0 * 0 + bias
+  // (md_linear mac), also the start of an accumulator (rshift 0, no relu).
+  uint16_t biasOnly(const LocalTensor &out, int64_t cs, uint32_t rshift, bool relu, uint16_t wait) {
+    const bool f = out.dtype == DType::F32;
+    isa::MdLinear c;
+    c.res0 = out.operand(hw_), c.opdCount = 3;
+    c.opd0 = f ? constantF(0.0f) : constant(DType::I8, 0);
+    c.opd1 = f ? constantF(0.0f) : constant(DType::I8, 0);
+    c.opd2 = baddr_ ? biasBuf(cs).operand(hw_) : f ? constantF(0.0f) : constant(DType::I16, 0);
+    c.opd0.shape = c.opd1.shape = c.opd2.shape = out.shape;
+    c.rshift = rshift, c.relu = relu;
+    return e_.b->tiu(c, wait);
+  }
+  // An element-wise command res = eu(a, b) over res's shape.
+  uint16_t arith(isa::EuOp eu, const LocalTensor &res, const LocalOperand &a, const LocalOperand &b, uint32_t rshift,
+                 bool relu, uint8_t count, uint16_t wait) {
+    isa::Arith c;
+    c.eu = eu, c.res0 = res.operand(hw_), c.opd0 = a, c.opd1 = b, c.opdCount = count;
+    c.opd0.shape = c.opd1.shape = res.shape;
+    c.rshift = rshift, c.relu = relu;
+    return e_.b->tiu(c, wait);
+  }
+  // The window as groups of taps (axisParts rows x cols), each a conv (or
+  // pord) over the input indices it reads, without padding where a tap runs
+  // alone, into the output indices it writes. A part that writes every
+  // output goes first, with the bias (else the bias starts the sum); the
+  // others add to it (conv res_add; a pord into the partial buffer, then an
+  // add). One part writing everything is the op itself (dropped taps only).
+  // int8 sums in int32 (exact, as the reference) and ends with the
+  // write-back, a copy with the op's shift and relu; fp32 sums in the
+  // output and ends with the relu.
+  uint16_t computeTaps(const LocalTensor &in, const LocalTensor &out, const std::vector<LocalTensor> &temps,
+                       const std::vector<AxisPart> &rows, const std::vector<AxisPart> &cols, uint16_t wait) {
+    const int64_t cs = out.shape.c, oh = out.shape.h, ow = out.shape.w;
+    std::vector<std::pair<AxisPart, AxisPart>> parts;
+    for (const AxisPart &rp : rows)
+      for (const AxisPart &cp : cols) parts.push_back({rp, cp});
+    auto coversAll = [&](const std::pair<AxisPart, AxisPart> &p) { return p.first.coversAll(oh) && p.second.coversAll(ow); };
+    std::stable_partition(parts.begin(), parts.end(), coversAll);
+    if (parts.empty()) return biasOnly(out, cs, op_.rshift, op_.relu, wait);
+    const bool f = out.dtype == DType::F32, direct = parts.size() == 1 && coversAll(parts[0]);
+    const LocalTensor &acc = direct || f ? out : temps[0];
+    uint16_t id = 0;
+    bool first = true;
+    if (!coversAll(parts[0])) id = biasOnly(acc, cs, 0, false, wait), first = false;
+    const LocalTensor w = weightBuf(cs);
+    for (const auto &[rp, cp] : parts) {
+      auto window = [&](auto &c) {
+        c.padTop = u32(rp.padA), c.padBottom = u32(rp.padB), c.padLeft = u32(cp.padA), c.padRight = u32(cp.padB);
+        c.strideH = u32(rp.stride), c.strideW = u32(cp.stride);
+        c.kernelInsH = u32(rp.dilation - 1), c.kernelInsW = u32(cp.dilation - 1);
+        c.rshift = direct ? op_.rshift : 0, c.relu = direct && op_.relu;
+      };
+      auto inView = [&](const LocalTensor &b) { return subWindow(b, rp.i0, rp.inCount, cp.i0, cp.inCount, rp.step, cp.step); };
+      auto outView = [&](const LocalTensor &b) { return subWindow(b, rp.o0, rp.count, cp.o0, cp.count); };
+      const LocalTensor taps = subWindow(w, rp.k0, rp.taps, cp.k0, cp.taps);
+      if (depthwise_) {
+        isa::Pord c;
+        c.eu = isa::EuOp::Mac;
+        const LocalTensor dst = outView(first ? acc : temps.back());
+        c.input = inView(in).operand(hw_), c.kernel = taps.operand(hw_), c.output = dst.operand(hw_);
+        c.kernel.shape = {1, u32(cs), u32(rp.taps), u32(cp.taps)};
+        if (baddr_ && first) c.hasBias = true, c.bias = biasBuf(cs).operand(hw_);
+        window(c);
+        id = e_.b->tiu(c, wait);
+        if (!first) id = arith(isa::EuOp::Add, outView(acc), outView(acc).operand(hw_), dst.operand(hw_), 0, false, 2, wait);
+      } else {
+        for (int64_t gi = 0; gi < p_.groups; ++gi) {
+          isa::Conv c;
+          c.eu = isa::EuOp::Mac;
+          const int64_t o0 = gi * ocg_, ocs = p_.groups == 1 ? cs : ocg_;
+          c.input = inView(in.channels(u32(gi * icg_), u32(icg_), lanes())).operand(hw_);
+          c.weight = taps.channels(u32(o0), u32(ocs), lanes()).operand(hw_);
+          c.output = outView(acc.channels(u32(o0), u32(ocs), lanes())).operand(hw_);
+          if (baddr_ && first) c.hasBias = true, c.bias = biasBuf(cs).channels(u32(o0), u32(ocs), lanes()).operand(hw_);
+          c.resAdd = !first;
+          window(c);
+          id = e_.b->tiu(c, wait);
+        }
+      }
+      first = false;
+    }
+    if (direct) return id;
+    if (!f) return arith(isa::EuOp::Copy, out, acc.operand(hw_), LocalOperand{}, op_.rshift, op_.relu, 1, wait);
+    return op_.relu ? arith(isa::EuOp::Max, out, out.operand(hw_), constantF(0.0f), 0, false, 2, wait) : id;
+  }
   uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
     return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, outBuf(t, set), wait);
   }
@@ -331,13 +518,14 @@ private:
   int64_t icg_ = 1, ocg_ = 1;
   bool depthwise_ = false;
   bool transposed_ = false;
+  bool needsTaps_ = false; // pads, dilation or stride beyond the fields (computeTaps)
   int64_t insH_ = 1, insW_ = 1; // transposed: the stride, as zero insertion
 };
 
 } // namespace
 
 namespace ops {
-const OpImpl Conv{OpKind::Conv, validateConv, evaluateConv, slicedAs<ConvOp>, nullptr, encodableConv};
+const OpImpl Conv{OpKind::Conv, validateConv, evaluateConv, slicedAs<ConvOp>, nullptr, inputChannelsEncodable};
 const OpImpl ConvTranspose{OpKind::ConvTranspose, validateConvTranspose, evaluateConvTranspose, slicedAs<ConvOp>,
                            nullptr, inputChannelsEncodable};
 } // namespace ops

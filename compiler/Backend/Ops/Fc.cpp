@@ -1,10 +1,12 @@
-// Fc: (M, K) x (K, N) + bias; rows = batch, K over the lanes. x is
-// (N, K...) flattened, the weight [n_out, K], the bias [n_out]. With
-// transposedInput x is (K, M): K items of M channels, read by the mm
-// command transposed (gemm transA). K past the 4095 rows one mm command
-// takes (VGG's 25088) is cut into chunks that accumulate in the result (eu
-// mac): fp32 adds each chunk's sum to the previous ones (the reference sums
-// the same way); int8 sums exactly in an int32 buffer and requantizes once.
+// Fc: (M, K) x (K, N) + bias; rows in n, K over the lanes. The weight is
+// [n_out, K], the bias [n_out]; the output's last dim is n_out and its other
+// dims are the rows: x (M, K...) flattened for a 2-D output, x (d..., K)
+// with the same leading dims for an N-D one (a Linear over NHWC). With
+// transposedInput x is (K, M): K items of M channels, read by the mm command
+// transposed (gemm transA). K past the 4095 rows one mm command takes (VGG's
+// 25088) is cut into chunks that accumulate in the result (eu mac): fp32
+// adds each chunk's sum to the previous ones (the reference sums the same
+// way); int8 sums exactly in an int32 buffer and requantizes once.
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -16,24 +18,37 @@ namespace {
 
 using namespace emit;
 
-// The left matrix's rows M and columns K.
-std::pair<int64_t, int64_t> leftDims(const Op &op, const Tensor &x) {
-  const int64_t items = x.nchw()[0], rest = x.numel() / items;
-  return op.transposedInput ? std::pair{rest, items} : std::pair{items, rest};
+// The left matrix's rows M and columns K, and the output columns.
+struct FcDims {
+  int64_t m, k, n;
+};
+FcDims fcDims(const Tensor &x, const Tensor &y) {
+  const int64_t n = y.shape.back(), m = y.numel() / n;
+  return {m, x.numel() / m, n};
 }
 
 Status validateFc(const OpCheck &c) {
   const Tensor &x = c.in(0), &w = c.in(1);
-  const auto &ys = c.ys;
   TPU_RETURN_IF_ERROR(c.sameType(x));
-  const auto [m, k] = leftDims(c.op, x);
-  if (ys[0] != m || ys[2] != 1 || ys[3] != 1) return makeError("output must be (N, n_out)");
-  if (c.op.transposedInput && x.numel() != x.nchw()[0] * x.nchw()[1])
-    return makeError("a transposed input must be (K, N)");
-  if (!w.isWeight() || w.shape != std::vector<int64_t>{ys[1], k})
-    return makeError("weight '", w.name, "' must be [n_out, K] = [", ys[1], ", ", k, "]");
+  if (x.shape.empty() || c.y.shape.size() < 2) return makeError("input and output must be matrices (2 or more dims)");
+  const auto [m, k, n] = fcDims(x, c.y);
+  if (c.op.transposedInput) {
+    if (x.shape.size() != 2 || c.y.shape.size() != 2 || x.shape[1] != m)
+      return makeError("a transposed input must be (K, N) and the output (N, n_out)");
+  } else if (c.y.shape.size() == 2 ? x.shape[0] != m
+                                   : x.shape.size() != c.y.shape.size() ||
+                                         !std::equal(x.shape.begin(), x.shape.end() - 1, c.y.shape.begin())) {
+    return makeError("output must be (N, n_out), or (d..., n_out) for an input (d..., K)");
+  }
+  if (!w.isWeight() || w.shape != std::vector<int64_t>{n, k})
+    return makeError("weight '", w.name, "' must be [n_out, K] = [", n, ", ", k, "]");
   TPU_RETURN_IF_ERROR(c.weightType(w, "fc"));
-  return c.optionalBias(2);
+  if (c.op.inputs.size() == 3) { // one value per output column
+    const Tensor &b = c.in(2);
+    if (!b.isWeight() || b.numel() != n || b.dtype != (c.int8 ? DType::I16 : DType::F32))
+      return makeError("bias '", b.name, "' must be a ", c.int8 ? "int16" : "float32", " weight of ", n, " elements");
+  }
+  return Status::ok();
 }
 
 // K is the right matrix's row count (opd1_n) and the left's channels: at
@@ -53,7 +68,7 @@ KChunks kChunks(int64_t k) {
 // The right matrix's K rows are one GDMA w extent; a transposed left
 // matrix holds K in its rows (no chunks).
 Status encodableFc(const Graph &g, const Op &op) {
-  const int64_t k = leftDims(op, g.tensors[size_t(op.inputs[0])]).second;
+  const int64_t k = fcDims(g.tensors[size_t(op.inputs[0])], g.tensors[size_t(op.output)]).k;
   if (op.transposedInput && k > maxChannels())
     return makeError("K = ", k, " exceeds the ", maxChannels(),
                      " rows one matrix command takes with a transposed input (K splitting is not implemented)");
@@ -62,8 +77,7 @@ Status encodableFc(const Graph &g, const Op &op) {
 }
 
 void evaluateFc(const RefArgs &r, Bytes &out) {
-  const auto [m, k] = leftDims(r.op, r.x);
-  const int64_t n = r.ys[1];
+  const auto [m, k, n] = fcDims(r.x, r.y);
   const bool relu = r.op.relu;
   // Element (i, q) of the left matrix.
   const auto at = [&, m = m, k = k](int64_t i, int64_t q) { return size_t(r.op.transposedInput ? q * m + i : i * k + q); };
@@ -109,11 +123,13 @@ void evaluateFc(const RefArgs &r, Bytes &out) {
 class FcOp : public SlicedOp {
 public:
   FcOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
-    const Tensor &xt = e.g.tensors[op.inputs[0]];
+    const Tensor &xt = e.g.tensors[op.inputs[0]], &yt = e.g.tensors[op.output];
     x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
-    const auto [m, k] = leftDims(op, xt);
+    const auto [m, k, n] = fcDims(xt, yt);
     k_ = k, chunks_ = kChunks(k);
+    rowsPerItem_ = op.transposedInput ? 1 : m / xt.shape[0];
     x_.s = op.transposedInput ? std::array<int64_t, 4>{k, m, 1, 1} : std::array<int64_t, 4>{m, k, 1, 1};
+    y_.s = {m, n, 1, 1};
     wt_ = e.g.tensors[op.inputs[1]].dtype, waddr_ = e.am.addr[op.inputs[1]];
     if (op.inputs.size() == 3) baddr_ = e.am.addr[op.inputs[2]], bt_ = e.g.tensors[op.inputs[2]].dtype;
   }
@@ -160,7 +176,34 @@ public:
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     if (op_.transposedInput) return e_.move(true, x_, 0, k_, t.n0, t.ns, 0, 1, leftBuf(t, set), wait);
-    return e_.move(true, x_, t.n0, t.ns, 0, k_, 0, 1, leftBuf(t, set), wait);
+    return moveRows(true, x_, t.n0, t.ns, 0, k_, leftBuf(t, set), wait);
+  }
+  // Rows [m0, m0 + ms), columns [c0, c0 + cs) of a matrix in DDR to/from
+  // `l`. fp32 rows are contiguous, and so are int8 ones of one row per item
+  // (4N: Emitter::move). The int8 rows of an N-D tensor are rowsPerItem_
+  // consecutive rows of each batch item, an item's element e at byte
+  // group * 4 * (elements per item) + 4e + item % 4: one command per item.
+  uint16_t moveRows(bool toLocal, const DTensor &d, int64_t m0, int64_t ms, int64_t c0, int64_t cs,
+                    const LocalTensor &l, uint16_t wait) {
+    if (!d.n4() || rowsPerItem_ == 1) return e_.move(toLocal, d, m0, ms, c0, cs, 0, 1, l, wait);
+    const int64_t cols = d.s[1], perItem = rowsPerItem_ * cols;
+    uint16_t id = 0;
+    for (int64_t m = m0; m < m0 + ms;) {
+      const int64_t item = m / rowsPerItem_, count = std::min(m0 + ms, (item + 1) * rowsPerItem_) - m;
+      isa::GdmaTensor gt, lt;
+      gt.addr = d.addr + uint64_t(item / 4 * 4 * perItem + (m % rowsPerItem_ * cols + c0) * 4 + item % 4);
+      gt.format = lt.format = formatOf(d.dtype);
+      gt.shape = lt.shape = {u32(count), u32(cs), 1, 1};
+      gt.stride = {u32(4 * cols), 4, 1, 1};
+      lt.addr = l.addr(hw_) + uint32_t((m - m0) * l.stride.n), lt.stride = {l.stride.n, l.stride.c, l.stride.h, l.stride.w};
+      isa::GdmaCommand c;
+      c.direction = toLocal ? isa::GdmaDirection::S2L : isa::GdmaDirection::L2S;
+      c.src = toLocal ? gt : lt;
+      c.dst = toLocal ? lt : gt;
+      id = e_.b->gdma(c, wait);
+      m += count;
+    }
+    return id;
   }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     const LocalTensor out = outBuf(t, set);
@@ -189,7 +232,7 @@ public:
     return e_.b->tiu(c, wait);
   }
   uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
-    return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, 0, 1, outBuf(t, set), wait);
+    return moveRows(false, y_, t.n0, t.ns, t.c0, t.cs, outBuf(t, set), wait);
   }
 
 private:
@@ -197,6 +240,7 @@ private:
   DTensor x_, y_;
   int64_t k_ = 1;
   KChunks chunks_{1, 1};
+  int64_t rowsPerItem_ = 1; // rows of the matrix per batch item (an N-D input's leading dims)
   DType wt_ = DType::F32, bt_ = DType::F32;
   uint64_t waddr_ = 0, baddr_ = 0;
 };

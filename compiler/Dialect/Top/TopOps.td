@@ -126,6 +126,7 @@ def Top_RoundOp : Top_UnaryOp<"round", "round half to even">;
 def Top_SignOp : Top_UnaryOp<"sign", "-1, 0 or 1">;
 def Top_SoftplusOp : Top_UnaryOp<"softplus", "log(1 + exp(x))">;
 def Top_SoftsignOp : Top_UnaryOp<"softsign", "x / (1 + |x|)">;
+def Top_MishOp : Top_UnaryOp<"mish", "x * tanh(softplus(x))">;
 def Top_SinOp : Top_UnaryOp<"sin", "sine">;
 def Top_CosOp : Top_UnaryOp<"cos", "cosine">;
 def Top_HardSwishOp : Top_UnaryOp<"hard_swish", "x * max(0, min(1, x / 6 + 0.5))">;

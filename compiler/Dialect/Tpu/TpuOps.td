@@ -89,7 +89,7 @@ class Tpu_WindowOp<string mnemonic, string kind, string what, dag operands> : Tp
 def Tpu_ConvOp : Tpu_WindowOp<"conv", "Conv", "2D convolution (+ bias, relu; int8: rshift)",
     (ins Tpu_Activation:$input, Tpu_Filter:$filter, Tpu_OptionalBias:$bias)>;
 def Tpu_ConvTransposeOp : Tpu_WindowOp<"conv_transpose", "ConvTranspose",
-    "2D transposed convolution, filter [ic, oc, kh, kw], group 1 (+ bias, relu; int8: rshift); the output "
+    "2D transposed convolution, filter [ic, oc/group, kh, kw] (+ bias, relu; int8: rshift); the output "
     "tensor's extra end rows/columns are the output padding",
     (ins Tpu_Activation:$input, Tpu_Filter:$filter, Tpu_OptionalBias:$bias)>;
 def Tpu_MaxPoolOp : Tpu_WindowOp<"max_pool", "Pool", "Max pooling (int8: same scale in and out)",
@@ -130,7 +130,8 @@ def Tpu_AffineOp : Tpu_SimpleOp<"affine", "Affine",
 def Tpu_LutOp : Tpu_SimpleOp<"lut", "Lut", "int8 table lookup: table[x] (256 entries)",
     (ins Tpu_Activation:$input, RankedTensorOf<[I8, UI8]>:$table)>;
 def Tpu_FcOp : Tpu_SimpleOp<"fc", "Fc",
-    "x (N, K) times weight [n_out, K]^T + bias; with transposed_input x is (K, N) and read transposed",
+    "x (N, K) times weight [n_out, K]^T + bias; an input (d..., K) gives (d..., n_out) (its leading dims are "
+    "the rows); with transposed_input x is (K, N) and read transposed",
     (ins Tpu_Activation:$input, Tpu_Filter:$weight, Tpu_OptionalBias:$bias,
      DefaultValuedAttr<BoolAttr, "false">:$transposed_input)>;
 def Tpu_ConcatOp : Tpu_SimpleOp<"concat", "Concat", "Concatenation along channels (int8: one scale)",

@@ -70,6 +70,7 @@ void registerActivationOps(OpTable &t) {
   t.add("Tanh", unaryHandler<top::TanhOp>("Tanh"));
   t.add("Softplus", unaryHandler<top::SoftplusOp>());
   t.add("Softsign", unaryHandler<top::SoftsignOp>());
+  t.add("Mish", unaryHandler<top::MishOp>());
   t.add("HardSwish", unaryHandler<top::HardSwishOp>());
   t.add("LeakyRelu", [](OnnxImporter &im, const Node &n) {
     return unary<top::LeakyReluOp>(im, n, {im.f64("alpha", n.getFloat("alpha", 0.01))});

@@ -30,7 +30,8 @@ const std::vector<TableFunction> &tableFunctions() {
       {TypeID::get<top::SoftsignOp>(), UnaryKind::Softsign},   {TypeID::get<top::ReciprocalOp>(), UnaryKind::Reciprocal},
       {TypeID::get<top::FloorOp>(), UnaryKind::Floor},         {TypeID::get<top::CeilOp>(), UnaryKind::Ceil},
       {TypeID::get<top::RoundOp>(), UnaryKind::Round},         {TypeID::get<top::SignOp>(), UnaryKind::Sign},
-      {TypeID::get<top::SinOp>(), UnaryKind::Sin},             {TypeID::get<top::CosOp>(), UnaryKind::Cos}};
+      {TypeID::get<top::SinOp>(), UnaryKind::Sin},             {TypeID::get<top::CosOp>(), UnaryKind::Cos},
+      {TypeID::get<top::MishOp>(), UnaryKind::Mish}};
   return fns;
 }
 

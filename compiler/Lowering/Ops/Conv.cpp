@@ -61,54 +61,78 @@ WeightPair Lowerer::addF32Weights(const std::string &name, const char *role, Arr
   return p;
 }
 
-// A weighted window op (conv, conv_transpose): in int8 when `int8` and its
+std::optional<int> Lowerer::int8Shift(Value input, const std::string &outName, const char *what,
+                                      const std::vector<float> &w, const std::vector<float> &bias) {
+  const float so = scaleOf(outName);
+  auto r = weightShift(w, bias, double(scaleOfValue(i8(input))) / so, so);
+  if (!r) out_.fallbacks.push_back(outName + ": " + what + " weights or bias do not fit int8/int16 with any right shift");
+  return r;
+}
+
+// A weighted op (conv, conv_transpose, fc): in int8 when `int8` and its
 // weights and bias fit int8/int16 with one right shift (scale_in * scale_w
 // = scale_out * 2^-rshift), else in fp32 with `int8` cleared (reported as a
 // fallback when int8 was asked for).
-template <class OpT>
 Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::string &outName,
-                             ArrayRef<int64_t> outShape, ArrayRef<int64_t> filterShape, const std::vector<float> &w,
-                             const std::vector<float> &bias, const Window &window, const char *what, bool &int8) {
+                             ArrayRef<int64_t> outShape, const char *role, ArrayRef<int64_t> weightShape,
+                             const std::vector<float> &w, const std::vector<float> &bias, const char *what, bool &int8,
+                             WeightedBuild build, RoundWeights round) {
   if (int8) {
-    Value x = i8(input);
-    const float si = scaleOfValue(x), so = scaleOf(outName);
-    const double wk = double(si) / so;
-    auto r = weightShift(w, bias, wk, so);
-    if (!r) {
-      out_.fallbacks.push_back(outName + ": " + what + " weights or bias do not fit int8/int16 with any right shift");
-      int8 = false;
-    } else {
+    if (auto r = int8Shift(input, outName, what, w, bias)) {
+      Value x = i8(input);
+      const float so = scaleOf(outName);
+      const double wk = double(scaleOfValue(x)) / so;
       std::vector<float> b = bias;
-      std::vector<int8_t> wq = std::is_same_v<OpT, tpuir::ConvOp>
-                                   ? int8Filter(input, outShape, filterShape, window, w, b, wk, *r)
-                                   : nearestInt8(w, wk, *r);
-      WeightPair q = addInt8Weights(name, "filter", filterShape, wq, b, so, *r);
-      return makeWindowed<OpT>(outName, qType(outShape, outName), x, q.weight, q.bias, window, uint64_t(*r));
+      std::vector<int8_t> wq = round ? round(b, wk, *r) : nearestInt8(w, wk, *r);
+      WeightPair q = addInt8Weights(name, role, weightShape, wq, b, so, *r);
+      return build(qType(outShape, outName), x, q, uint64_t(*r));
     }
+    int8 = false;
   }
-  WeightPair f = addF32Weights(name, "filter", filterShape, w, bias);
+  WeightPair f = addF32Weights(name, role, weightShape, w, bias);
   Value x = f32(input);
-  return makeWindowed<OpT>(outName, f32Type(outShape), x, f.weight, f.bias, window, 0);
+  return build(f32Type(outShape), x, f, 0);
 }
 
 void Lowerer::foldIntoFilter(const AffineChain &chain, std::vector<float> &w, std::vector<float> &bias, int64_t oc,
-                             int64_t block) {
+                             llvm::function_ref<int64_t(size_t)> channelOf) {
   if (chain.ops.empty()) return;
-  for (size_t i = 0; i < w.size(); ++i) w[i] = float(w[i] * chain.scale[size_t(int64_t(i) / block % oc)]);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(w[i] * chain.scale[size_t(channelOf(i))]);
   bias.resize(size_t(oc), 0.0f);
   for (size_t c = 0; c < size_t(oc); ++c) bias[c] = float(bias[c] * chain.scale[c] + chain.bias[c]);
   fused_.insert(chain.ops.begin(), chain.ops.end());
 }
 
+namespace {
+// A filter of a 1-D window op as the 2-D one ([.., .., k] -> [.., .., k, 1]).
+std::vector<int64_t> filter2d(std::vector<int64_t> shape) {
+  if (shape.size() == 3) shape.push_back(1);
+  return shape;
+}
+
+// The window and a tensor shape as the back end reads them.
+backend::WindowParams backendWindow(const Window &w) {
+  backend::WindowParams p;
+  p.kh = w.kernel[0], p.kw = w.kernel[1], p.strideH = w.strides[0], p.strideW = w.strides[1];
+  p.dilationH = w.dilations[0], p.dilationW = w.dilations[1];
+  p.padTop = w.pads[0], p.padLeft = w.pads[1], p.padBottom = w.pads[2], p.padRight = w.pads[3];
+  p.groups = w.group;
+  return p;
+}
+std::array<int64_t, 4> nchw(std::vector<int64_t> shape) {
+  backend::Tensor t;
+  t.shape = std::move(shape);
+  return t.nchw();
+}
+} // namespace
+
 Status Lowerer::lowerConv(top::ConvOp op) {
   std::string name = names_[op.getOutput()];
-  auto k = op.getKernelShape();
-  if (k.size() != 2) return noLowering(op, "only 2-D convolutions (NCHW) are supported");
-  if (llvm::any_of(op.getPads(), [](int64_t p) { return p > backend::kMaxPad; }))
-    return noLowering(op, "a pad above " + std::to_string(backend::kMaxPad) + " (the conv command's pad fields)");
+  SpatialWindow sw(op.getKernelShape(), op.getStrides(), op.getPads(), op.getDilations());
+  if (!sw.is2d()) return noLowering(op, "only 1-D and 2-D convolutions (NCL, NCHW) are supported");
   std::vector<float> w, bias;
   TPU_RETURN_IF_ERROR(filterAndBias(*this, op, w, bias));
-  auto filterShape = shapeOf(op.getFilter());
+  auto filterShape = filter2d(shapeOf(op.getFilter()));
   if (filterShape.size() != 4 || filterShape[0] < 1 || int64_t(w.size()) % filterShape[0])
     return noLowering(op, "the filter is not [oc, ic/group, kh, kw]");
   // fp32: per-channel affine ops behind it (batch norm, a learnable scale
@@ -118,16 +142,22 @@ Status Lowerer::lowerConv(top::ConvOp op) {
   const int64_t oc = filterShape[0], perOc = int64_t(w.size()) / oc;
   const bool fold = !op.getDoRelu() && !wantInt8(name);
   AffineChain chain = fold ? affineChain(op.getOutput(), oc) : AffineChain{{}, {}, op.getOutput(), {}};
-  foldIntoFilter(chain, w, bias, oc, perOc);
+  foldIntoFilter(chain, w, bias, oc, [&](size_t i) { return int64_t(i) / perOc; });
   auto relu = op.getDoRelu() ? nullptr : fusibleRelu(chain.result);
   Value result = relu ? relu.getOutput() : chain.result;
   const std::string &outName = names_[result];
   bool doRelu = op.getDoRelu() || relu;
   auto outShape = shapeOf(result);
-  Window window{k, op.getStrides(), op.getPads(), op.getDilations(), int64_t(op.getGroup()), doRelu};
+  Window window{sw.kernel, sw.strides, sw.pads, sw.dilations, int64_t(op.getGroup()), doRelu};
   bool int8 = wantInt8(name) && wantInt8(outName);
-  Value out = lowerWeighted<tpuir::ConvOp>(op.getInput(), name, outName, outShape, filterShape, w, bias, window,
-                                           "conv", int8);
+  Value out = lowerWeighted(
+      op.getInput(), name, outName, outShape, "filter", filterShape, w, bias, "conv", int8,
+      [&](Type t, Value x, const WeightPair &p, uint64_t r) {
+        return makeWindowed<tpuir::ConvOp>(outName, t, x, p.weight, p.bias, window, r);
+      },
+      [&](std::vector<float> &b, double wk, int r) {
+        return int8Filter(op.getInput(), outShape, filterShape, window, w, b, wk, r);
+      });
   // relu_limit (ReLU6): a clip behind the conv, in the conv's precision.
   double limit = op.getReluLimit().convertToDouble();
   if (op.getDoRelu() && limit >= 0) {
@@ -148,35 +178,38 @@ Status Lowerer::lowerConv(top::ConvOp op) {
 
 Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
   std::string name = names_[op.getOutput()];
-  auto k = op.getKernelShape();
-  if (k.size() != 2) return noLowering(op, "only 2-D transposed convolutions (NCHW) are supported");
-  if (op.getGroup() != 1) return noLowering(op, "a grouped transposed convolution (the back end runs group 1)");
+  SpatialWindow sw(op.getKernelShape(), op.getStrides(), op.getPads(), op.getDilations());
+  if (!sw.is2d()) return noLowering(op, "only 1-D and 2-D transposed convolutions (NCL, NCHW) are supported");
   std::vector<float> w, bias;
   TPU_RETURN_IF_ERROR(filterAndBias(*this, op, w, bias));
   // Per-channel affine ops behind it (a bias add, batch norm) fold into the
   // filter and bias: one requantization instead of one per op.
-  auto filterShape = shapeOf(op.getFilter());
-  if (filterShape.size() != 4 || filterShape[1] < 1 || filterShape[2] * filterShape[3] < 1)
-    return noLowering(op, "the filter is not [ic, oc, kh, kw]");
-  // Output padding (rows beyond the last full window) must fit in the end
-  // pad: the back end computes it as a convolution with end pad k-1-pad.
-  auto inShape = shapeOf(op.getInput()), full = shapeOf(op.getOutput());
-  auto pads = op.getPads(), strides = op.getStrides(), dil = op.getDilations();
-  for (size_t d = 0; d < 2; ++d) {
-    const int64_t covered = (inShape[2 + d] - 1) * strides[d] + (k[d] - 1) * dil[d] + 1 - pads[d] - pads[d + 2];
-    if (full[2 + d] - covered > pads[d + 2]) return noLowering(op, "output padding larger than the end pad");
-  }
-  const int64_t oc = filterShape[1], taps = filterShape[2] * filterShape[3];
+  auto filterShape = filter2d(shapeOf(op.getFilter()));
+  const int64_t groups = int64_t(op.getGroup());
+  if (filterShape.size() != 4 || filterShape[1] < 1 || filterShape[2] * filterShape[3] < 1 || groups < 1 ||
+      filterShape[0] % groups)
+    return noLowering(op, "the filter is not [ic, oc/group, kh, kw]");
+  // Filter [ic, oc/group, kh, kw]: input channel i feeds the output
+  // channels of its group, (i / icg) * ocg + j.
+  const int64_t ocg = filterShape[1], icg = filterShape[0] / groups, oc = ocg * groups;
+  const int64_t taps = filterShape[2] * filterShape[3];
   AffineChain chain = affineChain(op.getOutput(), oc);
-  foldIntoFilter(chain, w, bias, oc, taps);
+  foldIntoFilter(chain, w, bias, oc, [&](size_t i) {
+    return int64_t(i) / (ocg * taps) / icg * ocg + int64_t(i) / taps % ocg;
+  });
   auto relu = fusibleRelu(chain.result);
   Value result = relu ? relu.getOutput() : chain.result;
   const std::string &outName = names_[result];
   auto outShape = shapeOf(result);
-  Window window{k, op.getStrides(), op.getPads(), op.getDilations(), 1, bool(relu)};
+  Window window{sw.kernel, sw.strides, sw.pads, sw.dilations, groups, bool(relu)};
+  if (Status fits = backend::checkTransposedWindow(backendWindow(window), nchw(shapeOf(op.getInput())), nchw(outShape));
+      !fits)
+    return noLowering(op, fits.message());
   bool int8 = wantInt8(name) && wantInt8(outName);
-  Value out = lowerWeighted<tpuir::ConvTransposeOp>(op.getInput(), name, outName, outShape, filterShape, w, bias,
-                                                    window, "transposed conv", int8);
+  Value out = lowerWeighted(op.getInput(), name, outName, outShape, "filter", filterShape, w, bias, "transposed conv",
+                            int8, [&](Type t, Value x, const WeightPair &p, uint64_t r) {
+                              return makeWindowed<tpuir::ConvTransposeOp>(outName, t, x, p.weight, p.bias, window, r);
+                            });
   if (relu) fused_.insert(relu);
   (int8 ? vals_[result].i8 : vals_[result].f32) = out;
   return Status::ok();

@@ -50,8 +50,6 @@ Status Lowerer::lowerBinary(Operation *op) {
   if (shapeOf(result).size() > 4) return noLowering(op, "more than 4 dims");
   const bool lhsConst = bool(lhs.getDefiningOp<top::WeightOp>()), rhsConst = bool(rhs.getDefiningOp<top::WeightOp>());
   if (lhsConst && rhsConst) return noLowering(op, "two constant operands (constant folding leaves none)");
-  if ((!lhsConst && shapeOf(lhs).empty()) || (!rhsConst && shapeOf(rhs).empty()))
-    return noLowering(op, "a 0-d activation operand (chip tensors have 1 to 4 dims)");
   if (lhsConst || rhsConst) return lowerConstantBinary(op, lhsConst ? rhs : lhs, lhsConst ? lhs : rhs);
   const BinaryFn fn = binaryFnOf(op);
   // An (N, C, 1, 1) operand of add, mul and max goes second (they commute).
@@ -198,7 +196,6 @@ Status Lowerer::lowerWhere(top::WhereOp op) {
       in.push_back(*w);
       continue;
     }
-    if (shapeOf(v).empty()) return noLowering(op, "a 0-d activation operand (chip tensors have 1 to 4 dims)");
     in.push_back(f32(v));
   }
   if (llvm::all_of(in, [](Value v) { return bool(v.getDefiningOp<top::WeightOp>()); }))

@@ -1,68 +1,151 @@
 // Gemm family: top.gemm and top.matmul with a constant right operand ->
-// tpu.fc (weight [n, k], alpha and beta folded into weight and bias; transA:
-// the fc reads its input transposed); top.matmul of two activations ->
-// tpu.matmul (fp32; in INT8 an fp32 island, as TPU-MLIR does on BM1684).
+// tpu.fc (weight [n, k], alpha and beta folded into weight and bias, a
+// matmul's add of one constant per output column into the bias; transA: the
+// fc reads its input transposed). An activation of more than 2 dims is one
+// fc over the rows of its leading dims; a batched weight (3-D, 4-D) is one
+// fc per batch matrix, its rows cut out and the results put together by
+// tpu.move; a bias (C) whose rows differ is an fp32 add behind the fc.
+// top.matmul of two activations -> tpu.matmul (fp32; in INT8 an fp32
+// island, as TPU-MLIR does on BM1684).
 
 #include "compiler/Lowering/Lowerer.h"
+
+#include <numeric>
 
 using namespace mlir;
 
 namespace tpu::lowering {
 
+namespace {
+// The weight as [n, k] (transB: it is [n, k] already, else [k, n]), times alpha.
+std::vector<float> weightRows(const float *wv, int64_t n, int64_t k, bool transB, double alpha) {
+  std::vector<float> w(size_t(n * k));
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t q = 0; q < k; ++q) w[size_t(j * k + q)] = float(alpha) * wv[size_t(transB ? j * k + q : q * n + j)];
+  return w;
+}
+
+// The add that is v's only user when it adds a constant of one value per
+// column of v ([n] or [1, ..., n], or a scalar): torch's Linear over an N-D
+// input is a matmul and such an add.
+top::AddOp columnBiasAdd(Value v) {
+  if (!v.hasOneUse()) return nullptr;
+  auto add = dyn_cast<top::AddOp>(*v.getUsers().begin());
+  if (!add) return nullptr;
+  Value c = add.getLhs() == v ? add.getRhs() : add.getLhs();
+  if (!c.getDefiningOp<top::WeightOp>()) return nullptr;
+  auto cs = shapeOf(c), vs = shapeOf(v);
+  if (cs.size() > vs.size() || shapeOf(add.getOutput()) != vs) return nullptr;
+  for (size_t d = 0; d + 1 < cs.size(); ++d)
+    if (cs[d] != 1) return nullptr;
+  return cs.empty() || cs.back() == 1 || cs.back() == vs.back() ? add : nullptr;
+}
+} // namespace
+
 Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha, double beta, bool transA,
                         bool transB) {
   Value result = op->getResult(0);
   std::string name = names_[result];
+  auto as = shapeOf(a), bs = shapeOf(bw);
+  if (as.size() < 2 || bs.size() < 2) return noLowering(op, "a 1-D operand (fc multiplies matrices)");
+  top::AddOp biasAdd = !c && bs.size() == 2 ? columnBiasAdd(result) : nullptr;
+  if (biasAdd) {
+    c = biasAdd.getLhs() == result ? biasAdd.getRhs() : biasAdd.getLhs();
+    result = biasAdd.getOutput();
+  }
   auto relu = fusibleRelu(result);
   if (relu) result = relu.getOutput();
   const std::string &outName = names_[result];
-  auto as = shapeOf(a), bs = shapeOf(bw);
-  if (as.size() != 2 || bs.size() != 2) return noLowering(op, "fc needs a 2-D activation and a 2-D weight");
+  if (transA && as.size() != 2) return noLowering(op, "a transposed activation of more than 2 dims");
   auto wv = weightValues(bw, "the right operand", op);
   if (!wv) return noLowering(op, wv.message());
-  const int64_t kdim = transA ? as[0] : as[1], n = transB ? bs[0] : bs[1];
-  // Weight as [n, k], alpha folded in.
-  std::vector<float> w(size_t(n * kdim));
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t q = 0; q < kdim; ++q)
-      w[size_t(j * kdim + q)] = float(alpha) * (*wv)[size_t(transB ? j * kdim + q : q * n + j)];
-  std::vector<float> bias;
+  if (bs.size() > 2) return lowerBatchedFc(op, a, *wv, bool(relu));
+  const int64_t kdim = transA ? as[0] : as.back(), n = transB ? bs[0] : bs[1];
+  std::vector<float> w = weightRows(wv->data(), n, kdim, transB, alpha);
+  auto outShape = shapeOf(result);
+  // C broadcasts over the [M, N] output: one value per output column is the
+  // fc's bias; a C whose rows differ is added behind it.
+  std::vector<float> bias, matrix;
   if (c && !isa<NoneType>(c.getType())) {
     auto cv = weightValues(c, "the bias (C)", op);
     if (!cv) return noLowering(op, cv.message());
-    // C broadcasts over the [M, N] output; the back end adds one value per
-    // output column, so every row of the broadcast C must be the same.
     auto cs = shapeOf(c);
-    const int64_t cols = cs.empty() ? 1 : cs.back();
-    if (cols != 1 && cols != n) return noLowering(op, "the bias (C) does not broadcast to the output columns");
-    for (size_t i = 0; i < cv->size(); ++i)
-      if ((*cv)[i] != (*cv)[i % size_t(cols)])
-        return noLowering(op, "a bias (C) whose rows differ (the back end adds one value per output column)");
-    for (int64_t j = 0; j < n; ++j) bias.push_back(float(beta) * (*cv)[size_t(j % cols)]);
-  }
-  auto outShape = shapeOf(result);
-  const bool doRelu = bool(relu);
-  Value out;
-  bool int8 = wantInt8(name) && wantInt8(outName);
-  if (int8) {
-    Value x = i8(a);
-    const float si = scaleOfValue(x), so = scaleOf(outName);
-    const double wk = double(si) / so;
-    auto r = weightShift(w, bias, wk, so);
-    if (!r) {
-      out_.fallbacks.push_back(outName + ": fc weights or bias do not fit int8/int16 with any right shift");
-      int8 = false;
+    const int64_t cols = cs.empty() ? 1 : cs.back(), rows = int64_t(cv->size()) / cols, m = outShape[0];
+    if ((cols != 1 && cols != n) || (rows != 1 && rows != m))
+      return noLowering(op, "the bias (C) does not broadcast to the output");
+    if (llvm::all_of(llvm::seq<size_t>(0, cv->size()), [&](size_t i) { return (*cv)[i] == (*cv)[i % size_t(cols)]; })) {
+      for (int64_t j = 0; j < n; ++j) bias.push_back(float(beta) * (*cv)[size_t(j % cols)]);
     } else {
-      WeightPair q = addInt8Weights(name, "weight", {n, kdim}, nearestInt8(w, wk, *r), bias, so, *r);
-      out = make<tpuir::FcOp>(outName, qType(outShape, outName), x, q.weight, q.bias, transA, doRelu, uint64_t(*r));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) matrix.push_back(float(beta) * (*cv)[size_t(i % rows * cols + j % cols)]);
     }
   }
-  if (!int8) {
-    WeightPair f = addF32Weights(name, "weight", {n, kdim}, w, bias);
-    Value x = f32(a);
-    out = make<tpuir::FcOp>(outName, f32Type(outShape), x, f.weight, f.bias, transA, doRelu);
+  const bool doRelu = bool(relu);
+  bool int8 = wantInt8(name) && wantInt8(outName);
+  if (int8 && !matrix.empty()) {
+    out_.fallbacks.push_back(outName + ": a gemm bias whose rows differ is an fp32 add (runs in fp32 between casts)");
+    int8 = false;
+  }
+  // The fc itself, or the fc before the add of a bias matrix.
+  const std::string fcName = matrix.empty() ? outName : outName + "_fc";
+  Value out = lowerWeighted(a, name, fcName, outShape, "weight", {n, kdim}, w, bias, "fc", int8,
+                            [&](Type t, Value x, const WeightPair &p, uint64_t r) {
+                              return make<tpuir::FcOp>(fcName, t, x, p.weight, p.bias, transA,
+                                                       doRelu && matrix.empty(), r);
+                            });
+  if (!matrix.empty()) {
+    Value cw = addWeight(name + "_c", NpyArray::from(outShape, matrix.data(), matrix.size()), b_.getF32Type());
+    out = make<tpuir::AddOp>(outName, f32Type(outShape), out, cw, doRelu, uint64_t(0), ArrayRef<int64_t>{});
   }
   if (relu) fused_.insert(relu);
+  if (biasAdd) fused_.insert(biasAdd);
+  (int8 ? vals_[result].i8 : vals_[result].f32) = out;
+  return Status::ok();
+}
+
+// matmul by a weight [B..., k, n] (the activation [B..., m, k], the same
+// batch dims): per batch matrix, its m rows of the activation cut out
+// (tpu.move), an fc, and the B results moved into the output. One weight
+// tensor, one shift: every fc is int8 or none is.
+Status Lowerer::lowerBatchedFc(Operation *op, Value a, const std::vector<float> &wv, bool doRelu) {
+  Value result = op->getResult(0);
+  const std::string name = names_[result];
+  if (doRelu) result = fusibleRelu(result).getOutput();
+  const std::string &outName = names_[result];
+  auto as = shapeOf(a), bs = shapeOf(op->getOperand(1)), outShape = shapeOf(result);
+  if (as.size() != bs.size() || !std::equal(as.begin(), as.end() - 2, bs.begin()))
+    return noLowering(op, "a batched weight whose batch dims differ from the activation's");
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  const int64_t batches = std::accumulate(bs.begin(), bs.end() - 2, int64_t(1), std::multiplies<>());
+  std::vector<float> w(wv.size());
+  for (int64_t b = 0; b < batches; ++b) {
+    std::vector<float> rows = weightRows(wv.data() + b * k * n, n, k, false, 1.0);
+    std::copy(rows.begin(), rows.end(), w.begin() + b * n * k);
+  }
+  bool int8 = wantInt8(name) && wantInt8(outName);
+  std::optional<int> r;
+  if (int8 && !(r = int8Shift(a, outName, "fc", w, {}))) int8 = false;
+  Value x = int8 ? i8(a) : f32(a);
+  const Type outType = int8 ? Type(qType({m, n}, outName)) : Type(f32Type({m, n}));
+  std::vector<Value> parts;
+  MovePieces gather;
+  for (int64_t b = 0; b < batches; ++b) {
+    const std::string part = outName + "_" + std::to_string(b);
+    MovePieces rows;
+    rows.add(0, {m, k}, b * m * k, {k, 1}, 0, {k, 1});
+    Value xb = make<tpuir::MoveOp>(part + "_rows", int8 ? Type(likeType(x, {m, k})) : Type(f32Type({m, k})),
+                                   ValueRange{x}, rows.values, FloatAttr());
+    std::vector<float> wb(w.begin() + b * n * k, w.begin() + (b + 1) * n * k);
+    WeightPair p = int8 ? addInt8Weights(name + "_" + std::to_string(b), "weight", {n, k},
+                                         nearestInt8(wb, double(scaleOfValue(x)) / scaleOf(outName), *r), {},
+                                         scaleOf(outName), *r)
+                        : addF32Weights(name + "_" + std::to_string(b), "weight", {n, k}, wb, {});
+    parts.push_back(make<tpuir::FcOp>(part, outType, xb, p.weight, p.bias, false, doRelu, uint64_t(int8 ? *r : 0)));
+    gather.add(int(b), {m, n}, 0, {n, 1}, b * m * n, {n, 1});
+  }
+  auto resultType = int8 ? Type(qType(outShape, outName)) : Type(f32Type(outShape));
+  Value out = make<tpuir::MoveOp>(outName, resultType, ValueRange(parts), gather.values, FloatAttr());
+  if (doRelu) fused_.insert(result.getDefiningOp());
   (int8 ? vals_[result].i8 : vals_[result].f32) = out;
   return Status::ok();
 }

@@ -6,24 +6,12 @@ using namespace mlir;
 
 namespace tpu::lowering {
 
-// A 1-D window (N, C, L) as the 2-D window of (N, C, L, 1): the back end
-// reads a 3-D tensor as NCHW with W = 1.
-struct PoolWindow {
-  llvm::SmallVector<int64_t, 4> kernel, strides, pads, dilations;
-  PoolWindow(llvm::ArrayRef<int64_t> k, llvm::ArrayRef<int64_t> s, llvm::ArrayRef<int64_t> p, llvm::ArrayRef<int64_t> d)
-      : kernel(k), strides(s), pads(p), dilations(d) {
-    if (kernel.size() != 1) return;
-    kernel.push_back(1), strides.push_back(1), dilations.push_back(1);
-    pads = {p[0], 0, p[1], 0};
-  }
-};
-
 Status Lowerer::lowerPool(Operation *op, bool isMax) {
   Value input = op->getOperand(0), result = op->getResult(0);
   const std::string &name = names_[result];
   auto outShape = shapeOf(result);
   bool global = isa<top::GlobalAvgPoolOp>(op);
-  std::optional<PoolWindow> w;
+  std::optional<SpatialWindow> w; // a 1-D pool is the 2-D one over (N, C, L, 1)
   bool countIncludePad = true;
   if (auto p = dyn_cast<top::MaxPoolOp>(op))
     w.emplace(p.getKernelShape(), p.getStrides(), p.getPads(), p.getDilations());

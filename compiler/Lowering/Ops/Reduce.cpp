@@ -43,7 +43,6 @@ Status Lowerer::lowerReduce(Operation *op, backend::ReduceMode mode, ArrayRef<in
   const auto inShape = shapeOf(input), outShape = shapeOf(result);
   if (input.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
   if (inShape.size() > 4) return noLowering(op, "an input of more than 4 dims (the back end holds 1 to 4)");
-  if (outShape.empty()) return noLowering(op, "a scalar (rank 0) result");
   std::array<bool, 4> mask{false, false, false, false};
   int64_t count = 1;
   for (int64_t a : axes) mask[size_t(a)] = true, count *= inShape[size_t(a)];

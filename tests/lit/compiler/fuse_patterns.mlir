@@ -81,4 +81,25 @@ module attributes {top.weight_file = "w.npz"} {
     %y = "top.div"(%m, %six) : (tensor<6xf32>, tensor<f32>) -> tensor<6xf32>
     return %y : tensor<6xf32>
   }
+
+  // Mish as torch exports it before opset 18, both operand orders; a tanh
+  // of a softplus not multiplied by its input stays.
+  // CHECK-LABEL: func.func @mish
+  // CHECK: %[[A:.*]] = "top.mish"(%arg0)
+  // CHECK: %[[B:.*]] = "top.mish"(%arg0)
+  // CHECK: "top.softplus"
+  // CHECK: "top.tanh"
+  // CHECK-NOT: top.mish
+  func.func @mish(%x: tensor<2x3xf32>, %z: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+    %s = "top.softplus"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %t = "top.tanh"(%s) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %a = "top.mul"(%x, %t) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %s2 = "top.softplus"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %t2 = "top.tanh"(%s2) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %b = "top.mul"(%t2, %x) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %s3 = "top.softplus"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %t3 = "top.tanh"(%s3) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %c = "top.mul"(%t3, %z) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    return %a, %b, %c : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+  }
 }

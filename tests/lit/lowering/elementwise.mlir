@@ -4,14 +4,14 @@
 // constant followed by an add of a scalar -> one tpu.affine (int16 scale,
 // int32 bias weights), sub and min (lhs*m0 - rhs*m1, min(lhs*m0, rhs*m1));
 // max by a per-channel constant in F32 (a weight operand); a 0-d activation
-// operand has no lowering.
+// operand is a one-element tensor that broadcasts.
 // RUN: rm -rf %t && split-file %s %t
 // RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/ok.mlir
-// RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/bad.mlir
+// RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/scalar.mlir
 // RUN: grep '^// CALI ' %s | cut -c9- > %t/t.cali
 // RUN: tpuc-opt %t/ok.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali" | FileCheck %s
 // RUN: tpuc-opt %t/ok.mlir --verify-each --convert-top-to-tpu="mode=F32" | FileCheck %s --check-prefix=F32
-// RUN: not tpuc-opt %t/bad.mlir --convert-top-to-tpu="mode=F32" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: tpuc-opt %t/scalar.mlir --verify-each --convert-top-to-tpu="mode=F32" | FileCheck %s --check-prefix=SCALAR
 
 // CALI input 2 -2 2
 // CALI other 1 -1 1
@@ -43,7 +43,7 @@
 // F32: "tpu.min"
 // F32: %[[C:.*]] = top.weight "top_rhs" : tensor<1x2x1x1xf32>
 // F32: "tpu.max"({{.*}}, %[[C]]) {{.*}} : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32>
-// BAD: error: no lowering for top.add 'sum' at loc("sum"): a 0-d activation operand (chip tensors have 1 to 4 dims)
+// SCALAR: "tpu.add"({{.*}} : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
 
 //--- ok.mlir
 module attributes {top.weight_file = "ok_weights.npz"} {
@@ -66,8 +66,8 @@ func.func @main(%arg0: tensor<1x2x4x4xf32>, %arg1: tensor<1x2x4x4xf32>) -> tenso
 }
 }
 
-//--- bad.mlir
-module attributes {top.weight_file = "bad_weights.npz"} {
+//--- scalar.mlir
+module attributes {top.weight_file = "scalar_weights.npz"} {
 func.func @main(%arg0: tensor<1x2x4x4xf32>, %arg1: tensor<f32>) -> tensor<1x2x4x4xf32> attributes {top.input_names = ["input", "s"], top.output_names = ["sum"]} {
   %0 = top.input %arg0 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("input")
   %s = top.input %arg1 : (tensor<f32>) -> tensor<f32> loc("s")

@@ -3,8 +3,8 @@
 // mode and the input dims it reduces (keepdims is the result's shape). INT8:
 // max and min keep the input's scale; sum and mean requantize with one
 // multiplier in [1, 255] (m = s_x / (s_y * count) * 2^rshift); prod and l2
-// stay fp32 with a "kept in F32" warning. A rank-0 result and a rank-5 input
-// have no lowering.
+// stay fp32 with a "kept in F32" warning. A rank-0 result is a back-end
+// scalar (one element); a rank-5 input has no lowering.
 // RUN: rm -rf %t && split-file %s %t
 // RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/ok.mlir
 // RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/scalar.mlir
@@ -13,7 +13,7 @@
 // RUN: tpuc-opt %t/ok.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali" 2>%t/warn.txt | FileCheck %s
 // RUN: FileCheck %s --check-prefix=WARN < %t/warn.txt
 // RUN: tpuc-opt %t/ok.mlir --convert-top-to-tpu="mode=F32" | FileCheck %s --check-prefix=FP32
-// RUN: not tpuc-opt %t/scalar.mlir --convert-top-to-tpu="mode=F32" 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: tpuc-opt %t/scalar.mlir --verify-each --convert-top-to-tpu="mode=F32" | FileCheck %s --check-prefix=SCALAR
 // RUN: not tpuc-opt %t/rank5.mlir --convert-top-to-tpu="mode=F32" 2>&1 | FileCheck %s --check-prefix=RANK
 
 // CALI input 2 -2 2
@@ -36,7 +36,7 @@
 // FP32: "tpu.reduce"({{.*}}mode = "sum"{{.*}} -> tensor<1x6x1x5xf32>
 // FP32: "tpu.reduce"({{.*}}mode = "prod"{{.*}} -> tensor<2x6x4x1xf32>
 // FP32: "tpu.reduce"({{.*}}mode = "max"{{.*}} -> tensor<2x6x1x1xf32>
-// SCALAR: error: no lowering for top.reduce_sum 'total' at loc("total"): a scalar (rank 0) result
+// SCALAR: "tpu.reduce"({{.*}}axes = array<i64: 0, 1>{{.*}}mode = "sum"{{.*}} : (tensor<2x3xf32>) -> tensor<f32>
 // RANK: error: no lowering for top.reduce_max 'deep' at loc("deep"): an input of more than 4 dims (the back end holds 1 to 4)
 
 //--- ok.mlir

@@ -136,6 +136,15 @@ save("layernorm_gelu",
       const("sqrt2", np.array(1.4142135, np.float32)), const("one", np.array(1, np.float32)),
       const("half", np.array(0.5, np.float32))])
 
+# Mish: torch's export before opset 18 (Softplus, Tanh, Mul) and ONNX's own
+# op (opset 18; written without the checker, which onnx 1.12 lacks it for).
+save("mish",
+     [helper.make_node("Softplus", ["x"], ["sp"], name="sp"),
+      helper.make_node("Tanh", ["sp"], ["t"], name="t"),
+      helper.make_node("Mul", ["x", "t"], ["m"], name="m"),
+      helper.make_node("Mish", ["m"], ["y"], name="y")],
+     [vi("x", [2, 5])], [vi("y", None)], opset=18)
+
 # Truncated and garbage files.
 data = open(os.path.join(out, "conv_bn_relu.onnx"), "rb").read()
 open(os.path.join(out, "truncated.onnx"), "wb").write(data[: len(data) // 2])

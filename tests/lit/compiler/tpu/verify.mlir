@@ -271,6 +271,53 @@ func.func @layer_norm_int8(%x: tensor<1x4x8xi8, 0.5 : f32>) -> tensor<1x4x8xi8, 
 
 // -----
 
+// Well-formed: a conv whose dilation and pads exceed the command fields (it
+// runs as groups of kernel taps), a depthwise transposed conv, an fc over
+// the leading dims of an N-D input, a 0-d operand.
+func.func @ok_windows(%x: tensor<1x4x9x9xf32>, %s: tensor<f32>) -> (tensor<1x4x9x9xf32>, tensor<1x4x18x18xf32>, tensor<1x4x9x6xf32>, tensor<1x4x9x9xf32>) {
+  %w = top.weight "w" : tensor<4x4x3x3xf32>
+  %n = top.none
+  %0 = "tpu.conv"(%x, %w, %n) <{dilations = array<i64: 24, 24>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 24, 24, 24, 24>, strides = array<i64: 1, 1>}> : (tensor<1x4x9x9xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x9x9xf32>
+  %dw = top.weight "dw" : tensor<4x1x2x2xf32>
+  %1 = "tpu.conv_transpose"(%x, %dw, %n) <{dilations = array<i64: 1, 1>, group = 4 : i64, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}> : (tensor<1x4x9x9xf32>, tensor<4x1x2x2xf32>, none) -> tensor<1x4x18x18xf32>
+  %fw = top.weight "fw" : tensor<6x9xf32>
+  %2 = "tpu.fc"(%x, %fw, %n) : (tensor<1x4x9x9xf32>, tensor<6x9xf32>, none) -> tensor<1x4x9x6xf32>
+  %3 = "tpu.add"(%x, %s) : (tensor<1x4x9x9xf32>, tensor<f32>) -> tensor<1x4x9x9xf32>
+  return %0, %1, %2, %3 : tensor<1x4x9x9xf32>, tensor<1x4x18x18xf32>, tensor<1x4x9x6xf32>, tensor<1x4x9x9xf32>
+}
+
+// -----
+
+func.func @conv_transpose_groups(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x18x18xf32> {
+  %w = top.weight "w" : tensor<4x4x2x2xf32>
+  %n = top.none
+  // expected-error @+1 {{'tpu.conv_transpose' op ConvTranspose 'result': weight 'w' shape does not match [ic, oc/groups, kh, kw]}}
+  %0 = "tpu.conv_transpose"(%x, %w, %n) <{dilations = array<i64: 1, 1>, group = 2 : i64, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}> : (tensor<1x4x9x9xf32>, tensor<4x4x2x2xf32>, none) -> tensor<1x4x18x18xf32>
+  return %0 : tensor<1x4x18x18xf32>
+}
+
+// -----
+
+func.func @conv_transpose_stride(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x35x35xf32> {
+  %w = top.weight "w" : tensor<4x4x18x18xf32>
+  %n = top.none
+  // expected-error @+1 {{'tpu.conv_transpose' op ConvTranspose 'result': stride 17x17 exceeds 16 (zeros inserted between input rows: a 4-bit field)}}
+  %0 = "tpu.conv_transpose"(%x, %w, %n) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 18, 18>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 17, 17>}> : (tensor<1x4x2x2xf32>, tensor<4x4x18x18xf32>, none) -> tensor<1x4x35x35xf32>
+  return %0 : tensor<1x4x35x35xf32>
+}
+
+// -----
+
+func.func @fc_rows(%x: tensor<1x4x9x9xf32>) -> tensor<1x36x6xf32> {
+  %w = top.weight "w" : tensor<6x9xf32>
+  %n = top.none
+  // expected-error @+1 {{'tpu.fc' op Fc 'result': output must be (N, n_out), or (d..., n_out) for an input (d..., K)}}
+  %0 = "tpu.fc"(%x, %w, %n) : (tensor<1x4x9x9xf32>, tensor<6x9xf32>, none) -> tensor<1x36x6xf32>
+  return %0 : tensor<1x36x6xf32>
+}
+
+// -----
+
 func.func @matmul_inner_dims_differ(%a: tensor<2x3x4xf32>, %b: tensor<2x5x6xf32>) -> tensor<2x3x6xf32> {
   // expected-error @+1 {{'tpu.matmul' op MatMul 'result': lhs has K = 4 columns but rhs K = 5 rows}}
   %0 = "tpu.matmul"(%a, %b) : (tensor<2x3x4xf32>, tensor<2x5x6xf32>) -> tensor<2x3x6xf32>
