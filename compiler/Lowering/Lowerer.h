@@ -109,7 +109,7 @@ private:
 
 // One add<Family>Lowerings per file of Ops/.
 void addConvLowerings(LoweringTable &t);       // Ops/Conv.cpp: conv, conv_transpose
-void addGemmLowerings(LoweringTable &t);       // Ops/Gemm.cpp: gemm, matmul
+void addGemmLowerings(LoweringTable &t);       // Ops/Gemm.cpp: gemm, matmul (fc or two activations)
 void addPoolLowerings(LoweringTable &t);       // Ops/Pool.cpp: max_pool, avg_pool, global_avg_pool
 void addElementwiseLowerings(LoweringTable &t); // Ops/Elementwise.cpp: add, sub, mul, div, max, min, pow, prelu,
                                                 // greater, less, equal, where
@@ -179,6 +179,8 @@ public:
   Status lowerFc(mlir::Operation *op, mlir::Value a, mlir::Value bw, mlir::Value c, double alpha, double beta,
                  bool transA, bool transB);
   Status lowerBatchedFc(mlir::Operation *op, mlir::Value a, const std::vector<float> &wv, bool doRelu);
+  // A constant right operand: lowerFc; two activations: tpu.matmul (fp32).
+  Status lowerMatMul(top::MatMulOp op);
   // Ops/Pool.cpp
   Status lowerPool(mlir::Operation *op, bool isMax);
   // Ops/Elementwise.cpp
@@ -258,13 +260,11 @@ public:
   mlir::Value f32(mlir::Value v);
   mlir::Value i8(mlir::Value v);
   bool unsignedOf(const std::string &name) const {
-    return isUnsignedRange(opt_.calibration->tensors.at(name), opt_.levers.unsignedActivations);
+    return isUnsignedRange(ranges_.at(name), opt_.levers.unsignedActivations);
   }
-  float scaleOf(const std::string &name) const {
-    return int8Scale(opt_.calibration->tensors.at(name), opt_.levers.unsignedActivations);
-  }
+  float scaleOf(const std::string &name) const { return int8Scale(ranges_.at(name), opt_.levers.unsignedActivations); }
   mlir::RankedTensorType qType(llvm::ArrayRef<int64_t> shape, const std::string &name) {
-    return quantizedType(shape, opt_.calibration->tensors.at(name), ctx_, opt_.levers.unsignedActivations);
+    return quantizedType(shape, ranges_.at(name), ctx_, opt_.levers.unsignedActivations);
   }
   // The type of `x` (an int8 value) with another shape: same scale and sign.
   static mlir::RankedTensorType likeType(mlir::Value x, llvm::ArrayRef<int64_t> shape) {
@@ -326,10 +326,19 @@ public:
   llvm::DenseMap<mlir::Value, Versions> vals_;
   std::set<mlir::Operation *> fused_;
   std::map<mlir::Operation *, TableInput> tableInputs_;
+  // The calibration ranges the lowering quantizes with: the table's, with
+  // concat classes sharing one (shareConcatScales).
+  std::map<std::string, calib::TensorRange> ranges_;
+  // int8AtScaleOf's requants, one per int8 value and target type.
+  std::map<std::pair<const void *, const void *>, mlir::Value> requants_;
 
 private:
   Status nameValues(mlir::func::FuncOp f);
   Status checkCalibration(mlir::func::FuncOp f);
+  // INT8: a concat and its inputs that feed only concats (DenseNet's growing
+  // concats, Inception's branches) share one scale, so the producers write
+  // at the concat's scale and no requant runs (docs/quantization.md).
+  void shareConcatScales(mlir::func::FuncOp f);
   Status lower(mlir::Operation *op);
 };
 

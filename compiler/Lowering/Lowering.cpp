@@ -95,11 +95,45 @@ Status Lowerer::checkCalibration(func::FuncOp f) {
     const std::string &name = names_[op.getResult(0)];
     if (!opt_.calibration->tensors.count(name)) missing.push_back(name);
   }
-  if (missing.empty()) return Status::ok();
+  if (missing.empty()) {
+    ranges_ = opt_.calibration->tensors;
+    shareConcatScales(f);
+    return Status::ok();
+  }
   std::string list;
   for (size_t i = 0; i < missing.size() && i < 8; ++i) list += (i ? ", " : "") + missing[i];
   if (missing.size() > 8) list += ", ...";
   return makeError("the calibration table lacks ", missing.size(), " tensor(s) of the model: ", list);
+}
+
+// Union-find over tensor names: each concat with the inputs that feed only
+// concats. Each class takes the largest threshold and the widest range of
+// its members, so no member clips more than its own calibration says.
+void Lowerer::shareConcatScales(func::FuncOp f) {
+  std::map<std::string, std::string> parent;
+  std::function<std::string(const std::string &)> root = [&](const std::string &n) {
+    auto it = parent.find(n);
+    if (it == parent.end() || it->second == n) return n;
+    return it->second = root(it->second);
+  };
+  f.walk([&](top::ConcatOp c) {
+    const std::string &out = names_[c.getOutput()];
+    if (!wantInt8(out)) return;
+    for (Value v : c.getInputs()) {
+      if (v.getDefiningOp<top::WeightOp>() || !wantInt8(names_[v])) continue;
+      if (!llvm::all_of(v.getUsers(), [](Operation *u) { return isa<top::ConcatOp>(u); })) continue;
+      parent.emplace(out, out);
+      parent[root(names_[v])] = root(out);
+    }
+  });
+  std::map<std::string, calib::TensorRange> shared;
+  for (const auto &[name, _] : parent) {
+    const calib::TensorRange &r = ranges_.at(name);
+    auto [it, first] = shared.emplace(root(name), r);
+    calib::TensorRange &c = it->second;
+    if (!first) c.threshold = std::max(c.threshold, r.threshold), c.min = std::min(c.min, r.min), c.max = std::max(c.max, r.max);
+  }
+  for (const auto &[name, _] : parent) ranges_[name] = shared.at(root(name));
 }
 
 Value Lowerer::f32(Value v) {

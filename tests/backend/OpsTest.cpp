@@ -404,16 +404,42 @@ TEST_P(OpTest, FcOverLeadingDims) {
   }
 }
 
-TEST_P(OpTest, FcTooWideIsAnError) {
+// Rows longer than the 4095 one mm command takes (VGG's 25088) run as
+// chunks that accumulate: fp32 bit-exact with the reference's chunked sums,
+// int8 through an int32 buffer; whole and sliced over the output columns.
+TEST(BackendFc, WideRowsInChunks) {
+  for (DType t : {DType::F32, DType::I8})
+    for (bool small : {false, true}) {
+      GraphBuilder gb;
+      const bool int8 = t != DType::F32;
+      int x = gb.act("x", {3, 9000}, t), y = gb.act("y", {3, 130}, t);
+      Op &o = gb.op(OpKind::Fc, "fc",
+                    {x, gb.weight("w", {130, 9000}, int8 ? DType::I8 : DType::F32),
+                     gb.weight("b", {130}, int8 ? DType::I16 : DType::F32)}, y);
+      o.rshift = int8 ? 13 : 0, o.relu = true;
+      gb.g.inputs = {x}, gb.g.outputs = {y};
+      Options opt;
+      if (small) opt.hw = smallLmem(int8 ? 16 * 1024 : 64 * 1024); // the weights of 64 columns at a time
+      SCOPED_TRACE(std::string(int8 ? "int8" : "fp32") + (small ? " sliced" : ""));
+      auto rep = expectMatchesReference(gb.g, opt, 7, /*fp32BitExact=*/true);
+      EXPECT_EQ(rep.ops.at(0).tiuCommands, rep.ops.at(0).slices * (int8 ? 4u : 3u)); // 3 chunks (+ requant)
+      if (small) {
+        EXPECT_GT(rep.ops.at(0).slices, 1u);
+      }
+    }
+}
+
+TEST_P(OpTest, FcTransposedTooWideIsAnError) {
   GraphBuilder gb;
-  int x = gb.act("x", {3, 5000}, t());
+  int x = gb.act("x", {5000, 3}, t());
   int y = gb.act("y", {3, 70}, t());
   Op &o = gb.op(OpKind::Fc, "fc", {x, gb.weight("w", {70, 5000}, weightType()), gb.weight("b", {70}, biasType())}, y);
-  o.rshift = int8() ? 12 : 0;
+  o.rshift = int8() ? 12 : 0, o.transposedInput = true;
   gb.g.inputs = {x}, gb.g.outputs = {y};
   auto m = compileToBmodel(gb.g, opts());
   ASSERT_FALSE(m.isOk());
-  EXPECT_EQ(m.message(), "Fc 'fc': K = 5000 exceeds the 4095 rows one matrix command takes (K splitting is not implemented)");
+  EXPECT_EQ(m.message(), "Fc 'fc': K = 5000 exceeds the 4095 rows one matrix command takes with a transposed input "
+                         "(K splitting is not implemented)");
 }
 
 TEST_P(OpTest, ConcatUpsampleReshape) {
@@ -1053,6 +1079,56 @@ TEST(BackendBinary, ComparisonsAndWhere) {
       expectMatchesReference(gb.g, opt, 7, /*fp32BitExact=*/true);
     }
   }
+}
+
+// The product of two activations (attention's Q.K^T and P.V; one batch dim;
+// M past the 64 lanes), whole and sliced over the batch and M, bit-exact.
+TEST(BackendMatMul, Fp32BatchedWholeAndSliced) {
+  struct MatMulCase {
+    std::vector<int64_t> a, b;
+  };
+  const MatMulCase cases[] = {
+      {{1, 12, 197, 64}, {1, 12, 64, 197}}, // ViT-B/16 Q.K^T per head
+      {{1, 12, 197, 197}, {1, 12, 197, 64}}, // P.V
+      {{5, 70, 9}, {5, 9, 3}},
+      {{33, 17}, {17, 66}},
+  };
+  for (const auto &mc : cases)
+    for (bool small : {false, true}) {
+      GraphBuilder gb;
+      std::vector<int64_t> ys(mc.a.begin(), mc.a.end() - 1);
+      ys.push_back(mc.b.back());
+      int a = gb.act("a", mc.a, DType::F32), b = gb.act("b", mc.b, DType::F32), y = gb.act("y", ys, DType::F32);
+      gb.op(OpKind::MatMul, "mm", {a, b}, y);
+      gb.g.inputs = {a, b}, gb.g.outputs = {y};
+      Options opt;
+      if (small) opt.hw = smallLmem(16 * 1024);
+      SCOPED_TRACE("a " + std::to_string(mc.a[mc.a.size() - 2]) + "x" + std::to_string(mc.a.back()) +
+                   (small ? " sliced" : ""));
+      auto rep = expectMatchesReference(gb.g, opt, 7, /*fp32BitExact=*/true);
+      if (small && mc.a.size() == 4) {
+        EXPECT_GT(rep.ops.at(0).slices, 1u);
+      }
+    }
+}
+
+TEST(BackendMatMul, RejectsWhatTheChipCannotDo) {
+  auto check = [](std::vector<int64_t> as, std::vector<int64_t> bs, std::vector<int64_t> ys, DType t,
+                  const std::string &want) {
+    GraphBuilder gb;
+    int a = gb.act("a", as, t, 0.1f), b = gb.act("b", bs, t, 0.1f), y = gb.act("y", ys, t, 0.1f);
+    gb.op(OpKind::MatMul, "mm", {a, b}, y);
+    gb.g.inputs = {a, b}, gb.g.outputs = {y};
+    auto st = gb.g.validate();
+    if (st) st = compileToBmodel(gb.g, Options{}).status();
+    ASSERT_FALSE(st) << want;
+    EXPECT_NE(st.message().find(want), std::string::npos) << st.message();
+  };
+  check({2, 3, 4}, {2, 4, 5}, {2, 3, 5}, DType::I8, "fp32 only (int8 models run it as an fp32 island)");
+  check({2, 3, 4}, {1, 4, 5}, {2, 3, 5}, DType::F32, "lhs and rhs leading (batch) dims differ");
+  check({2, 3, 4}, {2, 5, 5}, {2, 3, 5}, DType::F32, "lhs has K = 4 columns but rhs K = 5 rows");
+  check({2, 3, 4}, {2, 4, 5}, {2, 3, 4}, DType::F32, "output must be the leading dims, M = 3 and N = 5");
+  check({1, 5000}, {5000, 2}, {1, 2}, DType::F32, "K = 5000 exceeds the");
 }
 
 TEST(BackendBinary, Int8SubMinAndBroadcast) {

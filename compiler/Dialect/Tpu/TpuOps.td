@@ -199,5 +199,8 @@ class Tpu_SoftmaxLikeOp<string mnemonic, string kind, string what>
                    (ins Tpu_Activation:$input, DenseI64ArrayAttr:$axes)>;
 def Tpu_SoftmaxOp : Tpu_SoftmaxLikeOp<"softmax", "Softmax", "exp(x - max) / sum(exp(x - max))">;
 def Tpu_LogSoftmaxOp : Tpu_SoftmaxLikeOp<"log_softmax", "LogSoftmax", "(x - max) - log(sum(exp(x - max)))">;
+def Tpu_MatMulOp : Tpu_SimpleOp<"matmul", "MatMul",
+    "lhs [..., M, K] times rhs [..., K, N], two activations with equal leading dims (fp32 only)",
+    (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
 
 #endif // TPU_OPS_TD

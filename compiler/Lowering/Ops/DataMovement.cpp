@@ -75,10 +75,15 @@ Result<std::vector<Value>> Lowerer::int8AtScaleOf(Operation *op, ValueRange inpu
     Value x = i8(v);
     float si = scaleOfValue(x);
     if (si != so || isUnsigned(x) != unsignedOf(name)) {
-      auto r = chooseShift({{double(si) / so, 16383}});
-      if (!r) return noLowering(op, "an input scale that no int16 multiplier maps to the output's");
-      x = make<tpuir::RequantOp>(names_[v] + "_requant", qType(shapeOf(v), name), x, false, uint64_t(*r),
-                                 ArrayRef<int64_t>{fixedPoint(double(si) / so, *r)});
+      const auto type = qType(shapeOf(v), name);
+      Value &requant = requants_[{x.getAsOpaquePointer(), type.getAsOpaquePointer()}];
+      if (!requant) {
+        auto r = chooseShift({{double(si) / so, 16383}});
+        if (!r) return noLowering(op, "an input scale that no int16 multiplier maps to the output's");
+        requant = make<tpuir::RequantOp>(names_[v] + "_requant", type, x, false, uint64_t(*r),
+                                         ArrayRef<int64_t>{fixedPoint(double(si) / so, *r)});
+      }
+      x = requant;
     }
     ins.push_back(x);
   }

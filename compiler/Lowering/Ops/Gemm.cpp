@@ -1,10 +1,12 @@
-// Gemm family: top.gemm and top.matmul -> tpu.fc (weight [n, k], alpha and
-// beta folded into weight and bias, a matmul's add of one constant per
-// output column into the bias; transA: the fc reads its input transposed).
-// An activation of more than 2 dims is one fc over the rows of its leading
-// dims; a batched weight (3-D, 4-D) is one fc per batch matrix, its rows cut
-// out and the results put together by tpu.move; a bias (C) whose rows differ
-// is an fp32 add behind the fc.
+// Gemm family: top.gemm and top.matmul with a constant right operand ->
+// tpu.fc (weight [n, k], alpha and beta folded into weight and bias, a
+// matmul's add of one constant per output column into the bias; transA: the
+// fc reads its input transposed). An activation of more than 2 dims is one
+// fc over the rows of its leading dims; a batched weight (3-D, 4-D) is one
+// fc per batch matrix, its rows cut out and the results put together by
+// tpu.move; a bias (C) whose rows differ is an fp32 add behind the fc.
+// top.matmul of two activations -> tpu.matmul (fp32; in INT8 an fp32
+// island, as TPU-MLIR does on BM1684).
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -148,13 +150,26 @@ Status Lowerer::lowerBatchedFc(Operation *op, Value a, const std::vector<float> 
   return Status::ok();
 }
 
+Status Lowerer::lowerMatMul(top::MatMulOp op) {
+  Value a = op.getA(), b = op.getB(), result = op.getOutput();
+  if (b.getDefiningOp<top::WeightOp>()) return lowerFc(op, a, b, nullptr, 1.0, 1.0, false, false);
+  if (a.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant left operand times an activation");
+  const auto as = shapeOf(a), bs = shapeOf(b);
+  if (as.size() < 2 || bs.size() < 2) return noLowering(op, "a 1-D operand of a product of two activations");
+  if (as.size() != bs.size() || !std::equal(as.begin(), as.end() - 2, bs.begin()))
+    return noLowering(op, "operands whose leading (batch) dims differ (no broadcasting of two activations)");
+  const std::string &name = names_[result];
+  if (wantInt8(name)) out_.fallbacks.push_back(name + ": a matmul of two activations runs in fp32 on the BM1684");
+  vals_[result].f32 = make<tpuir::MatMulOp>(name, f32Type(shapeOf(result)), f32(a), f32(b));
+  return Status::ok();
+}
+
 void addGemmLowerings(LoweringTable &t) {
   t.add<top::GemmOp>([](Lowerer &l, top::GemmOp g) {
     return l.lowerFc(g, g.getA(), g.getB(), g.getC(), g.getAlpha().convertToDouble(), g.getBeta().convertToDouble(),
                      g.getTransA(), g.getTransB());
   });
-  t.add<top::MatMulOp>(
-      [](Lowerer &l, top::MatMulOp m) { return l.lowerFc(m, m.getA(), m.getB(), nullptr, 1.0, 1.0, false, false); });
+  t.add<top::MatMulOp>([](Lowerer &l, top::MatMulOp m) { return l.lowerMatMul(m); });
 }
 
 } // namespace tpu::lowering

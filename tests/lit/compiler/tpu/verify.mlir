@@ -315,3 +315,19 @@ func.func @fc_rows(%x: tensor<1x4x9x9xf32>) -> tensor<1x36x6xf32> {
   %0 = "tpu.fc"(%x, %w, %n) : (tensor<1x4x9x9xf32>, tensor<6x9xf32>, none) -> tensor<1x36x6xf32>
   return %0 : tensor<1x36x6xf32>
 }
+
+// -----
+
+func.func @matmul_inner_dims_differ(%a: tensor<2x3x4xf32>, %b: tensor<2x5x6xf32>) -> tensor<2x3x6xf32> {
+  // expected-error @+1 {{'tpu.matmul' op MatMul 'result': lhs has K = 4 columns but rhs K = 5 rows}}
+  %0 = "tpu.matmul"(%a, %b) : (tensor<2x3x4xf32>, tensor<2x5x6xf32>) -> tensor<2x3x6xf32>
+  return %0 : tensor<2x3x6xf32>
+}
+
+// -----
+
+func.func @matmul_int8(%a: tensor<2x3x4xi8, 0.5 : f32>, %b: tensor<2x4x6xi8, 0.5 : f32>) -> tensor<2x3x6xi8, 0.5 : f32> {
+  // expected-error @+1 {{'tpu.matmul' op MatMul 'result': fp32 only (int8 models run it as an fp32 island)}}
+  %0 = "tpu.matmul"(%a, %b) : (tensor<2x3x4xi8, 0.5 : f32>, tensor<2x4x6xi8, 0.5 : f32>) -> tensor<2x3x6xi8, 0.5 : f32>
+  return %0 : tensor<2x3x6xi8, 0.5 : f32>
+}
