@@ -290,10 +290,15 @@ TEST(Lowering, LeakyReluAndClip) {
 TEST(Lowering, ConcatRequantizesInputsToOneScale) {
   Case c;
   c.inputs = {{1, 3, 5, 5}, {1, 4, 5, 5}};
-  c.inputStd = {0.5f, 4.0f};
-  c.output = {1, 7, 5, 5};
-  c.body = "%y = \"top.concat\"(%in0, %in1) {axis = 1 : i64} : (tensor<1x3x5x5xf32>, tensor<1x4x5x5xf32>) -> "
-           "tensor<1x7x5x5xf32> loc(\"y\")";
+  c.inputStd = {4.0f, 0.5f};
+  c.output = {1, 11, 5, 5};
+  // a (small range) is also read by the second relu, so it keeps its own
+  // scale and is requantized to the concat's (values that feed only concats
+  // share the concat's scale; a graph input is cast from fp32 twice instead).
+  c.body = "%a = \"top.relu\"(%in1) : (tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> loc(\"a\")\n"
+           "%r = \"top.relu\"(%a) : (tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> loc(\"r\")\n"
+           "%y = \"top.concat\"(%in0, %a, %r) {axis = 1 : i64} : (tensor<1x3x5x5xf32>, tensor<1x4x5x5xf32>, "
+           "tensor<1x4x5x5xf32>) -> tensor<1x11x5x5xf32> loc(\"y\")";
   expectBoth(c);
   Pipeline p(c);
   auto q = p.run(Quantize::INT8);
