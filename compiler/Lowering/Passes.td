@@ -26,7 +26,10 @@ def ConvertTopToTpu : Pass<"convert-top-to-tpu", "mlir::ModuleOp"> {
     Option<"quantizeTable", "quantize-table", "std::string", /*default=*/"\"\"",
            "tensors kept in fp32, one name per line">,
     Option<"weightFile", "weight-file", "std::string", /*default=*/"\"\"",
-           "weight file to write (relative to the .mlir's directory); default <old>_tpu.npz">
+           "weight file to write (relative to the .mlir's directory); default <old>_tpu.npz">,
+    Option<"perChannelWeights", "per-channel-weights", "bool", /*default=*/"false",
+           "INT8: conv weights quantized per output channel (an int16 accumulator requantized by a "
+           "per-channel tpu.affine; tpuc deploy --per-channel-weights)">
   ];
   let dependentDialects = ["::tpuir::TpuDialect"];
 }

@@ -18,6 +18,9 @@ using namespace emit;
 Status validateConv(const OpCheck &c) {
   const Tensor &x = c.in(0), &w = c.in(1);
   TPU_RETURN_IF_ERROR(c.sameType(x));
+  // An int8 conv may write its int16 accumulator (per-channel weights,
+  // requantized by an Affine); it reads int8.
+  if (x.dtype == DType::I16) return makeError("input '", x.name, "' is int16 (a conv reads int8 or fp32)");
   TPU_RETURN_IF_ERROR(checkWindow(c, x));
   auto xs = x.nchw();
   int64_t groups = c.op.window.groups;
@@ -337,7 +340,8 @@ private:
 } // namespace
 
 namespace ops {
-const OpImpl Conv{OpKind::Conv, validateConv, evaluateConv, slicedAs<ConvOp>, nullptr, encodableConv};
+const OpImpl Conv{OpKind::Conv, validateConv, evaluateConv, slicedAs<ConvOp>, nullptr, encodableConv,
+                  /*int16Activations=*/true};
 const OpImpl ConvTranspose{OpKind::ConvTranspose, validateConvTranspose, evaluateConvTranspose, slicedAs<ConvOp>,
                            nullptr, inputChannelsEncodable};
 } // namespace ops

@@ -29,9 +29,11 @@ std::optional<int> Lowerer::weightShift(const std::vector<float> &w, const std::
   return chooseShift({{maxAbs(w) * wk, 127}, {maxAbs(bias) / so, 32767}});
 }
 
-std::vector<int8_t> Lowerer::nearestInt8(const std::vector<float> &w, double wk, int r) {
+std::vector<int8_t> Lowerer::nearestInt8(const std::vector<float> &w, const std::vector<double> &unit) {
+  const size_t perRow = w.size() / unit.size();
   std::vector<int8_t> wq(w.size());
-  for (size_t i = 0; i < wq.size(); ++i) wq[i] = int8_t(clampTo(fixedPoint(w[i] * wk, r), -128, 127));
+  for (size_t i = 0; i < wq.size(); ++i)
+    wq[i] = int8_t(clampTo(int64_t(std::round(double(w[i]) * unit[i / perRow])), -128, 127));
   return wq;
 }
 
@@ -70,6 +72,9 @@ Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::st
                              ArrayRef<int64_t> outShape, ArrayRef<int64_t> filterShape, const std::vector<float> &w,
                              const std::vector<float> &bias, const Window &window, const char *what, bool &int8) {
   if (int8) {
+    if constexpr (std::is_same_v<OpT, tpuir::ConvOp>)
+      if (opt_.levers.perChannelWeights)
+        if (Value out = lowerConvPerChannel(input, name, outName, outShape, filterShape, w, bias, window)) return out;
     Value x = i8(input);
     const float si = scaleOfValue(x), so = scaleOf(outName);
     const double wk = double(si) / so;
@@ -79,9 +84,10 @@ Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::st
       int8 = false;
     } else {
       std::vector<float> b = bias;
+      const std::vector<double> unit{std::ldexp(wk, *r)};
       std::vector<int8_t> wq = std::is_same_v<OpT, tpuir::ConvOp>
-                                   ? int8Filter(input, outShape, filterShape, window, w, b, wk, *r)
-                                   : nearestInt8(w, wk, *r);
+                                   ? int8Filter(input, outShape, filterShape, window, w, b, unit)
+                                   : nearestInt8(w, unit);
       WeightPair q = addInt8Weights(name, "filter", filterShape, wq, b, so, *r);
       return makeWindowed<OpT>(outName, qType(outShape, outName), x, q.weight, q.bias, window, uint64_t(*r));
     }
@@ -89,6 +95,57 @@ Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::st
   WeightPair f = addF32Weights(name, "filter", filterShape, w, bias);
   Value x = f32(input);
   return makeWindowed<OpT>(outName, f32Type(outShape), x, f.weight, f.bias, window, 0);
+}
+
+// Per-channel weights: output channel c's weights get the step ws_c (real
+// weight per int8 unit), the conv accumulates exactly, shifts right by r and
+// writes int16; one int16 unit of channel c is os_c = ws_c * s_x * 2^r. r is
+// the largest shift at which the largest channel's os stays within an
+// eighth of the int8 output step (the int16 rounding then adds under 2 % of
+// the int8 rounding's variance); ws_c is max|w_c| / 127 (the channel's full
+// int8 range) unless the int16 range (what the channel's accumulator can
+// reach before the affine adds its bias) needs a larger step. The
+// affine multiplies channel c by os_c / s_y (int16 multiplier) and adds
+// bias_c / s_y (int32), then shifts: the int8 output.
+Value Lowerer::lowerConvPerChannel(Value input, const std::string &name, const std::string &outName,
+                                   ArrayRef<int64_t> outShape, ArrayRef<int64_t> filterShape,
+                                   const std::vector<float> &w, const std::vector<float> &bias, const Window &window) {
+  Value x = i8(input);
+  const double si = scaleOfValue(x), so = scaleOf(outName);
+  const calib::TensorRange &range = opt_.calibration->tensors.at(outName);
+  const double bound = std::max({range.threshold, std::fabs(range.min), std::fabs(range.max)});
+  const size_t oc = size_t(filterShape[0]), perOc = w.size() / oc;
+  std::vector<double> wmax(oc, 0.0), wsum(oc, 0.0);
+  for (size_t i = 0; i < w.size(); ++i)
+    wmax[i / perOc] = std::max(wmax[i / perOc], double(std::fabs(w[i]))), wsum[i / perOc] += std::fabs(w[i]);
+  const double largest = *std::max_element(wmax.begin(), wmax.end());
+  if (!(largest > 0)) return Value();
+  int r = 0;
+  while (r < 31 && largest / 127 * si * std::ldexp(1.0, r + 1) <= so / 8) ++r;
+  // What channel c's accumulator (before the bias) can reach: at most the
+  // output's bound plus the bias, and at most sum |w_c| times the largest
+  // input code's value (the exact bound for a channel of small weights).
+  const double xmax = double(std::max(-lowest(x), highest(x))) * si;
+  std::vector<double> unit(oc), step(oc);
+  for (size_t c = 0; c < oc; ++c) {
+    const double b = bias.empty() ? 0.0 : std::fabs(double(bias[c]));
+    const double reach = std::min(bound + b, wsum[c] * xmax);
+    const double ws = std::max(wmax[c] / 127, reach / (32767 * si * std::ldexp(1.0, r)));
+    unit[c] = 1 / ws, step[c] = ws * si * std::ldexp(1.0, r);
+  }
+  std::vector<float> b = bias;
+  std::vector<int8_t> wq = int8Filter(input, outShape, filterShape, window, w, b, unit);
+  b.resize(oc, 0.0f);
+  auto a = affineIntegers(1 / so, step, {b.begin(), b.end()}, so);
+  if (!a) return Value();
+  Window noRelu = window;
+  noRelu.doRelu = false;
+  Value filter = addWeight(name + "_filter_i8",
+                           NpyArray::from(std::vector<int64_t>(filterShape.begin(), filterShape.end()), wq),
+                           b_.getIntegerType(8));
+  Value acc = makeWindowed<tpuir::ConvOp>(name + "_acc", RankedTensorType::get(outShape, b_.getIntegerType(16)), x,
+                                          filter, none(), noRelu, uint64_t(r));
+  return int8Affine(outName, acc, *a, true, f64(1.0), f64(0.0), outShape, window.doRelu);
 }
 
 void Lowerer::foldIntoFilter(const AffineChain &chain, std::vector<float> &w, std::vector<float> &bias, int64_t oc,

@@ -51,7 +51,7 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
       out_.fallbacks.push_back(outName + ": fc weights or bias do not fit int8/int16 with any right shift");
       int8 = false;
     } else {
-      WeightPair q = addInt8Weights(name, "weight", {n, kdim}, nearestInt8(w, wk, *r), bias, so, *r);
+      WeightPair q = addInt8Weights(name, "weight", {n, kdim}, nearestInt8(w, {std::ldexp(wk, *r)}), bias, so, *r);
       out = make<tpuir::FcOp>(outName, qType(outShape, outName), x, q.weight, q.bias, transA, doRelu, uint64_t(*r));
     }
   }
