@@ -103,13 +103,16 @@ Status Lowerer::checkCalibration(func::FuncOp f) {
 }
 
 Value Lowerer::f32(Value v) {
-  Versions &ver = vals_[v];
-  if (!ver.f32) ver.f32 = make<tpuir::CastOp>(names_[v] + "_f32", f32Type(shapeOf(v)), ver.i8);
-  return ver.f32;
+  if (Value f = vals_[v].f32) return f;
+  Value q = i8(v);
+  return vals_[v].f32 = make<tpuir::CastOp>(names_[v] + "_f32", f32Type(shapeOf(v)), q);
 }
 
 Value Lowerer::i8(Value v) {
   Versions &ver = vals_[v];
+  // A value handed over as an int16 accumulator, read by another op too.
+  if (auto h = handoffs_.find(v); !ver.i8 && !ver.f32 && h != handoffs_.end())
+    ver.i8 = int8Affine(names_[v], h->second.acc, h->second.toInt8, true, f64(1.0), f64(0.0), shapeOf(v), false);
   if (!ver.i8) {
     const std::string &name = names_[v];
     ver.i8 = make<tpuir::CastOp>(name + "_i8", qType(shapeOf(v), name), ver.f32);

@@ -41,6 +41,11 @@ struct Int8Levers {
   // step); the conv writes its int16 accumulator, a per-channel tpu.affine
   // requantizes it to the output's int8 scale (and adds the bias).
   bool perChannelWeights = false;
+  // with perChannelWeights: a conv (and the per-channel affine ops behind
+  // it) whose only consumer is a 1x1 conv without padding hands that conv
+  // its int16 accumulator: no int8 rounding between them (depthwise ->
+  // pointwise blocks).
+  bool int16Pointwise = false;
   bool needSamples() const { return biasCorrection || roundWeights; }
 };
 

@@ -675,6 +675,32 @@ TEST_P(Int8OpTest, SigmoidTableFromKernels) {
   expectMatchesReference(gb.g, opts());
 }
 
+// The int16 hand-off (--int16-pointwise): a depthwise conv's int16
+// accumulator read by a 1x1 conv (int16 x int8 products, exact sums) that
+// writes its own, requantized by a per-channel affine; op by op and grouped.
+TEST_P(Int8OpTest, DepthwiseAccumulatorIntoPointwise) {
+  for (bool grouped : {false, true}) {
+    GraphBuilder gb;
+    const int64_t c = 40, oc = 70;
+    int x = gb.act("x", {2, c, 15, 11}, DType::I8), dw = gb.act("dw", {2, c, 15, 11}, DType::I16);
+    int pw = gb.act("pw", {2, oc, 15, 11}, DType::I16), y = gb.act("y", {2, oc, 15, 11}, DType::I8);
+    gb.op(OpKind::Conv, "dw", {x, gb.weight("wd", {c, 1, 3, 3}, DType::I8)}, dw).window = win(3, 1, 1, 1, c);
+    Op &p = gb.op(OpKind::Conv, "pw", {dw, gb.weight("wp", {oc, c, 1, 1}, DType::I8)}, pw);
+    p.window = win(1, 1, 0), p.rshift = 9;
+    int sc = gb.weight("scale", {oc}, DType::I16), bi = gb.weight("bias", {oc}, DType::I32);
+    gb.op(OpKind::Affine, "requant", {pw, sc, bi}, y).rshift = 18;
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    Options o = opts();
+    if (grouped) o.segmentStarts.assign(1, 0);
+    SCOPED_TRACE(grouped ? "grouped" : "op by op");
+    auto rep = expectMatchesReference(gb.g, o);
+    if (grouped) {
+      ASSERT_EQ(rep.ops.size(), 1u);
+      EXPECT_EQ(rep.ops[0].ops, 3u);
+    }
+  }
+}
+
 // Per-channel weights (docs/quantization.md): an int8 conv (full, then
 // depthwise) writes its int16 accumulator, a per-channel affine requantizes
 // it to int8; op by op (the int16 tensor in DDR) and in one layer group.
@@ -706,9 +732,8 @@ TEST_P(Int8OpTest, ConvInt16AccumulatorThenAffine) {
     }
 }
 
-// int16 activations reach only the kinds that take them: a conv's output and
-// an affine's input.
-TEST(BackendInt16, OnlyConvOutputsAndAffineInputs) {
+// int16 activations reach only the kinds that take them: conv and affine.
+TEST(BackendInt16, OnlyConvAndAffine) {
   GraphBuilder gb;
   int x = gb.act("x", {1, 8, 4, 4}, DType::I16), y = gb.act("y", {1, 8, 4, 4}, DType::I8);
   gb.op(OpKind::Relu, "relu", {x}, y);
@@ -716,13 +741,15 @@ TEST(BackendInt16, OnlyConvOutputsAndAffineInputs) {
   auto st = gb.g.validate();
   ASSERT_FALSE(st);
   EXPECT_EQ(st.message(), "Relu 'relu': input 'x' is int16: Relu takes no int16 activation");
-  GraphBuilder conv;
-  int cx = conv.act("x", {1, 8, 4, 4}, DType::I16), cy = conv.act("y", {1, 8, 4, 4}, DType::I16);
-  conv.op(OpKind::Conv, "conv", {cx, conv.weight("w", {8, 8, 1, 1}, DType::I8)}, cy).window = win(1, 1, 0);
-  conv.g.inputs = {cx}, conv.g.outputs = {cy};
-  st = conv.g.validate();
+  GraphBuilder pool;
+  int px = pool.act("x", {1, 8, 4, 4}, DType::I16), py = pool.act("y", {1, 8, 2, 2}, DType::I16);
+  WindowParams p = win(2, 2, 0);
+  p.isMax = true;
+  pool.op(OpKind::Pool, "pool", {px}, py).window = p;
+  pool.g.inputs = {px}, pool.g.outputs = {py};
+  st = pool.g.validate();
   ASSERT_FALSE(st);
-  EXPECT_EQ(st.message(), "Conv 'conv': input 'x' is int16 (a conv reads int8 or fp32)");
+  EXPECT_EQ(st.message(), "Pool 'pool': output dtype int16: Pool has no int16 form");
   GraphBuilder add;
   int a = add.act("a", {1, 8, 4, 4}, DType::I8), ay = add.act("y", {1, 8, 4, 4}, DType::I16);
   add.op(OpKind::Add, "add", {a, a}, ay).multipliers = {1, 1};

@@ -90,8 +90,9 @@ class Tpu_WindowOp<string mnemonic, string kind, string what, dag operands> : Tp
 }
 
 def Tpu_ConvOp : Tpu_WindowOp<"conv", "Conv",
-    "2D convolution (+ bias, relu; int8: rshift; an int16 result is the accumulator of per-channel weights)",
-    (ins Tpu_Activation:$input, Tpu_Filter:$filter, Tpu_OptionalBias:$bias)> {
+    "2D convolution (+ bias, relu; int8: rshift; an int16 result is the accumulator of per-channel weights, "
+    "an int16 input another conv's accumulator)",
+    (ins Tpu_ActivationOrAccumulator:$input, Tpu_Filter:$filter, Tpu_OptionalBias:$bias)> {
   let results = (outs Tpu_ActivationOrAccumulator:$output);
 }
 def Tpu_ConvTransposeOp : Tpu_WindowOp<"conv_transpose", "ConvTranspose",

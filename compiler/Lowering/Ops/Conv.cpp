@@ -73,7 +73,7 @@ Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::st
                              const std::vector<float> &bias, const Window &window, const char *what, bool &int8) {
   if (int8) {
     if constexpr (std::is_same_v<OpT, tpuir::ConvOp>)
-      if (opt_.levers.perChannelWeights)
+      if (opt_.levers.perChannelWeights || handoffs_.count(input))
         if (Value out = lowerConvPerChannel(input, name, outName, outShape, filterShape, w, bias, window)) return out;
     Value x = i8(input);
     const float si = scaleOfValue(x), so = scaleOf(outName);
@@ -108,13 +108,33 @@ Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::st
 // affine multiplies channel c by os_c / s_y (int16 multiplier) and adds
 // bias_c / s_y (int32), then shifts: the int8 output.
 Value Lowerer::lowerConvPerChannel(Value input, const std::string &name, const std::string &outName,
-                                   ArrayRef<int64_t> outShape, ArrayRef<int64_t> filterShape,
-                                   const std::vector<float> &w, const std::vector<float> &bias, const Window &window) {
-  Value x = i8(input);
-  const double si = scaleOfValue(x), so = scaleOf(outName);
+                                   ArrayRef<int64_t> outShape, ArrayRef<int64_t> filterShape, std::vector<float> w,
+                                   std::vector<float> bias, const Window &window, Int16Handoff *handoff,
+                                   const std::vector<double> *consumerColumns) {
+  const size_t oc = size_t(filterShape[0]), perOc = w.size() / oc;
+  // The input: int8 at its scale, or a producer's int16 accumulator (1x1
+  // filters: input channel c is weight c of each row), its channels' steps
+  // folded into the weights and their biases into the bias.
+  Value x;
+  double si = 0, xmax = 0;
+  auto in = handoffs_.find(input);
+  if (in != handoffs_.end()) {
+    const Int16Handoff &h = in->second;
+    bias.resize(oc, 0.0f);
+    for (size_t o = 0; o < oc; ++o) {
+      double b = bias[o];
+      for (size_t c = 0; c < perOc; ++c) b += double(w[o * perOc + c]) * h.bias[c];
+      bias[o] = float(b);
+      for (size_t c = 0; c < perOc; ++c) w[o * perOc + c] = float(double(w[o * perOc + c]) * h.step[c]);
+    }
+    x = h.acc, si = 1, xmax = 32767;
+  } else {
+    x = i8(input);
+    si = scaleOfValue(x), xmax = double(std::max(-lowest(x), highest(x))) * si;
+  }
+  const double so = scaleOf(outName);
   const calib::TensorRange &range = opt_.calibration->tensors.at(outName);
   const double bound = std::max({range.threshold, std::fabs(range.min), std::fabs(range.max)});
-  const size_t oc = size_t(filterShape[0]), perOc = w.size() / oc;
   std::vector<double> wmax(oc, 0.0), wsum(oc, 0.0);
   for (size_t i = 0; i < w.size(); ++i)
     wmax[i / perOc] = std::max(wmax[i / perOc], double(std::fabs(w[i]))), wsum[i / perOc] += std::fabs(w[i]);
@@ -124,19 +144,34 @@ Value Lowerer::lowerConvPerChannel(Value input, const std::string &name, const s
   while (r < 31 && largest / 127 * si * std::ldexp(1.0, r + 1) <= so / 8) ++r;
   // What channel c's accumulator (before the bias) can reach: at most the
   // output's bound plus the bias, and at most sum |w_c| times the largest
-  // input code's value (the exact bound for a channel of small weights).
-  const double xmax = double(std::max(-lowest(x), highest(x))) * si;
+  // input value (the exact bound for a channel of small weights).
+  // Handed to a consumer, channel c's step also scales the consumer's
+  // weight column c: the steps go as sqrt(max|w_c| / column_c) (as
+  // cross-layer equalization balances two filters), so that this channel's
+  // weights and the consumer's column use the int8 range alike; the
+  // channel whose product max|w_c| column_c is the largest gets its full
+  // int8 range.
+  std::vector<double> balanced(oc, 0.0);
+  if (consumerColumns) {
+    double a = 0;
+    for (size_t c = 0; c < oc; ++c)
+      if (wmax[c] > 0 && (*consumerColumns)[c] > 0) a = std::max(a, std::sqrt(wmax[c] * (*consumerColumns)[c]) / 127);
+    for (size_t c = 0; c < oc; ++c)
+      if (wmax[c] > 0 && (*consumerColumns)[c] > 0) balanced[c] = a * std::sqrt(wmax[c] / (*consumerColumns)[c]);
+  }
   std::vector<double> unit(oc), step(oc);
   for (size_t c = 0; c < oc; ++c) {
     const double b = bias.empty() ? 0.0 : std::fabs(double(bias[c]));
     const double reach = std::min(bound + b, wsum[c] * xmax);
-    const double ws = std::max(wmax[c] / 127, reach / (32767 * si * std::ldexp(1.0, r)));
+    const double ws = std::max({wmax[c] / 127, balanced[c], reach / (32767 * si * std::ldexp(1.0, r))});
     unit[c] = 1 / ws, step[c] = ws * si * std::ldexp(1.0, r);
   }
-  std::vector<float> b = bias;
-  std::vector<int8_t> wq = int8Filter(input, outShape, filterShape, window, w, b, unit);
-  b.resize(oc, 0.0f);
-  auto a = affineIntegers(1 / so, step, {b.begin(), b.end()}, so);
+  // Rounding from samples reads the input's real values: not for an accumulator.
+  std::vector<int8_t> wq = in != handoffs_.end() ? nearestInt8(w, unit)
+                                                 : int8Filter(input, outShape, filterShape, window, w, bias, unit);
+  bias.resize(oc, 0.0f);
+  const std::vector<double> offset(bias.begin(), bias.end());
+  auto a = affineIntegers(1 / so, step, offset, so);
   if (!a) return Value();
   Window noRelu = window;
   noRelu.doRelu = false;
@@ -145,7 +180,20 @@ Value Lowerer::lowerConvPerChannel(Value input, const std::string &name, const s
                            b_.getIntegerType(8));
   Value acc = makeWindowed<tpuir::ConvOp>(name + "_acc", RankedTensorType::get(outShape, b_.getIntegerType(16)), x,
                                           filter, none(), noRelu, uint64_t(r));
+  if (handoff) {
+    *handoff = {acc, step, offset};
+    return acc;
+  }
   return int8Affine(outName, acc, *a, true, f64(1.0), f64(0.0), outShape, window.doRelu);
+}
+
+top::ConvOp Lowerer::pointwiseConsumer(Value v) {
+  if (!v.hasOneUse()) return nullptr;
+  auto pw = dyn_cast<top::ConvOp>(*v.getUsers().begin());
+  if (!pw || pw.getInput() != v || pw.getGroup() != 1 || pw.getKernelShape() != ArrayRef<int64_t>{1, 1} ||
+      llvm::any_of(pw.getPads(), [](int64_t p) { return p != 0; }))
+    return nullptr;
+  return wantInt8(names_[pw.getOutput()]) ? pw : nullptr;
 }
 
 void Lowerer::foldIntoFilter(const AffineChain &chain, std::vector<float> &w, std::vector<float> &bias, int64_t oc,
@@ -173,6 +221,35 @@ Status Lowerer::lowerConv(top::ConvOp op) {
   // in int8: the folded bias often binds the int16 bias limit and forces a
   // smaller shift (PP-OCR INT8 cosine 0.932 folded, 0.936 not).
   const int64_t oc = filterShape[0], perOc = int64_t(w.size()) / oc;
+  // int8 hand-off: the conv and the per-channel affine ops behind it, read
+  // only by a 1x1 conv, give it their int16 accumulator (no relu between).
+  if (opt_.levers.int16Pointwise && wantInt8(name) && !op.getDoRelu()) {
+    AffineChain chain = affineChain(op.getOutput(), oc);
+    top::ConvOp pw = pointwiseConsumer(chain.result);
+    bool int8Chain = llvm::all_of(chain.ops, [&](Operation *o) { return wantInt8(names_[o->getResult(0)]); });
+    Int16Handoff h;
+    Window window{k, op.getStrides(), op.getPads(), op.getDilations(), int64_t(op.getGroup()), false};
+    // The consumer's weight columns as they read this conv's channels (the
+    // chain's factors included).
+    std::vector<double> columns(size_t(oc), 0.0);
+    if (pw)
+      if (auto pwW = weightValues(pw.getFilter(), "filter", pw); pwW && int64_t(pwW->size()) % oc == 0)
+        for (size_t i = 0; i < pwW->size(); ++i)
+          columns[i % size_t(oc)] = std::max(columns[i % size_t(oc)], std::fabs((*pwW)[i] * chain.scale[i % size_t(oc)]));
+    if (pw && int8Chain && lowerConvPerChannel(op.getInput(), name, name, shapeOf(op.getOutput()), filterShape, w, bias,
+                                               window, &h, &columns)) {
+      for (size_t c = 0; c < size_t(oc); ++c)
+        h.step[c] *= chain.scale[c], h.bias[c] = h.bias[c] * chain.scale[c] + chain.bias[c];
+      const double so = scaleOf(names_[chain.result]);
+      if (auto a = affineIntegers(1 / so, h.step, h.bias, so)) {
+        h.toInt8 = *a;
+        fused_.insert(chain.ops.begin(), chain.ops.end());
+        handoffs_[chain.result] = std::move(h);
+        return Status::ok();
+      }
+      h.acc.getDefiningOp()->erase(); // the value keeps its int8 lowering below
+    }
+  }
   const bool fold = !op.getDoRelu() && !wantInt8(name);
   AffineChain chain = fold ? affineChain(op.getOutput(), oc) : AffineChain{{}, {}, op.getOutput(), {}};
   foldIntoFilter(chain, w, bias, oc, perOc);

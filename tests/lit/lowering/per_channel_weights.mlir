@@ -15,10 +15,31 @@
 // An all-zero filter has no channel step: the conv is lowered with one step.
 // RUN: /usr/bin/python3 -c "import numpy as np; d = dict(np.load('%t/pc_weights.npz')); d['w'] = d['w'] * 0; np.savez('%t/pc_weights.npz', **d)"
 // RUN: tpuc-opt %t/pc.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali per-channel-weights=true weight-file=zero.npz" | FileCheck %s --check-prefix=ZERO
+// int16-pointwise: the depthwise conv and the per-channel mul behind it, read
+// only by a 1x1 conv, hand it their int16 accumulator (no affine, no int8
+// tensor between); the 1x1 conv reads i16 and writes its own. A 1x1 conv
+// that cannot take it (all-zero filter) gets the int8 tensor from a
+// per-channel affine made on demand.
+// RUN: /usr/bin/python3 %S/Inputs/make_weights.py %t/pw.mlir
+// RUN: tpuc-opt %t/pw.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali int16-pointwise=true weight-file=pw.npz" | FileCheck %s --check-prefix=PW
+// The hand-off deployed: the bmodel (func backend: deploy --test-input; sim
+// backend: tpuc run) gives the Tpu interpreter's bytes.
+// RUN: /usr/bin/python3 -c "import numpy as np; np.savez('%t/in.npz', input=np.random.default_rng(1).uniform(-2, 2, (1, 2, 6, 6)).astype(np.float32))"
+// RUN: tpuc deploy %t/pw.mlir --quantize INT8 --calibration-table %t/t.cali --int16-pointwise -o %t/pw.bmodel --test-input %t/in.npz 2> %t/pw.log
+// RUN: FileCheck %s --check-prefix=PWLOG < %t/pw.log
+// RUN: tpuc run %t/pw.tpu.mlir --input %t/in.npz -o %t/pw_tpu.npz
+// RUN: tpuc run %t/pw.bmodel --input %t/in.npz --backend sim -o %t/pw_sim.npz
+// RUN: cmp %t/pw_tpu.npz %t/pw_sim.npz
+// RUN: /usr/bin/python3 -c "import numpy as np; d = dict(np.load('%t/pw_weights.npz')); d['wp'] = d['wp'] * 0; np.savez('%t/pw_weights.npz', **d)"
+// RUN: tpuc-opt %t/pw.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali int16-pointwise=true weight-file=pwzero.npz" | FileCheck %s --check-prefix=PWZERO
 
 // CALI input 2 -2 2
 // CALI conv 8 -8 8
 // CALI relu 8 0 8
+// CALI dw 6 -6 6
+// CALI scaled 3 -3 3
+// CALI pw 8 -8 8
+// CALI out 8 0 8
 
 // scale_in 2/127, scale_out 8/255 (uint8: relu). The largest channel's
 // (max |w| 9/8) int16 step (9/8)/127 * (2/127) * 2^r stays within an eighth
@@ -37,6 +58,14 @@
 // ONEINTS: filter max 72 9 1
 // ZERO: "tpu.conv"({{.*}} -> tensor<1x3x6x6xui8, 0.0313725509 : f32>
 // ZERO-NOT: xi16
+// PW: "tpu.conv"({{.*}}group = 2 : i64{{.*}} : (tensor<1x2x6x6xi8, 0.0157480314 : f32>, tensor<2x1x3x3xi8>, none) -> tensor<1x2x6x6xi16>
+// PW-NOT: tpu.affine
+// PW: "tpu.conv"({{.*}} : (tensor<1x2x6x6xi16>, tensor<3x2x1x1xi8>, none) -> tensor<1x3x6x6xi16>
+// PW: "tpu.affine"({{.*}}do_relu = true{{.*}} : (tensor<1x3x6x6xi16>, tensor<3xi16>, tensor<3xi32>) -> tensor<1x3x6x6xui8, 0.0313725509 : f32>
+// PWLOG: deploy: bmodel outputs equal the Tpu interpreter's bit for bit
+// PWZERO: "tpu.conv"({{.*}} -> tensor<1x2x6x6xi16>
+// PWZERO: "tpu.affine"({{.*}} : (tensor<1x2x6x6xi16>, tensor<2xi16>, tensor<2xi32>) -> tensor<1x2x6x6xi8, 0.0236220472 : f32>
+// PWZERO: "tpu.conv"({{.*}} : (tensor<1x2x6x6xi8, 0.0236220472 : f32>, tensor<3x2x1x1xi8>, tensor<3xi16>) -> tensor<1x3x6x6xui8
 
 //--- pc.mlir
 module attributes {top.weight_file = "pc_weights.npz"} {
@@ -47,5 +76,22 @@ func.func @main(%arg0: tensor<1x2x6x6xf32>) -> tensor<1x3x6x6xf32> attributes {t
   %1 = "top.conv"(%0, %w, %b) <{dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}> : (tensor<1x2x6x6xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x6x6xf32> loc("conv")
   %2 = "top.relu"(%1) : (tensor<1x3x6x6xf32>) -> tensor<1x3x6x6xf32>
   return %2 : tensor<1x3x6x6xf32>
+}
+}
+
+//--- pw.mlir
+module attributes {top.weight_file = "pw_weights.npz"} {
+func.func @main(%arg0: tensor<1x2x6x6xf32>) -> tensor<1x3x6x6xf32> attributes {top.input_names = ["input"], top.output_names = ["out"]} {
+  %0 = top.input %arg0 : (tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> loc("input")
+  %wd = top.weight "wd" : tensor<2x1x3x3xf32>
+  %bd = top.weight "bd" : tensor<2xf32>
+  %1 = "top.conv"(%0, %wd, %bd) <{dilations = array<i64: 1, 1>, group = 2 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}> : (tensor<1x2x6x6xf32>, tensor<2x1x3x3xf32>, tensor<2xf32>) -> tensor<1x2x6x6xf32> loc("dw")
+  %k = top.weight "k" : tensor<1x2x1x1xf32>
+  %2 = "top.mul"(%1, %k) : (tensor<1x2x6x6xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x6x6xf32> loc("scaled")
+  %wp = top.weight "wp" : tensor<3x2x1x1xf32>
+  %bp = top.weight "bp" : tensor<3xf32>
+  %3 = "top.conv"(%2, %wp, %bp) <{dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}> : (tensor<1x2x6x6xf32>, tensor<3x2x1x1xf32>, tensor<3xf32>) -> tensor<1x3x6x6xf32> loc("pw")
+  %4 = "top.relu"(%3) : (tensor<1x3x6x6xf32>) -> tensor<1x3x6x6xf32> loc("out")
+  return %4 : tensor<1x3x6x6xf32>
 }
 }
