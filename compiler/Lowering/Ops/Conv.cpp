@@ -181,7 +181,7 @@ Value Lowerer::lowerConvPerChannel(Value input, const std::string &name, const s
   Value acc = makeWindowed<tpuir::ConvOp>(name + "_acc", RankedTensorType::get(outShape, b_.getIntegerType(16)), x,
                                           filter, none(), noRelu, uint64_t(r));
   if (handoff) {
-    *handoff = {acc, step, offset};
+    *handoff = {acc, step, offset, {}};
     return acc;
   }
   return int8Affine(outName, acc, *a, true, f64(1.0), f64(0.0), outShape, window.doRelu);
@@ -247,7 +247,13 @@ Status Lowerer::lowerConv(top::ConvOp op) {
         handoffs_[chain.result] = std::move(h);
         return Status::ok();
       }
-      h.acc.getDefiningOp()->erase(); // the value keeps its int8 lowering below
+      // The value keeps its int8 lowering below: the int16 conv and its
+      // filter go (op and array), so the filter's name stays free.
+      Operation *acc = h.acc.getDefiningOp();
+      auto filter = acc->getOperand(1).getDefiningOp<top::WeightOp>();
+      acc->erase();
+      out_.weights.arrays().erase(filter.getName().str());
+      filter->erase();
     }
   }
   const bool fold = !op.getDoRelu() && !wantInt8(name);

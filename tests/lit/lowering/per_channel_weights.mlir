@@ -30,6 +30,12 @@
 // RUN: tpuc run %t/pw.tpu.mlir --input %t/in.npz -o %t/pw_tpu.npz
 // RUN: tpuc run %t/pw.bmodel --input %t/in.npz --backend sim -o %t/pw_sim.npz
 // RUN: cmp %t/pw_tpu.npz %t/pw_sim.npz
+// A chain factor of 1e6 leaves the hand-off's affine no integers that fit:
+// the depthwise conv keeps its int8 lowering, its int16 filter dropped.
+// RUN: cp %t/pw_weights.npz %t/pw_orig.npz
+// RUN: /usr/bin/python3 -c "import numpy as np; d = dict(np.load('%t/pw_weights.npz')); d['k'] = np.float32([1, 1e6]).reshape(d['k'].shape); np.savez('%t/pw_weights.npz', **d)"
+// RUN: tpuc-opt %t/pw.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali int16-pointwise=true weight-file=pwbig.npz" | FileCheck %s --check-prefix=PWBIG
+// RUN: cp %t/pw_orig.npz %t/pw_weights.npz
 // RUN: /usr/bin/python3 -c "import numpy as np; d = dict(np.load('%t/pw_weights.npz')); d['wp'] = d['wp'] * 0; np.savez('%t/pw_weights.npz', **d)"
 // RUN: tpuc-opt %t/pw.mlir --convert-top-to-tpu="mode=INT8 calibration-table=%t/t.cali int16-pointwise=true weight-file=pwzero.npz" | FileCheck %s --check-prefix=PWZERO
 
@@ -63,6 +69,11 @@
 // PW: "tpu.conv"({{.*}} : (tensor<1x2x6x6xi16>, tensor<3x2x1x1xi8>, none) -> tensor<1x3x6x6xi16>
 // PW: "tpu.affine"({{.*}}do_relu = true{{.*}} : (tensor<1x3x6x6xi16>, tensor<3xi16>, tensor<3xi32>) -> tensor<1x3x6x6xui8, 0.0313725509 : f32>
 // PWLOG: deploy: bmodel outputs equal the Tpu interpreter's bit for bit
+// PWBIG-NOT: 6x6xi16
+// PWBIG: top.weight "dw_filter_i8" :
+// PWBIG-NOT: 6x6xi16
+// PWBIG: "tpu.conv"({{.*}} -> tensor<1x2x6x6xi8
+// PWBIG-NOT: 6x6xi16
 // PWZERO: "tpu.conv"({{.*}} -> tensor<1x2x6x6xi16>
 // PWZERO: "tpu.affine"({{.*}} : (tensor<1x2x6x6xi16>, tensor<2xi16>, tensor<2xi32>) -> tensor<1x2x6x6xi8, 0.0236220472 : f32>
 // PWZERO: "tpu.conv"({{.*}} : (tensor<1x2x6x6xi8, 0.0236220472 : f32>, tensor<3x2x1x1xi8>, tensor<3xi16>) -> tensor<1x3x6x6xui8
