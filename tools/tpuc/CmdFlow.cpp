@@ -20,7 +20,8 @@ int runFlowCmd(int argc, char **argv) {
                               "[--input-shapes \"[[1,3,224,224]]\"] [preprocessing flags as tpuc import] "
                               "[--calibration-data DIR] [--input-num N] [--calibration-method M] [--tune N] "
                               "[--search-threshold] [--equalize-weights] [--no-uint8] [--bias-correction] "
-                              "[--round-weights] [--per-channel-weights] [--quantize-table keep_fp32.txt] "
+                              "[--round-weights] [--per-channel-weights] [--int16-pointwise] "
+                              "[--quantize-table keep_fp32.txt] "
                               "[--no-layer-group] [--config hw.json] [--work-dir DIR]");
   args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--quantize", "F32 or INT8");

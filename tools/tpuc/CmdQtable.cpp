@@ -18,7 +18,7 @@ int runQtable(int argc, char **argv) {
   tpu::ArgParser args("qtable", "model.top.mlir --calibration-table model.cali --dataset DIR | --data "
                                 "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] [--rank prefix|alone] "
                                 "[--rank-samples 1] [--no-uint8] [--bias-correction] [--round-weights] "
-                                "[--per-channel-weights] -o model.qtable");
+                                "[--per-channel-weights] [--int16-pointwise] -o model.qtable");
   args.positionals(1, 1, "model");
   args.option("--calibration-table", "calibration table from tpuc calibrate");
   args.option("--dataset", "directory of samples to measure on, taken in name order: .npz, or images (.jpg/.png) through the preprocessing recorded at import");
