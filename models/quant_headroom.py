@@ -2,6 +2,7 @@
 """How close can any BM1684-style INT8 compilation come to the fp32 output? A fake-quant ablation.
 
     /usr/bin/python3 models/quant_headroom.py model.onnx model.cali in.npz [--tpu tpu_out.npz]
+        [--tpu-module model_int8.tpu.mlir]
 
 Runs the ONNX model in fp32 with torch, then again with int8 rounding applied to
 more and more of it, and prints the cosine of each run's output against the fp32 one:
@@ -20,6 +21,13 @@ rounding in the compiler reaches it: the model itself amplifies small
 perturbations (typical of randomly initialised deep networks, docs/quantization.md).
 With --tpu, the Tpu interpreter's output (`tpuc run model_int8.tpu.mlir`) is compared
 too, which checks that the last row models the compiler faithfully.
+
+Without --tpu-module every tensor of the calibration table is rounded, also
+those the lowering never holds in int8 (the insides of a hard-swish, the
+scalar affines folded into a lookup table): an upper bound on what
+activations cost that is too low. With --tpu-module, the activation rows
+round exactly the tensors that module holds in int8 (by name, at its scales
+and signedness), as the chip does.
 
 Supported ops: Conv, ConvTranspose, Gemm, Relu, Clip, Sigmoid, HardSigmoid, Add,
 Mul, Div, BatchNormalization, MaxPool, GlobalAveragePool, Flatten, Resize
@@ -60,6 +68,23 @@ def read_table(path):
     return table
 
 
+def read_tpu_module(path):
+    """The int8 activations of a Tpu module: name -> (scale, unsigned), from the result types and locations."""
+    import re
+    try:
+        text = open(path).read()
+    except OSError as e:
+        fail(f"{path}: {e.strerror}")
+    locs = dict(re.findall(r'^(#loc\d+) = loc\("([^"]*)"\)', text, re.M))
+    tensors = {}
+    for kind, scale, loc in re.findall(r'-> tensor<[^>]*x(u?i8), ([0-9.e+-]+) : f32> loc\((#loc\d+|"[^"]*")\)', text):
+        name = locs.get(loc, loc.strip('"'))
+        tensors[name[:-3] if name.endswith("_i8") else name] = (float(scale), kind == "ui8")
+    if not tensors:
+        fail(f"{path}: no int8 tensor (is it an INT8 Tpu module written by tpuc deploy?)")
+    return tensors
+
+
 def scale_of(table, name):
     threshold, lo = table[name]
     return threshold / (255.0 if lo >= 0 else 127.0)
@@ -76,8 +101,8 @@ def first_shift(value, limit):
 class Runner:
     ROWS = ("input only", "activations", "+ weights", "+ int16 bias")
 
-    def __init__(self, torch, graph, numpy_helper, table):
-        self.torch, self.g, self.table = torch, graph, table
+    def __init__(self, torch, graph, numpy_helper, table, chip=None):
+        self.torch, self.g, self.table, self.chip = torch, graph, table, chip
         self.weights = {i.name: torch.tensor(numpy_helper.to_array(i).copy()) for i in graph.initializer}
         self.consumers = {}
         for n in graph.node:
@@ -97,11 +122,14 @@ class Runner:
         return name
 
     def act(self, level, name, x):
-        if level < 0 or name not in self.table or (level == 0 and name != self.g.input[0].name):
+        quantized = self.chip if self.chip is not None else self.table
+        if level < 0 or name not in quantized or (level == 0 and name != self.g.input[0].name):
             return x
-        threshold, lo = self.table[name]
-        s = scale_of(self.table, name)
-        return self.torch.clamp(self.torch.round(x / s), 0 if lo >= 0 else -128, 255 if lo >= 0 else 127) * s
+        if self.chip is not None:
+            s, unsigned = self.chip[name]
+        else:
+            s, unsigned = scale_of(self.table, name), self.table[name][1] >= 0
+        return self.torch.clamp(self.torch.round(x / s), 0 if unsigned else -128, 255 if unsigned else 127) * s
 
     def layer(self, level, w, bias, in_name, out_name):
         """Weights and bias as the chip sees them at this ablation level."""
@@ -212,6 +240,7 @@ def main():
     p.add_argument("calibration_table")
     p.add_argument("input", help="npz with the model's one input")
     p.add_argument("--tpu", help="npz with the Tpu interpreter's output of the same input")
+    p.add_argument("--tpu-module", help="INT8 Tpu module (tpuc deploy): round only the activations it holds in int8")
     args = p.parse_args()
     try:
         import onnx
@@ -234,7 +263,7 @@ def main():
     except KeyError:
         fail(f"{args.input}: no array named '{graph.input[0].name}' (the model's input)")
     torch.set_num_threads(2)
-    runner = Runner(torch, graph, numpy_helper, table)
+    runner = Runner(torch, graph, numpy_helper, table, read_tpu_module(args.tpu_module) if args.tpu_module else None)
     with torch.no_grad():
         ref = runner.run(torch.tensor(np.asarray(x, np.float32)), -1)
         rows = [(label, cosine(ref, runner.run(torch.tensor(np.asarray(x, np.float32)), level)))

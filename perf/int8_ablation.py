@@ -2,14 +2,14 @@
 """INT8 ablation on the trained models (thresholds and lowering levers), written into docs/quantization.md.
 
     /usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc [--work DIR] [--cali 32] [--test 6]
-        [--tune-samples 2] [--models ppocr_det,blazeface,face_short] [--qtable-samples 2]
-        [--qtable greedy,prefix|none]
-        [--no-docs] [--reuse]
+        [--tune-samples 2] [--models ppocr_det,blazeface,face_short,face_full,selfie] [--qtable-samples 2]
+        [--qtable greedy,prefix|none] [--columns KEYS] [--no-docs] [--reuse]
 
 Per trained model: calibration inputs and disjoint test inputs (PP-OCRv4 det:
 rendered text pages, models/render_text_pages.py; the face detectors:
-synthetic scenes drawn here), `tpuc import` with the model's preprocessing,
-then one INT8 deployment per column:
+synthetic face scenes; selfie segmentation: synthetic portraits; both drawn
+here), `tpuc import` with the model's preprocessing, then one INT8
+deployment per column:
 
   max, kl, kl + --tune 5, --search-threshold   thresholds (all --no-max-fallback
                                                but the default), every activation
@@ -17,18 +17,23 @@ then one INT8 deployment per column:
   default                                      no calibration flag (kl checked
                                                against max), signed int8
   +UINT8, +equalization, +bias correction,     each lever alone on the default
-  +rounding                                    calibration (equalization: the
+  +rounding, +per-channel weights              calibration (equalization: the
                                                equalized module recalibrated)
+  +int16 pointwise                             per-channel weights, and a conv
+                                               read only by a 1x1 conv hands it
+                                               its int16 accumulator
   all combined                                 every lever
-  default options                              what `tpuc flow` gives without a
-                                               flag (= +UINT8)
 
-Each cell is the final output's cosine against the Top interpreter's fp32
-(mean over the test inputs, Tpu interpreter = bmodel bit for bit) and for the
-detector the IoU of the binary maps at the DB threshold 0.3. Then `tpuc qtable
---expected-cos 0.99` on the equalized UINT8 setting, greedy (at most 5 FP32
-layers) and by prefix: how many FP32 layers 0.99 needs. A model that does not deploy gets a row saying
-why. The table replaces the block between the int8-ablation markers of
+Each cell is the output cosine against the Top interpreter's fp32: per test
+input the smallest over the model's outputs, then the mean over the test
+inputs (Tpu interpreter = bmodel bit for bit); for the detector also the IoU
+of the binary maps at the DB threshold 0.3. Then `tpuc qtable --expected-cos
+0.99` on the all-combined setting, greedy (each tensor alone in FP32, ranked on
+one sample, at most 5 kept) and by prefix: how many FP32 layers 0.99 needs,
+with the cosine after each addition. A model that does not deploy gets a row
+saying why. With --columns only those columns are computed; with --reuse the
+other columns whose outputs are already in --work are read back, the rest
+shown as "–" (so a slow model's row can be completed column by column). The table replaces the block between the int8-ablation markers of
 docs/quantization.md. Exit 2 with one line on bad input.
 """
 import argparse
@@ -45,19 +50,25 @@ BEGIN, END = "<!-- int8-ablation:begin -->", "<!-- int8-ablation:end -->"
 DB_THRESHOLD = 0.3
 REUSE = False
 IMAGENET_SCALE = ",".join(repr(1 / (255 * s)) for s in (0.229, 0.224, 0.225))
+# MediaPipe's face detectors read [-1, 1] NHWC RGB, its selfie segmentation [0, 1].
+MINUS1_1 = ["--mean", "127.5,127.5,127.5", "--scale", ",".join([repr(1 / 127.5)] * 3), "--channel-format", "nhwc"]
 MODELS = {
     # PaddleOCR's det preprocessing: (x / 255 - ImageNet mean) / ImageNet std, RGB.
     "ppocr_det": dict(label="PP-OCRv4 det", path="models/out/ppocr_det.onnx", shapes="[[1,3,640,640]]",
                       flags=["--mean", "123.675,116.28,103.53", "--scale", IMAGENET_SCALE], data="pages",
                       iou=True),
-    # MediaPipe's face detectors read [-1, 1] NHWC RGB.
     "blazeface": dict(label="BlazeFace front (ONNX)", path="models/out/zoo/blazeface.onnx", shapes=None,
-                      flags=["--mean", "127.5,127.5,127.5", "--scale", "0.00784313725490196,0.00784313725490196,"
-                             "0.00784313725490196", "--channel-format", "nhwc"], data="faces", size=128),
+                      flags=MINUS1_1, data="faces", size=128),
     "face_short": dict(label="MediaPipe face short range (TFLite)",
                        path="models/out/mediapipe/face_detection_short_range.tflite", shapes=None,
-                       flags=["--mean", "127.5,127.5,127.5", "--scale", "0.00784313725490196,0.00784313725490196,"
-                              "0.00784313725490196", "--channel-format", "nhwc"], data="faces", size=128),
+                       flags=MINUS1_1, data="faces", size=128),
+    "face_full": dict(label="MediaPipe face full range (TFLite)",
+                      path="models/out/mediapipe/face_detection_full_range.tflite", shapes=None,
+                      flags=MINUS1_1, data="faces", size=192),
+    "selfie": dict(label="MediaPipe selfie segmentation (TFLite)",
+                   path="models/out/mediapipe/selfie_segmentation.tflite", shapes=None,
+                   flags=["--mean", "0,0,0", "--scale", ",".join([repr(1 / 255)] * 3), "--channel-format", "nhwc"],
+                   data="portraits", size=256),
 }
 THRESHOLD_COLUMNS = [  # (key, header, calibrate flags); max and kl come from one statistics pass
     ("max", "max", None),
@@ -67,18 +78,22 @@ THRESHOLD_COLUMNS = [  # (key, header, calibrate flags); max and kl come from on
     ("default", "default calibration", []),
 ]
 # (key, header, calibration key, equalized module, deploy flags)
+ALL_LEVERS = ["--bias-correction", "--round-weights", "--per-channel-weights", "--int16-pointwise"]
 LEVER_COLUMNS = [
     ("uint8", "+UINT8", "default", False, []),
     ("equalize", "+equalization", "eq_default", True, ["--no-uint8"]),
     ("biascorr", "+bias correction", "default", False, ["--no-uint8", "--bias-correction"]),
     ("rounding", "+rounding", "default", False, ["--no-uint8", "--round-weights"]),
-    ("all", "all combined", "eq_default", True, ["--bias-correction", "--round-weights"]),
+    ("perchannel", "+per-channel weights", "default", False, ["--no-uint8", "--per-channel-weights"]),
+    ("int16pw", "+int16 pointwise", "default", False, ["--no-uint8", "--per-channel-weights", "--int16-pointwise"]),
+    ("all", "all combined", "eq_default", True, ALL_LEVERS),
 ]
 
 
-# The two mixed-precision searches on the equalized UINT8 setting: greedy
-# (each tensor alone in FP32, best first, at most 5) and prefix bisection.
-QTABLE_SEARCHES = {"greedy": ["--max-float-layers", "5"], "prefix": ["--rank", "prefix"]}
+# The two mixed-precision searches on the all-combined setting: greedy (each
+# tensor alone in FP32, ranked on one sample, best first, at most 5) and
+# prefix bisection.
+QTABLE_SEARCHES = {"greedy": ["--max-float-layers", "5", "--rank-samples", "1"], "prefix": ["--rank", "prefix"]}
 
 
 def recently_written(path, seconds=1800):
@@ -135,6 +150,35 @@ def face_scene(seed, size):
     return Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8), "RGB")
 
 
+def portrait(seed, size):
+    """A synthetic head-and-shoulders picture: a background with a gradient and clutter, a person (skin
+    ellipse with hair, eyes and mouth, neck, shirt-coloured shoulders) at a random place and size."""
+    from PIL import Image, ImageDraw
+    rng = np.random.default_rng(seed)
+    top, bottom = rng.integers(40, 240, 3), rng.integers(20, 200, 3)
+    ramp = np.linspace(0, 1, size)[:, None, None]
+    img = Image.fromarray((top * (1 - ramp) + bottom * ramp + np.zeros((size, size, 3))).astype(np.uint8), "RGB")
+    d = ImageDraw.Draw(img)
+    for _ in range(int(rng.integers(0, 5))):
+        x, y = (int(v) for v in rng.integers(0, size, 2))
+        r = int(rng.integers(size // 16, size // 4))
+        d.rectangle([x, y, x + r, y + r], fill=tuple(int(v) for v in rng.integers(0, 256, 3)))
+    cx, cy = size * rng.uniform(0.35, 0.65), size * rng.uniform(0.3, 0.5)
+    head = size * rng.uniform(0.12, 0.2)
+    skin = tuple(int(v) for v in np.minimum(255, np.array([224, 172, 140]) * rng.uniform(0.45, 1.1)))
+    shirt = tuple(int(v) for v in rng.integers(0, 256, 3))
+    d.ellipse([cx - 2.4 * head, cy + 1.3 * head, cx + 2.4 * head, cy + 5 * head], fill=shirt)
+    d.rectangle([cx - 0.4 * head, cy + 0.8 * head, cx + 0.4 * head, cy + 1.6 * head], fill=skin)
+    d.ellipse([cx - head * 1.05, cy - head * 1.35, cx + head * 1.05, cy + head * 0.4],
+              fill=tuple(int(v) for v in rng.integers(10, 120, 3)))  # hair
+    d.ellipse([cx - head * 0.85, cy - head * 1.1, cx + head * 0.85, cy + head * 1.1], fill=skin)
+    for ex in (cx - head * 0.35, cx + head * 0.35):
+        d.ellipse([ex - head * 0.12, cy - head * 0.25, ex + head * 0.12, cy - head * 0.1], fill=(40, 30, 30))
+    d.ellipse([cx - head * 0.3, cy + head * 0.45, cx + head * 0.3, cy + head * 0.6], fill=(150, 60, 60))
+    arr = np.asarray(img, np.int16) + rng.integers(-6, 7, (size, size, 3))
+    return Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8), "RGB")
+
+
 def make_data(model, work, a, log):
     out = os.path.join(work, "data")
     if model["data"] == "pages":
@@ -144,21 +188,29 @@ def make_data(model, work, a, log):
         for sub, count, base in (("cali", a.cali, 0), ("test", a.test, 10000)):
             os.makedirs(os.path.join(out, sub), exist_ok=True)
             for i in range(count):
-                face_scene(base + i, model["size"]).save(os.path.join(out, sub, f"scene_{i:03d}.png"))
+                draw = face_scene if model["data"] == "faces" else portrait
+                draw(base + i, model["size"]).save(os.path.join(out, sub, f"scene_{i:03d}.png"))
     tests = sorted(os.path.join(out, "test", f) for f in os.listdir(os.path.join(out, "test")))
     return os.path.join(out, "cali"), tests
 
 
 def outputs_of(npz):
+    """The model's outputs by name, flattened."""
     d = np.load(npz)
-    return np.concatenate([d[k].astype(np.float64).ravel() for k in sorted(d.files)])
+    return {k: d[k].astype(np.float64).ravel() for k in sorted(d.files)}
 
 
 def cosine(a, b):
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-30))
 
 
-def iou(a, b):
+def min_cosine(ref, got):
+    """The smallest cosine over the outputs (a detector's scores count as much as its boxes)."""
+    return min(cosine(ref[k], got[k]) for k in ref)
+
+
+def iou(ref, got):
+    (a,), (b,) = ref.values(), got.values()
     ma, mb = a > DB_THRESHOLD, b > DB_THRESHOLD
     union = np.logical_or(ma, mb).sum()
     return float(np.logical_and(ma, mb).sum() / union) if union else 1.0
@@ -189,7 +241,7 @@ def ablate(key, model, a, tpuc, tpuc_opt):
         ref.append(outputs_of(out))
         eq_out = os.path.join(work, f"fp32_eq_{i}.npz")
         run([tpuc, "run", eq_top, "--image", img, "-o", eq_out], log, eq_out)
-        ref_eq = cosine(ref[-1], outputs_of(eq_out))
+        ref_eq = min_cosine(ref[-1], outputs_of(eq_out))
         if ref_eq < 0.99999:
             fail(f"{key}: equalization changed the fp32 output (cosine {ref_eq:.7f}) on {img}")
 
@@ -207,8 +259,14 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     tables["eq_default"] = os.path.join(work, "eq_default.cali")
     jobs.append(("equalized default", [tpuc, "calibrate", eq_top, *common, "-o", tables["eq_default"]],
                  tables["eq_default"]))
+    # With --columns: only the tables those columns read (max comes with kl).
+    needed = {calib for lk, _, calib, *_ in LEVER_COLUMNS if lk in a.columns} | \
+        {ck for ck, *_ in THRESHOLD_COLUMNS if ck in a.columns}
+    needed = {tables["kl"] if ck == "max" else tables[ck] for ck in needed}
     procs = {}  # product -> (name, process, start, log file)
     for name, cmd, product in jobs:
+        if a.columns and product not in needed:
+            continue
         log_path = os.path.join(work, f"calibrate_{name.replace(',', '_').replace(' ', '_')}.log")
         if REUSE and (os.path.exists(product) or recently_written(log_path)):
             continue  # done, or still running from an interrupted run (waited for by its product)
@@ -228,6 +286,11 @@ def ablate(key, model, a, tpuc, tpuc_opt):
             time.sleep(10)
         return product
 
+    def scored(name):
+        """Whether column `name`'s outputs are all in --work (--reuse reads them back)."""
+        return REUSE and all(os.path.exists(os.path.join(work, f)) for f in
+                             [f"{name}.bmodel"] + [f"{name}_{i}.npz" for i in range(len(tests))])
+
     def score(name, module, cali, flags):
         bmodel = os.path.join(work, f"{name}.bmodel")
         t0 = time.time()
@@ -241,25 +304,29 @@ def ablate(key, model, a, tpuc, tpuc_opt):
             out = os.path.join(work, f"{name}_{i}.npz")
             run([tpuc, "run", bmodel[:-len(".bmodel")] + ".tpu.mlir", "--image", img, "-o", out], log, out)
             got = outputs_of(out)
-            cos.append(cosine(ref[i], got))
-            ious.append(iou(ref[i], got))
-        cell = dict(cos=float(np.mean(cos)), cos_min=float(np.min(cos)), iou=float(np.mean(ious)),
-                    iou_min=float(np.min(ious)))
+            cos.append(min_cosine(ref[i], got))
+            if model.get("iou"):
+                ious.append(iou(ref[i], got))
+        cell = dict(cos=float(np.mean(cos)), cos_min=float(np.min(cos)), iou=float(np.mean(ious or [0])),
+                    iou_min=float(np.min(ious or [0])))
         print(f"int8_ablation: {key} {name}: cosine {cell['cos']:.4f} (min {cell['cos_min']:.4f}), "
               f"IoU@0.3 {cell['iou']:.3f} (min {cell['iou_min']:.3f})", flush=True)
         return cell
 
-    # Mixed precision needs only the equalized default table: it runs while the columns are scored.
+    # Mixed precision needs only the equalized default table: it runs while the
+    # columns are scored (with --columns: not run, an earlier result is read).
     qprocs = []
-    if a.qtable:
+    searches = [] if a.columns else a.qtable
+    if searches:
         table("eq_default")
-    for name in a.qtable:
+    for name in searches:
         qt = os.path.join(work, f"{name}.qtable")
         if REUSE and (os.path.exists(qt) or recently_written(os.path.join(work, f"qtable_{name}.log"))):
             continue
         f = open(os.path.join(work, f"qtable_{name}.log"), "w")
         cmd = [tpuc, "qtable", eq_top, "--calibration-table", tables["eq_default"], "--dataset", cali_dir,
-               "--input-num", str(a.qtable_samples), "--expected-cos", "0.99", *QTABLE_SEARCHES[name], "-o", qt]
+               "--input-num", str(a.qtable_samples), "--expected-cos", "0.99", *QTABLE_SEARCHES[name], *ALL_LEVERS,
+               "-o", qt]
         qprocs.append((name, subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), time.time(), f))
     # Columns whose tables come first are scored first (the tuned ones last).
     cells = {}
@@ -268,11 +335,12 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     columns.sort(key=lambda c: c[2] in ("kl_tune", "search"))
     for name, module, ck, flags in columns:
         if a.columns and name not in a.columns:
+            if scored(name):
+                cells[name] = score(name, module, None, flags)
             continue
         cells[name] = score(name, module, table(ck), flags)
-    if a.columns:  # a worker of a split run: the products are in --work, the table comes from a full run
-        return dict(model=model, blocked="only the columns " + ",".join(a.columns) + " were scored")
-    fallback = [l.strip("# \n") for l in open(tables["default"]) if l.startswith("# method")]
+    fallback = [l.strip("# \n") for l in open(tables["default"]) if l.startswith("# method")] \
+        if os.path.exists(tables["default"]) else []
     result = dict(model=model, cells=cells, times=times, default_method=fallback[0] if fallback else "?")
     for name, proc, t0, f in qprocs:
         if proc.wait() not in (0, 1):
@@ -280,8 +348,10 @@ def ablate(key, model, a, tpuc, tpuc_opt):
         times[f"qtable {name}"] = time.time() - t0
     for name in a.qtable:
         qt = os.path.join(work, f"{name}.qtable")
-        while not os.path.exists(qt):
+        while not os.path.exists(qt) and searches:
             time.sleep(10)
+        if not os.path.exists(qt):
+            continue
         steps = [l.strip() for l in open(qt) if l.strip() and not l.startswith("#")]
         notes = [l.strip("# \n") for l in open(qt) if l.startswith("#")]
         result[f"qtable {name}"] = dict(layers=len(steps), lines=steps, notes=notes)
@@ -289,6 +359,8 @@ def ablate(key, model, a, tpuc, tpuc_opt):
 
 
 def fmt(cell, with_iou):
+    if cell is None:
+        return "–"
     s = f"{cell['cos']:.4f}"
     return s + f" / {cell['iou']:.3f}" if with_iou else s
 
@@ -338,13 +410,15 @@ def main():
     ckeys = [k for k, *_ in THRESHOLD_COLUMNS] + [k for k, *_ in LEVER_COLUMNS]
     lines = [BEGIN,
              f"INT8 (Tpu interpreter = bmodel) against the Top interpreter's fp32, mean over {a.test} test inputs "
-             f"after calibration on {a.cali} others (cosine of the outputs; PP-OCR: cosine / IoU of the binary "
-             f"maps at 0.3). `/usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc --cali {a.cali} "
-             f"--test {a.test} --tune-samples {a.tune_samples}`. Threshold columns: signed int8 everywhere "
-             f"(`--no-uint8`); lever columns: one lever on the default calibration; all combined: "
-             f"every lever. Mixed precision on the equalized UINT8 setting ({a.qtable_samples} calibration "
-             f"samples, min cosine): `tpuc qtable --expected-cos 0.99 --max-float-layers 5` (greedy: each tensor "
-             f"alone in FP32, best first) and `--rank prefix` (the first k tensors, k by bisection).",
+             f"after calibration on {a.cali} others (cosine of the outputs, the smallest over a model's outputs; "
+             f"PP-OCR: cosine / IoU of the binary maps at 0.3). `/usr/bin/python3 perf/int8_ablation.py --tpuc "
+             f"build/tools/tpuc/tpuc --cali {a.cali} --test {a.test} --tune-samples {a.tune_samples}`. Threshold "
+             f"columns: signed int8 everywhere (`--no-uint8`); lever columns: one lever on the default calibration; "
+             f"all combined: every lever (UINT8, equalization, bias correction, rounding, per-channel weights, int16 "
+             f"pointwise). "
+             f"Mixed precision on the all-combined setting ({a.qtable_samples} calibration samples, min cosine): "
+             f"`tpuc qtable --expected-cos 0.99 --max-float-layers 5` (greedy: each tensor alone in FP32, ranked "
+             f"on one sample, added best first) and `--rank prefix` (the first k tensors, k by bisection).",
              "",
              "| model | " + " | ".join(headers) + " | greedy, <= 5 FP32 layers | prefix: FP32 tensors for 0.99 |",
              "|---" * (len(headers) + 3) + "|"]
@@ -363,10 +437,10 @@ def main():
             last = [l.split("cosine")[1].split()[0] for l in q["lines"] if "cosine" in l]
             return (f"{q['layers']}" + (f" (cosine {last[-1]})" if last else "") +
                     ("" if reached else ", 0.99 not reached"))
-        lines.append(f"| {m['label']} | " + " | ".join(fmt(r["cells"][k], m.get("iou")) for k in ckeys) +
+        lines.append(f"| {m['label']} | " + " | ".join(fmt(r["cells"].get(k), m.get("iou")) for k in ckeys) +
                      f" | {qcell(r.get('qtable greedy'))} | {qcell(r.get('qtable prefix'))} |")
         mins = ", ".join(f"{h} {r['cells'][k]['cos_min']:.4f}" + (f"/{r['cells'][k]['iou_min']:.3f}" if m.get("iou") else "")
-                         for h, k in zip(headers, ckeys))
+                         for h, k in zip(headers, ckeys) if k in r["cells"])
         notes.append(f"- {m['label']}: minimum over the test inputs: {mins}. Default calibration wrote "
                      f"`{r['default_method']}`.")
         q = r.get("qtable greedy")

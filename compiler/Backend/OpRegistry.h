@@ -51,6 +51,11 @@ struct OpImpl {
   // Optional (null: none): limits of the command fields the op's parameters
   // go into, checked by compileToBmodel after validate.
   Status (*encodable)(const Graph &g, const Op &op);
+  // Whether the kind takes int16 activations (an int8 conv's int16
+  // accumulator and the per-channel affine that requantizes it,
+  // docs/quantization.md "per-channel weights"); Graph::validate refuses
+  // an int16 activation input or output of any other kind.
+  bool int16Activations = false;
 };
 
 // One definition per kind, in the kind's Ops/ file.

@@ -5,8 +5,13 @@
 
 namespace tpu::backend {
 
+namespace {
+// int16 activations reach only the kinds that take them (Graph::validate).
+bool integerActivation(DType t) { return isInt8Like(t) || t == DType::I16; }
+} // namespace
+
 OpCheck::OpCheck(const Graph &graph, const Op &o)
-    : g(graph), op(o), y(graph.tensors[size_t(o.output)]), ys(y.nchw()), int8(isInt8Like(y.dtype)) {}
+    : g(graph), op(o), y(graph.tensors[size_t(o.output)]), ys(y.nchw()), int8(integerActivation(y.dtype)) {}
 
 Status OpCheck::needInputs(size_t lo, size_t hi) const {
   if (op.inputs.size() < lo || op.inputs.size() > hi)
@@ -22,7 +27,7 @@ Status OpCheck::needMultipliers(size_t n) const {
 }
 
 Status OpCheck::sameType(const Tensor &t) const {
-  if (isInt8Like(t.dtype) != int8)
+  if (integerActivation(t.dtype) != int8)
     return makeError("input '", t.name, "' is ", dtypeName(t.dtype), " but the output is ", dtypeName(y.dtype));
   return Status::ok();
 }

@@ -23,13 +23,14 @@ struct OpCheck {
   const Op &op;
   const Tensor &y;
   std::array<int64_t, 4> ys; // the output's NCHW
-  bool int8;                 // the output is int8-like
+  bool int8;                 // the output is an integer activation: int8-like, or int16 for the kinds that take
+                             // it (OpImpl::int16Activations)
 
   const Tensor &in(size_t i) const { return g.tensors[size_t(op.inputs[i])]; }
   Status needInputs(size_t lo, size_t hi) const;
   // int8 only: exactly n multipliers.
   Status needMultipliers(size_t n) const;
-  // Int8-like exactly when the output is.
+  // An integer activation (int8-like or int16) exactly when the output is.
   Status sameType(const Tensor &t) const;
   // One activation input of the output's type and shape (the unary kinds).
   Status unaryInput() const;

@@ -415,16 +415,18 @@ Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, co
   std::vector<NpzMap> referenceOutputs;
   std::vector<Dump> dumps;
   const bool search = options.tune > 0 || options.searchThreshold;
+  // The fake-quantized search reads every tensor's fp32 dump of the first samples.
+  const bool keepDumps = search && !options.scoreThresholds;
   for (size_t s = 0; s < samples.size(); ++s) {
     auto values = (*interp)->run(samples[s], /*dumpAll=*/true);
     if (!values) return makeError("sample ", s, ": ", values.message());
     if (s < checkSamples) referenceOutputs.emplace_back();
-    if (search && s < checkSamples) dumps.emplace_back();
+    if (keepDumps && s < checkSamples) dumps.emplace_back();
     for (const auto &[name, arr] : *values) {
       if (arr.dtype != "float32") continue;
       std::vector<float> v = arr.toFloat();
       stats[name].add(v, bins);
-      if (search && s < checkSamples) dumps.back()[name] = std::move(v);
+      if (keepDumps && s < checkSamples) dumps.back()[name] = std::move(v);
     }
     if (s < checkSamples)
       for (const top::TensorInfo &o : (*interp)->outputs())
@@ -488,6 +490,7 @@ Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, co
       auto weights = top::WeightStore::loadFor(module);
       if (!weights) return makeError(weights.message());
       ThresholdSearch ts(func, **interp, std::move(weights->arrays()), dumps, table);
+      const bool onChip = bool(options.scoreThresholds);
       // Tensors in program order with the ops that read them.
       std::vector<std::pair<std::string, std::vector<mlir::Operation *>>> order;
       auto addValue = [&](mlir::Value v) {
@@ -501,12 +504,18 @@ Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, co
           }
         };
         collect(v);
-        if (ts.covered(users)) order.emplace_back(name, users);
+        if (onChip || ts.covered(users)) order.emplace_back(name, users);
       };
       for (mlir::BlockArgument a : func.getArguments()) addValue(a);
       for (mlir::Operation &op : func.getBody().front())
         if (isActivationOp(&op) && !mlir::isa<top::InputOp>(op))
           for (mlir::Value r : op.getResults()) addValue(r);
+      // On the chip's arithmetic each candidate is scored at the final output,
+      // so the tensors not tuned yet hold max's thresholds meanwhile (no
+      // clipping: a method's low thresholds downstream would decide the
+      // score instead of the tensor being tuned).
+      if (onChip)
+        for (const auto &[name, users] : order) table.tensors.at(name).threshold = methodThreshold(Method::Max, stats.at(name));
       int done = 0, changed = 0;
       for (const auto &[name, users] : order) {
         const TensorStats &st = stats.at(name);
@@ -520,11 +529,22 @@ Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, co
         std::sort(candidates.begin(), candidates.end());
         candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
         const double start = table.tensors.at(name).threshold;
-        double best = start, bestErr = std::numeric_limits<double>::infinity();
-        for (double c : candidates.size() > 1 ? candidates : std::vector<double>{}) {
-          auto err = ts.distance(name, users, c);
-          if (!err) return makeError("tuning '", name, "': ", err.message());
-          if (*err < bestErr) bestErr = *err, best = c;
+        double best = start;
+        if (candidates.size() > 1 && onChip) {
+          auto scores = options.scoreThresholds(table, name, candidates, checkInputs);
+          if (!scores) return makeError("tuning '", name, "': ", scores.message());
+          // Ties keep the current threshold, then the larger (clipping less).
+          double bestScore = -std::numeric_limits<double>::infinity();
+          for (size_t k = 0; k < candidates.size(); ++k)
+            if ((*scores)[k] > bestScore || ((*scores)[k] == bestScore && best != start))
+              bestScore = (*scores)[k], best = candidates[k];
+        } else if (candidates.size() > 1) {
+          double bestErr = std::numeric_limits<double>::infinity();
+          for (double c : candidates) {
+            auto err = ts.distance(name, users, c);
+            if (!err) return makeError("tuning '", name, "': ", err.message());
+            if (*err < bestErr) bestErr = *err, best = c;
+          }
         }
         changed += best != start;
         table.tensors.at(name).threshold = best;
@@ -534,8 +554,8 @@ Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, co
       if (options.tune > 0) c << "tune: " << options.tune << " candidates between kl and max";
       if (options.tune > 0 && options.searchThreshold) c << " and ";
       if (options.searchThreshold) c << "search-threshold: the thresholds of " << methodNames();
-      c << ", per tensor, by its consumers' error on " << dumps.size() << " sample(s); " << changed << " of "
-        << order.size() << " thresholds changed";
+      c << ", per tensor, by " << (onChip ? options.tuneScoreName + " (the tensors after it at max)" : "its consumers' fake-quantized error")
+        << " on " << checkSamples << " sample(s); " << changed << " of " << order.size() << " thresholds changed";
       table.comments.push_back(c.str());
     }
 

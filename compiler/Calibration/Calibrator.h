@@ -15,8 +15,10 @@
 //                  fitted distribution: 3.92 and 9.89)
 // Then, optionally, per tensor in program order: --tune N candidates between
 // the KL threshold and max|x|, --search-threshold the thresholds of every
-// method, the one whose consumers' outputs (computed from fake-quantized
-// inputs, earlier tensors at their chosen thresholds) are closest to fp32.
+// method, the best by CalibrationOptions::scoreThresholds (the INT8 output
+// cosine on the chip's arithmetic), or by default the one whose consumers'
+// outputs (computed from fake-quantized inputs, earlier tensors at their
+// chosen thresholds) are closest to fp32.
 //
 // Always: a bounded output (sigmoid, softmax, hard_sigmoid, clip, a fused
 // relu with a limit) keeps its observed range (max), and unless disabled the
@@ -105,6 +107,17 @@ struct CalibrationOptions {
   // tpuc flow use the INT8 Tpu interpreter (flow::checkCalibrationOnChip).
   std::function<Result<double>(const CalibrationTable &, const std::vector<NpzMap> &)> scoreTable;
   std::string scoreName = "fake-quantized output cosine";
+  // How --tune / --search-threshold score one tensor's candidate thresholds
+  // (one score per candidate, higher = better), the other tensors at the
+  // table's thresholds (the earlier ones already chosen), on the first
+  // tuneSamples samples. Empty: each consumer op run alone by the Top
+  // interpreter on fake-quantized fp32 dumps (relative error of its
+  // outputs); tpuc calibrate and tpuc flow score on the INT8 Tpu
+  // interpreter's output cosine (flow::checkCalibrationOnChip).
+  std::function<Result<std::vector<double>>(const CalibrationTable &, const std::string &,
+                                            const std::vector<double> &, const std::vector<NpzMap> &)>
+      scoreThresholds;
+  std::string tuneScoreName;
   // Called after each step of a stage: (stage, done, total).
   std::function<void(const std::string &, int, int)> progress;
 };

@@ -6,10 +6,14 @@
 #include "support/Parallel.h"
 #include "compiler/Lowering/Lowering.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
+#include "compiler/Backend/QuantRef.h"
+#include "compiler/Dialect/Tpu/TpuOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
+#include <cstring>
+#include <mutex>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -19,54 +23,211 @@ namespace tpu::flow {
 
 namespace {
 
-// The Top interpreter's outputs for every sample, computed once.
+using backend::Bytes;
+
+// What identifies a lowered op beyond its tensors: the Tpu op and its
+// attributes (uniqued in the context, so compared by pointer).
+struct OpKey {
+  mlir::OperationName op;
+  mlir::DictionaryAttr attrs;
+  bool operator==(const OpKey &o) const { return op == o.op && attrs == o.attrs; }
+};
+
+// A lowered module as the Tpu interpreter runs it: the back-end graph and,
+// per graph op (same order), its key.
+struct LoweredGraph {
+  backend::Graph graph;
+  std::vector<OpKey> keys;
+  std::map<std::string, int> opByOutput; // output tensor name -> op index
+};
+
+bool sameTensorType(const backend::Tensor &a, const backend::Tensor &b) {
+  return a.dtype == b.dtype && a.shape == b.shape && a.scale == b.scale && a.data == b.data;
+}
+
+// Min output cosine against the Top interpreter's outputs of every sample,
+// computed once; evaluations run incrementally against the all-int8 run.
 class Evaluator {
 public:
-  Evaluator(mlir::ModuleOp top, const top::WeightStore &weights, const calib::CalibrationTable &cali,
-            const std::vector<NpzMap> &samples, std::vector<NpzMap> reference)
-      : top_(top), weights_(weights), cali_(cali), samples_(samples), reference_(std::move(reference)) {}
+  Evaluator(mlir::ModuleOp top, const top::WeightStore &weights, calib::CalibrationTable cali,
+            const std::vector<NpzMap> &samples, std::vector<NpzMap> reference, const lowering::Int8Levers &levers,
+            const lowering::TensorSamples *convInputs)
+      : top_(top), weights_(weights), cali_(std::move(cali)), samples_(samples), reference_(std::move(reference)),
+        levers_(levers), convInputs_(convInputs) {}
 
-  // The min output cosine over samples and outputs with `keep` in fp32.
-  Result<double> cosineWith(const std::set<std::string> &keep) {
-    lowering::LoweringOptions lo;
-    lo.mode = lowering::Quantize::INT8;
-    lo.calibration = &cali_;
-    lo.keepF32 = keep;
-    auto lowered = lowering::lowerToTpu(top_, weights_, lo);
-    if (!lowered) return lowered.status();
-    auto graph = exporter::toGraph(*lowered->module, lowered->weights.arrays());
-    if (!graph) return graph.status();
-    auto interp = tpuinterp::TpuInterpreter::create(std::move(*graph));
-    if (!interp) return interp.status();
-    // Samples run in parallel (the interpreter is const and pure); the
-    // minimum does not depend on the order.
-    std::vector<Result<NpzMap>> outs(samples_.size(), makeError("not run"));
+  const calib::CalibrationTable &table() const { return cali_; }
+
+  // The all-int8 lowering and every tensor's value on every sample.
+  Result<double> init() {
+    auto base = lower(cali_, {});
+    if (!base) return base.status();
+    base_ = base.take();
+    baseValues_.assign(samples_.size(), {});
+    std::vector<Status> errors(samples_.size(), Status::ok());
     parallelFor(int64_t(samples_.size()), 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) outs[size_t(i)] = (*interp)->run(samples_[size_t(i)]);
+      for (int64_t i = b; i < e; ++i) {
+        auto in = inputBytes(base_.graph, samples_[size_t(i)]);
+        if (!in) {
+          errors[size_t(i)] = in.status();
+          continue;
+        }
+        auto values = backend::evalGraph(base_.graph, *in);
+        if (!values) errors[size_t(i)] = values.status();
+        else baseValues_[size_t(i)] = values.take();
+      }
     });
+    for (size_t i = 0; i < errors.size(); ++i)
+      if (!errors[i]) return makeError("sample ", i + 1, ": ", errors[i].message());
     double worst = 1;
     for (size_t i = 0; i < samples_.size(); ++i) {
-      const auto &out = outs[i];
-      if (!out) return makeError("sample ", i + 1, ": ", out.message());
-      for (const auto &[name, ref] : reference_[i]) {
-        auto it = out->find(name);
-        if (it == out->end() || it->second.dtype != "float32" || ref.dtype != "float32" ||
-            it->second.numel() != ref.numel())
-          return makeError("output '", name, "' of the Tpu module does not match the Top module's");
-        auto stats = kernels::compareTensors(reinterpret_cast<const float *>(ref.data.data()),
-                                             reinterpret_cast<const float *>(it->second.data.data()), ref.numel());
-        worst = std::min(worst, stats.cosine);
-      }
+      std::vector<const Bytes *> v;
+      for (const Bytes &b : baseValues_[i]) v.push_back(&b);
+      auto c = outputCosine(base_.graph, v, i);
+      if (!c) return c.status();
+      worst = std::min(worst, *c);
+    }
+    return worst;
+  }
+
+  // The min output cosine over the first `count` samples (0: all) with
+  // `keep` in fp32 (and `table`'s thresholds: the base's by default);
+  // samples run in parallel.
+  Result<double> cosineWith(const std::set<std::string> &keep, size_t count,
+                            const calib::CalibrationTable *table = nullptr) {
+    auto c = lower(table ? *table : cali_, keep);
+    if (!c) return c.status();
+    const size_t n = count ? std::min(count, samples_.size()) : samples_.size();
+    std::vector<Result<double>> cos(n, makeError("not run"));
+    parallelFor(int64_t(n), 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) cos[size_t(i)] = run(*c, size_t(i));
+    });
+    double worst = 1;
+    for (size_t i = 0; i < n; ++i) {
+      if (!cos[i]) return makeError("sample ", i + 1, ": ", cos[i].message());
+      worst = std::min(worst, *cos[i]);
     }
     return worst;
   }
 
 private:
+  Result<LoweredGraph> lower(const calib::CalibrationTable &table, const std::set<std::string> &keep) const {
+    lowering::LoweringOptions lo;
+    lo.mode = lowering::Quantize::INT8;
+    lo.calibration = &table;
+    lo.keepF32 = keep;
+    lo.levers = levers_;
+    lo.samples = convInputs_;
+    auto lowered = lowering::lowerToTpu(top_, weights_, lo);
+    if (!lowered) return lowered.status();
+    auto graph = exporter::toGraph(*lowered->module, lowered->weights.arrays());
+    if (!graph) return graph.status();
+    TPU_RETURN_IF_ERROR(graph->validate());
+    LoweredGraph g;
+    g.graph = graph.take();
+    // The graph's ops are the function's Tpu ops in order (TpuToGraph).
+    lowered->module->walk([&](mlir::Operation *op) {
+      if (mlir::isa<tpuir::BackendOpInterface>(op)) g.keys.push_back({op->getName(), op->getAttrDictionary()});
+    });
+    if (g.keys.size() != g.graph.ops.size()) return makeError("the graph's ops do not match the module's Tpu ops");
+    for (size_t k = 0; k < g.graph.ops.size(); ++k)
+      g.opByOutput[g.graph.tensors[size_t(g.graph.ops[k].output)].name] = int(k);
+    return g;
+  }
+
+  // The graph inputs' bytes (fp32 model inputs) from a sample.
+  static Result<std::vector<Bytes>> inputBytes(const backend::Graph &g, const NpzMap &sample) {
+    std::vector<Bytes> in;
+    for (int id : g.inputs) {
+      const backend::Tensor &t = g.tensors[size_t(id)];
+      auto it = sample.find(t.name);
+      if (it == sample.end()) return makeError("input '", t.name, "' is missing");
+      if (t.dtype != backend::DType::F32 || it->second.numel() != t.numel())
+        return makeError("input '", t.name, "' does not match the model's fp32 input");
+      std::vector<float> f = it->second.toFloat();
+      Bytes b(t.bytes());
+      std::memcpy(b.data(), f.data(), b.size());
+      in.push_back(std::move(b));
+    }
+    return in;
+  }
+
+  // Sample s through `c`: an op identical to the base's op of its output's
+  // name, all of whose inputs hold the base run's values, takes the base
+  // value; any other op is evaluated, and its value is the base's again
+  // when the bytes are the same.
+  Result<double> run(const LoweredGraph &c, size_t s) const {
+    const backend::Graph &g = c.graph, &bg = base_.graph;
+    const std::vector<Bytes> &bv = baseValues_[s];
+    std::vector<Bytes> owned(g.tensors.size());
+    std::vector<const Bytes *> val(g.tensors.size(), nullptr);
+    std::vector<char> same(g.tensors.size(), 0); // holds the base value of the tensor of its name
+    auto baseTensor = [&](int t) -> int {
+      auto it = base_.opByOutput.find(g.tensors[size_t(t)].name);
+      return it == base_.opByOutput.end() ? -1 : bg.ops[size_t(it->second)].output;
+    };
+    for (size_t t = 0; t < g.tensors.size(); ++t)
+      if (g.tensors[t].isWeight()) val[t] = &g.tensors[t].data;
+    auto in = inputBytes(g, samples_[s]);
+    if (!in) return in.status();
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      owned[size_t(g.inputs[i])] = std::move((*in)[i]);
+      val[size_t(g.inputs[i])] = &owned[size_t(g.inputs[i])];
+      same[size_t(g.inputs[i])] = 1;
+    }
+    for (size_t k = 0; k < g.ops.size(); ++k) {
+      const backend::Op &op = g.ops[k];
+      const int out = op.output, bout = baseTensor(out);
+      bool reuse = false;
+      if (bout >= 0) {
+        const int bk = base_.opByOutput.at(g.tensors[size_t(out)].name);
+        const backend::Op &bop = bg.ops[size_t(bk)];
+        reuse = c.keys[k] == base_.keys[size_t(bk)] && op.inputs.size() == bop.inputs.size() &&
+                sameTensorType(g.tensors[size_t(out)], bg.tensors[size_t(bout)]);
+        for (size_t i = 0; reuse && i < op.inputs.size(); ++i) {
+          const backend::Tensor &a = g.tensors[size_t(op.inputs[i])], &b = bg.tensors[size_t(bop.inputs[i])];
+          reuse = a.name == b.name && sameTensorType(a, b) && (a.isWeight() || same[size_t(op.inputs[i])]);
+        }
+      }
+      if (reuse) {
+        val[size_t(out)] = &bv[size_t(bout)];
+        same[size_t(out)] = 1;
+        continue;
+      }
+      std::vector<const Bytes *> args;
+      for (int t : op.inputs) args.push_back(val[size_t(t)]);
+      TPU_RETURN_IF_ERROR(backend::evalOp(g, op, args, owned[size_t(out)]));
+      val[size_t(out)] = &owned[size_t(out)];
+      same[size_t(out)] = bout >= 0 && sameTensorType(g.tensors[size_t(out)], bg.tensors[size_t(bout)]) &&
+                          owned[size_t(out)] == bv[size_t(bout)];
+    }
+    return outputCosine(g, val, s);
+  }
+
+  Result<double> outputCosine(const backend::Graph &g, const std::vector<const Bytes *> &val, size_t s) const {
+    double worst = 1;
+    for (const auto &[name, ref] : reference_[s]) {
+      int id = -1;
+      for (int o : g.outputs)
+        if (g.tensors[size_t(o)].name == name) id = o;
+      if (id < 0 || g.tensors[size_t(id)].dtype != backend::DType::F32 || ref.dtype != "float32" ||
+          g.tensors[size_t(id)].numel() != ref.numel())
+        return makeError("output '", name, "' of the Tpu module does not match the Top module's");
+      auto stats = kernels::compareTensors(reinterpret_cast<const float *>(ref.data.data()),
+                                           reinterpret_cast<const float *>(val[size_t(id)]->data()), ref.numel());
+      worst = std::min(worst, stats.cosine);
+    }
+    return worst;
+  }
+
   mlir::ModuleOp top_;
   const top::WeightStore &weights_;
-  const calib::CalibrationTable &cali_;
+  calib::CalibrationTable cali_;
   const std::vector<NpzMap> &samples_;
   std::vector<NpzMap> reference_;
+  lowering::Int8Levers levers_;
+  const lowering::TensorSamples *convInputs_;
+  LoweredGraph base_;
+  std::vector<std::vector<Bytes>> baseValues_;
 };
 
 // The Top interpreter's outputs of every sample.
@@ -135,11 +296,12 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     return makeError("the cosine target must be in (-1, 1], got ", options.minCosine);
   auto reference = topReferences(topModule, samples);
   if (!reference) return reference.status();
-  Evaluator eval(topModule, weights, calibration, samples, reference.take());
+  Evaluator eval(topModule, weights, calibration, samples, reference.take(), options.levers, options.convInputs);
   const std::vector<std::string> candidates = candidatesInOrder(topModule, calibration, inputNames(topModule));
   const size_t limit = options.maxLayers ? std::min(options.maxLayers, candidates.size()) : candidates.size();
 
   QuantizeTableSearchResult r;
+  std::mutex progressMutex;
   size_t done = 0, planned = 1;
   if (options.rank == SearchRank::Prefix) {
     for (size_t n = limit; n; n /= 2) ++planned; // bisection steps
@@ -147,12 +309,13 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     planned += candidates.size() + 2 * limit;
   }
   auto tick = [&] {
+    std::lock_guard<std::mutex> lock(progressMutex);
     if (options.progress) options.progress(++done, planned);
   };
   auto finish = [&] {
     if (options.progress && done < planned) options.progress(planned, planned); // finished early
   };
-  auto base = eval.cosineWith({});
+  auto base = eval.init();
   if (!base) return base.status();
   r.int8Cosine = r.finalCosine = *base;
   tick();
@@ -168,7 +331,7 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     std::map<size_t, double> tried;
     while (lo <= hi) {
       size_t mid = lo + (hi - lo) / 2;
-      auto c = eval.cosineWith(prefix(mid));
+      auto c = eval.cosineWith(prefix(mid), 0);
       if (!c) return c.status();
       tick();
       tried[mid] = *c;
@@ -188,11 +351,18 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     return finish(), r;
   }
 
-  for (const std::string &name : candidates) {
-    auto c = eval.cosineWith({name});
-    if (!c) return makeError("with '", name, "' in F32: ", c.message());
-    r.ranked.push_back({name, *c});
-    tick();
+  // Candidates in parallel (each on the first rankSamples samples, one
+  // thread); results in candidate order.
+  std::vector<Result<double>> alone(candidates.size(), makeError("not run"));
+  parallelFor(int64_t(candidates.size()), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      alone[size_t(i)] = eval.cosineWith({candidates[size_t(i)]}, options.rankSamples);
+      tick();
+    }
+  });
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (!alone[i]) return makeError("with '", candidates[i], "' in F32: ", alone[i].message());
+    r.ranked.push_back({candidates[i], *alone[i]});
   }
   // Best first; the candidates' order breaks ties (deterministic).
   std::stable_sort(r.ranked.begin(), r.ranked.end(),
@@ -204,7 +374,7 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
   for (size_t i = 0, tried = 0; i < r.ranked.size() && r.chosen.size() < limit && tried < 2 * limit && !r.reached;
        ++i, ++tried) {
     keep.insert(r.ranked[i].name);
-    auto c = eval.cosineWith(keep);
+    auto c = eval.cosineWith(keep, 0);
     if (!c) return c.status();
     tick();
     if (*c <= r.finalCosine) {
@@ -219,20 +389,63 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
 }
 
 Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore &weights,
-                                const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples) {
+                                const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples,
+                                const lowering::Int8Levers &levers, const lowering::TensorSamples *convInputs) {
   if (samples.empty()) return makeError("scoring a calibration table needs at least one sample");
   auto reference = topReferences(topModule, samples);
   if (!reference) return reference.status();
-  return Evaluator(topModule, weights, calibration, samples, reference.take()).cosineWith({});
+  return Evaluator(topModule, weights, calibration, samples, reference.take(), levers, convInputs).init();
 }
 
 void checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
-                            const top::WeightStore &weights) {
+                            const top::WeightStore &weights, const lowering::Int8Levers &levers,
+                            const lowering::TensorSamples *convInputs) {
   options.scoreName = "INT8 Tpu interpreter output cosine (min)";
-  options.scoreTable = [topModule, &weights](const calib::CalibrationTable &table,
-                                             const std::vector<NpzMap> &samples) {
-    return int8OutputCosine(topModule, weights, table, samples);
+  options.scoreTable = [=, &weights](const calib::CalibrationTable &table, const std::vector<NpzMap> &samples) {
+    return int8OutputCosine(topModule, weights, table, samples, levers, convInputs);
   };
+  // The tuning's evaluator runs the table it was built for once per sample
+  // and is rebuilt when a threshold it did not see was accepted; every
+  // candidate then costs the ops from the tensor to the outputs.
+  struct TuneState {
+    std::unique_ptr<Evaluator> eval;
+    std::vector<NpzMap> samples;
+  };
+  auto state = std::make_shared<TuneState>();
+  options.scoreThresholds = [=, &weights](const calib::CalibrationTable &table, const std::string &tensor,
+                                          const std::vector<double> &candidates,
+                                          const std::vector<NpzMap> &samples) -> Result<std::vector<double>> {
+    auto sameThresholds = [&](const calib::CalibrationTable &a) {
+      if (a.tensors.size() != table.tensors.size()) return false;
+      for (const auto &[name, r] : a.tensors)
+        if (auto it = table.tensors.find(name); it == table.tensors.end() || it->second.threshold != r.threshold)
+          return false;
+      return true;
+    };
+    if (!state->eval || !sameThresholds(state->eval->table())) {
+      state->samples = samples;
+      auto reference = topReferences(topModule, state->samples);
+      if (!reference) return reference.status();
+      state->eval = std::make_unique<Evaluator>(topModule, weights, table, state->samples, reference.take(), levers,
+                                                convInputs);
+      if (auto base = state->eval->init(); !base) return base.status();
+    }
+    std::vector<Result<double>> scores(candidates.size(), makeError("not run"));
+    parallelFor(int64_t(candidates.size()), 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        calib::CalibrationTable t = table;
+        t.tensors.at(tensor).threshold = candidates[size_t(i)];
+        scores[size_t(i)] = state->eval->cosineWith({}, 0, &t);
+      }
+    });
+    std::vector<double> out;
+    for (auto &sc : scores) {
+      if (!sc) return sc.status();
+      out.push_back(*sc);
+    }
+    return out;
+  };
+  options.tuneScoreName = "the INT8 Tpu interpreter's output cosine (min)";
 }
 
 } // namespace tpu::flow

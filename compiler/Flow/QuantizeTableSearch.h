@@ -5,15 +5,24 @@
 //    fp32, k found by bisection (about log2(N) Tpu-interpreter evaluations).
 //    Rounding noise added early is amplified by every later layer, so the
 //    front of a network is where fp32 buys the most.
-//  - Alone: every candidate is tried alone in fp32 (one evaluation each:
-//    exact, slow on large models), then they are added best first, one
-//    evaluation per addition, each kept only when it raises the cosine
-//    (at most 2 x maxLayers tries), until the target is met.
+//  - Alone: every candidate is tried alone in fp32 (one evaluation each, on
+//    the first rankSamples samples, candidates in parallel), then they are
+//    added best first, one evaluation per addition on every sample, each
+//    kept only when it raises the cosine (at most 2 x maxLayers tries),
+//    until the target is met.
+// An evaluation lowers the module with the candidate set in fp32 (and the
+// INT8 levers given) and runs the Tpu interpreter's arithmetic
+// incrementally: an op identical to the all-int8 module's op of the same
+// name (same op, attributes, tensor types, weights) whose inputs hold the
+// all-int8 run's values reuses that run's value, so only what the fp32
+// tensors change is computed again (the outputs are the ones a full run
+// gives, bit for bit).
 // The result is a quantize table for `tpuc deploy --quantize-table`.
 #pragma once
 
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Top/WeightStore.h"
+#include "compiler/Lowering/Lowering.h"
 #include "support/Npz.h"
 #include "support/Status.h"
 
@@ -31,6 +40,9 @@ struct QuantizeTableSearchOptions {
   double minCosine = 0.99;  // target: min over samples and outputs
   SearchRank rank = SearchRank::Prefix;
   size_t maxLayers = 0;     // stop after this many fp32 tensors (0: no limit)
+  size_t rankSamples = 1;   // Alone: the samples each candidate is ranked on (the first N; 0: all)
+  lowering::Int8Levers levers;                           // the INT8 lowering searched for
+  const lowering::TensorSamples *convInputs = nullptr;   // every conv's input, when levers.needSamples()
   // Called after each Tpu-interpreter evaluation: (evaluations done, planned).
   std::function<void(size_t, size_t)> progress;
 };
@@ -62,15 +74,22 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
                                                       const QuantizeTableSearchOptions &options);
 
 // The smallest output cosine, over samples and outputs, of the module
-// lowered to INT8 with `calibration` (nothing kept fp32), run by the Tpu
-// interpreter (= the bmodel), against the Top interpreter.
+// lowered to INT8 with `calibration` and `levers` (nothing kept fp32), run
+// by the Tpu interpreter (= the bmodel), against the Top interpreter.
 Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore &weights,
-                                const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples);
+                                const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples,
+                                const lowering::Int8Levers &levers = {},
+                                const lowering::TensorSamples *convInputs = nullptr);
 
-// Makes calibration's max check score tables by int8OutputCosine (the
-// lowering's real arithmetic: weights, biases and shifts included) instead
-// of the fake-quantized Top interpreter. `weights` must outlive the options.
+// Makes calibration score on the lowering's real arithmetic (weights, biases,
+// shifts and the given levers included) instead of the fake-quantized Top
+// interpreter: the max check scores tables by int8OutputCosine, and the
+// per-tensor search (--tune, --search-threshold) scores each candidate
+// threshold by the INT8 Tpu interpreter's output cosine with the earlier
+// tensors at their chosen thresholds (evaluated incrementally, as qtable).
+// `weights` (and `convInputs`) must outlive the options.
 void checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
-                            const top::WeightStore &weights);
+                            const top::WeightStore &weights, const lowering::Int8Levers &levers = {},
+                            const lowering::TensorSamples *convInputs = nullptr);
 
 } // namespace tpu::flow

@@ -31,6 +31,8 @@ struct ConvertTopToTpuPass : impl::ConvertTopToTpuBase<ConvertTopToTpuPass> {
     if (!quantize) return quantize.status();
     LoweringOptions options;
     options.mode = *quantize;
+    options.levers.perChannelWeights = perChannelWeights;
+    options.levers.int16Pointwise = int16Pointwise;
     calib::CalibrationTable table;
     TPU_RETURN_IF_ERROR(loadLoweringTables(calibrationTable, quantizeTable, table, options));
     auto weights = top::WeightStore::loadFor(module);

@@ -57,8 +57,8 @@ double bitDifference(const NpzMap &a, const NpzMap &b, std::string &where) {
   return worst;
 }
 
-// The fp32 input of every conv of `module` on each sample (the Top
-// interpreter's values, named as the lowering names them).
+} // namespace
+
 Result<TensorSamples> convInputSamples(mlir::ModuleOp module, const std::vector<NpzMap> &samples) {
   auto interp = top::TopInterpreter::create(module);
   if (!interp) return interp.status();
@@ -72,8 +72,6 @@ Result<TensorSamples> convInputSamples(mlir::ModuleOp module, const std::vector<
     if (auto out = (*interp)->run(sample); !out) return out.status();
   return values;
 }
-
-} // namespace
 
 Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &options, std::ostream &log) {
   if (options.chip != "bm1684") return makeError("--chip '", options.chip, "' is not supported (bm1684)");

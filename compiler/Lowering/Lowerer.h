@@ -157,17 +157,51 @@ public:
   // (<name>_<role>, <name>_bias).
   static std::optional<int> weightShift(const std::vector<float> &w, const std::vector<float> &bias, double wk,
                                         float so);
-  // round(w * wk * 2^r) saturated to int8.
-  static std::vector<int8_t> nearestInt8(const std::vector<float> &w, double wk, int r);
+  // round(w * unit) saturated to int8; `unit` (the fixed-point value of one
+  // real weight) is one for all of w or one per output channel (rows of w).
+  static std::vector<int8_t> nearestInt8(const std::vector<float> &w, const std::vector<double> &unit);
   WeightPair addInt8Weights(const std::string &name, const char *role, llvm::ArrayRef<int64_t> shape,
                             const std::vector<int8_t> &wq, const std::vector<float> &bias, float so, int r);
-  // A conv's int8 filter (Lowering.cpp): nearestInt8, or with bias
-  // correction / weight rounding on, rounded from the samples of its input
-  // (WeightRounding.h), the mean output error taken out of `bias` (which
-  // then has one value per output channel).
+  // A conv's int8 filter (Lowering.cpp): round(w * unit) saturated, unit
+  // the fixed-point value of one real weight (one for the filter, or one per
+  // output channel), or with bias correction / weight rounding on, rounded
+  // from the samples of its input (WeightRounding.h), the mean output error
+  // taken out of `bias` (which then has one value per output channel).
   std::vector<int8_t> int8Filter(mlir::Value input, llvm::ArrayRef<int64_t> outShape,
                                  llvm::ArrayRef<int64_t> filterShape, const Window &window,
-                                 const std::vector<float> &w, std::vector<float> &bias, double wk, int r);
+                                 const std::vector<float> &w, std::vector<float> &bias,
+                                 const std::vector<double> &unit);
+  // An int16 accumulator handed from a conv to the 1x1 conv that reads it
+  // (Int8Levers::int16Pointwise): channel c's real value is acc * step[c] + bias[c].
+  struct Int16Handoff {
+    mlir::Value acc;
+    std::vector<double> step, bias;
+    AffineIntegers toInt8; // the per-channel affine to the value's int8 type, for any other reader
+  };
+  // Int8Levers::perChannelWeights (Ops/Conv.cpp): an int8 conv with one
+  // weight step per output channel writing its int16 accumulator, then a
+  // per-channel tpu.affine to `outName`'s int8 type (bias and relu there);
+  // with `handoff`, no affine: the accumulator and its channels' steps and
+  // biases go there (the conv's consumer reads it), the steps balanced
+  // against the consumer's weight columns `consumerColumns` (the largest
+  // |weight| reading each channel). An input with a hand-off is read as its
+  // int16 accumulator, its steps and biases folded into the weights and
+  // bias. Null, with nothing built, when the affine's integers do not fit
+  // (the caller then lowers the conv with one step).
+  mlir::Value lowerConvPerChannel(mlir::Value input, const std::string &name, const std::string &outName,
+                                  llvm::ArrayRef<int64_t> outShape, llvm::ArrayRef<int64_t> filterShape,
+                                  std::vector<float> w, std::vector<float> bias, const Window &window,
+                                  Int16Handoff *handoff = nullptr, const std::vector<double> *consumerColumns = nullptr);
+  // The 1x1 conv (stride any, no padding, group 1, int8) that is the only
+  // consumer of `v`, or null.
+  top::ConvOp pointwiseConsumer(mlir::Value v);
+  // The int8 tpu.affine `outName` (outName's type) computing `a` on x: per
+  // channel (weights <outName>_scale_i16, _bias_i32) or with scalar
+  // multipliers; alpha and beta record the real factor and offset
+  // (Ops/Elementwise.cpp).
+  mlir::Value int8Affine(const std::string &outName, mlir::Value x, const AffineIntegers &a, bool perChannel,
+                         const llvm::APFloat &alpha, const llvm::APFloat &beta, llvm::ArrayRef<int64_t> outShape,
+                         bool doRelu);
   WeightPair addF32Weights(const std::string &name, const char *role, llvm::ArrayRef<int64_t> shape,
                            const std::vector<float> &w, const std::vector<float> &bias);
   // The right shift at which w * scale_in / scale_out fits int8 and bias /
@@ -325,6 +359,7 @@ public:
   llvm::DenseMap<mlir::Value, std::string> names_;
   llvm::DenseMap<mlir::Value, Versions> vals_;
   std::set<mlir::Operation *> fused_;
+  llvm::DenseMap<mlir::Value, Int16Handoff> handoffs_; // by the Top value the accumulator stands for
   std::map<mlir::Operation *, TableInput> tableInputs_;
   // The calibration ranges the lowering quantizes with: the table's, with
   // concat classes sharing one (shareConcatScales).

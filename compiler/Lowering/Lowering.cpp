@@ -137,13 +137,16 @@ void Lowerer::shareConcatScales(func::FuncOp f) {
 }
 
 Value Lowerer::f32(Value v) {
-  Versions &ver = vals_[v];
-  if (!ver.f32) ver.f32 = make<tpuir::CastOp>(names_[v] + "_f32", f32Type(shapeOf(v)), ver.i8);
-  return ver.f32;
+  if (Value f = vals_[v].f32) return f;
+  Value q = i8(v);
+  return vals_[v].f32 = make<tpuir::CastOp>(names_[v] + "_f32", f32Type(shapeOf(v)), q);
 }
 
 Value Lowerer::i8(Value v) {
   Versions &ver = vals_[v];
+  // A value handed over as an int16 accumulator, read by another op too.
+  if (auto h = handoffs_.find(v); !ver.i8 && !ver.f32 && h != handoffs_.end())
+    ver.i8 = int8Affine(names_[v], h->second.acc, h->second.toInt8, true, f64(1.0), f64(0.0), shapeOf(v), false);
   if (!ver.i8) {
     const std::string &name = names_[v];
     ver.i8 = make<tpuir::CastOp>(name + "_i8", qType(shapeOf(v), name), ver.f32);
@@ -161,10 +164,14 @@ Result<std::vector<float>> Lowerer::weightValues(Value v, const std::string &rol
 
 std::vector<int8_t> Lowerer::int8Filter(Value input, ArrayRef<int64_t> outShape, ArrayRef<int64_t> filterShape,
                                         const Window &window, const std::vector<float> &w, std::vector<float> &bias,
-                                        double wk, int r) {
-  if (!opt_.levers.needSamples() || !opt_.samples) return nearestInt8(w, wk, r);
-  auto it = opt_.samples->find(names_[input]);
-  if (it == opt_.samples->end() || it->second.empty()) return nearestInt8(w, wk, r);
+                                        const std::vector<double> &unit) {
+  const std::vector<std::vector<float>> *samples = nullptr;
+  if (opt_.levers.needSamples() && opt_.samples)
+    if (auto it = opt_.samples->find(names_[input]); it != opt_.samples->end() && !it->second.empty())
+      samples = &it->second;
+  if (!samples) return nearestInt8(w, unit);
+  const size_t perOc = w.size() / size_t(filterShape[0]);
+  auto unitOf = [&](size_t o) { return unit.size() == 1 ? unit[0] : unit[o]; };
   auto in = shapeOf(input);
   ConvGeometry g;
   g.n = in[0], g.c = in[1], g.h = in[2], g.w = in.size() > 3 ? in[3] : 1; // a 1-D conv: W = 1
@@ -176,15 +183,14 @@ std::vector<int8_t> Lowerer::int8Filter(Value input, ArrayRef<int64_t> outShape,
   // Enough positions for a well-conditioned patch moment (2 per weight of
   // one output channel), bounded for the wide layers.
   const int64_t positions = std::clamp<int64_t>(2 * g.patchSize(), 1024, 4096);
-  auto moments = patchMoments(it->second, g, positions);
-  const double unit = std::ldexp(wk, r); // fixed-point weight per real weight
+  auto moments = patchMoments(*samples, g, positions);
   std::vector<double> t(w.size());
-  for (size_t i = 0; i < w.size(); ++i) t[i] = double(w[i]) * unit;
+  for (size_t i = 0; i < w.size(); ++i) t[i] = double(w[i]) * unitOf(i / perOc);
   std::vector<int8_t> wq;
   std::vector<double> shift = roundWeights(t, g, moments, opt_.levers.roundWeights, opt_.levers.biasCorrection, wq);
   if (!shift.empty()) {
     bias.resize(size_t(g.oc), 0.0f);
-    for (size_t o = 0; o < shift.size(); ++o) bias[o] = float(double(bias[o]) - shift[o] / unit);
+    for (size_t o = 0; o < shift.size(); ++o) bias[o] = float(double(bias[o]) - shift[o] / unitOf(o));
   }
   return wq;
 }

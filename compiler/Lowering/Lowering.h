@@ -9,6 +9,7 @@
 
 #include "compiler/Calibration/CalibrationTable.h"
 #include "compiler/Dialect/Top/WeightStore.h"
+#include "support/Npz.h"
 #include "support/Status.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -27,12 +28,24 @@ Result<Quantize> parseQuantize(const std::string &name); // "F32" / "INT8"
 // fp32 values of Top tensors on calibration samples: name -> one C-order
 // array per sample (what bias correction and weight rounding read).
 using TensorSamples = std::map<std::string, std::vector<std::vector<float>>>;
+// The fp32 input of every conv of a Top module on each sample (the Top
+// interpreter's values, named as the lowering names them; Deploy.cpp).
+Result<TensorSamples> convInputSamples(mlir::ModuleOp module, const std::vector<NpzMap> &samples);
 
 // INT8 accuracy levers of the lowering (docs/quantization.md, "Accuracy levers").
 struct Int8Levers {
   bool unsignedActivations = true; // uint8 for tensors calibrated >= 0; false: every int8 tensor signed
   bool biasCorrection = false;     // conv: the mean output error of rounded weights taken out of the int16 bias
   bool roundWeights = false;       // conv: each weight rounded up or down to minimise the output error
+  // conv: weights quantized per output channel (each channel's own int8
+  // step); the conv writes its int16 accumulator, a per-channel tpu.affine
+  // requantizes it to the output's int8 scale (and adds the bias).
+  bool perChannelWeights = false;
+  // with perChannelWeights: a conv (and the per-channel affine ops behind
+  // it) whose only consumer is a 1x1 conv without padding hands that conv
+  // its int16 accumulator: no int8 rounding between them (depthwise ->
+  // pointwise blocks).
+  bool int16Pointwise = false;
   bool needSamples() const { return biasCorrection || roundWeights; }
 };
 

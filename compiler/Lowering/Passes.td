@@ -26,7 +26,12 @@ def ConvertTopToTpu : Pass<"convert-top-to-tpu", "mlir::ModuleOp"> {
     Option<"quantizeTable", "quantize-table", "std::string", /*default=*/"\"\"",
            "tensors kept in fp32, one name per line">,
     Option<"weightFile", "weight-file", "std::string", /*default=*/"\"\"",
-           "weight file to write (relative to the .mlir's directory); default <old>_tpu.npz">
+           "weight file to write (relative to the .mlir's directory); default <old>_tpu.npz">,
+    Option<"perChannelWeights", "per-channel-weights", "bool", /*default=*/"false",
+           "INT8: conv weights quantized per output channel (an int16 accumulator requantized by a "
+           "per-channel tpu.affine; tpuc deploy --per-channel-weights)">,
+    Option<"int16Pointwise", "int16-pointwise", "bool", /*default=*/"false",
+           "INT8: a conv read only by a 1x1 conv hands it its int16 accumulator (tpuc deploy --int16-pointwise)">
   ];
   let dependentDialects = ["::tpuir::TpuDialect"];
 }

@@ -3,6 +3,7 @@
 #include "compiler/Dialect/Tpu/TpuOps.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 namespace tpu::lowering {
@@ -35,6 +36,20 @@ double maxAbs(const std::vector<float> &v) {
   double m = 0;
   for (float x : v) m = std::max(m, double(std::fabs(x)));
   return m;
+}
+
+std::optional<AffineIntegers> affineIntegers(double k, const std::vector<double> &scale,
+                                             const std::vector<double> &bias, double so) {
+  double maxScale = 0, maxBias = 0;
+  for (double v : scale) maxScale = std::max(maxScale, std::fabs(v));
+  for (double v : bias) maxBias = std::max(maxBias, std::fabs(v));
+  auto r = chooseShift({{maxScale * k, 32767}, {maxBias / so, 2147483647.0}});
+  if (!r) return std::nullopt;
+  AffineIntegers a;
+  a.rshift = *r;
+  for (double v : scale) a.multipliers.push_back(int16_t(clampTo(fixedPoint(v * k, *r), -32768, 32767)));
+  for (double v : bias) a.offsets.push_back(int32_t(clampTo(fixedPoint(v / so, *r), INT32_MIN, INT32_MAX)));
+  return a;
 }
 
 } // namespace tpu::lowering

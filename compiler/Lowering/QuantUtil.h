@@ -36,4 +36,16 @@ int64_t fixedPoint(double v, int r);
 int64_t clampTo(int64_t v, int64_t lo, int64_t hi);
 double maxAbs(const std::vector<float> &v);
 
+// An int8 affine's integers: y = x * scale[c] * k + bias[c] / so (k the
+// input scale over the output scale so) as (x * multiplier[c] + offset[c])
+// >> rshift, multipliers int16 and offsets int32 at the largest shift that
+// fits them; nullopt if none does.
+struct AffineIntegers {
+  std::vector<int16_t> multipliers;
+  std::vector<int32_t> offsets;
+  int rshift = 0;
+};
+std::optional<AffineIntegers> affineIntegers(double k, const std::vector<double> &scale,
+                                             const std::vector<double> &bias, double so);
+
 } // namespace tpu::lowering

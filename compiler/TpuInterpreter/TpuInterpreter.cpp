@@ -33,9 +33,16 @@ Result<std::unique_ptr<TpuInterpreter>> TpuInterpreter::create(backend::Graph gr
 }
 
 namespace {
+// An int16 accumulator (per-channel weights) has no one scale: its integers.
 NpyArray toFloatArray(const backend::Tensor &t, const backend::Bytes &v) {
   std::vector<float> f(size_t(t.numel()));
   if (t.dtype == DType::F32) std::memcpy(f.data(), v.data(), v.size());
+  else if (t.dtype == DType::I16)
+    for (size_t i = 0; i < f.size(); ++i) {
+      int16_t q;
+      std::memcpy(&q, &v[2 * i], 2);
+      f[i] = float(q);
+    }
   else
     for (size_t i = 0; i < f.size(); ++i)
       f[i] = float(t.dtype == DType::U8 ? int(v[i]) : int(int8_t(v[i]))) * t.scale;

@@ -821,6 +821,90 @@ TEST_P(Int8OpTest, SigmoidTableFromKernels) {
   expectMatchesReference(gb.g, opts());
 }
 
+// The int16 hand-off (--int16-pointwise): a depthwise conv's int16
+// accumulator read by a 1x1 conv (int16 x int8 products, exact sums) that
+// writes its own, requantized by a per-channel affine; op by op and grouped.
+TEST_P(Int8OpTest, DepthwiseAccumulatorIntoPointwise) {
+  for (bool grouped : {false, true}) {
+    GraphBuilder gb;
+    const int64_t c = 40, oc = 70;
+    int x = gb.act("x", {2, c, 15, 11}, DType::I8), dw = gb.act("dw", {2, c, 15, 11}, DType::I16);
+    int pw = gb.act("pw", {2, oc, 15, 11}, DType::I16), y = gb.act("y", {2, oc, 15, 11}, DType::I8);
+    gb.op(OpKind::Conv, "dw", {x, gb.weight("wd", {c, 1, 3, 3}, DType::I8)}, dw).window = win(3, 1, 1, 1, c);
+    Op &p = gb.op(OpKind::Conv, "pw", {dw, gb.weight("wp", {oc, c, 1, 1}, DType::I8)}, pw);
+    p.window = win(1, 1, 0), p.rshift = 9;
+    int sc = gb.weight("scale", {oc}, DType::I16), bi = gb.weight("bias", {oc}, DType::I32);
+    gb.op(OpKind::Affine, "requant", {pw, sc, bi}, y).rshift = 18;
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    Options o = opts();
+    if (grouped) o.segmentStarts.assign(1, 0);
+    SCOPED_TRACE(grouped ? "grouped" : "op by op");
+    auto rep = expectMatchesReference(gb.g, o);
+    if (grouped) {
+      ASSERT_EQ(rep.ops.size(), 1u);
+      EXPECT_EQ(rep.ops[0].ops, 3u);
+    }
+  }
+}
+
+// Per-channel weights (docs/quantization.md): an int8 conv (full, then
+// depthwise) writes its int16 accumulator, a per-channel affine requantizes
+// it to int8; op by op (the int16 tensor in DDR) and in one layer group.
+TEST_P(Int8OpTest, ConvInt16AccumulatorThenAffine) {
+  for (int64_t groups : {int64_t(1), int64_t(70)})
+    for (bool grouped : {false, true}) {
+      GraphBuilder gb;
+      const int64_t c = 70, ic = groups == 1 ? 5 : c;
+      int x = gb.act("x", {3, ic, 19, 13}, DType::I8), acc = gb.act("acc", {3, c, 19, 13}, DType::I16);
+      int y = gb.act("y", {3, c, 19, 13}, DType::U8);
+      Op &cv = gb.op(OpKind::Conv, "conv", {x, gb.weight("w", {c, ic / groups, 3, 3}, DType::I8)}, acc);
+      cv.window = win(3, 1, 1, 1, groups), cv.rshift = 3;
+      int sc = gb.weight("scale", {c}, DType::I16), bi = gb.weight("bias", {c}, DType::I32);
+      for (int64_t i = 0; i < c; ++i) {
+        int32_t v = int32_t(i * 977 - 30000);
+        std::memcpy(&gb.g.tensors[size_t(bi)].data[size_t(4 * i)], &v, 4);
+      }
+      Op &af = gb.op(OpKind::Affine, "requant", {acc, sc, bi}, y);
+      af.relu = true, af.rshift = 17;
+      gb.g.inputs = {x}, gb.g.outputs = {y};
+      Options o = opts();
+      if (grouped) o.segmentStarts.assign(1, 0);
+      SCOPED_TRACE(std::string(groups == 1 ? "conv" : "depthwise") + (grouped ? " grouped" : " op by op"));
+      auto rep = expectMatchesReference(gb.g, o);
+      if (grouped) {
+        ASSERT_EQ(rep.ops.size(), 1u);
+        EXPECT_EQ(rep.ops[0].ops, 2u);
+      }
+    }
+}
+
+// int16 activations reach only the kinds that take them: conv and affine.
+TEST(BackendInt16, OnlyConvAndAffine) {
+  GraphBuilder gb;
+  int x = gb.act("x", {1, 8, 4, 4}, DType::I16), y = gb.act("y", {1, 8, 4, 4}, DType::I8);
+  gb.op(OpKind::Relu, "relu", {x}, y);
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  auto st = gb.g.validate();
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.message(), "Relu 'relu': input 'x' is int16: Relu takes no int16 activation");
+  GraphBuilder pool;
+  int px = pool.act("x", {1, 8, 4, 4}, DType::I16), py = pool.act("y", {1, 8, 2, 2}, DType::I16);
+  WindowParams p = win(2, 2, 0);
+  p.isMax = true;
+  pool.op(OpKind::Pool, "pool", {px}, py).window = p;
+  pool.g.inputs = {px}, pool.g.outputs = {py};
+  st = pool.g.validate();
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.message(), "Pool 'pool': output dtype int16: Pool has no int16 form");
+  GraphBuilder add;
+  int a = add.act("a", {1, 8, 4, 4}, DType::I8), ay = add.act("y", {1, 8, 4, 4}, DType::I16);
+  add.op(OpKind::Add, "add", {a, a}, ay).multipliers = {1, 1};
+  add.g.inputs = {a}, add.g.outputs = {ay};
+  st = add.g.validate();
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.message(), "Add 'add': output dtype int16: Add has no int16 form");
+}
+
 TEST_P(Int8OpTest, CastsAndRequant) {
   GraphBuilder gb;
   int x = gb.act("x", {5, 66, 5, 8}, DType::F32);

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """models/quant_headroom.py: its last ablation row models `tpuc deploy --quantize INT8`
 (ResNet-18 compiled here: the row and the Tpu interpreter's output agree within 0.01
-cosine), and bad input gives exit 2 with one line.
+cosine), also when the activation rows round only the Tpu module's int8 tensors
+(--tpu-module), and bad input gives exit 2 with one line.
 
     test_quant_headroom.py <tpuc> <repo root>       exit 77 (skipped) without torch"""
 import os
@@ -54,6 +55,20 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.exit("FAIL: the ablation's last row does not model the compiled Tpu module")
     if not rows["input only"] >= rows["+ weights"]:
         sys.exit("FAIL: rounding only the input should lose less than rounding everything")
+    # --tpu-module: the activation rows round the tensors the module holds in
+    # int8 (a subset of the table's), the last row still models the module.
+    chip = {}
+    for line in run(sys.executable, TOOL, model, cali, x, "--tpu", out, "--tpu-module", tpu).stdout.splitlines()[1:]:
+        label, value = line.rsplit(None, 1)
+        chip[label.strip()] = float(value)
+    print(chip)
+    if list(chip) != expected or abs(chip["+ int16 bias"] - chip["tpu interpreter"]) > 0.01:
+        sys.exit(f"FAIL: --tpu-module rows {chip}")
+    if chip["activations"] < rows["activations"] - 1e-3:
+        sys.exit("FAIL: rounding the module's int8 tensors lost more than rounding every calibrated tensor")
+    p = run(sys.executable, TOOL, model, cali, x, "--tpu-module", cali, expect=2)
+    if "no int8 tensor" not in p.stderr or len(p.stderr.splitlines()) != 1:
+        sys.exit(f"FAIL: a non-module --tpu-module message: {p.stderr!r}")
 
     bad = os.path.join(tmp, "bad.cali")
     with open(bad, "w") as f:

@@ -49,6 +49,10 @@ void declareLeverOptions(tpu::ArgParser &args) {
                                  "(reads the conv inputs on the calibration data)");
   args.flag("--round-weights", "INT8: round each conv weight up or down to minimise the conv's output error on the "
                                "calibration data (AdaRound-style)");
+  args.flag("--per-channel-weights", "INT8: quantize conv weights per output channel; the conv writes its int16 "
+                                     "accumulator and a per-channel affine requantizes it to int8");
+  args.flag("--int16-pointwise", "INT8: a conv (per-channel weights) read only by a 1x1 conv hands it its int16 "
+                                 "accumulator: no int8 rounding between them (depthwise -> pointwise)");
 }
 
 tpu::lowering::Int8Levers leversFromArgs(const tpu::ArgParser &args) {
@@ -56,6 +60,8 @@ tpu::lowering::Int8Levers leversFromArgs(const tpu::ArgParser &args) {
   l.unsignedActivations = !args.isSet("--no-uint8");
   l.biasCorrection = args.isSet("--bias-correction");
   l.roundWeights = args.isSet("--round-weights");
+  l.perChannelWeights = args.isSet("--per-channel-weights");
+  l.int16Pointwise = args.isSet("--int16-pointwise");
   return l;
 }
 

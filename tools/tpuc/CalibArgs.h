@@ -26,7 +26,7 @@ tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgPa
                                                                std::vector<tpu::calib::Method> *methods = nullptr);
 
 // The INT8 lowering's levers (tpuc deploy, tpuc flow): --no-uint8,
-// --bias-correction, --round-weights.
+// --bias-correction, --round-weights, --per-channel-weights, --int16-pointwise.
 void declareLeverOptions(tpu::ArgParser &args);
 tpu::lowering::Int8Levers leversFromArgs(const tpu::ArgParser &args);
 

@@ -8,6 +8,7 @@
 #include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
 
+#include <algorithm>
 #include <iostream>
 
 namespace {
@@ -15,13 +16,15 @@ namespace {
 int runCalibrate(int argc, char **argv) {
   tpu::ArgParser args("calibrate", "model.top.mlir --dataset DIR | --data a.npz,b.png "
                                    "[--input-num N] [--calibration-method M] [--tune N] [--search-threshold] "
-                                   "-o model.cali");
+                                   "[--tune-samples 4] [--no-max-fallback] [deploy's INT8 lever flags] -o model.cali");
   args.positionals(1, 1, "model");
   args.option("--dataset", "directory of samples taken in name order: .npz (one array per model input) and "
                            "images (.png, .jpg, .jpeg, .bmp; through the model's preprocessing)");
   args.option("--data", "comma-separated sample files (.npz or images)");
   args.option("--input-num", "use the first N samples (default: all)");
   tpuc::declareCalibrationOptions(args, "--method");
+  // The max check and the per-tensor search lower as deploy will.
+  tpuc::declareLeverOptions(args);
   args.option("--output", "the calibration table to write; with several methods (--calibration-method max,kl) "
                           "a name with %m, replaced by each method's name", "-o");
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("calibrate", st.message());
@@ -51,7 +54,15 @@ int runCalibrate(int argc, char **argv) {
   std::cerr << "calibrate: " << samples->size() << " sample(s)\n";
   auto weights = top::WeightStore::loadFor(**module);
   if (!weights) return tpuc::fail("calibrate", args.args()[0] + ": " + weights.message());
-  tpu::flow::checkCalibrationOnChip(*opt, **module, *weights);
+  const tpu::lowering::Int8Levers levers = tpuc::leversFromArgs(args);
+  tpu::lowering::TensorSamples convInputs;
+  if (levers.needSamples()) {
+    std::vector<tpu::NpzMap> first(samples->begin(), samples->begin() + std::min<int64_t>(opt->tuneSamples, int64_t(samples->size())));
+    auto values = tpu::lowering::convInputSamples(**module, first);
+    if (!values) return tpuc::fail("calibrate", values.message());
+    convInputs = values.take();
+  }
+  tpu::flow::checkCalibrationOnChip(*opt, **module, *weights, levers, levers.needSamples() ? &convInputs : nullptr);
   auto tables = tpu::calib::calibrateMethods(**module, *samples, *opt, methods);
   if (!tables) return tpuc::fail("calibrate", args.args()[0] + ": " + tables.message());
   for (size_t i = 0; i < methods.size(); ++i) {

@@ -13,6 +13,7 @@ int runDeploy(int argc, char **argv) {
   tpu::ArgParser args("deploy",
                       "model.top.mlir --quantize F32|INT8 [--calibration-table model.cali] "
                       "[--quantize-table keep_fp32.txt] [--no-uint8] [--bias-correction] [--round-weights] "
+                      "[--per-channel-weights] [--int16-pointwise] "
                       "[--calibration-data DIR [--input-num 4]] [--no-layer-group] [--chip bm1684] -o model.bmodel "
                       "[--test-input in.npz [--test-reference ref.npz]]");
   args.positionals(1, 1, "model");

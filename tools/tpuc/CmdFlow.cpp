@@ -20,7 +20,8 @@ int runFlowCmd(int argc, char **argv) {
                               "[--input-shapes \"[[1,3,224,224]]\"] [preprocessing flags as tpuc import] "
                               "[--calibration-data DIR] [--input-num N] [--calibration-method M] [--tune N] "
                               "[--search-threshold] [--equalize-weights] [--no-uint8] [--bias-correction] "
-                              "[--round-weights] [--quantize-table keep_fp32.txt] "
+                              "[--round-weights] [--per-channel-weights] [--int16-pointwise] "
+                              "[--quantize-table keep_fp32.txt] "
                               "[--no-layer-group] [--config hw.json] [--work-dir DIR]");
   args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--quantize", "F32 or INT8");
@@ -28,7 +29,7 @@ int runFlowCmd(int argc, char **argv) {
   tpuc::declarePreprocessOptions(args);
   args.option("--calibration-data", "directory of .npz or image samples for the INT8 calibration");
   args.option("--input-num", "calibrate with the first N samples (default: all)");
-  tpuc::declareCalibrationOptions(args);
+  tpuc::declareCalibrationOptions(args, "--method");
   args.flag("--equalize-weights", "INT8: cross-layer weight equalization of conv -> relu -> conv chains before "
                                   "calibration (tpuc-opt --top-equalize-weights)");
   tpuc::declareLeverOptions(args);

@@ -5,6 +5,7 @@
 #include "compiler/Flow/QuantizeTableSearch.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "support/ArgParser.h"
+#include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
 
 #include <cstdio>
@@ -15,7 +16,9 @@ namespace {
 
 int runQtable(int argc, char **argv) {
   tpu::ArgParser args("qtable", "model.top.mlir --calibration-table model.cali --dataset DIR | --data "
-                                "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] [--rank prefix|alone] -o model.qtable");
+                                "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] [--rank prefix|alone] "
+                                "[--rank-samples 1] [--no-uint8] [--bias-correction] [--round-weights] "
+                                "[--per-channel-weights] [--int16-pointwise] -o model.qtable");
   args.positionals(1, 1, "model");
   args.option("--calibration-table", "calibration table from tpuc calibrate");
   args.option("--dataset", "directory of samples to measure on, taken in name order: .npz, or images (.jpg/.png) through the preprocessing recorded at import");
@@ -27,6 +30,10 @@ int runQtable(int argc, char **argv) {
                         "--max-layers; about log2(N) evaluations) or alone: each tried alone in F32, ranked by the "
                         "final output's cosine, then added best first until the target holds (default with "
                         "--max-layers; N+ evaluations)");
+  args.option("--rank-samples", "alone: rank each tensor on the first N samples (default 1; the additions run on all)");
+  args.option("--ranking", "alone: also write every tensor's output cosine with it alone in F32, best first "
+                           "(a sensitivity list)");
+  tpuc::declareLeverOptions(args);
   args.option("--output", "the quantize table to write (for tpuc deploy --quantize-table)", "-o");
   if (auto st = args.parse(argc, argv); !st) return tpuc::fail("qtable", st.message());
   if (args.helpRequested()) {
@@ -50,6 +57,13 @@ int runQtable(int argc, char **argv) {
   if (rank != "prefix" && rank != "alone")
     return tpuc::fail("qtable", "--rank must be prefix or alone, got '" + rank + "'");
   opt.rank = rank == "prefix" ? tpu::flow::SearchRank::Prefix : tpu::flow::SearchRank::Alone;
+  auto rankSamples = args.getInt("--rank-samples", 1);
+  if (!rankSamples) return tpuc::fail("qtable", rankSamples.message());
+  if (*rankSamples < 1) return tpuc::fail("qtable", "--rank-samples must be >= 1");
+  opt.rankSamples = size_t(*rankSamples);
+  opt.levers = tpuc::leversFromArgs(args);
+  if (args.has("--ranking") && opt.rank != tpu::flow::SearchRank::Alone)
+    return tpuc::fail("qtable", "--ranking needs --rank alone (or --max-float-layers)");
 
   auto cali = tpu::calib::CalibrationTable::load(args.get("--calibration-table"));
   if (!cali) return tpuc::fail("qtable", cali.message());
@@ -65,6 +79,14 @@ int runQtable(int argc, char **argv) {
   if (!args.has("--input-num") && samples->size() > 4) samples->resize(4);
   auto weights = top::WeightStore::loadFor(**module);
   if (!weights) return tpuc::fail("qtable", args.args()[0] + ": " + weights.message());
+  // The sample-reading levers read every conv's input on the search's samples.
+  tpu::lowering::TensorSamples convInputs;
+  if (opt.levers.needSamples()) {
+    auto values = tpu::lowering::convInputSamples(**module, *samples);
+    if (!values) return tpuc::fail("qtable", values.message());
+    convInputs = values.take();
+    opt.convInputs = &convInputs;
+  }
   opt.progress = [](size_t done, size_t total) {
     std::cerr << "\rqtable: " << done << "/" << total << " Tpu interpreter evaluations" << (done == total ? "\n" : "")
               << std::flush;
@@ -79,6 +101,13 @@ int runQtable(int argc, char **argv) {
     if (!f.flush()) return tpuc::fail("qtable", out + ": cannot write");
   }
   if (std::rename(tmp.c_str(), out.c_str()) != 0) return tpuc::fail("qtable", out + ": cannot write");
+  if (args.has("--ranking")) {
+    std::ofstream f(args.get("--ranking"));
+    f << "# tpuc qtable ranking: output cosine (min over " << std::min(samples->size(), opt.rankSamples)
+      << " sample(s)) with the tensor alone in F32; all int8 " << result->int8Cosine << "\n";
+    for (const auto &c : result->ranked) f << c.name << " " << c.cosine << "\n";
+    if (!f.flush()) return tpuc::fail("qtable", args.get("--ranking") + ": cannot write");
+  }
   char line[200];
   std::snprintf(line, sizeof line, "qtable: all int8 cosine %.6f; %zu tensor(s) in F32 give %.6f (target %.6f%s)\n",
                 result->int8Cosine, result->chosen.size(), result->finalCosine, opt.minCosine,

@@ -1,5 +1,6 @@
 // Affine: x * a + b, with scalars (fp32 alpha, beta; int8 multipliers) or
 // per channel (batch norm: scale [C], bias [C] weights). One md_linear mac.
+// The int8 input may be int16: a conv's accumulator requantized per channel.
 #include "compiler/Backend/ElementwiseEmitter.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -13,6 +14,8 @@ using namespace emit;
 
 Status validateAffine(const OpCheck &c) {
   const auto &ys = c.ys;
+  // An int16 input is a conv's accumulator, requantized to int8 here.
+  if (c.y.dtype == DType::I16) return makeError("output dtype int16 (an affine writes int8 or fp32)");
   if (c.op.inputs.size() == 3) {
     // Per channel: scale and bias weights of C values ([C] or [1, C, 1, 1]).
     TPU_RETURN_IF_ERROR(c.sameType(c.in(0)));
@@ -90,7 +93,8 @@ public:
 } // namespace
 
 namespace ops {
-const OpImpl Affine{OpKind::Affine, validateAffine, evaluateAffine, slicedAs<AffineOp>, nullptr, nullptr};
+const OpImpl Affine{OpKind::Affine, validateAffine, evaluateAffine, slicedAs<AffineOp>, nullptr, nullptr,
+                    /*int16Activations=*/true};
 } // namespace ops
 
 } // namespace tpu::backend

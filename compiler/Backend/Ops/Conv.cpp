@@ -19,7 +19,9 @@ Status validateConv(const OpCheck &c) {
   const Tensor &x = c.in(0), &w = c.in(1);
   TPU_RETURN_IF_ERROR(c.sameType(x));
   // Any pads, dilation and stride: what the command fields cannot hold runs
-  // as groups of kernel taps (axisParts).
+  // as groups of kernel taps (axisParts). An int8 conv may write its int16
+  // accumulator (per-channel weights, requantized by an Affine) and read
+  // another conv's (the conv command multiplies int8 or int16 inputs).
   TPU_RETURN_IF_ERROR(checkWindow(c, x, /*fieldLimits=*/false));
   auto xs = x.nchw();
   int64_t groups = c.op.window.groups;
@@ -525,7 +527,8 @@ private:
 } // namespace
 
 namespace ops {
-const OpImpl Conv{OpKind::Conv, validateConv, evaluateConv, slicedAs<ConvOp>, nullptr, inputChannelsEncodable};
+const OpImpl Conv{OpKind::Conv, validateConv, evaluateConv, slicedAs<ConvOp>, nullptr, inputChannelsEncodable,
+                  /*int16Activations=*/true};
 const OpImpl ConvTranspose{OpKind::ConvTranspose, validateConvTranspose, evaluateConvTranspose, slicedAs<ConvOp>,
                            nullptr, inputChannelsEncodable};
 } // namespace ops

@@ -64,6 +64,9 @@ class Tpu_Op<string mnemonic, string kind, list<Trait> traits = []>
 
 // Activations: fp32, or int8/uint8 with the scale as encoding.
 def Tpu_Activation : RankedTensorOf<[F32, I8, UI8]>;
+// An activation or an int8 conv's int16 accumulator (no scale: its channels
+// have scales of their own), which a per-channel affine requantizes to int8.
+def Tpu_ActivationOrAccumulator : RankedTensorOf<[F32, I8, UI8, I16]>;
 // Weights of a weighted op: fp32 or int8 (filters), fp32 or int16 (biases).
 def Tpu_Filter : RankedTensorOf<[F32, I8]>;
 def Tpu_OptionalBias : AnyTypeOf<[RankedTensorOf<[F32, I16]>, NoneType]>;
@@ -86,8 +89,12 @@ class Tpu_WindowOp<string mnemonic, string kind, string what, dag operands> : Tp
   let results = (outs Tpu_Activation:$output);
 }
 
-def Tpu_ConvOp : Tpu_WindowOp<"conv", "Conv", "2D convolution (+ bias, relu; int8: rshift)",
-    (ins Tpu_Activation:$input, Tpu_Filter:$filter, Tpu_OptionalBias:$bias)>;
+def Tpu_ConvOp : Tpu_WindowOp<"conv", "Conv",
+    "2D convolution (+ bias, relu; int8: rshift; an int16 result is the accumulator of per-channel weights, "
+    "an int16 input another conv's accumulator)",
+    (ins Tpu_ActivationOrAccumulator:$input, Tpu_Filter:$filter, Tpu_OptionalBias:$bias)> {
+  let results = (outs Tpu_ActivationOrAccumulator:$output);
+}
 def Tpu_ConvTransposeOp : Tpu_WindowOp<"conv_transpose", "ConvTranspose",
     "2D transposed convolution, filter [ic, oc/group, kh, kw] (+ bias, relu; int8: rshift); the output "
     "tensor's extra end rows/columns are the output padding",
@@ -124,8 +131,9 @@ def Tpu_SigmoidOp : Tpu_SimpleOp<"sigmoid", "Sigmoid",
     "fp32 1 / (1 + exp(-x)) by the chip's recipe (int8: a lut)", (ins Tpu_Activation:$input)>;
 def Tpu_AffineOp : Tpu_SimpleOp<"affine", "Affine",
     "x * alpha + beta (int8: x*m0 + m1 >> rshift), or with scale and bias weights of one value per "
-    "channel x * scale[c] + bias[c] (int8: int16 scale, int32 bias, >> rshift)",
-    (ins Tpu_Activation:$input, AnyTypeOf<[RankedTensorOf<[F32, I16]>, NoneType]>:$scale,
+    "channel x * scale[c] + bias[c] (int8: int16 scale, int32 bias, >> rshift; the input may be a conv's "
+    "int16 accumulator)",
+    (ins Tpu_ActivationOrAccumulator:$input, AnyTypeOf<[RankedTensorOf<[F32, I16]>, NoneType]>:$scale,
          AnyTypeOf<[RankedTensorOf<[F32, I32]>, NoneType]>:$bias, F64Attr:$alpha, F64Attr:$beta)>;
 def Tpu_LutOp : Tpu_SimpleOp<"lut", "Lut", "int8 table lookup: table[x] (256 entries)",
     (ins Tpu_Activation:$input, RankedTensorOf<[I8, UI8]>:$table)>;

@@ -29,9 +29,11 @@ std::optional<int> Lowerer::weightShift(const std::vector<float> &w, const std::
   return chooseShift({{maxAbs(w) * wk, 127}, {maxAbs(bias) / so, 32767}});
 }
 
-std::vector<int8_t> Lowerer::nearestInt8(const std::vector<float> &w, double wk, int r) {
+std::vector<int8_t> Lowerer::nearestInt8(const std::vector<float> &w, const std::vector<double> &unit) {
+  const size_t perRow = w.size() / unit.size();
   std::vector<int8_t> wq(w.size());
-  for (size_t i = 0; i < wq.size(); ++i) wq[i] = int8_t(clampTo(fixedPoint(w[i] * wk, r), -128, 127));
+  for (size_t i = 0; i < wq.size(); ++i)
+    wq[i] = int8_t(clampTo(int64_t(std::round(double(w[i]) * unit[i / perRow])), -128, 127));
   return wq;
 }
 
@@ -83,7 +85,7 @@ Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::st
       const float so = scaleOf(outName);
       const double wk = double(scaleOfValue(x)) / so;
       std::vector<float> b = bias;
-      std::vector<int8_t> wq = round ? round(b, wk, *r) : nearestInt8(w, wk, *r);
+      std::vector<int8_t> wq = round ? round(b, wk, *r) : nearestInt8(w, {std::ldexp(wk, *r)});
       WeightPair q = addInt8Weights(name, role, weightShape, wq, b, so, *r);
       return build(qType(outShape, outName), x, q, uint64_t(*r));
     }
@@ -92,6 +94,105 @@ Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::st
   WeightPair f = addF32Weights(name, role, weightShape, w, bias);
   Value x = f32(input);
   return build(f32Type(outShape), x, f, 0);
+}
+
+// Per-channel weights: output channel c's weights get the step ws_c (real
+// weight per int8 unit), the conv accumulates exactly, shifts right by r and
+// writes int16; one int16 unit of channel c is os_c = ws_c * s_x * 2^r. r is
+// the largest shift at which the largest channel's os stays within an
+// eighth of the int8 output step (the int16 rounding then adds under 2 % of
+// the int8 rounding's variance); ws_c is max|w_c| / 127 (the channel's full
+// int8 range) unless the int16 range (what the channel's accumulator can
+// reach before the affine adds its bias) needs a larger step. The
+// affine multiplies channel c by os_c / s_y (int16 multiplier) and adds
+// bias_c / s_y (int32), then shifts: the int8 output.
+Value Lowerer::lowerConvPerChannel(Value input, const std::string &name, const std::string &outName,
+                                   ArrayRef<int64_t> outShape, ArrayRef<int64_t> filterShape, std::vector<float> w,
+                                   std::vector<float> bias, const Window &window, Int16Handoff *handoff,
+                                   const std::vector<double> *consumerColumns) {
+  const size_t oc = size_t(filterShape[0]), perOc = w.size() / oc;
+  // The input: int8 at its scale, or a producer's int16 accumulator (1x1
+  // filters: input channel c is weight c of each row), its channels' steps
+  // folded into the weights and their biases into the bias.
+  Value x;
+  double si = 0, xmax = 0;
+  auto in = handoffs_.find(input);
+  if (in != handoffs_.end()) {
+    const Int16Handoff &h = in->second;
+    bias.resize(oc, 0.0f);
+    for (size_t o = 0; o < oc; ++o) {
+      double b = bias[o];
+      for (size_t c = 0; c < perOc; ++c) b += double(w[o * perOc + c]) * h.bias[c];
+      bias[o] = float(b);
+      for (size_t c = 0; c < perOc; ++c) w[o * perOc + c] = float(double(w[o * perOc + c]) * h.step[c]);
+    }
+    x = h.acc, si = 1, xmax = 32767;
+  } else {
+    x = i8(input);
+    si = scaleOfValue(x), xmax = double(std::max(-lowest(x), highest(x))) * si;
+  }
+  const double so = scaleOf(outName);
+  const calib::TensorRange &range = opt_.calibration->tensors.at(outName);
+  const double bound = std::max({range.threshold, std::fabs(range.min), std::fabs(range.max)});
+  std::vector<double> wmax(oc, 0.0), wsum(oc, 0.0);
+  for (size_t i = 0; i < w.size(); ++i)
+    wmax[i / perOc] = std::max(wmax[i / perOc], double(std::fabs(w[i]))), wsum[i / perOc] += std::fabs(w[i]);
+  const double largest = *std::max_element(wmax.begin(), wmax.end());
+  if (!(largest > 0)) return Value();
+  int r = 0;
+  while (r < 31 && largest / 127 * si * std::ldexp(1.0, r + 1) <= so / 8) ++r;
+  // What channel c's accumulator (before the bias) can reach: at most the
+  // output's bound plus the bias, and at most sum |w_c| times the largest
+  // input value (the exact bound for a channel of small weights).
+  // Handed to a consumer, channel c's step also scales the consumer's
+  // weight column c: the steps go as sqrt(max|w_c| / column_c) (as
+  // cross-layer equalization balances two filters), so that this channel's
+  // weights and the consumer's column use the int8 range alike; the
+  // channel whose product max|w_c| column_c is the largest gets its full
+  // int8 range.
+  std::vector<double> balanced(oc, 0.0);
+  if (consumerColumns) {
+    double a = 0;
+    for (size_t c = 0; c < oc; ++c)
+      if (wmax[c] > 0 && (*consumerColumns)[c] > 0) a = std::max(a, std::sqrt(wmax[c] * (*consumerColumns)[c]) / 127);
+    for (size_t c = 0; c < oc; ++c)
+      if (wmax[c] > 0 && (*consumerColumns)[c] > 0) balanced[c] = a * std::sqrt(wmax[c] / (*consumerColumns)[c]);
+  }
+  std::vector<double> unit(oc), step(oc);
+  for (size_t c = 0; c < oc; ++c) {
+    const double b = bias.empty() ? 0.0 : std::fabs(double(bias[c]));
+    const double reach = std::min(bound + b, wsum[c] * xmax);
+    const double ws = std::max({wmax[c] / 127, balanced[c], reach / (32767 * si * std::ldexp(1.0, r))});
+    unit[c] = 1 / ws, step[c] = ws * si * std::ldexp(1.0, r);
+  }
+  // Rounding from samples reads the input's real values: not for an accumulator.
+  std::vector<int8_t> wq = in != handoffs_.end() ? nearestInt8(w, unit)
+                                                 : int8Filter(input, outShape, filterShape, window, w, bias, unit);
+  bias.resize(oc, 0.0f);
+  const std::vector<double> offset(bias.begin(), bias.end());
+  auto a = affineIntegers(1 / so, step, offset, so);
+  if (!a) return Value();
+  Window noRelu = window;
+  noRelu.doRelu = false;
+  Value filter = addWeight(name + "_filter_i8",
+                           NpyArray::from(std::vector<int64_t>(filterShape.begin(), filterShape.end()), wq),
+                           b_.getIntegerType(8));
+  Value acc = makeWindowed<tpuir::ConvOp>(name + "_acc", RankedTensorType::get(outShape, b_.getIntegerType(16)), x,
+                                          filter, none(), noRelu, uint64_t(r));
+  if (handoff) {
+    *handoff = {acc, step, offset, {}};
+    return acc;
+  }
+  return int8Affine(outName, acc, *a, true, f64(1.0), f64(0.0), outShape, window.doRelu);
+}
+
+top::ConvOp Lowerer::pointwiseConsumer(Value v) {
+  if (!v.hasOneUse()) return nullptr;
+  auto pw = dyn_cast<top::ConvOp>(*v.getUsers().begin());
+  if (!pw || pw.getInput() != v || pw.getGroup() != 1 || pw.getKernelShape() != ArrayRef<int64_t>{1, 1} ||
+      llvm::any_of(pw.getPads(), [](int64_t p) { return p != 0; }))
+    return nullptr;
+  return wantInt8(names_[pw.getOutput()]) ? pw : nullptr;
 }
 
 void Lowerer::foldIntoFilter(const AffineChain &chain, std::vector<float> &w, std::vector<float> &bias, int64_t oc,
@@ -140,6 +241,41 @@ Status Lowerer::lowerConv(top::ConvOp op) {
   // in int8: the folded bias often binds the int16 bias limit and forces a
   // smaller shift (PP-OCR INT8 cosine 0.932 folded, 0.936 not).
   const int64_t oc = filterShape[0], perOc = int64_t(w.size()) / oc;
+  // int8 hand-off: the conv and the per-channel affine ops behind it, read
+  // only by a 1x1 conv, give it their int16 accumulator (no relu between).
+  if (opt_.levers.int16Pointwise && wantInt8(name) && !op.getDoRelu()) {
+    AffineChain chain = affineChain(op.getOutput(), oc);
+    top::ConvOp pw = pointwiseConsumer(chain.result);
+    bool int8Chain = llvm::all_of(chain.ops, [&](Operation *o) { return wantInt8(names_[o->getResult(0)]); });
+    Int16Handoff h;
+    Window window{sw.kernel, sw.strides, sw.pads, sw.dilations, int64_t(op.getGroup()), false};
+    // The consumer's weight columns as they read this conv's channels (the
+    // chain's factors included).
+    std::vector<double> columns(size_t(oc), 0.0);
+    if (pw)
+      if (auto pwW = weightValues(pw.getFilter(), "filter", pw); pwW && int64_t(pwW->size()) % oc == 0)
+        for (size_t i = 0; i < pwW->size(); ++i)
+          columns[i % size_t(oc)] = std::max(columns[i % size_t(oc)], std::fabs((*pwW)[i] * chain.scale[i % size_t(oc)]));
+    if (pw && int8Chain && lowerConvPerChannel(op.getInput(), name, name, shapeOf(op.getOutput()), filterShape, w, bias,
+                                               window, &h, &columns)) {
+      for (size_t c = 0; c < size_t(oc); ++c)
+        h.step[c] *= chain.scale[c], h.bias[c] = h.bias[c] * chain.scale[c] + chain.bias[c];
+      const double so = scaleOf(names_[chain.result]);
+      if (auto a = affineIntegers(1 / so, h.step, h.bias, so)) {
+        h.toInt8 = *a;
+        fused_.insert(chain.ops.begin(), chain.ops.end());
+        handoffs_[chain.result] = std::move(h);
+        return Status::ok();
+      }
+      // The value keeps its int8 lowering below: the int16 conv and its
+      // filter go (op and array), so the filter's name stays free.
+      Operation *acc = h.acc.getDefiningOp();
+      auto filter = acc->getOperand(1).getDefiningOp<top::WeightOp>();
+      acc->erase();
+      out_.weights.arrays().erase(filter.getName().str());
+      filter->erase();
+    }
+  }
   const bool fold = !op.getDoRelu() && !wantInt8(name);
   AffineChain chain = fold ? affineChain(op.getOutput(), oc) : AffineChain{{}, {}, op.getOutput(), {}};
   foldIntoFilter(chain, w, bias, oc, [&](size_t i) { return int64_t(i) / perOc; });
@@ -150,14 +286,18 @@ Status Lowerer::lowerConv(top::ConvOp op) {
   auto outShape = shapeOf(result);
   Window window{sw.kernel, sw.strides, sw.pads, sw.dilations, int64_t(op.getGroup()), doRelu};
   bool int8 = wantInt8(name) && wantInt8(outName);
-  Value out = lowerWeighted(
-      op.getInput(), name, outName, outShape, "filter", filterShape, w, bias, "conv", int8,
-      [&](Type t, Value x, const WeightPair &p, uint64_t r) {
-        return makeWindowed<tpuir::ConvOp>(outName, t, x, p.weight, p.bias, window, r);
-      },
-      [&](std::vector<float> &b, double wk, int r) {
-        return int8Filter(op.getInput(), outShape, filterShape, window, w, b, wk, r);
-      });
+  Value out;
+  if (int8 && (opt_.levers.perChannelWeights || handoffs_.count(op.getInput())))
+    out = lowerConvPerChannel(op.getInput(), name, outName, outShape, filterShape, w, bias, window);
+  if (!out)
+    out = lowerWeighted(
+        op.getInput(), name, outName, outShape, "filter", filterShape, w, bias, "conv", int8,
+        [&](Type t, Value x, const WeightPair &p, uint64_t r) {
+          return makeWindowed<tpuir::ConvOp>(outName, t, x, p.weight, p.bias, window, r);
+        },
+        [&](std::vector<float> &b, double wk, int r) {
+          return int8Filter(op.getInput(), outShape, filterShape, window, w, b, {std::ldexp(wk, r)});
+        });
   // relu_limit (ReLU6): a clip behind the conv, in the conv's precision.
   double limit = op.getReluLimit().convertToDouble();
   if (op.getDoRelu() && limit >= 0) {

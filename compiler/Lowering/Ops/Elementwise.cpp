@@ -283,27 +283,12 @@ Status Lowerer::lowerAffine(Operation *op, Value input, std::vector<float> scale
   bool int8 = wantInt8(name) && wantInt8(outName);
   if (int8) {
     Value x = i8(input);
-    const double k = double(scaleOfValue(x)) / scaleOf(outName), so = scaleOf(outName);
-    auto r = chooseShift({{maxAbs(scale) * k, 32767}, {maxAbs(bias) / so, 2147483647.0}});
-    if (!r) {
+    const double so = scaleOf(outName);
+    if (auto a = affineIntegers(double(scaleOfValue(x)) / so, {scale.begin(), scale.end()}, {bias.begin(), bias.end()}, so)) {
+      out = int8Affine(outName, x, *a, perChannel, alpha, beta, outShape, doRelu);
+    } else {
       out_.fallbacks.push_back(outName + ": affine scale or offset does not fit int16/int32 with any right shift");
       int8 = false;
-    } else {
-      std::vector<int16_t> mq(scale.size());
-      std::vector<int32_t> bq(bias.size());
-      for (size_t i = 0; i < mq.size(); ++i)
-        mq[i] = int16_t(clampTo(fixedPoint(double(scale[i]) * k, *r), -32768, 32767)),
-        bq[i] = int32_t(clampTo(fixedPoint(double(bias[i]) / so, *r), INT32_MIN, INT32_MAX));
-      Value sw = none(), bw = none();
-      std::vector<int64_t> multipliers;
-      if (perChannel) {
-        sw = addWeight(outName + "_scale_i16", NpyArray::from(wShape, mq), b_.getIntegerType(16));
-        bw = addWeight(outName + "_bias_i32", NpyArray::from(wShape, bq), b_.getIntegerType(32));
-      } else {
-        multipliers = {mq[0], bq[0]};
-      }
-      out = make<tpuir::AffineOp>(outName, qType(outShape, outName), x, sw, bw, alpha, beta, doRelu, uint64_t(*r),
-                                  multipliers);
     }
   }
   if (!int8) {
@@ -318,6 +303,22 @@ Status Lowerer::lowerAffine(Operation *op, Value input, std::vector<float> scale
   if (relu) fused_.insert(relu);
   (int8 ? vals_[result].i8 : vals_[result].f32) = out;
   return Status::ok();
+}
+
+Value Lowerer::int8Affine(const std::string &outName, Value x, const AffineIntegers &a, bool perChannel,
+                          const llvm::APFloat &alpha, const llvm::APFloat &beta, ArrayRef<int64_t> outShape,
+                          bool doRelu) {
+  Value sw = none(), bw = none();
+  std::vector<int64_t> multipliers;
+  if (perChannel) {
+    const std::vector<int64_t> wShape{int64_t(a.multipliers.size())};
+    sw = addWeight(outName + "_scale_i16", NpyArray::from(wShape, a.multipliers), b_.getIntegerType(16));
+    bw = addWeight(outName + "_bias_i32", NpyArray::from(wShape, a.offsets), b_.getIntegerType(32));
+  } else {
+    multipliers = {a.multipliers[0], a.offsets[0]};
+  }
+  return make<tpuir::AffineOp>(outName, qType(outShape, outName), x, sw, bw, alpha, beta, doRelu, uint64_t(a.rshift),
+                               multipliers);
 }
 
 void addElementwiseLowerings(LoweringTable &t) {

@@ -137,7 +137,7 @@ Status Lowerer::lowerBatchedFc(Operation *op, Value a, const std::vector<float> 
                                    ValueRange{x}, rows.values, FloatAttr());
     std::vector<float> wb(w.begin() + b * n * k, w.begin() + (b + 1) * n * k);
     WeightPair p = int8 ? addInt8Weights(name + "_" + std::to_string(b), "weight", {n, k},
-                                         nearestInt8(wb, double(scaleOfValue(x)) / scaleOf(outName), *r), {},
+                                         nearestInt8(wb, {std::ldexp(double(scaleOfValue(x)) / scaleOf(outName), *r)}), {},
                                          scaleOf(outName), *r)
                         : addF32Weights(name + "_" + std::to_string(b), "weight", {n, k}, wb, {});
     parts.push_back(make<tpuir::FcOp>(part, outType, xb, p.weight, p.bias, false, doRelu, uint64_t(int8 ? *r : 0)));
