@@ -429,6 +429,18 @@ TEST(BackendFc, WideRowsInChunks) {
     }
 }
 
+// A lane's W output columns load as one run of W x K weights, which one GDMA
+// w extent (at most 65535) must hold: int8 K = 17000 over 256 columns would
+// take W = 4 (one lane round) without that limit, and now takes W = 2.
+TEST(BackendFc, LaneColumnsWithinOneLoadRun) {
+  GraphBuilder gb;
+  int x = gb.act("x", {1, 17000}, DType::I8), y = gb.act("y", {1, 256}, DType::I8);
+  Op &o = gb.op(OpKind::Fc, "fc", {x, gb.weight("w", {256, 17000}, DType::I8), gb.weight("b", {256}, DType::I16)}, y);
+  o.rshift = 14;
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  expectMatchesReference(gb.g, Options{}, 11);
+}
+
 TEST_P(OpTest, FcTransposedTooWideIsAnError) {
   GraphBuilder gb;
   int x = gb.act("x", {5000, 3}, t());
