@@ -591,6 +591,20 @@ TEST_P(OpTest, MoveBoxes) {
   }
 }
 
+// An attention permute (rows, heads, dims) -> (heads, dims, rows) in int8:
+// both sides 4N with the leading dim as the item, so every row is its own
+// item on the source side. Cut along the rows first, each row's heads x dims
+// run splits only at the destination's items: 20 x 3 commands, not one per
+// element (ViT-B/16's 197 x 768 exceeded a layer's 65535 GDMA ids).
+TEST(BackendMove, Int8PermuteAcrossItemsCutsRowsFirst) {
+  GraphBuilder gb;
+  int x = gb.act("x", {20, 3, 8}, DType::I8), y = gb.act("y", {3, 8, 20}, DType::I8);
+  gb.op(OpKind::Move, "move", {x}, y).pieces = {{0, {1, 1, 24, 20}, 0, 0, {0, 0, 1, 24}, {0, 0, 20, 1}}};
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  auto rep = expectMatchesReference(gb.g, Options{}, 5);
+  EXPECT_EQ(rep.ops.at(0).gdmaCommands, 20u * 3u);
+}
+
 TEST(BackendMove, BoxesOutsideTheTensorsOrGapsAreErrors) {
   auto check = [](MovePiece piece, const char *message) {
     GraphBuilder gb;
