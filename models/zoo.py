@@ -100,7 +100,7 @@ ZOO = {
     "inception_v3": (classifier(tvm.inception_v3, aux_logits=False), 40, 299, False),
     "vgg16_bn": (classifier(tvm.vgg16_bn), 41, 224, False),
     "convnext_tiny": (classifier(tvm.convnext_tiny), 42, 224, False),
-    "vit_b_16": (classifier(tvm.vit_b_16), 43, 224, False),
+    "vit_b_16": (classifier(tvm.vit_b_16, prepare=zoo_init.seed_zero_head), 43, 224, False),
     "deeplabv3_mobilenet_v3_large": (segmentation(tvm.segmentation.deeplabv3_mobilenet_v3_large,
                                                   lambda n: n.classifier[-1]), 44, 520, False),
     "yolov8s": (yolo("yolov8s"), 8, 640, False),

@@ -1,4 +1,4 @@
-"""Data-dependent initialisations of seeded zoo networks that BatchNorm re-estimation alone
+"""Initialisations of seeded zoo networks that BatchNorm re-estimation alone
 does not make input-sensitive (models/zoo.py runs them before re-estimating the BatchNorms).
 
 A model's stamp includes this file only when it uses one of these, so tuning one
@@ -59,3 +59,13 @@ def centre_se_gates(model, rng, size, batch=16, logit_std=SE_LOGIT_STD):
             conv.bias.copy_((conv.bias - mean) * (logit_std / std))
     model.eval()
     return f"{len(layers) // 2} SE blocks centred (logit std {logit_std})"
+
+
+def seed_zero_head(model, rng, size):
+    """torchvision zero-initialises ViT's classifier (heads.head: fine-tuning starts from zero
+    logits), so a seeded ViT gives zeros for every image (and its two-input cosine, 0, hides
+    that). Give the head nn.Linear's default initialisation from torch's seeded generator; the
+    classifier centring then treats it like any other head. Not data-dependent: rng and size
+    are unused."""
+    model.heads.head.reset_parameters()
+    return "zero-initialised classifier head seeded"

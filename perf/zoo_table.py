@@ -8,9 +8,10 @@
 Per model: `tpuc import`, the Top interpreter against onnxruntime, `tpuc deploy --quantize
 F32`, `tpuc calibrate` on the 8 samples + `deploy --quantize INT8`, and each bmodel on
 `--backend func` and `--backend sim --stats` (latency, LMEM peak; func and sim must give
-the same bytes). A step that fails records its one-line error (`no lowering for ...`) and
-the rest of that precision is skipped; INT8 (calibration is the slow step) is only tried
-when F32 deploys. Every tpuc step has a time limit (--timeout).
+the same bytes; the INT8 bmodel's func outputs must equal the Tpu interpreter's bit for
+bit). A step that fails records its one-line error (`no lowering for ...`) and the rest
+of that precision is skipped; INT8 (calibration is the slow step) is only tried when F32
+deploys. Every tpuc step has a time limit (--timeout).
 
 Results are kept per model in --results (committed with the table), so the heavy models
 can be measured later with --models NAME and the table is regenerated from everything
@@ -65,6 +66,11 @@ def load(path):
         return {k: z[k] for k in z.files}
 
 
+def same_bytes(a, b):
+    return sorted(a) == sorted(b) and all(a[k].dtype == b[k].dtype and a[k].tobytes() == b[k].tobytes()
+                                          for k in a)
+
+
 def min_cosine(got, ref):
     """The worst cosine over the outputs both files have (by name)."""
     common = [k for k in ref if k in got]
@@ -99,6 +105,10 @@ def run_precision(args, name, quant, top, work, log, fp32_ref):
         func_out, sim_out = (os.path.join(work, f"{name}_{quant.lower()}_{b}.npz") for b in ("func", "sim"))
         tpuc(args, ["run", bmodel, "-i", inp, "-o", func_out, "--backend", "func"], log)
         res["cosine"] = round(min_cosine(load(func_out), fp32_ref), 6)
+        if quant == "INT8":  # the bmodel must compute what the Tpu interpreter does, bit for bit
+            tpu_out = os.path.join(work, f"{name}_int8_tpu.npz")
+            tpuc(args, ["run", bmodel.replace(".bmodel", ".tpu.mlir"), "-i", inp, "-o", tpu_out], log)
+            res["equals_tpu_interpreter"] = same_bytes(load(func_out), load(tpu_out))
         stats = os.path.join(work, f"{name}_{quant.lower()}_stats.json")
         res["sim_wall_s"] = round(tpuc(args, ["run", bmodel, "-i", inp, "-o", sim_out, "--backend", "sim",
                                               "--stats", stats], log), 1)
@@ -106,9 +116,7 @@ def run_precision(args, name, quant, top, work, log, fp32_ref):
             s = json.load(f)
         res["latency_ms"] = round(s["time_us"] / 1000, 3)
         res["lmem_peak_bytes"] = s["lmem_peak_bytes"]
-        func, sim = load(func_out), load(sim_out)
-        res["func_equals_sim"] = sorted(func) == sorted(sim) and all(
-            func[k].tobytes() == sim[k].tobytes() for k in func)
+        res["func_equals_sim"] = same_bytes(load(func_out), load(sim_out))
     except StepFailed as e:
         res["error"] = str(e)
     return res
@@ -165,8 +173,10 @@ def table(results):
             errors.append("INT8 not tried")
         errors += [f"{q}: func and sim outputs differ" for q, p in (("F32", f32), ("INT8", i8))
                    if p.get("func_equals_sim") is False]
+        if i8.get("equals_tpu_interpreter") is False:
+            errors.append("INT8: bmodel and Tpu interpreter differ")
         status = "; ".join(re.sub(r" at loc\(.*?\)", "", e).replace("|", "\\|") for e in errors) or \
-            "deploys, runs on sim"
+            "deploys; INT8 = Tpu interpreter, sim = func"
         rows.append(f"| {label} | {size} | {fmt(f32.get('latency_ms'), '.3f')} | {fmt(i8.get('latency_ms'), '.3f')} "
                     f"| {fmt(f32.get('deploy_s'), '.1f')} / {fmt(i8.get('deploy_s'), '.1f')} "
                     f"| {fmt(r.get('top_cosine'), '.6f')} | {fmt(f32.get('cosine'), '.6f')} "

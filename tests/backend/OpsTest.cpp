@@ -429,6 +429,18 @@ TEST(BackendFc, WideRowsInChunks) {
     }
 }
 
+// A lane's W output columns load as one run of W x K weights, which one GDMA
+// w extent (at most 65535) must hold: int8 K = 17000 over 256 columns would
+// take W = 4 (one lane round) without that limit, and now takes W = 2.
+TEST(BackendFc, LaneColumnsWithinOneLoadRun) {
+  GraphBuilder gb;
+  int x = gb.act("x", {1, 17000}, DType::I8), y = gb.act("y", {1, 256}, DType::I8);
+  Op &o = gb.op(OpKind::Fc, "fc", {x, gb.weight("w", {256, 17000}, DType::I8), gb.weight("b", {256}, DType::I16)}, y);
+  o.rshift = 14;
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  expectMatchesReference(gb.g, Options{}, 11);
+}
+
 TEST_P(OpTest, FcTransposedTooWideIsAnError) {
   GraphBuilder gb;
   int x = gb.act("x", {5000, 3}, t());
@@ -577,6 +589,20 @@ TEST_P(OpTest, MoveBoxes) {
     SCOPED_TRACE(mc.what);
     expectMatchesReference(gb.g, opts(), 7, /*fp32BitExact=*/true);
   }
+}
+
+// An attention permute (rows, heads, dims) -> (heads, dims, rows) in int8:
+// both sides 4N with the leading dim as the item, so every row is its own
+// item on the source side. Cut along the rows first, each row's heads x dims
+// run splits only at the destination's items: 20 x 3 commands, not one per
+// element (ViT-B/16's 197 x 768 exceeded a layer's 65535 GDMA ids).
+TEST(BackendMove, Int8PermuteAcrossItemsCutsRowsFirst) {
+  GraphBuilder gb;
+  int x = gb.act("x", {20, 3, 8}, DType::I8), y = gb.act("y", {3, 8, 20}, DType::I8);
+  gb.op(OpKind::Move, "move", {x}, y).pieces = {{0, {1, 1, 24, 20}, 0, 0, {0, 0, 1, 24}, {0, 0, 20, 1}}};
+  gb.g.inputs = {x}, gb.g.outputs = {y};
+  auto rep = expectMatchesReference(gb.g, Options{}, 5);
+  EXPECT_EQ(rep.ops.at(0).gdmaCommands, 20u * 3u);
 }
 
 TEST(BackendMove, BoxesOutsideTheTensorsOrGapsAreErrors) {

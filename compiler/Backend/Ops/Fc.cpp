@@ -82,13 +82,15 @@ Status encodableFc(const Graph &g, const Op &op) {
 
 // The columns W each lane holds: the divisor of n whose lane rounds times EU
 // passes (the timing library's count) are fewest, its weights (W x K per
-// lane) taking at most a third of a lane; the smallest of equals.
+// lane) taking at most a third of a lane and at most the kMaxDim elements of
+// the one load run per lane (loadFixed; VGG-16's int8 fc1 would otherwise take
+// W = 4, 4 x 25088); the smallest of equals.
 int64_t columnsPerLane(int64_t n, int64_t k, DType wt, const isa::HwConfig &hw) {
   int64_t best = 1;
   uint64_t bestCost = UINT64_MAX;
   for (int64_t w = 1; w <= n; ++w) {
     if (n % w) continue;
-    if (w > 1 && uint64_t(w * k) * dtypeBytes(wt) > hw.lmemBytesPerLane / 3) break;
+    if (w > 1 && (uint64_t(w * k) * dtypeBytes(wt) > hw.lmemBytesPerLane / 3 || w * k > kMaxDim)) break;
     const uint64_t cost = timing::laneRounds(uint64_t(n / w), 0, hw) * timing::planePasses(1, uint64_t(w), dtypeBytes(wt), hw);
     if (cost < bestCost) best = w, bestCost = cost;
   }

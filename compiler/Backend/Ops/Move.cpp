@@ -152,10 +152,17 @@ void commandsOf(MovePiece m, const DdrLayout &x, const DdrLayout &y, const std::
     return (!x.n4 || x.item(slo) == x.item(shi)) && (!y.n4 || y.item(dlo) == y.item(dhi));
   };
   if (!insideItems(m)) {
-    // Cut the outermost dim into the longest runs that stay inside items
-    // (a run of one that still crosses is cut further inside).
-    int k = 0;
-    while (m.size[k] == 1) ++k;
+    // Cut the dim that crosses items fastest (the largest stride on a 4N
+    // side; of equals the outermost) into the longest runs that stay inside
+    // items (a run of one that still crosses is cut further inside). An
+    // attention permute (197, 12, 64) -> (12, 64, 197) so takes 197 x 12
+    // commands; cutting its outer dim first took one per element.
+    const auto crossing = [&](int d) {
+      return std::max(x.n4 ? m.srcStride[d] : 0, y.n4 ? m.dstStride[d] : 0);
+    };
+    int k = -1;
+    for (int d = 0; d < 4; ++d)
+      if (m.size[d] > 1 && (k < 0 || crossing(d) > crossing(k))) k = d;
     for (int64_t i = 0; i < m.size[k];) {
       int64_t len = 1;
       auto run = [&](int64_t l) {
