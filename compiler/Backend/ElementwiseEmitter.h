@@ -29,6 +29,7 @@ public:
         chanWeights_.push_back({e.am.addr[t], x.dtype, i});
         continue;
       }
+      weightIn_ |= x.isWeight();
       DTensor d = e.ddr(t);
       d.s = broadcastNchw(x, y);
       std::array<bool, 4> b{};
@@ -70,7 +71,7 @@ public:
     }
     return id;
   }
-  LocalOp *local() override { return bcast_ || spread_ ? nullptr : this; }
+  LocalOp *local() override { return bcast_ || spread_ || weightIn_ ? nullptr : this; }
   std::vector<DType> tempTypes() const override { return std::vector<DType>(temps(), tempType()); }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     const size_t ni = in_.size();
@@ -161,6 +162,9 @@ private:
   DTensor y_;
   bool bcast_ = false;  // some input is broadcast (no layer group)
   bool spread_ = false; // spreadOverLanes() changed the view
+  // A weight read like an activation (ViT's position embedding): a layer
+  // group loads only activations and per-channel weights, so the op runs alone.
+  bool weightIn_ = false;
   struct ChannelWeight {
     uint64_t addr; // DDR
     DType dtype;

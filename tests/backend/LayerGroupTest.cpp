@@ -189,6 +189,28 @@ TEST(BackendLayerGroup, PerChannelWeightsInAGroup) {
   }
 }
 
+// A weight of the output's full shape (ViT's position embedding) is read like
+// an activation; a group loads only activations and per-channel weights, so
+// the op stays out of groups (grouped, its weight was never loaded: ViT-B/16
+// INT8 read a DDR address as local memory).
+TEST(BackendLayerGroup, FullShapeWeightKeepsItsOpOutOfGroups) {
+  Chain c(DType::F32, {1, 70, 21, 13});
+  c.conv(70, win(3, 1, 1));
+  int in = c.cur;
+  int w = c.gb.weight("pos", {1, 70, 21, 13}, DType::F32);
+  c.cur = c.next(c.s[1], c.s[2], c.s[3]);
+  c.gb.op(OpKind::Add, "add_pos", {in, w}, c.cur);
+  Graph g = c.finish();
+  Options o;
+  o.segmentStarts.assign(1, 0); // one segment: both ops
+  auto m = compileToBmodel(g, o);
+  ASSERT_FALSE(m.isOk());
+  EXPECT_NE(m.message().find("Add is not groupable"), std::string::npos) << m.message();
+  o.segmentStarts.clear();
+  auto rep = expectMatchesReference(g, o);
+  EXPECT_EQ(rep.ops.size(), 2u);
+}
+
 TEST(BackendLayerGroup, LutAndCastInAGroup) {
   GraphBuilder gb;
   int x = gb.act("x", {5, 67, 19, 9}, DType::F32);
