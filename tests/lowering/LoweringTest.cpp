@@ -19,6 +19,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -154,7 +155,10 @@ size_t countKind(const backend::Graph &g, backend::OpKind k) {
   return n;
 }
 
-void expectBoth(const Case &c, double minInt8Cosine = 0.99) {
+// Deploys c in F32 (matches the Top interpreter and its bmodel, no casts)
+// and INT8 (bit-exact bmodel); `check` then sees each mode's outcome.
+using OutcomeCheck = std::function<void(Quantize mode, const Outcome &r)>;
+void expectBoth(const Case &c, const OutcomeCheck &check, double minInt8Cosine = 0.99) {
   {
     Pipeline p(c);
     auto f = p.run(Quantize::F32);
@@ -162,13 +166,16 @@ void expectBoth(const Case &c, double minInt8Cosine = 0.99) {
     EXPECT_GE(f->cosineVsTop, 0.9999);
     EXPECT_GE(f->bmodelCosine, 0.99999);
     EXPECT_EQ(countKind(f->graph, backend::OpKind::Cast), 0u);
+    if (check) check(Quantize::F32, *f);
   }
   Pipeline p(c);
   auto q = p.run(Quantize::INT8);
   ASSERT_TRUE(q) << q.message();
   EXPECT_GE(q->cosineVsTop, minInt8Cosine);
   EXPECT_TRUE(q->bitExact);
+  if (check) check(Quantize::INT8, *q);
 }
+void expectBoth(const Case &c, double minInt8Cosine = 0.99) { expectBoth(c, nullptr, minInt8Cosine); }
 
 std::string conv(const std::string &out, const std::string &in, const std::string &w, const std::string &b,
                  const std::vector<int64_t> &xs, const std::vector<int64_t> &ws, const std::vector<int64_t> &ys,
@@ -373,22 +380,18 @@ TEST(Lowering, BatchNormIsAPerChannelAffineWithRelu) {
            "%bn = \"top.batch_norm\"(%in0, %g, %b, %m, %v) {epsilon = 1.0e-5 : f64} : (tensor<2x67x9x7xf32>, "
            "tensor<67xf32>, tensor<67xf32>, tensor<67xf32>, tensor<67xf32>) -> tensor<2x67x9x7xf32> loc(\"bn\")\n"
            "%y = \"top.relu\"(%bn) : (tensor<2x67x9x7xf32>) -> tensor<2x67x9x7xf32> loc(\"y\")";
-  expectBoth(c);
-  for (Quantize mode : {Quantize::F32, Quantize::INT8}) {
-    Pipeline p(c);
-    auto r = p.run(mode);
-    ASSERT_TRUE(r) << r.message();
-    EXPECT_EQ(countFused(r->graph, backend::OpKind::Affine, true), 1u);
-    EXPECT_EQ(countKind(r->graph, backend::OpKind::Relu), 0u);
-    for (const auto &op : r->graph.ops)
+  expectBoth(c, [&](Quantize mode, const Outcome &r) {
+    EXPECT_EQ(countFused(r.graph, backend::OpKind::Affine, true), 1u);
+    EXPECT_EQ(countKind(r.graph, backend::OpKind::Relu), 0u);
+    for (const auto &op : r.graph.ops)
       if (op.kind == backend::OpKind::Affine) {
         ASSERT_EQ(op.inputs.size(), 3u);
-        EXPECT_EQ(r->graph.tensors[size_t(op.inputs[1])].dtype,
+        EXPECT_EQ(r.graph.tensors[size_t(op.inputs[1])].dtype,
                   mode == Quantize::F32 ? backend::DType::F32 : backend::DType::I16);
-        EXPECT_EQ(r->graph.tensors[size_t(op.inputs[2])].dtype,
+        EXPECT_EQ(r.graph.tensors[size_t(op.inputs[2])].dtype,
                   mode == Quantize::F32 ? backend::DType::F32 : backend::DType::I32);
       }
-  }
+  });
 }
 
 // Behind an fp32 conv, batch norm and PP-OCR's learnable affine (x * s + b
@@ -417,17 +420,13 @@ TEST(Lowering, ConvAbsorbsBatchNormAndScalarAffine) {
            "%ms = \"top.mul\"(%s, %bn) : (tensor<1xf32>, " + y + ") -> " + y + " loc(\"ms\")\n"
            "%at = \"top.add\"(%ms, %t) : (" + y + ", tensor<1xf32>) -> " + y + " loc(\"at\")\n"
            "%y = \"top.relu\"(%at) : (" + y + ") -> " + y + " loc(\"y\")";
-  expectBoth(c);
-  for (Quantize mode : {Quantize::F32, Quantize::INT8}) {
-    Pipeline p(c);
-    auto r = p.run(mode);
-    ASSERT_TRUE(r) << r.message();
+  expectBoth(c, [&](Quantize mode, const Outcome &r) {
     const bool f32 = mode == Quantize::F32;
-    EXPECT_EQ(countFused(r->graph, backend::OpKind::Conv, f32), 1u);
-    EXPECT_EQ(countFused(r->graph, backend::OpKind::Affine, true), f32 ? 0u : 1u);
-    EXPECT_EQ(countKind(r->graph, backend::OpKind::Affine), f32 ? 0u : 1u);
-    EXPECT_EQ(countKind(r->graph, backend::OpKind::Relu), 0u);
-  }
+    EXPECT_EQ(countFused(r.graph, backend::OpKind::Conv, f32), 1u);
+    EXPECT_EQ(countFused(r.graph, backend::OpKind::Affine, true), f32 ? 0u : 1u);
+    EXPECT_EQ(countKind(r.graph, backend::OpKind::Affine), f32 ? 0u : 1u);
+    EXPECT_EQ(countKind(r.graph, backend::OpKind::Relu), 0u);
+  });
 }
 
 // PP-OCR's "learnable affine": x * scalar + scalar (the constant first in
@@ -605,16 +604,12 @@ TEST(Lowering, ConvTransposeAbsorbsBiasAddAndBatchNorm) {
            "%bn = \"top.batch_norm\"(%a, %g, %be, %m, %v) {epsilon = 1.0e-5 : f64} : (" + y + ", " + v + ", " + v + ", " +
            v + ", " + v + ") -> " + y + " loc(\"bn\")\n"
            "%y = \"top.relu\"(%bn) : (" + y + ") -> " + y + " loc(\"y\")";
-  expectBoth(c);
-  for (Quantize mode : {Quantize::F32, Quantize::INT8}) {
-    Pipeline p(c);
-    auto r = p.run(mode);
-    ASSERT_TRUE(r) << r.message();
-    EXPECT_EQ(countFused(r->graph, backend::OpKind::ConvTranspose, true), 1u);
-    EXPECT_EQ(countKind(r->graph, backend::OpKind::Affine) + countKind(r->graph, backend::OpKind::Add) +
-                  countKind(r->graph, backend::OpKind::Relu),
+  expectBoth(c, [&](Quantize, const Outcome &r) {
+    EXPECT_EQ(countFused(r.graph, backend::OpKind::ConvTranspose, true), 1u);
+    EXPECT_EQ(countKind(r.graph, backend::OpKind::Affine) + countKind(r.graph, backend::OpKind::Add) +
+                  countKind(r.graph, backend::OpKind::Relu),
               0u);
-  }
+  });
 }
 
 // A grouped transposed conv (filter [ic, oc/group, kh, kw]) with a batch
@@ -643,14 +638,10 @@ TEST(Lowering, GroupedConvTransposeAbsorbsBatchNorm) {
              v + ", " + v + ") -> " + y + " loc(\"bn\")\n"
              "%y = \"top.relu\"(%bn) : (" + y + ") -> " + y + " loc(\"y\")";
     SCOPED_TRACE("group " + std::to_string(group));
-    expectBoth(c);
-    for (Quantize mode : {Quantize::F32, Quantize::INT8}) {
-      Pipeline p(c);
-      auto r = p.run(mode);
-      ASSERT_TRUE(r) << r.message();
-      EXPECT_EQ(countFused(r->graph, backend::OpKind::ConvTranspose, true), 1u);
-      EXPECT_EQ(countKind(r->graph, backend::OpKind::Affine), 0u);
-    }
+    expectBoth(c, [&](Quantize, const Outcome &r) {
+      EXPECT_EQ(countFused(r.graph, backend::OpKind::ConvTranspose, true), 1u);
+      EXPECT_EQ(countKind(r.graph, backend::OpKind::Affine), 0u);
+    });
   }
 }
 
