@@ -64,6 +64,18 @@ inline Bytes fromFloats(const std::vector<float> &v) {
   return b;
 }
 
+// The matrix commands' fp32 sum (mm, mm2): the products a(q) * b(q) for q
+// in [q0, q1) added in ascending q from 0, one rounding each (no fused
+// multiply-add).
+template <class A, class B> float matrixProductSum(A a, B b, int64_t q0, int64_t q1) {
+  float acc = 0.0f;
+  for (int64_t q = q0; q < q1; ++q) {
+    float t = a(q) * b(q);
+    acc += t;
+  }
+  return acc;
+}
+
 // One op's evaluation: its input values (weights included, sizes checked),
 // its first input x and its output y.
 struct RefArgs {

@@ -127,11 +127,8 @@ void evaluateFc(const RefArgs &r, Bytes &out) {
       // others the result so far.
       float sum = 0.0f;
       for (int64_t q0 = 0; q0 < k; q0 += chunks.rows) {
-        float acc = 0.0f;
-        for (int64_t q = q0; q < std::min(k, q0 + chunks.rows); ++q) {
-          float t = a[at(i, q)] * w[j * k + q];
-          acc += t;
-        }
+        float acc = matrixProductSum([&](int64_t q) { return a[at(i, q)]; }, [&](int64_t q) { return w[j * k + q]; },
+                                     q0, std::min(k, q0 + chunks.rows));
         if (q0 == 0 && b) acc += b[j];
         if (q0 > 0) acc += sum;
         sum = acc;

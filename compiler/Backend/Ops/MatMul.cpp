@@ -59,8 +59,7 @@ Status encodableMatMul(const Graph &g, const Op &op) {
   return Status::ok();
 }
 
-// The mm2 command's arithmetic: per output element, products summed in
-// ascending k from 0, one fp32 rounding each (no fused multiply-add).
+// The mm2 command's arithmetic: per output element, matrixProductSum over K.
 void evaluateMatMul(const RefArgs &r, Bytes &out) {
   const MatMulDims d = *matMulDims(r.input(0), r.input(1), r.y);
   const float *a = floats(*r.in[0]), *b = floats(*r.in[1]);
@@ -68,14 +67,9 @@ void evaluateMatMul(const RefArgs &r, Bytes &out) {
   for (int64_t i = 0; i < d.b; ++i) {
     const float *ai = a + i * d.m * d.k, *bi = b + i * d.k * d.n;
     for (int64_t m = 0; m < d.m; ++m)
-      for (int64_t n = 0; n < d.n; ++n) {
-        float acc = 0.0f;
-        for (int64_t k = 0; k < d.k; ++k) {
-          float t = ai[m * d.k + k] * bi[k * d.n + n];
-          acc += t;
-        }
-        y[size_t((i * d.m + m) * d.n + n)] = acc;
-      }
+      for (int64_t n = 0; n < d.n; ++n)
+        y[size_t((i * d.m + m) * d.n + n)] =
+            matrixProductSum([&](int64_t k) { return ai[m * d.k + k]; }, [&](int64_t k) { return bi[k * d.n + n]; }, 0, d.k);
   }
   out = fromFloats(y);
 }
