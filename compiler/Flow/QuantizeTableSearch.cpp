@@ -12,7 +12,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
-#include <cstring>
 #include <mutex>
 #include <cstdio>
 #include <map>
@@ -66,7 +65,7 @@ public:
     std::vector<Status> errors(samples_.size(), Status::ok());
     parallelFor(int64_t(samples_.size()), 1, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        auto in = inputBytes(base_.graph, samples_[size_t(i)]);
+        auto in = tpuinterp::graphInputs(base_.graph, samples_[size_t(i)]);
         if (!in) {
           errors[size_t(i)] = in.status();
           continue;
@@ -134,23 +133,6 @@ private:
     return g;
   }
 
-  // The graph inputs' bytes (fp32 model inputs) from a sample.
-  static Result<std::vector<Bytes>> inputBytes(const backend::Graph &g, const NpzMap &sample) {
-    std::vector<Bytes> in;
-    for (int id : g.inputs) {
-      const backend::Tensor &t = g.tensors[size_t(id)];
-      auto it = sample.find(t.name);
-      if (it == sample.end()) return makeError("input '", t.name, "' is missing");
-      if (t.dtype != backend::DType::F32 || it->second.numel() != t.numel())
-        return makeError("input '", t.name, "' does not match the model's fp32 input");
-      std::vector<float> f = it->second.toFloat();
-      Bytes b(t.bytes());
-      std::memcpy(b.data(), f.data(), b.size());
-      in.push_back(std::move(b));
-    }
-    return in;
-  }
-
   // Sample s through `c`: an op identical to the base's op of its output's
   // name, all of whose inputs hold the base run's values, takes the base
   // value; any other op is evaluated, and its value is the base's again
@@ -167,7 +149,7 @@ private:
     };
     for (size_t t = 0; t < g.tensors.size(); ++t)
       if (g.tensors[t].isWeight()) val[t] = &g.tensors[t].data;
-    auto in = inputBytes(g, samples_[s]);
+    auto in = tpuinterp::graphInputs(g, samples_[s]);
     if (!in) return in.status();
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       owned[size_t(g.inputs[i])] = std::move((*in)[i]);

@@ -50,10 +50,10 @@ NpyArray toFloatArray(const backend::Tensor &t, const backend::Bytes &v) {
 }
 } // namespace
 
-Result<NpzMap> TpuInterpreter::run(const NpzMap &inputs, bool dumpAll) const {
+Result<std::vector<backend::Bytes>> graphInputs(const backend::Graph &graph, const NpzMap &inputs) {
   std::vector<backend::Bytes> in;
-  for (int id : graph_.inputs) {
-    const backend::Tensor &t = graph_.tensors[size_t(id)];
+  for (int id : graph.inputs) {
+    const backend::Tensor &t = graph.tensors[size_t(id)];
     auto it = inputs.find(t.name);
     if (it == inputs.end()) return makeError("input '", t.name, "' is missing");
     if (it->second.shape != t.shape)
@@ -67,13 +67,19 @@ Result<NpzMap> TpuInterpreter::run(const NpzMap &inputs, bool dumpAll) const {
     else return makeError("input '", t.name, "' has dtype ", backend::dtypeName(t.dtype), " (float32 or int8 only)");
     in.push_back(std::move(b));
   }
-  if (inputs.size() != graph_.inputs.size())
+  if (inputs.size() != graph.inputs.size())
     for (const auto &[name, arr] : inputs) {
       bool known = false;
-      for (int id : graph_.inputs) known = known || graph_.tensors[size_t(id)].name == name;
+      for (int id : graph.inputs) known = known || graph.tensors[size_t(id)].name == name;
       if (!known) return makeError("'", name, "' is not an input of the model");
     }
-  auto values = backend::evalGraph(graph_, in);
+  return in;
+}
+
+Result<NpzMap> TpuInterpreter::run(const NpzMap &inputs, bool dumpAll) const {
+  auto in = graphInputs(graph_, inputs);
+  if (!in) return in.status();
+  auto values = backend::evalGraph(graph_, *in);
   if (!values) return makeError(values.message());
   NpzMap out;
   if (dumpAll) {

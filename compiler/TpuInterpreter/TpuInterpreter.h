@@ -7,6 +7,7 @@
 #pragma once
 
 #include "compiler/Backend/Graph.h"
+#include "compiler/Backend/QuantRef.h"
 #include "support/Npz.h"
 #include "support/Status.h"
 
@@ -19,6 +20,11 @@ namespace tpu::tpuinterp {
 // True when the module's function contains Tpu-dialect ops.
 bool isTpuModule(mlir::ModuleOp module);
 
+// The graph inputs' bytes from named arrays: `inputs` must name exactly the
+// graph inputs with their shapes (any numeric dtype; int8 inputs are
+// quantized with their scale).
+Result<std::vector<backend::Bytes>> graphInputs(const backend::Graph &graph, const NpzMap &inputs);
+
 class TpuInterpreter {
 public:
   // Loads the weights from the module's weight file (top.weight_file).
@@ -26,9 +32,8 @@ public:
   static Result<std::unique_ptr<TpuInterpreter>> create(backend::Graph graph);
 
   const backend::Graph &graph() const { return graph_; }
-  // `inputs` must name exactly the graph inputs with their shapes (any
-  // numeric dtype; int8 inputs are quantized with their scale). Returns the
-  // outputs, or with dumpAll every activation tensor.
+  // The outputs for `inputs` (as graphInputs takes them), or with dumpAll
+  // every activation tensor.
   Result<NpzMap> run(const NpzMap &inputs, bool dumpAll = false) const;
 
 private:
