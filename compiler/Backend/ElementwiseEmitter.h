@@ -34,9 +34,15 @@ public:
       d.s = broadcastNchw(x, y);
       std::array<bool, 4> b{};
       for (size_t k = 0; k < 4; ++k) b[k] = d.s[k] == 1 && y_.s[k] > 1, bcast_ |= b[k];
+      // A layer group holds a tensor by rows of its own 4-d shape, so it can
+      // read an input broadcast along H and W (an SE block's channel scale),
+      // not one broadcast along N or C or seen through a reshape.
+      groupsBcast_ &= !b[0] && !b[1] && d.s == x.nchw();
       in_.push_back(d);
+      inIds_.push_back(t);
       bcastDims_.push_back(b);
     }
+    spreadOverLanes();
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
   // Scratch buffers shaped like the output, and their type.
@@ -71,7 +77,12 @@ public:
     }
     return id;
   }
-  LocalOp *local() override { return bcast_ || spread_ || weightIn_ ? nullptr : this; }
+  LocalOp *local() override { return (bcast_ && !groupsBcast_) || weightIn_ ? nullptr : this; }
+  std::array<bool, 4> broadcastDims(int tensor) const override {
+    for (size_t i = 0; i < in_.size(); ++i)
+      if (inIds_[i] == tensor) return bcastDims_[i];
+    return {};
+  }
   std::vector<DType> tempTypes() const override { return std::vector<DType>(temps(), tempType()); }
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     const size_t ni = in_.size();
@@ -119,14 +130,18 @@ protected:
     return v;
   }
   DType outType() const { return y_.dtype; }
-  // For kinds whose result at an element depends only on the inputs at that
-  // element (no channel weights, no broadcast): a tensor of fewer channels
-  // than lanes is viewed as (N, lanes, H', W') with the same C*H*W, so its
-  // loads, compute and stores use every lane instead of C of them. The DDR
-  // order is unchanged by the view (1N and 4N alike: c, h, w stay row-major
-  // inside an item / a 4N group). The op then runs alone (its local shapes
-  // are not its neighbours'). Why: a 3-channel 640x640 input cast used 3 of
-  // 64 lanes (YOLOX-s INT8: 5.5 of 24.9 ms).
+
+private:
+  // Every element-wise kind's result at an element depends only on its
+  // inputs at that element, so without channel weights or broadcasts a
+  // tensor of fewer channels than lanes is viewed, when the op runs alone,
+  // as (N, lanes, H', W') with the same C*H*W: its loads, compute and stores
+  // use every lane instead of C of them. The DDR order is unchanged by the
+  // view (1N and 4N alike: c, h, w stay row-major inside an item / a 4N
+  // group). In a layer group the op computes on the group's buffers (its
+  // neighbours' shapes), and the segment search weighs the two. Why: a
+  // 3-channel 640x640 input cast used 3 of 64 lanes (YOLOX-s INT8: 5.5 of
+  // 24.9 ms); PP-OCR det's one-channel 640x640 sigmoid output, 1 of 64.
   void spreadOverLanes() {
     const int64_t C = y_.s[1], H = y_.s[2], W = y_.s[3], L = int64_t(lanes());
     if (bcast_ || hasChannelWeights() || C >= L || (C * H * W) % L) return;
@@ -135,10 +150,7 @@ protected:
     const int64_t plane = C * H * W / L, w = plane % W == 0 ? W : plane;
     if (w > 0xFFFF) return;
     for (DTensor *d : tensors()) d->s = {d->s[0], L, plane / w, w};
-    spread_ = true;
   }
-
-private:
   std::vector<DTensor *> tensors() {
     std::vector<DTensor *> v{&y_};
     for (DTensor &x : in_) v.push_back(&x);
@@ -158,10 +170,11 @@ private:
   }
 
   std::vector<DTensor> in_;
+  std::vector<int> inIds_;                     // per input: its tensor
   std::vector<std::array<bool, 4>> bcastDims_; // per input: N, C, H, W broadcast
   DTensor y_;
-  bool bcast_ = false;  // some input is broadcast (no layer group)
-  bool spread_ = false; // spreadOverLanes() changed the view
+  bool bcast_ = false;       // some input is broadcast
+  bool groupsBcast_ = true;  // ... and a layer group can read it (H, W only)
   // A weight read like an activation (ViT's position embedding): a layer
   // group loads only activations and per-channel weights, so the op runs alone.
   bool weightIn_ = false;

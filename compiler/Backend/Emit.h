@@ -381,6 +381,9 @@ public:
   virtual std::pair<int64_t, int64_t> inputRows(int64_t lo, int64_t hi) const { return {lo, hi}; }
   // Scratch buffers the computation needs, shaped like the output.
   virtual std::vector<DType> tempTypes() const { return {}; }
+  // Dims (N, C, H, W) along which input `tensor` is read broadcast: the group
+  // holds its one row and reads it with stride 0 along H and W.
+  virtual std::array<bool, 4> broadcastDims(int tensor) const { (void)tensor; return {}; }
   // The TIU commands of one slice: `ins` are the activation inputs (rows
   // clipped to the tensor, padT/padB = padding rows of a window), `out` the
   // output rows. Returns the last TIU id.

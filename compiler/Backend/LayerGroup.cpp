@@ -30,6 +30,8 @@ public:
     const int finalT = ops_.back()->output;
     for (size_t k = 0; k < ops_.size(); ++k) {
       if (!impl_[k] || !impl_[k]->local()) return std::string(opKindName(ops_[k]->kind)) + " is not groupable";
+      for (int t : ops_[k]->inputs)
+        if (isBroadcast(k, t) && !tens_[size_t(index(t))].external) return "a broadcast input is computed in the group";
       for (const auto &t : tens_)
         if (t.s[0] != tens_[0].s[0]) return "batch sizes differ";
     }
@@ -135,7 +137,11 @@ public:
       for (int tid : op.inputs) {
         if (e_.g.tensors[tid].isWeight()) continue;
         size_t i = size_t(index(tid));
-        ins.push_back(rowsView(buffer(i, set, t.ns, r), r.need[i].first, r.inRows[k]));
+        const auto bc = impl_[k]->local()->broadcastDims(tid);
+        LocalTensor v = rowsView(buffer(i, set, t.ns, r), r.need[i].first, bc[2] ? Range{0, 0} : r.inRows[k]);
+        if (bc[2]) v.shape.h = u32(count(r.inRows[k])), v.stride.h = 0;
+        if (bc[3]) v.shape.w = u32(tens_[o].s[3]), v.stride.w = 0;
+        ins.push_back(v);
       }
       std::vector<LocalTensor> temps;
       auto types = impl_[k]->local()->tempTypes();
@@ -181,6 +187,16 @@ private:
     tens_.push_back(ti);
   }
   int64_t outC(size_t k) const { return e_.g.tensors[ops_[k]->output].nchw()[1]; }
+  bool isBroadcast(size_t k, int t) const {
+    const auto bc = impl_[k]->local()->broadcastDims(t);
+    return std::find(bc.begin(), bc.end(), true) != bc.end();
+  }
+  // The input whose rows op k reads row by row (not one broadcast along H).
+  int rowInput(size_t k) const {
+    for (int t : ops_[k]->inputs)
+      if (!e_.g.tensors[t].isWeight() && !impl_[k]->local()->broadcastDims(t)[2]) return t;
+    return ops_[k]->inputs[0];
+  }
 
   // Rows every tensor holds for output rows [h0, h0 + hs) of the group.
   Rows rows(int64_t h0, int64_t hs) const {
@@ -192,14 +208,15 @@ private:
     for (size_t k = ops_.size(); k-- > 0;) {
       Range out = r.need[size_t(index(ops_[k]->output))];
       auto [a, b] = impl_[k]->local()->inputRows(out.first, out.second);
-      const int64_t inH = e_.g.tensors[ops_[k]->inputs[0]].nchw()[2];
+      const int64_t inH = e_.g.tensors[rowInput(k)].nchw()[2];
       Range clipped{std::max<int64_t>(0, a), std::min(inH - 1, b)};
       r.inRows[k] = clipped;
       r.pads[k] = {clipped.first - a, b - clipped.second};
       for (int tid : ops_[k]->inputs) {
         if (e_.g.tensors[tid].isWeight()) continue;
+        const Range want = impl_[k]->local()->broadcastDims(tid)[2] ? Range{0, 0} : clipped;
         Range &n = r.need[size_t(index(tid))];
-        n = {std::min(n.first, clipped.first), std::max(n.second, clipped.second)};
+        n = {std::min(n.first, want.first), std::max(n.second, want.second)};
       }
     }
     return r;

@@ -189,6 +189,38 @@ TEST(BackendLayerGroup, PerChannelWeightsInAGroup) {
   }
 }
 
+// An input broadcast along H and W (an SE block's channel scale), H alone or
+// W alone joins a group: loaded once per slice, read with stride 0; as the
+// first or the second operand, sliced along N and H, fp32 and int8.
+TEST(BackendLayerGroup, BroadcastInputsInAGroup) {
+  for (DType t : {DType::F32, DType::I8})
+    for (std::array<int64_t, 2> hw : {std::array<int64_t, 2>{1, 1}, {1, 13}, {21, 1}}) {
+      Chain c(t, {3, 5, 21, 13});
+      const int scale = c.gb.act("scale", {3, 70, hw[0], hw[1]}, t);
+      c.gb.g.inputs.push_back(scale);
+      c.conv(70, win(3, 1, 1));
+      const int y = c.cur;
+      c.binary(OpKind::Mul, scale);
+      // The broadcast tensor first: the group clips rows to the other input.
+      const int prod = c.cur;
+      c.cur = c.next(c.s[1], c.s[2], c.s[3]);
+      Op &add = c.gb.op(OpKind::Add, "add_first", {scale, prod}, c.cur);
+      if (c.q()) add.multipliers = {7, -5}, add.rshift = 3;
+      c.binary(OpKind::Add, y);
+      c.pool(true, win(3, 2, 1));
+      Graph g = c.finish();
+      Options o;
+      o.hw.lmemBytesPerLane = 8 * 1024;
+      o.segmentStarts.assign(1, 0); // one segment: all ops
+      SCOPED_TRACE(std::string(t == DType::F32 ? "f32" : "int8") + " broadcast " + std::to_string(hw[0]) + "x" +
+                   std::to_string(hw[1]));
+      auto rep = expectMatchesReference(g, o);
+      ASSERT_EQ(rep.ops.size(), 1u);
+      EXPECT_EQ(rep.ops[0].ops, g.ops.size());
+      EXPECT_GT(rep.ops[0].slices, 1u);
+    }
+}
+
 // All ops of g forced into one group are refused for `why`; the search
 // never picks that group (op by op instead: `ops` ops, still correct).
 void expectGroupRefused(const Graph &g, const std::string &why, size_t ops) {
@@ -214,6 +246,29 @@ TEST(BackendLayerGroup, FullShapeWeightKeepsItsOpOutOfGroups) {
   c.cur = c.next(c.s[1], c.s[2], c.s[3]);
   c.gb.op(OpKind::Add, "add_pos", {in, w}, c.cur);
   expectGroupRefused(c.finish(), "Add is not groupable", 2);
+}
+
+// A group cannot read an input broadcast along N or C (it holds every
+// tensor by rows of its own shape), nor one it computes itself.
+TEST(BackendLayerGroup, BroadcastsAGroupCannotReadAreRefused) {
+  const std::pair<std::array<int64_t, 2>, std::string> cases[] = {{{1, 70}, "batch sizes differ"},
+                                                                    {{3, 1}, "Mul is not groupable"}};
+  for (const auto &[nc, why] : cases) {
+    Chain c(DType::F32, {3, 5, 21, 13});
+    const int scale = c.gb.act("scale", {nc[0], nc[1], 1, 1}, DType::F32);
+    c.gb.g.inputs.push_back(scale);
+    c.conv(70, win(3, 1, 1));
+    c.binary(OpKind::Mul, scale);
+    SCOPED_TRACE("broadcast " + std::to_string(nc[0]) + "x" + std::to_string(nc[1]));
+    expectGroupRefused(c.finish(), why, 2);
+  }
+  Chain c(DType::F32, {3, 70, 7, 7});
+  const int x = c.cur;
+  c.pool(false, win(7, 1, 0)); // the channel means, 1x1
+  const int means = c.cur;
+  c.cur = c.next(70, 7, 7);
+  c.gb.op(OpKind::Mul, "rescale", {x, means}, c.cur);
+  expectGroupRefused(c.finish(), "a broadcast input is computed in the group", 2);
 }
 
 TEST(BackendLayerGroup, LutAndCastInAGroup) {

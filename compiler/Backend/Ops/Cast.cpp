@@ -40,7 +40,7 @@ void evaluateCast(const RefArgs &r, Bytes &out) {
 // The conversion and the scaling, through an fp32 scratch buffer.
 class CastOp : public ElementwiseOp {
 public:
-  CastOp(Emitter &e, const Op &op) : ElementwiseOp(e, op) { spreadOverLanes(); }
+  using ElementwiseOp::ElementwiseOp;
   unsigned temps() const override { return 1; }
   DType tempType() const override { return DType::F32; }
   uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &tmp, int64_t, int64_t,
