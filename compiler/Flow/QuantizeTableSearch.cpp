@@ -7,6 +7,7 @@
 #include "compiler/Lowering/Lowering.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
 #include "compiler/Backend/QuantRef.h"
+#include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -359,6 +360,33 @@ std::set<std::string> inputNames(mlir::ModuleOp module) {
   return names;
 }
 
+// Per tensor of `names`, the tensors of `names` that the ops reading it
+// produce, each with the relu that is its only reader (the lowering fuses
+// it into the op: the op's int8 result is the relu's).
+std::map<std::string, std::vector<std::string>> readersIn(mlir::ModuleOp module, const std::set<std::string> &names) {
+  std::map<std::string, std::vector<std::string>> readers;
+  auto nameOf = [&](mlir::Operation *op) -> std::string {
+    auto nl = op ? mlir::dyn_cast<mlir::NameLoc>(op->getLoc()) : mlir::NameLoc();
+    return nl && names.count(nl.getName().str()) ? nl.getName().str() : std::string();
+  };
+  auto add = [](std::vector<std::string> &list, const std::string &n) {
+    if (!n.empty() && std::find(list.begin(), list.end(), n) == list.end()) list.push_back(n);
+  };
+  module.walk([&](mlir::Operation *op) {
+    const std::string reader = nameOf(op);
+    if (reader.empty()) return;
+    for (mlir::Value v : op->getOperands()) {
+      const std::string read = nameOf(v.getDefiningOp());
+      if (read.empty()) continue;
+      add(readers[read], reader);
+      if (op->getNumResults() == 1 && op->getResult(0).hasOneUse())
+        if (auto relu = mlir::dyn_cast<top::ReluOp>(*op->getResult(0).getUsers().begin()))
+          add(readers[read], nameOf(relu));
+    }
+  });
+  return readers;
+}
+
 } // namespace
 
 std::string QuantizeTableSearchResult::format(double minCosine) const {
@@ -431,7 +459,7 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
   } else if (options.rank == SearchRank::Alone) {
     planned += candidates.size() + 2 * limit;
   } else {
-    planned += limit * (candidates.size() + (rankOnAll ? 0 : 1));
+    planned += limit * ((ceiling ? 1 : 2) * candidates.size() + (rankOnAll ? 0 : 1));
   }
   auto tick = [&] {
     std::lock_guard<std::mutex> lock(progressMutex);
@@ -475,39 +503,62 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
   }
 
   if (options.rank == SearchRank::Forward) {
-    // Each round: every remaining candidate added to the chosen set (in
-    // parallel, on the first rankSamples samples); the best is kept when it
-    // raises the cosine on every sample.
+    // The units a round may add: each tensor, and (on the chip) each tensor
+    // with the tensors its readers produce: an fp32 op's int8 readers round
+    // its output again, so only with its readers in fp32 too does the
+    // tensor itself stay unrounded.
+    std::vector<std::vector<std::string>> units;
+    const auto readers = readersIn(topModule, names);
+    for (const std::string &c : candidates) {
+      units.push_back({c});
+      auto it = readers.find(c);
+      if (!ceiling && it != readers.end()) {
+        units.push_back({c});
+        units.back().insert(units.back().end(), it->second.begin(), it->second.end());
+      }
+    }
+    // Each round: every unit that adds something within the layer cap,
+    // added to the chosen set (in parallel, on the first rankSamples
+    // samples); the best is kept when it raises the cosine on every sample.
     std::set<std::string> keep;
-    while (r.chosen.size() < limit && !r.reached) {
-      std::vector<std::string> rest;
-      for (const std::string &c : candidates)
-        if (!keep.count(c)) rest.push_back(c);
-      if (rest.empty()) break;
-      std::vector<Result<double>> with(rest.size(), makeError("not run"));
-      parallelFor(int64_t(rest.size()), 1, [&](int64_t b, int64_t e) {
+    while (!r.reached) {
+      std::vector<std::set<std::string>> tries;
+      std::vector<std::vector<std::string>> added;
+      for (const auto &unit : units) {
+        std::set<std::string> k = keep;
+        std::vector<std::string> fresh;
+        for (const std::string &n : unit)
+          if (k.insert(n).second) fresh.push_back(n);
+        if (!fresh.empty() && k.size() <= limit && std::find(tries.begin(), tries.end(), k) == tries.end()) {
+          tries.push_back(std::move(k));
+          added.push_back(std::move(fresh));
+        }
+      }
+      if (tries.empty()) break;
+      std::vector<Result<double>> with(tries.size(), makeError("not run"));
+      parallelFor(int64_t(tries.size()), 1, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-          std::set<std::string> k = keep;
-          k.insert(rest[size_t(i)]);
-          with[size_t(i)] = scorer->score(k, options.rankSamples);
+          with[size_t(i)] = scorer->score(tries[size_t(i)], options.rankSamples);
           tick();
         }
       });
       size_t best = 0;
-      for (size_t i = 0; i < rest.size(); ++i) {
-        if (!with[i]) return makeError("with '", rest[i], "' out of int8: ", with[i].message());
-        if (*with[i] > *with[best]) best = i; // the first of equals (deterministic)
+      for (size_t i = 0; i < tries.size(); ++i) {
+        if (!with[i]) return makeError("with '", added[i].front(), "' out of int8: ", with[i].message());
+        // Of equal cosines the unit that adds fewer tensors, then the first.
+        if (*with[i] > *with[best] || (*with[i] == *with[best] && added[i].size() < added[best].size())) best = i;
       }
-      keep.insert(rest[best]);
       double cosine = *with[best];
       if (!rankOnAll) {
-        auto all = scorer->score(keep, 0);
+        auto all = scorer->score(tries[best], 0);
         if (!all) return all.status();
         tick();
         cosine = *all;
       }
-      if (cosine <= r.finalCosine) break; // no candidate raises it
-      r.chosen.push_back({rest[best], cosine});
+      if (cosine <= r.finalCosine) break; // no unit raises it
+      keep = tries[best];
+      for (size_t i = 0; i < added[best].size(); ++i)
+        r.chosen.push_back({added[best][i], cosine, i + 1 == added[best].size()});
       r.finalCosine = cosine;
       r.reached = cosine >= options.minCosine;
     }

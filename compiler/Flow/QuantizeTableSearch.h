@@ -10,13 +10,15 @@
 //    added best first, one evaluation per addition on every sample, each
 //    kept only when it raises the cosine (at most 2 x maxLayers tries),
 //    until the target is met.
-//  - Forward: each round tries every remaining candidate added to the set
-//    chosen so far (on the first rankSamples samples, in parallel) and adds
-//    the one that raises the cosine most (checked on every sample), until
-//    the target is met, maxLayers is reached or no candidate raises it.
-//    N evaluations per round: it measures what a tensor adds to the others
-//    (a neighbour of an fp32 op removes the cast between them), where Alone
-//    ranks each in isolation.
+//  - Forward: each round tries every unit added to the set chosen so far
+//    (on the first rankSamples samples, in parallel) and adds the one that
+//    raises the cosine most (checked on every sample), until the target is
+//    met, maxLayers is reached or no unit raises it. A unit is a tensor, or
+//    a tensor with the tensors its readers produce (and the relu fused into
+//    a reader): an fp32 op's int8 readers round its output again, so only
+//    with them does the tensor stay unrounded. 2N evaluations per round: it
+//    measures what a unit adds to the others, where Alone ranks tensors in
+//    isolation.
 // An evaluation lowers the module with the candidate set in fp32 (and the
 // INT8 levers given) and runs the Tpu interpreter's arithmetic
 // incrementally: an op identical to the all-int8 module's op of the same
