@@ -22,7 +22,10 @@ deployment per column:
   +int16 pointwise                             per-channel weights, and a conv
                                                read only by a 1x1 conv hands it
                                                its int16 accumulator
-  all combined                                 every lever
+  all combined                                 every lever, on the equalized module's
+                                               default calibration made with the lever
+                                               flags (its max check scores KL and max
+                                               with every lever, as tpuc flow does)
 
 Each cell is the output cosine against the Top interpreter's fp32: per test
 input the smallest over the model's outputs, then the mean over the test
@@ -86,7 +89,7 @@ LEVER_COLUMNS = [
     ("rounding", "+rounding", "default", False, ["--no-uint8", "--round-weights"]),
     ("perchannel", "+per-channel weights", "default", False, ["--no-uint8", "--per-channel-weights"]),
     ("int16pw", "+int16 pointwise", "default", False, ["--no-uint8", "--per-channel-weights", "--int16-pointwise"]),
-    ("all", "all combined", "eq_default", True, ALL_LEVERS),
+    ("all", "all combined", "eq_levers", True, ALL_LEVERS),
 ]
 
 
@@ -259,6 +262,12 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     tables["eq_default"] = os.path.join(work, "eq_default.cali")
     jobs.append(("equalized default", [tpuc, "calibrate", eq_top, *common, "-o", tables["eq_default"]],
                  tables["eq_default"]))
+    # All combined: the default calibration told the levers, so that its max
+    # check scores KL and max on the arithmetic that is deployed (as tpuc
+    # flow does with the same flags).
+    tables["eq_levers"] = os.path.join(work, "eq_levers.cali")
+    jobs.append(("equalized levers", [tpuc, "calibrate", eq_top, *common, *ALL_LEVERS, "-o", tables["eq_levers"]],
+                 tables["eq_levers"]))
     # With --columns: only the tables those columns read (max comes with kl).
     needed = {calib for lk, _, calib, *_ in LEVER_COLUMNS if lk in a.columns} | \
         {ck for ck, *_ in THRESHOLD_COLUMNS if ck in a.columns}
@@ -313,18 +322,18 @@ def ablate(key, model, a, tpuc, tpuc_opt):
               f"IoU@0.3 {cell['iou']:.3f} (min {cell['iou_min']:.3f})", flush=True)
         return cell
 
-    # Mixed precision needs only the equalized default table: it runs while the
+    # Mixed precision needs only the all-combined table: it runs while the
     # columns are scored (with --columns: not run, an earlier result is read).
     qprocs = []
     searches = [] if a.columns else a.qtable
     if searches:
-        table("eq_default")
+        table("eq_levers")
     for name in searches:
         qt = os.path.join(work, f"{name}.qtable")
         if REUSE and (os.path.exists(qt) or recently_written(os.path.join(work, f"qtable_{name}.log"))):
             continue
         f = open(os.path.join(work, f"qtable_{name}.log"), "w")
-        cmd = [tpuc, "qtable", eq_top, "--calibration-table", tables["eq_default"], "--dataset", cali_dir,
+        cmd = [tpuc, "qtable", eq_top, "--calibration-table", tables["eq_levers"], "--dataset", cali_dir,
                "--input-num", str(a.qtable_samples), "--expected-cos", "0.99", *QTABLE_SEARCHES[name], *ALL_LEVERS,
                "-o", qt]
         qprocs.append((name, subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), time.time(), f))
@@ -339,9 +348,12 @@ def ablate(key, model, a, tpuc, tpuc_opt):
                 cells[name] = score(name, module, None, flags)
             continue
         cells[name] = score(name, module, table(ck), flags)
-    fallback = [l.strip("# \n") for l in open(tables["default"]) if l.startswith("# method")] \
-        if os.path.exists(tables["default"]) else []
-    result = dict(model=model, cells=cells, times=times, default_method=fallback[0] if fallback else "?")
+    def method(ck):
+        lines = [l.strip("# \n") for l in open(tables[ck]) if l.startswith("# method")] \
+            if os.path.exists(tables[ck]) else []
+        return lines[0] if lines else "?"
+    result = dict(model=model, cells=cells, times=times, default_method=method("default"),
+                  all_method=method("eq_levers"))
     for name, proc, t0, f in qprocs:
         if proc.wait() not in (0, 1):
             fail(f"{key}: tpuc qtable ({name}) failed (exit {proc.returncode}), see {f.name}")
@@ -415,7 +427,8 @@ def main():
              f"build/tools/tpuc/tpuc --cali {a.cali} --test {a.test} --tune-samples {a.tune_samples}`. Threshold "
              f"columns: signed int8 everywhere (`--no-uint8`); lever columns: one lever on the default calibration; "
              f"all combined: every lever (UINT8, equalization, bias correction, rounding, per-channel weights, int16 "
-             f"pointwise). "
+             f"pointwise), calibrated with the lever flags (the default method's max check scores KL and max with "
+             f"every lever). "
              f"Mixed precision on the all-combined setting ({a.qtable_samples} calibration samples, min cosine): "
              f"`tpuc qtable --expected-cos 0.99 --max-float-layers 5` (greedy: each tensor alone in FP32, ranked "
              f"on one sample, added best first) and `--rank prefix` (the first k tensors, k by bisection).",
@@ -442,7 +455,7 @@ def main():
         mins = ", ".join(f"{h} {r['cells'][k]['cos_min']:.4f}" + (f"/{r['cells'][k]['iou_min']:.3f}" if m.get("iou") else "")
                          for h, k in zip(headers, ckeys) if k in r["cells"])
         notes.append(f"- {m['label']}: minimum over the test inputs: {mins}. Default calibration wrote "
-                     f"`{r['default_method']}`.")
+                     f"`{r['default_method']}`, all combined's `{r['all_method']}`.")
         q = r.get("qtable greedy")
         if q:
             steps = ", ".join(f"`{l.split()[0]}` {l.split('cosine')[1].split()[0]}" for l in q["lines"] if "cosine" in l)

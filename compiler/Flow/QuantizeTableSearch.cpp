@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
+#include <numeric>
 #include <mutex>
 #include <cstdio>
 #include <map>
@@ -78,10 +79,23 @@ Result<LoweredGraph> lowerGraph(mlir::ModuleOp top, const top::WeightStore &weig
 class SetScorer {
 public:
   virtual ~SetScorer() = default;
+  // Score the mean over samples instead of the smallest.
+  void setMeanOverSamples(bool mean) { mean_ = mean; }
   // Nothing kept out; prepares the later calls.
   virtual Result<double> init() = 0;
   // `keep` kept out, on the first `count` samples (0: all).
   virtual Result<double> score(const std::set<std::string> &keep, size_t count) = 0;
+
+protected:
+  // The samples' cosines (each the smallest over the outputs) as one score.
+  double overSamples(const std::vector<double> &cosines) const {
+    if (cosines.empty()) return 1;
+    if (mean_) return std::accumulate(cosines.begin(), cosines.end(), 0.0) / double(cosines.size());
+    return *std::min_element(cosines.begin(), cosines.end());
+  }
+
+private:
+  bool mean_ = false;
 };
 
 // Min output cosine against the Top interpreter's outputs of every sample,
@@ -117,18 +131,18 @@ public:
     });
     for (size_t i = 0; i < errors.size(); ++i)
       if (!errors[i]) return makeError("sample ", i + 1, ": ", errors[i].message());
-    double worst = 1;
+    std::vector<double> cosines;
     for (size_t i = 0; i < samples_.size(); ++i) {
       std::vector<const Bytes *> v;
       for (const Bytes &b : baseValues_[i]) v.push_back(&b);
       auto c = outputCosine(base_.graph, v, i);
       if (!c) return c.status();
-      worst = std::min(worst, *c);
+      cosines.push_back(*c);
     }
-    return worst;
+    return overSamples(cosines);
   }
 
-  // The min output cosine over the first `count` samples (0: all) with
+  // The output cosine (smallest over outputs, over samples as set) of the first `count` samples (0: all) with
   // `keep` in fp32 (and `table`'s thresholds: the base's by default);
   // samples run in parallel.
   Result<double> cosineWith(const std::set<std::string> &keep, size_t count,
@@ -140,12 +154,12 @@ public:
     parallelFor(int64_t(n), 1, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) cos[size_t(i)] = run(*c, size_t(i));
     });
-    double worst = 1;
+    std::vector<double> cosines;
     for (size_t i = 0; i < n; ++i) {
       if (!cos[i]) return makeError("sample ", i + 1, ": ", cos[i].message());
-      worst = std::min(worst, *cos[i]);
+      cosines.push_back(*cos[i]);
     }
-    return worst;
+    return overSamples(cosines);
   }
 
   Result<double> score(const std::set<std::string> &keep, size_t count) override { return cosineWith(keep, count); }
@@ -278,14 +292,14 @@ public:
       if (it != rounded_.end() && !keep.count(name)) calib::fakeQuantize(values, it->second);
     });
     const size_t n = count ? std::min(count, samples_.size()) : samples_.size();
-    double worst = 1;
+    std::vector<double> cosines;
     for (size_t i = 0; i < n; ++i) {
       auto out = (*interp)->run(samples_[i]);
       if (!out) return makeError("sample ", i + 1, ": ", out.message());
-      worst = std::min(worst, calib::minCosine(reference_[i], *out));
+      cosines.push_back(calib::minCosine(reference_[i], *out));
     }
     release(interp.take());
-    return worst;
+    return overSamples(cosines);
   }
 
 private:
@@ -436,6 +450,7 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     scorer = std::make_unique<Evaluator>(topModule, weights, calibration, samples, reference.take(), options.levers,
                                          options.convInputs);
   }
+  scorer->setMeanOverSamples(options.meanOverSamples);
   QuantizeTableSearchResult r;
   r.activationCeiling = options.activationCeiling;
   auto base = scorer->init();

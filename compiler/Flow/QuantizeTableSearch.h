@@ -55,7 +55,8 @@ namespace tpu::flow {
 enum class SearchRank { Prefix, Alone, Forward };
 
 struct QuantizeTableSearchOptions {
-  double minCosine = 0.99;  // target: min over samples and outputs
+  double minCosine = 0.99;  // target: min over outputs, then min over samples (mean with meanOverSamples)
+  bool meanOverSamples = false; // score and target the mean over samples instead of the smallest
   SearchRank rank = SearchRank::Prefix;
   size_t maxLayers = 0;     // stop after this many fp32 tensors (0: no limit)
   size_t rankSamples = 1;   // Alone, Forward: the samples each candidate is ranked on (the first N; 0: all)

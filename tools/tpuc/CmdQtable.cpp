@@ -17,7 +17,7 @@ namespace {
 int runQtable(int argc, char **argv) {
   tpu::ArgParser args("qtable", "model.top.mlir --calibration-table model.cali --dataset DIR | --data "
                                 "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] "
-                                "[--rank prefix|alone|forward] [--rank-samples 1] [--activation-ceiling] [--no-uint8] [--bias-correction] [--round-weights] "
+                                "[--rank prefix|alone|forward] [--rank-samples 1] [--over-samples min|mean] [--activation-ceiling] [--no-uint8] [--bias-correction] [--round-weights] "
                                 "[--per-channel-weights] [--int16-pointwise] -o model.qtable");
   args.positionals(1, 1, "model");
   args.option("--calibration-table", "calibration table from tpuc calibrate");
@@ -33,6 +33,8 @@ int runQtable(int argc, char **argv) {
                         "cosine most together with those already chosen (N evaluations per round)");
   args.option("--rank-samples", "alone, forward: rank each tensor on the first N samples (default 1; the additions "
                                 "are checked on all)");
+  args.option("--over-samples", "min (default): every sample must reach the target, or mean: their mean cosine "
+                                "must (the search ranks by the same)");
   args.flag("--activation-ceiling", "measure a bound instead of the Tpu module: the Top interpreter with fp32 weights "
                                     "and every tensor the INT8 lowering holds in int8 rounded at its scale; the search "
                                     "picks tensors to leave unrounded (the output lists them as comments)");
@@ -65,6 +67,10 @@ int runQtable(int argc, char **argv) {
              : rank == "alone" ? tpu::flow::SearchRank::Alone
                                : tpu::flow::SearchRank::Forward;
   opt.activationCeiling = args.isSet("--activation-ceiling");
+  const std::string over = args.get("--over-samples", "min");
+  if (over != "min" && over != "mean")
+    return tpuc::fail("qtable", "--over-samples must be min or mean, got '" + over + "'");
+  opt.meanOverSamples = over == "mean";
   auto rankSamples = args.getInt("--rank-samples", 1);
   if (!rankSamples) return tpuc::fail("qtable", rankSamples.message());
   if (*rankSamples < 1) return tpuc::fail("qtable", "--rank-samples must be >= 1");
