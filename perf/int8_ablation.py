@@ -26,6 +26,10 @@ deployment per column:
                                                default calibration made with the lever
                                                flags (its max check scores KL and max
                                                with every lever, as tpuc flow does)
+  hand-off + bias correction, KL+tune 3 on it  per-channel weights, int16 hand-off,
+                                               bias correction (8 samples), UINT8, on
+                                               KL+--tune 3 thresholds scored with those
+                                               levers (one tune sample)
 
 Each cell is the output cosine against the Top interpreter's fp32: per test
 input the smallest over the model's outputs, then the mean over the test
@@ -82,6 +86,7 @@ THRESHOLD_COLUMNS = [  # (key, header, calibrate flags); max and kl come from on
 ]
 # (key, header, calibration key, equalized module, deploy flags)
 ALL_LEVERS = ["--bias-correction", "--round-weights", "--per-channel-weights", "--int16-pointwise"]
+HANDOFF_BC = ["--per-channel-weights", "--int16-pointwise", "--bias-correction"]
 LEVER_COLUMNS = [
     ("uint8", "+UINT8", "default", False, []),
     ("equalize", "+equalization", "eq_default", True, ["--no-uint8"]),
@@ -90,7 +95,11 @@ LEVER_COLUMNS = [
     ("perchannel", "+per-channel weights", "default", False, ["--no-uint8", "--per-channel-weights"]),
     ("int16pw", "+int16 pointwise", "default", False, ["--no-uint8", "--per-channel-weights", "--int16-pointwise"]),
     ("all", "all combined", "eq_levers", True, ALL_LEVERS),
+    ("tuned", "hand-off + bias correction, KL+tune 3 on it", "tuned_handoff", False, [*HANDOFF_BC, "--input-num", "8"]),
 ]
+# The tuned column's thresholds: --tune scores each candidate on the INT8 Tpu
+# interpreter of the lowering it is deployed with (levers included), one sample.
+TUNED_CALIBRATION = ["--calibration-method", "kl", "--tune", "3", "--tune-samples", "1", *HANDOFF_BC]
 
 
 # The two mixed-precision searches on the all-combined setting: greedy (each
@@ -268,6 +277,9 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     tables["eq_levers"] = os.path.join(work, "eq_levers.cali")
     jobs.append(("equalized levers", [tpuc, "calibrate", eq_top, *common, *ALL_LEVERS, "-o", tables["eq_levers"]],
                  tables["eq_levers"]))
+    tables["tuned_handoff"] = os.path.join(work, "tuned_handoff.cali")
+    jobs.append(("tuned hand-off", [tpuc, "calibrate", top, *common, *TUNED_CALIBRATION, "-o", tables["tuned_handoff"]],
+                 tables["tuned_handoff"]))
     # With --columns: only the tables those columns read (max comes with kl).
     needed = {calib for lk, _, calib, *_ in LEVER_COLUMNS if lk in a.columns} | \
         {ck for ck, *_ in THRESHOLD_COLUMNS if ck in a.columns}
@@ -303,8 +315,9 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     def score(name, module, cali, flags):
         bmodel = os.path.join(work, f"{name}.bmodel")
         t0 = time.time()
+        # Bias correction and rounding read --tune-samples samples unless the column names its own count.
         run([tpuc, "deploy", module, "--quantize", "INT8", "--calibration-table", cali, *flags,
-             *(["--calibration-data", cali_dir, "--input-num", str(a.tune_samples)]
+             *(["--calibration-data", cali_dir] + ([] if "--input-num" in flags else ["--input-num", str(a.tune_samples)])
                if {"--bias-correction", "--round-weights"} & set(flags) else []),
              "-o", bmodel], log, bmodel)
         times[name + " deploy"] = time.time() - t0
@@ -341,7 +354,7 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     cells = {}
     columns = [(ck, top, ck, ["--no-uint8"]) for ck, _, _ in THRESHOLD_COLUMNS] + \
               [(lk, eq_top if eq else top, calib, flags) for lk, _, calib, eq, flags in LEVER_COLUMNS]
-    columns.sort(key=lambda c: c[2] in ("kl_tune", "search"))
+    columns.sort(key=lambda c: c[2] in ("kl_tune", "search", "tuned_handoff"))
     for name, module, ck, flags in columns:
         if a.columns and name not in a.columns:
             if scored(name):
@@ -428,7 +441,10 @@ def main():
              f"columns: signed int8 everywhere (`--no-uint8`); lever columns: one lever on the default calibration; "
              f"all combined: every lever (UINT8, equalization, bias correction, rounding, per-channel weights, int16 "
              f"pointwise), calibrated with the lever flags (the default method's max check scores KL and max with "
-             f"every lever). "
+             f"every lever); hand-off + bias correction, KL+tune 3 on it: per-channel weights, int16 pointwise, bias "
+             f"correction (8 samples) and UINT8 on `tpuc calibrate --calibration-method kl --tune 3 --tune-samples 1 "
+             f"--per-channel-weights --int16-pointwise --bias-correction` (each tensor's 3 candidate thresholds "
+             f"scored on that lowering). "
              f"Mixed precision on the all-combined setting ({a.qtable_samples} calibration samples, min cosine): "
              f"`tpuc qtable --expected-cos 0.99 --max-float-layers 5` (greedy: each tensor alone in FP32, ranked "
              f"on one sample, added best first) and `--rank prefix` (the first k tensors, k by bisection).",
