@@ -49,8 +49,8 @@ bool sameTensorType(const backend::Tensor &a, const backend::Tensor &b) {
 // The module lowered to INT8 with `table`, `keep` in fp32 and `levers`, as
 // the back-end graph the Tpu interpreter runs.
 Result<LoweredGraph> lowerGraph(mlir::ModuleOp top, const top::WeightStore &weights,
-                              const calib::CalibrationTable &table, const std::set<std::string> &keep,
-                              const lowering::Int8Levers &levers, const lowering::TensorSamples *convInputs) {
+                                const calib::CalibrationTable &table, const std::set<std::string> &keep,
+                                const lowering::Int8Levers &levers, const lowering::TensorSamples *convInputs) {
   lowering::LoweringOptions lo;
   lo.mode = lowering::Quantize::INT8;
   lo.calibration = &table;
@@ -74,8 +74,9 @@ Result<LoweredGraph> lowerGraph(mlir::ModuleOp top, const top::WeightStore &weig
   return g;
 }
 
-// Scores a set of tensors kept out of int8: the smallest output cosine over
-// samples and outputs against the Top interpreter.
+// Scores a set of tensors kept out of int8: the output cosine against the
+// Top interpreter, the smallest over the outputs, then the smallest (or the
+// mean) over the samples.
 class SetScorer {
 public:
   virtual ~SetScorer() = default;
@@ -142,7 +143,7 @@ public:
     return overSamples(cosines);
   }
 
-  // The output cosine (smallest over outputs, over samples as set) of the first `count` samples (0: all) with
+  // The score (SetScorer) of the first `count` samples (0: all) with
   // `keep` in fp32 (and `table`'s thresholds: the base's by default);
   // samples run in parallel.
   Result<double> cosineWith(const std::set<std::string> &keep, size_t count,

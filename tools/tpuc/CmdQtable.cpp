@@ -17,7 +17,8 @@ namespace {
 int runQtable(int argc, char **argv) {
   tpu::ArgParser args("qtable", "model.top.mlir --calibration-table model.cali --dataset DIR | --data "
                                 "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] "
-                                "[--rank prefix|alone|forward] [--rank-samples 1] [--over-samples min|mean] [--activation-ceiling] [--no-uint8] [--bias-correction] [--round-weights] "
+                                "[--rank prefix|alone|forward] [--rank-samples 1] [--over-samples min|mean] "
+                                "[--activation-ceiling] [--no-uint8] [--bias-correction] [--round-weights] "
                                 "[--per-channel-weights] [--int16-pointwise] -o model.qtable");
   args.positionals(1, 1, "model");
   args.option("--calibration-table", "calibration table from tpuc calibrate");
