@@ -22,7 +22,14 @@ deployment per column:
   +int16 pointwise                             per-channel weights, and a conv
                                                read only by a 1x1 conv hands it
                                                its int16 accumulator
-  all combined                                 every lever
+  all combined                                 every lever, on the equalized module's
+                                               default calibration made with the lever
+                                               flags (its max check scores KL and max
+                                               with every lever, as tpuc flow does)
+  hand-off + bias correction, KL+tune 3 on it  per-channel weights, int16 hand-off,
+                                               bias correction (8 samples), UINT8, on
+                                               KL+--tune 3 thresholds scored with those
+                                               levers (one tune sample)
 
 Each cell is the output cosine against the Top interpreter's fp32: per test
 input the smallest over the model's outputs, then the mean over the test
@@ -79,6 +86,7 @@ THRESHOLD_COLUMNS = [  # (key, header, calibrate flags); max and kl come from on
 ]
 # (key, header, calibration key, equalized module, deploy flags)
 ALL_LEVERS = ["--bias-correction", "--round-weights", "--per-channel-weights", "--int16-pointwise"]
+HANDOFF_BC = ["--per-channel-weights", "--int16-pointwise", "--bias-correction"]
 LEVER_COLUMNS = [
     ("uint8", "+UINT8", "default", False, []),
     ("equalize", "+equalization", "eq_default", True, ["--no-uint8"]),
@@ -86,8 +94,12 @@ LEVER_COLUMNS = [
     ("rounding", "+rounding", "default", False, ["--no-uint8", "--round-weights"]),
     ("perchannel", "+per-channel weights", "default", False, ["--no-uint8", "--per-channel-weights"]),
     ("int16pw", "+int16 pointwise", "default", False, ["--no-uint8", "--per-channel-weights", "--int16-pointwise"]),
-    ("all", "all combined", "eq_default", True, ALL_LEVERS),
+    ("all", "all combined", "eq_levers", True, ALL_LEVERS),
+    ("tuned", "hand-off + bias correction, KL+tune 3 on it", "tuned_handoff", False, [*HANDOFF_BC, "--input-num", "8"]),
 ]
+# The tuned column's thresholds: --tune scores each candidate on the INT8 Tpu
+# interpreter of the lowering it is deployed with (levers included), one sample.
+TUNED_CALIBRATION = ["--calibration-method", "kl", "--tune", "3", "--tune-samples", "1", *HANDOFF_BC]
 
 
 # The two mixed-precision searches on the all-combined setting: greedy (each
@@ -259,6 +271,15 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     tables["eq_default"] = os.path.join(work, "eq_default.cali")
     jobs.append(("equalized default", [tpuc, "calibrate", eq_top, *common, "-o", tables["eq_default"]],
                  tables["eq_default"]))
+    # All combined: the default calibration told the levers, so that its max
+    # check scores KL and max on the arithmetic that is deployed (as tpuc
+    # flow does with the same flags).
+    tables["eq_levers"] = os.path.join(work, "eq_levers.cali")
+    jobs.append(("equalized levers", [tpuc, "calibrate", eq_top, *common, *ALL_LEVERS, "-o", tables["eq_levers"]],
+                 tables["eq_levers"]))
+    tables["tuned_handoff"] = os.path.join(work, "tuned_handoff.cali")
+    jobs.append(("tuned hand-off", [tpuc, "calibrate", top, *common, *TUNED_CALIBRATION, "-o", tables["tuned_handoff"]],
+                 tables["tuned_handoff"]))
     # With --columns: only the tables those columns read (max comes with kl).
     needed = {calib for lk, _, calib, *_ in LEVER_COLUMNS if lk in a.columns} | \
         {ck for ck, *_ in THRESHOLD_COLUMNS if ck in a.columns}
@@ -294,8 +315,9 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     def score(name, module, cali, flags):
         bmodel = os.path.join(work, f"{name}.bmodel")
         t0 = time.time()
+        # Bias correction and rounding read --tune-samples samples unless the column names its own count.
         run([tpuc, "deploy", module, "--quantize", "INT8", "--calibration-table", cali, *flags,
-             *(["--calibration-data", cali_dir, "--input-num", str(a.tune_samples)]
+             *(["--calibration-data", cali_dir] + ([] if "--input-num" in flags else ["--input-num", str(a.tune_samples)])
                if {"--bias-correction", "--round-weights"} & set(flags) else []),
              "-o", bmodel], log, bmodel)
         times[name + " deploy"] = time.time() - t0
@@ -313,18 +335,18 @@ def ablate(key, model, a, tpuc, tpuc_opt):
               f"IoU@0.3 {cell['iou']:.3f} (min {cell['iou_min']:.3f})", flush=True)
         return cell
 
-    # Mixed precision needs only the equalized default table: it runs while the
+    # Mixed precision needs only the all-combined table: it runs while the
     # columns are scored (with --columns: not run, an earlier result is read).
     qprocs = []
     searches = [] if a.columns else a.qtable
     if searches:
-        table("eq_default")
+        table("eq_levers")
     for name in searches:
         qt = os.path.join(work, f"{name}.qtable")
         if REUSE and (os.path.exists(qt) or recently_written(os.path.join(work, f"qtable_{name}.log"))):
             continue
         f = open(os.path.join(work, f"qtable_{name}.log"), "w")
-        cmd = [tpuc, "qtable", eq_top, "--calibration-table", tables["eq_default"], "--dataset", cali_dir,
+        cmd = [tpuc, "qtable", eq_top, "--calibration-table", tables["eq_levers"], "--dataset", cali_dir,
                "--input-num", str(a.qtable_samples), "--expected-cos", "0.99", *QTABLE_SEARCHES[name], *ALL_LEVERS,
                "-o", qt]
         qprocs.append((name, subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), time.time(), f))
@@ -332,16 +354,19 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     cells = {}
     columns = [(ck, top, ck, ["--no-uint8"]) for ck, _, _ in THRESHOLD_COLUMNS] + \
               [(lk, eq_top if eq else top, calib, flags) for lk, _, calib, eq, flags in LEVER_COLUMNS]
-    columns.sort(key=lambda c: c[2] in ("kl_tune", "search"))
+    columns.sort(key=lambda c: c[2] in ("kl_tune", "search", "tuned_handoff"))
     for name, module, ck, flags in columns:
         if a.columns and name not in a.columns:
             if scored(name):
                 cells[name] = score(name, module, None, flags)
             continue
         cells[name] = score(name, module, table(ck), flags)
-    fallback = [l.strip("# \n") for l in open(tables["default"]) if l.startswith("# method")] \
-        if os.path.exists(tables["default"]) else []
-    result = dict(model=model, cells=cells, times=times, default_method=fallback[0] if fallback else "?")
+    def method(ck):
+        lines = [l.strip("# \n") for l in open(tables[ck]) if l.startswith("# method")] \
+            if os.path.exists(tables[ck]) else []
+        return lines[0] if lines else "?"
+    result = dict(model=model, cells=cells, times=times, default_method=method("default"),
+                  all_method=method("eq_levers"))
     for name, proc, t0, f in qprocs:
         if proc.wait() not in (0, 1):
             fail(f"{key}: tpuc qtable ({name}) failed (exit {proc.returncode}), see {f.name}")
@@ -415,7 +440,11 @@ def main():
              f"build/tools/tpuc/tpuc --cali {a.cali} --test {a.test} --tune-samples {a.tune_samples}`. Threshold "
              f"columns: signed int8 everywhere (`--no-uint8`); lever columns: one lever on the default calibration; "
              f"all combined: every lever (UINT8, equalization, bias correction, rounding, per-channel weights, int16 "
-             f"pointwise). "
+             f"pointwise), calibrated with the lever flags (the default method's max check scores KL and max with "
+             f"every lever); hand-off + bias correction, KL+tune 3 on it: per-channel weights, int16 pointwise, bias "
+             f"correction (8 samples) and UINT8 on `tpuc calibrate --calibration-method kl --tune 3 --tune-samples 1 "
+             f"--per-channel-weights --int16-pointwise --bias-correction` (each tensor's 3 candidate thresholds "
+             f"scored on that lowering). "
              f"Mixed precision on the all-combined setting ({a.qtable_samples} calibration samples, min cosine): "
              f"`tpuc qtable --expected-cos 0.99 --max-float-layers 5` (greedy: each tensor alone in FP32, ranked "
              f"on one sample, added best first) and `--rank prefix` (the first k tensors, k by bisection).",
@@ -442,7 +471,7 @@ def main():
         mins = ", ".join(f"{h} {r['cells'][k]['cos_min']:.4f}" + (f"/{r['cells'][k]['iou_min']:.3f}" if m.get("iou") else "")
                          for h, k in zip(headers, ckeys) if k in r["cells"])
         notes.append(f"- {m['label']}: minimum over the test inputs: {mins}. Default calibration wrote "
-                     f"`{r['default_method']}`.")
+                     f"`{r['default_method']}`, all combined's `{r['all_method']}`.")
         q = r.get("qtable greedy")
         if q:
             steps = ", ".join(f"`{l.split()[0]}` {l.split('cosine')[1].split()[0]}" for l in q["lines"] if "cosine" in l)

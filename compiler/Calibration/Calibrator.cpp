@@ -226,6 +226,17 @@ void fakeQuantize(std::vector<float> &values, const TensorRange &range) {
   for (float &x : values) x = std::clamp(std::nearbyint(x * inv), lo, hi) * scale;
 }
 
+double minCosine(const NpzMap &ref, const NpzMap &got) {
+  double worst = 1;
+  for (const auto &[name, r] : ref) {
+    auto it = got.find(name);
+    if (it == got.end() || r.dtype != "float32" || it->second.numel() != r.numel()) continue;
+    std::vector<float> a = r.toFloat(), b = it->second.toFloat();
+    worst = std::min(worst, kernels::compareTensors(a.data(), b.data(), r.numel()).cosine);
+  }
+  return worst;
+}
+
 namespace {
 
 mlir::func::FuncOp entryFunction(mlir::ModuleOp module) {
@@ -246,18 +257,6 @@ bool isBoundedOutput(mlir::Operation *op) {
   auto limit = op->getAttrOfType<mlir::FloatAttr>("relu_limit");
   auto relu = op->getAttrOfType<mlir::BoolAttr>("do_relu");
   return limit && relu && relu.getValue() && limit.getValueAsDouble() >= 0;
-}
-
-// Cosine of every output of `got` against `ref`, the smallest.
-double minCosine(const NpzMap &ref, const NpzMap &got) {
-  double worst = 1;
-  for (const auto &[name, r] : ref) {
-    auto it = got.find(name);
-    if (it == got.end() || r.dtype != "float32" || it->second.numel() != r.numel()) continue;
-    std::vector<float> a = r.toFloat(), b = it->second.toFloat();
-    worst = std::min(worst, kernels::compareTensors(a.data(), b.data(), r.numel()).cosine);
-  }
-  return worst;
 }
 
 using Dump = std::map<std::string, std::vector<float>>;

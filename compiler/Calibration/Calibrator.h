@@ -94,6 +94,9 @@ double methodThreshold(Method method, const TensorStats &stats);
 // even, saturate, back to float.
 void fakeQuantize(std::vector<float> &values, const TensorRange &range);
 
+// The cosine of every float32 output of `got` against `ref` (by name), the smallest.
+double minCosine(const NpzMap &ref, const NpzMap &got);
+
 struct CalibrationOptions {
   Method method = kDefaultMethod;
   int bins = 2048;

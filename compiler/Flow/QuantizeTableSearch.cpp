@@ -7,11 +7,13 @@
 #include "compiler/Lowering/Lowering.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
 #include "compiler/Backend/QuantRef.h"
+#include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
+#include <numeric>
 #include <mutex>
 #include <cstdio>
 #include <map>
@@ -44,9 +46,62 @@ bool sameTensorType(const backend::Tensor &a, const backend::Tensor &b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.scale == b.scale && a.data == b.data;
 }
 
+// The module lowered to INT8 with `table`, `keep` in fp32 and `levers`, as
+// the back-end graph the Tpu interpreter runs.
+Result<LoweredGraph> lowerGraph(mlir::ModuleOp top, const top::WeightStore &weights,
+                                const calib::CalibrationTable &table, const std::set<std::string> &keep,
+                                const lowering::Int8Levers &levers, const lowering::TensorSamples *convInputs) {
+  lowering::LoweringOptions lo;
+  lo.mode = lowering::Quantize::INT8;
+  lo.calibration = &table;
+  lo.keepF32 = keep;
+  lo.levers = levers;
+  lo.samples = convInputs;
+  auto lowered = lowering::lowerToTpu(top, weights, lo);
+  if (!lowered) return lowered.status();
+  auto graph = exporter::toGraph(*lowered->module, lowered->weights.arrays());
+  if (!graph) return graph.status();
+  TPU_RETURN_IF_ERROR(graph->validate());
+  LoweredGraph g;
+  g.graph = graph.take();
+  // The graph's ops are the function's Tpu ops in order (TpuToGraph).
+  lowered->module->walk([&](mlir::Operation *op) {
+    if (mlir::isa<tpuir::BackendOpInterface>(op)) g.keys.push_back({op->getName(), op->getAttrDictionary()});
+  });
+  if (g.keys.size() != g.graph.ops.size()) return makeError("the graph's ops do not match the module's Tpu ops");
+  for (size_t k = 0; k < g.graph.ops.size(); ++k)
+    g.opByOutput[g.graph.tensors[size_t(g.graph.ops[k].output)].name] = int(k);
+  return g;
+}
+
+// Scores a set of tensors kept out of int8: the output cosine against the
+// Top interpreter, the smallest over the outputs, then the smallest (or the
+// mean) over the samples.
+class SetScorer {
+public:
+  virtual ~SetScorer() = default;
+  // Score the mean over samples instead of the smallest.
+  void setMeanOverSamples(bool mean) { mean_ = mean; }
+  // Nothing kept out; prepares the later calls.
+  virtual Result<double> init() = 0;
+  // `keep` kept out, on the first `count` samples (0: all).
+  virtual Result<double> score(const std::set<std::string> &keep, size_t count) = 0;
+
+protected:
+  // The samples' cosines (each the smallest over the outputs) as one score.
+  double overSamples(const std::vector<double> &cosines) const {
+    if (cosines.empty()) return 1;
+    if (mean_) return std::accumulate(cosines.begin(), cosines.end(), 0.0) / double(cosines.size());
+    return *std::min_element(cosines.begin(), cosines.end());
+  }
+
+private:
+  bool mean_ = false;
+};
+
 // Min output cosine against the Top interpreter's outputs of every sample,
 // computed once; evaluations run incrementally against the all-int8 run.
-class Evaluator {
+class Evaluator : public SetScorer {
 public:
   Evaluator(mlir::ModuleOp top, const top::WeightStore &weights, calib::CalibrationTable cali,
             const std::vector<NpzMap> &samples, std::vector<NpzMap> reference, const lowering::Int8Levers &levers,
@@ -57,8 +112,8 @@ public:
   const calib::CalibrationTable &table() const { return cali_; }
 
   // The all-int8 lowering and every tensor's value on every sample.
-  Result<double> init() {
-    auto base = lower(cali_, {});
+  Result<double> init() override {
+    auto base = lowerGraph(top_, weights_, cali_, {}, levers_, convInputs_);
     if (!base) return base.status();
     base_ = base.take();
     baseValues_.assign(samples_.size(), {});
@@ -77,62 +132,40 @@ public:
     });
     for (size_t i = 0; i < errors.size(); ++i)
       if (!errors[i]) return makeError("sample ", i + 1, ": ", errors[i].message());
-    double worst = 1;
+    std::vector<double> cosines;
     for (size_t i = 0; i < samples_.size(); ++i) {
       std::vector<const Bytes *> v;
       for (const Bytes &b : baseValues_[i]) v.push_back(&b);
       auto c = outputCosine(base_.graph, v, i);
       if (!c) return c.status();
-      worst = std::min(worst, *c);
+      cosines.push_back(*c);
     }
-    return worst;
+    return overSamples(cosines);
   }
 
-  // The min output cosine over the first `count` samples (0: all) with
+  // The score (SetScorer) of the first `count` samples (0: all) with
   // `keep` in fp32 (and `table`'s thresholds: the base's by default);
   // samples run in parallel.
   Result<double> cosineWith(const std::set<std::string> &keep, size_t count,
                             const calib::CalibrationTable *table = nullptr) {
-    auto c = lower(table ? *table : cali_, keep);
+    auto c = lowerGraph(top_, weights_, table ? *table : cali_, keep, levers_, convInputs_);
     if (!c) return c.status();
     const size_t n = count ? std::min(count, samples_.size()) : samples_.size();
     std::vector<Result<double>> cos(n, makeError("not run"));
     parallelFor(int64_t(n), 1, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) cos[size_t(i)] = run(*c, size_t(i));
     });
-    double worst = 1;
+    std::vector<double> cosines;
     for (size_t i = 0; i < n; ++i) {
       if (!cos[i]) return makeError("sample ", i + 1, ": ", cos[i].message());
-      worst = std::min(worst, *cos[i]);
+      cosines.push_back(*cos[i]);
     }
-    return worst;
+    return overSamples(cosines);
   }
+
+  Result<double> score(const std::set<std::string> &keep, size_t count) override { return cosineWith(keep, count); }
 
 private:
-  Result<LoweredGraph> lower(const calib::CalibrationTable &table, const std::set<std::string> &keep) const {
-    lowering::LoweringOptions lo;
-    lo.mode = lowering::Quantize::INT8;
-    lo.calibration = &table;
-    lo.keepF32 = keep;
-    lo.levers = levers_;
-    lo.samples = convInputs_;
-    auto lowered = lowering::lowerToTpu(top_, weights_, lo);
-    if (!lowered) return lowered.status();
-    auto graph = exporter::toGraph(*lowered->module, lowered->weights.arrays());
-    if (!graph) return graph.status();
-    TPU_RETURN_IF_ERROR(graph->validate());
-    LoweredGraph g;
-    g.graph = graph.take();
-    // The graph's ops are the function's Tpu ops in order (TpuToGraph).
-    lowered->module->walk([&](mlir::Operation *op) {
-      if (mlir::isa<tpuir::BackendOpInterface>(op)) g.keys.push_back({op->getName(), op->getAttrDictionary()});
-    });
-    if (g.keys.size() != g.graph.ops.size()) return makeError("the graph's ops do not match the module's Tpu ops");
-    for (size_t k = 0; k < g.graph.ops.size(); ++k)
-      g.opByOutput[g.graph.tensors[size_t(g.graph.ops[k].output)].name] = int(k);
-    return g;
-  }
-
   // Sample s through `c`: an op identical to the base's op of its output's
   // name, all of whose inputs hold the base run's values, takes the base
   // value; any other op is evaluated, and its value is the base's again
@@ -212,6 +245,93 @@ private:
   std::vector<std::vector<Bytes>> baseValues_;
 };
 
+// The activation rounding bound (QuantizeTableSearch.h): the Top
+// interpreter with every tensor the all-int8 lowering holds in int8 rounded
+// as tpu.cast rounds it, those kept out left unrounded. The rounding is a
+// hook of the interpreter, so concurrent scores each take an interpreter of
+// their own from a pool.
+class CeilingScorer : public SetScorer {
+public:
+  CeilingScorer(mlir::ModuleOp top, const top::WeightStore &weights, const calib::CalibrationTable &cali,
+                const std::vector<NpzMap> &samples, std::vector<NpzMap> reference, const lowering::Int8Levers &levers,
+                const lowering::TensorSamples *convInputs)
+      : top_(top), weights_(weights), cali_(cali), samples_(samples), reference_(std::move(reference)),
+        levers_(levers), convInputs_(convInputs) {}
+
+  // The rounded tensors by Top tensor name, each as the range whose fake
+  // quantization is its int8 type's rounding.
+  const std::map<std::string, calib::TensorRange> &rounded() const { return rounded_; }
+
+  Result<double> init() override {
+    auto lowered = lowerGraph(top_, weights_, cali_, {}, levers_, convInputs_);
+    if (!lowered) return lowered.status();
+    auto interp = acquire();
+    if (!interp) return interp.status();
+    auto dump = (*interp)->run(samples_.front(), true);
+    if (!dump) return makeError("sample 1: ", dump.message());
+    release(interp.take());
+    // An int8 tensor is a Top tensor, or one cast to int8 (`<name>_i8`);
+    // the lowering's own tensors (a requant for a concat) have no Top value.
+    for (const backend::Tensor &t : lowered->graph.tensors) {
+      if (t.isWeight() || !backend::isInt8Like(t.dtype)) continue;
+      std::string name = t.name;
+      if (!dump->count(name) && name.size() > 3 && name.compare(name.size() - 3, 3, "_i8") == 0)
+        name.resize(name.size() - 3);
+      if (!dump->count(name)) continue;
+      const bool isUnsigned = t.dtype == backend::DType::U8;
+      const double levels = isUnsigned ? 255.0 : 127.0;
+      rounded_[name] = calib::TensorRange{double(t.scale) * levels, isUnsigned ? 0.0 : -1.0, double(t.scale) * levels};
+    }
+    return score({}, 0);
+  }
+
+  Result<double> score(const std::set<std::string> &keep, size_t count) override {
+    auto interp = acquire();
+    if (!interp) return interp.status();
+    (*interp)->setResultHook([&](const std::string &name, std::vector<float> &values) {
+      auto it = rounded_.find(name);
+      if (it != rounded_.end() && !keep.count(name)) calib::fakeQuantize(values, it->second);
+    });
+    const size_t n = count ? std::min(count, samples_.size()) : samples_.size();
+    std::vector<double> cosines;
+    for (size_t i = 0; i < n; ++i) {
+      auto out = (*interp)->run(samples_[i]);
+      if (!out) return makeError("sample ", i + 1, ": ", out.message());
+      cosines.push_back(calib::minCosine(reference_[i], *out));
+    }
+    release(interp.take());
+    return overSamples(cosines);
+  }
+
+private:
+  Result<std::unique_ptr<top::TopInterpreter>> acquire() {
+    {
+      std::lock_guard<std::mutex> lock(poolMutex_);
+      if (!pool_.empty()) {
+        auto interp = std::move(pool_.back());
+        pool_.pop_back();
+        return interp;
+      }
+    }
+    return top::TopInterpreter::create(top_, weights_.arrays());
+  }
+  void release(std::unique_ptr<top::TopInterpreter> interp) {
+    std::lock_guard<std::mutex> lock(poolMutex_);
+    pool_.push_back(std::move(interp));
+  }
+
+  mlir::ModuleOp top_;
+  const top::WeightStore &weights_;
+  const calib::CalibrationTable &cali_;
+  const std::vector<NpzMap> &samples_;
+  std::vector<NpzMap> reference_;
+  lowering::Int8Levers levers_;
+  const lowering::TensorSamples *convInputs_;
+  std::map<std::string, calib::TensorRange> rounded_;
+  std::mutex poolMutex_;
+  std::vector<std::unique_ptr<top::TopInterpreter>> pool_;
+};
+
 // The Top interpreter's outputs of every sample.
 Result<std::vector<NpzMap>> topReferences(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples) {
   auto topInterp = top::TopInterpreter::create(topModule);
@@ -225,22 +345,24 @@ Result<std::vector<NpzMap>> topReferences(mlir::ModuleOp topModule, const std::v
   return reference;
 }
 
-// Calibrated tensors other than the inputs, in program order.
-std::vector<std::string> candidatesInOrder(mlir::ModuleOp module, const calib::CalibrationTable &calibration,
-                                           const std::set<std::string> &inputs) {
-  std::vector<std::string> names;
+// `names` in program order: inputs first, then the ops' results, then any
+// named only by the function's result list (the model outputs).
+std::vector<std::string> inProgramOrder(mlir::ModuleOp module, const std::set<std::string> &names,
+                                        const std::set<std::string> &inputs) {
+  std::vector<std::string> ordered;
   std::set<std::string> seen;
+  for (const std::string &n : inputs)
+    if (names.count(n) && seen.insert(n).second) ordered.push_back(n);
   module.walk([&](mlir::func::FuncOp f) {
     for (mlir::Operation &op : f.getBody().front())
       if (auto nl = mlir::dyn_cast<mlir::NameLoc>(op.getLoc())) {
         std::string n = nl.getName().str();
-        if (calibration.tensors.count(n) && !inputs.count(n) && seen.insert(n).second) names.push_back(n);
+        if (names.count(n) && seen.insert(n).second) ordered.push_back(n);
       }
   });
-  // Named only by the function's result list (the model outputs): last.
-  for (const auto &entry : calibration.tensors)
-    if (!inputs.count(entry.first) && seen.insert(entry.first).second) names.push_back(entry.first);
-  return names;
+  for (const std::string &n : names)
+    if (seen.insert(n).second) ordered.push_back(n);
+  return ordered;
 }
 
 std::set<std::string> inputNames(mlir::ModuleOp module) {
@@ -253,11 +375,51 @@ std::set<std::string> inputNames(mlir::ModuleOp module) {
   return names;
 }
 
+// Per tensor of `names`, the tensors of `names` that the ops reading it
+// produce, each with the relu that is its only reader (the lowering fuses
+// it into the op: the op's int8 result is the relu's).
+std::map<std::string, std::vector<std::string>> readersIn(mlir::ModuleOp module, const std::set<std::string> &names) {
+  std::map<std::string, std::vector<std::string>> readers;
+  auto nameOf = [&](mlir::Operation *op) -> std::string {
+    auto nl = op ? mlir::dyn_cast<mlir::NameLoc>(op->getLoc()) : mlir::NameLoc();
+    return nl && names.count(nl.getName().str()) ? nl.getName().str() : std::string();
+  };
+  auto add = [](std::vector<std::string> &list, const std::string &n) {
+    if (!n.empty() && std::find(list.begin(), list.end(), n) == list.end()) list.push_back(n);
+  };
+  module.walk([&](mlir::Operation *op) {
+    const std::string reader = nameOf(op);
+    if (reader.empty()) return;
+    for (mlir::Value v : op->getOperands()) {
+      const std::string read = nameOf(v.getDefiningOp());
+      if (read.empty()) continue;
+      add(readers[read], reader);
+      if (op->getNumResults() == 1 && op->getResult(0).hasOneUse())
+        if (auto relu = mlir::dyn_cast<top::ReluOp>(*op->getResult(0).getUsers().begin()))
+          add(readers[read], nameOf(relu));
+    }
+  });
+  return readers;
+}
+
 } // namespace
 
 std::string QuantizeTableSearchResult::format(double minCosine) const {
   std::ostringstream os;
   char line[160];
+  if (activationCeiling) {
+    // A bound, not a table for deploy: every line is a comment.
+    os << "# tpuc qtable --activation-ceiling: Top interpreter, fp32 weights, the INT8 lowering's int8 tensors "
+          "rounded; tensors left unrounded:\n";
+    std::snprintf(line, sizeof line, "# all rounded: cosine %.6f; target %.6f (%s)\n", int8Cosine, minCosine,
+                  reached ? "reached" : "not reached");
+    os << line;
+    for (const LayerCosine &c : chosen) {
+      std::snprintf(line, sizeof line, " cosine %.6f with this and the lines above\n", c.cosine);
+      os << "# " << c.name << line;
+    }
+    return os.str();
+  }
   os << "# quantize table from tpuc qtable: tensors kept in F32\n";
   std::snprintf(line, sizeof line, "# all int8: cosine %.6f; target %.6f (%s)\n", int8Cosine, minCosine,
                 reached ? "reached" : "not reached");
@@ -278,17 +440,42 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     return makeError("the cosine target must be in (-1, 1], got ", options.minCosine);
   auto reference = topReferences(topModule, samples);
   if (!reference) return reference.status();
-  Evaluator eval(topModule, weights, calibration, samples, reference.take(), options.levers, options.convInputs);
-  const std::vector<std::string> candidates = candidatesInOrder(topModule, calibration, inputNames(topModule));
-  const size_t limit = options.maxLayers ? std::min(options.maxLayers, candidates.size()) : candidates.size();
-
+  std::unique_ptr<SetScorer> scorer;
+  CeilingScorer *ceiling = nullptr;
+  if (options.activationCeiling) {
+    auto c = std::make_unique<CeilingScorer>(topModule, weights, calibration, samples, reference.take(),
+                                             options.levers, options.convInputs);
+    ceiling = c.get();
+    scorer = std::move(c);
+  } else {
+    scorer = std::make_unique<Evaluator>(topModule, weights, calibration, samples, reference.take(), options.levers,
+                                         options.convInputs);
+  }
+  scorer->setMeanOverSamples(options.meanOverSamples);
   QuantizeTableSearchResult r;
+  r.activationCeiling = options.activationCeiling;
+  auto base = scorer->init();
+  if (!base) return base.status();
+  const std::set<std::string> inputs = inputNames(topModule);
+  std::set<std::string> names;
+  if (ceiling) {
+    for (const auto &entry : ceiling->rounded()) names.insert(entry.first);
+  } else {
+    for (const auto &entry : calibration.tensors)
+      if (!inputs.count(entry.first)) names.insert(entry.first);
+  }
+  const std::vector<std::string> candidates = inProgramOrder(topModule, names, inputs);
+  const size_t limit = options.maxLayers ? std::min(options.maxLayers, candidates.size()) : candidates.size();
+  const bool rankOnAll = !options.rankSamples || options.rankSamples >= samples.size();
+
   std::mutex progressMutex;
   size_t done = 0, planned = 1;
   if (options.rank == SearchRank::Prefix) {
     for (size_t n = limit; n; n /= 2) ++planned; // bisection steps
-  } else {
+  } else if (options.rank == SearchRank::Alone) {
     planned += candidates.size() + 2 * limit;
+  } else {
+    planned += limit * ((ceiling ? 1 : 2) * candidates.size() + (rankOnAll ? 0 : 1));
   }
   auto tick = [&] {
     std::lock_guard<std::mutex> lock(progressMutex);
@@ -297,8 +484,6 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
   auto finish = [&] {
     if (options.progress && done < planned) options.progress(planned, planned); // finished early
   };
-  auto base = eval.init();
-  if (!base) return base.status();
   r.int8Cosine = r.finalCosine = *base;
   tick();
   r.reached = r.int8Cosine >= options.minCosine;
@@ -313,7 +498,7 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     std::map<size_t, double> tried;
     while (lo <= hi) {
       size_t mid = lo + (hi - lo) / 2;
-      auto c = eval.cosineWith(prefix(mid), 0);
+      auto c = scorer->score(prefix(mid), 0);
       if (!c) return c.status();
       tick();
       tried[mid] = *c;
@@ -333,17 +518,80 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     return finish(), r;
   }
 
+  if (options.rank == SearchRank::Forward) {
+    // The units a round may add: each tensor, and (on the chip) each tensor
+    // with the tensors its readers produce: an fp32 op's int8 readers round
+    // its output again, so only with its readers in fp32 too does the
+    // tensor itself stay unrounded.
+    std::vector<std::vector<std::string>> units;
+    const auto readers = readersIn(topModule, names);
+    for (const std::string &c : candidates) {
+      units.push_back({c});
+      auto it = readers.find(c);
+      if (!ceiling && it != readers.end()) {
+        units.push_back({c});
+        units.back().insert(units.back().end(), it->second.begin(), it->second.end());
+      }
+    }
+    // Each round: every unit that adds something within the layer cap,
+    // added to the chosen set (in parallel, on the first rankSamples
+    // samples); the best is kept when it raises the cosine on every sample.
+    std::set<std::string> keep;
+    while (!r.reached) {
+      std::vector<std::set<std::string>> tries;
+      std::vector<std::vector<std::string>> added;
+      for (const auto &unit : units) {
+        std::set<std::string> k = keep;
+        std::vector<std::string> fresh;
+        for (const std::string &n : unit)
+          if (k.insert(n).second) fresh.push_back(n);
+        if (!fresh.empty() && k.size() <= limit && std::find(tries.begin(), tries.end(), k) == tries.end()) {
+          tries.push_back(std::move(k));
+          added.push_back(std::move(fresh));
+        }
+      }
+      if (tries.empty()) break;
+      std::vector<Result<double>> with(tries.size(), makeError("not run"));
+      parallelFor(int64_t(tries.size()), 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          with[size_t(i)] = scorer->score(tries[size_t(i)], options.rankSamples);
+          tick();
+        }
+      });
+      size_t best = 0;
+      for (size_t i = 0; i < tries.size(); ++i) {
+        if (!with[i]) return makeError("with '", added[i].front(), "' out of int8: ", with[i].message());
+        // Of equal cosines the unit that adds fewer tensors, then the first.
+        if (*with[i] > *with[best] || (*with[i] == *with[best] && added[i].size() < added[best].size())) best = i;
+      }
+      double cosine = *with[best];
+      if (!rankOnAll) {
+        auto all = scorer->score(tries[best], 0);
+        if (!all) return all.status();
+        tick();
+        cosine = *all;
+      }
+      if (cosine <= r.finalCosine) break; // no unit raises it
+      keep = tries[best];
+      for (size_t i = 0; i < added[best].size(); ++i)
+        r.chosen.push_back({added[best][i], cosine, i + 1 == added[best].size()});
+      r.finalCosine = cosine;
+      r.reached = cosine >= options.minCosine;
+    }
+    return finish(), r;
+  }
+
   // Candidates in parallel (each on the first rankSamples samples, one
   // thread); results in candidate order.
   std::vector<Result<double>> alone(candidates.size(), makeError("not run"));
   parallelFor(int64_t(candidates.size()), 1, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      alone[size_t(i)] = eval.cosineWith({candidates[size_t(i)]}, options.rankSamples);
+      alone[size_t(i)] = scorer->score({candidates[size_t(i)]}, options.rankSamples);
       tick();
     }
   });
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (!alone[i]) return makeError("with '", candidates[i], "' in F32: ", alone[i].message());
+    if (!alone[i]) return makeError("with '", candidates[i], "' out of int8: ", alone[i].message());
     r.ranked.push_back({candidates[i], *alone[i]});
   }
   // Best first; the candidates' order breaks ties (deterministic).
@@ -356,7 +604,7 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
   for (size_t i = 0, tried = 0; i < r.ranked.size() && r.chosen.size() < limit && tried < 2 * limit && !r.reached;
        ++i, ++tried) {
     keep.insert(r.ranked[i].name);
-    auto c = eval.cosineWith(keep, 0);
+    auto c = scorer->score(keep, 0);
     if (!c) return c.status();
     tick();
     if (*c <= r.finalCosine) {

@@ -10,6 +10,15 @@
 //    added best first, one evaluation per addition on every sample, each
 //    kept only when it raises the cosine (at most 2 x maxLayers tries),
 //    until the target is met.
+//  - Forward: each round tries every unit added to the set chosen so far
+//    (on the first rankSamples samples, in parallel) and adds the one that
+//    raises the cosine most (checked on every sample), until the target is
+//    met, maxLayers is reached or no unit raises it. A unit is a tensor, or
+//    a tensor with the tensors its readers produce (and the relu fused into
+//    a reader): an fp32 op's int8 readers round its output again, so only
+//    with them does the tensor stay unrounded. 2N evaluations per round: it
+//    measures what a unit adds to the others, where Alone ranks tensors in
+//    isolation.
 // An evaluation lowers the module with the candidate set in fp32 (and the
 // INT8 levers given) and runs the Tpu interpreter's arithmetic
 // incrementally: an op identical to the all-int8 module's op of the same
@@ -18,6 +27,15 @@
 // tensors change is computed again (the outputs are the ones a full run
 // gives, bit for bit).
 // The result is a quantize table for `tpuc deploy --quantize-table`.
+//
+// With activationCeiling the same searches measure a bound instead: the Top
+// interpreter in fp32 (weights and biases unrounded) with every tensor that
+// the INT8 lowering (with the given levers) holds in int8 rounded at that
+// tensor's scale and signedness, as tpu.cast rounds; a tensor in the set is
+// left unrounded. With nothing left out it is the best output cosine any
+// weight quantization can give with per-tensor activation scales; with a set,
+// what leaving those tensors unrounded could give (an fp32 op on the chip
+// removes less: its int8 readers round its output again).
 #pragma once
 
 #include "compiler/Calibration/Calibrator.h"
@@ -34,13 +52,15 @@
 
 namespace tpu::flow {
 
-enum class SearchRank { Prefix, Alone };
+enum class SearchRank { Prefix, Alone, Forward };
 
 struct QuantizeTableSearchOptions {
-  double minCosine = 0.99;  // target: min over samples and outputs
+  double minCosine = 0.99;  // target: min over outputs, then min over samples (mean with meanOverSamples)
+  bool meanOverSamples = false; // score and target the mean over samples instead of the smallest
   SearchRank rank = SearchRank::Prefix;
   size_t maxLayers = 0;     // stop after this many fp32 tensors (0: no limit)
-  size_t rankSamples = 1;   // Alone: the samples each candidate is ranked on (the first N; 0: all)
+  size_t rankSamples = 1;   // Alone, Forward: the samples each candidate is ranked on (the first N; 0: all)
+  bool activationCeiling = false; // score the activation rounding bound (above), not the Tpu module
   lowering::Int8Levers levers;                           // the INT8 lowering searched for
   const lowering::TensorSamples *convInputs = nullptr;   // every conv's input, when levers.needSamples()
   // Called after each Tpu-interpreter evaluation: (evaluations done, planned).
@@ -58,6 +78,7 @@ struct LayerCosine {
 struct QuantizeTableSearchResult {
   double int8Cosine = 0;              // everything int8
   std::vector<LayerCosine> ranked;    // Alone: every candidate, best first
+  bool activationCeiling = false;     // the cosines are the activation rounding bound's
   std::vector<LayerCosine> chosen;    // the quantize table, in the order added
   bool reached = false;               // the last cosine (or int8Cosine) >= minCosine
   double finalCosine = 0;             // with every chosen tensor fp32 (int8Cosine if none)
@@ -67,7 +88,8 @@ struct QuantizeTableSearchResult {
 };
 
 // `topModule` must be a shape-inferred Top module with its weights; the
-// candidates are the calibrated tensors other than the model inputs.
+// candidates are the calibrated tensors other than the model inputs (with
+// activationCeiling: the tensors the INT8 lowering rounds, inputs included).
 Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, const top::WeightStore &weights,
                                                       const calib::CalibrationTable &calibration,
                                                       const std::vector<NpzMap> &samples,

@@ -16,8 +16,9 @@ namespace {
 
 int runQtable(int argc, char **argv) {
   tpu::ArgParser args("qtable", "model.top.mlir --calibration-table model.cali --dataset DIR | --data "
-                                "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] [--rank prefix|alone] "
-                                "[--rank-samples 1] [--no-uint8] [--bias-correction] [--round-weights] "
+                                "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] "
+                                "[--rank prefix|alone|forward] [--rank-samples 1] [--over-samples min|mean] "
+                                "[--activation-ceiling] [--no-uint8] [--bias-correction] [--round-weights] "
                                 "[--per-channel-weights] [--int16-pointwise] -o model.qtable");
   args.positionals(1, 1, "model");
   args.option("--calibration-table", "calibration table from tpuc calibrate");
@@ -29,8 +30,15 @@ int runQtable(int argc, char **argv) {
   args.option("--rank", "prefix: the first tensors in program order, count found by bisection (default without "
                         "--max-layers; about log2(N) evaluations) or alone: each tried alone in F32, ranked by the "
                         "final output's cosine, then added best first until the target holds (default with "
-                        "--max-layers; N+ evaluations)");
-  args.option("--rank-samples", "alone: rank each tensor on the first N samples (default 1; the additions run on all)");
+                        "--max-layers; N+ evaluations) or forward: each round adds the tensor that raises the "
+                        "cosine most together with those already chosen (N evaluations per round)");
+  args.option("--rank-samples", "alone, forward: rank each tensor on the first N samples (default 1; the additions "
+                                "are checked on all)");
+  args.option("--over-samples", "min (default): every sample must reach the target, or mean: their mean cosine "
+                                "must (the search ranks by the same)");
+  args.flag("--activation-ceiling", "measure a bound instead of the Tpu module: the Top interpreter with fp32 weights "
+                                    "and every tensor the INT8 lowering holds in int8 rounded at its scale; the search "
+                                    "picks tensors to leave unrounded (the output lists them as comments)");
   args.option("--ranking", "alone: also write every tensor's output cosine with it alone in F32, best first "
                            "(a sensitivity list)");
   tpuc::declareLeverOptions(args);
@@ -54,9 +62,16 @@ int runQtable(int argc, char **argv) {
   opt.minCosine = *minCosine;
   opt.maxLayers = size_t(*maxLayers);
   const std::string rank = args.get("--rank", args.has("--max-layers") ? "alone" : "prefix");
-  if (rank != "prefix" && rank != "alone")
-    return tpuc::fail("qtable", "--rank must be prefix or alone, got '" + rank + "'");
-  opt.rank = rank == "prefix" ? tpu::flow::SearchRank::Prefix : tpu::flow::SearchRank::Alone;
+  if (rank != "prefix" && rank != "alone" && rank != "forward")
+    return tpuc::fail("qtable", "--rank must be prefix, alone or forward, got '" + rank + "'");
+  opt.rank = rank == "prefix"  ? tpu::flow::SearchRank::Prefix
+             : rank == "alone" ? tpu::flow::SearchRank::Alone
+                               : tpu::flow::SearchRank::Forward;
+  opt.activationCeiling = args.isSet("--activation-ceiling");
+  const std::string over = args.get("--over-samples", "min");
+  if (over != "min" && over != "mean")
+    return tpuc::fail("qtable", "--over-samples must be min or mean, got '" + over + "'");
+  opt.meanOverSamples = over == "mean";
   auto rankSamples = args.getInt("--rank-samples", 1);
   if (!rankSamples) return tpuc::fail("qtable", rankSamples.message());
   if (*rankSamples < 1) return tpuc::fail("qtable", "--rank-samples must be >= 1");
@@ -87,8 +102,9 @@ int runQtable(int argc, char **argv) {
     convInputs = values.take();
     opt.convInputs = &convInputs;
   }
-  opt.progress = [](size_t done, size_t total) {
-    std::cerr << "\rqtable: " << done << "/" << total << " Tpu interpreter evaluations" << (done == total ? "\n" : "")
+  const char *evaluations = opt.activationCeiling ? " Top interpreter evaluations" : " Tpu interpreter evaluations";
+  opt.progress = [evaluations](size_t done, size_t total) {
+    std::cerr << "\rqtable: " << done << "/" << total << evaluations << (done == total ? "\n" : "")
               << std::flush;
   };
   auto result = tpu::flow::searchQuantizeTable(**module, *weights, *cali, *samples, opt);
@@ -109,7 +125,10 @@ int runQtable(int argc, char **argv) {
     if (!f.flush()) return tpuc::fail("qtable", args.get("--ranking") + ": cannot write");
   }
   char line[200];
-  std::snprintf(line, sizeof line, "qtable: all int8 cosine %.6f; %zu tensor(s) in F32 give %.6f (target %.6f%s)\n",
+  std::snprintf(line, sizeof line, opt.activationCeiling
+                                      ? "qtable: activation ceiling: all rounded cosine %.6f; %zu tensor(s) left "
+                                        "unrounded give %.6f (target %.6f%s)\n"
+                                      : "qtable: all int8 cosine %.6f; %zu tensor(s) in F32 give %.6f (target %.6f%s)\n",
                 result->int8Cosine, result->chosen.size(), result->finalCosine, opt.minCosine,
                 result->reached ? ", reached" : ", NOT reached");
   std::cout << line;

@@ -37,6 +37,7 @@ public:
   // Adds an array under `base` or, if taken, `base_1`, `base_2`...; returns the name.
   std::string add(const std::string &base, tpu::NpyArray array);
   tpu::NpzMap &arrays() { return arrays_; }
+  const tpu::NpzMap &arrays() const { return arrays_; }
 
   // Writes the arrays referenced by the module's top.weight ops to `path`
   // and sets the module attribute to `attrValue` (the name the .mlir uses).
