@@ -204,11 +204,18 @@ public:
                          bool doRelu);
   WeightPair addF32Weights(const std::string &name, const char *role, llvm::ArrayRef<int64_t> shape,
                            const std::vector<float> &w, const std::vector<float> &bias);
-  // The right shift at which w * scale_in / scale_out fits int8 and bias /
-  // scale_out int16, `input` read in int8; none, with a fallback reported
-  // ("<outName>: <what> weights or bias do not fit ..."), when none does.
-  std::optional<int> int8Shift(mlir::Value input, const std::string &outName, const char *what,
-                               const std::vector<float> &w, const std::vector<float> &bias);
+  // A weighted op in int8: `input` read as int8 x, the weights w * wk * 2^rshift
+  // (wk = scale_x / scale_out) in int8 and bias / scale_out in int16.
+  struct Int8Weighting {
+    mlir::Value x;
+    float outScale;
+    double wk;
+    int rshift;
+  };
+  // The int8 form at the right shift where both fit; none, with a fallback
+  // reported ("<outName>: <what> weights or bias do not fit ..."), when none does.
+  std::optional<Int8Weighting> int8Weighting(mlir::Value input, const std::string &outName, const char *what,
+                                             const std::vector<float> &w, const std::vector<float> &bias);
   // Ops/Gemm.cpp
   Status lowerFc(mlir::Operation *op, mlir::Value a, mlir::Value bw, mlir::Value c, double alpha, double beta,
                  bool transA, bool transB);

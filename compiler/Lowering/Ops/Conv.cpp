@@ -63,12 +63,17 @@ WeightPair Lowerer::addF32Weights(const std::string &name, const char *role, Arr
   return p;
 }
 
-std::optional<int> Lowerer::int8Shift(Value input, const std::string &outName, const char *what,
-                                      const std::vector<float> &w, const std::vector<float> &bias) {
+std::optional<Lowerer::Int8Weighting> Lowerer::int8Weighting(Value input, const std::string &outName, const char *what,
+                                                              const std::vector<float> &w, const std::vector<float> &bias) {
+  Value x = i8(input);
   const float so = scaleOf(outName);
-  auto r = weightShift(w, bias, double(scaleOfValue(i8(input))) / so, so);
-  if (!r) out_.fallbacks.push_back(outName + ": " + what + " weights or bias do not fit int8/int16 with any right shift");
-  return r;
+  const double wk = double(scaleOfValue(x)) / so;
+  auto r = weightShift(w, bias, wk, so);
+  if (!r) {
+    out_.fallbacks.push_back(outName + ": " + what + " weights or bias do not fit int8/int16 with any right shift");
+    return std::nullopt;
+  }
+  return Int8Weighting{x, so, wk, *r};
 }
 
 // A weighted op (conv, conv_transpose, fc): in int8 when `int8` and its
@@ -80,14 +85,11 @@ Value Lowerer::lowerWeighted(Value input, const std::string &name, const std::st
                              const std::vector<float> &w, const std::vector<float> &bias, const char *what, bool &int8,
                              WeightedBuild build, RoundWeights round) {
   if (int8) {
-    if (auto r = int8Shift(input, outName, what, w, bias)) {
-      Value x = i8(input);
-      const float so = scaleOf(outName);
-      const double wk = double(scaleOfValue(x)) / so;
+    if (auto q8 = int8Weighting(input, outName, what, w, bias)) {
       std::vector<float> b = bias;
-      std::vector<int8_t> wq = round ? round(b, wk, *r) : nearestInt8(w, {std::ldexp(wk, *r)});
-      WeightPair q = addInt8Weights(name, role, weightShape, wq, b, so, *r);
-      return build(qType(outShape, outName), x, q, uint64_t(*r));
+      std::vector<int8_t> wq = round ? round(b, q8->wk, q8->rshift) : nearestInt8(w, {std::ldexp(q8->wk, q8->rshift)});
+      WeightPair q = addInt8Weights(name, role, weightShape, wq, b, q8->outScale, q8->rshift);
+      return build(qType(outShape, outName), q8->x, q, uint64_t(q8->rshift));
     }
     int8 = false;
   }

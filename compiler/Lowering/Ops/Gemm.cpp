@@ -123,9 +123,9 @@ Status Lowerer::lowerBatchedFc(Operation *op, Value a, const std::vector<float> 
     std::copy(rows.begin(), rows.end(), w.begin() + b * n * k);
   }
   bool int8 = wantInt8(name) && wantInt8(outName);
-  std::optional<int> r;
-  if (int8 && !(r = int8Shift(a, outName, "fc", w, {}))) int8 = false;
-  Value x = int8 ? i8(a) : f32(a);
+  std::optional<Int8Weighting> q8;
+  if (int8 && !(q8 = int8Weighting(a, outName, "fc", w, {}))) int8 = false;
+  Value x = int8 ? q8->x : f32(a);
   const Type outType = int8 ? Type(qType({m, n}, outName)) : Type(f32Type({m, n}));
   std::vector<Value> parts;
   MovePieces gather;
@@ -137,10 +137,10 @@ Status Lowerer::lowerBatchedFc(Operation *op, Value a, const std::vector<float> 
                                    ValueRange{x}, rows.values, FloatAttr());
     std::vector<float> wb(w.begin() + b * n * k, w.begin() + (b + 1) * n * k);
     WeightPair p = int8 ? addInt8Weights(name + "_" + std::to_string(b), "weight", {n, k},
-                                         nearestInt8(wb, {std::ldexp(double(scaleOfValue(x)) / scaleOf(outName), *r)}), {},
-                                         scaleOf(outName), *r)
+                                         nearestInt8(wb, {std::ldexp(q8->wk, q8->rshift)}), {}, q8->outScale,
+                                         q8->rshift)
                         : addF32Weights(name + "_" + std::to_string(b), "weight", {n, k}, wb, {});
-    parts.push_back(make<tpuir::FcOp>(part, outType, xb, p.weight, p.bias, false, doRelu, uint64_t(int8 ? *r : 0)));
+    parts.push_back(make<tpuir::FcOp>(part, outType, xb, p.weight, p.bias, false, doRelu, uint64_t(int8 ? q8->rshift : 0)));
     gather.add(int(b), {m, n}, 0, {n, 1}, b * m * n, {n, 1});
   }
   auto resultType = int8 ? Type(qType(outShape, outName)) : Type(f32Type(outShape));
