@@ -198,16 +198,8 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
     if (!weights) return makeError(r.topPath, ": ", weights.message());
     calib::CalibrationOptions co = options.calibration;
     // The max check and the per-tensor search lower as the deploy below does.
-    lowering::TensorSamples convInputs;
-    if (options.levers.needSamples()) {
-      std::vector<NpzMap> first(samples->begin(),
-                                samples->begin() + std::min<int64_t>(co.tuneSamples, int64_t(samples->size())));
-      auto values = lowering::convInputSamples(**topModule, first);
-      if (!values) return makeError(options.calibrationData, ": ", values.message());
-      convInputs = values.take();
-    }
-    checkCalibrationOnChip(co, **topModule, *weights, options.levers,
-                           options.levers.needSamples() ? &convInputs : nullptr);
+    if (auto st = checkCalibrationOnChip(co, **topModule, *weights, options.levers, *samples); !st)
+      return makeError(options.calibrationData, ": ", st.message());
     auto table = calib::calibrate(**topModule, *samples, co);
     if (!table) return makeError(options.calibrationData, ": ", table.message());
     TPU_RETURN_IF_ERROR(table->save(r.caliPath));

@@ -627,11 +627,21 @@ Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore
   return Evaluator(topModule, weights, calibration, samples, reference.take(), levers, convInputs).init();
 }
 
-void checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
-                            const top::WeightStore &weights, const lowering::Int8Levers &levers,
-                            const lowering::TensorSamples *convInputs) {
+Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
+                              const top::WeightStore &weights, const lowering::Int8Levers &levers,
+                              const std::vector<NpzMap> &samples) {
+  std::shared_ptr<const lowering::TensorSamples> held;
+  if (levers.needSamples()) {
+    std::vector<NpzMap> first(samples.begin(),
+                              samples.begin() + std::min<int64_t>(options.tuneSamples, int64_t(samples.size())));
+    auto values = lowering::convInputSamples(topModule, first);
+    if (!values) return values.status();
+    held = std::make_shared<const lowering::TensorSamples>(values.take());
+  }
+  const lowering::TensorSamples *convInputs = held.get();
   options.scoreName = "INT8 Tpu interpreter output cosine (min)";
   options.scoreTable = [=, &weights](const calib::CalibrationTable &table, const std::vector<NpzMap> &samples) {
+    (void)held; // keeps convInputs alive as long as the options
     return int8OutputCosine(topModule, weights, table, samples, levers, convInputs);
   };
   // The tuning's evaluator runs the table it was built for once per sample
@@ -676,6 +686,7 @@ void checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp t
     return out;
   };
   options.tuneScoreName = "the INT8 Tpu interpreter's output cosine (min)";
+  return Status::ok();
 }
 
 } // namespace tpu::flow

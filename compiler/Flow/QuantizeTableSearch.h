@@ -109,9 +109,11 @@ Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore
 // per-tensor search (--tune, --search-threshold) scores each candidate
 // threshold by the INT8 Tpu interpreter's output cosine with the earlier
 // tensors at their chosen thresholds (evaluated incrementally, as qtable).
-// `weights` (and `convInputs`) must outlive the options.
-void checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
-                            const top::WeightStore &weights, const lowering::Int8Levers &levers = {},
-                            const lowering::TensorSamples *convInputs = nullptr);
+// Levers that read the conv inputs (levers.needSamples()) read them on the
+// first options.tuneSamples of `samples`, as deploy does on its samples.
+// `weights` must outlive the options.
+Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
+                              const top::WeightStore &weights, const lowering::Int8Levers &levers,
+                              const std::vector<NpzMap> &samples);
 
 } // namespace tpu::flow

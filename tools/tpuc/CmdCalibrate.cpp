@@ -8,7 +8,6 @@
 #include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
 
-#include <algorithm>
 #include <iostream>
 
 namespace {
@@ -54,15 +53,8 @@ int runCalibrate(int argc, char **argv) {
   std::cerr << "calibrate: " << samples->size() << " sample(s)\n";
   auto weights = top::WeightStore::loadFor(**module);
   if (!weights) return tpuc::fail("calibrate", args.args()[0] + ": " + weights.message());
-  const tpu::lowering::Int8Levers levers = tpuc::leversFromArgs(args);
-  tpu::lowering::TensorSamples convInputs;
-  if (levers.needSamples()) {
-    std::vector<tpu::NpzMap> first(samples->begin(), samples->begin() + std::min<int64_t>(opt->tuneSamples, int64_t(samples->size())));
-    auto values = tpu::lowering::convInputSamples(**module, first);
-    if (!values) return tpuc::fail("calibrate", values.message());
-    convInputs = values.take();
-  }
-  tpu::flow::checkCalibrationOnChip(*opt, **module, *weights, levers, levers.needSamples() ? &convInputs : nullptr);
+  if (auto st = tpu::flow::checkCalibrationOnChip(*opt, **module, *weights, tpuc::leversFromArgs(args), *samples); !st)
+    return tpuc::fail("calibrate", st.message());
   auto tables = tpu::calib::calibrateMethods(**module, *samples, *opt, methods);
   if (!tables) return tpuc::fail("calibrate", args.args()[0] + ": " + tables.message());
   for (size_t i = 0; i < methods.size(); ++i) {
