@@ -140,7 +140,31 @@ public:
       if (!c) return c.status();
       cosines.push_back(*c);
     }
-    return overSamples(cosines);
+    return baseScore_ = overSamples(cosines);
+  }
+
+  // The score of the base (init's, or the last rebase's).
+  double baseScore() const { return baseScore_; }
+
+  // Makes `table`'s all-int8 lowering the base. Its values come from the
+  // current base's, so only the ops the new thresholds change run.
+  Result<double> rebase(const calib::CalibrationTable &table) {
+    auto c = lowerGraph(top_, weights_, table, {}, levers_, convInputs_);
+    if (!c) return c.status();
+    std::vector<std::vector<Bytes>> values(samples_.size());
+    std::vector<Result<double>> cos(samples_.size(), makeError("not run"));
+    parallelFor(int64_t(samples_.size()), 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) cos[size_t(i)] = run(*c, size_t(i), &values[size_t(i)]);
+    });
+    std::vector<double> cosines;
+    for (size_t i = 0; i < cos.size(); ++i) {
+      if (!cos[i]) return makeError("sample ", i + 1, ": ", cos[i].message());
+      cosines.push_back(*cos[i]);
+    }
+    base_ = c.take();
+    baseValues_ = std::move(values);
+    cali_ = table;
+    return baseScore_ = overSamples(cosines);
   }
 
   // The score (SetScorer) of the first `count` samples (0: all) with
@@ -169,8 +193,9 @@ private:
   // Sample s through `c`: an op identical to the base's op of its output's
   // name, all of whose inputs hold the base run's values, takes the base
   // value; any other op is evaluated, and its value is the base's again
-  // when the bytes are the same.
-  Result<double> run(const LoweredGraph &c, size_t s) const {
+  // when the bytes are the same. `values`, if given, receives every
+  // non-weight tensor's value (indexed as c's tensors).
+  Result<double> run(const LoweredGraph &c, size_t s, std::vector<Bytes> *values = nullptr) const {
     const backend::Graph &g = c.graph, &bg = base_.graph;
     const std::vector<Bytes> &bv = baseValues_[s];
     std::vector<Bytes> owned(g.tensors.size());
@@ -215,7 +240,15 @@ private:
       same[size_t(out)] = bout >= 0 && sameTensorType(g.tensors[size_t(out)], bg.tensors[size_t(bout)]) &&
                           owned[size_t(out)] == bv[size_t(bout)];
     }
-    return outputCosine(g, val, s);
+    auto cosine = outputCosine(g, val, s);
+    if (cosine && values) {
+      values->assign(g.tensors.size(), {});
+      for (size_t t = 0; t < g.tensors.size(); ++t) {
+        if (g.tensors[t].isWeight() || !val[t]) continue;
+        (*values)[t] = val[t] == &owned[t] ? std::move(owned[t]) : *val[t];
+      }
+    }
+    return cosine;
   }
 
   Result<double> outputCosine(const backend::Graph &g, const std::vector<const Bytes *> &val, size_t s) const {
@@ -243,6 +276,7 @@ private:
   const lowering::TensorSamples *convInputs_;
   LoweredGraph base_;
   std::vector<std::vector<Bytes>> baseValues_;
+  double baseScore_ = 0;
 };
 
 // The activation rounding bound (QuantizeTableSearch.h): the Top
@@ -645,8 +679,10 @@ Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp
     return int8OutputCosine(topModule, weights, table, samples, levers, convInputs);
   };
   // The tuning's evaluator runs the table it was built for once per sample
-  // and is rebuilt when a threshold it did not see was accepted; every
-  // candidate then costs the ops from the tensor to the outputs.
+  // and moves its base to each accepted threshold (rebase: the ops from that
+  // tensor on); every candidate then costs the ops from the tensor to the
+  // outputs, and the current threshold costs nothing (its score is the
+  // base's).
   struct TuneState {
     std::unique_ptr<Evaluator> eval;
     std::vector<NpzMap> samples;
@@ -662,17 +698,24 @@ Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp
           return false;
       return true;
     };
-    if (!state->eval || !sameThresholds(state->eval->table())) {
+    if (!state->eval) {
       state->samples = samples;
       auto reference = topReferences(topModule, state->samples);
       if (!reference) return reference.status();
       state->eval = std::make_unique<Evaluator>(topModule, weights, table, state->samples, reference.take(), levers,
                                                 convInputs);
       if (auto base = state->eval->init(); !base) return base.status();
+    } else if (!sameThresholds(state->eval->table())) {
+      if (auto base = state->eval->rebase(table); !base) return base.status();
     }
+    const double current = table.tensors.at(tensor).threshold;
     std::vector<Result<double>> scores(candidates.size(), makeError("not run"));
     parallelFor(int64_t(candidates.size()), 1, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
+        if (candidates[size_t(i)] == current) {
+          scores[size_t(i)] = state->eval->baseScore();
+          continue;
+        }
         calib::CalibrationTable t = table;
         t.tensors.at(tensor).threshold = candidates[size_t(i)];
         scores[size_t(i)] = state->eval->cosineWith({}, 0, &t);
