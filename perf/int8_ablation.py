@@ -3,7 +3,7 @@
 
     /usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc [--work DIR] [--cali 32] [--test 6]
         [--tune-samples 2] [--models ppocr_det,blazeface,face_short,face_full,selfie] [--qtable-samples 2]
-        [--qtable greedy,prefix|none] [--columns KEYS] [--no-docs] [--reuse]
+        [--qtable greedy,prefix|none] [--columns KEYS] [--no-docs] [--reuse] [--merge]
 
 Per trained model: calibration inputs and disjoint test inputs (PP-OCRv4 det:
 rendered text pages, models/render_text_pages.py; the face detectors:
@@ -40,11 +40,15 @@ one sample, at most 5 kept) and by prefix: how many FP32 layers 0.99 needs,
 with the cosine after each addition. A model that does not deploy gets a row
 saying why. With --columns only those columns are computed; with --reuse the
 other columns whose outputs are already in --work are read back, the rest
-shown as "–" (so a slow model's row can be completed column by column). The table replaces the block between the int8-ablation markers of
-docs/quantization.md. Exit 2 with one line on bad input.
+shown as "–" (so a slow model's row can be completed column by column).
+With --merge the cells, minimums and notes this run does not compute are
+taken from the table docs/quantization.md holds (an earlier run's), and the
+rows of models not run stay. The table replaces the block between the
+int8-ablation markers of docs/quantization.md. Exit 2 with one line on bad input.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
@@ -383,11 +387,140 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     return result
 
 
+GREEDY_HEADER, PREFIX_HEADER = "greedy, <= 5 FP32 layers", "prefix: FP32 tensors for 0.99"
+
+
+def parse_docs_table(headers):
+    """The table docs/quantization.md holds now: per model label its row (the
+    line and each cell by header) and its note lines."""
+    doc = open(DOC).read()
+    if BEGIN not in doc or END not in doc:
+        fail(f"{DOC}: the markers {BEGIN} / {END} are missing")
+    block = doc[doc.index(BEGIN):doc.index(END)].splitlines()
+    table = [l for l in block if l.startswith("| ")]
+    if not table:
+        return {}, {}
+    old_headers = [c.strip() for c in table[0].strip("|").split(" | ")][1:]
+    rows, notes = {}, {}
+    for line in table[1:]:
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) != len(old_headers) + 1:
+            fail(f"{DOC}: a row of the ablation table does not have {len(old_headers) + 1} cells: {line[:60]}")
+        rows[cells[0]] = dict(zip(old_headers, cells[1:]), line=line)
+    for line in block:
+        for label in rows:
+            if line.startswith(f"- {label}: "):
+                notes.setdefault(label, []).append(line)
+    return rows, notes
+
+
+def old_minimums(note_lines, headers):
+    """Per column header, the minimum an earlier run's note gives ("h 0.9478/0.889")."""
+    text = " ".join(n for n in note_lines if "minimum over the test inputs:" in n)
+    found = {}
+    for h in headers:
+        hit = re.search(r"(?:: |, )" + re.escape(h) + r" ([0-9.]+(?:/[0-9.]+)?)[,.]", text)
+        if hit:
+            found[h] = hit.group(1).rstrip(".")
+    return found
+
+
+def old_methods(note_lines):
+    """The default and all-combined methods an earlier run's note names."""
+    for n in note_lines:
+        hit = re.search(r"Default calibration wrote `([^`]*)`, all combined's `([^`]*)`", n)
+        if hit:
+            return hit.group(1), hit.group(2)
+    return ()
+
+
 def fmt(cell, with_iou):
     if cell is None:
         return "–"
     s = f"{cell['cos']:.4f}"
     return s + f" / {cell['iou']:.3f}" if with_iou else s
+
+
+def render_block(results, a):
+    """The text between the markers: the table, its caption and the notes (with a.merge, what docs/quantization.md
+    holds fills in the models and columns `results` lack)."""
+    headers = [h for _, h, _ in THRESHOLD_COLUMNS] + [h for _, h, *_ in LEVER_COLUMNS]
+    ckeys = [k for k, *_ in THRESHOLD_COLUMNS] + [k for k, *_ in LEVER_COLUMNS]
+    lines = [BEGIN,
+             f"INT8 (Tpu interpreter = bmodel) against the Top interpreter's fp32, mean over {a.test} test inputs "
+             f"after calibration on {a.cali} others (cosine of the outputs, the smallest over a model's outputs; "
+             f"PP-OCR: cosine / IoU of the binary maps at 0.3). `/usr/bin/python3 perf/int8_ablation.py --tpuc "
+             f"build/tools/tpuc/tpuc --cali {a.cali} --test {a.test} --tune-samples {a.tune_samples}`. Threshold "
+             f"columns: signed int8 everywhere (`--no-uint8`); lever columns: one lever on the default calibration; "
+             f"all combined: every lever (UINT8, equalization, bias correction, rounding, per-channel weights, int16 "
+             f"pointwise), calibrated with the lever flags (the default method's max check scores KL and max with "
+             f"every lever); hand-off + bias correction, KL+tune 3 on it: per-channel weights, int16 pointwise, bias "
+             f"correction (8 samples) and UINT8 on `tpuc calibrate --calibration-method kl --tune 3 --tune-samples 1 "
+             f"--per-channel-weights --int16-pointwise --bias-correction` (each tensor's 3 candidate thresholds "
+             f"scored on that lowering). "
+             f"Mixed precision on the all-combined setting ({a.qtable_samples} calibration samples, min cosine): "
+             f"`tpuc qtable --expected-cos 0.99 --max-float-layers 5` (greedy: each tensor alone in FP32, ranked "
+             f"on one sample, added best first) and `--rank prefix` (the first k tensors, k by bisection).",
+             "",
+             "| model | " + " | ".join(headers) + f" | {GREEDY_HEADER} | {PREFIX_HEADER} |",
+             "|---" * (len(headers) + 3) + "|"]
+    old_rows, old_notes = parse_docs_table(headers) if a.merge else ({}, {})
+    notes = []
+    by_label = {r["model"]["label"]: r for r in results}
+    for m in MODELS.values():
+        label = m["label"]
+        r = by_label.get(label)
+        if r is None:
+            if label in old_rows:  # not run now: the docs' row and notes stay
+                lines.append(old_rows[label]["line"])
+                notes += old_notes.get(label, [])
+            continue
+        if "blocked" in r:
+            lines.append(f"| {m['label']} | " + " | ".join("–" for _ in headers) + " | – | – |")
+            notes.append(f"- {m['label']}: not measured: {r['blocked']}")
+            continue
+        old = old_rows.get(label, {})
+        old_note = old_notes.get(label, [])
+
+        def qcell(q):
+            if not q:
+                return "not run"
+            reached = not any("not reached" in n for n in q["notes"])
+            last = [l.split("cosine")[1].split()[0] for l in q["lines"] if "cosine" in l]
+            return (f"{q['layers']}" + (f" (cosine {last[-1]})" if last else "") +
+                    ("" if reached else ", 0.99 not reached"))
+        def cell(k, h):
+            c = r["cells"].get(k)
+            return fmt(c, m.get("iou")) if c else old.get(h, "–")
+
+        def qtable_cell(name, h):
+            q = r.get(f"qtable {name}")
+            return qcell(q) if q or h not in old else old[h]
+        lines.append(f"| {m['label']} | " + " | ".join(cell(k, h) for k, h in zip(ckeys, headers)) +
+                     f" | {qtable_cell('greedy', GREEDY_HEADER)} | {qtable_cell('prefix', PREFIX_HEADER)} |")
+        old_mins = old_minimums(old_note, headers)
+        mins = ", ".join(f"{h} " + (f"{r['cells'][k]['cos_min']:.4f}" +
+                                    (f"/{r['cells'][k]['iou_min']:.3f}" if m.get("iou") else "")
+                                    if k in r["cells"] else old_mins[h])
+                         for h, k in zip(headers, ckeys) if k in r["cells"] or h in old_mins)
+        methods = old_methods(old_note)
+        default_method = r["default_method"] if r["default_method"] != "?" or not methods else methods[0]
+        all_method = r["all_method"] if r["all_method"] != "?" or not methods else methods[1]
+        notes.append(f"- {m['label']}: minimum over the test inputs: {mins}. Default calibration wrote "
+                     f"`{default_method}`, all combined's `{all_method}`.")
+        q = r.get("qtable greedy")
+        if q:
+            steps = ", ".join(f"`{l.split()[0]}` {l.split('cosine')[1].split()[0]}" for l in q["lines"] if "cosine" in l)
+            notes.append(f"- {m['label']}: greedy qtable: " + "; ".join(n for n in q["notes"] if "all int8" in n) +
+                         (f"; cosine after each FP32 addition: {steps}" if steps else ""))
+        else:
+            notes += [n for n in old_note if n.startswith(f"- {label}: greedy qtable:")]
+        slow = [f"{k} {v:.0f} s" for k, v in r["times"].items() if v > 20]
+        if slow:
+            notes.append(f"- {m['label']}: wall time (2 shared cores): " + ", ".join(slow))
+    lines += [""] + notes + [END]
+    block = "\n".join(lines)
+    return block
 
 
 def main():
@@ -407,6 +540,9 @@ def main():
     p.add_argument("--no-docs", action="store_true", help="print the table only")
     p.add_argument("--reuse", action="store_true",
                    help="keep the inputs, tables, bmodels and outputs already in --work (after an interrupted run)")
+    p.add_argument("--merge", action="store_true",
+                   help="keep what docs/quantization.md's table already has (an earlier run of this script) for the "
+                        "models and columns this run does not compute")
     a = p.parse_args()
     a.qtable = [q for q in a.qtable.split(",") if q and q != "none"]
     a.columns = [c for c in a.columns.split(",") if c]
@@ -431,57 +567,7 @@ def main():
             fail(f"--models: unknown model '{k}' (known: {', '.join(MODELS)})")
     results = [ablate(k, MODELS[k], a, tpuc, tpuc_opt) for k in keys]
 
-    headers = [h for _, h, _ in THRESHOLD_COLUMNS] + [h for _, h, *_ in LEVER_COLUMNS]
-    ckeys = [k for k, *_ in THRESHOLD_COLUMNS] + [k for k, *_ in LEVER_COLUMNS]
-    lines = [BEGIN,
-             f"INT8 (Tpu interpreter = bmodel) against the Top interpreter's fp32, mean over {a.test} test inputs "
-             f"after calibration on {a.cali} others (cosine of the outputs, the smallest over a model's outputs; "
-             f"PP-OCR: cosine / IoU of the binary maps at 0.3). `/usr/bin/python3 perf/int8_ablation.py --tpuc "
-             f"build/tools/tpuc/tpuc --cali {a.cali} --test {a.test} --tune-samples {a.tune_samples}`. Threshold "
-             f"columns: signed int8 everywhere (`--no-uint8`); lever columns: one lever on the default calibration; "
-             f"all combined: every lever (UINT8, equalization, bias correction, rounding, per-channel weights, int16 "
-             f"pointwise), calibrated with the lever flags (the default method's max check scores KL and max with "
-             f"every lever); hand-off + bias correction, KL+tune 3 on it: per-channel weights, int16 pointwise, bias "
-             f"correction (8 samples) and UINT8 on `tpuc calibrate --calibration-method kl --tune 3 --tune-samples 1 "
-             f"--per-channel-weights --int16-pointwise --bias-correction` (each tensor's 3 candidate thresholds "
-             f"scored on that lowering). "
-             f"Mixed precision on the all-combined setting ({a.qtable_samples} calibration samples, min cosine): "
-             f"`tpuc qtable --expected-cos 0.99 --max-float-layers 5` (greedy: each tensor alone in FP32, ranked "
-             f"on one sample, added best first) and `--rank prefix` (the first k tensors, k by bisection).",
-             "",
-             "| model | " + " | ".join(headers) + " | greedy, <= 5 FP32 layers | prefix: FP32 tensors for 0.99 |",
-             "|---" * (len(headers) + 3) + "|"]
-    notes = []
-    for r in results:
-        m = r["model"]
-        if "blocked" in r:
-            lines.append(f"| {m['label']} | " + " | ".join("–" for _ in headers) + " | – | – |")
-            notes.append(f"- {m['label']}: not measured: {r['blocked']}")
-            continue
-
-        def qcell(q):
-            if not q:
-                return "not run"
-            reached = not any("not reached" in n for n in q["notes"])
-            last = [l.split("cosine")[1].split()[0] for l in q["lines"] if "cosine" in l]
-            return (f"{q['layers']}" + (f" (cosine {last[-1]})" if last else "") +
-                    ("" if reached else ", 0.99 not reached"))
-        lines.append(f"| {m['label']} | " + " | ".join(fmt(r["cells"].get(k), m.get("iou")) for k in ckeys) +
-                     f" | {qcell(r.get('qtable greedy'))} | {qcell(r.get('qtable prefix'))} |")
-        mins = ", ".join(f"{h} {r['cells'][k]['cos_min']:.4f}" + (f"/{r['cells'][k]['iou_min']:.3f}" if m.get("iou") else "")
-                         for h, k in zip(headers, ckeys) if k in r["cells"])
-        notes.append(f"- {m['label']}: minimum over the test inputs: {mins}. Default calibration wrote "
-                     f"`{r['default_method']}`, all combined's `{r['all_method']}`.")
-        q = r.get("qtable greedy")
-        if q:
-            steps = ", ".join(f"`{l.split()[0]}` {l.split('cosine')[1].split()[0]}" for l in q["lines"] if "cosine" in l)
-            notes.append(f"- {m['label']}: greedy qtable: " + "; ".join(n for n in q["notes"] if "all int8" in n) +
-                         (f"; cosine after each FP32 addition: {steps}" if steps else ""))
-        slow = [f"{k} {v:.0f} s" for k, v in r["times"].items() if v > 20]
-        if slow:
-            notes.append(f"- {m['label']}: wall time (2 shared cores): " + ", ".join(slow))
-    lines += [""] + notes + [END]
-    block = "\n".join(lines)
+    block = render_block(results, a)
     print(block)
     if a.no_docs:
         return

@@ -1,0 +1,50 @@
+"""perf/int8_ablation.py's table: the committed one in docs/quantization.md is
+complete (a cell per model and column) and reads back; --merge keeps what a
+run does not compute (other models' rows, other columns' cells, minimums and
+notes) and replaces what it does.
+
+    check_ablation_merge.py <repo root>"""
+import argparse
+import os
+import sys
+
+root = sys.argv[1]
+sys.path.insert(0, os.path.join(root, "perf"))
+import int8_ablation as ab  # noqa: E402
+
+headers = [h for _, h, _ in ab.THRESHOLD_COLUMNS] + [h for _, h, *_ in ab.LEVER_COLUMNS]
+rows, notes = ab.parse_docs_table(headers)
+labels = [m["label"] for m in ab.MODELS.values()]
+assert list(rows) == labels, f"docs rows {list(rows)} != models {labels}"
+for label, row in rows.items():
+    missing = [h for h in headers + [ab.GREEDY_HEADER, ab.PREFIX_HEADER] if row.get(h, "–") == "–"]
+    assert not missing, f"{label}: no value for {missing}"
+    mins = ab.old_minimums(notes[label], headers)
+    assert set(mins) == set(headers), f"{label}: no minimum for {set(headers) - set(mins)}"
+    assert len(ab.old_methods(notes[label])) == 2, f"{label}: the note names no methods"
+
+a = argparse.Namespace(test=6, cali=32, tune_samples=2, qtable_samples=2, merge=True)
+cell = dict(cos=0.5, cos_min=0.4, iou=0.3, iou_min=0.2)
+ppocr = ab.MODELS["ppocr_det"]
+result = dict(model=ppocr, cells={"kl_tune": cell}, times={}, default_method="?", all_method="?")
+block = ab.render_block([result], a).splitlines()
+table = [l for l in block if l.startswith("| ")]
+new_rows = {l.strip("| ").split(" | ")[0]: l for l in table[1:]}
+assert list(new_rows) == labels
+for label in labels[1:]:  # not run: unchanged
+    assert new_rows[label] == rows[label]["line"], label
+cells = [c.strip() for c in new_rows[ppocr["label"]].strip().strip("|").split(" | ")][1:]
+for h, c in zip(headers + [ab.GREEDY_HEADER, ab.PREFIX_HEADER], cells):
+    want = "0.5000 / 0.300" if h == "KL+tune 5" else rows[ppocr["label"]][h]
+    assert c == want, f"{h}: {c} != {want}"
+note = next(l for l in block if l.startswith(f"- {ppocr['label']}: minimum"))
+assert "KL+tune 5 0.4000/0.200, " in note and "max " + ab.old_minimums(notes[ppocr["label"]], headers)["max"] in note
+assert "Default calibration wrote `" + ab.old_methods(notes[ppocr["label"]])[0] + "`" in note
+assert sum(l.startswith(f"- {ppocr['label']}: greedy qtable:") for l in block) == 1
+
+a.merge = False  # without --merge: only what was computed
+block = ab.render_block([result], a).splitlines()
+table = [l for l in block if l.startswith("| ")]
+assert len(table) == 2, table
+assert table[1].count("| – ") == len(headers) - 1 and table[1].endswith("| not run | not run |"), table[1]
+print("ablation table: complete, merge keeps and replaces as it should")
