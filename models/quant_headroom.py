@@ -19,6 +19,11 @@ Each row is an upper bound for the rows below it. When "input only" or
 "activations" is already far below a target, no choice of thresholds, shifts or
 rounding in the compiler reaches it: the model itself amplifies small
 perturbations (typical of randomly initialised deep networks, docs/quantization.md).
+With --spread N the activations row is repeated N times with every tensor
+scaled by about one ulp before it is rounded: a deep network's bound moves
+by more than the kernels' fp32 differences would suggest (a flipped
+rounding propagates), and the range says how far (PP-OCRv4 det: about
++-0.0009, docs/quantization.md).
 With --tpu, the Tpu interpreter's output (`tpuc run model_int8.tpu.mlir`) is compared
 too, which checks that the last row models the compiler faithfully.
 
@@ -109,6 +114,7 @@ class Runner:
             for i in n.input:
                 self.consumers.setdefault(i, []).append(n)
         self.numpy_helper = numpy_helper
+        self.jitter = 0.0  # relative change of each tensor before it is rounded (--spread)
 
     def out_name(self, name):
         """The calibrated tensor a conv writes: fused activations carry the name."""
@@ -129,6 +135,8 @@ class Runner:
             s, unsigned = self.chip[name]
         else:
             s, unsigned = scale_of(self.table, name), self.table[name][1] >= 0
+        if self.jitter:
+            x = x * (1 + self.jitter)
         return self.torch.clamp(self.torch.round(x / s), 0 if unsigned else -128, 255 if unsigned else 127) * s
 
     def layer(self, level, w, bias, in_name, out_name):
@@ -241,7 +249,13 @@ def main():
     p.add_argument("input", help="npz with the model's one input")
     p.add_argument("--tpu", help="npz with the Tpu interpreter's output of the same input")
     p.add_argument("--tpu-module", help="INT8 Tpu module (tpuc deploy): round only the activations it holds in int8")
+    p.add_argument("--spread", type=int, default=0, metavar="N",
+                   help="also run the activations row N more times, each tensor scaled by 1 + k * 1e-7 "
+                        "(k = +-1, +-2, ...: about one ulp) before it is rounded, and print the range: how much "
+                        "the bound depends on fp32 rounding details (other kernels give another value in it)")
     args = p.parse_args()
+    if args.spread < 0 or args.spread > 100:
+        fail("--spread must be between 0 and 100")
     try:
         import onnx
         import torch
@@ -268,6 +282,14 @@ def main():
         ref = runner.run(torch.tensor(np.asarray(x, np.float32)), -1)
         rows = [(label, cosine(ref, runner.run(torch.tensor(np.asarray(x, np.float32)), level)))
                 for level, label in enumerate(Runner.ROWS)]
+        if args.spread:
+            spread = []
+            for k in range(args.spread):
+                runner.jitter = (k // 2 + 1) * (1e-7 if k % 2 == 0 else -1e-7)
+                spread.append(cosine(ref, runner.run(torch.tensor(np.asarray(x, np.float32)), 1)))
+            runner.jitter = 0.0
+            rows.append((f"activations, {args.spread} one-ulp variants: min", min(spread)))
+            rows.append((f"activations, {args.spread} one-ulp variants: max", max(spread)))
     if args.tpu:
         try:
             tpu = np.load(args.tpu)[graph.output[0].name].astype(np.float64).flatten()
@@ -276,9 +298,10 @@ def main():
         if tpu.shape != ref.shape:
             fail(f"{args.tpu}: output has {tpu.size} elements, the model {ref.size}")
         rows.append(("tpu interpreter", cosine(ref, tpu)))
-    print(f"{'int8 rounding applied to':<26}cosine vs fp32")
+    width = max(26, max(len(label) for label, _ in rows) + 2)
+    print(f"{'int8 rounding applied to':<{width}}cosine vs fp32")
     for label, c in rows:
-        print(f"{label:<26}{c:.6f}")
+        print(f"{label:<{width}}{c:.6f}")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,8 @@ of the binary maps at the DB threshold 0.3. Then `tpuc qtable --expected-cos
 0.99` on the all-combined setting, greedy (each tensor alone in FP32, ranked on
 one sample, at most 5 kept) and by prefix: how many FP32 layers 0.99 needs,
 with the cosine after each addition. A model that does not deploy gets a row
-saying why. With --columns only those columns are computed; with --reuse the
+saying why. With --columns only those columns are computed (and the
+mixed-precision searches only when --qtable names them); with --reuse the
 other columns whose outputs are already in --work are read back, the rest
 shown as "–" (so a slow model's row can be completed column by column).
 With --merge the cells, minimums and notes this run does not compute are
@@ -288,6 +289,8 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     needed = {calib for lk, _, calib, *_ in LEVER_COLUMNS if lk in a.columns} | \
         {ck for ck, *_ in THRESHOLD_COLUMNS if ck in a.columns}
     needed = {tables["kl"] if ck == "max" else tables[ck] for ck in needed}
+    if a.qtable_given:
+        needed.add(tables["eq_levers"])
     procs = {}  # product -> (name, process, start, log file)
     for name, cmd, product in jobs:
         if a.columns and product not in needed:
@@ -340,9 +343,10 @@ def ablate(key, model, a, tpuc, tpuc_opt):
         return cell
 
     # Mixed precision needs only the all-combined table: it runs while the
-    # columns are scored (with --columns: not run, an earlier result is read).
+    # columns are scored (with --columns only when --qtable names it;
+    # otherwise an earlier result is read).
     qprocs = []
-    searches = [] if a.columns else a.qtable
+    searches = a.qtable if not a.columns or a.qtable_given else []
     if searches:
         table("eq_levers")
     for name in searches:
@@ -486,7 +490,9 @@ def render_block(results, a):
             if not q:
                 return "not run"
             reached = not any("not reached" in n for n in q["notes"])
-            last = [l.split("cosine")[1].split()[0] for l in q["lines"] if "cosine" in l]
+            # The cosine after the last FP32 addition, or all-int8's when none was kept.
+            last = [l.split("cosine")[1].split()[0] for l in q["lines"] if "cosine" in l] or \
+                [n.split("cosine")[1].split()[0].rstrip(";") for n in q["notes"] if n.startswith("all int8: cosine")]
             return (f"{q['layers']}" + (f" (cosine {last[-1]})" if last else "") +
                     ("" if reached else ", 0.99 not reached"))
         def cell(k, h):
@@ -533,8 +539,9 @@ def main():
     p.add_argument("--test", type=int, default=6)
     p.add_argument("--tune-samples", type=int, default=2)
     p.add_argument("--qtable-samples", type=int, default=2)
-    p.add_argument("--qtable", default="greedy,prefix",
-                   help="mixed-precision searches to run: greedy (--max-float-layers 5), prefix, or none")
+    p.add_argument("--qtable", default=None,
+                   help="mixed-precision searches to run: greedy (--max-float-layers 5), prefix, or none (default: "
+                        "greedy,prefix; with --columns only those named here)")
     p.add_argument("--columns", default="", help="score only these columns (comma-separated keys; split a run "
                                                    "over several processes, then run again with --reuse)")
     p.add_argument("--no-docs", action="store_true", help="print the table only")
@@ -544,7 +551,8 @@ def main():
                    help="keep what docs/quantization.md's table already has (an earlier run of this script) for the "
                         "models and columns this run does not compute")
     a = p.parse_args()
-    a.qtable = [q for q in a.qtable.split(",") if q and q != "none"]
+    a.qtable_given = a.qtable is not None
+    a.qtable = [q for q in (a.qtable or "greedy,prefix").split(",") if q and q != "none"]
     a.columns = [c for c in a.columns.split(",") if c]
     known = [k for k, *_ in THRESHOLD_COLUMNS] + [k for k, *_ in LEVER_COLUMNS]
     if any(c not in known for c in a.columns):

@@ -2,7 +2,8 @@
 """models/quant_headroom.py: its last ablation row models `tpuc deploy --quantize INT8`
 (ResNet-18 compiled here: the row and the Tpu interpreter's output agree within 0.01
 cosine), also when the activation rows round only the Tpu module's int8 tensors
-(--tpu-module), and bad input gives exit 2 with one line.
+(--tpu-module), --spread prints the range of one-ulp variants of the activations row,
+and bad input gives exit 2 with one line.
 
     test_quant_headroom.py <tpuc> <repo root>       exit 77 (skipped) without torch"""
 import os
@@ -66,6 +67,20 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.exit(f"FAIL: --tpu-module rows {chip}")
     if chip["activations"] < rows["activations"] - 1e-3:
         sys.exit("FAIL: rounding the module's int8 tensors lost more than rounding every calibrated tensor")
+    # --spread: the activations row again with one-ulp changes before each
+    # rounding; the variants land near the row (not on one value: roundings flip).
+    spread = {}
+    for line in run(sys.executable, TOOL, model, cali, x, "--tpu-module", tpu, "--spread", "4").stdout.splitlines()[1:]:
+        label, value = line.rsplit(None, 1)
+        spread[label.strip()] = float(value)
+    print(spread)
+    lo, hi = spread.get("activations, 4 one-ulp variants: min"), spread.get("activations, 4 one-ulp variants: max")
+    if lo is None or hi is None or not lo <= hi or abs(spread["activations"] - chip["activations"]) > 0 \
+            or max(abs(lo - chip["activations"]), abs(hi - chip["activations"])) > 0.01:
+        sys.exit(f"FAIL: --spread rows {spread}")
+    p = run(sys.executable, TOOL, model, cali, x, "--spread", "-1", expect=2)
+    if "--spread must be between 0 and 100" not in p.stderr or len(p.stderr.splitlines()) != 1:
+        sys.exit(f"FAIL: bad --spread message: {p.stderr!r}")
     p = run(sys.executable, TOOL, model, cali, x, "--tpu-module", cali, expect=2)
     if "no int8 tensor" not in p.stderr or len(p.stderr.splitlines()) != 1:
         sys.exit(f"FAIL: a non-module --tpu-module message: {p.stderr!r}")
