@@ -521,7 +521,12 @@ def render_block(results, a):
                          (f"; cosine after each FP32 addition: {steps}" if steps else ""))
         else:
             notes += [n for n in old_note if n.startswith(f"- {label}: greedy qtable:")]
+        # Wall times of this run, and an earlier run's of the jobs not run now.
         slow = [f"{k} {v:.0f} s" for k, v in r["times"].items() if v > 20]
+        timed = set(r["times"])
+        for n in old_note:
+            if n.startswith(f"- {label}: wall time (2 shared cores): "):
+                slow += [t for t in n.split(": ", 2)[2].split(", ") if t.rsplit(" ", 2)[0] not in timed]
         if slow:
             notes.append(f"- {m['label']}: wall time (2 shared cores): " + ", ".join(slow))
     lines += [""] + notes + [END]

@@ -152,32 +152,32 @@ public:
     auto c = lowerGraph(top_, weights_, table, {}, levers_, convInputs_);
     if (!c) return c.status();
     std::vector<std::vector<Bytes>> values(samples_.size());
-    std::vector<Result<double>> cos(samples_.size(), makeError("not run"));
-    parallelFor(int64_t(samples_.size()), 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) cos[size_t(i)] = run(*c, size_t(i), &values[size_t(i)]);
-    });
-    std::vector<double> cosines;
-    for (size_t i = 0; i < cos.size(); ++i) {
-      if (!cos[i]) return makeError("sample ", i + 1, ": ", cos[i].message());
-      cosines.push_back(*cos[i]);
-    }
+    auto score = runSamples(*c, samples_.size(), &values);
+    if (!score) return score.status();
     base_ = c.take();
     baseValues_ = std::move(values);
     cali_ = table;
-    return baseScore_ = overSamples(cosines);
+    return baseScore_ = *score;
   }
 
   // The score (SetScorer) of the first `count` samples (0: all) with
-  // `keep` in fp32 (and `table`'s thresholds: the base's by default);
-  // samples run in parallel.
+  // `keep` in fp32 (and `table`'s thresholds: the base's by default).
   Result<double> cosineWith(const std::set<std::string> &keep, size_t count,
                             const calib::CalibrationTable *table = nullptr) {
     auto c = lowerGraph(top_, weights_, table ? *table : cali_, keep, levers_, convInputs_);
     if (!c) return c.status();
-    const size_t n = count ? std::min(count, samples_.size()) : samples_.size();
+    return runSamples(*c, count ? std::min(count, samples_.size()) : samples_.size());
+  }
+
+  Result<double> score(const std::set<std::string> &keep, size_t count) override { return cosineWith(keep, count); }
+
+private:
+  // The first n samples through `c` in parallel (run), as one score;
+  // `values`, if given, receives each sample's tensors.
+  Result<double> runSamples(const LoweredGraph &c, size_t n, std::vector<std::vector<Bytes>> *values = nullptr) const {
     std::vector<Result<double>> cos(n, makeError("not run"));
     parallelFor(int64_t(n), 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) cos[size_t(i)] = run(*c, size_t(i));
+      for (int64_t i = b; i < e; ++i) cos[size_t(i)] = run(c, size_t(i), values ? &(*values)[size_t(i)] : nullptr);
     });
     std::vector<double> cosines;
     for (size_t i = 0; i < n; ++i) {
@@ -187,9 +187,6 @@ public:
     return overSamples(cosines);
   }
 
-  Result<double> score(const std::set<std::string> &keep, size_t count) override { return cosineWith(keep, count); }
-
-private:
   // Sample s through `c`: an op identical to the base's op of its output's
   // name, all of whose inputs hold the base run's values, takes the base
   // value; any other op is evaluated, and its value is the base's again
