@@ -394,13 +394,19 @@ def ablate(key, model, a, tpuc, tpuc_opt):
 GREEDY_HEADER, PREFIX_HEADER = "greedy, <= 5 FP32 layers", "prefix: FP32 tensors for 0.99"
 
 
-def parse_docs_table(headers):
-    """The table docs/quantization.md holds now: per model label its row (the
-    line and each cell by header) and its note lines."""
+def read_doc():
+    """docs/quantization.md and the span of its ablation block (from BEGIN to the end of END)."""
     doc = open(DOC).read()
     if BEGIN not in doc or END not in doc:
         fail(f"{DOC}: the markers {BEGIN} / {END} are missing")
-    block = doc[doc.index(BEGIN):doc.index(END)].splitlines()
+    return doc, doc.index(BEGIN), doc.index(END) + len(END)
+
+
+def parse_docs_table(headers):
+    """The table docs/quantization.md holds now: per model label its row (the
+    line and each cell by header) and its note lines."""
+    doc, begin, end = read_doc()
+    block = doc[begin:end].splitlines()
     table = [l for l in block if l.startswith("| ")]
     if not table:
         return {}, {}
@@ -584,10 +590,8 @@ def main():
     print(block)
     if a.no_docs:
         return
-    doc = open(DOC).read()
-    if BEGIN not in doc or END not in doc:
-        fail(f"{DOC}: the markers {BEGIN} / {END} are missing")
-    doc = doc[:doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
+    doc, begin, end = read_doc()
+    doc = doc[:begin] + block + doc[end:]
     with open(DOC, "w") as f:
         f.write(doc)
 
