@@ -3,6 +3,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 namespace tpu::isa {
 
@@ -42,8 +43,8 @@ bool isPow2(uint64_t v) { return v && !(v & (v - 1)); }
 // The fitted parameters (perf/validate_latency.py, docs/timing.md "Fitted
 // parameters"): least squares on log error over every published row at once.
 HwConfig::HwConfig()
-    : ddrLatencyNs(241), ddrBurstBytes(45), gdmaLmemBytesPerLanePerCycle(1.57), gdmaLmemMinElementBytes(4.0),
-      tiuStartupCycles(2570), gdmaStartupCycles(58), syncCycles(1989), bankConflictFactor(0) {}
+    : ddrLatencyNs(2594), ddrBurstBytes(51), gdmaLmemBytesPerLanePerCycle(3.55), gdmaLmemMinElementBytes(7.77),
+      tiuStartupCycles(2710), syncCycles(931), lutCyclesPerElement(3.28) {}
 
 Status HwConfig::validate() const {
   if (npuLanes == 0 || npuLanes > 64)
@@ -62,8 +63,12 @@ Status HwConfig::validate() const {
       !(gdmaLmemBytesPerLanePerCycle > 0))
     return makeError("clockMhz, gdmaClockMhz, ddrBandwidthGBs and gdmaLmemBytesPerLanePerCycle must be > 0, "
                      "ddrLatencyNs >= 0");
-  if (!(gdmaStartupCycles >= 0) || !(syncCycles >= 0) || !(bankConflictFactor >= 0) || !(gdmaLmemMinElementBytes >= 0))
-    return makeError("gdmaStartupCycles, syncCycles, bankConflictFactor and gdmaLmemMinElementBytes must be >= 0");
+  for (auto [name, value] : {std::pair<const char *, double>{"gdmaStartupCycles", gdmaStartupCycles},
+                              {"syncCycles", syncCycles},
+                              {"bankConflictFactor", bankConflictFactor},
+                              {"gdmaLmemMinElementBytes", gdmaLmemMinElementBytes},
+                              {"lutCyclesPerElement", lutCyclesPerElement}})
+    if (!(value >= 0)) return makeError(name, " = ", value, " must be >= 0");
   if (ddrBurstBytes == 0) return makeError("ddrBurstBytes must be > 0");
   if (int8ConvChannelsPerCycle == 0) return makeError("int8ConvChannelsPerCycle must be > 0");
   return Status::ok();

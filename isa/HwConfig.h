@@ -34,10 +34,10 @@ struct HwConfig {
   double gdmaLmemBytesPerLanePerCycle; // LMEM-side rate of the GDMA per lane it touches (GDMA cycles)
   double gdmaLmemMinElementBytes;     // an element takes at least this many bytes of the GDMA's LMEM side
   uint32_t tiuStartupCycles;          // issue and pipeline fill per TIU command
-  double gdmaStartupCycles;           // descriptor fetch/decode per GDMA command (GDMA cycles)
+  double gdmaStartupCycles = 60;      // descriptor fetch/decode per GDMA command (GDMA cycles; assumption, not fitted)
   double syncCycles;                  // a command naming a new dependency on the other engine waits this long
-  double bankConflictFactor;          // TIU compute x (1 + this) when two operands start in one LMEM bank
-  uint32_t lutCyclesPerElement = 1;   // per EU group of elements
+  double lutCyclesPerElement;         // a table lookup takes this many cycles per element per lane (no EU parallelism)
+  double bankConflictFactor = 0;      // TIU compute x (1 + this) when two operands start in one LMEM bank (fitted to 0)
   uint32_t divideCycles = 8;          // iterative divide / rsqrt per EU group
   uint32_t int8ConvChannelsPerCycle = 2; // input channels an int8 conv word EU takes per cycle (17.6 TOPS, BM1684.md §6)
 

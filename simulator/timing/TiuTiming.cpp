@@ -118,11 +118,13 @@ struct Visitor {
   void operator()(const MdLinear &e) { elementwise(e); }
   void operator()(const MdCmp &e) { elementwise(e); }
   void operator()(const VecCorr &e) { elementwise(e); }
+  // A lookup reads the table at each element's own index: one element per
+  // lane at a time, no EU parallelism and no 4N packing (docs/timing.md).
   void operator()(const Lut &l) {
     const Shape4 &out = l.output.shape;
-    cost.computeCycles = mulSat({laneRounds(out.c, laneOf(l.output, hw), hw),
-                                 planePasses(out.n, uint64_t(out.h) * out.w, widestBytes({&l.output, &l.index}), hw),
-                                 hw.lutCyclesPerElement});
+    const uint64_t perLane = mulSat({laneRounds(out.c, laneOf(l.output, hw), hw), out.n, uint64_t(out.h) * out.w});
+    cost.computeCycles = perLane < (uint64_t(1) << 52) ? uint64_t(std::ceil(double(perLane) * hw.lutCyclesPerElement))
+                                                       : UINT64_MAX;
     bankConflict = shareBank({&l.output, &l.index}, hw);
   }
   // md_sum reads every input element once; the adder tree is pipelined.

@@ -192,4 +192,11 @@ TEST(Plot, SvgHasSeriesRoofAndEscapedLabels) {
   EXPECT_EQ(svg, renderSvg(p));
 }
 
+// A layer far below the roof (its y a thousandth of the roof's) must not
+// leave the roof outside the axis range.
+TEST(Plot, RoofFarAboveThePointsIsDrawn) {
+  Plot p{"roof", "r", "x", "y", true, true, {{"layers", {{2, 0.05}}, false, {}}}, {{"DDR 25 GB/s", 25, 0}}};
+  EXPECT_NE(renderSvg(p).find("class=\"roof\""), std::string::npos);
+}
+
 } // namespace

@@ -33,6 +33,9 @@ TEST(HwConfig, BadInputNamesTheProblem) {
   EXPECT_NE(type.message().find("npuLanes"), std::string::npos);
   EXPECT_FALSE(HwConfig::fromJson(R"({"npuLanes": 65})").isOk());
   EXPECT_FALSE(HwConfig::fromJson(R"({"npuLanes": -1})").isOk());
+  auto negative = HwConfig::fromJson(R"({"lutCyclesPerElement": -0.5})", "hw.json");
+  ASSERT_FALSE(negative.isOk());
+  EXPECT_NE(negative.message().find("lutCyclesPerElement = -0.5 must be >= 0"), std::string::npos) << negative.message();
   EXPECT_FALSE(HwConfig::fromJson("{not json").isOk());
   EXPECT_FALSE(HwConfig::load("/nonexistent/hw.json").isOk());
 }

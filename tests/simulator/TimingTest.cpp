@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace tpu;
 using namespace tpu::isa;
 using namespace tpu::timing;
@@ -130,6 +132,27 @@ TEST(TiuTiming, ElementwiseFollowsElementsAndOperation) {
   EXPECT_EQ(tiuCost(arith(EuOp::Add, {2, 64, 32, 32}, Prec::Int16), hw).computeCycles, add);
 }
 
+// A lookup reads the table at each element's own index: one element per lane
+// at a time, lutCyclesPerElement each, no EU parallelism and no 4N packing.
+TEST(TiuTiming, LookupsTakeOneElementPerLaneAtATime) {
+  HwConfig hw;
+  hw.lutCyclesPerElement = 2.5;
+  auto lut = [&](Shape4 s, uint32_t lane = 0) {
+    Lut l;
+    l.output = operand(lane, s, Prec::Int8);
+    l.index = operand(lane, s, Prec::Int8);
+    l.table = operand(0, {1, 64, 1, 256}, Prec::Int8);
+    TiuCommand cmd;
+    cmd.op = l;
+    return tiuCost(cmd, hw).computeCycles;
+  };
+  EXPECT_EQ(lut({1, 64, 32, 32}), 32u * 32 * 5 / 2);
+  EXPECT_EQ(lut({4, 64, 32, 32}), 4 * lut({1, 64, 32, 32}));   // batch items are not packed
+  EXPECT_EQ(lut({1, 128, 32, 32}), 2 * lut({1, 64, 32, 32}));  // two lane rounds
+  EXPECT_EQ(lut({1, 8, 32, 32}, 60), 2 * lut({1, 64, 32, 32})); // lanes 60..67 wrap
+  EXPECT_EQ(lut({1, 64, 1, 3}), 8u);                             // 7.5 rounded up to whole cycles
+}
+
 TEST(TiuTiming, MatMulCyclesFollowItsMacs) {
   HwConfig hw;
   // res[M x N] = left[M x K] * right[K x N], N = c * w columns over lanes.
@@ -225,8 +248,10 @@ TEST(GdmaTiming, LocalToLocalUsesNoDdr) {
   ASSERT_TRUE(c) << c.message();
   EXPECT_EQ(c->ddrBytes, 0u);
   EXPECT_DOUBLE_EQ(c->latencyCycles, hw.gdmaStartupCycles * 550.0 / 575.0);
-  // 64 channels of 8x8 fp32: 256 bytes per lane through each lane's port.
-  EXPECT_DOUBLE_EQ(c->lmemCycles, 256.0 / hw.gdmaLmemBytesPerLanePerCycle * 550.0 / 575.0);
+  // 64 channels of 8x8 fp32: 64 elements per lane through each lane's port,
+  // each at least gdmaLmemMinElementBytes wide there.
+  EXPECT_DOUBLE_EQ(c->lmemCycles,
+                   64 * std::max(4.0, hw.gdmaLmemMinElementBytes) / hw.gdmaLmemBytesPerLanePerCycle * 550.0 / 575.0);
 }
 
 // The LMEM side is per lane: the same bytes in 4 channels take 16 x the port

@@ -79,7 +79,12 @@ std::string renderSvg(const Plot &plot) {
       xs.push_back(x);
       ys.push_back(y);
     }
-  Axis ax = makeAxis(xs, plot.logX), ay = makeAxis(ys, plot.logY);
+  Axis ax = makeAxis(xs, plot.logX);
+  // The y axis spans the roofs over the x range too: points far below a roof
+  // must not hide it.
+  for (const PlotLine &roof : plot.roofs)
+    for (double x : {ax.lo, ax.hi}) ys.push_back(roof.ceiling > 0 ? std::min(roof.slope * x, roof.ceiling) : roof.slope * x);
+  Axis ay = makeAxis(ys, plot.logY);
   double x0 = kLeft, x1 = kW - kRight, y0 = kH - kBottom, y1 = kTop;
   auto ok = [&](double x, double y) { return (!plot.logX || x > 0) && (!plot.logY || y > 0); };
   std::ostringstream o;
