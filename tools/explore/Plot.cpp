@@ -59,6 +59,12 @@ Axis makeAxis(std::vector<double> values, bool log) {
   return {log, lo, hi};
 }
 
+// A roof's y at x: the slope's line, capped by the ceiling if it has one.
+double roofAt(const PlotLine &roof, double x) {
+  double y = roof.slope * x;
+  return roof.ceiling > 0 ? std::min(y, roof.ceiling) : y;
+}
+
 std::string num(double v) {
   double a = std::fabs(v);
   if (a != 0 && (a >= 1e5 || a < 1e-2)) {
@@ -83,7 +89,7 @@ std::string renderSvg(const Plot &plot) {
   // The y axis spans the roofs over the x range too: points far below a roof
   // must not hide it.
   for (const PlotLine &roof : plot.roofs)
-    for (double x : {ax.lo, ax.hi}) ys.push_back(roof.ceiling > 0 ? std::min(roof.slope * x, roof.ceiling) : roof.slope * x);
+    for (double x : {ax.lo, ax.hi}) ys.push_back(roofAt(roof, x));
   Axis ay = makeAxis(ys, plot.logY);
   double x0 = kLeft, x1 = kW - kRight, y0 = kH - kBottom, y1 = kTop;
   auto ok = [&](double x, double y) { return (!plot.logX || x > 0) && (!plot.logY || y > 0); };
@@ -113,8 +119,7 @@ std::string renderSvg(const Plot &plot) {
     for (int i = 0; i <= 64; ++i) {
       double x = plot.logX ? std::pow(10.0, std::log10(ax.lo) + (std::log10(ax.hi) - std::log10(ax.lo)) * i / 64)
                            : ax.lo + (ax.hi - ax.lo) * i / 64;
-      double y = roof.slope * x;
-      if (roof.ceiling > 0) y = std::min(y, roof.ceiling);
+      double y = roofAt(roof, x);
       if (!ok(x, y) || y < ay.lo || y > ay.hi) continue;
       path += (path.empty() ? "M" : " L") + fixed(ax.map(x, x0, x1), 1) + "," + fixed(ay.map(y, y0, y1), 1);
     }
