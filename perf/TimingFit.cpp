@@ -2,6 +2,7 @@
 // published latencies, and predicts each model left out of its own fit.
 //
 //   fit_timing manifest.tsv [--config hw.json] [--fit name:lo:hi,...] [--no-loo]
+//              [--max-evals N] [--overlap compiled|prefetch|group|program]
 //
 // manifest rows (tab-separated): model, mode, batch, published ms per image,
 // bmodel path. The bmodels' commands are decoded once; each trial parameter
@@ -15,7 +16,8 @@
 // --config's values and from the box centre, each restarted twice. Leave-one-model-out: for each model, the same fit
 // on the other models' rows (from the in-sample optimum) predicts its rows.
 // Prints one JSON object: fitted values, per row simulated ms per image in
-// sample and left out, and the objective.
+// sample and left out, and the objective. --overlap prices the rows under a
+// counterfactual overlap of the two engines instead (Overlap below).
 #include "isa/GdmaCommand.h"
 #include "isa/HwConfig.h"
 #include "isa/ProgramOrder.h"
@@ -30,6 +32,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -44,8 +47,19 @@ struct Group {
   std::vector<isa::OrderedCommand> order;
   std::vector<isa::TiuCommand> tiu;
   std::vector<sim::GdmaAccess> gdma;
+  std::vector<bool> weightLoad; // per GDMA command: a load from the coefficients into LMEM
   std::vector<isa::SyncIds> tiuIds, gdmaIds;
 };
+
+// How the engines' work is overlapped when a row is priced (--overlap). Only
+// `compiled` is what the bmodel does; the others are counterfactual bounds
+// for compiler changes that overlap more (docs/timing.md):
+//   prefetch: each command group's weight loads run in the previous group's
+//             GDMA idle time as far as it lasts (TPU-MLIR's group overlap
+//             with unlimited local memory);
+//   group:    each command group takes max(TIU busy, GDMA busy);
+//   program:  the program takes max(TIU busy, GDMA busy) over all groups.
+enum class Overlap { Compiled, Prefetch, Group, Program };
 
 struct Row {
   std::string model, mode;
@@ -59,6 +73,13 @@ struct Param {
   double lo = 0, hi = 0;
 };
 
+// The whole of `text` as a finite number.
+bool parseNumber(const std::string &text, double &v) {
+  char *end = nullptr;
+  v = std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size() && std::isfinite(v);
+}
+
 int fail(const std::string &msg) {
   std::cerr << "fit_timing: error: " << msg << "\n";
   return 2;
@@ -71,6 +92,7 @@ Result<Row> loadRow(const std::string &line, const isa::HwConfig &hw) {
   if (!std::getline(is, r.model, '\t') || !std::getline(is, r.mode, '\t') || !(is >> r.batch) ||
       !(is >> r.publishedMs) || !(is >> path))
     return makeError("expected model, mode, batch, published ms, bmodel path");
+  if (r.batch < 1 || !(r.publishedMs > 0)) return makeError("batch and published ms must be positive");
   Result<bmodel::Model> m = bmodel::readFile(path);
   if (!m) return m.status();
   for (const bmodel::Net &net : m->nets)
@@ -85,6 +107,8 @@ Result<Row> loadRow(const std::string &line, const isa::HwConfig &hw) {
       for (const auto &bytes : cg.gdma) {
         Result<isa::GdmaCommand> c = isa::decodeGdma(isa::GdmaRaw::decode(bytes.data()));
         if (!c) return Status(c.status()).prefix(path);
+        g.weightLoad.push_back(c->direction == isa::GdmaDirection::S2L && c->src.addr >= net.coeffAddr &&
+                               c->src.addr < net.coeffAddr + net.coeff.size());
         Result<sim::GdmaAccess> a = sim::gdmaAccess(hw, *c);
         if (!a) return Status(a.status()).prefix(path);
         g.gdmaIds.push_back({c->cmdId, c->eng0SyncId});
@@ -99,10 +123,15 @@ Result<Row> loadRow(const std::string &line, const isa::HwConfig &hw) {
 }
 
 // Simulated ms per image of one row under `hw`.
-double msPerImage(const Row &r, const isa::HwConfig &hw) {
+double msPerImage(const Row &r, const isa::HwConfig &hw, Overlap overlap = Overlap::Compiled) {
   const double bw = timing::ddrBytesPerCycle(hw);
-  double cycles = 0;
+  double cycles = 0, tiuBusy = 0, gdmaBusy = 0, idle = 0;
   std::vector<timing::ScheduledCommand> tiu, gdma;
+  auto busy = [](const std::vector<timing::ScheduledCommand> &q) {
+    double s = 0;
+    for (const auto &c : q) s += c.cycles;
+    return s;
+  };
   for (const Group &g : r.groups) {
     tiu.resize(g.tiu.size());
     gdma.resize(g.gdma.size());
@@ -115,8 +144,17 @@ double msPerImage(const Row &r, const isa::HwConfig &hw) {
       gdma[i] = {w, timing::syncCost(w, i ? g.gdmaIds[i - 1].waitId : 0, hw) +
                         timing::gdmaCost(g.gdma[i], hw).cycles(bw)};
     }
-    cycles += timing::scheduleCycles(g.order, tiu, gdma);
+    if (overlap == Overlap::Prefetch) // weights already loaded in the previous group's idle time
+      for (size_t i = 0; i < gdma.size() && idle > 0; ++i)
+        if (g.weightLoad[i]) {
+          const double hidden = std::min(idle, gdma[i].cycles);
+          gdma[i].cycles -= hidden, idle -= hidden;
+        }
+    const double t = busy(tiu), d = busy(gdma), span = timing::scheduleCycles(g.order, tiu, gdma);
+    tiuBusy += t, gdmaBusy += d, idle = span - d;
+    cycles += overlap == Overlap::Group ? std::max(t, d) : span;
   }
+  if (overlap == Overlap::Program) cycles = std::max(tiuBusy, gdmaBusy);
   return cycles / hw.clockMhz / 1e3 / r.batch;
 }
 
@@ -124,6 +162,7 @@ struct Fitter {
   nlohmann::json base; // the configuration the fitted values override
   std::vector<Param> params;
   std::vector<const Row *> rows;
+  Overlap overlap = Overlap::Compiled;
 
   isa::HwConfig config(const std::vector<double> &x) const {
     nlohmann::json j = base;
@@ -142,7 +181,7 @@ struct Fitter {
     isa::HwConfig hw = config(clamp(x));
     double s = 0;
     for (const Row *r : rows) {
-      const double e = std::log(msPerImage(*r, hw) / r->publishedMs);
+      const double e = std::log(msPerImage(*r, hw, overlap) / r->publishedMs);
       s += e * e;
     }
     return s;
@@ -209,7 +248,7 @@ struct Fitter {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string manifest, configPath, fitSpec;
+  std::string manifest, configPath, fitSpec, overlapName = "compiled";
   bool loo = true;
   int maxEvals = 600;
   for (int i = 1; i < argc; ++i) {
@@ -218,12 +257,18 @@ int main(int argc, char **argv) {
     if (a == "--config") configPath = value();
     else if (a == "--fit") fitSpec = value();
     else if (a == "--no-loo") loo = false;
-    else if (a == "--max-evals") maxEvals = std::atoi(value().c_str());
+    else if (a == "--overlap") overlapName = value();
+    else if (a == "--max-evals") {
+      double v = 0;
+      if (!parseNumber(value(), v) || v < 1 || v != std::floor(v)) return fail("--max-evals takes a positive integer");
+      maxEvals = int(v);
+    }
     else if (manifest.empty() && a[0] != '-') manifest = a;
     else return fail("unknown argument '" + a + "'");
   }
   if (manifest.empty())
-    return fail("usage: fit_timing manifest.tsv [--config hw.json] [--fit name:lo:hi,...] [--no-loo]");
+    return fail("usage: fit_timing manifest.tsv [--config hw.json] [--fit name:lo:hi,...] [--no-loo] "
+                "[--max-evals N] [--overlap compiled|prefetch|group|program]");
   isa::HwConfig hw;
   if (!configPath.empty()) {
     auto c = isa::HwConfig::load(configPath);
@@ -231,6 +276,12 @@ int main(int argc, char **argv) {
     hw = *c;
   }
   Fitter fit;
+  const std::pair<const char *, Overlap> overlaps[] = {
+      {"compiled", Overlap::Compiled}, {"prefetch", Overlap::Prefetch}, {"group", Overlap::Group}, {"program", Overlap::Program}};
+  auto named = std::find_if(std::begin(overlaps), std::end(overlaps), [&](auto &o) { return overlapName == o.first; });
+  if (named == std::end(overlaps))
+    return fail("--overlap '" + overlapName + "': expected compiled, prefetch, group or program");
+  fit.overlap = named->second;
   fit.base = nlohmann::json::parse(hw.toJson());
   std::istringstream spec(fitSpec);
   for (std::string item; std::getline(spec, item, ',');) {
@@ -240,8 +291,14 @@ int main(int argc, char **argv) {
     if (!std::getline(is, p.name, ':') || !std::getline(is, lo, ':') || !std::getline(is, hi))
       return fail("--fit '" + item + "': expected name:lo:hi");
     if (!fit.base.contains(p.name)) return fail("--fit: unknown hardware parameter '" + p.name + "'");
-    p.lo = std::stod(lo), p.hi = std::stod(hi);
+    if (!parseNumber(lo, p.lo) || !parseNumber(hi, p.hi)) return fail("--fit '" + item + "': lo and hi must be numbers");
     if (!(p.lo <= p.hi)) return fail("--fit '" + item + "': lo > hi");
+    for (double end : {p.lo, p.hi}) { // every value in the box must make a valid configuration
+      nlohmann::json j = fit.base;
+      j[p.name] = fit.base[p.name].is_number_integer() ? nlohmann::json((long long)std::llround(end)) : nlohmann::json(end);
+      auto c = isa::HwConfig::fromJson(j.dump(), "--fit '" + item + "'");
+      if (!c) return fail(c.message());
+    }
     fit.params.push_back(p);
   }
   if (fit.params.size() > 8) return fail("at most eight fitted parameters");
@@ -290,10 +347,10 @@ int main(int argc, char **argv) {
         if (r.model != m) sub.rows.push_back(&r);
       const isa::HwConfig without = sub.config(restarted(sub, x, maxEvals / 2));
       for (size_t i = 0; i < rows.size(); ++i)
-        if (rows[i].model == m) looMs[i] = msPerImage(rows[i], without);
+        if (rows[i].model == m) looMs[i] = msPerImage(rows[i], without, fit.overlap);
     }
   for (size_t i = 0; i < rows.size(); ++i) {
-    const double ms = msPerImage(rows[i], fitted);
+    const double ms = msPerImage(rows[i], fitted, fit.overlap);
     nlohmann::ordered_json j{{"model", rows[i].model}, {"mode", rows[i].mode}, {"published_ms", rows[i].publishedMs},
                              {"simulated_ms", ms}};
     j["loo_ms"] = std::isnan(looMs[i]) ? nlohmann::ordered_json(ms) : nlohmann::ordered_json(looMs[i]);

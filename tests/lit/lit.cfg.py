@@ -12,6 +12,7 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
 tool_dirs = [
     os.path.join(config.tpu_obj_root, "tools", "tpuc"),
     os.path.join(config.tpu_obj_root, "compiler", "tools", "tpuc-opt"),
+    os.path.join(config.tpu_obj_root, "perf"),
     config.filecheck_dir,
 ]
 config.environment["PATH"] = os.pathsep.join(tool_dirs + [config.environment.get("PATH", os.environ["PATH"])])
