@@ -27,12 +27,12 @@
 #include "simulator/timing/GdmaTiming.h"
 #include "simulator/timing/Schedule.h"
 #include "simulator/timing/TiuTiming.h"
+#include "support/ParseNumber.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -72,13 +72,6 @@ struct Param {
   std::string name;
   double lo = 0, hi = 0;
 };
-
-// The whole of `text` as a finite number.
-bool parseNumber(const std::string &text, double &v) {
-  char *end = nullptr;
-  v = std::strtod(text.c_str(), &end);
-  return !text.empty() && end == text.c_str() + text.size() && std::isfinite(v);
-}
 
 int fail(const std::string &msg) {
   std::cerr << "fit_timing: error: " << msg << "\n";

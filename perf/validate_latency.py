@@ -258,6 +258,11 @@ def check_fit_prices_the_simulation(fit_timing, results, work, config=None):
     print(f"fit_timing prices all {len(priced)} rows as tpuc sim simulates them (within 1e-6)", flush=True)
 
 
+def error_pct(ms, published):
+    """Signed error of a simulated time against the published one, in percent."""
+    return (ms - published) / published * 100
+
+
 def mape(errors):
     return f"{np.mean(np.abs(errors)):.1f} %" if errors else "-"
 
@@ -274,9 +279,9 @@ def latency_table(results, fit, model_count):
             rows.append(f"| {r['model']} | {r['mode']} | - | {r['published']:g} | - | - | - | "
                         f"not simulated: {r['error']} |")
             continue
-        err = (r["sim"] - r["published"]) / r["published"] * 100
+        err = error_pct(r["sim"], r["published"])
         loo_ms = loo.get((r["model"], r["mode"]))
-        loo_err = (loo_ms - r["published"]) / r["published"] * 100 if loo_ms is not None else None
+        loo_err = error_pct(loo_ms, r["published"]) if loo_ms is not None else None
         errors[r["mode"]][0].append(err)
         if loo_err is not None:
             errors[r["mode"]][1].append(loo_err)
@@ -319,7 +324,7 @@ def cause_stages(fit_timing, results, work):
         params = [p for p in params if p not in DROPPED]
         per_mode = {mode: [] for mode, _, _ in MODES}
         for row in fit["rows"]:
-            per_mode[row["mode"]].append((row["simulated_ms"] - row["published_ms"]) / row["published_ms"] * 100)
+            per_mode[row["mode"]].append(error_pct(row["simulated_ms"], row["published_ms"]))
         values = ", ".join(f"{k} = {v:g}" for k, v in list(sourced.items()) + list(fit.get("fitted", {}).items()))
         lines.append(f"| {cause} | {values or '-'} | " + " | ".join(mape(per_mode[m]) for m, _, _ in MODES)
                      + f" | {mape(sum(per_mode.values(), []))} |")
@@ -345,8 +350,8 @@ def overlap_bounds(fit_timing, results, work, config=None):
         cells, beyond, worst = [], [0, 0], (0, "")
         for mode, _, _ in MODES:
             rows = [r for r in fit["rows"] if r["mode"] == mode]
-            err = [(r["simulated_ms"] / r["published_ms"] - 1) * 100 for r in rows]
-            loo = [(r["loo_ms"] / r["published_ms"] - 1) * 100 for r in rows]
+            err = [error_pct(r["simulated_ms"], r["published_ms"]) for r in rows]
+            loo = [error_pct(r["loo_ms"], r["published_ms"]) for r in rows]
             cells.append(f"{mape(err)} / {mape(loo)}")
             beyond[0] += sum(abs(e) > 25 for e in err)
             beyond[1] += sum(abs(e) > 25 for e in loo)

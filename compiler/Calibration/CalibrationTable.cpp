@@ -1,5 +1,7 @@
 #include "compiler/Calibration/CalibrationTable.h"
 
+#include "support/ParseNumber.h"
+
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -7,14 +9,6 @@
 #include <vector>
 
 namespace tpu::calib {
-
-namespace {
-bool parseNumber(const std::string &s, double &v) {
-  std::istringstream in(s);
-  in >> v;
-  return !in.fail() && in.eof() && std::isfinite(v);
-}
-} // namespace
 
 Result<CalibrationTable> CalibrationTable::parse(const std::string &text, const std::string &origin) {
   CalibrationTable table;
