@@ -9,7 +9,7 @@ PKGS=(cmake ninja-build g++ pkgconf ccache
       libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev libbenchmark-dev
       libzip-dev libssl-dev zlib1g-dev nlohmann-json3-dev
       pybind11-dev python3-dev chromium libgraphviz-dev
-      clang libclang-rt-14-dev
+      clang libclang-rt-14-dev clang-format-14
       slurm-wlm munge parallel
       libarmnn-dev libarmnntfliteparser-dev libarmnn-cpuref-backend22
       libstb-dev python3-pil fonts-dejavu-core)
