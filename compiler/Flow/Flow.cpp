@@ -1,5 +1,5 @@
 #include "compiler/Flow/Flow.h"
-#include "compiler/Flow/QuantizeTableSearch.h"
+#include "compiler/Flow/CalibrationOnChip.h"
 
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
