@@ -3,6 +3,7 @@
 #include "isa/Disassembler.h"
 #include "isa/Opcodes.h"
 #include "isa/ProgramOrder.h"
+#include "support/ReadFile.h"
 
 #include <cctype>
 #include <cerrno>
@@ -534,13 +535,11 @@ Result<bmodel::Model> assemble(std::string_view text, const std::string &fileNam
 }
 
 Result<bmodel::Model> assembleFile(const std::string &path, const AssembleOptions &options) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return makeError(path, ": cannot open");
-  std::ostringstream ss;
-  ss << f.rdbuf();
+  auto text = readFile(path);
+  if (!text) return text.status();
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-  return assemble(ss.str(), path, dir, options);
+  return assemble(*text, path, dir, options);
 }
 
 } // namespace tpu::isa

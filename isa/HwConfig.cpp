@@ -1,8 +1,8 @@
 #include "isa/HwConfig.h"
 
-#include <fstream>
+#include "support/ReadFile.h"
+
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <utility>
 
 namespace tpu::isa {
@@ -117,11 +117,9 @@ Result<HwConfig> HwConfig::fromJson(const std::string &text, const std::string &
 }
 
 Result<HwConfig> HwConfig::load(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError(path, ": cannot open hardware config");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return fromJson(ss.str(), path);
+  auto text = readFile(path, "hardware config");
+  if (!text) return text.status();
+  return fromJson(*text, path);
 }
 
 std::string HwConfig::toJson() const {

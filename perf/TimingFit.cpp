@@ -23,11 +23,11 @@
 #include "isa/ProgramOrder.h"
 #include "isa/TiuCommand.h"
 #include "isa/bmodel/Bmodel.h"
-#include "simulator/semantics/GdmaAccess.h"
-#include "simulator/timing/GdmaTiming.h"
-#include "simulator/timing/Schedule.h"
-#include "simulator/timing/TiuTiming.h"
+#include "memory/GdmaAccess.h"
 #include "support/ParseNumber.h"
+#include "timing/GdmaTiming.h"
+#include "timing/Schedule.h"
+#include "timing/TiuTiming.h"
 
 #include <nlohmann/json.hpp>
 

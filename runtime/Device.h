@@ -5,7 +5,7 @@
 #pragma once
 
 #include "isa/HwConfig.h"
-#include "simulator/semantics/Memory.h"
+#include "memory/Memory.h"
 #include "support/Status.h"
 
 #include <cstdint>

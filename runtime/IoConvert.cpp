@@ -1,6 +1,6 @@
 #include "runtime/IoConvert.h"
 
-#include "simulator/semantics/IntArith.h"
+#include "arith/IntArith.h"
 
 #include <cmath>
 #include <cstring>

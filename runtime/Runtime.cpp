@@ -2,10 +2,9 @@
 
 #include "isa/bmodel/Bmodel.h"
 #include "runtime/IoConvert.h"
+#include "support/ReadFile.h"
 
 #include <chrono>
-#include <fstream>
-#include <iterator>
 
 namespace tpu::runtime {
 
@@ -78,11 +77,9 @@ Status Runtime::loadBmodel(const std::string &path) {
   std::shared_ptr<const std::vector<uint8_t>> image;
   if (backend_->kind() == BackendKind::Device) {
     // The device gets the file itself; readFile has checked its size.
-    std::ifstream f(path, std::ios::binary);
-    auto bytes = std::make_shared<std::vector<uint8_t>>(std::istreambuf_iterator<char>(f),
-                                                        std::istreambuf_iterator<char>());
-    if (!f && !f.eof()) return makeError(path, ": read error");
-    image = std::move(bytes);
+    auto bytes = tpu::readFile(path);
+    if (!bytes) return bytes.status();
+    image = std::make_shared<std::vector<uint8_t>>(bytes->begin(), bytes->end());
   }
   return adopt(model.take(), path, image);
 }

@@ -1,5 +1,7 @@
 #include "support/Npz.h"
 
+#include "support/ReadFile.h"
+
 #include <algorithm>
 
 #include <zip.h>
@@ -292,17 +294,12 @@ static Status checkWritable(const NpyArray &array, const std::string &where) {
 }
 
 Result<NpyArray> readNpy(const std::string &path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return makeError(path, ": cannot open file");
-  std::streamoff size = in.tellg();
-  if (size < 0) return makeError(path, ": cannot read file");
-  if (static_cast<uint64_t>(size) > kMaxNpyBytes + 65536)
-    return makeError(path, ": file is too large for a .npy array");
-  std::vector<uint8_t> bytes(size);
-  in.seekg(0);
-  if (!in.read(reinterpret_cast<char *>(bytes.data()), size))
-    return makeError(path, ": read failed");
-  return parseNpy(bytes.data(), bytes.size(), path);
+  auto size = fileSize(path, "file");
+  if (!size) return size.status();
+  if (*size > kMaxNpyBytes + 65536) return makeError(path, ": file is too large for a .npy array");
+  auto bytes = readFile(path, "file");
+  if (!bytes) return bytes.status();
+  return parseNpy(reinterpret_cast<const uint8_t *>(bytes->data()), bytes->size(), path);
 }
 
 Status writeNpy(const std::string &path, const NpyArray &array) {

@@ -2,15 +2,15 @@
 
 #include "compiler/Backend/Emit.h"
 
+#include "arith/IntArith.h"
 #include "compiler/Backend/AddressAssigner.h"
 #include "compiler/Backend/LmemAllocator.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "isa/ProgramOrder.h"
 #include "isa/bmodel/Bmodel.h"
-#include "simulator/semantics/IntArith.h"
-#include "simulator/timing/GdmaTiming.h"
-#include "simulator/timing/Schedule.h"
-#include "simulator/timing/TiuTiming.h"
+#include "timing/GdmaTiming.h"
+#include "timing/Schedule.h"
+#include "timing/TiuTiming.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -66,7 +66,7 @@ Result<std::string> layerGroupGain(const Graph &g, const Options &opt, const Com
 
 // Estimated cycles of one command group: each engine runs its queue in
 // order; a command starts when its engine is free and the other engine has
-// completed the id it waits for; durations from simulator/timing. DDR
+// completed the id it waits for; durations from timing/. DDR
 // sharing between engines is ignored (one GDMA engine).
 Result<double> estimateCycles(const CommandBuilder::Group &group, const isa::HwConfig &hw);
 

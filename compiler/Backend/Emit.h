@@ -4,12 +4,12 @@
 // slice pipeline and the candidate costing. Not a public interface.
 #pragma once
 
+#include "arith/IntArith.h"
 #include "compiler/Backend/AddressAssigner.h"
 #include "compiler/Backend/CodeGen.h"
 #include "compiler/Backend/CommandBuilder.h"
 #include "compiler/Backend/Graph.h"
 #include "compiler/Backend/LmemAllocator.h"
-#include "simulator/semantics/IntArith.h"
 
 #include <algorithm>
 #include <array>

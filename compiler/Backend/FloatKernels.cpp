@@ -4,8 +4,8 @@
 #include "compiler/Backend/FloatKernels.h"
 #include "compiler/Backend/Emit.h"
 
+#include "arith/IntArith.h"
 #include "isa/GdmaCommand.h"
-#include "simulator/semantics/IntArith.h"
 
 #include <cassert>
 #include <cmath>

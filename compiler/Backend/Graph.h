@@ -79,7 +79,7 @@ struct MovePiece {
 
 // One op. Integer (int8) requantization follows BM1684: exact int32/int64
 // accumulation, + int16 bias, a per-tensor rounding right shift (half up,
-// simulator/semantics/IntArith.h), relu, saturation. See docs/codegen.md.
+// arith/IntArith.h), relu, saturation. See docs/codegen.md.
 struct Op {
   OpKind kind = OpKind::Relu;
   std::string name;          // layer name carried into the bmodel

@@ -1,9 +1,9 @@
 #include "compiler/Backend/QuantRef.h"
 
+#include "arith/IntArith.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/ReferenceEval.h"
 #include "compiler/Kernels/Kernels.h"
-#include "simulator/semantics/IntArith.h"
 
 namespace tpu::backend {
 

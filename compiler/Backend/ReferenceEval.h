@@ -3,9 +3,9 @@
 // tensors and values, integer/float views of a value, the requantization.
 #pragma once
 
+#include "arith/IntArith.h"
 #include "compiler/Backend/Graph.h"
 #include "compiler/Backend/QuantRef.h"
-#include "simulator/semantics/IntArith.h"
 
 #include <array>
 #include <cstdint>

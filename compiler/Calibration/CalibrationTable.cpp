@@ -1,6 +1,7 @@
 #include "compiler/Calibration/CalibrationTable.h"
 
 #include "support/ParseNumber.h"
+#include "support/ReadFile.h"
 
 #include <cmath>
 #include <fstream>
@@ -43,11 +44,9 @@ Result<CalibrationTable> CalibrationTable::parse(const std::string &text, const 
 }
 
 Result<CalibrationTable> CalibrationTable::load(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError(path, ": cannot open calibration table");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  auto text = readFile(path, "calibration table");
+  if (!text) return text.status();
+  return parse(*text, path);
 }
 
 std::string CalibrationTable::text() const {

@@ -1,12 +1,12 @@
 #include "compiler/Flow/Flow.h"
-#include "compiler/Flow/QuantizeTableSearch.h"
+#include "compiler/Flow/CalibrationOnChip.h"
 
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
 #include "compiler/Import/OnnxImporter.h"
 #include "compiler/Import/tflite/TfliteImporter.h"
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "compiler/Lowering/Deploy.h"
+#include "compiler/Flow/Deploy.h"
 #include "compiler/Preprocess/PreprocessAttr.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
 #include "compiler/Transforms/Passes.h"
@@ -207,7 +207,7 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
 
   // 3. Deploy: Tpu module + bmodel.
   log << "flow: deploy -> " << r.bmodelPath << "\n";
-  lowering::DeployOptions dopt;
+  DeployOptions dopt;
   dopt.mode = options.mode;
   dopt.calibrationTable = r.caliPath;
   dopt.quantizeTable = options.quantizeTable;
@@ -216,7 +216,7 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   dopt.levers = options.levers;
   dopt.weightData = options.calibrationData;
   dopt.weightSamples = options.calibration.tuneSamples;
-  auto deployed = lowering::deploy(r.topPath, dopt, log);
+  auto deployed = deploy(r.topPath, dopt, log);
   if (!deployed) return makeError(deployed.message());
 
   // 4. Top interpreter: the fp32 reference of the ONNX model.

@@ -2,13 +2,12 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "support/ReadFile.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 namespace tpu::flow {
 
@@ -100,11 +99,9 @@ Result<FlowManifest> readFlowManifest(const std::string &dir) {
   llvm::SmallString<256> p(dir);
   llvm::sys::path::append(p, kFlowManifestName);
   const std::string origin = p.str().str();
-  std::ifstream in(origin, std::ios::binary);
-  if (!in) return makeError(dir, ": not a tpuc flow work dir (no ", kFlowManifestName, ")");
-  std::stringstream text;
-  text << in.rdbuf();
-  Json j = Json::parse(text.str(), nullptr, false);
+  auto text = readFile(origin);
+  if (!text) return makeError(dir, ": not a tpuc flow work dir (no ", kFlowManifestName, ")");
+  Json j = Json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return makeError(origin, ": not a JSON object");
   ManifestReader rd{origin};
   FlowManifest m;

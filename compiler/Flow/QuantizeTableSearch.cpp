@@ -658,36 +658,21 @@ Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore
   return Evaluator(topModule, weights, calibration, samples, reference.take(), levers, convInputs).init();
 }
 
-Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
-                              const top::WeightStore &weights, const lowering::Int8Levers &levers,
-                              const std::vector<NpzMap> &samples) {
-  std::shared_ptr<const lowering::TensorSamples> held;
-  if (levers.needSamples()) {
-    std::vector<NpzMap> first(samples.begin(),
-                              samples.begin() + std::min<int64_t>(options.tuneSamples, int64_t(samples.size())));
-    auto values = lowering::convInputSamples(topModule, first);
-    if (!values) return values.status();
-    held = std::make_shared<const lowering::TensorSamples>(values.take());
-  }
-  const lowering::TensorSamples *convInputs = held.get();
-  options.scoreName = "INT8 Tpu interpreter output cosine (min)";
-  options.scoreTable = [=, &weights](const calib::CalibrationTable &table, const std::vector<NpzMap> &samples) {
-    (void)held; // keeps convInputs alive as long as the options
-    return int8OutputCosine(topModule, weights, table, samples, levers, convInputs);
-  };
-  // The tuning's evaluator runs the table it was built for once per sample
-  // and moves its base to each accepted threshold (rebase: the ops from that
-  // tensor on); every candidate then costs the ops from the tensor to the
-  // outputs, and the current threshold costs nothing (its score is the
-  // base's).
+Int8ThresholdScorer int8ThresholdScorer(mlir::ModuleOp topModule, const top::WeightStore &weights,
+                                        const lowering::Int8Levers &levers,
+                                        std::shared_ptr<const lowering::TensorSamples> convInputs) {
+  // The evaluator runs the table it was built for once per sample and moves
+  // its base to each accepted threshold (rebase: the ops from that tensor
+  // on); every candidate then costs the ops from the tensor to the outputs,
+  // and the current threshold costs nothing (its score is the base's).
   struct TuneState {
     std::unique_ptr<Evaluator> eval;
     std::vector<NpzMap> samples;
   };
   auto state = std::make_shared<TuneState>();
-  options.scoreThresholds = [=, &weights](const calib::CalibrationTable &table, const std::string &tensor,
-                                          const std::vector<double> &candidates,
-                                          const std::vector<NpzMap> &samples) -> Result<std::vector<double>> {
+  return [=, &weights](const calib::CalibrationTable &table, const std::string &tensor,
+                       const std::vector<double> &candidates,
+                       const std::vector<NpzMap> &samples) -> Result<std::vector<double>> {
     auto sameThresholds = [&](const calib::CalibrationTable &a) {
       if (a.tensors.size() != table.tensors.size()) return false;
       for (const auto &[name, r] : a.tensors)
@@ -700,7 +685,7 @@ Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp
       auto reference = topReferences(topModule, state->samples);
       if (!reference) return reference.status();
       state->eval = std::make_unique<Evaluator>(topModule, weights, table, state->samples, reference.take(), levers,
-                                                convInputs);
+                                                convInputs.get());
       if (auto base = state->eval->init(); !base) return base.status();
     } else if (!sameThresholds(state->eval->table())) {
       if (auto base = state->eval->rebase(table); !base) return base.status();
@@ -725,8 +710,6 @@ Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp
     }
     return out;
   };
-  options.tuneScoreName = "the INT8 Tpu interpreter's output cosine (min)";
-  return Status::ok();
 }
 
 } // namespace tpu::flow

@@ -47,6 +47,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -103,17 +104,14 @@ Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore
                                 const lowering::Int8Levers &levers = {},
                                 const lowering::TensorSamples *convInputs = nullptr);
 
-// Makes calibration score on the lowering's real arithmetic (weights, biases,
-// shifts and the given levers included) instead of the fake-quantized Top
-// interpreter: the max check scores tables by int8OutputCosine, and the
-// per-tensor search (--tune, --search-threshold) scores each candidate
-// threshold by the INT8 Tpu interpreter's output cosine with the earlier
-// tensors at their chosen thresholds (evaluated incrementally, as qtable).
-// Levers that read the conv inputs (levers.needSamples()) read them on the
-// first options.tuneSamples of `samples`, as deploy does on its samples.
-// `weights` must outlive the options.
-Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
-                              const top::WeightStore &weights, const lowering::Int8Levers &levers,
-                              const std::vector<NpzMap> &samples);
+// Scores candidate thresholds of one tensor (calib::CalibrationOptions::
+// scoreThresholds) by the INT8 Tpu interpreter's output cosine with the other
+// tensors at the table's thresholds, evaluated incrementally as the search
+// above is. `weights` must outlive the scorer.
+using Int8ThresholdScorer = std::function<Result<std::vector<double>>(
+    const calib::CalibrationTable &, const std::string &, const std::vector<double> &, const std::vector<NpzMap> &)>;
+Int8ThresholdScorer int8ThresholdScorer(mlir::ModuleOp topModule, const top::WeightStore &weights,
+                                        const lowering::Int8Levers &levers,
+                                        std::shared_ptr<const lowering::TensorSamples> convInputs);
 
 } // namespace tpu::flow

@@ -1,6 +1,7 @@
 #include "compiler/Import/OnnxModel.h"
 
 #include "onnx/onnx_pb.h"
+#include "support/ReadFile.h"
 
 #include <google/protobuf/io/coded_stream.h>
 
@@ -284,18 +285,16 @@ Result<Model> parseModel(const void *data, size_t size, const std::string &baseD
 }
 
 Result<Model> loadModel(const std::string &path) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) return makeError(path, ": cannot open");
-  std::streamoff size = f.tellg();
-  if (size <= 0) return makeError(path, ": empty file, not an ONNX model");
-  if (size > INT32_MAX) return makeError(path, ": larger than 2 GiB; store the weights as external data");
-  std::vector<char> bytes(size);
-  f.seekg(0);
-  if (!f.read(bytes.data(), size)) return makeError(path, ": read error");
+  auto size = fileSize(path);
+  if (!size) return size.status();
+  if (*size == 0) return makeError(path, ": empty file, not an ONNX model");
+  if (*size > INT32_MAX) return makeError(path, ": larger than 2 GiB; store the weights as external data");
+  auto bytes = readFile(path);
+  if (!bytes) return bytes.status();
   std::string dir;
   auto slash = path.find_last_of('/');
   if (slash != std::string::npos) dir = path.substr(0, slash);
-  auto m = parseModel(bytes.data(), bytes.size(), dir);
+  auto m = parseModel(bytes->data(), bytes->size(), dir);
   if (!m) return Status(m.status()).prefix(path);
   return m;
 }

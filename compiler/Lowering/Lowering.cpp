@@ -1,10 +1,10 @@
 #include "compiler/Lowering/Lowering.h"
 #include "compiler/Lowering/Lowerer.h"
 #include "compiler/Lowering/WeightRounding.h"
+#include "support/ReadFile.h"
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -21,8 +21,9 @@ Result<Quantize> parseQuantize(const std::string &name) {
 }
 
 Result<std::set<std::string>> loadQuantizeTable(const std::string &path) {
-  std::ifstream in(path);
-  if (!in) return makeError(path, ": cannot open quantize table");
+  auto text = readFile(path, "quantize table");
+  if (!text) return text.status();
+  std::istringstream in(*text);
   std::set<std::string> names;
   std::string line;
   for (int lineNo = 1; std::getline(in, line); ++lineNo) {

@@ -29,7 +29,7 @@ Result<Quantize> parseQuantize(const std::string &name); // "F32" / "INT8"
 // array per sample (what bias correction and weight rounding read).
 using TensorSamples = std::map<std::string, std::vector<std::vector<float>>>;
 // The fp32 input of every conv of a Top module on each sample (the Top
-// interpreter's values, named as the lowering names them; Deploy.cpp).
+// interpreter's values, named as the lowering names them; ConvInputSamples.cpp).
 Result<TensorSamples> convInputSamples(mlir::ModuleOp module, const std::vector<NpzMap> &samples);
 
 // INT8 accuracy levers of the lowering (docs/quantization.md, "Accuracy levers").

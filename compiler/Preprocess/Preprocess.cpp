@@ -1,13 +1,13 @@
 #include "compiler/Preprocess/Preprocess.h"
 
+#include "support/ReadFile.h"
+
 #include <stb/stb_image.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
 namespace tpu::preprocess {
@@ -95,17 +95,18 @@ bool isImageFile(const std::string &path) {
 }
 
 Result<Image> decodeImageFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError(path, ": cannot open image");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.empty()) return makeError(path, ": empty file, not an image");
-  if (bytes.size() > size_t(1) << 30) return makeError(path, ": image file over 1 GiB");
+  auto file = readFile(path, "image");
+  if (!file) return file.status();
+  const auto *bytes = reinterpret_cast<const stbi_uc *>(file->data());
+  const size_t size = file->size();
+  if (size == 0) return makeError(path, ": empty file, not an image");
+  if (size > size_t(1) << 30) return makeError(path, ": image file over 1 GiB");
   int w = 0, h = 0, comp = 0;
-  if (!stbi_info_from_memory(bytes.data(), int(bytes.size()), &w, &h, &comp))
+  if (!stbi_info_from_memory(bytes, int(size), &w, &h, &comp))
     return makeError(path, ": not a decodable image (", stbi_failure_reason(), ")");
   // Bounded before decoding: the decoder allocates w * h * comp bytes.
   if (int64_t(w) * h > (int64_t(1) << 28)) return makeError(path, ": image of ", w, "x", h, " pixels is too large");
-  stbi_uc *data = stbi_load_from_memory(bytes.data(), int(bytes.size()), &w, &h, &comp, 0);
+  stbi_uc *data = stbi_load_from_memory(bytes, int(size), &w, &h, &comp, 0);
   if (!data) return makeError(path, ": corrupt image (", stbi_failure_reason(), ")");
   Image img;
   img.height = h;

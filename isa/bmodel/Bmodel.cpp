@@ -2,6 +2,7 @@
 
 #include "isa/Disassembler.h"
 #include "isa/bmodel/bmodel_generated.h"
+#include "support/ReadFile.h"
 
 #include <openssl/evp.h>
 
@@ -445,19 +446,16 @@ Result<Model> parse(const uint8_t *data, size_t size) {
 }
 
 Result<Model> readFile(const std::string &path, Header *header) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) return makeError(path, ": cannot open");
-  std::streamoff len = f.tellg();
-  if (len < 0) return makeError(path, ": cannot read");
-  if (uint64_t(len) > uint64_t(kHeaderSize) + 2ull * UINT32_MAX)
-    return makeError(path, ": ", len, " bytes is larger than any bmodel header can describe");
-  std::vector<uint8_t> bytes(static_cast<size_t>(len));
-  f.seekg(0);
-  f.read(reinterpret_cast<char *>(bytes.data()), len);
-  if (!f) return makeError(path, ": read error");
-  auto m = parse(bytes.data(), bytes.size());
+  auto len = fileSize(path);
+  if (!len) return len.status();
+  if (*len > uint64_t(kHeaderSize) + 2ull * UINT32_MAX)
+    return makeError(path, ": ", *len, " bytes is larger than any bmodel header can describe");
+  auto file = tpu::readFile(path);
+  if (!file) return file.status();
+  const auto *bytes = reinterpret_cast<const uint8_t *>(file->data());
+  auto m = parse(bytes, file->size());
   if (!m) return m.prefix(path);
-  if (header) *header = *parseHeader(bytes.data(), bytes.size());
+  if (header) *header = *parseHeader(bytes, file->size());
   return m;
 }
 

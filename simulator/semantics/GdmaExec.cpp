@@ -1,8 +1,8 @@
 #include "simulator/semantics/GdmaExec.h"
 
+#include "arith/IntArith.h"
+#include "memory/GdmaAccess.h"
 #include "simulator/semantics/ByteRuns.h"
-#include "simulator/semantics/GdmaAccess.h"
-#include "simulator/semantics/IntArith.h"
 #include "simulator/semantics/Scratch.h"
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 
 #include "isa/GdmaCommand.h"
 #include "isa/HwConfig.h"
-#include "simulator/semantics/Memory.h"
+#include "memory/Memory.h"
 #include "support/Status.h"
 
 namespace tpu::sim {

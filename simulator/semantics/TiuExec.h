@@ -7,7 +7,7 @@
 
 #include "isa/HwConfig.h"
 #include "isa/TiuCommand.h"
-#include "simulator/semantics/Memory.h"
+#include "memory/Memory.h"
 #include "support/Status.h"
 
 namespace tpu::sim {

@@ -3,7 +3,7 @@
 // through their execute callbacks when they complete.
 #pragma once
 
-#include "simulator/semantics/Memory.h"
+#include "memory/Memory.h"
 
 #include <systemc>
 

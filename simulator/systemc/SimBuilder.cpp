@@ -1,12 +1,12 @@
 #include "simulator/systemc/SimBuilder.h"
 
-#include "simulator/semantics/GdmaAccess.h"
+#include "memory/GdmaAccess.h"
+#include "memory/LocalTensor.h"
 #include "simulator/semantics/GdmaExec.h"
-#include "simulator/semantics/LocalTensor.h"
 #include "simulator/semantics/TiuExec.h"
-#include "simulator/timing/GdmaTiming.h"
-#include "simulator/timing/Schedule.h"
-#include "simulator/timing/TiuTiming.h"
+#include "timing/GdmaTiming.h"
+#include "timing/Schedule.h"
+#include "timing/TiuTiming.h"
 
 #include <algorithm>
 

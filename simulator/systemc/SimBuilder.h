@@ -1,5 +1,5 @@
 // Turns typed BM1684 commands into the SystemC model's SimProgram: each
-// command's cost from the timing model (simulator/timing), its data effect
+// command's cost from the timing model (timing/), its data effect
 // from the semantics library (executeTiu / executeGdma, applied when the
 // command completes), its name from the ISA mnemonics and its layer name.
 #pragma once

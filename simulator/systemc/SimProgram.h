@@ -6,7 +6,7 @@
 #pragma once
 
 #include "isa/ProgramOrder.h"
-#include "simulator/semantics/Memory.h"
+#include "memory/Memory.h"
 #include "support/Status.h"
 
 #include <array>

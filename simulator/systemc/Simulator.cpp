@@ -5,7 +5,7 @@
 #include "simulator/systemc/GdmaEngine.h"
 #include "simulator/systemc/MemorySystem.h"
 #include "simulator/systemc/TiuEngine.h"
-#include "simulator/timing/GdmaTiming.h"
+#include "timing/GdmaTiming.h"
 
 #include <algorithm>
 #include <cmath>

@@ -29,7 +29,7 @@ import sys
 import numpy as np
 
 # estimateCycles (compiler/Backend/CodeGen.cpp) charges the same per-command
-# costs (simulator/timing) on the same cmd-id schedule as the SystemC model.
+# costs (timing/) on the same cmd-id schedule as the SystemC model.
 # They could differ only where DDR transfers overlap, which the estimate gives
 # the whole bandwidth each and the DdrChannel shares; the BM1684 has one GDMA
 # engine, so transfers never overlap, and the two agree up to the model's time

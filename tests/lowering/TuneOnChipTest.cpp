@@ -5,6 +5,7 @@
 // same table (int8OutputCosine), bit for bit.
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
+#include "compiler/Flow/CalibrationOnChip.h"
 #include "compiler/Flow/QuantizeTableSearch.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 

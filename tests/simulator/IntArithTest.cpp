@@ -1,5 +1,5 @@
 // The shared integer helpers: rounding, saturation, conversion.
-#include "simulator/semantics/IntArith.h"
+#include "arith/IntArith.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // stats and trace on synthetic commands (fixed costs, callback effects).
 // Properties, not magic numbers.
 #include "simulator/systemc/Simulator.h"
-#include "simulator/timing/GdmaTiming.h"
+#include "timing/GdmaTiming.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

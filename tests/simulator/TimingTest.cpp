@@ -1,9 +1,9 @@
 // The timing model's properties: cycles follow work / (lanes x EU), the
 // published peak figures come out of the config, DMA cost follows bytes,
 // bursts and bandwidth. No magic cycle counts.
-#include "simulator/timing/GdmaTiming.h"
-#include "simulator/timing/TiuTiming.h"
-#include "simulator/timing/Schedule.h"
+#include "timing/GdmaTiming.h"
+#include "timing/Schedule.h"
+#include "timing/TiuTiming.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // channel counts, int8 with shift/relu, edge padding, every stride mode.
 #include "simulator/semantics/TiuExec.h"
 
-#include "simulator/semantics/IntArith.h"
+#include "arith/IntArith.h"
 
 #include <gtest/gtest.h>
 

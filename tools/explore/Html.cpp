@@ -2,8 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 namespace tpu::explore {
 
@@ -30,13 +28,5 @@ std::string fixed(double value, int digits) {
   return buf;
 }
 
-Result<std::string> readTextFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError(path, ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return makeError(path, ": read error");
-  return ss.str();
-}
 
 } // namespace tpu::explore

@@ -1,10 +1,11 @@
 #include "tools/explore/JobPool.h"
 
+#include "support/ReadFile.h"
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <spawn.h>
@@ -81,10 +82,8 @@ std::string commandLine(const std::vector<std::string> &argv) {
 }
 
 std::string lastLine(const std::string &path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return lastLineOf(text.str());
+  auto text = readFile(path); // a log not written yet has no last line
+  return text ? lastLineOf(*text) : std::string();
 }
 
 std::string lastLineOf(const std::string &text) {

@@ -5,14 +5,14 @@
 #include "isa/TiuCommand.h"
 #include "isa/bmodel/Bmodel.h"
 #include "runtime/RunFiles.h"
-#include "simulator/timing/GdmaTiming.h"
-#include "simulator/timing/TiuTiming.h"
 #include "support/Npz.h"
+#include "timing/GdmaTiming.h"
+#include "timing/TiuTiming.h"
 #include "tools/explore/Cluster.h"
-#include "tools/explore/SimStats.h"
 #include "tools/explore/Html.h"
 #include "tools/explore/JobPool.h"
 #include "tools/explore/Plot.h"
+#include "tools/explore/SimStats.h"
 
 #include <nlohmann/json.hpp>
 

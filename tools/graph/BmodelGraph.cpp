@@ -3,7 +3,7 @@
 #include "isa/GdmaCommand.h"
 #include "isa/HwConfig.h"
 #include "isa/ProgramOrder.h"
-#include "simulator/semantics/GdmaAccess.h"
+#include "memory/GdmaAccess.h"
 
 #include <algorithm>
 #include <map>

@@ -2,7 +2,7 @@
 // samples — wiring only; the work is in compiler/Calibration/Calibrator.h.
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Top/WeightStore.h"
-#include "compiler/Flow/QuantizeTableSearch.h"
+#include "compiler/Flow/CalibrationOnChip.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "support/ArgParser.h"
 #include "tools/tpuc/CalibArgs.h"

@@ -1,6 +1,6 @@
 // tpuc deploy: Top module -> Tpu module -> bmodel, optionally tested —
-// wiring only; the work is in compiler/Lowering/Deploy.h.
-#include "compiler/Lowering/Deploy.h"
+// wiring only; the work is in compiler/Flow/Deploy.h.
+#include "compiler/Flow/Deploy.h"
 #include "support/ArgParser.h"
 #include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
@@ -48,7 +48,7 @@ int runDeploy(int argc, char **argv) {
   if (!weightSamples) return tpuc::fail("deploy", weightSamples.message());
   if (*weightSamples < 1) return tpuc::fail("deploy", "--input-num must be >= 1");
 
-  tpu::lowering::DeployOptions opt;
+  tpu::flow::DeployOptions opt;
   opt.mode = *mode;
   opt.levers = tpuc::leversFromArgs(args);
   opt.weightData = args.get("--calibration-data");
@@ -61,7 +61,7 @@ int runDeploy(int argc, char **argv) {
   opt.testInput = args.get("--test-input");
   opt.testReference = args.get("--test-reference");
   opt.minCosine = *minCosine;
-  auto result = tpu::lowering::deploy(args.args()[0], opt, std::cerr);
+  auto result = tpu::flow::deploy(args.args()[0], opt, std::cerr);
   if (!result) return tpuc::fail("deploy", result.message());
   bool int8 = *mode == tpu::lowering::Quantize::INT8;
   if (result->tested && ((int8 && !result->bitExact) || !result->referencePass)) return tpuc::kExitMismatch;

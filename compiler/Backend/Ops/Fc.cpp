@@ -14,7 +14,7 @@
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
 #include "compiler/Backend/ReferenceEval.h"
-#include "simulator/timing/TiuTiming.h"
+#include "timing/TiuTiming.h"
 
 namespace tpu::backend {
 

@@ -1,10 +1,9 @@
 #include "compiler/Import/tflite/TfliteModel.h"
 #include "compiler/Import/tflite/schema_generated.h"
+#include "support/ReadFile.h"
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 namespace tpu::tflite {
 
@@ -249,10 +248,9 @@ Result<Model> parseModel(const uint8_t *data, size_t size) {
 }
 
 Result<Model> loadModel(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError(path, ": cannot open");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto model = parseModel(bytes.data(), bytes.size());
+  auto bytes = readFile(path);
+  if (!bytes) return bytes.status();
+  auto model = parseModel(reinterpret_cast<const uint8_t *>(bytes->data()), bytes->size());
   if (!model) return Status(model.status()).prefix(path);
   return model;
 }

@@ -4,11 +4,11 @@
 // to the semantics library; the entry point is executeTiu (TiuExec.h).
 #pragma once
 
+#include "arith/IntArith.h"
 #include "isa/HwConfig.h"
 #include "isa/TiuCommand.h"
-#include "simulator/semantics/IntArith.h"
-#include "simulator/semantics/LocalTensor.h"
-#include "simulator/semantics/Memory.h"
+#include "memory/LocalTensor.h"
+#include "memory/Memory.h"
 #include "support/Status.h"
 
 #include <algorithm>

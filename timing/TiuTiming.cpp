@@ -1,4 +1,4 @@
-#include "simulator/timing/TiuTiming.h"
+#include "timing/TiuTiming.h"
 
 #include <algorithm>
 #include <cmath>

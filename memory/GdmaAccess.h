@@ -6,7 +6,7 @@
 
 #include "isa/GdmaCommand.h"
 #include "isa/HwConfig.h"
-#include "simulator/semantics/LocalTensor.h"
+#include "memory/LocalTensor.h"
 #include "support/Status.h"
 
 #include <array>

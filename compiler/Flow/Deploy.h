@@ -10,13 +10,13 @@
 #include <ostream>
 #include <string>
 
-namespace tpu::lowering {
+namespace tpu::flow {
 
 struct DeployOptions {
-  Quantize mode = Quantize::F32;
+  lowering::Quantize mode = lowering::Quantize::F32;
   std::string calibrationTable; // required for INT8
   std::string quantizeTable;    // tensors kept in fp32
-  Int8Levers levers;
+  lowering::Int8Levers levers;
   // Samples (a directory of .npz / images, as tpuc calibrate reads) whose
   // conv inputs bias correction and weight rounding read; the first
   // `weightSamples` usable ones.
@@ -38,4 +38,4 @@ struct DeployResult {
 // Progress, the compile report and the comparisons go to `log`.
 Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &options, std::ostream &log);
 
-} // namespace tpu::lowering
+} // namespace tpu::flow

@@ -1,5 +1,5 @@
-// Cost of one GDMA command from its access pattern (simulator/semantics/
-// GdmaAccess.h, one truth for bytes and contiguous runs) and the hardware
+// Cost of one GDMA command from its access pattern (memory/GdmaAccess.h,
+// one truth for bytes and contiguous runs) and the hardware
 // parameters: a per-command latency, a DDR data phase (bytes on the channel,
 // burst waste included, over the bandwidth available) and an LMEM-port floor.
 // Formulas and sources: docs/timing.md.
@@ -7,7 +7,7 @@
 
 #include "isa/GdmaCommand.h"
 #include "isa/HwConfig.h"
-#include "simulator/semantics/GdmaAccess.h"
+#include "memory/GdmaAccess.h"
 #include "support/Status.h"
 
 #include <cstdint>

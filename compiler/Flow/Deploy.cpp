@@ -1,4 +1,4 @@
-#include "compiler/Lowering/Deploy.h"
+#include "compiler/Flow/Deploy.h"
 
 #include "compiler/Backend/CodeGen.h"
 #include "compiler/Calibration/Calibrator.h"
@@ -16,9 +16,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
-#include <set>
 
-namespace tpu::lowering {
+namespace tpu::flow {
 
 namespace {
 
@@ -59,29 +58,15 @@ double bitDifference(const NpzMap &a, const NpzMap &b, std::string &where) {
 
 } // namespace
 
-Result<TensorSamples> convInputSamples(mlir::ModuleOp module, const std::vector<NpzMap> &samples) {
-  auto interp = top::TopInterpreter::create(module);
-  if (!interp) return interp.status();
-  std::set<std::string> wanted;
-  module.walk([&](top::ConvOp conv) { wanted.insert((*interp)->nameOf(conv.getInput())); });
-  TensorSamples values;
-  (*interp)->setResultHook([&](const std::string &name, std::vector<float> &v) {
-    if (wanted.count(name)) values[name].push_back(v);
-  });
-  for (const NpzMap &sample : samples)
-    if (auto out = (*interp)->run(sample); !out) return out.status();
-  return values;
-}
-
 Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &options, std::ostream &log) {
   if (options.chip != "bm1684") return makeError("--chip '", options.chip, "' is not supported (bm1684)");
   if (options.output.empty()) return makeError("missing -o model.bmodel");
-  LoweringOptions lo;
+  lowering::LoweringOptions lo;
   lo.mode = options.mode;
-  if (options.calibrationTable.empty() && options.mode == Quantize::INT8)
+  if (options.calibrationTable.empty() && options.mode == lowering::Quantize::INT8)
     return makeError("--quantize INT8 needs --calibration-table model.cali");
   calib::CalibrationTable table;
-  TPU_RETURN_IF_ERROR(loadLoweringTables(options.calibrationTable, options.quantizeTable, table, lo));
+  TPU_RETURN_IF_ERROR(lowering::loadLoweringTables(options.calibrationTable, options.quantizeTable, table, lo));
 
   mlir::MLIRContext context;
   context.getOrLoadDialect<tpuir::TpuDialect>();
@@ -90,8 +75,8 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   auto weights = top::WeightStore::loadFor(**module);
   if (!weights) return makeError(topPath, ": ", weights.message());
   lo.levers = options.levers;
-  TensorSamples convInputs;
-  if (options.mode == Quantize::INT8 && options.levers.needSamples()) {
+  lowering::TensorSamples convInputs;
+  if (options.mode == lowering::Quantize::INT8 && options.levers.needSamples()) {
     if (options.weightData.empty())
       return makeError("bias correction and weight rounding need --calibration-data DIR (samples of the inputs)");
     auto reader = calib::SampleReader::forModule(**module);
@@ -99,14 +84,14 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
     auto samples = calib::loadSamples(*reader, options.weightData, "", options.weightSamples,
                                       [&](const std::string &w) { log << "deploy: warning: " << w << "\n"; });
     if (!samples) return makeError(samples.message());
-    auto values = convInputSamples(**module, *samples);
+    auto values = lowering::convInputSamples(**module, *samples);
     if (!values) return makeError(options.weightData, ": ", values.message());
     convInputs = values.take();
     lo.samples = &convInputs;
     log << "deploy: conv weights " << (options.levers.roundWeights ? "rounded" : "bias-corrected") << " on "
         << samples->size() << " sample(s)\n";
   }
-  auto lowered = lowerToTpu(**module, *weights, lo);
+  auto lowered = lowering::lowerToTpu(**module, *weights, lo);
   if (!lowered) return makeError(topPath, ": ", lowered.message());
   for (const std::string &f : lowered->fallbacks) log << "deploy: kept in F32: " << f << "\n";
 
@@ -157,8 +142,9 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
     auto ref = readNpz(options.testReference);
     if (!ref) return makeError(ref.message());
     kernels::CompareOptions co;
-    co.minCosine = options.minCosine > 0 ? options.minCosine : options.mode == Quantize::F32 ? 0.9999 : 0.99;
-    co.minEuclidean = options.mode == Quantize::F32 ? 0.99 : 0.5;
+    const bool f32 = options.mode == lowering::Quantize::F32;
+    co.minCosine = options.minCosine > 0 ? options.minCosine : f32 ? 0.9999 : 0.99;
+    co.minEuclidean = f32 ? 0.99 : 0.5;
     auto cmp = kernels::compareArchives(*ref, *outputs, co);
     if (!cmp) return makeError(options.testReference, ": ", cmp.message());
     log << kernels::formatReport(*cmp, co);
@@ -167,4 +153,4 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   return result;
 }
 
-} // namespace tpu::lowering
+} // namespace tpu::flow

@@ -1,4 +1,4 @@
-#include "simulator/timing/Schedule.h"
+#include "timing/Schedule.h"
 
 #include <algorithm>
 

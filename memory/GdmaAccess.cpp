@@ -1,4 +1,4 @@
-#include "simulator/semantics/GdmaAccess.h"
+#include "memory/GdmaAccess.h"
 
 namespace tpu::sim {
 

@@ -1,4 +1,4 @@
-#include "simulator/semantics/Memory.h"
+#include "memory/Memory.h"
 
 #include <algorithm>
 

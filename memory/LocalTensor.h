@@ -5,10 +5,10 @@
 // Used by TIU and GDMA semantics alike.
 #pragma once
 
+#include "arith/IntArith.h"
 #include "isa/HwConfig.h"
 #include "isa/TiuCommand.h"
-#include "simulator/semantics/IntArith.h"
-#include "simulator/semantics/Memory.h"
+#include "memory/Memory.h"
 #include "support/Status.h"
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "simulator/timing/GdmaTiming.h"
+#include "timing/GdmaTiming.h"
 
 #include <algorithm>
 

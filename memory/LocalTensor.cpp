@@ -1,4 +1,4 @@
-#include "simulator/semantics/LocalTensor.h"
+#include "memory/LocalTensor.h"
 
 namespace tpu::sim {
 

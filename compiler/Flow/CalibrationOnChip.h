@@ -1,0 +1,31 @@
+// Calibration scored on the chip's arithmetic. It lives in Flow, not in
+// Calibration/: it lowers the module and runs the Tpu interpreter, and the
+// lowering itself reads calibration tables (TpuLowering links TpuCalibration).
+#pragma once
+
+#include "compiler/Calibration/Calibrator.h"
+#include "compiler/Dialect/Top/WeightStore.h"
+#include "compiler/Lowering/Lowering.h"
+#include "support/Npz.h"
+#include "support/Status.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <vector>
+
+namespace tpu::flow {
+
+// Makes calibration score on the lowering's real arithmetic (weights, biases,
+// shifts and the given levers included) instead of the fake-quantized Top
+// interpreter: the max check scores tables by int8OutputCosine, and the
+// per-tensor search (--tune, --search-threshold) scores each candidate
+// threshold by the INT8 Tpu interpreter's output cosine with the earlier
+// tensors at their chosen thresholds (evaluated incrementally, as qtable).
+// Levers that read the conv inputs (levers.needSamples()) read them on the
+// first options.tuneSamples of `samples`, as deploy does on its samples.
+// `weights` must outlive the options.
+Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
+                              const top::WeightStore &weights, const lowering::Int8Levers &levers,
+                              const std::vector<NpzMap> &samples);
+
+} // namespace tpu::flow

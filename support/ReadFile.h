@@ -1,0 +1,21 @@
+// The whole-file reader every parser of the project opens its input with:
+// the file's bytes, unchanged (binary), or one-line errors naming the path.
+#pragma once
+
+#include "support/Status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace tpu {
+
+// "<path>: cannot open <what>" (or "<path>: cannot open" when `what` is
+// empty) when the file cannot be opened, "<path>: read error" when reading
+// it fails.
+Result<std::string> readFile(const std::string &path, const std::string &what = "");
+
+// The size in bytes of the file at `path`, for readers that refuse a file
+// over a limit before reading it; errors as readFile's.
+Result<uint64_t> fileSize(const std::string &path, const std::string &what = "");
+
+} // namespace tpu
