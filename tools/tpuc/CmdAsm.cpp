@@ -2,25 +2,18 @@
 // isa/Assembler.h and isa/bmodel/Bmodel.h.
 #include "isa/Assembler.h"
 #include "isa/bmodel/Bmodel.h"
-#include "support/ArgParser.h"
 #include "tools/tpuc/Subcommand.h"
-
-#include <iostream>
+#include "tools/tpuc/SubcommandArgs.h"
 
 namespace {
 
 int runAsm(int argc, char **argv) {
-  tpu::ArgParser args("asm", "file.s -o model.bmodel");
+  tpuc::SubcommandArgs args("asm", "file.s -o model.bmodel");
   args.positionals(1, 1, "file.s");
   args.option("--output", "the bmodel to write", "-o");
   args.flag("--no-order-check", "accept groups that cannot be ordered (to test the simulator's "
                                 "deadlock detection)");
-  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("asm", st.message());
-  if (args.helpRequested()) {
-    std::cout << args.help();
-    return tpuc::kExitOk;
-  }
-  if (!args.has("--output")) return tpuc::fail("asm", "missing -o model.bmodel");
+  if (auto done = args.parseCommandLine(argc, argv, {{"--output", "-o model.bmodel"}})) return *done;
   tpu::isa::AssembleOptions options;
   options.checkOrder = !args.isSet("--no-order-check");
   auto model = tpu::isa::assembleFile(args.args()[0], options);

@@ -4,18 +4,19 @@
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Flow/CalibrationOnChip.h"
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "support/ArgParser.h"
 #include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
+#include "tools/tpuc/SubcommandArgs.h"
 
 #include <iostream>
 
 namespace {
 
 int runCalibrate(int argc, char **argv) {
-  tpu::ArgParser args("calibrate", "model.top.mlir --dataset DIR | --data a.npz,b.png "
-                                   "[--input-num N] [--calibration-method M] [--tune N] [--search-threshold] "
-                                   "[--tune-samples 4] [--no-max-fallback] [deploy's INT8 lever flags] -o model.cali");
+  tpuc::SubcommandArgs args("calibrate",
+                            "model.top.mlir --dataset DIR | --data a.npz,b.png "
+                            "[--input-num N] [--calibration-method M] [--tune N] [--search-threshold] "
+                            "[--tune-samples 4] [--no-max-fallback] [deploy's INT8 lever flags] -o model.cali");
   args.positionals(1, 1, "model");
   args.option("--dataset", "directory of samples taken in name order: .npz (one array per model input) and "
                            "images (.png, .jpg, .jpeg, .bmp; through the model's preprocessing)");
@@ -26,12 +27,7 @@ int runCalibrate(int argc, char **argv) {
   tpuc::declareLeverOptions(args);
   args.option("--output", "the calibration table to write; with several methods (--calibration-method max,kl) "
                           "a name with %m, replaced by each method's name", "-o");
-  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("calibrate", st.message());
-  if (args.helpRequested()) {
-    std::cout << args.help();
-    return tpuc::kExitOk;
-  }
-  if (!args.has("--output")) return tpuc::fail("calibrate", "missing -o model.cali");
+  if (auto done = args.parseCommandLine(argc, argv, {{"--output", "-o model.cali"}})) return *done;
   std::vector<tpu::calib::Method> methods;
   auto opt = tpuc::calibrationFromArgs(args, &methods);
   if (!opt) return tpuc::fail("calibrate", opt.message());

@@ -1,9 +1,9 @@
 // tpuc compare: per-tensor similarity of two npz files — wiring only; the
 // metrics are in compiler/Kernels/Compare.h (docs/validation.md).
 #include "compiler/Kernels/Compare.h"
-#include "support/ArgParser.h"
 #include "support/Npz.h"
 #include "tools/tpuc/Subcommand.h"
+#include "tools/tpuc/SubcommandArgs.h"
 
 #include <iostream>
 #include <sstream>
@@ -19,17 +19,13 @@ std::vector<std::string> splitList(const std::string &text) {
 }
 
 int runCompare(int argc, char **argv) {
-  tpu::ArgParser args("compare", "reference.npz other.npz [--tolerance 0.99,0.99] [--names a,b] "
-                                 "[--except c,d]");
+  tpuc::SubcommandArgs args("compare", "reference.npz other.npz [--tolerance 0.99,0.99] [--names a,b] "
+                                       "[--except c,d]");
   args.positionals(2, 2, "a.npz b.npz");
   args.option("--tolerance", "minimum cosine,euclidean similarity for a tensor to pass (default 0.99,0.99)");
   args.option("--names", "compare only these tensors (comma-separated)");
   args.option("--except", "skip these tensors (comma-separated)");
-  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("compare", st.message());
-  if (args.helpRequested()) {
-    std::cout << args.help();
-    return tpuc::kExitOk;
-  }
+  if (auto done = args.parseCommandLine(argc, argv)) return *done;
   tpu::kernels::CompareOptions options;
   if (args.has("--tolerance")) {
     auto parts = splitList(args.get("--tolerance"));

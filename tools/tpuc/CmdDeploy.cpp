@@ -1,21 +1,21 @@
 // tpuc deploy: Top module -> Tpu module -> bmodel, optionally tested —
 // wiring only; the work is in compiler/Flow/Deploy.h.
 #include "compiler/Flow/Deploy.h"
-#include "support/ArgParser.h"
 #include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
+#include "tools/tpuc/SubcommandArgs.h"
 
 #include <iostream>
 
 namespace {
 
 int runDeploy(int argc, char **argv) {
-  tpu::ArgParser args("deploy",
-                      "model.top.mlir --quantize F32|INT8 [--calibration-table model.cali] "
-                      "[--quantize-table keep_fp32.txt] [--no-uint8] [--bias-correction] [--round-weights] "
-                      "[--per-channel-weights] [--int16-pointwise] "
-                      "[--calibration-data DIR [--input-num 4]] [--no-layer-group] [--chip bm1684] -o model.bmodel "
-                      "[--test-input in.npz [--test-reference ref.npz]]");
+  tpuc::SubcommandArgs args(
+      "deploy", "model.top.mlir --quantize F32|INT8 [--calibration-table model.cali] "
+                "[--quantize-table keep_fp32.txt] [--no-uint8] [--bias-correction] [--round-weights] "
+                "[--per-channel-weights] [--int16-pointwise] "
+                "[--calibration-data DIR [--input-num 4]] [--no-layer-group] [--chip bm1684] -o model.bmodel "
+                "[--test-input in.npz [--test-reference ref.npz]]");
   args.positionals(1, 1, "model");
   args.option("--quantize", "F32 or INT8");
   args.option("--calibration-table", "calibration table from tpuc calibrate (INT8)");
@@ -29,12 +29,7 @@ int runDeploy(int argc, char **argv) {
   args.option("--test-input", "npz of inputs: run the bmodel (func backend) and the Tpu interpreter");
   args.option("--test-reference", "npz of reference outputs (e.g. from tpuc run) to compare the bmodel with");
   args.option("--min-cosine", "cosine the comparison needs (default 0.9999 for F32, 0.99 for INT8)");
-  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("deploy", st.message());
-  if (args.helpRequested()) {
-    std::cout << args.help();
-    return tpuc::kExitOk;
-  }
-  if (!args.has("--quantize")) return tpuc::fail("deploy", "missing --quantize F32|INT8");
+  if (auto done = args.parseCommandLine(argc, argv, {{"--quantize", "--quantize F32|INT8"}})) return *done;
   auto mode = tpu::lowering::parseQuantize(args.get("--quantize"));
   if (!mode) return tpuc::fail("deploy", mode.message());
   if (!args.has("--output")) return tpuc::fail("deploy", "missing -o model.bmodel");

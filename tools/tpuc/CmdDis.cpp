@@ -3,8 +3,8 @@
 // work is in isa/bmodel/Bmodel.h and isa/Disassembler.h.
 #include "isa/Disassembler.h"
 #include "isa/bmodel/Bmodel.h"
-#include "support/ArgParser.h"
 #include "tools/tpuc/Subcommand.h"
+#include "tools/tpuc/SubcommandArgs.h"
 
 #include <cstdio>
 #include <fstream>
@@ -13,16 +13,12 @@
 namespace {
 
 int runDis(int argc, char **argv) {
-  tpu::ArgParser args("dis", "model.bmodel [-o model.s [--coeff-files]]");
+  tpuc::SubcommandArgs args("dis", "model.bmodel [-o model.s [--coeff-files]]");
   args.positionals(1, 1, "model.bmodel");
   args.option("--output", "write the text here instead of stdout", "-o");
   args.flag("--coeff-files", "with -o: write each net's coefficients to <output>.net<i>.coeff.bin "
                              "and refer to them with .coeff_file instead of inline hex");
-  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("dis", st.message());
-  if (args.helpRequested()) {
-    std::cout << args.help();
-    return tpuc::kExitOk;
-  }
+  if (auto done = args.parseCommandLine(argc, argv)) return *done;
   const std::string &path = args.args()[0];
   tpu::bmodel::Header header;
   auto model = tpu::bmodel::readFile(path, &header);

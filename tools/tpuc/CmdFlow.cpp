@@ -3,11 +3,11 @@
 // compiler/Flow/Flow.h.
 #include "compiler/Flow/Flow.h"
 #include "compiler/Import/OnnxImporter.h"
-#include "support/ArgParser.h"
-#include "tools/tpuc/CalibArgs.h"
 #include "tools/explore/ProfileReport.h"
 #include "tools/graph/GraphFiles.h"
+#include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
+#include "tools/tpuc/SubcommandArgs.h"
 
 #include "llvm/Support/Path.h"
 
@@ -16,13 +16,14 @@
 namespace {
 
 int runFlowCmd(int argc, char **argv) {
-  tpu::ArgParser args("flow", "model.onnx|model.tflite --quantize F32|INT8 --test-input in.npz|--test-image img.png "
-                              "[--input-shapes \"[[1,3,224,224]]\"] [preprocessing flags as tpuc import] "
-                              "[--calibration-data DIR] [--input-num N] [--calibration-method M] [--tune N] "
-                              "[--search-threshold] [--equalize-weights] [--no-uint8] [--bias-correction] "
-                              "[--round-weights] [--per-channel-weights] [--int16-pointwise] "
-                              "[--quantize-table keep_fp32.txt] "
-                              "[--no-layer-group] [--config hw.json] [--work-dir DIR]");
+  tpuc::SubcommandArgs args("flow",
+                            "model.onnx|model.tflite --quantize F32|INT8 --test-input in.npz|--test-image img.png "
+                            "[--input-shapes \"[[1,3,224,224]]\"] [preprocessing flags as tpuc import] "
+                            "[--calibration-data DIR] [--input-num N] [--calibration-method M] [--tune N] "
+                            "[--search-threshold] [--equalize-weights] [--no-uint8] [--bias-correction] "
+                            "[--round-weights] [--per-channel-weights] [--int16-pointwise] "
+                            "[--quantize-table keep_fp32.txt] "
+                            "[--no-layer-group] [--config hw.json] [--work-dir DIR]");
   args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--quantize", "F32 or INT8");
   args.option("--input-shapes", "shapes of the model inputs, e.g. [[1,3,224,224]]");
@@ -39,12 +40,7 @@ int runFlowCmd(int argc, char **argv) {
   args.flag("--no-layer-group", "compile every op alone (load, compute, store)");
   args.option("--config", "hardware config JSON for the simulated run (default: BM1684)");
   args.option("--work-dir", "where every file goes (default: <model>_flow)");
-  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("flow", st.message());
-  if (args.helpRequested()) {
-    std::cout << args.help();
-    return tpuc::kExitOk;
-  }
-  if (!args.has("--quantize")) return tpuc::fail("flow", "missing --quantize F32|INT8");
+  if (auto done = args.parseCommandLine(argc, argv, {{"--quantize", "--quantize F32|INT8"}})) return *done;
   auto mode = tpu::lowering::parseQuantize(args.get("--quantize"));
   if (!mode) return tpuc::fail("flow", mode.message());
   if (args.has("--test-input") == args.has("--test-image"))

@@ -2,19 +2,18 @@
 // node, as one self-contained HTML page (or .dot / .svg) — wiring only; the
 // work is in tools/graph/GraphFiles.h.
 #include "compiler/Import/OnnxImporter.h"
-#include "support/ArgParser.h"
 #include "tools/graph/GraphFiles.h"
 #include "tools/tpuc/Subcommand.h"
+#include "tools/tpuc/SubcommandArgs.h"
 
 #include <cstdio>
-#include <iostream>
 
 namespace {
 
 int runGraph(int argc, char **argv) {
-  tpu::ArgParser args("graph", "model.{onnx,top.mlir,tpu.mlir,bmodel} -o graph.html "
-                               "[--format html|svg|dot] [--flow-dir DIR] [--stats stats.json] [--tolerance 0.99] "
-                               "[--input-shapes \"[[1,3,640,640]]\"]");
+  tpuc::SubcommandArgs args("graph", "model.{onnx,top.mlir,tpu.mlir,bmodel} -o graph.html "
+                                     "[--format html|svg|dot] [--flow-dir DIR] [--stats stats.json] [--tolerance 0.99] "
+                                     "[--input-shapes \"[[1,3,640,640]]\"]");
   args.positionals(1, 1, "model");
   args.option("--output", "the file to write", "-o");
   args.option("--format", "html (default: the interactive page), svg or dot");
@@ -22,12 +21,7 @@ int runGraph(int argc, char **argv) {
   args.option("--stats", "stats JSON of a timed run (tpuc sim --stats): time and commands per node");
   args.option("--tolerance", "the cosine below which a node is flagged (default 0.99)");
   args.option("--input-shapes", "shapes of an ONNX model's dynamic inputs, e.g. [[1,3,640,640]]");
-  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("graph", st.message());
-  if (args.helpRequested()) {
-    std::cout << args.help();
-    return tpuc::kExitOk;
-  }
-  if (!args.has("--output")) return tpuc::fail("graph", "missing -o graph.html");
+  if (auto done = args.parseCommandLine(argc, argv, {{"--output", "-o graph.html"}})) return *done;
   tpu::graph::GraphRequest rq;
   rq.inputPath = args.args()[0];
   rq.outputPath = args.get("--output");

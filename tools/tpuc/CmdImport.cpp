@@ -4,11 +4,10 @@
 #include "compiler/Import/OnnxImporter.h"
 #include "compiler/Import/tflite/TfliteImporter.h"
 #include "compiler/Preprocess/PreprocessAttr.h"
-#include "support/ArgParser.h"
 #include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
+#include "tools/tpuc/SubcommandArgs.h"
 
-#include <iostream>
 #include <sstream>
 
 namespace {
@@ -22,10 +21,10 @@ std::vector<std::string> splitNames(const std::string &text) {
 }
 
 int runImport(int argc, char **argv) {
-  tpu::ArgParser args("import", "model.onnx|model.tflite [--input-shapes \"[[1,3,224,224]]\"] "
-                                "[--output-names a,b] [--emit-calibration m.cali] [--mean m --scale s "
-                                "--pixel-format rgb|bgr|gray --channel-format nchw|nhwc --resize-dims h,w "
-                                "--keep-aspect-ratio] -o model.top.mlir");
+  tpuc::SubcommandArgs args("import", "model.onnx|model.tflite [--input-shapes \"[[1,3,224,224]]\"] "
+                                      "[--output-names a,b] [--emit-calibration m.cali] [--mean m --scale s "
+                                      "--pixel-format rgb|bgr|gray --channel-format nchw|nhwc --resize-dims h,w "
+                                      "--keep-aspect-ratio] -o model.top.mlir");
   args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--output", "the Top dialect .mlir to write; the weights go beside it as <name>_weights.npz", "-o");
   args.option("--input-shapes", "shapes of the model inputs, in order, e.g. [[1,3,224,224],[1,10]]; required "
@@ -34,12 +33,7 @@ int runImport(int argc, char **argv) {
   args.flag("--no-canonicalize", "keep the op-per-node form (no conv+relu fusion etc.)");
   args.option("--emit-calibration", "TFLite: write the quantized model's own activation ranges as a calibration table");
   tpuc::declarePreprocessOptions(args);
-  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("import", st.message());
-  if (args.helpRequested()) {
-    std::cout << args.help();
-    return tpuc::kExitOk;
-  }
-  if (!args.has("--output")) return tpuc::fail("import", "missing -o model.top.mlir");
+  if (auto done = args.parseCommandLine(argc, argv, {{"--output", "-o model.top.mlir"}})) return *done;
   std::vector<std::vector<int64_t>> inputShapes;
   if (args.has("--input-shapes")) {
     auto shapes = tpu::onnx::parseShapeList(args.get("--input-shapes"));

@@ -4,9 +4,9 @@
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Flow/QuantizeTableSearch.h"
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "support/ArgParser.h"
 #include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
+#include "tools/tpuc/SubcommandArgs.h"
 
 #include <cstdio>
 #include <fstream>
@@ -15,11 +15,11 @@
 namespace {
 
 int runQtable(int argc, char **argv) {
-  tpu::ArgParser args("qtable", "model.top.mlir --calibration-table model.cali --dataset DIR | --data "
-                                "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] "
-                                "[--rank prefix|alone|forward] [--rank-samples 1] [--over-samples min|mean] "
-                                "[--activation-ceiling] [--no-uint8] [--bias-correction] [--round-weights] "
-                                "[--per-channel-weights] [--int16-pointwise] -o model.qtable");
+  tpuc::SubcommandArgs args("qtable", "model.top.mlir --calibration-table model.cali --dataset DIR | --data "
+                                      "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] "
+                                      "[--rank prefix|alone|forward] [--rank-samples 1] [--over-samples min|mean] "
+                                      "[--activation-ceiling] [--no-uint8] [--bias-correction] [--round-weights] "
+                                      "[--per-channel-weights] [--int16-pointwise] -o model.qtable");
   args.positionals(1, 1, "model");
   args.option("--calibration-table", "calibration table from tpuc calibrate");
   args.option("--dataset", "directory of samples to measure on, taken in name order: .npz, or images (.jpg/.png) through the preprocessing recorded at import");
@@ -43,13 +43,9 @@ int runQtable(int argc, char **argv) {
                            "(a sensitivity list)");
   tpuc::declareLeverOptions(args);
   args.option("--output", "the quantize table to write (for tpuc deploy --quantize-table)", "-o");
-  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("qtable", st.message());
-  if (args.helpRequested()) {
-    std::cout << args.help();
-    return tpuc::kExitOk;
-  }
-  if (!args.has("--output")) return tpuc::fail("qtable", "missing -o model.qtable");
-  if (!args.has("--calibration-table")) return tpuc::fail("qtable", "missing --calibration-table model.cali");
+  if (auto done = args.parseCommandLine(
+          argc, argv, {{"--output", "-o model.qtable"}, {"--calibration-table", "--calibration-table model.cali"}}))
+    return *done;
   auto num = args.getInt("--input-num", 0);
   if (!num) return tpuc::fail("qtable", num.message());
   auto maxLayers = args.getInt("--max-layers", 0);

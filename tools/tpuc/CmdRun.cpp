@@ -7,13 +7,11 @@
 #include "compiler/Dialect/Tpu/TpuOps.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
-#include "support/Parallel.h"
-#include "support/ArgParser.h"
 #include "support/Npz.h"
+#include "support/Parallel.h"
 #include "tools/tpuc/BmodelRunArgs.h"
 #include "tools/tpuc/Subcommand.h"
-
-#include <iostream>
+#include "tools/tpuc/SubcommandArgs.h"
 
 namespace {
 
@@ -22,8 +20,9 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 }
 
 int runRun(int argc, char **argv) {
-  tpu::ArgParser args("run", "model.top.mlir|model.tpu.mlir|model.bmodel --input in.npz|--image img.png -o out.npz "
-                             "[--dump-all] [--backend sim|func] [--trace t.json] [--stats s.json] [--config hw.json]");
+  tpuc::SubcommandArgs args("run",
+                            "model.top.mlir|model.tpu.mlir|model.bmodel --input in.npz|--image img.png -o out.npz "
+                            "[--dump-all] [--backend sim|func] [--trace t.json] [--stats s.json] [--config hw.json]");
   args.positionals(1, 1, "model");
   args.option("--input", "npz with one array per model input, named like the inputs", "-i");
   args.option("--image", "an image (.png, .jpg, .bmp) made into the input by the module's preprocessing "
@@ -32,11 +31,7 @@ int runRun(int argc, char **argv) {
   args.flag("--dump-all", "write every intermediate tensor too, named by its ONNX tensor name");
   args.option("--threads", "host threads for the interpreter kernels and the simulator's commands (default: all cores; results do not depend on it)");
   tpuc::declareBmodelRunOptions(args);
-  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("run", st.message());
-  if (args.helpRequested()) {
-    std::cout << args.help();
-    return tpuc::kExitOk;
-  }
+  if (auto done = args.parseCommandLine(argc, argv)) return *done;
   const std::string &modelPath = args.args()[0];
   if (args.has("--input") == args.has("--image")) return tpuc::fail("run", "give one of --input in.npz and --image img.png");
   if (!args.has("--output")) return tpuc::fail("run", "missing -o out.npz");

@@ -2,9 +2,9 @@
 // of models, compiled once per (model, options), simulated on the local
 // pool, GNU Parallel or a Slurm job array — wiring only; the work is in
 // tools/explore/Sweep.h and tools/explore/Cluster.h.
-#include "support/ArgParser.h"
 #include "tools/explore/Sweep.h"
 #include "tools/tpuc/Subcommand.h"
+#include "tools/tpuc/SubcommandArgs.h"
 
 #include <filesystem>
 #include <iostream>
@@ -24,8 +24,8 @@ constexpr EngineOption kEngineOptions[] = {
 };
 
 int runSweep(int argc, char **argv) {
-  tpu::ArgParser args("sweep", "sweep.json [--out-dir DIR] [--engine local|parallel|slurm] [--jobs N] "
-                               "[--resume] [--jobs-file jobs.txt | --collect | --points LIST]");
+  tpuc::SubcommandArgs args("sweep", "sweep.json [--out-dir DIR] [--engine local|parallel|slurm] [--jobs N] "
+                                     "[--resume] [--jobs-file jobs.txt | --collect | --points LIST]");
   args.positionals(1, 1, "sweep.json");
   args.option("--out-dir", "where the cache, per-point files, CSV, JSON lines and SVG plots go (default: sweep_out; "
                            "for parallel over ssh and slurm a directory every node sees at the same path)");
@@ -43,11 +43,7 @@ int runSweep(int argc, char **argv) {
   args.flag("--collect", "do not run: merge the row files the tasks wrote into the CSV, JSON lines and plots");
   args.option("--points", "run only these points here (e.g. 0-3,7) and write their row files: one task of an engine");
   args.flag("--quiet", "no progress bar");
-  if (auto st = args.parse(argc, argv); !st) return tpuc::fail("sweep", st.message());
-  if (args.helpRequested()) {
-    std::cout << args.help();
-    return tpuc::kExitOk;
-  }
+  if (auto done = args.parseCommandLine(argc, argv)) return *done;
   auto jobs = args.getDouble("--jobs", 0);
   if (!jobs) return tpuc::fail("sweep", jobs.message());
   if (*jobs < 0 || *jobs > 1024 || *jobs != double(unsigned(*jobs)))

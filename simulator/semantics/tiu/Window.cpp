@@ -245,45 +245,28 @@ HostIsa detectHostIsa() {
 // exceed the input and would only spread the phases).
 uint32_t phaseStride(const WindowAxis &a, uint32_t outputs) { return outputs > 1 ? a.stride : 1; }
 
-template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
-  const Shape4 &is = j.in.shape, &os = j.out.shape;
-  const uint32_t IC = is.c, OC = os.c, OH = os.h, OW = os.w, KH = j.rows.kernel, KW = j.cols.kernel;
-  const uint32_t padT = j.rows.padBefore, padB = j.rows.padAfter, padL = j.cols.padBefore, padR = j.cols.padAfter;
-  const uint32_t insH = j.rows.inputIns, insW = j.cols.inputIns;
-  const uint32_t sH = phaseStride(j.rows, OH), sW = phaseStride(j.cols, OW);
-  const uint32_t dilH = j.rows.kernelIns + 1, dilW = j.cols.kernelIns + 1;
-  const uint64_t Hp = j.rows.paddedInput(), Wp = j.cols.paddedInput();
-  const T padValue = j.reduce == Reduce::Max ? std::numeric_limits<T>::lowest() : T(0);
+// One window command on the phase planes, in named steps: the geometry and
+// scratch buffers (the constructor), the kernels in the layouts the
+// accumulators read (prepareKernels), then per image the planes
+// (fillPlanes), the int8 tap groups (packTapGroups), the sums of the blocks
+// of four output channels (accumulateBlocks) and of the other channels
+// (accumulateOtherChannels), and the write-back (writeOutput).
+template <class T> class WindowRun {
+public:
+  WindowRun(const WindowJob &job, LocalMemory &memory);
 
-  // Kernel taps, dense [ic][kh][kw] per output channel (depthwise: [kh][kw]), rotated if asked.
-  const uint32_t kIc = j.depthwise ? 1 : IC;
-  const size_t taps = size_t(kIc) * KH * KW;
-  const size_t nStep = size_t(j.kernel.stride.n) * j.kernel.elemBytes;
-  // A kernel stored dense [ic][kh][kw] in each lane is that order already.
-  const Strides4 &ks = j.kernel.stride;
-  const bool denseKernel = !j.depthwise && !j.rotate && !j.kernel.isConst && ks.w == 1 && ks.h == KW &&
-                           ks.n == uint64_t(KH) * KW;
-  auto loadKernel = [&](uint32_t o, T *dst) {
-    if (denseKernel) return widenStrided(j.kernel, j.kernel.ptr(mem, 0, o, 0, 0), j.kernel.elemBytes, taps, dst);
-    std::vector<T> col(std::max(kIc, KW));
-    for (uint32_t y = 0; y < KH; ++y) {
-      const uint32_t sy = j.rotate ? KH - 1 - y : y;
-      if (j.depthwise) {
-        loadRow(j.kernel, mem, 0, o, sy, false, KW, col.data());
-        for (uint32_t x = 0; x < KW; ++x) dst[size_t(y) * KW + x] = col[j.rotate ? KW - 1 - x : x];
-        continue;
-      }
-      for (uint32_t x = 0; x < KW; ++x) { // the kernel's n is the input channel
-        const uint32_t sx = j.rotate ? KW - 1 - x : x;
-        if (j.kernel.isConst)
-          loadRow(j.kernel, mem, 0, o, sy, false, kIc, col.data());
-        else
-          widenStrided(j.kernel, j.kernel.ptr(mem, 0, o, sy, sx), nStep, kIc, col.data());
-        for (uint32_t i = 0; i < kIc; ++i) dst[(size_t(i) * KH + y) * KW + x] = col[i];
-      }
+  void run() {
+    prepareKernels();
+    for (uint32_t n = 0; n < is.n; ++n) {
+      fillPlanes(n);
+      packTapGroups();
+      accumulateBlocks();
+      accumulateOtherChannels();
+      writeOutput(n);
     }
-  };
+  }
 
+private:
   // The padded input of each channel is split into its sH x sW stride
   // phases: phase (py, px) holds the padded rows py, py + sH, ... and columns
   // px, px + sW, ... Output (oy, ox) reads tap (y, x) at padded
@@ -292,45 +275,157 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
   // contiguous run over the output's rows laid out Wq wide; the columns past
   // OW are computed and ignored (one spare row at the end covers the runs
   // that start late in the last phase).
-  const uint64_t Hq = (Hp + sH - 1) / sH, Wq = (Wp + sW - 1) / sW;
-  const size_t phaseSize = size_t(Hq) * Wq, chanSize = phaseSize * sH * sW, len = size_t(OH) * Wq;
-  const size_t planesSize = size_t(IC) * chanSize + Wq + kConvBlockPad;
-  auto planeIndex = [&](uint32_t c, uint64_t yy, uint64_t xx) {
+  size_t planeIndex(uint32_t c, uint64_t yy, uint64_t xx) const {
     return size_t(c) * chanSize + ((yy % sH) * sW + xx % sW) * phaseSize + (yy / sH) * Wq + xx / sW;
-  };
-  auto tapIndex = [&](uint32_t c, uint32_t y, uint32_t x) {
+  }
+  size_t tapIndex(uint32_t c, uint32_t y, uint32_t x) const {
     return planeIndex(c, uint64_t(y) * dilH, uint64_t(x) * dilW);
-  };
-  const uint32_t blocks = !j.depthwise && j.reduce == Reduce::MulAdd ? OC / 4 : 0;
-  const size_t accSize = size_t(OC) * len;
+  }
+  // Output channel o's taps, dense [ic][kh][kw] (depthwise: [kh][kw]), rotated if asked.
+  void loadKernel(uint32_t o, T *dst) const;
+  void prepareKernels();
+  void packGroupWeights();
+  template <class P, class Load> void fillPlaneBuffer(P *pl, P pad, Load loadInto);
+  void fillPlanes(uint32_t n);
+  void packTapGroups();
+  void accumulateBlocks();
+  void accumulateOtherChannels();
+  void writeOutput(uint32_t n);
+
+  const WindowJob &j;
+  LocalMemory &mem;
+  const Shape4 &is, &os;
+  uint32_t IC, OC, OH, OW, KH, KW, padT, padB, padL, padR, insH, insW, sH, sW, dilH, dilW;
+  uint64_t Hp, Wp, Hq, Wq;
+  T padValue;
+  uint32_t kIc;
+  size_t taps, nStep;
+  bool denseKernel;
+  size_t phaseSize, chanSize, len, planesSize;
+  uint32_t blocks;
+  size_t accSize;
   std::vector<T> accOwn;
-  T *acc = scratch<T, 1>(accSize, accOwn);
+  T *acc;
+  HostIsa hostSimd;
+  int G;
+  uint32_t flip;
+  size_t groupCount, groupsSize;
+  bool useGroups;
+  std::vector<int32_t> groupsOwn;
+  int32_t *groups;
+  bool bytePlanes;
+  std::vector<T> planesOwn;
+  std::vector<uint8_t> bytePlanesOwn;
+  T *planes;
+  uint8_t *planes8;
+  bool bytesInPlace;
+  std::vector<int32_t> kgOwn, corr, tails;
+  int32_t *kg;
+  std::vector<QuadWeights> quadWeights;
+  uint32_t kernFirst;
+  std::vector<T> kern, k4;
+  std::vector<size_t> tapOff;
+  bool narrowIntOut;
+  IntRange outRange;
+};
+
+template <class T>
+WindowRun<T>::WindowRun(const WindowJob &job, LocalMemory &memory)
+    : j(job), mem(memory), is(job.in.shape), os(job.out.shape) {
+  IC = is.c, OC = os.c, OH = os.h, OW = os.w, KH = j.rows.kernel, KW = j.cols.kernel;
+  padT = j.rows.padBefore, padB = j.rows.padAfter, padL = j.cols.padBefore, padR = j.cols.padAfter;
+  insH = j.rows.inputIns, insW = j.cols.inputIns;
+  sH = phaseStride(j.rows, OH), sW = phaseStride(j.cols, OW);
+  dilH = j.rows.kernelIns + 1, dilW = j.cols.kernelIns + 1;
+  Hp = j.rows.paddedInput(), Wp = j.cols.paddedInput();
+  padValue = j.reduce == Reduce::Max ? std::numeric_limits<T>::lowest() : T(0);
+
+  kIc = j.depthwise ? 1 : IC;
+  taps = size_t(kIc) * KH * KW;
+  nStep = size_t(j.kernel.stride.n) * j.kernel.elemBytes;
+  // A kernel stored dense [ic][kh][kw] in each lane is that order already.
+  const Strides4 &ks = j.kernel.stride;
+  denseKernel = !j.depthwise && !j.rotate && !j.kernel.isConst && ks.w == 1 && ks.h == KW && ks.n == uint64_t(KH) * KW;
+
+  Hq = (Hp + sH - 1) / sH, Wq = (Wp + sW - 1) / sW;
+  phaseSize = size_t(Hq) * Wq, chanSize = phaseSize * sH * sW, len = size_t(OH) * Wq;
+  planesSize = size_t(IC) * chanSize + Wq + kConvBlockPad;
+  blocks = !j.depthwise && j.reduce == Reduce::MulAdd ? OC / 4 : 0;
+  accSize = size_t(OC) * len;
+  acc = scratch<T, 1>(accSize, accOwn);
   // int8 x int8 convolutions (exact in int32) use grouped taps: in bytes
   // (convQuads4Vnni) when the weights are signed and the host has AVX-512
   // VNNI, else in 16-bit halves (convPairs4Avx2 or its scalar twin).
-  const HostIsa isa = hostIsa();
+  hostSimd = hostIsa();
   const bool signedWeights = j.kernel.prec == Prec::Int8 && j.kernel.isSigned && !j.kernel.isConst;
-  const int G = isa == HostIsa::Avx512Vnni && signedWeights && j.in.prec == Prec::Int8 ? 4 : 2;
-  const uint32_t flip = j.in.isSigned ? 0x80 : 0;
-  const size_t groupCount = (taps + G - 1) / G, groupsSize = groupCount * len + kConvBlockPad;
-  const bool useGroups = std::is_same_v<T, int32_t> && blocks > 0 && groupsSize * sizeof(int32_t) <= kMaxTapGroupBytes;
-  std::vector<int32_t> groupsOwn;
-  int32_t *groups = useGroups ? scratch<int32_t, 2>(groupsSize, groupsOwn) : nullptr;
+  G = hostSimd == HostIsa::Avx512Vnni && signedWeights && j.in.prec == Prec::Int8 ? 4 : 2;
+  flip = j.in.isSigned ? 0x80 : 0;
+  groupCount = (taps + G - 1) / G, groupsSize = groupCount * len + kConvBlockPad;
+  useGroups = std::is_same_v<T, int32_t> && blocks > 0 && groupsSize * sizeof(int32_t) <= kMaxTapGroupBytes;
+  groups = useGroups ? scratch<int32_t, 2>(groupsSize, groupsOwn) : nullptr;
   // When byte groups serve every output channel, the planes hold the input
   // bytes as the groups take them (signed ones plus 128) instead of widened values.
-  const bool bytePlanes = useGroups && G == 4 && blocks * 4 == OC && !j.in.isConst;
-  std::vector<T> planesOwn;
-  std::vector<uint8_t> bytePlanesOwn;
-  T *planes = bytePlanes ? nullptr : scratch<T, 0>(planesSize, planesOwn);
-  uint8_t *planes8 = bytePlanes ? scratch<uint8_t, 4>(planesSize, bytePlanesOwn) : nullptr;
+  bytePlanes = useGroups && G == 4 && blocks * 4 == OC && !j.in.isConst;
+  planes = bytePlanes ? nullptr : scratch<T, 0>(planesSize, planesOwn);
+  planes8 = bytePlanes ? scratch<uint8_t, 4>(planesSize, bytePlanesOwn) : nullptr;
   // Their weights: a dense int8 kernel's bytes are G = 4 groups already
   // (read in place, the last partial group copied to tails); otherwise packed
   // [block][group][4] into kg. corr holds the starting sums.
-  const bool bytesInPlace = G == 4 && denseKernel;
-  std::vector<int32_t> kgOwn, corr(useGroups ? size_t(blocks) * 4 : 0),
-      tails(bytesInPlace && taps % 4 ? size_t(blocks) * 4 : 0);
-  int32_t *kg = useGroups && !bytesInPlace ? scratch<int32_t, 3>(size_t(blocks) * 4 * groupCount, kgOwn) : nullptr;
-  std::vector<QuadWeights> quadWeights(useGroups && G == 4 ? blocks : 0);
+  bytesInPlace = G == 4 && denseKernel;
+  corr.assign(useGroups ? size_t(blocks) * 4 : 0, 0);
+  tails.assign(bytesInPlace && taps % 4 ? size_t(blocks) * 4 : 0, 0);
+  kg = useGroups && !bytesInPlace ? scratch<int32_t, 3>(size_t(blocks) * 4 * groupCount, kgOwn) : nullptr;
+  quadWeights.resize(useGroups && G == 4 ? blocks : 0);
+  kernFirst = useGroups ? blocks * 4 : 0;
+  // int32 sums to an int8/int16 result are written back in 32 bits (requantizeRow32).
+  narrowIntOut = std::is_same_v<T, int32_t> && !j.out.isFloat() && j.out.elemBytes <= 2;
+  outRange = intRange(j.out.prec, j.out.isSigned);
+}
+
+template <class T> void WindowRun<T>::loadKernel(uint32_t o, T *dst) const {
+  if (denseKernel) return widenStrided(j.kernel, j.kernel.ptr(mem, 0, o, 0, 0), j.kernel.elemBytes, taps, dst);
+  std::vector<T> col(std::max(kIc, KW));
+  for (uint32_t y = 0; y < KH; ++y) {
+    const uint32_t sy = j.rotate ? KH - 1 - y : y;
+    if (j.depthwise) {
+      loadRow(j.kernel, mem, 0, o, sy, false, KW, col.data());
+      for (uint32_t x = 0; x < KW; ++x) dst[size_t(y) * KW + x] = col[j.rotate ? KW - 1 - x : x];
+      continue;
+    }
+    for (uint32_t x = 0; x < KW; ++x) { // the kernel's n is the input channel
+      const uint32_t sx = j.rotate ? KW - 1 - x : x;
+      if (j.kernel.isConst)
+        loadRow(j.kernel, mem, 0, o, sy, false, kIc, col.data());
+      else
+        widenStrided(j.kernel, j.kernel.ptr(mem, 0, o, sy, sx), nStep, kIc, col.data());
+      for (uint32_t i = 0; i < kIc; ++i) dst[(size_t(i) * KH + y) * KW + x] = col[i];
+    }
+  }
+}
+
+// The kernels in the layouts the accumulators read: the int8 groups' weights,
+// the taps of the other channels (kern), the blocks' taps (k4) and where
+// each tap starts in the planes (tapOff).
+template <class T> void WindowRun<T>::prepareKernels() {
+  packGroupWeights();
+  // The taps of the channels the groups leave, kern[(o - kernFirst) * taps + t].
+  kern.assign(j.reduce == Reduce::MulAdd ? size_t(OC - kernFirst) * taps : 0, T(0));
+  forEachItem(j.reduce == Reduce::MulAdd ? OC - kernFirst : 0, taps,
+              [&](uint32_t i) { loadKernel(kernFirst + i, &kern[size_t(i) * taps]); });
+  // The other blocks of four output channels (convBlock4) and their taps, [block][tap][4].
+  k4.assign(useGroups ? 0 : size_t(blocks) * 4 * taps, T(0));
+  for (uint32_t blk = 0; blk < (useGroups ? 0 : blocks); ++blk)
+    for (size_t t = 0; t < taps; ++t)
+      for (uint32_t b = 0; b < 4; ++b) k4[(size_t(blk) * taps + t) * 4 + b] = kern[size_t(blk * 4 + b) * taps + t];
+  // Where each tap (ic, kh, kw) of a convolution starts in the planes.
+  tapOff.assign(j.depthwise ? 0 : taps, 0);
+  for (size_t t = 0; t < tapOff.size(); ++t)
+    tapOff[t] = tapIndex(uint32_t(t / (KH * KW)), uint32_t(t / KW % KH), uint32_t(t % KW));
+}
+
+// The weights of the int8 tap groups, per block of four output channels, and
+// their starting sums.
+template <class T> void WindowRun<T>::packGroupWeights() {
   if constexpr (std::is_same_v<T, int32_t>)
     parallelFor(useGroups ? blocks : 0, grainFor(4 * taps), [&](int64_t blkBegin, int64_t blkEnd) {
       // A channel's taps, padded with zeros to G * groupCount.
@@ -368,184 +463,175 @@ template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) {
             qw.w[b] = reinterpret_cast<const uint8_t *>(&kg[size_t(blk) * groupCount * 4 + b]);
       }
     });
-  // The taps of the channels the groups leave, kern[(o - kernFirst) * taps + t].
-  const uint32_t kernFirst = useGroups ? blocks * 4 : 0;
-  std::vector<T> kern(j.reduce == Reduce::MulAdd ? size_t(OC - kernFirst) * taps : 0);
-  forEachItem(j.reduce == Reduce::MulAdd ? OC - kernFirst : 0, taps,
-              [&](uint32_t i) { loadKernel(kernFirst + i, &kern[size_t(i) * taps]); });
-  // The other blocks of four output channels (convBlock4) and their taps, [block][tap][4].
-  std::vector<T> k4(useGroups ? 0 : size_t(blocks) * 4 * taps);
-  for (uint32_t blk = 0; blk < (useGroups ? 0 : blocks); ++blk)
-    for (size_t t = 0; t < taps; ++t)
-      for (uint32_t b = 0; b < 4; ++b)
-        k4[(size_t(blk) * taps + t) * 4 + b] = kern[size_t(blk * 4 + b) * taps + t];
-  // Where each tap (ic, kh, kw) of a convolution starts in the planes.
-  std::vector<size_t> tapOff(j.depthwise ? 0 : taps);
-  for (size_t t = 0; t < tapOff.size(); ++t)
-    tapOff[t] = tapIndex(uint32_t(t / (KH * KW)), uint32_t(t / KW % KH), uint32_t(t % KW));
-  // int32 sums to an int8/int16 result are written back in 32 bits (requantizeRow32).
-  const bool narrowIntOut = std::is_same_v<T, int32_t> && !j.out.isFloat() && j.out.elemBytes <= 2;
-  const IntRange outRange = intRange(j.out.prec, j.out.isSigned);
-  for (uint32_t n = 0; n < is.n; ++n) {
-    // Every element of the phases is input data unless there is padding,
-    // insertion or a phase longer than the padded input; then all start as
-    // pad. The spare tail is read by runs whose results are dropped.
-    const bool dense = !(padT | padB | padL | padR | insH | insW) && Hq * sH == Hp && Wq * sW == Wp;
-    // Row y of channel c into a plane buffer pl, through loadInto(c, y, row).
-    auto fillPlanes = [&](auto *pl, auto pad, auto loadInto) {
-      using P = std::remove_pointer_t<decltype(pl)>;
-      std::fill(dense ? pl + size_t(IC) * chanSize : pl, pl + planesSize, pad);
-      parallelFor(IC, grainFor(size_t(is.h) * is.w), [&](int64_t cBegin, int64_t cEnd) {
-        std::vector<P> row(is.w);
-        for (uint32_t c = uint32_t(cBegin); c < cEnd; ++c)
-          for (uint32_t y = 0; y < is.h; ++y) {
-            P *rowBase = pl + planeIndex(c, padT + uint64_t(y) * (insH + 1), 0);
-            if (sW == 1 && insW == 0) { // the row is contiguous in its phase
-              loadInto(c, y, rowBase + padL);
-              continue;
-            }
-            loadInto(c, y, row.data());
-            if (insW == 0) { // phase r takes every sW-th column from the first x with (padL + x) % sW == r
-              for (uint32_t r = 0; r < sW; ++r) {
-                const uint32_t x0 = (r + sW - padL % sW) % sW;
-                P *dst = rowBase + size_t(r) * phaseSize + (uint64_t(padL) + x0) / sW;
-                for (uint32_t x = x0; x < is.w; x += sW)
-                  *dst++ = row[x];
-              }
-              continue;
-            }
-            // Column x goes to padded column padL + x*(insW+1): phase and index
-            // advance without a division per element.
-            uint64_t px = padL % sW, qx = padL / sW;
-            for (uint32_t x = 0; x < is.w; ++x) {
-              rowBase[px * phaseSize + qx] = row[x];
-              for (px += insW + 1; px >= sW; px -= sW)
-                ++qx;
-            }
-          }
-      });
-    };
-    if (bytePlanes)
-      fillPlanes(planes8, uint8_t(uint32_t(padValue) ^ flip), [&](uint32_t c, uint32_t y, uint8_t *dst) {
-        flipBytes(j.in.ptr(mem, n, c, y, 0), size_t(j.in.stride.w), is.w, uint8_t(flip), dst);
-      });
-    else
-      fillPlanes(planes, padValue,
-                 [&](uint32_t c, uint32_t y, T *dst) { loadRow(j.in, mem, n, c, y, false, is.w, dst); });
-    // Inserted zeros are zeros even for max pooling; padding is the pad value.
-    if (j.reduce == Reduce::Max && (insH || insW))
-      for (uint32_t c = 0; c < IC; ++c)
-        for (uint64_t y = padT; y < Hp - padB; ++y)
-          for (uint64_t x = padL; x < Wp - padR; ++x)
-            if ((y - padT) % (insH + 1) || (x - padL) % (insW + 1))
-              planes[planeIndex(c, y, x)] = T(0);
+}
 
-    // convBlock4 stores its blocks whole; the other channels accumulate.
-    std::fill(acc + size_t(blocks) * 4 * len, acc + accSize, j.reduce == Reduce::Max ? padValue : T(0));
-    // Per output element the taps are summed in (ic, kh, kw) order: the fp32
-    // result depends on it (docs/isa.md).
+// Row y of channel c into the plane buffer pl, through loadInto(c, y, row).
+// Every element of the phases is input data unless there is padding,
+// insertion or a phase longer than the padded input; then all start as
+// pad. The spare tail is read by runs whose results are dropped.
+template <class T> template <class P, class Load> void WindowRun<T>::fillPlaneBuffer(P *pl, P pad, Load loadInto) {
+  const bool dense = !(padT | padB | padL | padR | insH | insW) && Hq * sH == Hp && Wq * sW == Wp;
+  std::fill(dense ? pl + size_t(IC) * chanSize : pl, pl + planesSize, pad);
+  parallelFor(IC, grainFor(size_t(is.h) * is.w), [&](int64_t cBegin, int64_t cEnd) {
+    std::vector<P> row(is.w);
+    for (uint32_t c = uint32_t(cBegin); c < cEnd; ++c)
+      for (uint32_t y = 0; y < is.h; ++y) {
+        P *rowBase = pl + planeIndex(c, padT + uint64_t(y) * (insH + 1), 0);
+        if (sW == 1 && insW == 0) { // the row is contiguous in its phase
+          loadInto(c, y, rowBase + padL);
+          continue;
+        }
+        loadInto(c, y, row.data());
+        if (insW == 0) { // phase r takes every sW-th column from the first x with (padL + x) % sW == r
+          for (uint32_t r = 0; r < sW; ++r) {
+            const uint32_t x0 = (r + sW - padL % sW) % sW;
+            P *dst = rowBase + size_t(r) * phaseSize + (uint64_t(padL) + x0) / sW;
+            for (uint32_t x = x0; x < is.w; x += sW) *dst++ = row[x];
+          }
+          continue;
+        }
+        // Column x goes to padded column padL + x*(insW+1): phase and index
+        // advance without a division per element.
+        uint64_t px = padL % sW, qx = padL / sW;
+        for (uint32_t x = 0; x < is.w; ++x) {
+          rowBase[px * phaseSize + qx] = row[x];
+          for (px += insW + 1; px >= sW; px -= sW) ++qx;
+        }
+      }
+  });
+}
+
+// Image n into the planes (as bytes for the byte groups, else widened to T).
+template <class T> void WindowRun<T>::fillPlanes(uint32_t n) {
+  if (bytePlanes)
+    fillPlaneBuffer(planes8, uint8_t(uint32_t(padValue) ^ flip), [&](uint32_t c, uint32_t y, uint8_t *dst) {
+      flipBytes(j.in.ptr(mem, n, c, y, 0), size_t(j.in.stride.w), is.w, uint8_t(flip), dst);
+    });
+  else
+    fillPlaneBuffer(planes, padValue,
+                    [&](uint32_t c, uint32_t y, T *dst) { loadRow(j.in, mem, n, c, y, false, is.w, dst); });
+  // Inserted zeros are zeros even for max pooling; padding is the pad value.
+  if (j.reduce == Reduce::Max && (insH || insW))
+    for (uint32_t c = 0; c < IC; ++c)
+      for (uint64_t y = padT; y < Hp - padB; ++y)
+        for (uint64_t x = padL; x < Wp - padR; ++x)
+          if ((y - padT) % (insH + 1) || (x - padL) % (insW + 1)) planes[planeIndex(c, y, x)] = T(0);
+
+  // convBlock4 stores its blocks whole; the other channels accumulate.
+  std::fill(acc + size_t(blocks) * 4 * len, acc + accSize, j.reduce == Reduce::Max ? padValue : T(0));
+}
+
+// The int8 tap groups of the planes: G taps' runs interleaved per element.
+// Per output element the taps are summed in (ic, kh, kw) order: the fp32
+// result depends on it (docs/isa.md).
+template <class T> void WindowRun<T>::packTapGroups() {
+  if constexpr (std::is_same_v<T, int32_t>)
+    if (useGroups) {
+      forEachItem(groupCount, len, [&](uint32_t g) {
+        const size_t *off[4];
+        for (int i = 0; i < G; ++i) off[i] = &tapOff[std::min(size_t(G) * g + i, taps - 1)];
+        if (bytePlanes) {
+          const uint8_t *runs[4] = {planes8 + *off[0], planes8 + *off[1], planes8 + *off[2], planes8 + *off[3]};
+          return interleaveByteRuns(reinterpret_cast<uint8_t *>(groups + size_t(g) * len), runs, len);
+        }
+        const int32_t *runs[4];
+        for (int i = 0; i < G; ++i) runs[i] = planes + *off[i];
+        (G == 4 ? packTapGroup<4> : packTapGroup<2>)(groups + size_t(g) * len, runs, len, flip);
+      });
+      std::fill(groups + groupCount * len, groups + groupsSize, 0);
+    }
+}
+
+// Column tiles of the output, each run for all blocks while its tap runs
+// are in cache; the (tile, block) items go over the host threads, and
+// every element gets the same operations whichever thread computes it.
+template <class T> void WindowRun<T>::accumulateBlocks() {
+  const size_t runs = useGroups ? groupCount : taps;
+  const size_t tileCols = std::max<size_t>(1, kConvTileBytes / (runs * sizeof(T) * kConvColumnStep)) * kConvColumnStep;
+  const size_t tiles = (len + tileCols - 1) / tileCols;
+  forEachItem(tiles * blocks, uint64_t(4) * taps * tileCols, [&](uint32_t item) {
+    const uint32_t blk = item % blocks;
+    const size_t eBegin = item / blocks * tileCols, eEnd = std::min(len, eBegin + tileCols);
+    T *a = &acc[size_t(blk) * 4 * len];
     if constexpr (std::is_same_v<T, int32_t>)
       if (useGroups) {
-        forEachItem(groupCount, len, [&](uint32_t g) {
-          const size_t *off[4];
-          for (int i = 0; i < G; ++i)
-            off[i] = &tapOff[std::min(size_t(G) * g + i, taps - 1)];
-          if (bytePlanes) {
-            const uint8_t *runs[4] = {planes8 + *off[0], planes8 + *off[1], planes8 + *off[2], planes8 + *off[3]};
-            return interleaveByteRuns(reinterpret_cast<uint8_t *>(groups + size_t(g) * len), runs, len);
-          }
-          const int32_t *runs[4];
-          for (int i = 0; i < G; ++i)
-            runs[i] = planes + *off[i];
-          (G == 4 ? packTapGroup<4> : packTapGroup<2>)(groups + size_t(g) * len, runs, len, flip);
-        });
-        std::fill(groups + groupCount * len, groups + groupsSize, 0);
+        if (G == 4)
+          return convQuads4Vnni(a, len, eBegin, eEnd, groups, groupCount - (quadWeights[blk].tail ? 1 : 0),
+                                quadWeights[blk], &corr[size_t(blk) * 4]);
+        const int32_t *k = &kg[size_t(blk) * 4 * groupCount];
+        return (hostSimd >= HostIsa::Avx2 ? convPairs4Avx2 : convPairs4Scalar)(a, len, eBegin, eEnd, groups, groupCount,
+                                                                               k);
       }
-    // Column tiles of the output, each run for all blocks while its tap runs
-    // are in cache; the (tile, block) items go over the host threads, and
-    // every element gets the same operations whichever thread computes it.
-    const size_t runs = useGroups ? groupCount : taps;
-    const size_t tileCols =
-        std::max<size_t>(1, kConvTileBytes / (runs * sizeof(T) * kConvColumnStep)) * kConvColumnStep;
-    const size_t tiles = (len + tileCols - 1) / tileCols;
-    forEachItem(tiles * blocks, uint64_t(4) * taps * tileCols, [&](uint32_t item) {
-      const uint32_t blk = item % blocks;
-      const size_t eBegin = item / blocks * tileCols, eEnd = std::min(len, eBegin + tileCols);
-      T *a = &acc[size_t(blk) * 4 * len];
-      if constexpr (std::is_same_v<T, int32_t>)
-        if (useGroups) {
-          if (G == 4)
-            return convQuads4Vnni(a, len, eBegin, eEnd, groups, groupCount - (quadWeights[blk].tail ? 1 : 0),
-                                  quadWeights[blk], &corr[size_t(blk) * 4]);
-          const int32_t *k = &kg[size_t(blk) * 4 * groupCount];
-          return (isa >= HostIsa::Avx2 ? convPairs4Avx2 : convPairs4Scalar)(a, len, eBegin, eEnd, groups, groupCount,
-                                                                            k);
+    convBlock4(a, len, eBegin, eEnd, planes, tapOff.data(), &k4[size_t(blk) * 4 * taps], taps);
+  });
+}
+
+// The channels outside the blocks (depthwise, pooling, the last OC % 4), one tap run at a time.
+template <class T> void WindowRun<T>::accumulateOtherChannels() {
+  const uint32_t tapsPerOutput = uint32_t(j.depthwise ? KH * KW : taps);
+  forEachItem(OC - blocks * 4, tapsPerOutput * len, [&](uint32_t rest) {
+    const uint32_t o = blocks * 4 + rest;
+    T *a = &acc[size_t(o) * len];
+    uint32_t icBegin = j.depthwise ? o : 0, icEnd = j.depthwise ? o + 1 : IC;
+    for (uint32_t i = icBegin; i < icEnd; ++i)
+      for (uint32_t y = 0; y < KH; ++y)
+        for (uint32_t x = 0; x < KW; ++x) {
+          if (j.reduce == Reduce::Max)
+            maxRun(a, planes + tapIndex(i, y, x), len);
+          else
+            mulAddRun(a, planes + tapIndex(i, y, x),
+                      kern[size_t(o - kernFirst) * taps + ((i - icBegin) * KH + y) * KW + x], len);
         }
-      convBlock4(a, len, eBegin, eEnd, planes, tapOff.data(), &k4[size_t(blk) * 4 * taps], taps);
-    });
-    const uint32_t tapsPerOutput = uint32_t(j.depthwise ? KH * KW : taps);
-    forEachItem(OC - blocks * 4, tapsPerOutput * len, [&](uint32_t rest) {
-      const uint32_t o = blocks * 4 + rest;
-      T *a = &acc[size_t(o) * len];
-      uint32_t icBegin = j.depthwise ? o : 0, icEnd = j.depthwise ? o + 1 : IC;
-      for (uint32_t i = icBegin; i < icEnd; ++i)
-        for (uint32_t y = 0; y < KH; ++y)
-          for (uint32_t x = 0; x < KW; ++x) {
-            if (j.reduce == Reduce::Max)
-              maxRun(a, planes + tapIndex(i, y, x), len);
-            else
-              mulAddRun(a, planes + tapIndex(i, y, x),
-                        kern[size_t(o - kernFirst) * taps + ((i - icBegin) * KH + y) * KW + x], len);
-          }
-    });
-    parallelFor(OC, grainFor(size_t(OH) * OW), [&](int64_t ocBegin, int64_t ocEnd) {
-      std::vector<T> row(j.resAdd ? OW : 0);
-      std::vector<int64_t> intRow(OW), intTmp(OW);
-      std::vector<int32_t> row32(narrowIntOut ? OW : 0);
-      std::vector<float> floatRow(OW), floatTmp(OW);
-      for (uint32_t oc = uint32_t(ocBegin); oc < ocEnd; ++oc) {
-        T b = T(0);
-        if (j.hasBias)
-          loadRow(j.bias, mem, 0, oc, 0, false, 1, &b);
-        for (uint32_t oy = 0; oy < OH; ++oy) {
-          const T *a = &acc[size_t(oc) * len + size_t(oy) * Wq];
-          if (j.resAdd)
-            loadRow(j.out, mem, n, oc, oy, false, OW, row.data());
-          if constexpr (std::is_same_v<T, int32_t>)
-            if (narrowIntOut) {
-              const size_t step = size_t(j.out.stride.w) * j.out.elemBytes;
-              if (step == j.out.elemBytes) { // contiguous: one pass
-                (step == 1 ? requantizeStoreRow<uint8_t> : requantizeStoreRow<uint16_t>)(
-                    j.out.ptr(mem, n, oc, oy, 0), a, b, j.resAdd ? row.data() : nullptr, OW, j.rshift, j.relu,
-                    int32_t(outRange.lo), int32_t(outRange.hi));
-                continue;
-              }
-              for (uint32_t ox = 0; ox < OW; ++ox)
-                row32[ox] = a[ox] + b + (j.resAdd ? row[ox] : 0);
-              requantizeRow32(row32.data(), OW, j.rshift, j.relu, int32_t(outRange.lo), int32_t(outRange.hi));
-              storeIntRow(j.out, mem, n, oc, oy, OW, row32.data());
+  });
+}
+
+// The sums plus bias (and the old output for resAdd) written to image n's output.
+template <class T> void WindowRun<T>::writeOutput(uint32_t n) {
+  parallelFor(OC, grainFor(size_t(OH) * OW), [&](int64_t ocBegin, int64_t ocEnd) {
+    std::vector<T> row(j.resAdd ? OW : 0);
+    std::vector<int64_t> intRow(OW), intTmp(OW);
+    std::vector<int32_t> row32(narrowIntOut ? OW : 0);
+    std::vector<float> floatRow(OW), floatTmp(OW);
+    for (uint32_t oc = uint32_t(ocBegin); oc < ocEnd; ++oc) {
+      T b = T(0);
+      if (j.hasBias) loadRow(j.bias, mem, 0, oc, 0, false, 1, &b);
+      for (uint32_t oy = 0; oy < OH; ++oy) {
+        const T *a = &acc[size_t(oc) * len + size_t(oy) * Wq];
+        if (j.resAdd) loadRow(j.out, mem, n, oc, oy, false, OW, row.data());
+        if constexpr (std::is_same_v<T, int32_t>)
+          if (narrowIntOut) {
+            const size_t step = size_t(j.out.stride.w) * j.out.elemBytes;
+            if (step == j.out.elemBytes) { // contiguous: one pass
+              (step == 1 ? requantizeStoreRow<uint8_t>
+                         : requantizeStoreRow<uint16_t>)(j.out.ptr(mem, n, oc, oy, 0), a, b,
+                                                         j.resAdd ? row.data() : nullptr, OW, j.rshift, j.relu,
+                                                         int32_t(outRange.lo), int32_t(outRange.hi));
               continue;
             }
-          for (uint32_t ox = 0; ox < OW; ++ox) {
-            T v = a[ox];
-            if (j.hasBias)
-              v += b;
-            if (j.resAdd)
-              v += row[ox];
-            if constexpr (std::is_floating_point_v<T>)
-              floatRow[ox] = v;
-            else
-              intRow[ox] = v;
+            for (uint32_t ox = 0; ox < OW; ++ox) row32[ox] = a[ox] + b + (j.resAdd ? row[ox] : 0);
+            requantizeRow32(row32.data(), OW, j.rshift, j.relu, int32_t(outRange.lo), int32_t(outRange.hi));
+            storeIntRow(j.out, mem, n, oc, oy, OW, row32.data());
+            continue;
           }
+        for (uint32_t ox = 0; ox < OW; ++ox) {
+          T v = a[ox];
+          if (j.hasBias) v += b;
+          if (j.resAdd) v += row[ox];
           if constexpr (std::is_floating_point_v<T>)
-            writeFloatRow(j.out, mem, n, oc, oy, OW, floatRow.data(), j.relu, intTmp);
+            floatRow[ox] = v;
           else
-            writeIntRow(j.out, mem, n, oc, oy, OW, intRow.data(), j.rshift, j.relu, floatTmp);
+            intRow[ox] = v;
         }
+        if constexpr (std::is_floating_point_v<T>)
+          writeFloatRow(j.out, mem, n, oc, oy, OW, floatRow.data(), j.relu, intTmp);
+        else
+          writeIntRow(j.out, mem, n, oc, oy, OW, intRow.data(), j.rshift, j.relu, floatTmp);
       }
-    });
-  }
+    }
+  });
 }
+
+template <class T> void runWindow(const WindowJob &j, LocalMemory &mem) { WindowRun<T>(j, mem).run(); }
 
 // Checks the window geometry and that res0's h/w are the output it implies.
 Status checkWindow(const WindowJob &j) {
