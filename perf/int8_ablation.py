@@ -45,7 +45,10 @@ shown as "–" (so a slow model's row can be completed column by column).
 With --merge the cells, minimums and notes this run does not compute are
 taken from the table docs/quantization.md holds (an earlier run's), and the
 rows of models not run stay. The table replaces the block between the
-int8-ablation markers of docs/quantization.md. Exit 2 with one line on bad input.
+int8-ablation markers of docs/quantization.md, with its provenance (perf/provenance.py): one line
+when every cell comes from this run, else one line per run and each cell marked with its run's
+key ([a], [b], ...; a merged cell keeps the run that computed it). It refuses to write the doc
+when the code the table measures has uncommitted changes. Exit 2 with one line on bad input.
 """
 import argparse
 import os
@@ -55,6 +58,8 @@ import sys
 import time
 
 import numpy as np
+
+import provenance
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "quantization.md")
@@ -429,7 +434,7 @@ def old_minimums(note_lines, headers):
     text = " ".join(n for n in note_lines if "minimum over the test inputs:" in n)
     found = {}
     for h in headers:
-        hit = re.search(r"(?:: |, )" + re.escape(h) + r" ([0-9.]+(?:/[0-9.]+)?)[,.]", text)
+        hit = re.search(r"(?:: |, )" + re.escape(h) + r" ([0-9.]+(?:/[0-9.]+)?(?: \[[a-z]+\])?)[,.]", text)
         if hit:
             found[h] = hit.group(1).rstrip(".")
     return found
@@ -444,6 +449,37 @@ def old_methods(note_lines):
     return ()
 
 
+class RunMarks:
+    """Each figure of the block is written with a placeholder of the run that computed it; once every cell is
+    known, the placeholders become the runs' keys (none when one run made them all)."""
+
+    def __init__(self, this_run, old_block):
+        self.this_run = this_run
+        old = [(key, stamp) for table, key, stamp in provenance.parse(old_block) if table == "int8-ablation"]
+        self.old = dict(old)
+        self.stamps = []
+
+    def _token(self, stamp):
+        self.stamps.append(stamp)
+        return f"\0{len(self.stamps) - 1}\0"
+
+    def new(self, text):
+        return text + self._token(self.this_run)
+
+    def kept(self, text):
+        """An earlier run's figure, marked with that run's key (or its table's single stamp)."""
+        if not provenance.has_figure(text):
+            return text
+        mark = provenance.MARK.search(text)
+        stamp = self.old.get(mark.group(1) if mark else "")
+        return provenance.strip_mark(text) + self._token(stamp)
+
+    def resolve(self, block):
+        keys = provenance.Keys([s for s in self.stamps if s is not None])
+        block = re.sub("\0([0-9]+)\0", lambda m: keys.mark(self.stamps[int(m.group(1))]), block)
+        return block, keys.lines("int8-ablation")
+
+
 def fmt(cell, with_iou):
     if cell is None:
         return "–"
@@ -451,9 +487,12 @@ def fmt(cell, with_iou):
     return s + f" / {cell['iou']:.3f}" if with_iou else s
 
 
-def render_block(results, a):
-    """The text between the markers: the table, its caption and the notes (with a.merge, what docs/quantization.md
-    holds fills in the models and columns `results` lack)."""
+def render_block(results, a, stamp):
+    """The text between the markers: the table, its caption, the notes (with a.merge, what docs/quantization.md
+    holds fills in the models and columns `results` lack, each such figure marked with its run) and the
+    provenance lines."""
+    doc, begin, end = read_doc()
+    marks = RunMarks(stamp, doc[begin:end] if a.merge else "")
     headers = [h for _, h, _ in THRESHOLD_COLUMNS] + [h for _, h, *_ in LEVER_COLUMNS]
     ckeys = [k for k, *_ in THRESHOLD_COLUMNS] + [k for k, *_ in LEVER_COLUMNS]
     lines = [BEGIN,
@@ -481,8 +520,10 @@ def render_block(results, a):
         label = m["label"]
         r = by_label.get(label)
         if r is None:
-            if label in old_rows:  # not run now: the docs' row and notes stay
-                lines.append(old_rows[label]["line"])
+            if label in old_rows:  # not run now: the docs' row and notes stay, each cell with its run
+                old = old_rows[label]
+                lines.append(f"| {label} | " + " | ".join(marks.kept(old.get(h, "–")) for h in
+                                                          headers + [GREEDY_HEADER, PREFIX_HEADER]) + " |")
                 notes += old_notes.get(label, [])
             continue
         if "blocked" in r:
@@ -503,17 +544,17 @@ def render_block(results, a):
                     ("" if reached else ", 0.99 not reached"))
         def cell(k, h):
             c = r["cells"].get(k)
-            return fmt(c, m.get("iou")) if c else old.get(h, "–")
+            return marks.new(fmt(c, m.get("iou"))) if c else marks.kept(old[h]) if h in old else "–"
 
         def qtable_cell(name, h):
             q = r.get(f"qtable {name}")
-            return qcell(q) if q or h not in old else old[h]
+            return marks.new(qcell(q)) if q or h not in old else marks.kept(old[h])
         lines.append(f"| {m['label']} | " + " | ".join(cell(k, h) for k, h in zip(ckeys, headers)) +
                      f" | {qtable_cell('greedy', GREEDY_HEADER)} | {qtable_cell('prefix', PREFIX_HEADER)} |")
         old_mins = old_minimums(old_note, headers)
-        mins = ", ".join(f"{h} " + (f"{r['cells'][k]['cos_min']:.4f}" +
-                                    (f"/{r['cells'][k]['iou_min']:.3f}" if m.get("iou") else "")
-                                    if k in r["cells"] else old_mins[h])
+        mins = ", ".join(f"{h} " + (marks.new(f"{r['cells'][k]['cos_min']:.4f}" +
+                                              (f"/{r['cells'][k]['iou_min']:.3f}" if m.get("iou") else ""))
+                                    if k in r["cells"] else marks.kept(old_mins[h]))
                          for h, k in zip(headers, ckeys) if k in r["cells"] or h in old_mins)
         methods = old_methods(old_note)
         default_method = r["default_method"] if r["default_method"] != "?" or not methods else methods[0]
@@ -535,9 +576,8 @@ def render_block(results, a):
                 slow += [t for t in n.split(": ", 2)[2].split(", ") if t.rsplit(" ", 2)[0] not in timed]
         if slow:
             notes.append(f"- {m['label']}: wall time (2 shared cores): " + ", ".join(slow))
-    lines += [""] + notes + [END]
-    block = "\n".join(lines)
-    return block
+    block, stamp_lines = marks.resolve("\n".join(lines + [""] + notes))
+    return "\n".join([block, ""] + stamp_lines + [END])
 
 
 def main():
@@ -584,12 +624,14 @@ def main():
     for k in keys:
         if k not in MODELS:
             fail(f"--models: unknown model '{k}' (known: {', '.join(MODELS)})")
+    stamp = provenance.stamp_or_exit("int8-ablation", require_clean=not a.no_docs)
     results = [ablate(k, MODELS[k], a, tpuc, tpuc_opt) for k in keys]
 
-    block = render_block(results, a)
+    block = render_block(results, a, stamp)
     print(block)
     if a.no_docs:
         return
+    provenance.confirm_or_exit(stamp, "int8-ablation")
     doc, begin, end = read_doc()
     doc = doc[:begin] + block + doc[end:]
     with open(DOC, "w") as f:
