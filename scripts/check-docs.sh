@@ -30,7 +30,7 @@ if ((!stale_only)); then
   step "zoo (quick)" "$py" "$root/perf/zoo_table.py" --check mobilenet_v3_large --tpuc "$tpuc" --work "$work/zoo"
 fi
 if ((${#failed[@]})); then
-  echo "check-docs: FAILED: ${failed[*]} (the commands: docs/validation.md, "Regenerating the tables")"
+  echo "check-docs: FAILED: ${failed[*]} (the commands: docs/validation.md, 'Regenerating the tables')"
   exit 1
 fi
 echo "check-docs: every generated table is current"
