@@ -53,6 +53,9 @@ _ZOO = _BUILD + ("simulator/", "tools/ort/", "models/zoo.py", "models/zoo_init.p
                  "scripts/models.sh", "perf/zoo_table.py")
 _ABLATION = ("compiler/", "support/", "tools/tpuc/", "simulator/semantics/", "models/render_text_pages.py",
              "models/prepare_ppocr.py", "scripts/models.sh", "scripts/models-tflite.sh", "perf/int8_ablation.py")
+# The conformance counts: the pinned files (the tests fail when a run's counts differ from them).
+_ONNX_COUNTS = ("tests/interp/conformance_counts.txt", "perf/conformance_counts.py")
+_CHIP_COUNTS = ("tests/conformance/expected-counts.txt", "perf/conformance_counts.py")
 
 TABLES = {
     "latency-set": Table("docs/validation.md", "<!-- latency-set begin (perf/validate_latency.py) -->",
@@ -70,6 +73,10 @@ TABLES = {
                  "<!-- end of zoo table -->", "perf/zoo_table.py", _ZOO, keyed="row"),
     "int8-ablation": Table("docs/quantization.md", "<!-- int8-ablation:begin -->", "<!-- int8-ablation:end -->",
                            "perf/int8_ablation.py", _ABLATION, keyed="cell"),
+    "onnx-conformance": Table("docs/validation.md", "<!-- onnx-conformance begin (perf/conformance_counts.py) -->",
+                              "<!-- onnx-conformance end -->", "perf/conformance_counts.py", _ONNX_COUNTS),
+    "chip-conformance": Table("docs/validation.md", "<!-- chip-conformance begin (perf/conformance_counts.py) -->",
+                              "<!-- chip-conformance end -->", "perf/conformance_counts.py", _CHIP_COUNTS),
 }
 
 STAMP = re.compile(r"Provenance \((?P<table>[\w.-]+)\)(?: \[(?P<key>[a-z]+)\])?: commit (?P<commit>[0-9a-f]{40}), "
