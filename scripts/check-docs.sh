@@ -5,7 +5,7 @@
 #  - the quick subset of a generator, re-run on the current build, gives a cell other than the committed
 #    one (the simulator and compiler are deterministic: the stated noise is none, wall times excepted).
 #   bash scripts/check-docs.sh [--stale-only] [BUILD_DIR]       (BUILD_DIR defaults to ./build)
-# The quick subsets: validate_latency --check (retinaface_mnet025, 3 modes), validate_resnet50 --check
+# The quick subsets: conformance_counts --check (the pinned counts files), validate_latency --check (retinaface_mnet025, 3 modes), validate_resnet50 --check
 # (FP32 b1), zoo_table --check mobilenet_v3_large (one CI zoo model, F32 + INT8), int8_ablation --check
 # (MediaPipe face full range, the default-calibration column, the published run's settings).
 set -uo pipefail
@@ -25,6 +25,7 @@ step() {
 }
 step "stamps current" "$py" "$root/perf/provenance.py" stale --root "$root"
 if ((!stale_only)); then
+  step "conformance counts" "$py" "$root/perf/conformance_counts.py" --check
   step "latency set (quick)" "$py" "$root/perf/validate_latency.py" --check --tpuc "$tpuc" \
     --fit-timing "$build/perf/fit_timing" --work "$work/latency"
   step "resnet50 (quick)" "$py" "$root/perf/validate_resnet50.py" --check --tpuc "$tpuc" --work "$work/resnet50"
