@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """INT8 ablation on the trained models (thresholds and lowering levers), written into docs/quantization.md.
 
-    /usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc [--work DIR] [--cali 32] [--test 6]
+    /usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc [--work DIR] [--cali 32] [--test 6] [--select 3]
         [--tune-samples 2] [--models ppocr_det,blazeface,face_short,face_full,selfie] [--qtable-samples 2]
         [--qtable greedy,prefix|none] [--columns KEYS] [--no-docs] [--reuse] [--merge]
 
@@ -34,7 +34,10 @@ deployment per column:
 Each cell is the output cosine against the Top interpreter's fp32: per test
 input the smallest over the model's outputs, then the mean over the test
 inputs (Tpu interpreter = bmodel bit for bit); for the detector also the IoU
-of the binary maps at the DB threshold 0.3. Then `tpuc qtable --expected-cos
+of the binary maps at the DB threshold 0.3. The model's best column is chosen
+on --select held-back calibration inputs (drawn like the calibration inputs,
+after them, and not calibrated on), never on the test inputs; the headline
+columns give its name and its mean and minimum over the test inputs. Then `tpuc qtable --expected-cos
 0.99` on the all-combined setting, greedy (each tensor alone in FP32, ranked on
 one sample, at most 5 kept) and by prefix: how many FP32 layers 0.99 needs,
 with the cosine after each addition. A model that does not deploy gets a row
@@ -45,7 +48,12 @@ shown as "–" (so a slow model's row can be completed column by column).
 With --merge the cells, minimums and notes this run does not compute are
 taken from the table docs/quantization.md holds (an earlier run's), and the
 rows of models not run stay. The table replaces the block between the
-int8-ablation markers of docs/quantization.md. Exit 2 with one line on bad input.
+int8-ablation markers of docs/quantization.md, with its provenance (perf/provenance.py): one line
+when every cell comes from this run, else one line per run and each cell marked with its run's
+key ([a], [b], ...; a merged cell keeps the run that computed it). It refuses to write the doc
+when the code the table measures has uncommitted changes. --check (with --models and --columns,
+the committed run's --cali/--test/--tune-samples) writes nothing and exits 1 when a cell it computes
+differs from the committed table's (deterministic: no noise allowed). Exit 2 with one line on bad input.
 """
 import argparse
 import os
@@ -55,6 +63,8 @@ import sys
 import time
 
 import numpy as np
+
+import provenance
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "quantization.md")
@@ -197,18 +207,26 @@ def portrait(seed, size):
 
 
 def make_data(model, work, a, log):
+    """The calibration folder, the test inputs and the held-back calibration inputs (the next --select draws of
+    the calibration set's generator, kept out of its folder)."""
     out = os.path.join(work, "data")
+    held_dir = os.path.join(out, "held")
     if model["data"] == "pages":
-        run(["/usr/bin/python3", os.path.join(ROOT, "models", "render_text_pages.py"), out,
-             "--cali", str(a.cali), "--test", str(a.test)], log, os.path.join(out, "test"))
-    elif not (REUSE and os.path.isdir(os.path.join(out, "test"))):
-        for sub, count, base in (("cali", a.cali, 0), ("test", a.test, 10000)):
+        # Each page is drawn from its own seed: pages a.cali.. of a longer calibration set are the held-back ones.
+        if not (REUSE and os.path.isdir(held_dir)):
+            run(["/usr/bin/python3", os.path.join(ROOT, "models", "render_text_pages.py"), out,
+                 "--cali", str(a.cali + a.select), "--test", str(a.test)], log)
+            os.makedirs(held_dir, exist_ok=True)
+            for f in sorted(os.listdir(os.path.join(out, "cali")))[a.cali:]:
+                os.replace(os.path.join(out, "cali", f), os.path.join(held_dir, f))
+    elif not (REUSE and os.path.isdir(held_dir)):
+        for sub, count, base in (("cali", a.cali, 0), ("held", a.select, a.cali), ("test", a.test, 10000)):
             os.makedirs(os.path.join(out, sub), exist_ok=True)
             for i in range(count):
                 draw = face_scene if model["data"] == "faces" else portrait
                 draw(base + i, model["size"]).save(os.path.join(out, sub, f"scene_{i:03d}.png"))
-    tests = sorted(os.path.join(out, "test", f) for f in os.listdir(os.path.join(out, "test")))
-    return os.path.join(out, "cali"), tests
+    listed = lambda sub: sorted(os.path.join(out, sub, f) for f in os.listdir(os.path.join(out, sub)))  # noqa: E731
+    return os.path.join(out, "cali"), listed("test"), listed("held")
 
 
 def outputs_of(npz):
@@ -241,7 +259,7 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     path = os.path.join(ROOT, model["path"])
     if not os.path.exists(path):
         return dict(model=model, blocked=f"{model['path']} not found (scripts/models.sh)")
-    cali_dir, tests = make_data(model, work, a, log)
+    cali_dir, tests, held = make_data(model, work, a, log)
     top = os.path.join(work, "m.top.mlir")
     shapes = ["--input-shapes", model["shapes"]] if model["shapes"] else []
     if run([tpuc, "import", path, *shapes, *model["flags"], "-o", top], log, top, check=False):
@@ -251,7 +269,11 @@ def ablate(key, model, a, tpuc, tpuc_opt):
         return dict(model=model, blocked="deploy F32: " + last_error(log).replace(work + "/", ""))
     eq_top = os.path.join(work, "m_eq.top.mlir")
     run([tpuc_opt, top, "--top-equalize-weights", "--mlir-print-debuginfo", "-o", eq_top], log, eq_top)
-    ref = []
+    ref, ref_held = [], []
+    for i, img in enumerate(held):
+        out = os.path.join(work, f"fp32_held{i}.npz")
+        run([tpuc, "run", top, "--image", img, "-o", out], log, out)
+        ref_held.append(outputs_of(out))
     for i, img in enumerate(tests):
         out = os.path.join(work, f"fp32_{i}.npz")
         run([tpuc, "run", top, "--image", img, "-o", out], log, out)
@@ -317,7 +339,8 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     def scored(name):
         """Whether column `name`'s outputs are all in --work (--reuse reads them back)."""
         return REUSE and all(os.path.exists(os.path.join(work, f)) for f in
-                             [f"{name}.bmodel"] + [f"{name}_{i}.npz" for i in range(len(tests))])
+                             [f"{name}.bmodel"] + [f"{name}_{i}.npz" for i in range(len(tests))] +
+                             [f"{name}_held{i}.npz" for i in range(len(held))])
 
     def score(name, module, cali, flags):
         bmodel = os.path.join(work, f"{name}.bmodel")
@@ -328,18 +351,22 @@ def ablate(key, model, a, tpuc, tpuc_opt):
                if {"--bias-correction", "--round-weights"} & set(flags) else []),
              "-o", bmodel], log, bmodel)
         times[name + " deploy"] = time.time() - t0
+        def outputs(tag, i, img):
+            out = os.path.join(work, f"{name}_{tag}{i}.npz")
+            run([tpuc, "run", bmodel[:-len(".bmodel")] + ".tpu.mlir", "--image", img, "-o", out], log, out)
+            return outputs_of(out)
         cos, ious = [], []
         for i, img in enumerate(tests):
-            out = os.path.join(work, f"{name}_{i}.npz")
-            run([tpuc, "run", bmodel[:-len(".bmodel")] + ".tpu.mlir", "--image", img, "-o", out], log, out)
-            got = outputs_of(out)
+            got = outputs("", i, img)
             cos.append(min_cosine(ref[i], got))
             if model.get("iou"):
                 ious.append(iou(ref[i], got))
+        held_cos = [min_cosine(ref_held[i], outputs("held", i, img)) for i, img in enumerate(held)]
         cell = dict(cos=float(np.mean(cos)), cos_min=float(np.min(cos)), iou=float(np.mean(ious or [0])),
-                    iou_min=float(np.min(ious or [0])))
+                    iou_min=float(np.min(ious or [0])), held=float(np.mean(held_cos)))
         print(f"int8_ablation: {key} {name}: cosine {cell['cos']:.4f} (min {cell['cos_min']:.4f}), "
-              f"IoU@0.3 {cell['iou']:.3f} (min {cell['iou_min']:.3f})", flush=True)
+              f"IoU@0.3 {cell['iou']:.3f} (min {cell['iou_min']:.3f}); held-back calibration inputs {cell['held']:.4f}",
+              flush=True)
         return cell
 
     # Mixed precision needs only the all-combined table: it runs while the
@@ -392,6 +419,16 @@ def ablate(key, model, a, tpuc, tpuc_opt):
 
 
 GREEDY_HEADER, PREFIX_HEADER = "greedy, <= 5 FP32 layers", "prefix: FP32 tensors for 0.99"
+BEST_HEADER, BEST_FIGURES_HEADER = "best (chosen on held-back calibration inputs)", "best: test mean (min)"
+
+
+def best_column(cells, keys, headers):
+    """(header, cell) of the column with the highest mean cosine on the held-back calibration inputs."""
+    scored = [(cells[k]["held"], h, cells[k]) for k, h in zip(keys, headers) if k in cells]
+    if not scored:
+        return None
+    _, header, cell = max(scored, key=lambda t: t[0])
+    return header, cell
 
 
 def read_doc():
@@ -429,7 +466,7 @@ def old_minimums(note_lines, headers):
     text = " ".join(n for n in note_lines if "minimum over the test inputs:" in n)
     found = {}
     for h in headers:
-        hit = re.search(r"(?:: |, )" + re.escape(h) + r" ([0-9.]+(?:/[0-9.]+)?)[,.]", text)
+        hit = re.search(r"(?:: |, )" + re.escape(h) + r" ([0-9.]+(?:/[0-9.]+)?(?: \[[a-z]+\])?)[,.]", text)
         if hit:
             found[h] = hit.group(1).rstrip(".")
     return found
@@ -444,16 +481,59 @@ def old_methods(note_lines):
     return ()
 
 
-def fmt(cell, with_iou):
+class RunMarks:
+    """Each figure of the block is written with a placeholder of the run that computed it; once every cell is
+    known, the placeholders become the runs' keys (none when one run made them all)."""
+
+    def __init__(self, this_run, old_block):
+        self.this_run = this_run
+        old = [(key, stamp) for table, key, stamp in provenance.parse(old_block) if table == "int8-ablation"]
+        self.old = dict(old)
+        self.stamps = []
+
+    def _token(self, stamp):
+        self.stamps.append(stamp)
+        return f"\0{len(self.stamps) - 1}\0"
+
+    def new(self, text):
+        return text + self._token(self.this_run)
+
+    def kept(self, text):
+        """An earlier run's figure, marked with that run's key (or its table's single stamp)."""
+        if not provenance.has_figure(text):
+            return text
+        mark = provenance.MARK.search(text)
+        stamp = self.old.get(mark.group(1) if mark else "")
+        return provenance.strip_mark(text) + self._token(stamp)
+
+    def resolve(self, block):
+        """The block with each figure's key, and the provenance lines. A figure kept from a table without
+        provenance gets a key whose line says so (provenance.py stale reports it until it is recomputed)."""
+        unknown = provenance.Stamp("", "", "")
+        stamps = [unknown if s is None else s for s in self.stamps]
+        keys = provenance.Keys(stamps)
+        block = re.sub("\0([0-9]+)\0", lambda m: keys.mark(stamps[int(m.group(1))]), block)
+        lines = [line if stamp != unknown else
+                 line.split(":")[0] + ": unknown (figures kept from a table made before provenance stamps)"
+                 for stamp, line in zip(keys.order, keys.lines("int8-ablation"))]
+        return block, lines
+
+
+def fmt(cell, with_iou, with_min=False):
     if cell is None:
         return "–"
-    s = f"{cell['cos']:.4f}"
-    return s + f" / {cell['iou']:.3f}" if with_iou else s
+    s = f"{cell['cos']:.4f}" + (f" / {cell['iou']:.3f}" if with_iou else "")
+    if not with_min:
+        return s
+    return s + f" ({cell['cos_min']:.4f}" + (f" / {cell['iou_min']:.3f}" if with_iou else "") + ")"
 
 
-def render_block(results, a):
-    """The text between the markers: the table, its caption and the notes (with a.merge, what docs/quantization.md
-    holds fills in the models and columns `results` lack)."""
+def render_block(results, a, stamp):
+    """The text between the markers: the table, its caption, the notes (with a.merge, what docs/quantization.md
+    holds fills in the models and columns `results` lack, each such figure marked with its run) and the
+    provenance lines."""
+    doc, begin, end = read_doc()
+    marks = RunMarks(stamp, doc[begin:end] if a.merge else "")
     headers = [h for _, h, _ in THRESHOLD_COLUMNS] + [h for _, h, *_ in LEVER_COLUMNS]
     ckeys = [k for k, *_ in THRESHOLD_COLUMNS] + [k for k, *_ in LEVER_COLUMNS]
     lines = [BEGIN,
@@ -472,8 +552,13 @@ def render_block(results, a):
              f"`tpuc qtable --expected-cos 0.99 --max-float-layers 5` (greedy: each tensor alone in FP32, ranked "
              f"on one sample, added best first) and `--rank prefix` (the first k tensors, k by bisection).",
              "",
-             "| model | " + " | ".join(headers) + f" | {GREEDY_HEADER} | {PREFIX_HEADER} |",
-             "|---" * (len(headers) + 3) + "|"]
+             f"{BEST_HEADER}: the column with the highest mean cosine on {a.select} calibration inputs held back "
+             f"from calibration (never the test inputs; among the columns this run scored); {BEST_FIGURES_HEADER}: "
+             "its mean and minimum over the test inputs.",
+             "",
+             "| model | " + " | ".join(headers) + f" | {GREEDY_HEADER} | {PREFIX_HEADER} | {BEST_HEADER} | "
+             f"{BEST_FIGURES_HEADER} |",
+             "|---" * (len(headers) + 5) + "|"]
     old_rows, old_notes = parse_docs_table(headers) if a.merge else ({}, {})
     notes = []
     by_label = {r["model"]["label"]: r for r in results}
@@ -481,12 +566,15 @@ def render_block(results, a):
         label = m["label"]
         r = by_label.get(label)
         if r is None:
-            if label in old_rows:  # not run now: the docs' row and notes stay
-                lines.append(old_rows[label]["line"])
+            if label in old_rows:  # not run now: the docs' row and notes stay, each cell with its run
+                old = old_rows[label]
+                lines.append(f"| {label} | " + " | ".join(marks.kept(old.get(h, "–")) for h in
+                                                          headers + [GREEDY_HEADER, PREFIX_HEADER, BEST_HEADER,
+                                                                     BEST_FIGURES_HEADER]) + " |")
                 notes += old_notes.get(label, [])
             continue
         if "blocked" in r:
-            lines.append(f"| {m['label']} | " + " | ".join("–" for _ in headers) + " | – | – |")
+            lines.append(f"| {m['label']} | " + " | ".join("–" for _ in headers) + " | – | – | – | – |")
             notes.append(f"- {m['label']}: not measured: {r['blocked']}")
             continue
         old = old_rows.get(label, {})
@@ -503,17 +591,21 @@ def render_block(results, a):
                     ("" if reached else ", 0.99 not reached"))
         def cell(k, h):
             c = r["cells"].get(k)
-            return fmt(c, m.get("iou")) if c else old.get(h, "–")
+            return marks.new(fmt(c, m.get("iou"))) if c else marks.kept(old[h]) if h in old else "–"
 
         def qtable_cell(name, h):
             q = r.get(f"qtable {name}")
-            return qcell(q) if q or h not in old else old[h]
+            return marks.new(qcell(q)) if q or h not in old else marks.kept(old[h])
+        best = best_column(r["cells"], ckeys, headers)
+        best_cells = f"{marks.new(best[0])} | {marks.new(fmt(best[1], m.get('iou'), with_min=True))}" if best \
+            else "– | –"
         lines.append(f"| {m['label']} | " + " | ".join(cell(k, h) for k, h in zip(ckeys, headers)) +
-                     f" | {qtable_cell('greedy', GREEDY_HEADER)} | {qtable_cell('prefix', PREFIX_HEADER)} |")
+                     f" | {qtable_cell('greedy', GREEDY_HEADER)} | {qtable_cell('prefix', PREFIX_HEADER)} | "
+                     f"{best_cells} |")
         old_mins = old_minimums(old_note, headers)
-        mins = ", ".join(f"{h} " + (f"{r['cells'][k]['cos_min']:.4f}" +
-                                    (f"/{r['cells'][k]['iou_min']:.3f}" if m.get("iou") else "")
-                                    if k in r["cells"] else old_mins[h])
+        mins = ", ".join(f"{h} " + (marks.new(f"{r['cells'][k]['cos_min']:.4f}" +
+                                              (f"/{r['cells'][k]['iou_min']:.3f}" if m.get("iou") else ""))
+                                    if k in r["cells"] else marks.kept(old_mins[h]))
                          for h, k in zip(headers, ckeys) if k in r["cells"] or h in old_mins)
         methods = old_methods(old_note)
         default_method = r["default_method"] if r["default_method"] != "?" or not methods else methods[0]
@@ -535,9 +627,20 @@ def render_block(results, a):
                 slow += [t for t in n.split(": ", 2)[2].split(", ") if t.rsplit(" ", 2)[0] not in timed]
         if slow:
             notes.append(f"- {m['label']}: wall time (2 shared cores): " + ", ".join(slow))
-    lines += [""] + notes + [END]
-    block = "\n".join(lines)
-    return block
+    block, stamp_lines = marks.resolve("\n".join(lines + [""] + notes))
+    return "\n".join([block, ""] + stamp_lines + [END])
+
+
+def check_committed(block):
+    """Exit status of --check: 1 when a cell this run computed differs from the committed one (the search and
+    best columns depend on which columns a run scores: not compared)."""
+    doc, begin, end = read_doc()
+    lines = provenance.compare_tables("docs/quantization.md", "int8-ablation", doc[begin:end], block,
+                                      ignore=(GREEDY_HEADER, PREFIX_HEADER, BEST_HEADER, BEST_FIGURES_HEADER))
+    for line in lines:
+        print(line)
+    print("int8_ablation --check: " + ("differs from" if lines else "reproduces") + " the committed table")
+    return 1 if lines else 0
 
 
 def main():
@@ -548,6 +651,8 @@ def main():
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--cali", type=int, default=32)
     p.add_argument("--test", type=int, default=6)
+    p.add_argument("--select", type=int, default=3,
+                   help="held-back calibration inputs the best column is chosen on (not calibrated on, not tested)")
     p.add_argument("--tune-samples", type=int, default=2)
     p.add_argument("--qtable-samples", type=int, default=2)
     p.add_argument("--qtable", default=None,
@@ -556,6 +661,8 @@ def main():
     p.add_argument("--columns", default="", help="score only these columns (comma-separated keys; split a run "
                                                    "over several processes, then run again with --reuse)")
     p.add_argument("--no-docs", action="store_true", help="print the table only")
+    p.add_argument("--check", action="store_true",
+                   help="print only, and exit 1 when a computed cell differs from docs/quantization.md's")
     p.add_argument("--reuse", action="store_true",
                    help="keep the inputs, tables, bmodels and outputs already in --work (after an interrupted run)")
     p.add_argument("--merge", action="store_true",
@@ -578,18 +685,23 @@ def main():
     for exe in (tpuc, tpuc_opt):
         if not os.access(exe, os.X_OK):
             fail(f"{exe}: not an executable")
-    if a.cali < 1 or a.test < 1 or a.tune_samples < 1 or a.qtable_samples < 1:
-        fail("--cali, --test, --tune-samples and --qtable-samples must be >= 1")
+    if min(a.cali, a.test, a.select, a.tune_samples, a.qtable_samples) < 1:
+        fail("--cali, --test, --select, --tune-samples and --qtable-samples must be >= 1")
     keys = a.models.split(",")
     for k in keys:
         if k not in MODELS:
             fail(f"--models: unknown model '{k}' (known: {', '.join(MODELS)})")
+    a.no_docs = a.no_docs or a.check
+    stamp = provenance.stamp_or_exit("int8-ablation", require_clean=not a.no_docs)
     results = [ablate(k, MODELS[k], a, tpuc, tpuc_opt) for k in keys]
 
-    block = render_block(results, a)
+    block = render_block(results, a, stamp)
     print(block)
+    if a.check:
+        sys.exit(check_committed(block))
     if a.no_docs:
         return
+    provenance.confirm_or_exit(stamp, "int8-ablation")
     doc, begin, end = read_doc()
     doc = doc[:begin] + block + doc[end:]
     with open(DOC, "w") as f:

@@ -17,7 +17,14 @@ are the fit (docs/timing.md) it is the in-sample figure. --stages adds the candi
 causes one at a time and rewrites docs/timing.md's table of what each did to the error, and refits under
 fit_timing's counterfactual overlaps (how far a compiler that overlaps more could get).
 
-usage: /usr/bin/python3 perf/validate_latency.py [--tpuc PATH] [--work DIR] [--quick]
+Every table it writes carries its provenance line (perf/provenance.py: commit, date, command);
+it refuses to write when the code the tables measure has uncommitted changes, and reuses a
+--work folder's bmodels or calibration tables only when no later commit changed that code.
+--check compiles and simulates the quick set (no fit) and compares each of its cells with
+the committed table: the simulation is deterministic, so the stated noise is none and any
+difference fails (exit 1; scripts/check-docs.sh).
+
+usage: /usr/bin/python3 perf/validate_latency.py [--tpuc PATH] [--work DIR] [--quick | --check]
            [--models a,b] [--no-doc] [--no-fit] [--stages] [--reuse-calibration]
            [--reuse-bmodels] [--fit-timing PATH]
 """
@@ -31,12 +38,12 @@ import time
 
 import numpy as np
 
+import provenance
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "models", "out", "latency")
 DOC = os.path.join(ROOT, "docs", "validation.md")
 SVG = os.path.join(ROOT, "docs", "latency_scatter.svg")
-BEGIN = "<!-- latency-set begin (perf/validate_latency.py) -->"
-END = "<!-- latency-set end -->"
 
 # Reference §8 (sophon-demo, SE5-16, bmrt_test, ms per image): FP32 b1, INT8 b1, INT8 b4.
 PUBLISHED = {
@@ -50,11 +57,6 @@ PUBLISHED = {
     "yolov4": (77.5, 28.6, 13.4),
 }
 MODES = (("FP32 b1", "F32", 1), ("INT8 b1", "INT8", 1), ("INT8 b4", "INT8", 4))
-TIMING_DOC = os.path.join(ROOT, "docs", "timing.md")
-STAGES_BEGIN = "<!-- timing-causes begin (perf/validate_latency.py --stages) -->"
-STAGES_END = "<!-- timing-causes end -->"
-OVERLAP_BEGIN = "<!-- overlap-bounds begin (perf/validate_latency.py --stages) -->"
-OVERLAP_END = "<!-- overlap-bounds end -->"
 
 # The fitted parameters (isa/HwConfig.h; at most eight) with the box the fit searches.
 FITTED = (("tiuStartupCycles", 0, 4000), ("ddrLatencyNs", 0, 4000), ("ddrBurstBytes", 4, 256),
@@ -162,7 +164,7 @@ def summarize(stats, batch):
     return stats["time_us"] / 1e3 / batch, dominant, top, work
 
 
-def scatter(points, path):
+def scatter(points, path, stamp):
     """SVG: simulated against published ms per image, log axes, the +-10 % band."""
     w, h, m = 520, 460, 60
     vals = [v for p in points for v in p[2:4]]
@@ -192,16 +194,10 @@ def scatter(points, path):
     for i, (mode, c) in enumerate(colors.items()):
         out.append(f'<circle cx="{m + 10}" cy="{m + 14 * i}" r="4" fill="{c}"/>'
                    f'<text x="{m + 18}" y="{m + 14 * i + 4}">{mode}</text>')
-    out.append(f'<text x="{m + 90}" y="{m + 4}">grey: +-10 %</text></svg>')
+    out.append(f'<text x="{m + 90}" y="{m + 4}">grey: +-10 %</text>')
+    out.append(f"<desc>{stamp.line('latency-scatter')}</desc></svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
-
-
-def replace_block(text, table, begin=BEGIN, end=END):
-    block = f"{begin}\n{table}\n{end}"
-    if begin in text and end in text:
-        return text[:text.index(begin)] + block + text[text.index(end) + len(end):]
-    return text.rstrip("\n") + "\n\n" + block + "\n"
 
 
 def write_manifest(results, work):
@@ -371,6 +367,8 @@ def main():
     ap.add_argument("--models", default="")
     ap.add_argument("--quick", action="store_true",
                     help=f"only {', '.join(QUICK)}, no fit, no doc; checks fit_timing prices what tpuc sim simulates (CI)")
+    ap.add_argument("--check", action="store_true",
+                    help=f"only {', '.join(QUICK)}, no fit: exit 1 when a cell differs from docs/validation.md's")
     ap.add_argument("--no-doc", action="store_true")
     ap.add_argument("--reuse-calibration", action="store_true",
                     help="keep the INT8 calibration tables of an earlier run in --work")
@@ -383,6 +381,10 @@ def main():
     ap.add_argument("--stages", action="store_true",
                     help="also refit cause by cause and rewrite docs/timing.md's table of what each did")
     args = ap.parse_args()
+    args.quick = args.quick or args.check
+    writes_doc = not (args.no_doc or args.quick)
+    stamp = provenance.stamp_or_exit("latency-set") if writes_doc else None
+    reuse_from_work(args)
     names = list(QUICK) if args.quick else [m for m in args.models.split(",") if m] or list(PUBLISHED)
     unknown = [m for m in names if m not in PUBLISHED]
     if unknown:
@@ -413,23 +415,52 @@ def main():
     fit = None if args.quick or args.no_fit else fit_parameters(args.fit_timing, results, args.work, args.config)
     table = latency_table(results, fit, len(names))
     print(table)
-    if args.no_doc or args.quick:
+    if args.check:
+        sys.exit(check_committed(table))
+    if not writes_doc:
         return
+    stages = cause_stages(args.fit_timing, results, args.work) if fit and args.stages else None
+    bounds = overlap_bounds(args.fit_timing, results, args.work, args.config) if stages else None
+    provenance.confirm_or_exit(stamp, "latency-set")
     points = [(r["model"], r["mode"], r["sim"], r["published"]) for r in results if "sim" in r]
     if points:
-        scatter(points, SVG)
+        scatter(points, SVG, stamp)
+    provenance.write_block("latency-set", table, [stamp.line("latency-set")])
+    if stages:
+        provenance.write_block("timing-causes", stages, [stamp.line("timing-causes")])
+        provenance.write_block("overlap-bounds", bounds, [stamp.line("overlap-bounds")])
+
+
+def reuse_from_work(args):
+    """--reuse-*: only products of a commit after which nothing the tables measure changed (provenance.json in
+    --work); a run that makes them afresh records its commit there (or removes the record when the code is
+    not a commit's)."""
+    if args.reuse_bmodels or args.reuse_calibration:
+        try:
+            provenance.check_reuse(args.work, "latency-set")
+        except provenance.ProvenanceError as e:
+            sys.exit(f"validate_latency: error: {e}")
+        return
+    try:
+        provenance.record_work(args.work, provenance.stamp("latency-set"))
+    except provenance.ProvenanceError:
+        record = os.path.join(args.work, "provenance.json")
+        if os.path.exists(record):
+            os.remove(record)
+
+
+def check_committed(table):
+    """Exit status of --check: 1 when a quick-set cell differs from the committed one (the per-row tables: the
+    summary over modes needs every model)."""
     with open(DOC) as f:
-        text = f.read()
-    with open(DOC, "w") as f:
-        f.write(replace_block(text, table))
-    if fit and args.stages:
-        stages = cause_stages(args.fit_timing, results, args.work)
-        with open(TIMING_DOC) as f:
-            text = f.read()
-        bounds = overlap_bounds(args.fit_timing, results, args.work, args.config)
-        with open(TIMING_DOC, "w") as f:
-            f.write(replace_block(replace_block(text, stages, STAGES_BEGIN, STAGES_END), bounds, OVERLAP_BEGIN,
-                                  OVERLAP_END))
+        committed = provenance.block_of(f.read(), "latency-set") or ""
+    rows, _summary, work = table.split("\n\n")
+    lines = provenance.compare_tables("docs/validation.md", "latency-set", committed, rows + "\n\n" + work, keys=2)
+    for line in lines:
+        print(line)
+    print(f"validate_latency --check: {', '.join(QUICK)}: " + ("differs from" if lines else "reproduces")
+          + " the committed table")
+    return 1 if lines else 0
 
 
 if __name__ == "__main__":

@@ -8,7 +8,11 @@ in docs/validation.md, and a second table with the time per ResNet stage
 (span, TIU busy, GDMA busy). The per-layer breakdown of each run is in its
 work directory (<tag>_stats.json, <tag>_trace.json; `tpuc profile` makes a page).
 
-usage: /usr/bin/python3 perf/validate_resnet50.py [--tpuc PATH] [--work DIR] [--no-doc]
+Both tables carry their provenance line (perf/provenance.py); the script refuses to write them when
+the code they measure has uncommitted changes. --check runs the quick subset (FP32 b1) and exits 1
+when a cell of its rows differs from the committed tables (deterministic: no noise allowed).
+
+usage: /usr/bin/python3 perf/validate_resnet50.py [--tpuc PATH] [--work DIR] [--no-doc | --check]
 """
 import argparse
 import json
@@ -19,13 +23,11 @@ import sys
 
 import numpy as np
 
+import provenance
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "models", "out")
 DOC = os.path.join(ROOT, "docs", "validation.md")
-BEGIN = "<!-- resnet50-latency begin (perf/validate_resnet50.py) -->"
-END = "<!-- resnet50-latency end -->"
-STAGE_BEGIN = "<!-- resnet50-stages begin (perf/validate_resnet50.py) -->"
-STAGE_END = "<!-- resnet50-stages end -->"
 STAGES = ["stem", "layer1", "layer2", "layer3", "layer4", "head"]
 
 # (label, onnx, test input, quantize, batch, published ms per image)
@@ -76,13 +78,6 @@ def stage_breakdown(stats_path):
                 "gdma": v["gdma"] / clock_khz} for k, v in out.items()}
 
 
-def replace_block(text, begin, end, table):
-    block = f"{begin}\n{table}\n{end}"
-    if begin in text and end in text:
-        return text[:text.index(begin)] + block + text[text.index(end) + len(end):]
-    return text.rstrip("\n") + "\n\n" + block + "\n"
-
-
 def run_flow(tpuc, work, label, onnx, test_input, quantize, batch):
     wdir = os.path.join(work, label.replace(" ", "_").lower())
     cmd = [tpuc, "flow", os.path.join(MODELS, onnx), "--quantize", quantize,
@@ -115,13 +110,16 @@ def main():
     ap.add_argument("--tpuc", default="tpuc")
     ap.add_argument("--work", default=os.path.join(ROOT, "build-validate"))
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--check", action="store_true",
+                    help="only FP32 b1, no doc: exit 1 when its cells differ from docs/validation.md's")
     args = ap.parse_args()
+    stamp = None if args.no_doc or args.check else provenance.stamp_or_exit("resnet50-latency")
     os.makedirs(args.work, exist_ok=True)
     rows = ["| Run | Simulated ms / image | Published ms / image | Error | TIU / GDMA util | "
             "cosine vs fp32 reference | flow |",
             "|---|---|---|---|---|---|---|"]
     stage_rows = ["| Run | " + " | ".join(STAGES) + " |", "|---|" + "---|" * len(STAGES)]
-    for label, onnx, test_input, quantize, batch, published in RUNS:
+    for label, onnx, test_input, quantize, batch, published in RUNS[:1] if args.check else RUNS:
         r = run_flow(args.tpuc, args.work, label, onnx, test_input, quantize, batch)
         cells = []
         for stage in STAGES:
@@ -135,14 +133,26 @@ def main():
         print(rows[-1], flush=True)
     table = "\n".join(rows)
     print("\n".join(stage_rows))
+    if args.check:
+        sys.exit(check_committed({"resnet50-latency": table, "resnet50-stages": "\n".join(stage_rows)}))
     if args.no_doc:
         return
+    provenance.confirm_or_exit(stamp, "resnet50-latency")
+    provenance.write_block("resnet50-latency", table, [stamp.line("resnet50-latency")])
+    provenance.write_block("resnet50-stages", "\n".join(stage_rows), [stamp.line("resnet50-stages")])
+
+
+def check_committed(fresh):
+    """Exit status of --check: 1 when a cell of the fresh rows differs from the committed tables."""
     with open(DOC) as f:
         text = f.read()
-    text = replace_block(text, BEGIN, END, table)
-    text = replace_block(text, STAGE_BEGIN, STAGE_END, "\n".join(stage_rows))
-    with open(DOC, "w") as f:
-        f.write(text)
+    lines = [line for table_id, table in fresh.items()
+             for line in provenance.compare_tables("docs/validation.md", table_id,
+                                                   provenance.block_of(text, table_id) or "", table)]
+    for line in lines:
+        print(line)
+    print("validate_resnet50 --check: FP32 b1 " + ("differs from" if lines else "reproduces") + " the committed tables")
+    return 1 if lines else 0
 
 
 if __name__ == "__main__":

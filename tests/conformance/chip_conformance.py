@@ -21,9 +21,17 @@ Outcome of each case that passes on the Top interpreter:
   failure   anything else: an unlisted `no lowering`, a listed case that
             passes now, another deploy or run error.
 
-Usage: chip_conformance.py --tpuc PATH [--shard I/N] [--jobs J] [--work-dir DIR] [--verbose] [case ...]
-Exit 0 when there is no wrong result and no failure, 1 otherwise, 77 when the
-test data is not installed.
+The shard's counts (cases considered, skipped as not float or not imported,
+failing on the Top interpreter, passing, excluded) must equal its line in
+expected-counts.txt: an importer regression that turns passing cases into
+skips fails here instead of shrinking the suite. After a deliberate change,
+rewrite the line with --update-counts and say why in the commit.
+
+Usage: chip_conformance.py --tpuc PATH [--shard I/N] [--jobs J] [--work-dir DIR] [--verbose]
+                           [--update-counts] [case ...]
+Exit 0 when there is no wrong result, no failure and the counts are the pinned
+ones, 1 otherwise, 2 when the test data is not installed (a failure: CI
+installs libonnx-testdata).
 """
 import argparse
 import concurrent.futures
@@ -46,6 +54,7 @@ RTOL, ATOL = 1e-3, 1e-4
 WEIGHT_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul", "PRelu", "BatchNormalization"}
 FLOAT = onnx.TensorProto.FLOAT
 NO_LOWERING = re.compile(r"^tpuc deploy: error: [^:]*: no lowering for ")
+COUNTS = ("considered", "skip", "top-fail", "pass", "excluded")
 
 
 def read_exclusions(path):
@@ -62,6 +71,28 @@ def read_exclusions(path):
                 problems.append(f"{path}:{line_no}: '{name}' has no reason")
             excluded[name] = reason
     return excluded, problems
+
+
+def read_counts(path):
+    """'I/N' -> {count: value} of expected-counts.txt (lines `shard I/N considered=.. skip=.. ...`)."""
+    pinned = {}
+    with open(path) as f:
+        for line in f:
+            fields = line.split("#")[0].split()
+            if len(fields) == 2 + len(COUNTS) and fields[0] == "shard":
+                pinned[fields[1]] = {k: int(v) for k, v in (x.split("=") for x in fields[2:])}
+    return pinned
+
+
+def write_counts(path, shard, counts):
+    """Replaces (or adds) the shard's line of expected-counts.txt."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    line = f"shard {shard} " + " ".join(f"{k}={counts[k]}" for k in COUNTS)
+    lines = [l for l in lines if not l.startswith(f"shard {shard} ")] + [line]
+    head = [l for l in lines if not l.startswith("shard ")]
+    with open(path, "w") as f:
+        f.write("\n".join(head + sorted(l for l in lines if l.startswith("shard "))) + "\n")
 
 
 def read_tensor(path):
@@ -228,11 +259,13 @@ def main():
     ap.add_argument("--exclusions", default=os.path.join(HERE, "exclusions.txt"))
     ap.add_argument("--work-dir", help="keep each case's files here (default: a temporary folder)")
     ap.add_argument("cases", nargs="*", help="run only these cases (default: every case of the shard)")
-    ap.add_argument("--verbose", action="store_true", help="print every Top-passing case's outcome")
+    ap.add_argument("--verbose", action="store_true", help="print every case's outcome")
+    ap.add_argument("--counts", default=os.path.join(HERE, "expected-counts.txt"))
+    ap.add_argument("--update-counts", action="store_true", help="write this shard's counts into --counts")
     args = ap.parse_args()
     if not os.path.isdir(DATA_DIR):
-        print(f"{DATA_DIR} is missing (Debian package libonnx-testdata)")
-        return 77
+        print(f"chip_conformance: error: {DATA_DIR} is missing (Debian package libonnx-testdata)")
+        return 2
     shard, shards = (int(x) for x in args.shard.split("/"))
     excluded, problems = read_exclusions(args.exclusions)
     all_cases = sorted(e for e in os.listdir(DATA_DIR) if os.path.isdir(os.path.join(DATA_DIR, e)))
@@ -256,12 +289,15 @@ def main():
     if not args.work_dir:
         shutil.rmtree(work_root, ignore_errors=True)
 
-    counts = {"top": 0, "pass": 0, "excluded": 0, "wrong": 0}
+    counts = {"top": 0, "pass": 0, "excluded": 0, "wrong": 0, "considered": len(cases), "skip": 0, "top-fail": 0}
     failures = []
     for case in cases:
         status, detail = results[case]
         listed = case in excluded
         if status in ("skip", "top-fail"):
+            counts[status] += 1
+            if args.verbose:
+                print(f"{status:12} {case}  {detail.splitlines()[0] if detail else ''}")
             if listed:
                 problems.append(f"excluded case '{case}' does not pass on the Top interpreter ({detail})")
             continue
@@ -281,14 +317,30 @@ def main():
             failures.append(f"WRONG {case}: {detail}")
         else:
             failures.append(f"ERROR {case}: {detail}")
+    if not args.cases:
+        failures += count_changes(args, f"{shard}/{shards}", counts)
     for line in failures + problems:
         print(line)
     print(
-        f"shard {shard}/{shards}: {counts['top']} pass on the Top interpreter, {counts['pass']} pass on the chip "
-        f"path (deploy F32 + func), {counts['excluded']} excluded (no lowering), {counts['wrong']} wrong; "
-        f"{len(failures)} failure(s), {len(problems)} problem(s) in the exclusion list"
+        f"shard {shard}/{shards}: {counts['considered']} cases considered, {counts['skip']} skipped (not float or "
+        f"not imported), {counts['top-fail']} fail on the Top interpreter, {counts['top']} pass on it; "
+        f"{counts['pass']} pass on the chip path (deploy F32 + func), {counts['excluded']} excluded (no lowering), "
+        f"{counts['wrong']} wrong; {len(failures)} failure(s), {len(problems)} problem(s) in the exclusion list"
     )
     return 1 if failures or problems else 0
+
+
+def count_changes(args, shard, counts):
+    """One failure per count that differs from the pinned one (none after --update-counts)."""
+    if args.update_counts:
+        write_counts(args.counts, shard, counts)
+        print(f"wrote shard {shard}'s counts into {args.counts}")
+        return []
+    pinned = read_counts(args.counts).get(shard)
+    if pinned is None:
+        return [f"COUNTS shard {shard} has no line in {args.counts} (run with --update-counts)"]
+    return [f"COUNTS {k}: {counts[k]}, pinned {pinned[k]} in {os.path.basename(args.counts)} (a deliberate change: "
+            f"--update-counts, and say why in the commit)" for k in COUNTS if counts[k] != pinned[k]]
 
 
 if __name__ == "__main__":

@@ -2,7 +2,12 @@
 // importer covers is imported, run by the Top interpreter and compared with
 // its expected outputs (|got - want| <= 1e-5 + 1e-4 |want|). Cases that are
 // covered but known not to work are listed, with a reason each, in
-// conformance_excluded.txt beside this file.
+// conformance_excluded.txt beside this file; an excluded case that passes
+// fails the test (remove it from the list). The counts of the run (cases,
+// selected, passed, uncovered, excluded) must equal conformance_counts.txt, so
+// an importer regression that turns selected cases into uncovered ones fails
+// instead of shrinking the suite; update the file in the commit that changes
+// a count, with the reason.
 #include "compiler/Import/OnnxImporter.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 
@@ -41,6 +46,21 @@ std::map<std::string, std::string> readExcluded(std::vector<std::string> &proble
     excluded[name] = reason;
   }
   return excluded;
+}
+
+// Pinned count name -> value (lines `name value`, # comments).
+std::map<std::string, size_t> readPinnedCounts(std::vector<std::string> &problems) {
+  std::map<std::string, size_t> pinned;
+  std::ifstream f(TPU_CONFORMANCE_COUNTS);
+  if (!f) problems.push_back(std::string("cannot read ") + TPU_CONFORMANCE_COUNTS);
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream fields(line.substr(0, line.find('#')));
+    std::string name;
+    size_t value;
+    if (fields >> name >> value) pinned[name] = value;
+  }
+  return pinned;
 }
 
 // Decodes a TensorProto file with the importer's own decoder: the tensor is
@@ -195,7 +215,8 @@ std::string runCase(const fs::path &dir, bool &covered) {
 } // namespace
 
 TEST(OnnxConformance, EveryCoveredNodeCasePasses) {
-  if (!fs::is_directory(kDataDir)) GTEST_SKIP() << kDataDir << " is missing (Debian package libonnx-testdata)";
+  // Missing data fails: CI installs it, and a skip would pass a run that tested nothing.
+  if (!fs::is_directory(kDataDir)) FAIL() << kDataDir << " is missing (Debian package libonnx-testdata)";
   std::vector<std::string> problems;
   auto excluded = readExcluded(problems);
   std::vector<fs::path> cases;
@@ -222,12 +243,22 @@ TEST(OnnxConformance, EveryCoveredNodeCasePasses) {
     else failures.push_back(name + ": " + why);
   }
   for (const auto &f : failures) std::cout << "FAIL " << f << "\n";
-  for (const auto &n : nowPassing) std::cout << "note: excluded case " << n << " passes now\n";
+  for (const auto &n : nowPassing) std::cout << "FAIL excluded case " << n << " passes now: remove it from the list\n";
   for (const auto &[name, reason] : excluded)
     if (!fs::is_directory(fs::path(kDataDir) / name)) problems.push_back("excluded case '" + name + "' does not exist");
   std::cout << passed << " passed out of " << selected << " selected (" << uncovered
             << " use ops the importer does not cover, " << skipped << " excluded with a reason; " << frozenCases
             << " run with attribute-like inputs frozen to constants)\n";
+  const std::map<std::string, size_t> counts = {{"cases", cases.size()}, {"selected", selected}, {"passed", passed},
+                                                {"uncovered", uncovered}, {"excluded", skipped}};
+  auto pinned = readPinnedCounts(problems);
+  for (const auto &[name, value] : counts) {
+    auto it = pinned.find(name);
+    if (it == pinned.end()) problems.push_back(std::string(TPU_CONFORMANCE_COUNTS) + " pins no '" + name + "'");
+    else EXPECT_EQ(value, it->second) << "count '" << name << "' differs from conformance_counts.txt (a deliberate "
+                                      << "change: update the file and say why in the commit)";
+  }
   EXPECT_TRUE(failures.empty()) << failures.size() << " selected case(s) failed";
+  EXPECT_TRUE(nowPassing.empty()) << nowPassing.size() << " excluded case(s) pass now";
   EXPECT_TRUE(problems.empty()) << problems.front();
 }

@@ -10,6 +10,10 @@ onnxruntime too, or fails with exit 2 and one line (the `no lowering for ...` wo
 printed). A model that deploys F32 is also calibrated (its 8 samples) and deployed INT8:
 the INT8 bmodel's func outputs must equal the Tpu interpreter's bit for bit, and for both
 bmodels the timed simulator (sim) must give the same bytes as func.
+Each model's outcome (pass: every check above passed; refused: F32 deploy refused with the
+one-line error) must be the one pinned in zoo-expected.txt beside this file, and a CI model
+(models/zoo.py) must pass: a refused deploy of a CI model, F32 or INT8, fails. A change of
+outcome fails until the file is updated in the same commit, with the reason.
 Exit 0 all passed, 1 a check failed, 77 skipped without node or torch."""
 import os
 import shutil
@@ -21,6 +25,7 @@ TPUC, ROOT = sys.argv[1], sys.argv[2]
 MODELS = sys.argv[3] if len(sys.argv) > 3 else "ci"
 sys.path.insert(0, os.path.join(ROOT, "models"))
 MIN_COSINE = 0.9999
+EXPECTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo-expected.txt")
 if shutil.which("node") is None or not os.path.isdir(os.path.join(ROOT, "tools", "ort", "node_modules")):
     print("skipped: node or tools/ort/node_modules is missing (scripts/install-deps.sh installs them)")
     sys.exit(77)
@@ -90,6 +95,12 @@ def worst_cosine(got, ref):
     return min(inputs.cosine(got[k], ref[k]) for k in ref)
 
 
+def read_expected():
+    """Model -> pinned outcome (lines `<name> pass|refused  # why`)."""
+    with open(EXPECTED) as f:
+        return dict(line.split("#")[0].split()[:2] for line in f if line.split("#")[0].strip())
+
+
 failures, deployed, refused = [], [], []
 with tempfile.TemporaryDirectory() as tmp:
     for name in zoo.names_of(MODELS):
@@ -125,6 +136,17 @@ with tempfile.TemporaryDirectory() as tmp:
         sim = check_sim_equals_func(name, bmodel, x, func_out, tmp, "F32")
         failures += ([sim] if sim else []) + check_int8(name, top, x, tmp)
 print(f"F32 deploys: {', '.join(deployed) or 'none'}; refused: {', '.join(refused) or 'none'}")
+expected = read_expected()
+for name in zoo.names_of(MODELS):
+    outcome = "refused" if name in refused else "fail" if any(f.startswith(f"{name}: ") for f in failures) else "pass"
+    pinned = expected.get(name)
+    print(f"{name}: {outcome} (pinned: {pinned})")
+    if zoo.ZOO[name][3] and name in refused:
+        failures.append(f"{name}: a CI zoo model must deploy (F32 and INT8); its deploy was refused")
+    if pinned not in ("pass", "refused"):
+        failures.append(f"{name}: no pinned outcome in {os.path.basename(EXPECTED)}")
+    elif outcome != "fail" and outcome != pinned:
+        failures.append(f"{name}: {outcome}, pinned {pinned} in {os.path.basename(EXPECTED)} (update it with the reason)")
 for f in failures:
     print(f"FAIL {f}")
 sys.exit(1 if failures else 0)
