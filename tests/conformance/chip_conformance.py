@@ -323,7 +323,7 @@ def main():
         print(line)
     print(
         f"shard {shard}/{shards}: {counts['considered']} cases considered, {counts['skip']} skipped (not float or "
-        f"not imported), {counts['top-fail']} fail on the Top interpreter, {counts['top']} pass on it; "
+        f"not imported), {counts['top-fail']} fail on the Top interpreter; {counts['top']} pass on the Top interpreter, "
         f"{counts['pass']} pass on the chip path (deploy F32 + func), {counts['excluded']} excluded (no lowering), "
         f"{counts['wrong']} wrong; {len(failures)} failure(s), {len(problems)} problem(s) in the exclusion list"
     )
