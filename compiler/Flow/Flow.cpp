@@ -3,10 +3,10 @@
 
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
+#include "compiler/Flow/Deploy.h"
 #include "compiler/Import/OnnxImporter.h"
 #include "compiler/Import/tflite/TfliteImporter.h"
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "compiler/Flow/Deploy.h"
 #include "compiler/Preprocess/PreprocessAttr.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
 #include "compiler/Transforms/Passes.h"

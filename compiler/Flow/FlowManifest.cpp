@@ -1,8 +1,8 @@
 #include "compiler/Flow/FlowManifest.h"
 
+#include "support/ReadFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "support/ReadFile.h"
 
 #include <nlohmann/json.hpp>
 

@@ -249,14 +249,19 @@ TEST(OnnxConformance, EveryCoveredNodeCasePasses) {
   std::cout << passed << " passed out of " << selected << " selected (" << uncovered
             << " use ops the importer does not cover, " << skipped << " excluded with a reason; " << frozenCases
             << " run with attribute-like inputs frozen to constants)\n";
-  const std::map<std::string, size_t> counts = {{"cases", cases.size()}, {"selected", selected}, {"passed", passed},
-                                                {"uncovered", uncovered}, {"excluded", skipped}};
+  const std::map<std::string, size_t> counts = {{"cases", cases.size()},
+                                                {"selected", selected},
+                                                {"passed", passed},
+                                                {"uncovered", uncovered},
+                                                {"excluded", skipped}};
   auto pinned = readPinnedCounts(problems);
   for (const auto &[name, value] : counts) {
     auto it = pinned.find(name);
-    if (it == pinned.end()) problems.push_back(std::string(TPU_CONFORMANCE_COUNTS) + " pins no '" + name + "'");
-    else EXPECT_EQ(value, it->second) << "count '" << name << "' differs from conformance_counts.txt (a deliberate "
-                                      << "change: update the file and say why in the commit)";
+    if (it == pinned.end())
+      problems.push_back(std::string(TPU_CONFORMANCE_COUNTS) + " pins no '" + name + "'");
+    else
+      EXPECT_EQ(value, it->second) << "count '" << name << "' differs from conformance_counts.txt (a deliberate "
+                                   << "change: update the file and say why in the commit)";
   }
   EXPECT_TRUE(failures.empty()) << failures.size() << " selected case(s) failed";
   EXPECT_TRUE(nowPassing.empty()) << nowPassing.size() << " excluded case(s) pass now";

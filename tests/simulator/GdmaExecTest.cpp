@@ -1,8 +1,8 @@
 // executeGdma against a naive reference written straightforwardly from
 // docs/isa.md ("GDMA commands"), on random shapes, strides, lane offsets and
 // formats with fixed seeds; plus hand-checked layouts and every bad case.
-#include "memory/GdmaAccess.h"
 #include "simulator/semantics/GdmaExec.h"
+#include "memory/GdmaAccess.h"
 
 #include <gtest/gtest.h>
 

@@ -28,5 +28,4 @@ std::string fixed(double value, int digits) {
   return buf;
 }
 
-
 } // namespace tpu::explore

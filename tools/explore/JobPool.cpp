@@ -7,8 +7,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <map>
-#include <sstream>
 #include <spawn.h>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
