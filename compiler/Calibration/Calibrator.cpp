@@ -245,18 +245,16 @@ mlir::func::FuncOp entryFunction(mlir::ModuleOp module) {
   return funcs.empty() ? mlir::func::FuncOp() : *funcs.begin();
 }
 
+// An op the interpreter computes (not a constant, not the return), other
+// than top.input, whose result is its argument under the input's name.
 bool isActivationOp(mlir::Operation *op) {
-  return !mlir::isa<top::WeightOp, top::NoneOp, top::InputOp, mlir::func::ReturnOp>(op);
+  return mlir::isa<top::EvaluateInterface>(op) && !mlir::isa<top::InputOp>(op);
 }
 
-// Outputs whose range is bounded by the op (sigmoid, softmax, hard_sigmoid,
-// clip, a relu with a limit): clipping them below what they reach cuts real
-// values (PP-OCR's probability map at 0.063 is an empty detection).
+// Outputs whose range is bounded by the op (BoundedOutputInterface, TopBase.td).
 bool isBoundedOutput(mlir::Operation *op) {
-  if (mlir::isa<top::SigmoidOp, top::SoftmaxOp, top::HardSigmoidOp, top::ClipOp>(op)) return true;
-  auto limit = op->getAttrOfType<mlir::FloatAttr>("relu_limit");
-  auto relu = op->getAttrOfType<mlir::BoolAttr>("do_relu");
-  return limit && relu && relu.getValue() && limit.getValueAsDouble() >= 0;
+  auto bounded = mlir::dyn_cast<top::BoundedOutputInterface>(op);
+  return bounded && bounded.hasBoundedOutput();
 }
 
 using Dump = std::map<std::string, std::vector<float>>;
@@ -341,7 +339,7 @@ private:
     std::vector<mlir::Value> out;
     for (mlir::Value v : op->getOperands()) {
       mlir::Operation *def = v.getDefiningOp();
-      if (def && mlir::isa<top::WeightOp, top::NoneOp>(def)) continue;
+      if (def && def->hasTrait<top::OpTrait::Constant>()) continue;
       if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
     }
     return out;
@@ -362,8 +360,8 @@ private:
     }
     for (mlir::Value r : op->getResults()) outNames.push_back(b.getStringAttr(names_.nameOf(r)));
     auto fn = b.create<mlir::func::FuncOp>(op->getLoc(), "main", b.getFunctionType(argTypes, op->getResultTypes()));
-    fn->setAttr("top.input_names", b.getArrayAttr(inNames));
-    fn->setAttr("top.output_names", b.getArrayAttr(outNames));
+    fn->setAttr(top::kInputNamesAttr, b.getArrayAttr(inNames));
+    fn->setAttr(top::kOutputNamesAttr, b.getArrayAttr(outNames));
     mlir::Block *block = fn.addEntryBlock();
     b.setInsertionPointToStart(block);
     mlir::IRMapping map;
@@ -392,6 +390,267 @@ private:
 
 } // namespace
 
+namespace {
+
+// A tensor to tune, with the ops that read it.
+struct TunedTensor {
+  std::string name;
+  std::vector<mlir::Operation *> consumers;
+};
+
+// One calibration of a module: the fp32 statistics are gathered once
+// (runSamples), every method's table is made from them (tableFor).
+class Calibration {
+public:
+  Calibration(mlir::ModuleOp module, top::TopInterpreter &interp, const std::vector<NpzMap> &samples,
+              const CalibrationOptions &options)
+      : module_(module), func_(entryFunction(module)), interp_(interp), samples_(samples), options_(options),
+        checkSamples_(std::min(samples.size(), size_t(std::max(1, options.tuneSamples)))),
+        checkInputs_(samples.begin(), samples.begin() + int64_t(checkSamples_)),
+        search_(options.tune > 0 || options.searchThreshold) {}
+
+  // One interpreter run per sample: every tensor's values are read once for
+  // all statistics (TensorStats::add); the fp32 outputs (and, for the
+  // per-tensor search, every tensor) of the first samples are kept.
+  Status runSamples();
+  // The tensors whose op bounds its output (BoundedOutputInterface).
+  void findBoundedOutputs();
+  // The table of one method from the statistics, tuned and checked.
+  Result<CalibrationTable> tableFor(Method method);
+
+private:
+  void progress(const std::string &stage, int done, int total) const {
+    if (options_.progress) options_.progress(stage, done, total);
+  }
+  // The method's threshold of every tensor (max for bounded outputs).
+  CalibrationTable initialTable(Method method) const;
+  // The per-tensor threshold search (--tune, --search-threshold).
+  Status tuneThresholds(CalibrationTable &table);
+  // The tensors to tune in program order with the ops that read them.
+  std::vector<TunedTensor> tuneOrder(const CalibrationTable &table, const ThresholdSearch &ts, bool onChip);
+  std::vector<double> candidatesFor(const TensorStats &st) const;
+  // The candidate that scores best for `t` (`start` when none does better).
+  Result<double> bestThreshold(const CalibrationTable &table, ThresholdSearch &ts, const TunedTensor &t,
+                               const std::vector<double> &candidates, bool onChip) const;
+  // The max check: fake-quantize every tensor in the Top interpreter and
+  // compare the outputs with fp32 on the first samples; max's thresholds
+  // replace the table's when they score higher.
+  Status checkAgainstMax(CalibrationTable &table);
+  Result<double> score(const CalibrationTable &t);
+
+  mlir::ModuleOp module_;
+  mlir::func::FuncOp func_;
+  top::TopInterpreter &interp_;
+  const std::vector<NpzMap> &samples_;
+  const CalibrationOptions &options_;
+  const size_t checkSamples_;
+  const std::vector<NpzMap> checkInputs_;
+  const bool search_;
+  std::map<std::string, TensorStats> stats_;
+  std::vector<NpzMap> referenceOutputs_;
+  std::vector<Dump> dumps_;
+  std::set<std::string> bounded_; // by tensor name
+  std::optional<double> maxScore_; // the max table's, computed once
+};
+
+Status Calibration::runSamples() {
+  // The fake-quantized search reads every tensor's fp32 dump of the first samples.
+  const bool keepDumps = search_ && !options_.scoreThresholds;
+  for (size_t s = 0; s < samples_.size(); ++s) {
+    auto values = interp_.run(samples_[s], /*dumpAll=*/true);
+    if (!values) return makeError("sample ", s, ": ", values.message());
+    if (s < checkSamples_) referenceOutputs_.emplace_back();
+    if (keepDumps && s < checkSamples_) dumps_.emplace_back();
+    for (const auto &[name, arr] : *values) {
+      if (arr.dtype != "float32") continue;
+      std::vector<float> v = arr.toFloat();
+      stats_[name].add(v, options_.bins);
+      if (keepDumps && s < checkSamples_) dumps_.back()[name] = std::move(v);
+    }
+    if (s < checkSamples_)
+      for (const top::TensorInfo &o : interp_.outputs())
+        if (values->count(o.name)) referenceOutputs_.back()[o.name] = values->at(o.name);
+    progress("statistics", int(s + 1), int(samples_.size()));
+  }
+  return Status::ok();
+}
+
+void Calibration::findBoundedOutputs() {
+  func_.walk([&](mlir::Operation *op) {
+    if (isActivationOp(op) && isBoundedOutput(op))
+      for (mlir::Value r : op->getResults()) bounded_.insert(interp_.nameOf(r));
+  });
+}
+
+Result<double> Calibration::score(const CalibrationTable &t) {
+  if (options_.scoreTable) {
+    progress("max check", 0, 1);
+    auto r = options_.scoreTable(t, checkInputs_);
+    progress("max check", 1, 1);
+    return r;
+  }
+  interp_.setResultHook([&](const std::string &name, std::vector<float> &v) {
+    auto it = t.tensors.find(name);
+    if (it != t.tensors.end()) fakeQuantize(v, it->second);
+  });
+  double sum = 0;
+  for (size_t s = 0; s < checkSamples_; ++s) {
+    auto out = interp_.run(samples_[s]);
+    if (!out) {
+      interp_.setResultHook(nullptr);
+      return makeError("sample ", s, ": ", out.message());
+    }
+    sum += minCosine(referenceOutputs_[s], *out);
+    progress("max check", int(s + 1), int(checkSamples_));
+  }
+  interp_.setResultHook(nullptr);
+  return sum / double(checkSamples_);
+}
+
+CalibrationTable Calibration::initialTable(Method method) const {
+  CalibrationTable table;
+  auto rangeOf = [&](const TensorStats &st, double threshold) {
+    TensorRange r;
+    r.min = std::isfinite(st.min) ? st.min : 0;
+    r.max = std::isfinite(st.max) ? st.max : 0;
+    r.threshold = threshold;
+    return r;
+  };
+  for (const auto &[name, st] : stats_)
+    table.tensors[name] =
+        rangeOf(st, bounded_.count(name) ? methodThreshold(Method::Max, st) : methodThreshold(method, st));
+  table.method = methodName(method);
+  if (!bounded_.empty())
+    table.comments.push_back(std::to_string(bounded_.size()) + " bounded output(s) (sigmoid, softmax, hard_sigmoid, "
+                                                               "clip, relu with a limit) keep their max");
+  return table;
+}
+
+std::vector<TunedTensor> Calibration::tuneOrder(const CalibrationTable &table, const ThresholdSearch &ts,
+                                                bool onChip) {
+  std::vector<TunedTensor> order;
+  auto addValue = [&](mlir::Value v) {
+    const std::string &name = interp_.nameOf(v);
+    if (!table.tensors.count(name) || bounded_.count(name)) return;
+    std::vector<mlir::Operation *> users;
+    std::function<void(mlir::Value)> collect = [&](mlir::Value x) {
+      for (mlir::Operation *u : x.getUsers()) {
+        if (mlir::isa<top::InputOp>(u)) collect(u->getResult(0)); // the same tensor
+        else if (isActivationOp(u) && std::find(users.begin(), users.end(), u) == users.end()) users.push_back(u);
+      }
+    };
+    collect(v);
+    if (onChip || ts.covered(users)) order.push_back({name, users});
+  };
+  for (mlir::BlockArgument a : func_.getArguments()) addValue(a);
+  for (mlir::Operation &op : func_.getBody().front())
+    if (isActivationOp(&op))
+      for (mlir::Value r : op.getResults()) addValue(r);
+  return order;
+}
+
+std::vector<double> Calibration::candidatesFor(const TensorStats &st) const {
+  std::vector<double> candidates;
+  if (options_.tune > 0) {
+    const double kl = methodThreshold(Method::Kl, st), mx = methodThreshold(Method::Max, st);
+    for (int k = 0; k < options_.tune; ++k) candidates.push_back(kl + (mx - kl) * k / (options_.tune - 1));
+  }
+  if (options_.searchThreshold)
+    for (Method m : kAllMethods) candidates.push_back(methodThreshold(m, st));
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  return candidates;
+}
+
+Result<double> Calibration::bestThreshold(const CalibrationTable &table, ThresholdSearch &ts, const TunedTensor &t,
+                                          const std::vector<double> &candidates, bool onChip) const {
+  const double start = table.tensors.at(t.name).threshold;
+  double best = start;
+  if (candidates.size() > 1 && onChip) {
+    auto scores = options_.scoreThresholds(table, t.name, candidates, checkInputs_);
+    if (!scores) return makeError("tuning '", t.name, "': ", scores.message());
+    // Ties keep the current threshold, then the larger (clipping less).
+    double bestScore = -std::numeric_limits<double>::infinity();
+    for (size_t k = 0; k < candidates.size(); ++k)
+      if ((*scores)[k] > bestScore || ((*scores)[k] == bestScore && best != start))
+        bestScore = (*scores)[k], best = candidates[k];
+  } else if (candidates.size() > 1) {
+    double bestErr = std::numeric_limits<double>::infinity();
+    for (double c : candidates) {
+      auto err = ts.distance(t.name, t.consumers, c);
+      if (!err) return makeError("tuning '", t.name, "': ", err.message());
+      if (*err < bestErr) bestErr = *err, best = c;
+    }
+  }
+  return best;
+}
+
+Status Calibration::tuneThresholds(CalibrationTable &table) {
+  auto weights = top::WeightStore::loadFor(module_);
+  if (!weights) return makeError(weights.message());
+  ThresholdSearch ts(func_, interp_, std::move(weights->arrays()), dumps_, table);
+  const bool onChip = bool(options_.scoreThresholds);
+  const std::vector<TunedTensor> order = tuneOrder(table, ts, onChip);
+  // On the chip's arithmetic each candidate is scored at the final output,
+  // so the tensors not tuned yet hold max's thresholds meanwhile (no
+  // clipping: a method's low thresholds downstream would decide the
+  // score instead of the tensor being tuned).
+  if (onChip)
+    for (const TunedTensor &t : order)
+      table.tensors.at(t.name).threshold = methodThreshold(Method::Max, stats_.at(t.name));
+  int done = 0, changed = 0;
+  for (const TunedTensor &t : order) {
+    const double start = table.tensors.at(t.name).threshold;
+    auto best = bestThreshold(table, ts, t, candidatesFor(stats_.at(t.name)), onChip);
+    if (!best) return best.status();
+    changed += *best != start;
+    table.tensors.at(t.name).threshold = *best;
+    progress("tune", ++done, int(order.size()));
+  }
+  std::ostringstream c;
+  if (options_.tune > 0) c << "tune: " << options_.tune << " candidates between kl and max";
+  if (options_.tune > 0 && options_.searchThreshold) c << " and ";
+  if (options_.searchThreshold) c << "search-threshold: the thresholds of " << methodNames();
+  c << ", per tensor, by "
+    << (onChip ? options_.tuneScoreName + " (the tensors after it at max)" : "its consumers' fake-quantized error")
+    << " on " << checkSamples_ << " sample(s); " << changed << " of " << order.size() << " thresholds changed";
+  table.comments.push_back(c.str());
+  return Status::ok();
+}
+
+Status Calibration::checkAgainstMax(CalibrationTable &table) {
+  CalibrationTable maxTable = table;
+  for (auto &[name, r] : maxTable.tensors) r.threshold = methodThreshold(Method::Max, stats_.at(name));
+  auto mine = score(table);
+  if (!mine) return mine.status();
+  if (!maxScore_) {
+    auto reference = score(maxTable);
+    if (!reference) return reference.status();
+    maxScore_ = *reference;
+  }
+  const double reference = *maxScore_;
+  std::ostringstream c;
+  c << std::setprecision(6) << options_.scoreName << " on " << checkSamples_ << " calibration sample(s): "
+    << table.method << " " << *mine << ", max " << reference;
+  if (*mine < reference) {
+    c << ": max thresholds used";
+    maxTable.comments = table.comments;
+    maxTable.method = "max (" + table.method + " scored lower)";
+    table = std::move(maxTable);
+  }
+  table.comments.push_back(c.str());
+  return Status::ok();
+}
+
+Result<CalibrationTable> Calibration::tableFor(Method method) {
+  CalibrationTable table = initialTable(method);
+  if (search_) TPU_RETURN_IF_ERROR(tuneThresholds(table));
+  if (options_.maxFallback && (method != Method::Max || search_)) TPU_RETURN_IF_ERROR(checkAgainstMax(table));
+  return table;
+}
+
+} // namespace
+
 Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
                                                       const CalibrationOptions &options,
                                                       const std::vector<Method> &methods) {
@@ -400,193 +659,12 @@ Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, co
   if (options.tune < 0 || options.tune == 1) return makeError("--tune needs at least 2 candidates (or 0: no tuning)");
   auto interp = top::TopInterpreter::create(module);
   if (!interp) return makeError(interp.message());
-  mlir::func::FuncOp func = entryFunction(module);
-  const int bins = options.bins;
-  const size_t checkSamples = std::min(samples.size(), size_t(std::max(1, options.tuneSamples)));
-  auto progress = [&](const std::string &stage, int done, int total) {
-    if (options.progress) options.progress(stage, done, total);
-  };
-
-  // One interpreter run per sample: every tensor's values are read once for
-  // all statistics (TensorStats::add); the fp32 outputs (and, for the
-  // per-tensor search, every tensor) of the first samples are kept.
-  std::map<std::string, TensorStats> stats;
-  std::vector<NpzMap> referenceOutputs;
-  std::vector<Dump> dumps;
-  const bool search = options.tune > 0 || options.searchThreshold;
-  // The fake-quantized search reads every tensor's fp32 dump of the first samples.
-  const bool keepDumps = search && !options.scoreThresholds;
-  for (size_t s = 0; s < samples.size(); ++s) {
-    auto values = (*interp)->run(samples[s], /*dumpAll=*/true);
-    if (!values) return makeError("sample ", s, ": ", values.message());
-    if (s < checkSamples) referenceOutputs.emplace_back();
-    if (keepDumps && s < checkSamples) dumps.emplace_back();
-    for (const auto &[name, arr] : *values) {
-      if (arr.dtype != "float32") continue;
-      std::vector<float> v = arr.toFloat();
-      stats[name].add(v, bins);
-      if (keepDumps && s < checkSamples) dumps.back()[name] = std::move(v);
-    }
-    if (s < checkSamples)
-      for (const top::TensorInfo &o : (*interp)->outputs())
-        if (values->count(o.name)) referenceOutputs.back()[o.name] = values->at(o.name);
-    progress("statistics", int(s + 1), int(samples.size()));
-  }
-
-  // Bounded outputs by tensor name.
-  std::set<std::string> bounded;
-  func.walk([&](mlir::Operation *op) {
-    if (isActivationOp(op) && isBoundedOutput(op))
-      for (mlir::Value r : op->getResults()) bounded.insert((*interp)->nameOf(r));
-  });
-
-  std::optional<double> maxScore; // the max table's, computed once
-  const std::vector<NpzMap> checkInputs(samples.begin(), samples.begin() + int64_t(checkSamples));
-  auto score = [&](const CalibrationTable &t) -> Result<double> {
-    if (options.scoreTable) {
-      progress("max check", 0, 1);
-      auto r = options.scoreTable(t, checkInputs);
-      progress("max check", 1, 1);
-      return r;
-    }
-    (*interp)->setResultHook([&](const std::string &name, std::vector<float> &v) {
-      auto it = t.tensors.find(name);
-      if (it != t.tensors.end()) fakeQuantize(v, it->second);
-    });
-    double sum = 0;
-    for (size_t s = 0; s < checkSamples; ++s) {
-      auto out = (*interp)->run(samples[s]);
-      if (!out) {
-        (*interp)->setResultHook(nullptr);
-        return makeError("sample ", s, ": ", out.message());
-      }
-      sum += minCosine(referenceOutputs[s], *out);
-      progress("max check", int(s + 1), int(checkSamples));
-    }
-    (*interp)->setResultHook(nullptr);
-    return sum / double(checkSamples);
-  };
-
-  // The table of one method from the statistics, tuned and checked.
-  auto tableFor = [&](Method method) -> Result<CalibrationTable> {
-    CalibrationTable table;
-    auto rangeOf = [&](const TensorStats &st, double threshold) {
-      TensorRange r;
-      r.min = std::isfinite(st.min) ? st.min : 0;
-      r.max = std::isfinite(st.max) ? st.max : 0;
-      r.threshold = threshold;
-      return r;
-    };
-    for (const auto &[name, st] : stats)
-      table.tensors[name] = rangeOf(st, bounded.count(name) ? methodThreshold(Method::Max, st)
-                                                           : methodThreshold(method, st));
-    table.method = methodName(method);
-    if (!bounded.empty())
-      table.comments.push_back(std::to_string(bounded.size()) + " bounded output(s) (sigmoid, softmax, hard_sigmoid, "
-                                                                "clip, relu with a limit) keep their max");
-
-    if (search) {
-      auto weights = top::WeightStore::loadFor(module);
-      if (!weights) return makeError(weights.message());
-      ThresholdSearch ts(func, **interp, std::move(weights->arrays()), dumps, table);
-      const bool onChip = bool(options.scoreThresholds);
-      // Tensors in program order with the ops that read them.
-      std::vector<std::pair<std::string, std::vector<mlir::Operation *>>> order;
-      auto addValue = [&](mlir::Value v) {
-        const std::string &name = (*interp)->nameOf(v);
-        if (!table.tensors.count(name) || bounded.count(name)) return;
-        std::vector<mlir::Operation *> users;
-        std::function<void(mlir::Value)> collect = [&](mlir::Value x) {
-          for (mlir::Operation *u : x.getUsers()) {
-            if (mlir::isa<top::InputOp>(u)) collect(u->getResult(0)); // the same tensor
-            else if (isActivationOp(u) && std::find(users.begin(), users.end(), u) == users.end()) users.push_back(u);
-          }
-        };
-        collect(v);
-        if (onChip || ts.covered(users)) order.emplace_back(name, users);
-      };
-      for (mlir::BlockArgument a : func.getArguments()) addValue(a);
-      for (mlir::Operation &op : func.getBody().front())
-        if (isActivationOp(&op) && !mlir::isa<top::InputOp>(op))
-          for (mlir::Value r : op.getResults()) addValue(r);
-      // On the chip's arithmetic each candidate is scored at the final output,
-      // so the tensors not tuned yet hold max's thresholds meanwhile (no
-      // clipping: a method's low thresholds downstream would decide the
-      // score instead of the tensor being tuned).
-      if (onChip)
-        for (const auto &[name, users] : order) table.tensors.at(name).threshold = methodThreshold(Method::Max, stats.at(name));
-      int done = 0, changed = 0;
-      for (const auto &[name, users] : order) {
-        const TensorStats &st = stats.at(name);
-        std::vector<double> candidates;
-        if (options.tune > 0) {
-          const double kl = methodThreshold(Method::Kl, st), mx = methodThreshold(Method::Max, st);
-          for (int k = 0; k < options.tune; ++k) candidates.push_back(kl + (mx - kl) * k / (options.tune - 1));
-        }
-        if (options.searchThreshold)
-          for (Method m : kAllMethods) candidates.push_back(methodThreshold(m, st));
-        std::sort(candidates.begin(), candidates.end());
-        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-        const double start = table.tensors.at(name).threshold;
-        double best = start;
-        if (candidates.size() > 1 && onChip) {
-          auto scores = options.scoreThresholds(table, name, candidates, checkInputs);
-          if (!scores) return makeError("tuning '", name, "': ", scores.message());
-          // Ties keep the current threshold, then the larger (clipping less).
-          double bestScore = -std::numeric_limits<double>::infinity();
-          for (size_t k = 0; k < candidates.size(); ++k)
-            if ((*scores)[k] > bestScore || ((*scores)[k] == bestScore && best != start))
-              bestScore = (*scores)[k], best = candidates[k];
-        } else if (candidates.size() > 1) {
-          double bestErr = std::numeric_limits<double>::infinity();
-          for (double c : candidates) {
-            auto err = ts.distance(name, users, c);
-            if (!err) return makeError("tuning '", name, "': ", err.message());
-            if (*err < bestErr) bestErr = *err, best = c;
-          }
-        }
-        changed += best != start;
-        table.tensors.at(name).threshold = best;
-        progress("tune", ++done, int(order.size()));
-      }
-      std::ostringstream c;
-      if (options.tune > 0) c << "tune: " << options.tune << " candidates between kl and max";
-      if (options.tune > 0 && options.searchThreshold) c << " and ";
-      if (options.searchThreshold) c << "search-threshold: the thresholds of " << methodNames();
-      c << ", per tensor, by " << (onChip ? options.tuneScoreName + " (the tensors after it at max)" : "its consumers' fake-quantized error")
-        << " on " << checkSamples << " sample(s); " << changed << " of " << order.size() << " thresholds changed";
-      table.comments.push_back(c.str());
-    }
-
-    // The max check: fake-quantize every tensor in the Top interpreter and
-    // compare the outputs with fp32 on the first samples.
-    if (options.maxFallback && (method != Method::Max || search)) {
-      CalibrationTable maxTable = table;
-      for (auto &[name, r] : maxTable.tensors) r.threshold = methodThreshold(Method::Max, stats.at(name));
-      auto mine = score(table);
-      if (!mine) return mine.status();
-      if (!maxScore) {
-        auto reference = score(maxTable);
-        if (!reference) return reference.status();
-        maxScore = *reference;
-      }
-      const double *reference = &*maxScore;
-      std::ostringstream c;
-      c << std::setprecision(6) << options.scoreName << " on " << checkSamples << " calibration sample(s): "
-        << table.method << " " << *mine << ", max " << *reference;
-      if (*mine < *reference) {
-        c << ": max thresholds used";
-        maxTable.comments = table.comments;
-        maxTable.method = "max (" + table.method + " scored lower)";
-        table = std::move(maxTable);
-      }
-      table.comments.push_back(c.str());
-    }
-  return table;
-  };
+  Calibration calibration(module, **interp, samples, options);
+  TPU_RETURN_IF_ERROR(calibration.runSamples());
+  calibration.findBoundedOutputs();
   std::vector<CalibrationTable> tables;
   for (Method m : methods) {
-    auto t = tableFor(m);
+    auto t = calibration.tableFor(m);
     if (!t) return t.status();
     tables.push_back(t.take());
   }
@@ -606,7 +684,7 @@ Result<SampleReader> SampleReader::forModule(mlir::ModuleOp module) {
   if (!func) return makeError("the module has no function");
   auto args = func.getArguments();
   auto type = args.size() == 1 ? llvm::dyn_cast<mlir::RankedTensorType>(args[0].getType()) : nullptr;
-  auto names = func->getAttrOfType<mlir::ArrayAttr>("top.input_names");
+  auto names = func->getAttrOfType<mlir::ArrayAttr>(top::kInputNamesAttr);
   if (args.size() != 1) r.noImageReason_ = "the model has " + std::to_string(args.size()) + " inputs";
   else if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
     r.noImageReason_ = "the model input is not a static f32 tensor";

@@ -1,5 +1,7 @@
 #include "compiler/Import/ConstFold.h"
 
+#include "compiler/Kernels/Kernels.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cmath>
@@ -40,19 +42,6 @@ int64_t broadcastOffset(const std::vector<int64_t> &shape, const std::vector<int
   int64_t o = 0;
   for (size_t d = 0; d < shape.size(); ++d) o += (shape[d] == 1 ? 0 : outIdx[d + off]) * strides[d];
   return o;
-}
-
-Result<std::vector<int64_t>> broadcast(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
-  size_t rank = std::max(a.size(), b.size());
-  std::vector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1)
-      return makeError("shapes ", shapeToString(a), " and ", shapeToString(b), " do not broadcast");
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
 }
 
 // Copies element `from` of src to element `to` of dst (same dtype).
@@ -227,7 +216,7 @@ NpyArray reshapeArray(NpyArray a, std::vector<int64_t> shape) {
 }
 
 Result<NpyArray> binaryArray(const std::string &op, const NpyArray &a, const NpyArray &b) {
-  auto shape = broadcast(a.shape, b.shape);
+  auto shape = kernels::broadcastShape(a.shape, b.shape);
   if (!shape) return shape.status();
   bool compare = op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual";
   bool logic = op == "And" || op == "Or" || op == "Xor";
@@ -317,9 +306,9 @@ Result<NpyArray> unaryArray(const std::string &op, const NpyArray &a) {
 }
 
 Result<NpyArray> whereArray(const NpyArray &cond, const NpyArray &x, const NpyArray &y) {
-  auto xy = broadcast(x.shape, y.shape);
+  auto xy = kernels::broadcastShape(x.shape, y.shape);
   if (!xy) return xy.status();
-  auto shape = broadcast(cond.shape, *xy);
+  auto shape = kernels::broadcastShape(cond.shape, *xy);
   if (!shape) return shape.status();
   NpyArray yc = castArray(y, x.dtype);
   NpyArray r = emptyLike(x.dtype, *shape);
@@ -420,7 +409,7 @@ NpyArray transposeArray(const NpyArray &a, const std::vector<int64_t> &perm) {
 }
 
 Result<NpyArray> expandArray(const NpyArray &a, const std::vector<int64_t> &target) {
-  auto shape = broadcast(a.shape, target);
+  auto shape = kernels::broadcastShape(a.shape, target);
   if (!shape) return shape.status();
   NpyArray r = emptyLike(a.dtype, *shape);
   auto strides = stridesOf(a.shape);

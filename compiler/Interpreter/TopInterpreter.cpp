@@ -2,47 +2,27 @@
 
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
-#include "compiler/Kernels/Kernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 
-#include <array>
-#include <cmath>
 #include <map>
 #include <set>
-#include <sstream>
 
 using namespace mlir;
-namespace k = tpu::kernels;
 
 namespace top {
 namespace {
 
 using Shape = std::vector<int64_t>;
 
-// A tensor value: shape plus fp32 data, shared so reshapes and weights cost
-// no copy.
-struct Tensor {
-  Shape shape;
-  std::shared_ptr<std::vector<float>> data;
-  const float *ptr() const { return data->data(); }
-};
-
+// The static shape of a tensor value; none for a top.none result.
 Shape shapeOf(Value v) {
-  auto t = cast<RankedTensorType>(v.getType());
-  return Shape(t.getShape().begin(), t.getShape().end());
-}
-
-Tensor makeTensor(Shape shape) {
-  Tensor t;
-  t.data = std::make_shared<std::vector<float>>(k::numElements(shape));
-  t.shape = std::move(shape);
-  return t;
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t ? Shape(t.getShape().begin(), t.getShape().end()) : Shape();
 }
 
 std::string opLabel(Operation *op, const std::string &name) {
@@ -70,8 +50,6 @@ private:
   ScopedDiagnosticHandler handler_;
 };
 
-double f64(const llvm::APFloat &v) { return v.convertToDouble(); }
-
 } // namespace
 
 struct TopInterpreter::Impl {
@@ -80,19 +58,19 @@ struct TopInterpreter::Impl {
   std::vector<TensorInfo> inputs, outputs;
   std::vector<Value> inputValues;                // function arguments, in order
   llvm::DenseMap<Value, std::string> names;      // every value's tensor name
-  llvm::DenseMap<Value, Tensor> weights;         // top.weight results, converted once
+  llvm::DenseMap<Value, TensorValue> weights;         // top.weight results, converted once
   std::vector<Operation *> schedule;             // ops in order (without the return)
   llvm::DenseMap<Value, size_t> lastUse;         // index into schedule
   TopInterpreter::ResultHook hook;
 
   // Applies the hook to a produced value (a private copy when its data is
   // shared, e.g. by a reshape's input).
-  void applyHook(Value v, llvm::DenseMap<Value, Tensor> &env);
+  void applyHook(Value v, llvm::DenseMap<Value, TensorValue> &env);
 
   tpu::Status prepare(const tpu::NpzMap *weightMap);
   tpu::Status nameValues();
   tpu::Status checkOp(Operation *op);
-  tpu::Status execute(Operation *op, llvm::DenseMap<Value, Tensor> &env);
+  tpu::Status execute(Operation *op, llvm::DenseMap<Value, TensorValue> &env);
 };
 
 tpu::Status TopInterpreter::Impl::nameValues() {
@@ -110,7 +88,7 @@ tpu::Status TopInterpreter::Impl::nameValues() {
   };
   // Inputs first: named by the function's top.input_names, else by the
   // top.input op reading the argument, else by the argument's location.
-  auto inputNames = func->getAttrOfType<ArrayAttr>("top.input_names");
+  auto inputNames = func->getAttrOfType<ArrayAttr>(kInputNamesAttr);
   for (BlockArgument arg : func.getArguments()) {
     std::string name;
     if (inputNames && inputNames.size() == func.getNumArguments())
@@ -159,7 +137,7 @@ tpu::Status TopInterpreter::Impl::checkOp(Operation *op) {
     if (dtypeOfElement(t.getElementType()).empty())
       return tpu::makeError(label, ": unsupported element type (f32, i64 or i1 only)");
   }
-  if (isa<WeightOp, NoneOp>(op)) return tpu::Status::ok();
+  if (op->hasTrait<OpTrait::Constant>()) return tpu::Status::ok();
   auto shaped = dyn_cast<ShapeInferInterface>(op);
   if (!shaped) return tpu::makeError(label, ": op has no shape rule");
   Operation *clone = op->clone();
@@ -208,7 +186,7 @@ tpu::Status TopInterpreter::Impl::prepare(const tpu::NpzMap *weightMap) {
   }
   // Outputs: the function's top.output_names (the ONNX graph outputs, also
   // when one is an input or another output), else the value names.
-  auto outputNames = func->getAttrOfType<ArrayAttr>("top.output_names");
+  auto outputNames = func->getAttrOfType<ArrayAttr>(kOutputNamesAttr);
   for (unsigned i = 0; i < ret->getNumOperands(); ++i) {
     Value v = ret->getOperand(i);
     std::string name = names[v];
@@ -237,9 +215,9 @@ tpu::Status TopInterpreter::Impl::prepare(const tpu::NpzMap *weightMap) {
     if (!w) continue;
     auto array = store.get(w);
     if (!array) return array.status();
-    Tensor t;
+    TensorValue t;
     t.shape = (*array)->shape;
-    t.data = std::make_shared<std::vector<float>>((*array)->toFloat());
+    t.values = std::make_shared<std::vector<float>>((*array)->toFloat());
     weights[w.getOutput()] = std::move(t);
   }
   for (size_t i = 0; i < schedule.size(); ++i)
@@ -248,471 +226,28 @@ tpu::Status TopInterpreter::Impl::prepare(const tpu::NpzMap *weightMap) {
   return tpu::Status::ok();
 }
 
-namespace {
-
-k::UnaryKind unaryKindOf(Operation *op, float &a, float &b) {
-  a = b = 0;
-  return llvm::TypeSwitch<Operation *, k::UnaryKind>(op)
-      .Case([](ReluOp) { return k::UnaryKind::Relu; })
-      .Case([](SigmoidOp) { return k::UnaryKind::Sigmoid; })
-      .Case([](SiLUOp) { return k::UnaryKind::SiLU; })
-      .Case([](TanhOp) { return k::UnaryKind::Tanh; })
-      .Case([](GeluOp) { return k::UnaryKind::Gelu; })
-      .Case([](ExpOp) { return k::UnaryKind::Exp; })
-      .Case([](LogOp) { return k::UnaryKind::Log; })
-      .Case([](SqrtOp) { return k::UnaryKind::Sqrt; })
-      .Case([](NegOp) { return k::UnaryKind::Neg; })
-      .Case([](AbsOp) { return k::UnaryKind::Abs; })
-      .Case([](ReciprocalOp) { return k::UnaryKind::Reciprocal; })
-      .Case([](ErfOp) { return k::UnaryKind::Erf; })
-      .Case([](FloorOp) { return k::UnaryKind::Floor; })
-      .Case([](CeilOp) { return k::UnaryKind::Ceil; })
-      .Case([](RoundOp) { return k::UnaryKind::Round; })
-      .Case([](SignOp) { return k::UnaryKind::Sign; })
-      .Case([](SoftplusOp) { return k::UnaryKind::Softplus; })
-      .Case([](SoftsignOp) { return k::UnaryKind::Softsign; })
-      .Case([](MishOp) { return k::UnaryKind::Mish; })
-      .Case([](SinOp) { return k::UnaryKind::Sin; })
-      .Case([](CosOp) { return k::UnaryKind::Cos; })
-      .Case([](HardSwishOp) { return k::UnaryKind::HardSwish; })
-      .Case([&](LeakyReluOp o) { a = f64(o.getAlpha()); return k::UnaryKind::LeakyRelu; })
-      .Case([&](EluOp o) { a = f64(o.getAlpha()); return k::UnaryKind::Elu; })
-      .Case([&](ClipOp o) {
-        a = f64(o.getMin());
-        b = f64(o.getMax());
-        return k::UnaryKind::Clip;
-      })
-      .Case([&](HardSigmoidOp o) {
-        a = f64(o.getAlpha());
-        b = f64(o.getBeta());
-        return k::UnaryKind::HardSigmoid;
-      })
-      .Default([](Operation *) { return k::UnaryKind::Identity; });
-}
-
-bool isUnary(Operation *op) {
-  return isa<ReluOp, SigmoidOp, SiLUOp, TanhOp, GeluOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp,
-             ReciprocalOp, ErfOp, FloorOp, CeilOp, RoundOp, SignOp, SoftplusOp, SoftsignOp, MishOp, SinOp,
-             CosOp, HardSwishOp, LeakyReluOp, EluOp, ClipOp, HardSigmoidOp>(op);
-}
-
-std::optional<k::BinaryKind> binaryKindOf(Operation *op) {
-  return llvm::TypeSwitch<Operation *, std::optional<k::BinaryKind>>(op)
-      .Case([](AddOp) { return k::BinaryKind::Add; })
-      .Case([](SubOp) { return k::BinaryKind::Sub; })
-      .Case([](MulOp) { return k::BinaryKind::Mul; })
-      .Case([](DivOp) { return k::BinaryKind::Div; })
-      .Case([](MaxOp) { return k::BinaryKind::Max; })
-      .Case([](MinOp) { return k::BinaryKind::Min; })
-      .Case([](PowOp) { return k::BinaryKind::Pow; })
-      .Case([](PReluOp) { return k::BinaryKind::PRelu; })
-      .Case([](EqualOp) { return k::BinaryKind::Equal; })
-      .Case([](LessOp) { return k::BinaryKind::Less; })
-      .Case([](GreaterOp) { return k::BinaryKind::Greater; })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
-std::optional<k::ReduceKind> reduceKindOf(Operation *op) {
-  return llvm::TypeSwitch<Operation *, std::optional<k::ReduceKind>>(op)
-      .Case([](ReduceMeanOp) { return k::ReduceKind::Mean; })
-      .Case([](ReduceSumOp) { return k::ReduceKind::Sum; })
-      .Case([](ReduceMaxOp) { return k::ReduceKind::Max; })
-      .Case([](ReduceMinOp) { return k::ReduceKind::Min; })
-      .Case([](ReduceProdOp) { return k::ReduceKind::Prod; })
-      .Case([](ReduceL2Op) { return k::ReduceKind::L2; })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
-// Window parameters of conv/pool ops, 1-D mapped onto the W axis.
-struct Window {
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
-};
-Window windowOf(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
-                ArrayRef<int64_t> dilations) {
-  Window w;
-  size_t n = kernel.size();
-  if (n == 1) {
-    w.kw = kernel[0];
-    w.sw = strides[0];
-    w.dw = dilations[0];
-    w.pl = pads[0];
-    w.pr = pads[1];
-  } else {
-    w.kh = kernel[0];
-    w.kw = kernel[1];
-    w.sh = strides[0];
-    w.sw = strides[1];
-    w.dh = dilations[0];
-    w.dw = dilations[1];
-    w.pt = pads[0];
-    w.pl = pads[1];
-    w.pb = pads[2];
-    w.pr = pads[3];
+// Constants are bound before the run (the weights); every other op computes
+// its results with its own evaluate (EvaluateInterface, its family file).
+tpu::Status TopInterpreter::Impl::execute(Operation *op, llvm::DenseMap<Value, TensorValue> &env) {
+  if (op->hasTrait<OpTrait::Constant>()) {
+    for (Value r : op->getResults())
+      if (auto w = weights.find(r); w != weights.end()) env[r] = w->second;
+    return tpu::Status::ok();
   }
-  return w;
-}
-
-// N, C, H, W of an NCH or NCHW shape.
-std::array<int64_t, 4> nchw(const Shape &s) {
-  if (s.size() == 3) return {s[0], s[1], 1, s[2]};
-  return {s[0], s[1], s[2], s[3]};
-}
-
-// Conv and pool kernels take the same window fields under the same names.
-template <typename Params> void setWindow(Params &p, const Window &w) {
-  p.kh = w.kh;
-  p.kw = w.kw;
-  p.strideH = w.sh;
-  p.strideW = w.sw;
-  p.dilationH = w.dh;
-  p.dilationW = w.dw;
-  p.padTop = w.pt;
-  p.padLeft = w.pl;
-  p.padBottom = w.pb;
-  p.padRight = w.pr;
-}
-
-k::ConvParams convParams(const Shape &in, const Shape &out, int64_t group, const Window &w) {
-  auto [n, c, h, wd] = nchw(in);
-  auto [on, oc, oh, ow] = nchw(out);
-  (void)on;
-  k::ConvParams p;
-  p.n = n;
-  p.ic = c;
-  p.ih = h;
-  p.iw = wd;
-  p.oc = oc;
-  p.oh = oh;
-  p.ow = ow;
-  setWindow(p, w);
-  p.groups = group;
-  return p;
-}
-
-} // namespace
-
-tpu::Status TopInterpreter::Impl::execute(Operation *op, llvm::DenseMap<Value, Tensor> &env) {
-  // By value (a shape and a shared pointer): out() may grow env and move its entries.
-  auto in = [&](unsigned i) -> Tensor { return env.find(op->getOperand(i))->second; };
-  auto hasOperand = [&](unsigned i) { return !isa<NoneType>(op->getOperand(i).getType()); };
-  auto out = [&](unsigned i = 0) -> Tensor & {
-    Tensor &t = env[op->getResult(i)];
-    t = makeTensor(shapeOf(op->getResult(i)));
-    return t;
-  };
   std::string label = opLabel(op, op->getNumResults() ? names[op->getResult(0)] : "");
-
-  if (isa<InputOp>(op)) {
-    env[op->getResult(0)] = in(0);
-    return tpu::Status::ok();
+  auto evaluable = dyn_cast<EvaluateInterface>(op);
+  if (!evaluable) return tpu::makeError(label, ": the interpreter does not implement this op");
+  std::vector<TensorValue> operands;
+  for (Value v : op->getOperands()) {
+    auto it = env.find(v);
+    operands.push_back(it == env.end() ? TensorValue() : it->second);
   }
-  if (isa<WeightOp>(op)) {
-    env[op->getResult(0)] = weights.find(op->getResult(0))->second;
-    return tpu::Status::ok();
-  }
-  if (isa<NoneOp>(op)) return tpu::Status::ok();
-  if (isUnary(op)) {
-    float a, b;
-    k::UnaryKind kind = unaryKindOf(op, a, b);
-    const Tensor &x = in(0);
-    Tensor &y = out();
-    k::unary(kind, x.ptr(), y.data->data(), k::numElements(x.shape), a, b);
-    return tpu::Status::ok();
-  }
-  if (auto kind = binaryKindOf(op)) {
-    const Tensor &a = in(0), &b = in(1);
-    Tensor &y = out();
-    k::binary(*kind, a.ptr(), a.shape, b.ptr(), b.shape, y.data->data(), y.shape);
-    return tpu::Status::ok();
-  }
-  if (auto kind = reduceKindOf(op)) {
-    const Tensor &x = in(0);
-    ArrayRef<int64_t> axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
-    for (int64_t a : axes)
-      if (a < 0 || a >= int64_t(x.shape.size())) return tpu::makeError(label, ": axis ", a, " out of range");
-    Tensor &y = out();
-    k::reduce(*kind, x.ptr(), x.shape, std::vector<int64_t>(axes.begin(), axes.end()), y.data->data());
-    return tpu::Status::ok();
-  }
-
-  return llvm::TypeSwitch<Operation *, tpu::Status>(op)
-      .Case([&](ConvOp o) {
-        const Tensor &x = in(0), &w = in(1);
-        Tensor &y = out();
-        auto p = convParams(x.shape, y.shape, static_cast<int64_t>(o.getGroup()),
-                            windowOf(o.getKernelShape(), o.getStrides(), o.getPads(), o.getDilations()));
-        k::conv2d(x.ptr(), w.ptr(), hasOperand(2) ? in(2).ptr() : nullptr, y.data->data(), p);
-        if (o.getDoRelu()) {
-          double limit = f64(o.getReluLimit());
-          int64_t n = k::numElements(y.shape);
-          if (limit >= 0)
-            k::unary(k::UnaryKind::Clip, y.ptr(), y.data->data(), n, 0.0f, static_cast<float>(limit));
-          else
-            k::unary(k::UnaryKind::Relu, y.ptr(), y.data->data(), n);
-        }
-        return tpu::Status::ok();
-      })
-      .Case([&](ConvTransposeOp o) {
-        const Tensor &x = in(0), &w = in(1);
-        Tensor &y = out();
-        auto p = convParams(x.shape, y.shape, static_cast<int64_t>(o.getGroup()),
-                            windowOf(o.getKernelShape(), o.getStrides(), o.getPads(), o.getDilations()));
-        k::convTranspose2d(x.ptr(), w.ptr(), hasOperand(2) ? in(2).ptr() : nullptr, y.data->data(), p);
-        return tpu::Status::ok();
-      })
-      .Case([&](BatchNormOp o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        k::batchNorm(x.ptr(), y.data->data(), x.shape, in(1).ptr(), in(2).ptr(), in(3).ptr(), in(4).ptr(),
-                     static_cast<float>(f64(o.getEpsilon())));
-        return tpu::Status::ok();
-      })
-      .Case([&](LayerNormOp o) {
-        const Tensor &x = in(0);
-        int64_t axis = static_cast<int64_t>(o.getAxis());
-        Shape normShape(x.shape.begin() + axis, x.shape.end());
-        int64_t len = k::numElements(normShape);
-        // Scale and bias may broadcast over the normalised dims.
-        auto param = [&](unsigned i, std::vector<float> &buf) -> tpu::Result<const float *> {
-          if (!hasOperand(i)) return static_cast<const float *>(nullptr);
-          const Tensor &t = in(i);
-          if (k::numElements(t.shape) == len && t.shape.size() <= normShape.size()) return t.ptr();
-          if (!k::broadcastShape(t.shape, normShape) || *k::broadcastShape(t.shape, normShape) != normShape)
-            return tpu::makeError(label, ": ", i == 1 ? "scale " : "bias ", tpu::shapeToString(t.shape),
-                                  " does not broadcast to the normalised dims ", tpu::shapeToString(normShape));
-          buf.resize(len);
-          k::broadcastTo(t.ptr(), t.shape, buf.data(), normShape);
-          return static_cast<const float *>(buf.data());
-        };
-        std::vector<float> sb, bb;
-        auto scale = param(1, sb);
-        if (!scale) return scale.status();
-        auto bias = param(2, bb);
-        if (!bias) return bias.status();
-        Tensor &y = out();
-        k::layerNorm(x.ptr(), y.data->data(), x.shape, axis, *scale, *bias, static_cast<float>(f64(o.getEpsilon())));
-        return tpu::Status::ok();
-      })
-      .Case([&](MatMulOp) {
-        const Tensor &a = in(0), &b = in(1);
-        Tensor &y = out();
-        k::matmul(a.ptr(), a.shape, b.ptr(), b.shape, y.data->data());
-        return tpu::Status::ok();
-      })
-      .Case([&](GemmOp o) {
-        const Tensor &a = in(0), &b = in(1);
-        Tensor &y = out();
-        int64_t m = y.shape[0], n = y.shape[1];
-        int64_t kk = a.shape[o.getTransA() ? 0 : 1];
-        std::vector<float> at, bt;
-        const float *pa = a.ptr(), *pb = b.ptr();
-        if (o.getTransA()) {
-          at.resize(m * kk);
-          k::transpose(a.ptr(), a.shape, {1, 0}, at.data());
-          pa = at.data();
-        }
-        if (o.getTransB()) {
-          bt.resize(kk * n);
-          k::transpose(b.ptr(), b.shape, {1, 0}, bt.data());
-          pb = bt.data();
-        }
-        k::gemm(m, n, kk, pa, kk, pb, n, y.data->data(), n);
-        float alpha = f64(o.getAlpha()), beta = f64(o.getBeta());
-        float *py = y.data->data();
-        if (alpha != 1.0f)
-          for (int64_t i = 0; i < m * n; ++i) py[i] *= alpha;
-        if (hasOperand(2) && beta != 0.0f) {
-          const Tensor &c = in(2);
-          std::vector<float> cb(m * n);
-          k::broadcastTo(c.ptr(), c.shape, cb.data(), y.shape);
-          for (int64_t i = 0; i < m * n; ++i) py[i] += beta * cb[i];
-        }
-        return tpu::Status::ok();
-      })
-      .Case([&](SoftmaxOp o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        int64_t axis = static_cast<int64_t>(o.getAxis());
-        if (axis < 0) axis += int64_t(x.shape.size());
-        if (axis < 0 || axis >= int64_t(x.shape.size())) return tpu::makeError(label, ": axis out of range");
-        k::softmax(x.ptr(), y.data->data(), x.shape, axis, false);
-        return tpu::Status::ok();
-      })
-      .Case([&](LogSoftmaxOp o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        int64_t axis = static_cast<int64_t>(o.getAxis());
-        if (axis < 0) axis += int64_t(x.shape.size());
-        if (axis < 0 || axis >= int64_t(x.shape.size())) return tpu::makeError(label, ": axis out of range");
-        k::softmax(x.ptr(), y.data->data(), x.shape, axis, true);
-        return tpu::Status::ok();
-      })
-      .Case([&](CastOp o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        Type to = o.getTo();
-        const float *src = x.ptr();
-        float *dst = y.data->data();
-        int64_t n = k::numElements(x.shape);
-        for (int64_t i = 0; i < n; ++i) {
-          if (to.isInteger(1)) dst[i] = src[i] != 0.0f ? 1.0f : 0.0f;
-          else if (to.isInteger(64)) dst[i] = std::trunc(src[i]);
-          else dst[i] = src[i];
-        }
-        return tpu::Status::ok();
-      })
-      .Case([&](WhereOp) {
-        Tensor &y = out();
-        int64_t n = k::numElements(y.shape);
-        std::vector<float> c(n), a(n), b(n);
-        k::broadcastTo(in(0).ptr(), in(0).shape, c.data(), y.shape);
-        k::broadcastTo(in(1).ptr(), in(1).shape, a.data(), y.shape);
-        k::broadcastTo(in(2).ptr(), in(2).shape, b.data(), y.shape);
-        float *dst = y.data->data();
-        for (int64_t i = 0; i < n; ++i) dst[i] = c[i] != 0.0f ? a[i] : b[i];
-        return tpu::Status::ok();
-      })
-      .Case<MaxPoolOp, AvgPoolOp>([&](auto o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        Window w = windowOf(o.getKernelShape(), o.getStrides(), o.getPads(), o.getDilations());
-        auto [n, c, h, wd] = nchw(x.shape);
-        auto [on, oc, oh, ow] = nchw(y.shape);
-        (void)on;
-        (void)oc;
-        k::PoolParams p;
-        p.n = n;
-        p.c = c;
-        p.ih = h;
-        p.iw = wd;
-        p.oh = oh;
-        p.ow = ow;
-        setWindow(p, w);
-        p.countIncludePad = o.getCountIncludePad();
-        k::pool2d(isa<MaxPoolOp>(op) ? k::PoolKind::Max : k::PoolKind::Avg, x.ptr(), y.data->data(), p);
-        return tpu::Status::ok();
-      })
-      .Case<GlobalAvgPoolOp, GlobalMaxPoolOp>([&](auto) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        int64_t nc = x.shape[0] * x.shape[1];
-        k::globalPool(isa<GlobalMaxPoolOp>(op) ? k::PoolKind::Max : k::PoolKind::Avg, x.ptr(), y.data->data(),
-                      nc, nc ? k::numElements(x.shape) / nc : 0);
-        return tpu::Status::ok();
-      })
-      .Case<ArgMaxOp, ArgMinOp>([&](auto o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        k::argReduce(isa<ArgMaxOp>(op), x.ptr(), x.shape, static_cast<int64_t>(o.getAxis()), o.getSelectLastIndex(), y.data->data());
-        return tpu::Status::ok();
-      })
-      .Case([&](ReshapeOp) {
-        Tensor t = in(0);
-        t.shape = shapeOf(op->getResult(0));
-        env[op->getResult(0)] = std::move(t);
-        return tpu::Status::ok();
-      })
-      .Case([&](PermuteOp o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        k::transpose(x.ptr(), x.shape, std::vector<int64_t>(o.getOrder().begin(), o.getOrder().end()),
-                     y.data->data());
-        return tpu::Status::ok();
-      })
-      .Case([&](ConcatOp o) {
-        std::vector<const float *> ptrs;
-        std::vector<Shape> shapes;
-        for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-          ptrs.push_back(in(i).ptr());
-          shapes.push_back(in(i).shape);
-        }
-        Tensor &y = out();
-        k::concat(ptrs, shapes, static_cast<int64_t>(o.getAxis()), y.data->data());
-        return tpu::Status::ok();
-      })
-      .Case([&](SplitOp o) {
-        Tensor x = in(0);
-        std::vector<float *> outs;
-        for (unsigned i = 0; i < op->getNumResults(); ++i) outs.push_back(out(i).data->data());
-        k::split(x.ptr(), x.shape, static_cast<int64_t>(o.getAxis()), std::vector<int64_t>(o.getSplit().begin(), o.getSplit().end()), outs);
-        return tpu::Status::ok();
-      })
-      .Case([&](SliceOp o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        k::slice(x.ptr(), x.shape, std::vector<int64_t>(o.getStarts().begin(), o.getStarts().end()),
-                 std::vector<int64_t>(o.getSteps().begin(), o.getSteps().end()), y.data->data(), y.shape);
-        return tpu::Status::ok();
-      })
-      .Case([&](PadOp o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        size_t rank = x.shape.size();
-        auto pads = o.getPads();
-        k::PadMode mode = o.getMode() == "reflect" ? k::PadMode::Reflect
-                          : o.getMode() == "edge"  ? k::PadMode::Edge
-                                                   : k::PadMode::Constant;
-        if (mode != k::PadMode::Constant)
-          for (size_t d = 0; d < rank; ++d)
-            if (x.shape[d] == 0 && y.shape[d] != 0)
-              return tpu::makeError(label, ": cannot ", o.getMode().str(), "-pad an empty dimension");
-        k::pad(x.ptr(), x.shape, std::vector<int64_t>(pads.begin(), pads.begin() + rank),
-               std::vector<int64_t>(pads.begin() + rank, pads.end()), mode, static_cast<float>(f64(o.getValue())),
-               y.data->data());
-        return tpu::Status::ok();
-      })
-      .Case([&](ResizeOp o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        std::vector<double> scales(o.getScales().begin(), o.getScales().end());
-        if (scales.size() != x.shape.size())
-          for (size_t d = 0; d < x.shape.size(); ++d) scales.push_back(double(y.shape[d]) / double(x.shape[d]));
-        const k::ResizeParams p =
-            k::resizeParams(o.getMode(), o.getCoordinateTransformationMode(), o.getNearestMode());
-        k::resize(x.ptr(), x.shape, y.data->data(), y.shape, scales, p);
-        return tpu::Status::ok();
-      })
-      .Case([&](GatherOp o) {
-        const Tensor &x = in(0), &idx = in(1);
-        int64_t axis = static_cast<int64_t>(o.getAxis()), dim = x.shape[axis];
-        std::vector<int64_t> indices(k::numElements(idx.shape));
-        for (size_t i = 0; i < indices.size(); ++i) {
-          int64_t v = static_cast<int64_t>(idx.ptr()[i]);
-          if (v < -dim || v >= dim)
-            return tpu::makeError(label, ": index ", v, " out of range for dim ", axis, " of size ", dim);
-          indices[i] = v < 0 ? v + dim : v;
-        }
-        Tensor &y = out();
-        k::gather(x.ptr(), x.shape, axis, indices, y.data->data());
-        return tpu::Status::ok();
-      })
-      .Case([&](ExpandOp) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        k::broadcastTo(x.ptr(), x.shape, y.data->data(), y.shape);
-        return tpu::Status::ok();
-      })
-      .Case([&](TileOp o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        if (k::numElements(y.shape) == 0) return tpu::Status::ok();
-        k::tile(x.ptr(), x.shape, std::vector<int64_t>(o.getRepeats().begin(), o.getRepeats().end()),
-                y.data->data());
-        return tpu::Status::ok();
-      })
-      .Case([&](DepthToSpaceOp o) {
-        const Tensor &x = in(0);
-        Tensor &y = out();
-        int64_t b = static_cast<int64_t>(o.getBlocksize()), n = x.shape[0], c = x.shape[1] / (b * b), h = x.shape[2], w = x.shape[3];
-        // DCR: channels are (b1, b2, c); CRD: (c, b1, b2). Output [n, c, h, b1, w, b2].
-        bool dcr = o.getMode() == "DCR";
-        Shape split = dcr ? Shape{n, b, b, c, h, w} : Shape{n, c, b, b, h, w};
-        std::vector<int64_t> perm = dcr ? std::vector<int64_t>{0, 3, 4, 1, 5, 2}
-                                        : std::vector<int64_t>{0, 1, 4, 2, 5, 3};
-        k::transpose(x.ptr(), split, perm, y.data->data());
-        return tpu::Status::ok();
-      })
-      .Default([&](Operation *) { return tpu::makeError(label, ": the interpreter does not implement this op"); });
+  std::vector<Shape> resultShapes;
+  for (Value r : op->getResults()) resultShapes.push_back(shapeOf(r));
+  EvalContext ctx(std::move(operands), std::move(resultShapes), std::move(label));
+  TPU_RETURN_IF_ERROR(evaluable.evaluate(ctx));
+  for (unsigned i = 0; i < op->getNumResults(); ++i) env[op->getResult(i)] = std::move(ctx.result(i));
+  return tpu::Status::ok();
 }
 
 TopInterpreter::TopInterpreter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -740,18 +275,18 @@ const std::string &TopInterpreter::nameOf(Value value) const {
   return it == impl_->names.end() ? unnamed : it->second;
 }
 
-void TopInterpreter::Impl::applyHook(Value v, llvm::DenseMap<Value, Tensor> &env) {
+void TopInterpreter::Impl::applyHook(Value v, llvm::DenseMap<Value, TensorValue> &env) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   auto it = env.find(v);
-  if (!hook || !t || !t.getElementType().isF32() || it == env.end() || !it->second.data) return;
-  std::shared_ptr<std::vector<float>> &data = it->second.data;
+  if (!hook || !t || !t.getElementType().isF32() || it == env.end() || !it->second.values) return;
+  std::shared_ptr<std::vector<float>> &data = it->second.values;
   if (data.use_count() > 1) data = std::make_shared<std::vector<float>>(*data);
   hook(names[v], *data);
 }
 const std::vector<TensorInfo> &TopInterpreter::outputs() const { return impl_->outputs; }
 
-static tpu::NpyArray toArray(const Tensor &t, const std::string &dtype) {
-  int64_t n = k::numElements(t.shape);
+static tpu::NpyArray toArray(const TensorValue &t, const std::string &dtype) {
+  int64_t n = t.numElements();
   const float *p = t.ptr();
   if (dtype == "int64") {
     std::vector<int64_t> v(n);
@@ -770,7 +305,7 @@ static tpu::NpyArray toArray(const Tensor &t, const std::string &dtype) {
 
 tpu::Result<tpu::NpzMap> TopInterpreter::run(const tpu::NpzMap &inputs, bool dumpAll) {
   Impl &m = *impl_;
-  llvm::DenseMap<Value, Tensor> env;
+  llvm::DenseMap<Value, TensorValue> env;
   std::set<std::string> expected;
   for (size_t i = 0; i < m.inputs.size(); ++i) {
     const TensorInfo &info = m.inputs[i];
@@ -787,9 +322,9 @@ tpu::Result<tpu::NpzMap> TopInterpreter::run(const tpu::NpzMap &inputs, bool dum
                             tpu::shapeToString(info.shape));
     if (a.dtype != info.dtype)
       return tpu::makeError("input '", info.name, "' has dtype ", a.dtype, " but the model expects ", info.dtype);
-    Tensor t;
+    TensorValue t;
     t.shape = a.shape;
-    t.data = std::make_shared<std::vector<float>>(a.toFloat());
+    t.values = std::make_shared<std::vector<float>>(a.toFloat());
     env[m.inputValues[i]] = std::move(t);
   }
   for (const auto &[name, a] : inputs)
@@ -812,9 +347,11 @@ tpu::Result<tpu::NpzMap> TopInterpreter::run(const tpu::NpzMap &inputs, bool dum
   for (size_t i = 0; i < m.schedule.size(); ++i) {
     Operation *op = m.schedule[i];
     TPU_RETURN_IF_ERROR(m.execute(op, env));
-    if (!isa<WeightOp, NoneOp, InputOp>(op))
+    // Constants and the inputs' aliases were hooked (or are not activations).
+    const bool produced = !op->hasTrait<OpTrait::Constant>() && !isa<InputOp>(op);
+    if (produced)
       for (Value r : op->getResults()) m.applyHook(r, env);
-    if (dumpAll && !isa<WeightOp, NoneOp, InputOp>(op))
+    if (dumpAll && produced)
       for (Value r : op->getResults()) record(r, m.names[r]);
     // Free what no later op reads (results nobody reads included).
     for (Value v : op->getOperands()) {

@@ -58,7 +58,7 @@ Status loadLoweringTables(const std::string &calibrationPath, const std::string 
 Status Lowerer::nameValues(func::FuncOp f) {
   std::map<std::string, int> counters;
   std::set<std::string> taken;
-  auto inputNames = f->getAttrOfType<ArrayAttr>("top.input_names");
+  auto inputNames = f->getAttrOfType<ArrayAttr>(top::kInputNamesAttr);
   for (Operation &op : f.getBody().front()) {
     if (op.getNumResults() != 1) continue;
     std::string name;
@@ -78,7 +78,7 @@ Status Lowerer::nameValues(func::FuncOp f) {
   }
   // Returned values take the model's output names (as the Top interpreter
   // names them, and so the calibration table).
-  auto outputNames = f->getAttrOfType<ArrayAttr>("top.output_names");
+  auto outputNames = f->getAttrOfType<ArrayAttr>(top::kOutputNamesAttr);
   Operation *ret = f.getBody().front().getTerminator();
   if (outputNames && ret && outputNames.size() == ret->getNumOperands())
     for (unsigned i = 0; i < ret->getNumOperands(); ++i)
@@ -92,7 +92,7 @@ Status Lowerer::checkCalibration(func::FuncOp f) {
   if (!opt_.calibration) return makeError("INT8 needs a calibration table (--calibration-table)");
   std::vector<std::string> missing;
   for (Operation &op : f.getBody().front()) {
-    if (op.getNumResults() != 1 || isa<top::WeightOp, top::NoneOp>(op)) continue;
+    if (op.getNumResults() != 1 || op.hasTrait<top::OpTrait::Constant>()) continue;
     const std::string &name = names_[op.getResult(0)];
     if (!opt_.calibration->tensors.count(name)) missing.push_back(name);
   }
@@ -107,8 +107,8 @@ Status Lowerer::checkCalibration(func::FuncOp f) {
   return makeError("the calibration table lacks ", missing.size(), " tensor(s) of the model: ", list);
 }
 
-// Union-find over tensor names: each concat with the inputs that feed only
-// concats. Each class takes the largest threshold and the widest range of
+// Union-find over tensor names: each op that joins its operands (concat)
+// with the inputs that feed only such ops. Each class takes the largest threshold and the widest range of
 // its members, so no member clips more than its own calibration says.
 void Lowerer::shareConcatScales(func::FuncOp f) {
   std::map<std::string, std::string> parent;
@@ -117,12 +117,15 @@ void Lowerer::shareConcatScales(func::FuncOp f) {
     if (it == parent.end() || it->second == n) return n;
     return it->second = root(it->second);
   };
-  f.walk([&](top::ConcatOp c) {
-    const std::string &out = names_[c.getOutput()];
+  auto joins = [](Operation *op) { return op->hasTrait<top::OpTrait::JoinsOperands>(); };
+  f.walk([&](Operation *join) {
+    if (!joins(join)) return;
+    const std::string &out = names_[join->getResult(0)];
     if (!wantInt8(out)) return;
-    for (Value v : c.getInputs()) {
-      if (v.getDefiningOp<top::WeightOp>() || !wantInt8(names_[v])) continue;
-      if (!llvm::all_of(v.getUsers(), [](Operation *u) { return isa<top::ConcatOp>(u); })) continue;
+    for (Value v : join->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if ((def && def->hasTrait<top::OpTrait::Constant>()) || !wantInt8(names_[v])) continue;
+      if (!llvm::all_of(v.getUsers(), joins)) continue;
       parent.emplace(out, out);
       parent[root(names_[v])] = root(out);
     }
@@ -233,10 +236,9 @@ const LoweringTable &loweringTable() {
 
 Status Lowerer::lower(Operation *op) {
   if (fused_.count(op)) return Status::ok();
-  if (isa<top::WeightOp, top::NoneOp>(op)) return Status::ok();
+  if (op->hasTrait<top::OpTrait::Constant>()) return Status::ok();
   // Data movement works on C-order tensors of any rank; the other ops see NCHW.
-  const bool anyRank = isa<top::ReshapeOp, top::PermuteOp, top::ConcatOp, top::SliceOp, top::SplitOp, top::PadOp,
-                           top::TileOp, top::ExpandOp, top::GatherOp>(op);
+  const bool anyRank = op->hasTrait<top::OpTrait::RankAgnosticMove>();
   for (Value r : op->getResults()) {
     if (shapeOf(r).size() > backend::kMaxRank)
       return noLowering(op, "a result of more than " + std::to_string(backend::kMaxRank) + " dims");
@@ -261,7 +263,7 @@ Result<LoweredModule> Lowerer::run() {
     if (a.getName() != SymbolTable::getSymbolAttrName()) (*out_.module)->setAttr(a.getName(), a.getValue());
   b_.setInsertionPointToEnd(out_.module->getBody());
   auto fn = b_.create<func::FuncOp>(src.getLoc(), "main", src.getFunctionType());
-  for (const char *attr : {"top.input_names", "top.output_names"})
+  for (const char *attr : {top::kInputNamesAttr, top::kOutputNamesAttr})
     if (auto a = src->getAttr(attr)) fn->setAttr(attr, a);
   Block *entry = fn.addEntryBlock();
   b_.setInsertionPointToEnd(entry);
@@ -269,7 +271,7 @@ Result<LoweredModule> Lowerer::run() {
   // stays an input of the bmodel, so the model keeps its interface.
   std::set<unsigned> read;
   src.walk([&](top::InputOp in) { read.insert(cast<BlockArgument>(in.getInput()).getArgNumber()); });
-  auto inputNames = src->getAttrOfType<ArrayAttr>("top.input_names");
+  auto inputNames = src->getAttrOfType<ArrayAttr>(top::kInputNamesAttr);
   for (BlockArgument arg : entry->getArguments()) {
     if (read.count(arg.getArgNumber())) continue;
     auto name = inputNames && arg.getArgNumber() < inputNames.size()
@@ -278,7 +280,7 @@ Result<LoweredModule> Lowerer::run() {
     b_.create<top::InputOp>(locFor(name ? name.str() : "input_" + std::to_string(arg.getArgNumber())), arg.getType(),
                             arg);
   }
-  auto outputNames = src->getAttrOfType<ArrayAttr>("top.output_names");
+  auto outputNames = src->getAttrOfType<ArrayAttr>(top::kOutputNamesAttr);
   for (Operation &op : src.getBody().front()) {
     if (auto in = dyn_cast<top::InputOp>(op)) {
       auto arg = cast<BlockArgument>(in.getInput());

@@ -26,15 +26,15 @@ namespace top {
 
 namespace {
 
-// The conv that consumes conv1's output through single-use relu / max_pool
-// ops, or null.
+// The conv that consumes conv1's output through single-use ops a per-channel
+// scale passes through (relu, max_pool: CommutesWithChannelScale), or null.
 ConvOp equalizablePartner(ConvOp conv1) {
   if (conv1.getDoRelu() && conv1.getReluLimit().convertToDouble() >= 0) return nullptr; // ReLU6: a bound
   Value v = conv1.getOutput();
   while (v.hasOneUse()) {
     Operation *user = *v.getUsers().begin();
     if (auto conv2 = dyn_cast<ConvOp>(user)) return conv2.getInput() == v ? conv2 : nullptr;
-    if (!isa<ReluOp, MaxPoolOp>(user)) return nullptr;
+    if (!user->hasTrait<OpTrait::CommutesWithChannelScale>()) return nullptr;
     v = user->getResult(0);
   }
   return nullptr;

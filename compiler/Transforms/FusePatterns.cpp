@@ -3,6 +3,7 @@
 // weight store.
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
+#include "compiler/Kernels/Kernels.h"
 #include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/PassWeights.h"
 
@@ -89,7 +90,8 @@ struct FuseLayerNorm : OpRewritePattern<DivOp>, StorePattern {
     auto normalisedOnly = [&](Value c) {
       auto t = dyn_cast<RankedTensorType>(c.getType());
       if (!c.getDefiningOp<WeightOp>() || !t || t.getRank() > int64_t(mean.getAxes().size())) return false;
-      auto b = broadcastShapes(t.getShape(), xType.getShape());
+      auto b = tpu::kernels::broadcastShape({t.getShape().begin(), t.getShape().end()},
+                                            {xType.getShape().begin(), xType.getShape().end()});
       return b && llvm::ArrayRef<int64_t>(*b) == xType.getShape();
     };
     if (div->hasOneUse())

@@ -1,5 +1,8 @@
-// The Top dialect: dialect class, op classes and the shared shape rules.
+// The Top dialect: dialect class, op interfaces and traits, op classes.
 #pragma once
+
+#include "compiler/Dialect/Top/EvalContext.h"
+#include "compiler/Dialect/Top/TopTraits.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -13,21 +16,10 @@
 #include "compiler/Dialect/Top/TopInterfaces.h.inc"
 
 namespace top {
-// Shape rules shared by op families (TopOps.cpp). Each sets the result types.
-mlir::LogicalResult inferSameAsInput(mlir::Operation *op);
-mlir::LogicalResult inferBroadcast(mlir::Operation *op, bool boolResult);
-mlir::LogicalResult inferPool(mlir::Operation *op);
-mlir::LogicalResult inferGlobalPool(mlir::Operation *op);
-mlir::LogicalResult inferReduce(mlir::Operation *op, llvm::ArrayRef<int64_t> axes, bool keepdims);
-mlir::LogicalResult inferArgReduce(mlir::Operation *op, int64_t axis, bool keepdims);
-mlir::LogicalResult verifyWindowAttrs(mlir::Operation *op);
-
-// numpy broadcast of two shapes; nullopt if incompatible.
-std::optional<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
-                                                          llvm::ArrayRef<int64_t> b);
-
-// Name of the weight file attribute on the module.
-constexpr const char *kWeightFileAttr = "top.weight_file";
+// Attributes of the module and of its entry function (not of an op).
+constexpr const char *kWeightFileAttr = "top.weight_file";   // module: the weight .npz
+constexpr const char *kInputNamesAttr = "top.input_names";   // function: the model's input names
+constexpr const char *kOutputNamesAttr = "top.output_names"; // function: the model's output names
 } // namespace top
 
 #define GET_OP_CLASSES

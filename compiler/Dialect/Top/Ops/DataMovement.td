@@ -1,0 +1,72 @@
+// Ops that move elements: top.permute, top.concat, top.split, top.slice,
+// top.pad, top.gather, top.expand, top.tile, top.depth_to_space.
+#ifndef TOP_OPS_DATA_MOVEMENT_TD
+#define TOP_OPS_DATA_MOVEMENT_TD
+
+include "compiler/Dialect/Top/TopBase.td"
+
+def Top_PermuteOp : Top_Op<"permute", [Top_RankAgnosticMove]> {
+  let summary = "Transpose: output dim i is input dim order[i]";
+  let arguments = (ins Top_Tensor:$input, DenseI64ArrayAttr:$order);
+  let results = (outs Top_Tensor:$output);
+  let hasFolder = 1;
+}
+
+def Top_ConcatOp : Top_Op<"concat", [Top_RankAgnosticMove, Top_JoinsOperands]> {
+  let summary = "Concatenation along a non-negative axis";
+  let arguments = (ins Variadic<Top_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Top_Tensor:$output);
+}
+
+def Top_SplitOp : Top_Op<"split", [Top_RankAgnosticMove]> {
+  let summary = "Splits along axis into pieces of the given sizes";
+  let arguments = (ins Top_Tensor:$input, I64Attr:$axis, DenseI64ArrayAttr:$split);
+  let results = (outs Variadic<Top_Tensor>:$outputs);
+}
+
+def Top_SliceOp : Top_Op<"slice", [Top_RankAgnosticMove]> {
+  let summary = "Strided slice, one (start, end, step) per dim, already clamped";
+  let description = [{
+    For step > 0: 0 <= start <= end <= dim. For step < 0: -1 <= end <= start <= dim-1
+    (end = -1 means "through index 0"). Output size = max(0, ceil((end - start) / step)).
+  }];
+  let arguments = (ins Top_Tensor:$input, DenseI64ArrayAttr:$starts,
+    DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+  let results = (outs Top_Tensor:$output);
+}
+
+def Top_PadOp : Top_Op<"pad", [Top_RankAgnosticMove]> {
+  let summary = "Pads with pads = [begins..., ends...]; mode constant, reflect or edge";
+  let arguments = (ins Top_Tensor:$input, DenseI64ArrayAttr:$pads,
+    DefaultValuedAttr<StrAttr, "\"constant\"">:$mode,
+    DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Top_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Top_GatherOp : Top_Op<"gather", [Top_RankAgnosticMove]> {
+  let summary = "numpy.take(input, indices, axis); negative indices count from the end";
+  let arguments = (ins Top_Tensor:$input, Top_Tensor:$indices, I64Attr:$axis);
+  let results = (outs Top_Tensor:$output);
+}
+
+def Top_ExpandOp : Top_Op<"expand", [Top_RankAgnosticMove]> {
+  let summary = "Broadcasts input to the broadcast of its shape and `shape`";
+  let arguments = (ins Top_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs Top_Tensor:$output);
+}
+
+def Top_TileOp : Top_Op<"tile", [Top_RankAgnosticMove]> {
+  let summary = "Repeats the input `repeats[i]` times along dim i";
+  let arguments = (ins Top_Tensor:$input, DenseI64ArrayAttr:$repeats);
+  let results = (outs Top_Tensor:$output);
+}
+
+def Top_DepthToSpaceOp : Top_Op<"depth_to_space"> {
+  let summary = "NCHW rearrangement of channel blocks into space (mode DCR or CRD)";
+  let arguments = (ins Top_Tensor:$input, I64Attr:$blocksize,
+    DefaultValuedAttr<StrAttr, "\"DCR\"">:$mode);
+  let results = (outs Top_Tensor:$output);
+}
+
+#endif // TOP_OPS_DATA_MOVEMENT_TD

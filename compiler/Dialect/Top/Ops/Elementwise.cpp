@@ -1,0 +1,82 @@
+// Shape rules and evaluate of the element-wise ops of several tensors
+// (Elementwise.td).
+#include "compiler/Dialect/Top/ShapeRules.h"
+#include "compiler/Dialect/Top/TopOps.h"
+#include "compiler/Kernels/Kernels.h"
+
+#include <cmath>
+
+using namespace mlir;
+namespace k = tpu::kernels;
+
+namespace top {
+namespace {
+
+// numpy broadcast of both operands; an i1 result for a comparison.
+LogicalResult inferBroadcast(Operation *op, bool boolResult) {
+  auto a = rankedOperand(op, 0), b = rankedOperand(op, 1);
+  if (failed(a) || failed(b)) return failure();
+  auto out = k::broadcastShape(toShape(a->getShape()), toShape(b->getShape()));
+  if (!out)
+    return op->emitOpError() << "cannot broadcast " << shapeStr(a->getShape()) << " with "
+                             << shapeStr(b->getShape());
+  setResult(op, 0, *out, boolResult ? Type(IntegerType::get(op->getContext(), 1)) : a->getElementType());
+  return success();
+}
+
+tpu::Status evaluateBinary(EvalContext &ctx, k::BinaryKind kind) {
+  const TensorValue &a = ctx.operand(0), &b = ctx.operand(1);
+  TensorValue &y = ctx.result();
+  k::binary(kind, a.ptr(), a.shape, b.ptr(), b.shape, y.ptr(), y.shape);
+  return tpu::Status::ok();
+}
+
+} // namespace
+
+LogicalResult WhereOp::inferShapes() {
+  Operation *op = getOperation();
+  auto c = rankedOperand(op, 0), x = rankedOperand(op, 1), y = rankedOperand(op, 2);
+  if (failed(c) || failed(x) || failed(y)) return failure();
+  auto xy = k::broadcastShape(toShape(x->getShape()), toShape(y->getShape()));
+  auto all = xy ? k::broadcastShape(toShape(c->getShape()), *xy) : xy;
+  if (!all) return emitOpError() << "operands do not broadcast";
+  setResult(op, 0, *all, x->getElementType());
+  return success();
+}
+
+tpu::Status WhereOp::evaluate(EvalContext &ctx) {
+  TensorValue &y = ctx.result();
+  int64_t n = y.numElements();
+  std::vector<float> c(n), a(n), b(n);
+  k::broadcastTo(ctx.operand(0).ptr(), ctx.operand(0).shape, c.data(), y.shape);
+  k::broadcastTo(ctx.operand(1).ptr(), ctx.operand(1).shape, a.data(), y.shape);
+  k::broadcastTo(ctx.operand(2).ptr(), ctx.operand(2).shape, b.data(), y.shape);
+  float *dst = y.ptr();
+  for (int64_t i = 0; i < n; ++i) dst[i] = c[i] != 0.0f ? a[i] : b[i];
+  return tpu::Status::ok();
+}
+
+LogicalResult CastOp::inferShapes() {
+  auto in = rankedOperand(getOperation(), 0);
+  if (failed(in)) return failure();
+  setResult(getOperation(), 0, in->getShape(), getTo());
+  return success();
+}
+
+tpu::Status CastOp::evaluate(EvalContext &ctx) {
+  const TensorValue &x = ctx.operand(0);
+  Type to = getTo();
+  const float *src = x.ptr();
+  float *dst = ctx.result().ptr();
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    if (to.isInteger(1)) dst[i] = src[i] != 0.0f ? 1.0f : 0.0f;
+    else if (to.isInteger(64)) dst[i] = std::trunc(src[i]);
+    else dst[i] = src[i];
+  }
+  return tpu::Status::ok();
+}
+
+} // namespace top
+
+#define GET_OP_CLASSES
+#include "compiler/Dialect/Top/Ops/Elementwise.cpp.inc"

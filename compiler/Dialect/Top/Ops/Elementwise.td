@@ -1,0 +1,51 @@
+// Element-wise ops of several tensors with numpy broadcasting (top.add ...
+// top.greater in one class, the kernel each op is named in its def), and
+// top.where, top.cast.
+#ifndef TOP_OPS_ELEMENTWISE_TD
+#define TOP_OPS_ELEMENTWISE_TD
+
+include "compiler/Dialect/Top/TopBase.td"
+
+// y = kernels::binary(BinaryKind::<kernel>, lhs, rhs), both broadcast; a
+// comparison has an i1 result.
+class Top_BinaryOp<string mnemonic, string kernel, string what, bit isCompare = 0> : Top_Op<mnemonic> {
+  let summary = what;
+  let arguments = (ins Top_Tensor:$lhs, Top_Tensor:$rhs);
+  let results = (outs Top_Tensor:$output);
+  let shapeRuleDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferShapes() {
+      return ::top::inferBroadcast(getOperation(), }] # !if(isCompare, "true", "false") # [{);
+    }
+  }];
+  let evaluateDefinition = [{
+    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) {
+      return ::top::evaluateBinary(ctx, ::tpu::kernels::BinaryKind::}] # kernel # [{);
+    }
+  }];
+}
+
+def Top_AddOp : Top_BinaryOp<"add", "Add", "lhs + rhs">;
+def Top_SubOp : Top_BinaryOp<"sub", "Sub", "lhs - rhs">;
+def Top_MulOp : Top_BinaryOp<"mul", "Mul", "lhs * rhs">;
+def Top_DivOp : Top_BinaryOp<"div", "Div", "lhs / rhs">;
+def Top_MaxOp : Top_BinaryOp<"max", "Max", "max(lhs, rhs)">;
+def Top_MinOp : Top_BinaryOp<"min", "Min", "min(lhs, rhs)">;
+def Top_PowOp : Top_BinaryOp<"pow", "Pow", "lhs ** rhs">;
+def Top_PReluOp : Top_BinaryOp<"prelu", "PRelu", "lhs >= 0 ? lhs : rhs * lhs (rhs is the slope)">;
+def Top_EqualOp : Top_BinaryOp<"equal", "Equal", "lhs == rhs (i1 result)", 1>;
+def Top_LessOp : Top_BinaryOp<"less", "Less", "lhs < rhs (i1 result)", 1>;
+def Top_GreaterOp : Top_BinaryOp<"greater", "Greater", "lhs > rhs (i1 result)", 1>;
+
+def Top_WhereOp : Top_Op<"where"> {
+  let summary = "cond ? x : y with three-way broadcasting";
+  let arguments = (ins Top_Tensor:$cond, Top_Tensor:$x, Top_Tensor:$y);
+  let results = (outs Top_Tensor:$output);
+}
+
+def Top_CastOp : Top_Op<"cast"> {
+  let summary = "Converts the element type to `to` (f32, i64 or i1)";
+  let arguments = (ins Top_Tensor:$input, TypeAttr:$to);
+  let results = (outs Top_Tensor:$output);
+}
+
+#endif // TOP_OPS_ELEMENTWISE_TD

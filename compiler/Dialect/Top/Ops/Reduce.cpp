@@ -1,0 +1,60 @@
+// Shape rules and evaluate of the reductions (Reduce.td).
+#include "compiler/Dialect/Top/ShapeRules.h"
+#include "compiler/Dialect/Top/TopOps.h"
+#include "compiler/Kernels/Kernels.h"
+
+using namespace mlir;
+namespace k = tpu::kernels;
+
+namespace top {
+namespace {
+
+LogicalResult inferReduce(Operation *op, ArrayRef<int64_t> axes, bool keepdims) {
+  auto in = rankedOperand(op, 0);
+  if (failed(in)) return failure();
+  int64_t rank = in->getRank();
+  llvm::SmallVector<int64_t> out;
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] < 0 || axes[i] >= rank || (i && axes[i] <= axes[i - 1]))
+      return op->emitOpError() << "axes must be sorted, unique and in [0, " << rank << ")";
+  for (int64_t i = 0; i < rank; ++i) {
+    bool reduced = llvm::is_contained(axes, i);
+    if (!reduced) out.push_back(in->getDimSize(i));
+    else if (keepdims) out.push_back(1);
+  }
+  setResult(op, 0, out, in->getElementType());
+  return success();
+}
+
+tpu::Status evaluateReduce(EvalContext &ctx, k::ReduceKind kind, ArrayRef<int64_t> axes) {
+  const TensorValue &x = ctx.operand(0);
+  for (int64_t a : axes)
+    if (a < 0 || a >= int64_t(x.shape.size())) return ctx.error("axis ", a, " out of range");
+  k::reduce(kind, x.ptr(), x.shape, toShape(axes), ctx.result().ptr());
+  return tpu::Status::ok();
+}
+
+LogicalResult inferArgReduce(Operation *op, int64_t axis, bool keepdims) {
+  auto in = rankedOperand(op, 0);
+  if (failed(in)) return failure();
+  if (axis < 0 || axis >= in->getRank()) return op->emitOpError() << "axis out of range";
+  llvm::SmallVector<int64_t> out;
+  for (int64_t i = 0; i < in->getRank(); ++i) {
+    if (i != axis) out.push_back(in->getDimSize(i));
+    else if (keepdims) out.push_back(1);
+  }
+  setResult(op, 0, out, IntegerType::get(op->getContext(), 64));
+  return success();
+}
+
+tpu::Status evaluateArgReduce(EvalContext &ctx, bool isMax, int64_t axis, bool selectLast) {
+  const TensorValue &x = ctx.operand(0);
+  k::argReduce(isMax, x.ptr(), x.shape, axis, selectLast, ctx.result().ptr());
+  return tpu::Status::ok();
+}
+
+} // namespace
+} // namespace top
+
+#define GET_OP_CLASSES
+#include "compiler/Dialect/Top/Ops/Reduce.cpp.inc"

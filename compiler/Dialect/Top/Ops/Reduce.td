@@ -1,0 +1,55 @@
+// Reductions: top.reduce_* (one class, the kernel named in the def),
+// top.arg_max, top.arg_min.
+#ifndef TOP_OPS_REDUCE_TD
+#define TOP_OPS_REDUCE_TD
+
+include "compiler/Dialect/Top/TopBase.td"
+
+// kernels::reduce(ReduceKind::<kernel>) over `axes`.
+class Top_ReduceOp<string mnemonic, string kernel, string what> : Top_Op<mnemonic> {
+  let summary = what;
+  let arguments = (ins Top_Tensor:$input, DenseI64ArrayAttr:$axes,
+    DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs Top_Tensor:$output);
+  let shapeRuleDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferShapes() {
+      return ::top::inferReduce(getOperation(), getAxes(), getKeepdims());
+    }
+  }];
+  let evaluateDefinition = [{
+    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) {
+      return ::top::evaluateReduce(ctx, ::tpu::kernels::ReduceKind::}] # kernel # [{, getAxes());
+    }
+  }];
+}
+
+def Top_ReduceMeanOp : Top_ReduceOp<"reduce_mean", "Mean", "Mean over axes (sorted, non-negative)">;
+def Top_ReduceSumOp : Top_ReduceOp<"reduce_sum", "Sum", "Sum over axes">;
+def Top_ReduceMaxOp : Top_ReduceOp<"reduce_max", "Max", "Max over axes">;
+def Top_ReduceMinOp : Top_ReduceOp<"reduce_min", "Min", "Min over axes">;
+def Top_ReduceProdOp : Top_ReduceOp<"reduce_prod", "Prod", "Product over axes">;
+def Top_ReduceL2Op : Top_ReduceOp<"reduce_l2", "L2", "sqrt(sum(x^2)) over axes">;
+
+// kernels::argReduce, of the max with `isMax`, else of the min.
+class Top_ArgReduceOp<string mnemonic, string what, bit isMax> : Top_Op<mnemonic> {
+  let summary = what;
+  let arguments = (ins Top_Tensor:$input, I64Attr:$axis,
+    DefaultValuedAttr<BoolAttr, "true">:$keepdims,
+    DefaultValuedAttr<BoolAttr, "false">:$select_last_index);
+  let results = (outs Top_Tensor:$output);
+  let shapeRuleDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferShapes() {
+      return ::top::inferArgReduce(getOperation(), getAxis(), getKeepdims());
+    }
+  }];
+  let evaluateDefinition = [{
+    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) {
+      return ::top::evaluateArgReduce(ctx, }] # !if(isMax, "true", "false") # [{, getAxis(), getSelectLastIndex());
+    }
+  }];
+}
+
+def Top_ArgMaxOp : Top_ArgReduceOp<"arg_max", "Index of the max along axis (i64 result)", 1>;
+def Top_ArgMinOp : Top_ArgReduceOp<"arg_min", "Index of the min along axis (i64 result)", 0>;
+
+#endif // TOP_OPS_REDUCE_TD
