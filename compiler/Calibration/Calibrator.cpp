@@ -449,7 +449,7 @@ private:
   std::map<std::string, TensorStats> stats_;
   std::vector<NpzMap> referenceOutputs_;
   std::vector<Dump> dumps_;
-  std::set<std::string> bounded_; // by tensor name
+  std::set<std::string> bounded_;  // by tensor name
   std::optional<double> maxScore_; // the max table's, computed once
 };
 
@@ -526,8 +526,7 @@ CalibrationTable Calibration::initialTable(Method method) const {
   return table;
 }
 
-std::vector<TunedTensor> Calibration::tuneOrder(const CalibrationTable &table, const ThresholdSearch &ts,
-                                                bool onChip) {
+std::vector<TunedTensor> Calibration::tuneOrder(const CalibrationTable &table, const ThresholdSearch &ts, bool onChip) {
   std::vector<TunedTensor> order;
   auto addValue = [&](mlir::Value v) {
     const std::string &name = interp_.nameOf(v);
@@ -535,8 +534,10 @@ std::vector<TunedTensor> Calibration::tuneOrder(const CalibrationTable &table, c
     std::vector<mlir::Operation *> users;
     std::function<void(mlir::Value)> collect = [&](mlir::Value x) {
       for (mlir::Operation *u : x.getUsers()) {
-        if (mlir::isa<top::InputOp>(u)) collect(u->getResult(0)); // the same tensor
-        else if (isActivationOp(u) && std::find(users.begin(), users.end(), u) == users.end()) users.push_back(u);
+        if (mlir::isa<top::InputOp>(u))
+          collect(u->getResult(0)); // the same tensor
+        else if (isActivationOp(u) && std::find(users.begin(), users.end(), u) == users.end())
+          users.push_back(u);
       }
     };
     collect(v);
@@ -630,8 +631,8 @@ Status Calibration::checkAgainstMax(CalibrationTable &table) {
   }
   const double reference = *maxScore_;
   std::ostringstream c;
-  c << std::setprecision(6) << options_.scoreName << " on " << checkSamples_ << " calibration sample(s): "
-    << table.method << " " << *mine << ", max " << reference;
+  c << std::setprecision(6) << options_.scoreName << " on " << checkSamples_
+    << " calibration sample(s): " << table.method << " " << *mine << ", max " << reference;
   if (*mine < reference) {
     c << ": max thresholds used";
     maxTable.comments = table.comments;
@@ -652,8 +653,8 @@ Result<CalibrationTable> Calibration::tableFor(Method method) {
 } // namespace
 
 Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
-                                                      const CalibrationOptions &options,
-                                                      const std::vector<Method> &methods) {
+                                                       const CalibrationOptions &options,
+                                                       const std::vector<Method> &methods) {
   if (methods.empty()) return makeError("no calibration method given");
   if (samples.empty()) return makeError("calibration needs at least one sample");
   if (options.tune < 0 || options.tune == 1) return makeError("--tune needs at least 2 candidates (or 0: no tuning)");

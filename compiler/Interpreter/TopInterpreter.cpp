@@ -58,7 +58,7 @@ struct TopInterpreter::Impl {
   std::vector<TensorInfo> inputs, outputs;
   std::vector<Value> inputValues;                // function arguments, in order
   llvm::DenseMap<Value, std::string> names;      // every value's tensor name
-  llvm::DenseMap<Value, TensorValue> weights;         // top.weight results, converted once
+  llvm::DenseMap<Value, TensorValue> weights;    // top.weight results, converted once
   std::vector<Operation *> schedule;             // ops in order (without the return)
   llvm::DenseMap<Value, size_t> lastUse;         // index into schedule
   TopInterpreter::ResultHook hook;

@@ -4,8 +4,8 @@
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Kernels/Kernels.h"
-#include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/PassWeights.h"
+#include "compiler/Transforms/Passes.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 

@@ -30,8 +30,7 @@ class EvalContext {
 public:
   // `operands` in order (an absent operand has no values), the static shapes
   // of the results, and `label`, the op as errors name it.
-  EvalContext(std::vector<TensorValue> operands, std::vector<std::vector<int64_t>> resultShapes,
-              std::string label);
+  EvalContext(std::vector<TensorValue> operands, std::vector<std::vector<int64_t>> resultShapes, std::string label);
 
   unsigned numOperands() const { return unsigned(operands_.size()); }
   // False for an absent (top.none) operand.

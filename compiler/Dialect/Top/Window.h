@@ -11,16 +11,14 @@
 namespace top {
 
 // 1 or 2 spatial dims, one value per dim (two pads), k, s, d >= 1, pads >= 0.
-mlir::LogicalResult verifyWindow(mlir::Operation *op, llvm::ArrayRef<int64_t> kernel,
-                                 llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
-                                 llvm::ArrayRef<int64_t> dilations);
+mlir::LogicalResult verifyWindow(mlir::Operation *op, llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> strides,
+                                 llvm::ArrayRef<int64_t> pads, llvm::ArrayRef<int64_t> dilations);
 
 // n, ih, iw, oh, ow and the window fields of kernels::ConvParams or
 // kernels::PoolParams, from NCH/NCHW input and output shapes.
 template <typename Params>
 Params windowParams(const std::vector<int64_t> &in, const std::vector<int64_t> &out, llvm::ArrayRef<int64_t> kernel,
-                    llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
-                    llvm::ArrayRef<int64_t> dilations) {
+                    llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads, llvm::ArrayRef<int64_t> dilations) {
   Params p;
   const bool oneD = kernel.size() == 1;
   p.n = in[0];

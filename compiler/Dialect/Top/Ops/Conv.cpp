@@ -13,8 +13,7 @@ namespace {
 // The kernels' parameters of a conv or conv_transpose op evaluated on `ctx`.
 template <typename OpT> k::ConvParams convParams(OpT op, EvalContext &ctx) {
   const std::vector<int64_t> &in = ctx.operand(0).shape, &out = ctx.resultShape();
-  auto p = windowParams<k::ConvParams>(in, out, op.getKernelShape(), op.getStrides(), op.getPads(),
-                                       op.getDilations());
+  auto p = windowParams<k::ConvParams>(in, out, op.getKernelShape(), op.getStrides(), op.getPads(), op.getDilations());
   p.ic = in[1];
   p.oc = out[1];
   p.groups = static_cast<int64_t>(op.getGroup());
@@ -38,8 +37,8 @@ LogicalResult ConvOp::inferShapes() {
                          << " must have rank " << n + 2;
   int64_t ic = in->getDimSize(1), oc = w->getDimSize(0);
   if (g < 1 || ic % g || oc % g || w->getDimSize(1) * g != ic)
-    return emitOpError() << "filter " << shapeStr(w->getShape()) << " does not fit " << ic
-                         << " input channels in " << g << " groups";
+    return emitOpError() << "filter " << shapeStr(w->getShape()) << " does not fit " << ic << " input channels in " << g
+                         << " groups";
   for (size_t i = 0; i < n; ++i)
     if (w->getDimSize(i + 2) != getKernelShape()[i]) return emitOpError() << "kernel_shape differs from filter";
   if (auto b = dyn_cast<RankedTensorType>(getBias().getType()))
@@ -87,8 +86,8 @@ LogicalResult ConvTransposeOp::inferShapes() {
   if (in->getRank() != int64_t(n) + 2 || w->getRank() != int64_t(n) + 2)
     return emitOpError() << "input and filter must have rank " << n + 2;
   if (g < 1 || w->getDimSize(0) != in->getDimSize(1) || in->getDimSize(1) % g)
-    return emitOpError() << "filter " << shapeStr(w->getShape()) << " does not fit input "
-                         << shapeStr(in->getShape()) << " with group " << g;
+    return emitOpError() << "filter " << shapeStr(w->getShape()) << " does not fit input " << shapeStr(in->getShape())
+                         << " with group " << g;
   llvm::SmallVector<int64_t> out{in->getDimSize(0), w->getDimSize(1) * g};
   for (size_t i = 0; i < n; ++i) {
     int64_t o = (in->getDimSize(i + 2) - 1) * getStrides()[i] - getPads()[i] - getPads()[i + n] +

@@ -152,11 +152,10 @@ tpu::Status PadOp::evaluate(EvalContext &ctx) {
                                            : k::PadMode::Constant;
   if (mode != k::PadMode::Constant)
     for (size_t d = 0; d < rank; ++d)
-      if (x.shape[d] == 0 && y.shape[d] != 0)
-        return ctx.error("cannot ", getMode().str(), "-pad an empty dimension");
+      if (x.shape[d] == 0 && y.shape[d] != 0) return ctx.error("cannot ", getMode().str(), "-pad an empty dimension");
   k::pad(x.ptr(), x.shape, std::vector<int64_t>(pads.begin(), pads.begin() + rank),
-         std::vector<int64_t>(pads.begin() + rank, pads.end()), mode,
-         static_cast<float>(getValue().convertToDouble()), y.ptr());
+         std::vector<int64_t>(pads.begin() + rank, pads.end()), mode, static_cast<float>(getValue().convertToDouble()),
+         y.ptr());
   return tpu::Status::ok();
 }
 

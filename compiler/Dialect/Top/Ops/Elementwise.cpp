@@ -18,8 +18,7 @@ LogicalResult inferBroadcast(Operation *op, bool boolResult) {
   if (failed(a) || failed(b)) return failure();
   auto out = k::broadcastShape(toShape(a->getShape()), toShape(b->getShape()));
   if (!out)
-    return op->emitOpError() << "cannot broadcast " << shapeStr(a->getShape()) << " with "
-                             << shapeStr(b->getShape());
+    return op->emitOpError() << "cannot broadcast " << shapeStr(a->getShape()) << " with " << shapeStr(b->getShape());
   setResult(op, 0, *out, boolResult ? Type(IntegerType::get(op->getContext(), 1)) : a->getElementType());
   return success();
 }
@@ -69,9 +68,12 @@ tpu::Status CastOp::evaluate(EvalContext &ctx) {
   const float *src = x.ptr();
   float *dst = ctx.result().ptr();
   for (int64_t i = 0; i < x.numElements(); ++i) {
-    if (to.isInteger(1)) dst[i] = src[i] != 0.0f ? 1.0f : 0.0f;
-    else if (to.isInteger(64)) dst[i] = std::trunc(src[i]);
-    else dst[i] = src[i];
+    if (to.isInteger(1))
+      dst[i] = src[i] != 0.0f ? 1.0f : 0.0f;
+    else if (to.isInteger(64))
+      dst[i] = std::trunc(src[i]);
+    else
+      dst[i] = src[i];
   }
   return tpu::Status::ok();
 }

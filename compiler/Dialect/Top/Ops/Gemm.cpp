@@ -19,8 +19,8 @@ LogicalResult MatMulOp::inferShapes() {
   if (bVec) bs.push_back(1);
   if (as.back() != bs[bs.size() - 2])
     return emitOpError() << "inner dims differ: " << shapeStr(a->getShape()) << " x " << shapeStr(b->getShape());
-  auto batch = k::broadcastShape(std::vector<int64_t>(as.begin(), as.end() - 2),
-                                 std::vector<int64_t>(bs.begin(), bs.end() - 2));
+  auto batch =
+      k::broadcastShape(std::vector<int64_t>(as.begin(), as.end() - 2), std::vector<int64_t>(bs.begin(), bs.end() - 2));
   if (!batch) return emitOpError() << "batch dims do not broadcast";
   std::vector<int64_t> out = *batch;
   if (!aVec) out.push_back(as[as.size() - 2]);

@@ -37,8 +37,8 @@ LogicalResult BatchNormOp::inferShapes() {
 
 tpu::Status BatchNormOp::evaluate(EvalContext &ctx) {
   const TensorValue &x = ctx.operand(0);
-  k::batchNorm(x.ptr(), ctx.result().ptr(), x.shape, ctx.operand(1).ptr(), ctx.operand(2).ptr(),
-               ctx.operand(3).ptr(), ctx.operand(4).ptr(), static_cast<float>(getEpsilon().convertToDouble()));
+  k::batchNorm(x.ptr(), ctx.result().ptr(), x.shape, ctx.operand(1).ptr(), ctx.operand(2).ptr(), ctx.operand(3).ptr(),
+               ctx.operand(4).ptr(), static_cast<float>(getEpsilon().convertToDouble()));
   return tpu::Status::ok();
 }
 

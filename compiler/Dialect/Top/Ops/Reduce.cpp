@@ -19,8 +19,10 @@ LogicalResult inferReduce(Operation *op, ArrayRef<int64_t> axes, bool keepdims) 
       return op->emitOpError() << "axes must be sorted, unique and in [0, " << rank << ")";
   for (int64_t i = 0; i < rank; ++i) {
     bool reduced = llvm::is_contained(axes, i);
-    if (!reduced) out.push_back(in->getDimSize(i));
-    else if (keepdims) out.push_back(1);
+    if (!reduced)
+      out.push_back(in->getDimSize(i));
+    else if (keepdims)
+      out.push_back(1);
   }
   setResult(op, 0, out, in->getElementType());
   return success();
@@ -40,8 +42,10 @@ LogicalResult inferArgReduce(Operation *op, int64_t axis, bool keepdims) {
   if (axis < 0 || axis >= in->getRank()) return op->emitOpError() << "axis out of range";
   llvm::SmallVector<int64_t> out;
   for (int64_t i = 0; i < in->getRank(); ++i) {
-    if (i != axis) out.push_back(in->getDimSize(i));
-    else if (keepdims) out.push_back(1);
+    if (i != axis)
+      out.push_back(in->getDimSize(i));
+    else if (keepdims)
+      out.push_back(1);
   }
   setResult(op, 0, out, IntegerType::get(op->getContext(), 64));
   return success();
