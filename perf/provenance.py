@@ -46,7 +46,7 @@ class Table:
 # config, the runtime's sim backend, tpuc and the exported models. A cosine: the compiler, the
 # integer arithmetic the Tpu interpreter shares with the simulator, the runtime's func backend.
 _BUILD = ("compiler/", "isa/", "support/", "runtime/", "tools/tpuc/")
-_LATENCY = _BUILD + ("simulator/timing/", "simulator/systemc/", "simulator/semantics/", "perf/TimingFit.cpp",
+_LATENCY = _BUILD + ("timing/", "simulator/systemc/", "simulator/semantics/", "perf/TimingFit.cpp",
                      "models/latency/", "perf/validate_latency.py")
 _RESNET50 = _BUILD + ("simulator/", "models/export_torchvision.py", "models/inputs.py", "perf/validate_resnet50.py")
 _ZOO = _BUILD + ("simulator/", "tools/ort/", "models/zoo.py", "models/zoo_init.py", "models/inputs.py",

@@ -25,7 +25,7 @@ git -c user.name=t -c user.email=t@t commit -qam "stamp the latency set"
 if grep "^docs/validation.md: latency-set" "$work/fresh.txt"; then
   echo "FAIL: a stamp at HEAD is reported stale"; exit 1
 fi
-echo "// a timing change" >> simulator/timing/GdmaTiming.cpp
+echo "// a timing change" >> timing/GdmaTiming.cpp
 git -c user.name=t -c user.email=t@t commit -qam "change the timing model"
 /usr/bin/python3 perf/provenance.py stale --root . > "$work/aged.txt" && { echo "FAIL: stale passed"; exit 1; }
 grep "^docs/validation.md: latency-set: made at ${head:0:12}.*change the code it measures" "$work/aged.txt" \
