@@ -1,6 +1,7 @@
 #include "compiler/Backend/AddressAssigner.h"
 
 #include "compiler/Backend/OpRegistry.h"
+#include "compiler/Backend/Ops/Slice.h"
 
 #include <algorithm>
 #include <map>
@@ -22,9 +23,10 @@ int64_t sliceByteOffset(const Graph &g, const Op &op) {
   if (op.kind != OpKind::Slice) return -1;
   const Tensor &x = g.tensors[size_t(op.inputs[0])];
   const auto xs = x.nchw(), ys = g.tensors[size_t(op.output)].nchw();
+  const auto &[start, step] = op.params<SliceParams>();
   for (int d = 0; d < 4; ++d)
-    if (op.sliceStep[d] != 1 || (d != 1 && (op.sliceStart[d] != 0 || ys[d] != xs[d]))) return -1;
-  return x.isWeight() ? -1 : channelByteOffset(x, op.sliceStart[1]);
+    if (step[d] != 1 || (d != 1 && (start[d] != 0 || ys[d] != xs[d]))) return -1;
+  return x.isWeight() ? -1 : channelByteOffset(x, start[1]);
 }
 
 uint64_t activationBytes(const Tensor &t) {
@@ -77,7 +79,7 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
     const int64_t slice = io[size_t(op.output)] ? -1 : sliceByteOffset(g, op);
     if (opKindInfo(op.kind).sharesInputBytes || slice >= 0) {
       parent[size_t(op.output)] = op.inputs[0], parentOffset[size_t(op.output)] = uint64_t(std::max<int64_t>(slice, 0));
-      if (slice >= 0) sliceStart[size_t(op.output)] = op.sliceStart[1];
+      if (slice >= 0) sliceStart[size_t(op.output)] = op.params<SliceParams>().start[1];
       continue;
     }
     if (op.kind != OpKind::Concat) continue;

@@ -4,6 +4,8 @@
 #include "compiler/Backend/OpValidation.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 namespace tpu::backend {
 
@@ -56,12 +58,10 @@ int64_t Tensor::numel() const {
   return n;
 }
 
-int64_t windowOutput(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t padA,
-                     int64_t padB) {
-  int64_t ke = (k - 1) * dilation + 1;
-  int64_t padded = in + padA + padB;
-  if (padded < ke || stride < 1) return 0;
-  return (padded - ke) / stride + 1;
+void Op::wrongParams() const {
+  std::fprintf(stderr, "internal error: %s '%s' holds the parameters of another kind\n", opKindName(kind),
+               name.c_str());
+  std::abort();
 }
 
 namespace {
@@ -131,45 +131,4 @@ Status Graph::validate() const {
   return Status::ok();
 }
 
-} // namespace tpu::backend
-
-namespace tpu::backend {
-TransposedPads transposedPads(const Op &op, const Tensor &x, const Tensor &y) {
-  return transposedPads(op.window, x.nchw(), y.nchw());
-}
-
-TransposedPads transposedPads(const WindowParams &p, const std::array<int64_t, 4> &xs,
-                              const std::array<int64_t, 4> &ys) {
-  int64_t keH = (p.kh - 1) * p.dilationH, keW = (p.kw - 1) * p.dilationW;
-  TransposedPads t;
-  t.top = keH - p.padTop, t.left = keW - p.padLeft;
-  // Output rows = (ih-1)*s + 1 + top + bottom - keH.
-  t.bottom = ys[2] - 1 + keH - (xs[2] - 1) * p.strideH - t.top;
-  t.right = ys[3] - 1 + keW - (xs[3] - 1) * p.strideW - t.left;
-  return t;
-}
-
-WindowParams effectiveWindow(const Op &op, const Tensor &x, const Tensor &y) {
-  WindowParams w = op.window;
-  auto xs = x.nchw(), ys = y.nchw();
-  int64_t needH = (ys[2] - 1) * w.strideH + (w.kh - 1) * w.dilationH + 1;
-  int64_t needW = (ys[3] - 1) * w.strideW + (w.kw - 1) * w.dilationW + 1;
-  w.padBottom = std::max(w.padBottom, needH - xs[2] - w.padTop);
-  w.padRight = std::max(w.padRight, needW - xs[3] - w.padLeft);
-  return w;
-}
-} // namespace tpu::backend
-
-namespace tpu::backend {
-std::vector<int64_t> averageTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation,
-                                 int64_t padA, int64_t padB, bool countPad) {
-  const int64_t lo = countPad ? -padA : 0, hi = countPad ? in + padB : in;
-  std::vector<int64_t> taps(size_t(std::max<int64_t>(out, 0)), 0);
-  for (int64_t o = 0; o < out; ++o)
-    for (int64_t t = 0; t < k; ++t) {
-      int64_t i = o * stride - padA + t * dilation;
-      taps[size_t(o)] += i >= lo && i < hi;
-    }
-  return taps;
-}
 } // namespace tpu::backend

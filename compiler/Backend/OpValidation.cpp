@@ -1,3 +1,4 @@
+#include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/OpValidation.h"
 
 #include <algorithm>
@@ -60,7 +61,7 @@ Status fitsInt16(int32_t multiplier) {
 }
 
 Status checkWindow(const OpCheck &c, const Tensor &x, bool fieldLimits) {
-  const WindowParams &w = c.op.window;
+  const WindowParams &w = c.op.params<WindowParams>();
   auto xs = x.nchw();
   const auto &ys = c.ys;
   if (w.kh < 1 || w.kw < 1 || w.strideH < 1 || w.strideW < 1 || w.dilationH < 1 || w.dilationW < 1)

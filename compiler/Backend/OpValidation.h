@@ -3,6 +3,7 @@
 #pragma once
 
 #include "compiler/Backend/Graph.h"
+#include "compiler/Backend/Ops/Window.h"
 #include "support/Status.h"
 
 #include <array>

@@ -8,6 +8,7 @@
 #include "compiler/Lowering/Lowering.h"
 #include "compiler/Lowering/QuantUtil.h"
 
+#include "compiler/Backend/Ops/Reduce.h"
 #include "compiler/Backend/QuantRef.h"
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"

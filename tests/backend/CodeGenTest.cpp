@@ -2,6 +2,10 @@
 // carrying layer names, the too-big error, graph validation errors, and
 // QuantRef's integer formulas on hand-computed values.
 #include "BackendHarness.h"
+#include "compiler/Backend/Ops/Activation.h"
+#include "compiler/Backend/Ops/Affine.h"
+#include "compiler/Backend/Ops/Upsample.h"
+#include "compiler/Backend/Ops/Window.h"
 
 #include "compiler/Backend/AddressAssigner.h"
 #include "compiler/Backend/LmemAllocator.h"
@@ -25,12 +29,13 @@ Graph smallCnn(DType t, int64_t n = 2) {
   WindowParams k3;
   k3.kh = k3.kw = 3, k3.padTop = k3.padBottom = k3.padLeft = k3.padRight = 1;
   Op &o1 = gb.op(OpKind::Conv, "conv1", {x, gb.weight("w1", {16, 3, 3, 3}, wt), gb.weight("b1", {16}, bt)}, c1);
-  o1.window = k3, o1.rshift = q ? 8 : 0;
+  o1.params<WindowParams>() = k3, o1.rshift = q ? 8 : 0;
   gb.op(OpKind::Relu, "relu1", {c1}, r1);
   Op &pool = gb.op(OpKind::Pool, "pool1", {r1}, p1);
-  pool.window.kh = pool.window.kw = 2, pool.window.strideH = pool.window.strideW = 2, pool.window.isMax = true;
+  WindowParams &pw = pool.params<WindowParams>();
+  pw.kh = pw.kw = 2, pw.strideH = pw.strideW = 2, pw.isMax = true;
   Op &o2 = gb.op(OpKind::Conv, "conv2", {p1, gb.weight("w2", {16, 16, 3, 3}, wt), gb.weight("b2", {16}, bt)}, c2);
-  o2.window = k3, o2.rshift = q ? 10 : 0, o2.relu = true;
+  o2.params<WindowParams>() = k3, o2.rshift = q ? 10 : 0, o2.relu = true;
   Op &add = gb.op(OpKind::Add, "add", {c2, p1}, a);
   add.relu = true;
   if (q) add.multipliers = {3, 5}, add.rshift = 2;
@@ -208,7 +213,7 @@ TEST(BackendGraph, ValidationNamesTheProblem) {
   Graph base = smallCnn(DType::I8);
   {
     Graph g = base;
-    g.ops[2].window.padTop = 16; // a conv takes it (as groups of kernel taps), a pool does not
+    g.ops[2].params<WindowParams>().padTop = 16; // a conv takes it (as groups of kernel taps), a pool does not
     expectError(g, "Pool 'pool1': pads must be in [0, 15]");
   }
   {
@@ -278,7 +283,7 @@ Graph detector(DType t) {
                                windowOutput(xs[3], k, s, 1, k / 2, k / 2)}, t);
     Op &o = gb.op(OpKind::Conv, name("conv"),
                   {x, gb.weight(name("w"), {oc, xs[1] / groups, k, k}, wt), gb.weight(name("b"), {oc}, bt)}, y);
-    o.window = p, o.relu = relu, o.rshift = q ? 8 : 0;
+    o.params<WindowParams>() = p, o.relu = relu, o.rshift = q ? 8 : 0;
     return y;
   };
   auto like = [&](int x, std::vector<int64_t> shape = {}) {
@@ -295,17 +300,17 @@ Graph detector(DType t) {
   int s1 = conv(g, 8, 1, 1, 1, true), s2 = conv(s1, 16, 1, 1, 1, false);
   int hs = like(s2);
   Op &aff = gb.op(OpKind::Affine, name("hsig"), {s2}, hs);
-  aff.alpha = 0.2f, aff.beta = 0.5f, aff.multipliers = {26, 64}, aff.rshift = 7;
+  aff.params<AffineParams>() = {0.2f, 0.5f}, aff.multipliers = {26, 64}, aff.rshift = 7;
   int hc = like(hs);
   Op &clip = gb.op(OpKind::Clip, name("clip"), {hs}, hc);
-  clip.clipMin = 0, clip.clipMax = q ? 1 : 1.0f;
+  clip.params<ClipParams>() = {0, q ? 1 : 1.0f};
   int se = like(d1);
   Op &mul = gb.op(OpKind::Mul, name("se"), {d1, hc}, se);
   if (q) mul.multipliers = {90}, mul.rshift = 7;
   int c2 = conv(se, 24, 3, 2, 1, true);           // 12x10
   int up = like(c2, {2, 24, 24, 20});
   Op &u = gb.op(OpKind::Upsample, name("up"), {c2}, up);
-  u.scaleH = u.scaleW = 2;
+  u.params<UpsampleParams>() = {2, 2};
   int cat = like(up, {2, 40, 24, 20});
   gb.op(OpKind::Concat, name("cat"), {up, se}, cat);
   int head = conv(cat, 8, 3, 1, 1, true);
@@ -314,7 +319,7 @@ Graph detector(DType t) {
   dp.kh = dp.kw = 2, dp.strideH = dp.strideW = 2;
   Op &dc = gb.op(OpKind::ConvTranspose, name("deconv"),
                  {head, gb.weight(name("w"), {8, 4, 2, 2}, wt), gb.weight(name("b"), {4}, bt)}, deconv);
-  dc.window = dp, dc.rshift = q ? 7 : 0;
+  dc.params<WindowParams>() = dp, dc.rshift = q ? 7 : 0;
   int prob = like(deconv);
   if (q) {
     Tensor tb;

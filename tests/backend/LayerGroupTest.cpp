@@ -3,6 +3,9 @@
 // the DP search vs op by op on a small CNN (identical bytes, fewer
 // estimated cycles); invalid groups are refused.
 #include "BackendHarness.h"
+#include "compiler/Backend/Ops/Activation.h"
+#include "compiler/Backend/Ops/Affine.h"
+#include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/AddressAssigner.h"
 
 using namespace tpu;
@@ -42,7 +45,7 @@ struct Chain {
     int b = gb.weight("b" + std::to_string(n), {oc}, q() ? DType::I16 : DType::F32);
     cur = next(oc, oh, ow);
     Op &o = gb.op(OpKind::Conv, "conv" + std::to_string(n), {in, w, b}, cur);
-    o.window = p, o.rshift = q() ? 9 : 0;
+    o.params<WindowParams>() = p, o.rshift = q() ? 9 : 0;
     return o;
   }
   Op &pool(bool isMax, WindowParams p) {
@@ -50,7 +53,7 @@ struct Chain {
     cur = next(s[1], windowOutput(s[2], p.kh, p.strideH, 1, p.padTop, p.padBottom),
                windowOutput(s[3], p.kw, p.strideW, 1, p.padLeft, p.padRight));
     Op &o = gb.op(OpKind::Pool, "pool" + std::to_string(n), {in}, cur);
-    o.window = p, o.window.isMax = isMax;
+    o.params<WindowParams>() = p, o.params<WindowParams>().isMax = isMax;
     if (!isMax) o.multipliers = {q() ? 29 : 1}, o.rshift = q() ? 8 : 0;
     return o;
   }
@@ -58,10 +61,10 @@ struct Chain {
     int in = cur;
     cur = next(s[1], s[2], s[3]);
     Op &o = gb.op(k, opKindName(k) + std::to_string(n), {in}, cur);
-    if (k == OpKind::LeakyRelu) o.alpha = 0.2f, o.multipliers = {26}, o.rshift = 7;
-    if (k == OpKind::Clip) o.clipMin = q() ? -30 : -0.3f, o.clipMax = q() ? 100 : 0.4f;
+    if (k == OpKind::LeakyRelu) o.params<LeakyReluParams>().alpha = 0.2f, o.multipliers = {26}, o.rshift = 7;
+    if (k == OpKind::Clip) o.params<ClipParams>() = {q() ? -30 : -0.3f, q() ? 100 : 0.4f};
     if (k == OpKind::Requant) o.multipliers = {77}, o.rshift = 6;
-    if (k == OpKind::Affine) o.alpha = 0.2f, o.beta = 0.5f, o.multipliers = {51, 300}, o.rshift = 6;
+    if (k == OpKind::Affine) o.params<AffineParams>() = {0.2f, 0.5f}, o.multipliers = {51, 300}, o.rshift = 6;
     return o;
   }
   Op &binary(OpKind k, int other) {
@@ -399,13 +402,13 @@ Graph resnet50(DType t, int64_t n) {
     int w = gb.weight("w" + std::to_string(count), {oc, xs[1], k, k}, q ? DType::I8 : DType::F32);
     int b = gb.weight("b" + std::to_string(count), {oc}, q ? DType::I16 : DType::F32);
     Op &o = gb.op(OpKind::Conv, "conv" + std::to_string(count++), {x, w, b}, y);
-    o.window = win(k, s, pad), o.relu = relu, o.rshift = q ? 8 : 0;
+    o.params<WindowParams>() = win(k, s, pad), o.relu = relu, o.rshift = q ? 8 : 0;
     return y;
   };
   int x = gb.act("input", {n, 3, 224, 224}, t);
   int p = gb.act("pool", {n, 64, 56, 56}, t);
   Op &mp = gb.op(OpKind::Pool, "maxpool", {conv(x, 64, 7, 2, true)}, p);
-  mp.window = win(3, 2, 1), mp.window.isMax = true;
+  mp.params<WindowParams>() = win(3, 2, 1), mp.params<WindowParams>().isMax = true;
   int cur = p;
   const int blocks[4] = {3, 4, 6, 3};
   for (int s = 0; s < 4; ++s)

@@ -4,6 +4,16 @@
 // group partly empty, and a small-LMEM configuration that forces slices
 // along N, C and H (with halo rows for windows).
 #include "BackendHarness.h"
+#include "compiler/Backend/Ops/Activation.h"
+#include "compiler/Backend/Ops/Affine.h"
+#include "compiler/Backend/Ops/Fc.h"
+#include "compiler/Backend/Ops/Move.h"
+#include "compiler/Backend/Ops/Reduce.h"
+#include "compiler/Backend/Ops/Resize.h"
+#include "compiler/Backend/Ops/Slice.h"
+#include "compiler/Backend/Ops/Unary.h"
+#include "compiler/Backend/Ops/Upsample.h"
+#include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/FloatKernels.h"
 
 using namespace tpu;
@@ -44,7 +54,7 @@ protected:
     std::vector<int> in{x, wt};
     if (bias) in.push_back(gb.weight("b", {oc}, biasType()));
     Op &o = gb.op(OpKind::Conv, "conv", in, y);
-    o.window = p, o.relu = relu, o.rshift = int8() ? 9 : 0;
+    o.params<WindowParams>() = p, o.relu = relu, o.rshift = int8() ? 9 : 0;
     gb.g.inputs = {x}, gb.g.outputs = {y};
     auto rep = expectMatchesReference(gb.g, opts());
     if (GetParam().smallLmem) {
@@ -103,7 +113,8 @@ TEST_P(OpTest, ConvTranspose) {
                   {x, gb.weight("w", {geo.ic, geo.oc / geo.groups, geo.k, geo.k}, weightType()),
                    gb.weight("b", {geo.oc}, biasType())},
                   y);
-    o.window = win(geo.k, geo.s, geo.pad, geo.dil, geo.groups), o.rshift = int8() ? 8 : 0, o.relu = true;
+    o.params<WindowParams>() = win(geo.k, geo.s, geo.pad, geo.dil, geo.groups);
+    o.rshift = int8() ? 8 : 0, o.relu = true;
     gb.g.inputs = {x}, gb.g.outputs = {y};
     SCOPED_TRACE("k" + std::to_string(geo.k) + " s" + std::to_string(geo.s) + " p" + std::to_string(geo.pad) +
                  " g" + std::to_string(geo.groups) + " d" + std::to_string(geo.dil) + " op" +
@@ -123,7 +134,7 @@ TEST_P(OpTest, ConvTransposeRowsWithoutInput) {
   int x = gb.act("x", {1, ic, ih, iw}, t()), y = gb.act("y", {1, oc, (ih - 1) * s + 1 + 2, (iw - 1) * s + 1}, t());
   Op &o = gb.op(OpKind::ConvTranspose, "deconv",
                 {x, gb.weight("w", {ic, oc, 1, 1}, weightType()), gb.weight("b", {oc}, biasType())}, y);
-  o.window = win(1, s, 0), o.window.strideW = s, o.rshift = int8() ? 5 : 0;
+  o.params<WindowParams>() = win(1, s, 0), o.params<WindowParams>().strideW = s, o.rshift = int8() ? 5 : 0;
   gb.g.inputs = {x}, gb.g.outputs = {y};
   Options opt = opts();
   opt.hw = smallLmem(int8() ? 8 * 1024 : 32 * 1024); // int8 at batch 1 is 1N: a quarter of fp32's bytes
@@ -143,7 +154,7 @@ TEST_P(OpTest, Pools) {
       int64_t ow = windowOutput(20, 3, 2, 1, 1, 1) + (ceil ? 1 : 0);
       int y = gb.act("y", {5, 67, oh, ow}, t());
       Op &o = gb.op(OpKind::Pool, "pool", {x}, y);
-      o.window = p;
+      o.params<WindowParams>() = p;
       if (!isMax) o.multipliers = {int8() ? 57 : 1}, o.rshift = int8() ? 9 : 0;
       // Ceil mode's last windows cover fewer taps: one multiplier per count.
       if (!isMax && ceil && int8()) o.multipliers = {255, 228, 152, 114, 91, 76, 65, 57, 51};
@@ -171,7 +182,7 @@ TEST_P(OpTest, PoolsWithPartialWindows) {
     int64_t ow = windowOutput(geo.w, p.kw, p.strideW, p.dilationW, p.padLeft, p.padRight) + (geo.ceil ? 1 : 0);
     int y = gb.act("y", {5, 67, oh, ow}, t());
     Op &o = gb.op(OpKind::Pool, "pool", {x}, y);
-    o.window = p;
+    o.params<WindowParams>() = p;
     if (!geo.isMax && int8()) {
       for (int64_t taps = 1; taps <= p.kh * p.kw; ++taps) o.multipliers.push_back(int32_t(255 / taps));
       o.rshift = 8;
@@ -221,7 +232,7 @@ TEST(BackendSigmoid, Fp32WholeSlicedAndGrouped) {
   int x = gb.act("x", {3, 70, 11, 13}, f), s = gb.act("s", {3, 70, 11, 13}, f);
   int y = gb.act("y", {3, 70, 11, 13}, f);
   Op &scale = gb.op(OpKind::Affine, "spread", {x}, s);
-  scale.alpha = 25.0f; // inputs in [-25, 25]: past the clamp too
+  scale.params<AffineParams>().alpha = 25.0f; // inputs in [-25, 25]: past the clamp too
   gb.op(OpKind::Sigmoid, "sigmoid", {s}, y);
   gb.g.inputs = {x}, gb.g.outputs = {y};
   for (bool small : {false, true})
@@ -276,16 +287,16 @@ TEST_P(OpTest, Activations) {
     int y = gb.act("y", {5, 65, 13, 7}, t());
     Op &o = gb.op(k, "act", {x}, y);
     if (k == OpKind::LeakyRelu) {
-      o.alpha = 0.1f;
+      o.params<LeakyReluParams>().alpha = 0.1f;
       if (int8()) o.multipliers = {13}, o.rshift = 7;
     }
     if (k == OpKind::Affine) {
-      o.alpha = 0.1666667f, o.beta = 0.5f, o.relu = true;
+      o.params<AffineParams>() = {0.1666667f, 0.5f}, o.relu = true;
       if (int8()) o.multipliers = {43, -1000}, o.rshift = 8;
     }
     if (k == OpKind::Clip) {
-      o.clipMin = int8() ? -20.0f : -0.25f;
-      o.clipMax = int8() ? 90.0f : 0.5f;
+      o.params<ClipParams>().min = int8() ? -20.0f : -0.25f;
+      o.params<ClipParams>().max = int8() ? 90.0f : 0.5f;
     }
     gb.g.inputs = {x}, gb.g.outputs = {y};
     SCOPED_TRACE(opKindName(k));
@@ -326,7 +337,7 @@ TEST_P(OpTest, AffinePerChannelInAGroupAfterConv) {
   int x = gb.act("x", {3, 5, 21, 13}, t()), h = gb.act("h", {3, c, 21, 13}, t());
   int y = gb.act("y", {3, c, 21, 13}, t());
   Op &cv = gb.op(OpKind::Conv, "conv", {x, gb.weight("w", {c, 5, 3, 3}, weightType())}, h);
-  cv.window = win(3, 1, 1), cv.rshift = int8() ? 7 : 0;
+  cv.params<WindowParams>() = win(3, 1, 1), cv.rshift = int8() ? 7 : 0;
   int sc = gb.weight("scale", {c}, int8() ? DType::I16 : DType::F32);
   int bi = gb.weight("bias", {c}, int8() ? DType::I32 : DType::F32);
   if (int8())
@@ -380,7 +391,7 @@ TEST_P(OpTest, FcTransposedInput) {
   int x = gb.act("x", {37, 70}, t());
   int y = gb.act("y", {70, 150}, t());
   Op &o = gb.op(OpKind::Fc, "fc", {x, gb.weight("w", {150, 37}, weightType()), gb.weight("b", {150}, biasType())}, y);
-  o.transposedInput = true, o.rshift = int8() ? 8 : 0;
+  o.params<FcParams>().transposedInput = true, o.rshift = int8() ? 8 : 0;
   gb.g.inputs = {x}, gb.g.outputs = {y};
   expectMatchesReference(gb.g, opts());
 }
@@ -446,7 +457,7 @@ TEST_P(OpTest, FcTransposedTooWideIsAnError) {
   int x = gb.act("x", {5000, 3}, t());
   int y = gb.act("y", {3, 70}, t());
   Op &o = gb.op(OpKind::Fc, "fc", {x, gb.weight("w", {70, 5000}, weightType()), gb.weight("b", {70}, biasType())}, y);
-  o.rshift = int8() ? 12 : 0, o.transposedInput = true;
+  o.rshift = int8() ? 12 : 0, o.params<FcParams>().transposedInput = true;
   gb.g.inputs = {x}, gb.g.outputs = {y};
   auto m = compileToBmodel(gb.g, opts());
   ASSERT_FALSE(m.isOk());
@@ -462,7 +473,7 @@ TEST_P(OpTest, ConcatUpsampleReshape) {
   int r = gb.act("r", {5, 73 * 12 * 21}, t());
   gb.op(OpKind::Concat, "cat", {a, b}, c);
   Op &up = gb.op(OpKind::Upsample, "up", {c}, u);
-  up.scaleH = 2, up.scaleW = 3;
+  up.params<UpsampleParams>() = {2, 3};
   gb.op(OpKind::Reshape, "flat", {u}, r);
   gb.g.inputs = {a, b}, gb.g.outputs = {c, r};
   expectMatchesReference(gb.g, opts());
@@ -475,7 +486,7 @@ TEST_P(OpTest, UpsampleFactors) {
     GraphBuilder gb;
     int x = gb.act("x", {5, 67, 12, 9}, t()), y = gb.act("y", {5, 67, 12 * sh, 9 * sw}, t());
     Op &o = gb.op(OpKind::Upsample, "up", {x}, y);
-    o.scaleH = sh, o.scaleW = sw;
+    o.params<UpsampleParams>() = {sh, sw};
     gb.g.inputs = {x}, gb.g.outputs = {y};
     SCOPED_TRACE(std::to_string(sh) + "x" + std::to_string(sw));
     auto rep = expectMatchesReference(gb.g, opts());
@@ -503,8 +514,8 @@ TEST_P(OpTest, ResizeAnyScale) {
     int x = gb.act("x", {5, 67, geo.h, geo.w}, t()), y = gb.act("y", {5, 67, geo.oh, geo.ow}, t());
     Op &o = gb.op(OpKind::Resize, "resize", {x}, y);
     const auto p = kernels::resizeParams(geo.mode, geo.coord, geo.nearest);
-    o.resizeH = kernels::resizeTaps(geo.h, geo.oh, double(geo.oh) / double(geo.h), p);
-    o.resizeW = kernels::resizeTaps(geo.w, geo.ow, double(geo.ow) / double(geo.w), p);
+    o.params<ResizeParams>().h = kernels::resizeTaps(geo.h, geo.oh, double(geo.oh) / double(geo.h), p);
+    o.params<ResizeParams>().w = kernels::resizeTaps(geo.w, geo.ow, double(geo.ow) / double(geo.w), p);
     gb.g.inputs = {x}, gb.g.outputs = {y};
     SCOPED_TRACE(std::string(geo.mode) + " " + geo.coord + " " + std::to_string(geo.oh) + "x" + std::to_string(geo.ow));
     auto rep = expectMatchesReference(gb.g, opts(), 1, /*fp32BitExact=*/true);
@@ -533,7 +544,7 @@ TEST_P(OpTest, SliceStrides) {
     int x = gb.act("x", {sc.in[0], sc.in[1], sc.in[2], sc.in[3]}, t());
     int y = gb.act("y", {sc.out[0], sc.out[1], sc.out[2], sc.out[3]}, t());
     Op &o = gb.op(OpKind::Slice, "slice", {x}, y);
-    o.sliceStart = sc.start, o.sliceStep = sc.step;
+    o.params<SliceParams>() = {sc.start, sc.step};
     gb.g.inputs = {x}, gb.g.outputs = {y};
     SCOPED_TRACE("input n " + std::to_string(sc.in[0]) + " c " + std::to_string(sc.in[1]));
     expectMatchesReference(gb.g, opts(), 7, /*fp32BitExact=*/true);
@@ -544,7 +555,7 @@ TEST(BackendSlice, ReadingPastTheInputIsAnError) {
   GraphBuilder gb;
   int x = gb.act("x", {1, 4, 8, 8}, DType::F32), y = gb.act("y", {1, 4, 8, 3}, DType::F32);
   Op &o = gb.op(OpKind::Slice, "slice", {x}, y);
-  o.sliceStart = {0, 0, 0, 2}, o.sliceStep = {1, 1, 1, 3};
+  o.params<SliceParams>() = {{0, 0, 0, 2}, {1, 1, 1, 3}};
   gb.g.inputs = {x}, gb.g.outputs = {y};
   auto st = gb.g.validate();
   ASSERT_FALSE(st.isOk());
@@ -584,7 +595,7 @@ TEST_P(OpTest, MoveBoxes) {
     for (size_t i = 0; i < mc.ins.size(); ++i) ins.push_back(gb.act("x" + std::to_string(i), mc.ins[i], t()));
     int y = gb.act("y", mc.out, t());
     Op &o = gb.op(OpKind::Move, "move", ins, y);
-    o.pieces = mc.pieces, o.fills = mc.fills, o.fillValue = int8() ? -3.0f : -1.5f;
+    o.params<MoveParams>() = {mc.pieces, mc.fills, int8() ? -3.0f : -1.5f};
     gb.g.inputs = ins, gb.g.outputs = {y};
     SCOPED_TRACE(mc.what);
     expectMatchesReference(gb.g, opts(), 7, /*fp32BitExact=*/true);
@@ -599,7 +610,8 @@ TEST_P(OpTest, MoveBoxes) {
 TEST(BackendMove, Int8PermuteAcrossItemsCutsRowsFirst) {
   GraphBuilder gb;
   int x = gb.act("x", {20, 3, 8}, DType::I8), y = gb.act("y", {3, 8, 20}, DType::I8);
-  gb.op(OpKind::Move, "move", {x}, y).pieces = {{0, {1, 1, 24, 20}, 0, 0, {0, 0, 1, 24}, {0, 0, 20, 1}}};
+  gb.op(OpKind::Move, "move", {x}, y).params<MoveParams>().pieces = {
+      {0, {1, 1, 24, 20}, 0, 0, {0, 0, 1, 24}, {0, 0, 20, 1}}};
   gb.g.inputs = {x}, gb.g.outputs = {y};
   auto rep = expectMatchesReference(gb.g, Options{}, 5);
   EXPECT_EQ(rep.ops.at(0).gdmaCommands, 20u * 3u);
@@ -609,7 +621,7 @@ TEST(BackendMove, BoxesOutsideTheTensorsOrGapsAreErrors) {
   auto check = [](MovePiece piece, const char *message) {
     GraphBuilder gb;
     int x = gb.act("x", {1, 2, 3, 4}, DType::F32), y = gb.act("y", {1, 2, 3, 4}, DType::F32);
-    gb.op(OpKind::Move, "move", {x}, y).pieces = {piece};
+    gb.op(OpKind::Move, "move", {x}, y).params<MoveParams>().pieces = {piece};
     gb.g.inputs = {x}, gb.g.outputs = {y};
     auto st = gb.g.validate();
     ASSERT_FALSE(st.isOk());
@@ -651,7 +663,7 @@ TEST_P(OpTest, ReduceAnyAxes) {
       int x = gb.act("x", rc.in, t());
       int y = gb.act("y", rc.out, t());
       Op &o = gb.op(OpKind::Reduce, "reduce", {x}, y);
-      o.reduceMode = m, o.reduceAxes = rc.axes;
+      o.params<ReduceParams>() = {m, rc.axes};
       if (int8() && (m == ReduceMode::Sum || m == ReduceMode::Mean)) o.multipliers = {37}, o.rshift = 8;
       gb.g.inputs = {x}, gb.g.outputs = {y};
       SCOPED_TRACE("mode " + std::to_string(int(m)) + " input n " + std::to_string(rc.in[0]) + " rank " +
@@ -665,14 +677,14 @@ TEST(BackendReduce, Int8LayoutsItCannotMoveAreErrors) {
   GraphBuilder gb;
   int x = gb.act("x", {6, 3, 4, 5}, DType::I8), y = gb.act("y", {1, 3, 4, 5}, DType::I8);
   Op &o = gb.op(OpKind::Reduce, "reduce", {x}, y);
-  o.reduceMode = ReduceMode::Max, o.reduceAxes = {true, false, false, false};
+  o.params<ReduceParams>() = {ReduceMode::Max, {true, false, false, false}};
   gb.g.inputs = {x}, gb.g.outputs = {y};
   auto st = gb.g.validate();
   ASSERT_FALSE(st.isOk());
   EXPECT_EQ(st.message(), "Reduce 'reduce': an int8 reduction over a batch of more than 4 items (4N groups)");
   gb.g.tensors[size_t(x)].dtype = gb.g.tensors[size_t(y)].dtype = DType::F32;
   EXPECT_TRUE(gb.g.validate().isOk());
-  o.reduceMode = ReduceMode::Prod;
+  o.params<ReduceParams>().mode = ReduceMode::Prod;
   gb.g.tensors[size_t(x)].shape = {3, 3, 4, 5};
   gb.g.tensors[size_t(x)].dtype = gb.g.tensors[size_t(y)].dtype = DType::I8;
   st = gb.g.validate();
@@ -704,7 +716,7 @@ TEST(BackendLayerNorm, Fp32WholeAndSliced) {
       if (nc.params >= 1) in.push_back(gb.weight("scale", {count}, DType::F32));
       if (nc.params >= 2) in.push_back(gb.weight("bias", {count}, DType::F32));
       Op &o = gb.op(OpKind::LayerNorm, "ln", in, y);
-      o.reduceAxes = nc.axes, o.epsilon = 1e-5f;
+      o.params<LayerNormParams>() = {nc.axes, 1e-5f};
       gb.g.inputs = {x}, gb.g.outputs = {y};
       Options opt;
       if (small) opt.hw = smallLmem(16 * 1024);
@@ -721,7 +733,7 @@ TEST(BackendSlice, Int8KeepingAllItemsIsOneWordCopy) {
   GraphBuilder gb;
   int x = gb.act("x", {6, 9, 5, 7}, DType::I8), y = gb.act("y", {6, 4, 2, 7}, DType::I8);
   Op &o = gb.op(OpKind::Slice, "slice", {x}, y);
-  o.sliceStart = {0, 1, 1, 0}, o.sliceStep = {1, 2, 2, 1};
+  o.params<SliceParams>() = {{0, 1, 1, 0}, {1, 2, 2, 1}};
   gb.g.inputs = {x}, gb.g.outputs = {y};
   auto rep = expectMatchesReference(gb.g, Options{}, 7, /*fp32BitExact=*/true);
   EXPECT_EQ(rep.ops.at(0).gdmaCommands, 1u);
@@ -735,7 +747,7 @@ TEST(BackendReduce, FullSumSpreadsOverTheLanes) {
     GraphBuilder gb;
     int x = gb.act("x", {4, 256, 4, 18}, t), y = gb.act("y", {1, 1, 1, 1}, t);
     Op &o = gb.op(OpKind::Reduce, "mean", {x}, y);
-    o.reduceMode = ReduceMode::Mean, o.reduceAxes = {true, true, true, true};
+    o.params<ReduceParams>() = {ReduceMode::Mean, {true, true, true, true}};
     if (t == DType::I8) o.multipliers = {37}, o.rshift = 14;
     gb.g.inputs = {x}, gb.g.outputs = {y};
     SCOPED_TRACE(dtypeName(t));
@@ -761,7 +773,7 @@ TEST(BackendInPlace, ChannelSlicesAndConcatInputs) {
       int r1 = act("r1", 35), cat = act("cat", 105), cat2 = act("cat2", 70), y1 = act("y1", 105), y2 = act("y2", 70);
       gb.op(OpKind::Relu, "a", {x}, a);
       gb.op(OpKind::Slice, "s0", {a}, s0);
-      gb.op(OpKind::Slice, "s1", {a}, s1).sliceStart = {0, 35, 0, 0};
+      gb.op(OpKind::Slice, "s1", {a}, s1).params<SliceParams>().start = {0, 35, 0, 0};
       gb.op(OpKind::Relu, "r0", {s0}, r0);
       gb.op(OpKind::Relu, "r1", {s1}, r1);
       gb.op(OpKind::Concat, "cat", {s0, s1, r0}, cat);
@@ -797,7 +809,7 @@ TEST(BackendSoftmax, Fp32AnyAxisWholeAndSliced) {
       for (const auto &sc : cases) {
         GraphBuilder gb;
         int x = gb.act("x", sc.in, DType::F32), y = gb.act("y", sc.in, DType::F32);
-        gb.op(k, "softmax", {x}, y).reduceAxes = sc.axes;
+        gb.op(k, "softmax", {x}, y).params<SoftmaxParams>().axes = sc.axes;
         gb.g.inputs = {x}, gb.g.outputs = {y};
         Options opt;
         if (small) opt.hw = smallLmem(8 * 1024);
@@ -856,9 +868,10 @@ TEST_P(Int8OpTest, DepthwiseAccumulatorIntoPointwise) {
     const int64_t c = 40, oc = 70;
     int x = gb.act("x", {2, c, 15, 11}, DType::I8), dw = gb.act("dw", {2, c, 15, 11}, DType::I16);
     int pw = gb.act("pw", {2, oc, 15, 11}, DType::I16), y = gb.act("y", {2, oc, 15, 11}, DType::I8);
-    gb.op(OpKind::Conv, "dw", {x, gb.weight("wd", {c, 1, 3, 3}, DType::I8)}, dw).window = win(3, 1, 1, 1, c);
+    gb.op(OpKind::Conv, "dw", {x, gb.weight("wd", {c, 1, 3, 3}, DType::I8)}, dw).params<WindowParams>() =
+        win(3, 1, 1, 1, c);
     Op &p = gb.op(OpKind::Conv, "pw", {dw, gb.weight("wp", {oc, c, 1, 1}, DType::I8)}, pw);
-    p.window = win(1, 1, 0), p.rshift = 9;
+    p.params<WindowParams>() = win(1, 1, 0), p.rshift = 9;
     int sc = gb.weight("scale", {oc}, DType::I16), bi = gb.weight("bias", {oc}, DType::I32);
     gb.op(OpKind::Affine, "requant", {pw, sc, bi}, y).rshift = 18;
     gb.g.inputs = {x}, gb.g.outputs = {y};
@@ -884,7 +897,7 @@ TEST_P(Int8OpTest, ConvInt16AccumulatorThenAffine) {
       int x = gb.act("x", {3, ic, 19, 13}, DType::I8), acc = gb.act("acc", {3, c, 19, 13}, DType::I16);
       int y = gb.act("y", {3, c, 19, 13}, DType::U8);
       Op &cv = gb.op(OpKind::Conv, "conv", {x, gb.weight("w", {c, ic / groups, 3, 3}, DType::I8)}, acc);
-      cv.window = win(3, 1, 1, 1, groups), cv.rshift = 3;
+      cv.params<WindowParams>() = win(3, 1, 1, 1, groups), cv.rshift = 3;
       int sc = gb.weight("scale", {c}, DType::I16), bi = gb.weight("bias", {c}, DType::I32);
       for (int64_t i = 0; i < c; ++i) {
         int32_t v = int32_t(i * 977 - 30000);
@@ -917,7 +930,7 @@ TEST(BackendInt16, OnlyConvAndAffine) {
   int px = pool.act("x", {1, 8, 4, 4}, DType::I16), py = pool.act("y", {1, 8, 2, 2}, DType::I16);
   WindowParams p = win(2, 2, 0);
   p.isMax = true;
-  pool.op(OpKind::Pool, "pool", {px}, py).window = p;
+  pool.op(OpKind::Pool, "pool", {px}, py).params<WindowParams>() = p;
   pool.g.inputs = {px}, pool.g.outputs = {py};
   st = pool.g.validate();
   ASSERT_FALSE(st);
@@ -968,7 +981,7 @@ TEST_P(Int8OpTest, Uint8Activations) {
   int x = gb.act("x", {2, 9, 12, 12}, DType::U8);
   int y = gb.act("y", {2, 9, 6, 6}, DType::U8);
   Op &o = gb.op(OpKind::Pool, "maxpool", {x}, y);
-  o.window = win(2, 2, 0), o.window.isMax = true;
+  o.params<WindowParams>() = win(2, 2, 0), o.params<WindowParams>().isMax = true;
   gb.g.inputs = {x}, gb.g.outputs = {y};
   expectMatchesReference(gb.g, opts());
 }
@@ -1078,9 +1091,9 @@ TEST(BackendUnary, CommandsMatchTheReferenceBitForBit) {
     Op &spread = gb.op(OpKind::Affine, "spread", {x}, s);
     // Inputs in [lo, hi] (capped: the recipes' edges are checked above).
     const float lo = std::max(fn.lo, -90.0f), hi = std::min(fn.hi, 90.0f);
-    spread.alpha = (hi - lo) / 2, spread.beta = (hi + lo) / 2;
+    spread.params<AffineParams>() = {(hi - lo) / 2, (hi + lo) / 2};
     Op &u = gb.op(OpKind::Unary, "fn", {s}, y);
-    u.unary = fn.kind, u.alpha = fn.a, u.beta = fn.b;
+    u.params<UnaryParams>() = {fn.kind, fn.a, fn.b};
     gb.g.inputs = {x}, gb.g.outputs = {y};
     SCOPED_TRACE(unaryName(fn.kind));
     for (bool small : {false, true})
@@ -1098,7 +1111,7 @@ TEST(BackendUnary, RejectsInt8AndFunctionsWithoutRecipe) {
   GraphBuilder gb;
   int x = gb.act("x", {1, 4, 2, 2}, DType::F32), y = gb.act("y", {1, 4, 2, 2}, DType::F32);
   Op &u = gb.op(OpKind::Unary, "fn", {x}, y);
-  u.unary = UnaryKind::Sigmoid;
+  u.params<UnaryParams>().function = UnaryKind::Sigmoid;
   gb.g.inputs = {x}, gb.g.outputs = {y};
   auto st = gb.g.validate();
   ASSERT_FALSE(st);
@@ -1138,7 +1151,7 @@ TEST(BackendBinary, Fp32BroadcastEveryKind) {
         if (k == OpKind::Pow) {
           base = gb.act("pos", bc.a, DType::F32);
           Op &sh = gb.op(OpKind::Affine, "shift", {a}, base);
-          sh.alpha = 2.0f, sh.beta = 2.5f;
+          sh.params<AffineParams>() = {2.0f, 2.5f};
         }
         Op &o = gb.op(k, "op", {base, b}, y);
         o.relu = k == OpKind::Add;

@@ -2,6 +2,7 @@
 // backend gives the reference's bytes; the sim backend (SystemC, when built)
 // times the grouped and the op-by-op bmodel, and the grouped one is faster.
 #include "BackendHarness.h"
+#include "compiler/Backend/Ops/Window.h"
 
 #include "runtime/Runtime.h"
 
@@ -33,7 +34,7 @@ Graph cnn(DType t, int64_t n) {
                   {in, gb.weight(std::string(name) + ".w", {32, ic, 3, 3}, wt),
                    gb.weight(std::string(name) + ".b", {32}, bt)},
                   out);
-    o.window = k3(stride), o.relu = relu, o.rshift = q ? 9 : 0;
+    o.params<WindowParams>() = k3(stride), o.relu = relu, o.rshift = q ? 9 : 0;
   };
   conv("conv1", x, c1, 3, 2, true);
   conv("conv2", c1, c2, 32, 1, true);
@@ -42,7 +43,8 @@ Graph cnn(DType t, int64_t n) {
   add.relu = true;
   if (q) add.multipliers = {1, 1}, add.rshift = 1;
   Op &pool = gb.op(OpKind::Pool, "pool", {a}, p);
-  pool.window.kh = pool.window.kw = 2, pool.window.strideH = pool.window.strideW = 2, pool.window.isMax = true;
+  WindowParams &pw = pool.params<WindowParams>();
+  pw.kh = pw.kw = 2, pw.strideH = pw.strideW = 2, pw.isMax = true;
   Op &gap = gb.op(OpKind::GlobalAvgPool, "gap", {p}, g);
   gap.multipliers = {q ? 128 : 1}, gap.rshift = q ? 15 : 0;
   Op &fc = gb.op(OpKind::Fc, "fc", {g, gb.weight("fc.w", {10, 32}, wt), gb.weight("fc.b", {10}, bt)}, y);

@@ -1,4 +1,5 @@
 // Relu, LeakyRelu and Clip: one activation input, element by element.
+#include "compiler/Backend/Ops/Activation.h"
 #include "compiler/Backend/ElementwiseEmitter.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -22,8 +23,8 @@ Status validateRelu(const OpCheck &c) { return c.unaryInput(); }
 Status validateLeakyRelu(const OpCheck &c) {
   TPU_RETURN_IF_ERROR(c.unaryInput());
   TPU_RETURN_IF_ERROR(c.needMultipliers(1));
-  if (!c.int8 && !(c.op.alpha >= 0.0f && c.op.alpha <= 1.0f))
-    return makeError("alpha ", c.op.alpha, " is outside [0, 1]");
+  const float alpha = c.op.params<LeakyReluParams>().alpha;
+  if (!c.int8 && !(alpha >= 0.0f && alpha <= 1.0f)) return makeError("alpha ", alpha, " is outside [0, 1]");
   if (c.int8 && (c.op.multipliers[0] < -128 || c.op.multipliers[0] > 127))
     return makeError("multiplier ", c.op.multipliers[0], " does not fit int8");
   return Status::ok();
@@ -31,8 +32,8 @@ Status validateLeakyRelu(const OpCheck &c) {
 
 Status validateClip(const OpCheck &c) {
   TPU_RETURN_IF_ERROR(c.unaryInput());
-  if (!(c.op.clipMin <= c.op.clipMax))
-    return makeError("clip bounds [", c.op.clipMin, ", ", c.op.clipMax, "] are empty");
+  const ClipParams &p = c.op.params<ClipParams>();
+  if (!(p.min <= p.max)) return makeError("clip bounds [", p.min, ", ", p.max, "] are empty");
   return Status::ok();
 }
 
@@ -43,15 +44,16 @@ void evaluateRelu(const RefArgs &r, Bytes &out) {
 void evaluateLeakyRelu(const RefArgs &r, Bytes &out) {
   const Op &op = r.op;
   const DType t = r.y.dtype;
+  const float alpha = op.params<LeakyReluParams>().alpha;
   mapElements(r, out, [&](int64_t v) { return int8LeakyRelu(v, op, t); },
-              [&](float v) { return std::max(v, v * op.alpha); });
+              [&](float v) { return std::max(v, v * alpha); });
 }
 
 void evaluateClip(const RefArgs &r, Bytes &out) {
-  const Op &op = r.op;
-  const int64_t lo = int64_t(op.clipMin), hi = int64_t(op.clipMax);
+  const ClipParams &p = r.op.params<ClipParams>();
+  const int64_t lo = int64_t(p.min), hi = int64_t(p.max);
   mapElements(r, out, [&](int64_t v) { return std::min(std::max(v, lo), hi); },
-              [&](float v) { return std::min(std::max(v, op.clipMin), op.clipMax); });
+              [&](float v) { return std::min(std::max(v, p.min), p.max); });
 }
 
 class ReluOp : public ElementwiseOp {
@@ -72,10 +74,13 @@ public:
   uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &tmp, int64_t, int64_t,
                      uint16_t wait) override {
     const LocalTensor &a = ins[0];
-    if (isFloat()) elementwise(EuOp::Mul, tmp[0], a.operand(hw_), constantF(op_.alpha), 0, false, wait);
+    if (isFloat()) elementwise(EuOp::Mul, tmp[0], a.operand(hw_), constantF(p_.alpha), 0, false, wait);
     else elementwise(EuOp::Mul, tmp[0], a.operand(hw_), constant(DType::I8, op_.multipliers[0]), op_.rshift, false, wait);
     return elementwise(EuOp::Max, y, a.operand(hw_), tmp[0].operand(hw_), 0, false, wait);
   }
+
+private:
+  const LeakyReluParams &p_ = op_.params<LeakyReluParams>();
 };
 
 class ClipOp : public ElementwiseOp {
@@ -85,15 +90,18 @@ public:
                      uint16_t wait) override {
     const LocalTensor &a = ins[0];
     if (isFloat()) {
-      elementwise(EuOp::Max, y, a.operand(hw_), constantF(op_.clipMin), 0, false, wait);
-      return elementwise(EuOp::Min, y, y.operand(hw_), constantF(op_.clipMax), 0, false, wait);
+      elementwise(EuOp::Max, y, a.operand(hw_), constantF(p_.min), 0, false, wait);
+      return elementwise(EuOp::Min, y, y.operand(hw_), constantF(p_.max), 0, false, wait);
     }
     // The integer bounds saturated to the output type, as int16 constants.
     auto r = sim::intRange(Prec::Int8, outType() != DType::U8);
-    int64_t lo = sim::saturate(int64_t(op_.clipMin), r), hi = sim::saturate(int64_t(op_.clipMax), r);
+    int64_t lo = sim::saturate(int64_t(p_.min), r), hi = sim::saturate(int64_t(p_.max), r);
     elementwise(EuOp::Max, y, a.operand(hw_), constant(DType::I16, lo), 0, false, wait);
     return elementwise(EuOp::Min, y, y.operand(hw_), constant(DType::I16, hi), 0, false, wait);
   }
+
+private:
+  const ClipParams &p_ = op_.params<ClipParams>();
 };
 
 } // namespace

@@ -1,6 +1,7 @@
 // Affine: x * a + b, with scalars (fp32 alpha, beta; int8 multipliers) or
 // per channel (batch norm: scale [C], bias [C] weights). One md_linear mac.
 // The int8 input may be int16: a conv's accumulator requantized per channel.
+#include "compiler/Backend/Ops/Affine.h"
 #include "compiler/Backend/ElementwiseEmitter.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -62,9 +63,9 @@ void evaluateAffine(const RefArgs &r, Bytes &out) {
     return;
   }
   mapElements(r, out, [&](int64_t v) { return requantizeOp(v * op.multipliers[0] + op.multipliers[1], op, op.relu, t); },
-              [&](float v) {
-                float s = v * op.alpha;
-                float w = s + op.beta;
+              [&, p = op.params<AffineParams>()](float v) {
+                float s = v * p.alpha;
+                float w = s + p.beta;
                 return op.relu ? sim::relu(w) : w;
               });
 }
@@ -81,13 +82,16 @@ public:
     if (hasChannelWeights()) {
       c.opd1 = channelWeight(0, y.shape).operand(hw_), c.opd2 = channelWeight(1, y.shape).operand(hw_);
     } else {
-      c.opd1 = f ? constantF(op_.alpha) : constant(DType::I16, op_.multipliers[0]);
-      c.opd2 = f ? constantF(op_.beta) : constant(DType::I32, op_.multipliers[1]);
+      c.opd1 = f ? constantF(p_.alpha) : constant(DType::I16, op_.multipliers[0]);
+      c.opd2 = f ? constantF(p_.beta) : constant(DType::I32, op_.multipliers[1]);
     }
     c.opd1.shape = c.opd2.shape = y.shape;
     c.rshift = f ? 0 : op_.rshift, c.relu = op_.relu;
     return e_.b->tiu(c, wait);
   }
+
+private:
+  const AffineParams &p_ = op_.params<AffineParams>();
 };
 
 } // namespace

@@ -1,6 +1,7 @@
 // Conv and ConvTranspose: checks, reference and emitter. One emitter runs
 // both: a transposed conv is the chip's stride-1 conv over the input with
 // zeros inserted, the kernel rotated (docs/codegen.md).
+#include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -24,11 +25,12 @@ Status validateConv(const OpCheck &c) {
   // another conv's (the conv command multiplies int8 or int16 inputs).
   TPU_RETURN_IF_ERROR(checkWindow(c, x, /*fieldLimits=*/false));
   auto xs = x.nchw();
-  int64_t groups = c.op.window.groups;
+  const WindowParams &p = c.op.params<WindowParams>();
+  const int64_t groups = p.groups;
   if (groups < 1 || xs[1] % groups || c.ys[1] % groups)
     return makeError("groups ", groups, " must divide input channels ", xs[1], " and output channels ", c.ys[1]);
   if (!w.isWeight()) return makeError("weight '", w.name, "' has no data");
-  std::vector<int64_t> want{c.ys[1], xs[1] / groups, c.op.window.kh, c.op.window.kw};
+  std::vector<int64_t> want{c.ys[1], xs[1] / groups, p.kh, p.kw};
   if (w.shape != want) return makeError("weight '", w.name, "' shape does not match [oc, ic/groups, kh, kw]");
   TPU_RETURN_IF_ERROR(c.weightType(w, "conv"));
   return c.optionalBias(2);
@@ -37,7 +39,7 @@ Status validateConv(const OpCheck &c) {
 Status validateConvTranspose(const OpCheck &c) {
   const Tensor &x = c.in(0), &w = c.in(1);
   TPU_RETURN_IF_ERROR(c.sameType(x));
-  const WindowParams &p = c.op.window;
+  const WindowParams &p = c.op.params<WindowParams>();
   auto xs = x.nchw();
   if (p.groups < 1 || xs[1] % p.groups || c.ys[1] % p.groups)
     return makeError("groups ", p.groups, " must divide input channels ", xs[1], " and output channels ", c.ys[1]);
@@ -146,7 +148,7 @@ void evaluateConv(const RefArgs &r, Bytes &out) {
 }
 
 void evaluateConvTranspose(const RefArgs &r, Bytes &out) {
-  const WindowParams &p = r.op.window;
+  const WindowParams &p = r.op.params<WindowParams>();
   const TransposedPads tp = transposedPads(r.op, r.x, r.y);
   const auto &xs = r.xs, &ys = r.ys;
   if (r.isInt) {
@@ -243,7 +245,7 @@ public:
     transposed_ = op.kind == OpKind::ConvTranspose;
     if (transposed_) {
       // A stride-1 conv over the zero-inserted input with the kernel rotated.
-      p_ = op.window;
+      p_ = op.params<WindowParams>();
       TransposedPads tp = transposedPads(op, xt, yt);
       insH_ = p_.strideH, insW_ = p_.strideW;
       p_.strideH = p_.strideW = 1;

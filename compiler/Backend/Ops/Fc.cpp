@@ -10,6 +10,7 @@
 // output columns lie over the lanes and W columns in each (column j = c * W
 // + w of the mm command): a lane's EUs then work on W columns at once
 // instead of one.
+#include "compiler/Backend/Ops/Fc.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -36,7 +37,7 @@ Status validateFc(const OpCheck &c) {
   TPU_RETURN_IF_ERROR(c.sameType(x));
   if (x.shape.empty() || c.y.shape.size() < 2) return makeError("input and output must be matrices (2 or more dims)");
   const auto [m, k, n] = fcDims(x, c.y);
-  if (c.op.transposedInput) {
+  if (c.op.params<FcParams>().transposedInput) {
     if (x.shape.size() != 2 || c.y.shape.size() != 2 || x.shape[1] != m)
       return makeError("a transposed input must be (K, N) and the output (N, n_out)");
   } else if (c.y.shape.size() == 2 ? x.shape[0] != m
@@ -73,7 +74,7 @@ KChunks kChunks(int64_t k) {
 // matrix holds K in its rows (no chunks).
 Status encodableFc(const Graph &g, const Op &op) {
   const int64_t k = fcDims(g.tensors[size_t(op.inputs[0])], g.tensors[size_t(op.output)]).k;
-  if (op.transposedInput && k > maxChannels())
+  if (op.params<FcParams>().transposedInput && k > maxChannels())
     return makeError("K = ", k, " exceeds the ", maxChannels(),
                      " rows one matrix command takes with a transposed input (K splitting is not implemented)");
   if (k > kMaxDim) return makeError("K = ", k, " exceeds the ", kMaxDim, " elements of a weight row one load moves");
@@ -101,7 +102,8 @@ void evaluateFc(const RefArgs &r, Bytes &out) {
   const auto [m, k, n] = fcDims(r.x, r.y);
   const bool relu = r.op.relu;
   // Element (i, q) of the left matrix.
-  const auto at = [&, m = m, k = k](int64_t i, int64_t q) { return size_t(r.op.transposedInput ? q * m + i : i * k + q); };
+  const bool transposed = r.op.params<FcParams>().transposedInput;
+  const auto at = [&, m = m, k = k](int64_t i, int64_t q) { return size_t(transposed ? q * m + i : i * k + q); };
   if (r.isInt) {
     auto a = r.ints(0), w = r.ints(1);
     std::vector<int32_t> b;
@@ -145,8 +147,8 @@ public:
     x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
     const auto [m, k, n] = fcDims(xt, yt);
     k_ = k, chunks_ = kChunks(k);
-    rowsPerItem_ = op.transposedInput ? 1 : m / xt.shape[0];
-    x_.s = op.transposedInput ? std::array<int64_t, 4>{k, m, 1, 1} : std::array<int64_t, 4>{m, k, 1, 1};
+    rowsPerItem_ = p_.transposedInput ? 1 : m / xt.shape[0];
+    x_.s = p_.transposedInput ? std::array<int64_t, 4>{k, m, 1, 1} : std::array<int64_t, 4>{m, k, 1, 1};
     wt_ = e.g.tensors[op.inputs[1]].dtype, waddr_ = e.am.addr[op.inputs[1]];
     w_ = columnsPerLane(n, k, wt_, e.hw);
     y_.s = {m, n / w_, 1, w_};
@@ -182,7 +184,7 @@ public:
   }
   // ns rows of K: (ns, K), or transposed (K, ns).
   Shape4 leftShape(int64_t ns) const {
-    return op_.transposedInput ? Shape4{u32(k_), u32(ns), 1, 1} : Shape4{u32(ns), u32(k_), 1, 1};
+    return p_.transposedInput ? Shape4{u32(k_), u32(ns), 1, 1} : Shape4{u32(ns), u32(k_), 1, 1};
   }
   LocalTensor leftBuf(const Tile &t, unsigned set) const {
     return LocalTensor::activation(bufOffset(set, 0), x_, leftShape(t.ns), lanes());
@@ -206,7 +208,7 @@ public:
     return id;
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
-    if (op_.transposedInput) return e_.move(true, x_, 0, k_, t.n0, t.ns, 0, 1, leftBuf(t, set), wait);
+    if (p_.transposedInput) return e_.move(true, x_, 0, k_, t.n0, t.ns, 0, 1, leftBuf(t, set), wait);
     return moveRows(true, x_, t.n0, t.ns, 0, k_, leftBuf(t, set), wait);
   }
   // Rows [m0, m0 + ms), channels [c0, c0 + cs) (of d.s[3] columns each) of
@@ -249,7 +251,7 @@ public:
       right.offset += u32(q0 * dtypeBytes(wt_)), right.shape.n = u32(rows);
       isa::MatMul c;
       c.eu = q == 0 ? isa::EuOp::Mul : isa::EuOp::Mac;
-      c.leftTranspose = op_.transposedInput;
+      c.leftTranspose = p_.transposedInput;
       c.left = chunks_.count == 1 ? leftBuf(t, set).operand(hw_)
                                   : leftBuf(t, set).channels(u32(q0), u32(rows), lanes()).operand(hw_);
       c.right = right.operand(hw_), c.output = sums.operand(hw_);
@@ -268,6 +270,7 @@ public:
   }
 
 private:
+  const FcParams &p_ = op_.params<FcParams>();
   bool int32Sums() const { return chunks_.count > 1 && y_.dtype != DType::F32; }
   DTensor x_, y_;
   int64_t k_ = 1;

@@ -8,6 +8,7 @@
 // 65535 is cut, and an int8 piece is cut until each command stays inside
 // one batch item on both sides (4N packs four items into a word: only
 // within an item are element addresses an affine function of the index).
+#include "compiler/Backend/Ops/Move.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -47,7 +48,8 @@ template <class Fn> void forEachElement(const MovePiece &m, Fn fn) {
 // Which output elements the pieces write.
 std::vector<char> writtenElements(const Op &op, int64_t count) {
   std::vector<char> written(size_t(count), 0);
-  for (const MovePiece &m : op.pieces) forEachElement(m, [&](int64_t, int64_t d) { written[size_t(d)] = 1; });
+  for (const MovePiece &m : op.params<MoveParams>().pieces)
+    forEachElement(m, [&](int64_t, int64_t d) { written[size_t(d)] = 1; });
   return written;
 }
 
@@ -58,13 +60,14 @@ Status validateMove(const OpCheck &c) {
     if (x.dtype != c.y.dtype || (c.int8 && !x.isWeight() && x.scale != c.y.scale))
       return makeError("input '", x.name, "': a move keeps the dtype and scale");
   }
-  if (c.op.fills && c.int8) {
-    const float v = c.op.fillValue;
+  const MoveParams &mp = c.op.params<MoveParams>();
+  if (mp.fills && c.int8) {
+    const float v = mp.fillValue;
     if (v != std::nearbyint(v) || v < (c.y.dtype == DType::U8 ? 0 : -128) || v > (c.y.dtype == DType::U8 ? 255 : 127))
       return makeError("int8 fill value ", v, " is not an integer of the output type");
   }
-  for (size_t p = 0; p < c.op.pieces.size(); ++p) {
-    const MovePiece &m = c.op.pieces[p];
+  for (size_t p = 0; p < mp.pieces.size(); ++p) {
+    const MovePiece &m = mp.pieces[p];
     if (m.input < 0 || size_t(m.input) >= c.op.inputs.size())
       return makeError("piece ", p, " reads input ", m.input, " of ", c.op.inputs.size());
     for (int64_t s : m.size)
@@ -76,7 +79,7 @@ Status validateMove(const OpCheck &c) {
     if (dlo < 0 || dhi >= outCount)
       return makeError("piece ", p, " writes elements [", dlo, ", ", dhi, "] of ", outCount);
   }
-  if (c.op.fills) return Status::ok();
+  if (mp.fills) return Status::ok();
   const std::vector<char> written = writtenElements(c.op, outCount);
   for (int64_t i = 0; i < outCount; ++i)
     if (!written[size_t(i)]) return makeError("output element ", i, " is written by no piece and not filled");
@@ -86,15 +89,16 @@ Status validateMove(const OpCheck &c) {
 void evaluateMove(const RefArgs &r, Bytes &out) {
   const size_t e = dtypeBytes(r.y.dtype);
   out.assign(r.count * e, 0);
-  if (r.op.fills) {
+  const MoveParams &mp = r.op.params<MoveParams>();
+  if (mp.fills) {
     if (r.isInt) {
-      const int8_t v = int8_t(int(r.op.fillValue)); // uint8 values 128..255 keep their bits
+      const int8_t v = int8_t(int(mp.fillValue)); // uint8 values 128..255 keep their bits
       std::memset(out.data(), uint8_t(v), out.size());
     } else {
-      for (size_t i = 0; i < r.count; ++i) std::memcpy(&out[i * e], &r.op.fillValue, e);
+      for (size_t i = 0; i < r.count; ++i) std::memcpy(&out[i * e], &mp.fillValue, e);
     }
   }
-  for (const MovePiece &m : r.op.pieces) {
+  for (const MovePiece &m : mp.pieces) {
     const Bytes &x = *r.in[size_t(m.input)];
     forEachElement(m, [&](int64_t s, int64_t d) { std::memcpy(&out[size_t(d) * e], &x[size_t(s) * e], e); });
   }
@@ -183,7 +187,8 @@ void commandsOf(MovePiece m, const DdrLayout &x, const DdrLayout &y, const std::
 
 void forEachCommand(const Graph &g, const Op &op, const std::function<void(const MoveCommand &)> &fn) {
   const DdrLayout y = layoutOf(g.tensors[size_t(op.output)]);
-  for (const MovePiece &m : op.pieces) commandsOf(m, layoutOf(g.tensors[size_t(op.inputs[size_t(m.input)])]), y, fn);
+  for (const MovePiece &m : op.params<MoveParams>().pieces)
+    commandsOf(m, layoutOf(g.tensors[size_t(op.inputs[size_t(m.input)])]), y, fn);
 }
 
 std::array<uint32_t, 4> u32s(const std::array<int64_t, 4> &v) { return {u32(v[0]), u32(v[1]), u32(v[2]), u32(v[3])}; }
@@ -196,9 +201,10 @@ void emitFill(Emitter &e, const Op &op) {
   const DTensor y = e.ddr(op.output);
   const Tensor &t = e.g.tensors[size_t(op.output)];
   const bool int8 = isInt8Like(y.dtype);
-  const uint8_t q = uint8_t(int8_t(int(op.fillValue)));
+  const float fillValue = op.params<MoveParams>().fillValue;
+  const uint8_t q = uint8_t(int8_t(int(fillValue)));
   uint32_t bits = q;
-  if (!int8) std::memcpy(&bits, &op.fillValue, 4);
+  if (!int8) std::memcpy(&bits, &fillValue, 4);
   const DType format = int8 ? y.dtype : DType::F32;
   auto fill = [&](int64_t start, int64_t count) {
     const int64_t row = std::min<int64_t>(count, 32768), rows = count / row, rest = count % row;
@@ -267,7 +273,7 @@ void emitCommand(Emitter &e, uint64_t src, uint64_t dst, const MoveCommand &c, D
 }
 
 void emitMove(Emitter &e, const Op &op) {
-  if (op.fills) emitFill(e, op);
+  if (op.params<MoveParams>().fills) emitFill(e, op);
   const DTensor y = e.ddr(op.output);
   forEachCommand(e.g, op, [&](const MoveCommand &c) {
     const DTensor x = e.ddr(op.inputs[size_t(c.input)]);

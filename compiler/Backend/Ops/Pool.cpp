@@ -1,5 +1,6 @@
 // Pool (max, average) and GlobalAvgPool: checks, reference and emitter (a
 // global average is the pool emitter with one window over H x W).
+#include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -38,7 +39,7 @@ struct AverageTaps {
 };
 
 AverageTaps averageTapsOf(const Op &op, const Tensor &x, const Tensor &y) {
-  const WindowParams &w = op.window;
+  const WindowParams &w = op.params<WindowParams>();
   auto xs = x.nchw(), ys = y.nchw();
   return {averageTaps(xs[2], ys[2], w.kh, w.strideH, w.dilationH, w.padTop, w.padBottom, w.countPad),
           averageTaps(xs[3], ys[3], w.kw, w.strideW, w.dilationW, w.padLeft, w.padRight, w.countPad)};
@@ -54,13 +55,14 @@ Status validatePool(const OpCheck &c) {
   TPU_RETURN_IF_ERROR(c.sameType(c.in(0)));
   TPU_RETURN_IF_ERROR(checkWindow(c, c.in(0)));
   if (c.in(0).nchw()[1] != c.ys[1]) return makeError("pooling changes the channel count");
-  if (c.op.window.isMax) return Status::ok();
+  const WindowParams &p = c.op.params<WindowParams>();
+  if (p.isMax) return Status::ok();
   AverageTaps taps = averageTapsOf(c.op, c.in(0), c.y);
   for (int64_t t : taps.rows)
     if (t == 0) return makeError("an average window covers no input row");
   for (int64_t t : taps.cols)
     if (t == 0) return makeError("an average window covers no input column");
-  TPU_RETURN_IF_ERROR(averageMultipliers(c, size_t(c.op.window.kh * c.op.window.kw)));
+  TPU_RETURN_IF_ERROR(averageMultipliers(c, size_t(p.kh * p.kw)));
   if (c.int8 && c.op.multipliers.size() == 1 && !taps.uniform())
     return makeError("windows covering different tap counts need one multiplier per count");
   return Status::ok();
@@ -142,7 +144,8 @@ void evaluateWindow(const RefArgs &r, const WindowParams &p, const AverageTaps &
 }
 
 void evaluatePool(const RefArgs &r, Bytes &out) {
-  evaluateWindow(r, effectiveWindow(r.op, r.x, r.y), averageTapsOf(r.op, r.x, r.y), r.op.window.isMax, out);
+  const bool isMax = r.op.params<WindowParams>().isMax;
+  evaluateWindow(r, effectiveWindow(r.op, r.x, r.y), averageTapsOf(r.op, r.x, r.y), isMax, out);
 }
 
 void evaluateGlobalAvgPool(const RefArgs &r, Bytes &out) {
@@ -166,7 +169,7 @@ public:
       p_ = globalWindow(x);
       taps_ = {{p_.kh}, {p_.kw}};
     }
-    isMax_ = op.kind == OpKind::Pool && op.window.isMax;
+    isMax_ = op.kind == OpKind::Pool && op.params<WindowParams>().isMax;
     uniform_ = isMax_ || taps_.uniform();
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }

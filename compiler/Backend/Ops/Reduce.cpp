@@ -10,6 +10,7 @@
 // normalized dims as the reduced ones and store their result back through
 // the input's strides; softmax's exp and log are the kernel library's
 // programs (FloatKernels.h).
+#include "compiler/Backend/Ops/Reduce.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/FloatKernels.h"
 #include "compiler/Backend/OpRegistry.h"
@@ -124,7 +125,7 @@ bool isSumLike(ReduceMode m) { return m == ReduceMode::Sum || m == ReduceMode::M
 constexpr int64_t kSpreadRuns = 64;
 int64_t spreadSumRun(const Tensor &x, const Tensor &y, const Op &op) {
   const int64_t count = x.numel();
-  if (!isSumLike(op.reduceMode) || y.numel() != 1 || count % kSpreadRuns || count / kSpreadRuns < 2 ||
+  if (!isSumLike(op.params<ReduceParams>().mode) || y.numel() != 1 || count % kSpreadRuns || count / kSpreadRuns < 2 ||
       count / kSpreadRuns > 0xFFFF || (stored4N(x) && x.nchw()[0] % 4))
     return 0;
   return count / kSpreadRuns;
@@ -133,8 +134,9 @@ int64_t spreadSumRun(const Tensor &x, const Tensor &y, const Op &op) {
 Status validateReduce(const OpCheck &c) {
   const Tensor &x = c.in(0);
   TPU_RETURN_IF_ERROR(c.sameType(x));
-  TPU_RETURN_IF_ERROR(reduceLayout(x, c.y, c.op.reduceAxes));
-  const ReduceMode m = c.op.reduceMode;
+  const ReduceParams &p = c.op.params<ReduceParams>();
+  TPU_RETURN_IF_ERROR(reduceLayout(x, c.y, p.axes));
+  const ReduceMode m = p.mode;
   if (!c.int8) return Status::ok();
   if (m == ReduceMode::Prod || m == ReduceMode::L2)
     return makeError("an int8 product or L2 norm (the chip computes them in fp32)");
@@ -183,8 +185,9 @@ float productTree(std::vector<float> v, int64_t rows, int64_t cols) {
 }
 
 void evaluateReduce(const RefArgs &r, Bytes &out) {
-  const auto kept = boxOffsets(r.xs, r.op.reduceAxes, false), red = boxOffsets(r.xs, r.op.reduceAxes, true);
-  const ReduceMode m = r.op.reduceMode;
+  const ReduceParams &p = r.op.params<ReduceParams>();
+  const auto kept = boxOffsets(r.xs, p.axes, false), red = boxOffsets(r.xs, p.axes, true);
+  const ReduceMode m = p.mode;
   if (r.isInt) {
     const auto x = r.ints(0);
     std::vector<int64_t> v(kept.size());
@@ -212,7 +215,7 @@ void evaluateReduce(const RefArgs &r, Bytes &out) {
     out = fromFloats({y});
     return;
   }
-  const ReducePlan plan = *planReduce(r.x, r.y, r.op.reduceAxes);
+  const ReducePlan plan = *planReduce(r.x, r.y, r.op.params<ReduceParams>().axes);
   // The pord sum multiplies every tap by its constant first (no FMA).
   const float k = m == ReduceMode::Mean ? 1.0f / float(red.size()) : 1.0f;
   std::vector<float> v(kept.size()), vals(red.size());
@@ -246,7 +249,8 @@ Status validateLayerNorm(const OpCheck &c) {
   const Tensor &x = c.in(0);
   if (c.int8 || x.dtype != DType::F32) return makeError("fp32 only (int8 models run it as an fp32 island)");
   if (x.nchw() != c.ys) return makeError("input and output shapes differ");
-  auto plan = planAxes(x, c.op.reduceAxes);
+  const LayerNormParams &p = c.op.params<LayerNormParams>();
+  auto plan = planAxes(x, p.axes);
   if (!plan) return plan.status();
   const int64_t count = plan->size[2] * plan->size[3];
   for (size_t i = 1; i < c.op.inputs.size(); ++i) {
@@ -255,12 +259,13 @@ Status validateLayerNorm(const OpCheck &c) {
       return makeError(i == 1 ? "scale" : "bias", " '", w.name, "' must be an fp32 weight of the ", count,
                        " normalized elements");
   }
-  if (!(c.op.epsilon >= 0.0f)) return makeError("epsilon ", c.op.epsilon, " must be >= 0");
+  if (!(p.epsilon >= 0.0f)) return makeError("epsilon ", p.epsilon, " must be >= 0");
   return Status::ok();
 }
 
 void evaluateLayerNorm(const RefArgs &r, Bytes &out) {
-  const auto kept = boxOffsets(r.xs, r.op.reduceAxes, false), norm = boxOffsets(r.xs, r.op.reduceAxes, true);
+  const LayerNormParams &p = r.op.params<LayerNormParams>();
+  const auto kept = boxOffsets(r.xs, p.axes, false), norm = boxOffsets(r.xs, p.axes, true);
   const float *x = floats(*r.in[0]);
   const float *gamma = r.in.size() > 1 ? floats(*r.in[1]) : nullptr, *beta = r.in.size() > 2 ? floats(*r.in[2]) : nullptr;
   const float k = 1.0f / float(norm.size());
@@ -270,7 +275,7 @@ void evaluateLayerNorm(const RefArgs &r, Bytes &out) {
     for (int64_t o : norm) mean = mean + k * x[base + o];
     for (size_t j = 0; j < norm.size(); ++j) d[j] = x[base + norm[j]] - mean;
     for (float e : d) var = var + k * (e * e);
-    const float inv = 1.0f / std::sqrt(var + r.op.epsilon);
+    const float inv = 1.0f / std::sqrt(var + p.epsilon);
     for (size_t j = 0; j < norm.size(); ++j) {
       float v = d[j] * inv;
       if (gamma) v = v * gamma[j];
@@ -285,12 +290,13 @@ void evaluateLayerNorm(const RefArgs &r, Bytes &out) {
 Status validateSoftmax(const OpCheck &c) {
   TPU_RETURN_IF_ERROR(c.unaryInput());
   if (c.int8) return makeError("fp32 only (int8 models run it as an fp32 island)");
-  return planAxes(c.in(0), c.op.reduceAxes).status();
+  return planAxes(c.in(0), c.op.params<SoftmaxParams>().axes).status();
 }
 
 // max, x - max, exp, sum; softmax e / sum, log-softmax (x - max) - log(sum).
 void evaluateSoftmax(const RefArgs &r, Bytes &out) {
-  const auto kept = boxOffsets(r.xs, r.op.reduceAxes, false), axis = boxOffsets(r.xs, r.op.reduceAxes, true);
+  const ReduceAxes &axes = r.op.params<SoftmaxParams>().axes;
+  const auto kept = boxOffsets(r.xs, axes, false), axis = boxOffsets(r.xs, axes, true);
   const KernelProgram exp = *unaryKernel(kernels::UnaryKind::Exp), log = *unaryKernel(kernels::UnaryKind::Log);
   const bool isLog = r.op.kind == OpKind::LogSoftmax;
   const float *x = floats(*r.in[0]);
@@ -389,7 +395,8 @@ protected:
 class ReduceOp : public AxesOp {
 public:
   ReduceOp(Emitter &e, const Op &op)
-      : AxesOp(e, op, *planReduce(e.g.tensors[size_t(op.inputs[0])], e.g.tensors[size_t(op.output)], op.reduceAxes)) {}
+      : AxesOp(e, op, *planReduce(e.g.tensors[size_t(op.inputs[0])], e.g.tensors[size_t(op.output)],
+                                  op.params<ReduceParams>().axes)) {}
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
     std::vector<uint64_t> v{LocalTensor::bytes(x_.dtype, inShape(ns, cs), lanes()),
                             LocalTensor::bytes(y_.dtype, outShape(ns, cs), lanes())};
@@ -407,8 +414,8 @@ public:
     const LocalTensor x = inBuffer(set, 0, x_.dtype, t), y = outBuffer(set, 1, y_.dtype, t);
     const bool fp32 = y_.dtype == DType::F32;
     const LocalOperand sumKernel = !fp32 ? constant(DType::U8, op_.multipliers.empty() ? 0 : op_.multipliers[0])
-                                   : op_.reduceMode == ReduceMode::Mean ? meanKernel() : constantF(1.0f);
-    switch (op_.reduceMode) {
+                                   : mode_ == ReduceMode::Mean ? meanKernel() : constantF(1.0f);
+    switch (mode_) {
     case ReduceMode::Sum: case ReduceMode::Mean:
       return window(x, y, false, sumKernel, wait);
     case ReduceMode::Max:
@@ -441,7 +448,8 @@ public:
   }
 
 private:
-  bool int8Min() const { return op_.reduceMode == ReduceMode::Min && y_.dtype != DType::F32; }
+  const ReduceMode mode_ = op_.params<ReduceParams>().mode;
+  bool int8Min() const { return mode_ == ReduceMode::Min && y_.dtype != DType::F32; }
 
   // The product tree along local dim `dim` (3 = w, 2 = h) of x, in place:
   // the first half times the second, an odd last element into the first.
@@ -505,7 +513,7 @@ public:
     id = sum(total, row, gathered);
     isa::Arith a;
     a.eu = isa::EuOp::Mul, a.res0 = buf(set, 4, y_.dtype, {1, 1, 1, 1}).operand(hw_), a.opd0 = total.operand(hw_);
-    a.opd1 = y_.dtype == DType::F32 ? constantF(op_.reduceMode == ReduceMode::Mean ? 1.0f / float(kSpreadRuns * run_) : 1.0f)
+    a.opd1 = y_.dtype == DType::F32 ? constantF(mode_ == ReduceMode::Mean ? 1.0f / float(kSpreadRuns * run_) : 1.0f)
                                     : constant(DType::U8, op_.multipliers.at(0));
     a.opd1.shape = a.opd0.shape = a.res0.shape;
     a.rshift = y_.dtype == DType::F32 ? 0 : uint32_t(op_.rshift);
@@ -524,6 +532,7 @@ private:
     m.output = out.operand(hw_), m.input = in.operand(hw_);
     return e_.b->tiu(m, wait);
   }
+  const ReduceMode mode_ = op_.params<ReduceParams>().mode;
   DTensor x_, y_;
   int64_t run_;
 };
@@ -538,7 +547,8 @@ std::unique_ptr<SlicedOp> reduceEmitter(Emitter &e, const Op &op) {
 // result in buffer 1 of a set goes back through the input's strides.
 class PlaneOp : public AxesOp {
 public:
-  PlaneOp(Emitter &e, const Op &op) : AxesOp(e, op, *planAxes(e.g.tensors[size_t(op.inputs[0])], op.reduceAxes)) {}
+  PlaneOp(Emitter &e, const Op &op, const ReduceAxes &axes)
+      : AxesOp(e, op, *planAxes(e.g.tensors[size_t(op.inputs[0])], axes)) {}
   uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
     return moveTile(false, y_, plan_.xStride, false, 0, t, inBuffer(set, 1, DType::F32, t), wait);
   }
@@ -549,7 +559,7 @@ public:
 // holds whole (loaded once, read with n and c strides 0).
 class LayerNormOp : public PlaneOp {
 public:
-  LayerNormOp(Emitter &e, const Op &op) : PlaneOp(e, op) {
+  LayerNormOp(Emitter &e, const Op &op) : PlaneOp(e, op, op.params<LayerNormParams>().axes) {
     for (size_t i = 1; i < op.inputs.size(); ++i) params_.push_back(e.am.addr[size_t(op.inputs[i])]);
   }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
@@ -577,7 +587,7 @@ public:
     arith(EuOp::Sub, x, x.operand(hw_), spread(mean, x).operand(hw_), wait);
     arith(EuOp::Mul, y, x.operand(hw_), x.operand(hw_), wait);
     window(y, var, false, meanKernel(), wait);
-    arith(EuOp::Add, var, var.operand(hw_), constantF(op_.epsilon), wait);
+    arith(EuOp::Add, var, var.operand(hw_), constantF(op_.params<LayerNormParams>().epsilon), wait);
     arith(EuOp::Rsqrt, var, var.operand(hw_), LocalOperand{}, wait, 1);
     uint16_t id = arith(EuOp::Mul, y, x.operand(hw_), spread(var, x).operand(hw_), wait);
     const EuOp paramOps[2] = {EuOp::Mul, EuOp::Add};
@@ -599,7 +609,7 @@ private:
 class SoftmaxOp : public PlaneOp {
 public:
   SoftmaxOp(Emitter &e, const Op &op)
-      : PlaneOp(e, op),
+      : PlaneOp(e, op, op.params<SoftmaxParams>().axes),
         exp_(*unaryKernel(kernels::UnaryKind::Exp)), log_(*unaryKernel(kernels::UnaryKind::Log)),
         isLog_(op.kind == OpKind::LogSoftmax) {}
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
@@ -644,7 +654,7 @@ private:
 
 } // namespace
 
-Status reduceLayout(const Tensor &x, const Tensor &y, const std::array<bool, 4> &axes) {
+Status reduceLayout(const Tensor &x, const Tensor &y, const ReduceAxes &axes) {
   return planReduce(x, y, axes).status();
 }
 

@@ -3,6 +3,7 @@
 // then H. Output index x of an axis is in[i0] where w = 0, else
 // in[i0] * (1 - w) + (in[i1] * w) (fp32, two roundings: an ar mul, then an
 // ar mac onto it). int8 takes nearest tables only (copies, same scale).
+#include "compiler/Backend/Ops/Resize.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -46,8 +47,9 @@ Status validateResize(const OpCheck &c) {
   TPU_RETURN_IF_ERROR(c.sameType(x));
   if (x.dtype != c.y.dtype || (c.int8 && x.scale != c.y.scale)) return makeError("a resize keeps the input's dtype and scale");
   if (xs[0] != c.ys[0] || xs[1] != c.ys[1]) return makeError("a resize keeps N and C");
-  TPU_RETURN_IF_ERROR(checkAxis(c.op.resizeH, xs[2], c.ys[2], "row", c.int8));
-  return checkAxis(c.op.resizeW, xs[3], c.ys[3], "column", c.int8);
+  const ResizeParams &p = c.op.params<ResizeParams>();
+  TPU_RETURN_IF_ERROR(checkAxis(p.h, xs[2], c.ys[2], "row", c.int8));
+  return checkAxis(p.w, xs[3], c.ys[3], "column", c.int8);
 }
 
 // One axis of an (outer, len, inner) array resized by t.
@@ -67,8 +69,9 @@ std::vector<T> resizeAxis(const std::vector<T> &in, int64_t outer, int64_t len, 
 }
 
 template <class T> std::vector<T> resizeHW(std::vector<T> v, const std::array<int64_t, 4> &xs, const Op &op) {
-  v = resizeAxis(v, xs[0] * xs[1] * xs[2], xs[3], 1, op.resizeW);
-  return resizeAxis(v, xs[0] * xs[1], xs[2], int64_t(op.resizeW.i0.size()), op.resizeH);
+  const ResizeParams &p = op.params<ResizeParams>();
+  v = resizeAxis(v, xs[0] * xs[1] * xs[2], xs[3], 1, p.w);
+  return resizeAxis(v, xs[0] * xs[1], xs[2], int64_t(p.w.i0.size()), p.h);
 }
 
 void evaluateResize(const RefArgs &r, Bytes &out) {
@@ -92,7 +95,7 @@ class ResizeOp : public SlicedOp {
 public:
   ResizeOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
     x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
-    keepW_ = identity(op.resizeW, x_.s[3]), keepH_ = identity(op.resizeH, x_.s[2]);
+    keepW_ = identity(p_.w, x_.s[3]), keepH_ = identity(p_.h, x_.s[2]);
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
@@ -111,17 +114,18 @@ public:
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     const LocalTensor in = inBuf(t, set), out = outBuf(t, set);
     const int64_t r0 = rowsFor(t.h0, t.hs).first;
-    if (keepH_) return pass(in, out, op_.resizeW, 0, y_.s[3], 0, /*alongW=*/true, wait);
-    if (keepW_) return pass(in, out, op_.resizeH, t.h0, t.h0 + t.hs, r0, false, wait);
+    if (keepH_) return pass(in, out, p_.w, 0, y_.s[3], 0, /*alongW=*/true, wait);
+    if (keepW_) return pass(in, out, p_.h, t.h0, t.h0 + t.hs, r0, false, wait);
     const LocalTensor tmp = tmpBuf(t, set);
-    pass(in, tmp, op_.resizeW, 0, y_.s[3], 0, true, wait); // TIU commands run in order
-    return pass(tmp, out, op_.resizeH, t.h0, t.h0 + t.hs, r0, false, wait);
+    pass(in, tmp, p_.w, 0, y_.s[3], 0, true, wait); // TIU commands run in order
+    return pass(tmp, out, p_.h, t.h0, t.h0 + t.hs, r0, false, wait);
   }
   uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
     return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, outBuf(t, set), wait);
   }
 
 private:
+  const ResizeParams &p_ = op_.params<ResizeParams>();
   static bool identity(const kernels::ResizeTaps &t, int64_t in) {
     for (size_t x = 0; x < t.i0.size(); ++x)
       if (t.i0[x] != int64_t(x) || t.w[x] != 0.0f) return false;
@@ -130,7 +134,7 @@ private:
   // The first input row and the row count output rows [h0, h0 + hs) read.
   std::pair<int64_t, int64_t> rowsFor(int64_t h0, int64_t hs) const {
     if (keepH_) return {h0, hs};
-    const int64_t a = op_.resizeH.i0[size_t(h0)], b = op_.resizeH.i1[size_t(h0 + hs - 1)];
+    const int64_t a = p_.h.i0[size_t(h0)], b = p_.h.i1[size_t(h0 + hs - 1)];
     return {a, b - a + 1};
   }
   LocalTensor inBuf(const Tile &t, unsigned set) const {

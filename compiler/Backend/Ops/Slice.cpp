@@ -1,7 +1,8 @@
 // Slice: a strided box of the input, per NCHW dim output element i is input
-// element sliceStart + i * sliceStep (step >= 1). Pure data movement in DDR:
+// element start + i * step (step >= 1). Pure data movement in DDR:
 // strided S2S copies, the steps folded into the source strides; nothing
 // when the box is a contiguous run the output shares (sliceByteOffset).
+#include "compiler/Backend/Ops/Slice.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -23,8 +24,9 @@ Status validateSlice(const OpCheck &c) {
   TPU_RETURN_IF_ERROR(c.sameType(x));
   if (x.dtype != c.y.dtype || (c.int8 && x.scale != c.y.scale))
     return makeError("a slice keeps the input's dtype and scale");
+  const SliceParams &p = c.op.params<SliceParams>();
   for (int d = 0; d < 4; ++d) {
-    const int64_t start = c.op.sliceStart[d], step = c.op.sliceStep[d];
+    const int64_t start = p.start[d], step = p.step[d];
     if (step < 1) return makeError("step ", step, " on ", kDimNames[d], " (steps are >= 1)");
     if (start < 0 || start + (c.ys[d] - 1) * step >= xs[d])
       return makeError("output ", kDimNames[d], " = ", c.ys[d], " from start ", start, " step ", step,
@@ -35,7 +37,7 @@ Status validateSlice(const OpCheck &c) {
 
 void evaluateSlice(const RefArgs &r, Bytes &out) {
   const auto &xs = r.xs, &ys = r.ys;
-  const auto &start = r.op.sliceStart, &step = r.op.sliceStep;
+  const auto &[start, step] = r.op.params<SliceParams>();
   const size_t e = dtypeBytes(r.y.dtype);
   const Bytes &x = *r.in[0];
   out.resize(r.count * e);
@@ -66,8 +68,8 @@ struct SliceCopy {
 // command per output item (items of different source groups cannot share a
 // command's n stride), moving single bytes 4 apart on the 4N side.
 SliceCopy planSlice(const DTensor &x, const DTensor &y, const Op &op) {
-  const auto &step = op.sliceStep;
-  const bool allItems = op.sliceStart[0] == 0 && step[0] == 1 && y.s[0] == x.s[0];
+  const auto &[start, step] = op.params<SliceParams>();
+  const bool allItems = start[0] == 0 && step[0] == 1 && y.s[0] == x.s[0];
   if (y.n4() && allItems) {
     const int64_t C = x.s[1], H = x.s[2], W = x.s[3];
     return {DType::I32, false, {ceilDiv(y.s[0], 4), y.s[1], y.s[2], y.s[3]},
@@ -85,7 +87,7 @@ void emitSlice(Emitter &e, const Op &op) {
   const int64_t inPlace = sliceByteOffset(e.g, op);
   if (inPlace >= 0 && y.addr == x.addr + uint64_t(inPlace)) return; // the output is those bytes of x
   const SliceCopy p = planSlice(x, y, op);
-  const auto &start = op.sliceStart;
+  const auto &[start, step] = op.params<SliceParams>();
   auto u32s = [](const std::array<int64_t, 4> &a) {
     return std::array<uint32_t, 4>{u32(a[0]), u32(a[1]), u32(a[2]), u32(a[3])};
   };
@@ -102,7 +104,7 @@ void emitSlice(Emitter &e, const Op &op) {
   const auto xs = x.strides();
   const int64_t inner = start[1] * xs[1] + start[2] * xs[2] + start[3] * xs[3];
   for (int64_t n = 0; n < y.s[0]; ++n) {
-    const uint64_t src = x.addr + (x.itemOffset(start[0] + n * op.sliceStep[0]) + uint64_t(inner)) * eb;
+    const uint64_t src = x.addr + (x.itemOffset(start[0] + n * step[0]) + uint64_t(inner)) * eb;
     e.s2s(src, u32s(p.srcStride), y.addr + y.itemOffset(n) * eb, u32s(p.dstStride), u32s(p.shape), p.dtype, 0);
   }
 }

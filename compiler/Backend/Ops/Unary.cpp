@@ -1,6 +1,7 @@
 // Unary: fp32 functions without a command of their own (exp, log, tanh,
 // erf, sin, ...), each a program of ar commands from the kernel library
 // (FloatKernels.h); int8 runs them as Lut tables.
+#include "compiler/Backend/Ops/Unary.h"
 #include "compiler/Backend/ElementwiseEmitter.h"
 #include "compiler/Backend/FloatKernels.h"
 #include "compiler/Backend/OpRegistry.h"
@@ -13,22 +14,28 @@ namespace {
 
 using namespace emit;
 
+// The program of a validated op.
+KernelProgram kernelOf(const Op &op) {
+  const UnaryParams &p = op.params<UnaryParams>();
+  return *unaryKernel(p.function, p.alpha, p.beta);
+}
+
 Status validateUnary(const OpCheck &c) {
   TPU_RETURN_IF_ERROR(c.unaryInput());
-  if (c.int8) return makeError("int8 ", unaryName(c.op.unary), " is a Lut op");
-  if (!unaryKernel(c.op.unary, c.op.alpha, c.op.beta))
-    return makeError("no fp32 recipe for ", unaryName(c.op.unary));
+  const UnaryParams &p = c.op.params<UnaryParams>();
+  if (c.int8) return makeError("int8 ", unaryName(p.function), " is a Lut op");
+  if (!unaryKernel(p.function, p.alpha, p.beta)) return makeError("no fp32 recipe for ", unaryName(p.function));
   return Status::ok();
 }
 
 void evaluateUnary(const RefArgs &r, Bytes &out) {
-  const KernelProgram p = *unaryKernel(r.op.unary, r.op.alpha, r.op.beta);
+  const KernelProgram p = kernelOf(r.op);
   mapFloats(r, out, [&](float x) { return runKernel(p, &x); });
 }
 
 class UnaryOp : public ElementwiseOp {
 public:
-  UnaryOp(Emitter &e, const Op &op) : ElementwiseOp(e, op), prog_(*unaryKernel(op.unary, op.alpha, op.beta)) {}
+  UnaryOp(Emitter &e, const Op &op) : ElementwiseOp(e, op), prog_(kernelOf(op)) {}
   unsigned temps() const override { return prog_.temps; }
   std::vector<uint64_t> fixedBytes(int64_t) const override {
     if (prog_.polys.empty()) return {};

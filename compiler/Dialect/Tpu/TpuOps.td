@@ -45,21 +45,27 @@ def Tpu_BackendOpInterface : OpInterface<"BackendOpInterface"> {
 }
 
 // A Tpu op: `kind` names its backend::OpKind. Its exportAttributes and
-// verifier are shared (TpuOps.cpp exportAttributesOf, with an exportExtra
-// overload for an op with attributes of its own, and verifyTpuOp).
+// verifier are shared (TpuOps.cpp exportAttributesOf, verifyTpuOp). An op
+// whose kind has parameters of its own sets hasKindParams and defines
+// exportParams, which sets them, with its kind (Export/<Kind>.cpp).
 class Tpu_Op<string mnemonic, string kind, list<Trait> traits = []>
     : Op<Tpu_Dialect, mnemonic, !listconcat(traits, [Pure, Tpu_BackendOpInterface])> {
+  bit hasKindParams = 0;
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     static ::tpu::backend::OpKind getBackendKind() { return ::tpu::backend::OpKind::}] # kind # [{; }
     ::tpu::Status exportAttributes(::tpu::backend::Op &op);
+    // The parameters of the kind's own (backend::Op::params).
+    ::tpu::Status exportParams(::tpu::backend::Op &op);
   }];
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() { return ::tpuir::verifyTpuOp(*this); }
     ::tpu::Status $cppClass::exportAttributes(::tpu::backend::Op &op) {
       return ::tpuir::exportAttributesOf(*this, op);
     }
-  }];
+  }] # !if(hasKindParams, "", [{
+    ::tpu::Status $cppClass::exportParams(::tpu::backend::Op &) { return ::tpu::Status::ok(); }
+  }]);
 }
 
 // Activations: fp32, or int8/uint8 with the scale as encoding.
@@ -78,6 +84,7 @@ defvar RequantAttrs = (ins DefaultValuedAttr<BoolAttr, "false">:$do_relu,
                            DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$multipliers);
 
 class Tpu_WindowOp<string mnemonic, string kind, string what, dag operands> : Tpu_Op<mnemonic, kind> {
+  let hasKindParams = 1;
   let summary = what;
   let description = [{
     pads = [top, left, bottom, right]; the output tensor may be one row or
@@ -124,9 +131,13 @@ def Tpu_MaxOp : Tpu_SimpleOp<"max", "Max", "max(lhs, rhs) (int8: max(lhs*m0, rhs
 def Tpu_ReluOp : Tpu_SimpleOp<"relu", "Relu", "max(x, 0) (int8: same scale)", (ins Tpu_Activation:$input)>;
 def Tpu_LeakyReluOp : Tpu_SimpleOp<"leaky_relu", "LeakyRelu",
     "max(x, alpha*x) (int8: max(x, x*m0 >> rshift), same scale)",
-    (ins Tpu_Activation:$input, F64Attr:$alpha)>;
+    (ins Tpu_Activation:$input, F64Attr:$alpha)> {
+  let hasKindParams = 1;
+}
 def Tpu_ClipOp : Tpu_SimpleOp<"clip", "Clip", "min(max(x, min), max) (int8: integer bounds)",
-    (ins Tpu_Activation:$input, F64Attr:$min, F64Attr:$max)>;
+    (ins Tpu_Activation:$input, F64Attr:$min, F64Attr:$max)> {
+  let hasKindParams = 1;
+}
 def Tpu_SigmoidOp : Tpu_SimpleOp<"sigmoid", "Sigmoid",
     "fp32 1 / (1 + exp(-x)) by the chip's recipe (int8: a lut)", (ins Tpu_Activation:$input)>;
 def Tpu_AffineOp : Tpu_SimpleOp<"affine", "Affine",
@@ -134,22 +145,30 @@ def Tpu_AffineOp : Tpu_SimpleOp<"affine", "Affine",
     "channel x * scale[c] + bias[c] (int8: int16 scale, int32 bias, >> rshift; the input may be a conv's "
     "int16 accumulator)",
     (ins Tpu_ActivationOrAccumulator:$input, AnyTypeOf<[RankedTensorOf<[F32, I16]>, NoneType]>:$scale,
-         AnyTypeOf<[RankedTensorOf<[F32, I32]>, NoneType]>:$bias, F64Attr:$alpha, F64Attr:$beta)>;
+         AnyTypeOf<[RankedTensorOf<[F32, I32]>, NoneType]>:$bias, F64Attr:$alpha, F64Attr:$beta)> {
+  let hasKindParams = 1;
+}
 def Tpu_LutOp : Tpu_SimpleOp<"lut", "Lut", "int8 table lookup: table[x] (256 entries)",
     (ins Tpu_Activation:$input, RankedTensorOf<[I8, UI8]>:$table)>;
 def Tpu_FcOp : Tpu_SimpleOp<"fc", "Fc",
     "x (N, K) times weight [n_out, K]^T + bias; an input (d..., K) gives (d..., n_out) (its leading dims are "
     "the rows); with transposed_input x is (K, N) and read transposed",
     (ins Tpu_Activation:$input, Tpu_Filter:$weight, Tpu_OptionalBias:$bias,
-     DefaultValuedAttr<BoolAttr, "false">:$transposed_input)>;
+     DefaultValuedAttr<BoolAttr, "false">:$transposed_input)> {
+  let hasKindParams = 1;
+}
 def Tpu_ConcatOp : Tpu_SimpleOp<"concat", "Concat", "Concatenation along channels (int8: one scale)",
     (ins Variadic<Tpu_Activation>:$inputs)>;
 def Tpu_UpsampleOp : Tpu_SimpleOp<"upsample", "Upsample", "Nearest upsampling by integer factors",
-    (ins Tpu_Activation:$input, I64Attr:$scale_h, I64Attr:$scale_w)>;
+    (ins Tpu_Activation:$input, I64Attr:$scale_h, I64Attr:$scale_w)> {
+  let hasKindParams = 1;
+}
 def Tpu_SliceOp : Tpu_SimpleOp<"slice", "Slice",
     "Strided slice: per dim, output element i is input element starts[d] + i * steps[d] (steps >= 1; "
     "int8: same scale)",
-    (ins Tpu_Activation:$input, DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$steps)>;
+    (ins Tpu_Activation:$input, DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$steps)> {
+  let hasKindParams = 1;
+}
 def Tpu_ReshapeOp : Tpu_SimpleOp<"reshape", "Reshape", "Same bytes, new shape (batch kept)",
     (ins Tpu_Activation:$input)>;
 def Tpu_CastOp : Tpu_SimpleOp<"cast", "Cast",
@@ -161,22 +180,30 @@ def Tpu_MoveOp : Tpu_SimpleOp<"move", "Move",
     "Strided copies of input boxes into the output, after a fill with `fill` when given (int8: same scale, "
     "the fill an integer); `pieces` holds 15 values per box: input index, 4 sizes, source offset, 4 source "
     "strides, destination offset, 4 destination strides (elements of the C-order tensors)",
-    (ins Variadic<Tpu_Activation>:$inputs, DenseI64ArrayAttr:$pieces, OptionalAttr<F64Attr>:$fill)>;
+    (ins Variadic<Tpu_Activation>:$inputs, DenseI64ArrayAttr:$pieces, OptionalAttr<F64Attr>:$fill)> {
+  let hasKindParams = 1;
+}
 def Tpu_ReduceOp : Tpu_SimpleOp<"reduce", "Reduce",
     "mode (sum, mean, max, min, prod, l2) over the input dims `axes`; the result holds the kept elements in "
     "C order, in any shape of that count (int8: sum and mean sum x*m0 >> rshift, max and min keep the scale; "
     "prod and l2 are fp32 only)",
-    (ins Tpu_Activation:$input, StrAttr:$mode, DenseI64ArrayAttr:$axes)>;
+    (ins Tpu_Activation:$input, StrAttr:$mode, DenseI64ArrayAttr:$axes)> {
+  let hasKindParams = 1;
+}
 def Tpu_LayerNormOp : Tpu_SimpleOp<"layer_norm", "LayerNorm",
     "fp32 (x - mean) / sqrt(var + epsilon) over the input dims `axes`, then * scale + bias (weights of the "
     "normalized elements in C order; a bias needs a scale)",
     (ins Tpu_Activation:$input, AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$scale,
-         AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$bias, DenseI64ArrayAttr:$axes, F64Attr:$epsilon)>;
+         AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$bias, DenseI64ArrayAttr:$axes, F64Attr:$epsilon)> {
+  let hasKindParams = 1;
+}
 def Tpu_UnaryOp : Tpu_SimpleOp<"unary", "Unary",
     "fp32 function `function` (exp, log, tanh, erf, sin, ...; compiler/Backend/FloatKernels.h) as a program of "
     "TIU commands, parameters alpha and beta where it has them (int8: a lut)",
     (ins Tpu_Activation:$input, StrAttr:$function, DefaultValuedAttr<F64Attr, "0.0">:$alpha,
-         DefaultValuedAttr<F64Attr, "0.0">:$beta)>;
+         DefaultValuedAttr<F64Attr, "0.0">:$beta)> {
+  let hasKindParams = 1;
+}
 // Binary element-wise ops with NumPy broadcasting of either operand (int8:
 // operands of the result's rank); an fp32 operand may be a weight of any
 // broadcast shape.
@@ -193,7 +220,9 @@ def Tpu_ResizeOp : Tpu_SimpleOp<"resize", "Resize",
     "Resize of H and W with the ONNX mode (nearest, linear), coordinate_transformation_mode, nearest_mode "
     "and the H, W scales (int8: nearest only, same scale)",
     (ins Tpu_Activation:$input, StrAttr:$mode, StrAttr:$coordinate_transformation_mode, StrAttr:$nearest_mode,
-     DenseF64ArrayAttr:$scales)>;
+     DenseF64ArrayAttr:$scales)> {
+  let hasKindParams = 1;
+}
 def Tpu_GreaterOp : Tpu_SimpleOp<"greater", "Greater", "lhs > rhs as 1.0 / 0.0 (fp32 only)",
     (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
 def Tpu_LessOp : Tpu_SimpleOp<"less", "Less", "lhs < rhs as 1.0 / 0.0 (fp32 only)",
@@ -204,7 +233,9 @@ def Tpu_WhereOp : Tpu_SimpleOp<"where", "Where", "cond != 0 ? x : y, NumPy broad
     (ins Tpu_Activation:$cond, Tpu_Activation:$x, Tpu_Activation:$y)>;
 class Tpu_SoftmaxLikeOp<string mnemonic, string kind, string what>
     : Tpu_SimpleOp<mnemonic, kind, what # " over the input dims `axes` (fp32; exp and log by the kernel library)",
-                   (ins Tpu_Activation:$input, DenseI64ArrayAttr:$axes)>;
+                   (ins Tpu_Activation:$input, DenseI64ArrayAttr:$axes)> {
+  let hasKindParams = 1;
+}
 def Tpu_SoftmaxOp : Tpu_SoftmaxLikeOp<"softmax", "Softmax", "exp(x - max) / sum(exp(x - max))">;
 def Tpu_LogSoftmaxOp : Tpu_SoftmaxLikeOp<"log_softmax", "LogSoftmax", "(x - max) - log(sum(exp(x - max)))">;
 def Tpu_MatMulOp : Tpu_SimpleOp<"matmul", "MatMul",

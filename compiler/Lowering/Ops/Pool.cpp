@@ -2,6 +2,8 @@
 
 #include "compiler/Lowering/Lowerer.h"
 
+#include "compiler/Backend/Ops/Window.h"
+
 using namespace mlir;
 
 namespace tpu::lowering {
