@@ -11,7 +11,8 @@ printed). A model that deploys F32 is also calibrated (its 8 samples) and deploy
 the INT8 bmodel's func outputs must equal the Tpu interpreter's bit for bit, and for both
 bmodels the timed simulator (sim) must give the same bytes as func.
 Each model's outcome (pass: every check above passed; refused: F32 deploy refused with the
-one-line error) must be the one pinned in zoo-expected.txt beside this file, and a CI model
+one-line error) must be the one pinned in zoo-expected.txt beside this file, which also pins the CI set
+(a model dropped from models/zoo.py, or moved in or out of its CI set, fails before anything runs); a CI model
 (models/zoo.py) must pass: a refused deploy of a CI model, F32 or INT8, fails. A change of
 outcome fails until the file is updated in the same commit, with the reason.
 Exit 0 all passed, 1 a check failed, 77 skipped without node or torch."""
@@ -36,6 +37,41 @@ try:
 except ImportError as e:
     print(f"skipped: {e}")
     sys.exit(77)
+
+
+def read_expected():
+    """Model -> (pinned outcome, in the CI set) from lines `<name> pass|refused [ci]  # why`."""
+    pinned = {}
+    with open(EXPECTED) as f:
+        for n, line in enumerate(f, 1):
+            words = line.split("#")[0].split()
+            if not words:
+                continue
+            if len(words) not in (2, 3) or words[1] not in ("pass", "refused") or words[2:] not in ([], ["ci"]):
+                sys.exit(f"{os.path.basename(EXPECTED)}:{n}: expected `<name> pass|refused [ci]`, got '{line.strip()}'")
+            pinned[words[0]] = (words[1], words[2:] == ["ci"])
+    return pinned
+
+
+def suite_changes(pinned):
+    """How zoo.py's models differ from the pinned ones: a model dropped, added or moved in or out of the
+    CI set fails here, before anything runs, so the suite cannot shrink silently."""
+    changes = [f"{m}: pinned in {os.path.basename(EXPECTED)} but not in models/zoo.py" for m in pinned if m not in zoo.ZOO]
+    for m, (_, _, _, ci) in zoo.ZOO.items():
+        if m not in pinned:
+            changes.append(f"{m}: in models/zoo.py but has no pinned outcome in {os.path.basename(EXPECTED)}")
+        elif pinned[m][1] != bool(ci):
+            changes.append(f"{m}: {'in' if ci else 'not in'} the CI set of models/zoo.py, pinned "
+                           f"{'in' if pinned[m][1] else 'out of'} it in {os.path.basename(EXPECTED)}")
+    return changes
+
+
+expected = read_expected()
+changes = suite_changes(expected)
+for c in changes:
+    print(f"FAIL {c}")
+if changes:
+    sys.exit(1)
 
 OUT = os.path.join(ROOT, "models", "out", "zoo")
 subprocess.run([sys.executable, os.path.join(ROOT, "models", "zoo.py"), "--models", MODELS, "--out", OUT],
@@ -95,12 +131,6 @@ def worst_cosine(got, ref):
     return min(inputs.cosine(got[k], ref[k]) for k in ref)
 
 
-def read_expected():
-    """Model -> pinned outcome (lines `<name> pass|refused  # why`)."""
-    with open(EXPECTED) as f:
-        return dict(line.split("#")[0].split()[:2] for line in f if line.split("#")[0].strip())
-
-
 failures, deployed, refused = [], [], []
 with tempfile.TemporaryDirectory() as tmp:
     for name in zoo.names_of(MODELS):
@@ -136,16 +166,13 @@ with tempfile.TemporaryDirectory() as tmp:
         sim = check_sim_equals_func(name, bmodel, x, func_out, tmp, "F32")
         failures += ([sim] if sim else []) + check_int8(name, top, x, tmp)
 print(f"F32 deploys: {', '.join(deployed) or 'none'}; refused: {', '.join(refused) or 'none'}")
-expected = read_expected()
 for name in zoo.names_of(MODELS):
     outcome = "refused" if name in refused else "fail" if any(f.startswith(f"{name}: ") for f in failures) else "pass"
-    pinned = expected.get(name)
+    pinned = expected[name][0]
     print(f"{name}: {outcome} (pinned: {pinned})")
     if zoo.ZOO[name][3] and name in refused:
         failures.append(f"{name}: a CI zoo model must deploy (F32 and INT8); its deploy was refused")
-    if pinned not in ("pass", "refused"):
-        failures.append(f"{name}: no pinned outcome in {os.path.basename(EXPECTED)}")
-    elif outcome != "fail" and outcome != pinned:
+    if outcome != "fail" and outcome != pinned:
         failures.append(f"{name}: {outcome}, pinned {pinned} in {os.path.basename(EXPECTED)} (update it with the reason)")
 for f in failures:
     print(f"FAIL {f}")
