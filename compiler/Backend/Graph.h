@@ -110,4 +110,3 @@ std::array<int64_t, 4> broadcastNchw(const Tensor &in, const Tensor &out);
 bool isChannelWeight(const Tensor &w, const Tensor &out);
 
 } // namespace tpu::backend
-

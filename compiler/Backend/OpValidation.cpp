@@ -1,5 +1,5 @@
-#include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/OpValidation.h"
+#include "compiler/Backend/Ops/Window.h"
 
 #include <algorithm>
 #include <string>

@@ -3,10 +3,10 @@
 // the DP search vs op by op on a small CNN (identical bytes, fewer
 // estimated cycles); invalid groups are refused.
 #include "BackendHarness.h"
+#include "compiler/Backend/AddressAssigner.h"
 #include "compiler/Backend/Ops/Activation.h"
 #include "compiler/Backend/Ops/Affine.h"
 #include "compiler/Backend/Ops/Window.h"
-#include "compiler/Backend/AddressAssigner.h"
 
 using namespace tpu;
 using namespace tpu::backend;

@@ -4,6 +4,7 @@
 // group partly empty, and a small-LMEM configuration that forces slices
 // along N, C and H (with halo rows for windows).
 #include "BackendHarness.h"
+#include "compiler/Backend/FloatKernels.h"
 #include "compiler/Backend/Ops/Activation.h"
 #include "compiler/Backend/Ops/Affine.h"
 #include "compiler/Backend/Ops/Fc.h"
@@ -14,7 +15,6 @@
 #include "compiler/Backend/Ops/Unary.h"
 #include "compiler/Backend/Ops/Upsample.h"
 #include "compiler/Backend/Ops/Window.h"
-#include "compiler/Backend/FloatKernels.h"
 
 using namespace tpu;
 using namespace tpu::backend;

@@ -45,15 +45,15 @@ void evaluateLeakyRelu(const RefArgs &r, Bytes &out) {
   const Op &op = r.op;
   const DType t = r.y.dtype;
   const float alpha = op.params<LeakyReluParams>().alpha;
-  mapElements(r, out, [&](int64_t v) { return int8LeakyRelu(v, op, t); },
-              [&](float v) { return std::max(v, v * alpha); });
+  auto int8 = [&](int64_t v) { return int8LeakyRelu(v, op, t); };
+  mapElements(r, out, int8, [&](float v) { return std::max(v, v * alpha); });
 }
 
 void evaluateClip(const RefArgs &r, Bytes &out) {
   const ClipParams &p = r.op.params<ClipParams>();
   const int64_t lo = int64_t(p.min), hi = int64_t(p.max);
-  mapElements(r, out, [&](int64_t v) { return std::min(std::max(v, lo), hi); },
-              [&](float v) { return std::min(std::max(v, p.min), p.max); });
+  auto int8 = [&](int64_t v) { return std::min(std::max(v, lo), hi); };
+  mapElements(r, out, int8, [&](float v) { return std::min(std::max(v, p.min), p.max); });
 }
 
 class ReluOp : public ElementwiseOp {
@@ -74,8 +74,10 @@ public:
   uint16_t computeOn(const std::vector<LocalTensor> &ins, const LocalTensor &y, const std::vector<LocalTensor> &tmp, int64_t, int64_t,
                      uint16_t wait) override {
     const LocalTensor &a = ins[0];
-    if (isFloat()) elementwise(EuOp::Mul, tmp[0], a.operand(hw_), constantF(p_.alpha), 0, false, wait);
-    else elementwise(EuOp::Mul, tmp[0], a.operand(hw_), constant(DType::I8, op_.multipliers[0]), op_.rshift, false, wait);
+    if (isFloat())
+      elementwise(EuOp::Mul, tmp[0], a.operand(hw_), constantF(p_.alpha), 0, false, wait);
+    else
+      elementwise(EuOp::Mul, tmp[0], a.operand(hw_), constant(DType::I8, op_.multipliers[0]), op_.rshift, false, wait);
     return elementwise(EuOp::Max, y, a.operand(hw_), tmp[0].operand(hw_), 0, false, wait);
   }
 

@@ -62,12 +62,12 @@ void evaluateAffine(const RefArgs &r, Bytes &out) {
     out = fromFloats(rf);
     return;
   }
-  mapElements(r, out, [&](int64_t v) { return requantizeOp(v * op.multipliers[0] + op.multipliers[1], op, op.relu, t); },
-              [&, p = op.params<AffineParams>()](float v) {
-                float s = v * p.alpha;
-                float w = s + p.beta;
-                return op.relu ? sim::relu(w) : w;
-              });
+  auto int8 = [&](int64_t v) { return requantizeOp(v * op.multipliers[0] + op.multipliers[1], op, op.relu, t); };
+  mapElements(r, out, int8, [&, p = op.params<AffineParams>()](float v) {
+    float s = v * p.alpha;
+    float w = s + p.beta;
+    return op.relu ? sim::relu(w) : w;
+  });
 }
 
 // md_linear mac: a * b + c with constant or per-channel b, c.

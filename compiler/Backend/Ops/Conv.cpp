@@ -1,10 +1,10 @@
 // Conv and ConvTranspose: checks, reference and emitter. One emitter runs
 // both: a transposed conv is the chip's stride-1 conv over the input with
 // zeros inserted, the kernel rotated (docs/codegen.md).
-#include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
+#include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/ReferenceEval.h"
 #include "compiler/Kernels/Kernels.h"
 

@@ -1,9 +1,9 @@
 // Pool (max, average) and GlobalAvgPool: checks, reference and emitter (a
 // global average is the pool emitter with one window over H x W).
-#include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
+#include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/ReferenceEval.h"
 
 #include <algorithm>

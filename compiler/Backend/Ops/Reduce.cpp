@@ -395,8 +395,9 @@ protected:
 class ReduceOp : public AxesOp {
 public:
   ReduceOp(Emitter &e, const Op &op)
-      : AxesOp(e, op, *planReduce(e.g.tensors[size_t(op.inputs[0])], e.g.tensors[size_t(op.output)],
-                                  op.params<ReduceParams>().axes)) {}
+      : AxesOp(e, op,
+               *planReduce(e.g.tensors[size_t(op.inputs[0])], e.g.tensors[size_t(op.output)],
+                           op.params<ReduceParams>().axes)) {}
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
     std::vector<uint64_t> v{LocalTensor::bytes(x_.dtype, inShape(ns, cs), lanes()),
                             LocalTensor::bytes(y_.dtype, outShape(ns, cs), lanes())};
@@ -413,8 +414,9 @@ public:
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     const LocalTensor x = inBuffer(set, 0, x_.dtype, t), y = outBuffer(set, 1, y_.dtype, t);
     const bool fp32 = y_.dtype == DType::F32;
-    const LocalOperand sumKernel = !fp32 ? constant(DType::U8, op_.multipliers.empty() ? 0 : op_.multipliers[0])
-                                   : mode_ == ReduceMode::Mean ? meanKernel() : constantF(1.0f);
+    const LocalOperand floatKernel = mode_ == ReduceMode::Mean ? meanKernel() : constantF(1.0f);
+    const LocalOperand sumKernel =
+        fp32 ? floatKernel : constant(DType::U8, op_.multipliers.empty() ? 0 : op_.multipliers[0]);
     switch (mode_) {
     case ReduceMode::Sum: case ReduceMode::Mean:
       return window(x, y, false, sumKernel, wait);
@@ -609,9 +611,8 @@ private:
 class SoftmaxOp : public PlaneOp {
 public:
   SoftmaxOp(Emitter &e, const Op &op)
-      : PlaneOp(e, op, op.params<SoftmaxParams>().axes),
-        exp_(*unaryKernel(kernels::UnaryKind::Exp)), log_(*unaryKernel(kernels::UnaryKind::Log)),
-        isLog_(op.kind == OpKind::LogSoftmax) {}
+      : PlaneOp(e, op, op.params<SoftmaxParams>().axes), exp_(*unaryKernel(kernels::UnaryKind::Exp)),
+        log_(*unaryKernel(kernels::UnaryKind::Log)), isLog_(op.kind == OpKind::LogSoftmax) {}
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t) const override {
     const uint64_t plane = LocalTensor::bytes(DType::F32, inShape(ns, cs), lanes());
     const uint64_t stat = LocalTensor::bytes(DType::F32, outShape(ns, cs), lanes());

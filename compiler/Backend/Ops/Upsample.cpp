@@ -58,7 +58,7 @@ public:
   }
   LocalTensor outBuf(const Tile &t, unsigned set) const {
     return LocalTensor::activation(bufOffset(set, 1), y_, {u32(t.ns), u32(t.cs), u32(t.hs * p_.scaleH), u32(y_.s[3])},
-                            lanes());
+                                   lanes());
   }
   uint16_t load(const Tile &t, unsigned set, uint16_t wait) override {
     return e_.move(true, x_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, inBuf(t, set), wait);

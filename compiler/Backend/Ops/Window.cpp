@@ -4,8 +4,7 @@
 
 namespace tpu::backend {
 
-int64_t windowOutput(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t padA,
-                     int64_t padB) {
+int64_t windowOutput(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t padA, int64_t padB) {
   int64_t ke = (k - 1) * dilation + 1;
   int64_t padded = in + padA + padB;
   if (padded < ke || stride < 1) return 0;
@@ -37,8 +36,8 @@ WindowParams effectiveWindow(const Op &op, const Tensor &x, const Tensor &y) {
   return w;
 }
 
-std::vector<int64_t> averageTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation,
-                                 int64_t padA, int64_t padB, bool countPad) {
+std::vector<int64_t> averageTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t padA,
+                                 int64_t padB, bool countPad) {
   const int64_t lo = countPad ? -padA : 0, hi = countPad ? in + padB : in;
   std::vector<int64_t> taps(size_t(std::max<int64_t>(out, 0)), 0);
   for (int64_t o = 0; o < out; ++o)

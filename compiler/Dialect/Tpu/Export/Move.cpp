@@ -12,8 +12,7 @@ tpu::Status MoveOp::exportParams(tpu::backend::Op &o) {
   for (size_t i = 0; i < p.size(); i += kMovePieceValues) {
     tpu::backend::MovePiece m;
     m.input = int(p[i]);
-    for (int k = 0; k < 4; ++k)
-      m.size[k] = p[i + 1 + k], m.srcStride[k] = p[i + 6 + k], m.dstStride[k] = p[i + 11 + k];
+    for (int k = 0; k < 4; ++k) m.size[k] = p[i + 1 + k], m.srcStride[k] = p[i + 6 + k], m.dstStride[k] = p[i + 11 + k];
     m.src = p[i + 5], m.dst = p[i + 10];
     mp.pieces.push_back(m);
   }

@@ -28,8 +28,8 @@ template <class OpT> tpu::Status exportAxes(OpT op, tpu::backend::ReduceAxes &ax
 // The mode by name.
 tpu::Status ReduceOp::exportParams(tpu::backend::Op &o) {
   using tpu::backend::ReduceMode;
-  static const std::pair<const char *, ReduceMode> kModes[] = {{"sum", ReduceMode::Sum}, {"mean", ReduceMode::Mean},
-                                                               {"max", ReduceMode::Max}, {"min", ReduceMode::Min},
+  static const std::pair<const char *, ReduceMode> kModes[] = {{"sum", ReduceMode::Sum},   {"mean", ReduceMode::Mean},
+                                                               {"max", ReduceMode::Max},   {"min", ReduceMode::Min},
                                                                {"prod", ReduceMode::Prod}, {"l2", ReduceMode::L2}};
   auto mode = llvm::find_if(kModes, [&](const auto &m) { return getMode() == m.first; });
   if (mode == std::end(kModes))
