@@ -16,7 +16,9 @@ comes from one run the marks are left out and the line has no key.
 
 prints one line per table that has no stamp, a cell without its run's key, a stamp whose commit is
 not an ancestor of HEAD, or a stamp older than a commit that changed the code the table measures
-(`git log <commit>..HEAD -- <measured paths>`). Exit 1 when it prints any, 2 on bad input.
+(`git log <commit>..HEAD -- <measured paths>`), unless that commit's message declares, in a
+`Figures-unchanged: <evidence>` trailer, that it changes no figure. Exit 1 when it prints any, 2 on
+bad input.
 """
 import argparse
 import json
@@ -266,10 +268,23 @@ def compare_tables(doc, table, committed_text, fresh_text, keys=1, ignore=(), ab
     return lines
 
 
+# A commit that changes measured code without changing any figure (a reformat, a refactor whose bmodels stay
+# byte-identical by scripts/bmodel-sums.sh, an op no table's model uses) says so in a trailer line of its
+# message, with its evidence: `Figures-unchanged: bmodel-sums identical (34 bmodels)`. It does not age the
+# stamps; check-docs' quick re-runs still test the claim on their subset.
+FIGURES_UNCHANGED = re.compile(r"^Figures-unchanged: \S", re.M)
+
+
 def changes_since(commit, paths, root=ROOT):
-    """The commits after `commit` (to HEAD) that touch paths, newest first, as 'hash subject' lines."""
-    out = git(root, "log", "--format=%h %s", f"{commit}..HEAD", "--", *paths).stdout
-    return [line for line in out.splitlines() if line.strip()]
+    """The commits after `commit` (to HEAD) that touch paths and do not declare Figures-unchanged, newest first,
+    as 'hash subject' lines."""
+    out = git(root, "log", "--format=%h %s%x00%B%x1e", f"{commit}..HEAD", "--", *paths).stdout
+    lines = []
+    for entry in out.split("\x1e"):
+        head, _, body = entry.strip("\n").partition("\x00")
+        if head.strip() and not FIGURES_UNCHANGED.search(body):
+            lines.append(head.strip())
+    return lines
 
 
 def has_figure(cell):

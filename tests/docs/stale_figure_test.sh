@@ -25,8 +25,17 @@ git -c user.name=t -c user.email=t@t commit -qam "stamp the latency set"
 if grep "^docs/validation.md: latency-set" "$work/fresh.txt"; then
   echo "FAIL: a stamp at HEAD is reported stale"; exit 1
 fi
+# A commit that declares in its trailer that it changes no figure does not age the stamp ...
+echo "// a comment" >> timing/GdmaTiming.cpp
+git -c user.name=t -c user.email=t@t commit -qam "a comment" -m "Figures-unchanged: a comment only"
+/usr/bin/python3 perf/provenance.py stale --root . > "$work/declared.txt" || true
+if grep "^docs/validation.md: latency-set" "$work/declared.txt"; then
+  echo "FAIL: a commit declaring Figures-unchanged aged the stamp"; exit 1
+fi
+echo "PASS: a Figures-unchanged commit keeps the stamp current"
+# ... one without the trailer does.
 echo "// a timing change" >> timing/GdmaTiming.cpp
-git -c user.name=t -c user.email=t@t commit -qam "change the timing model"
+git -c user.name=t -c user.email=t@t commit -qam "change the timing model" -m "Figures-unchanged:"
 /usr/bin/python3 perf/provenance.py stale --root . > "$work/aged.txt" && { echo "FAIL: stale passed"; exit 1; }
 grep "^docs/validation.md: latency-set: made at ${head:0:12}.*change the code it measures" "$work/aged.txt" \
   || { echo "FAIL: the aged stamp is not reported"; cat "$work/aged.txt"; exit 1; }
