@@ -1,7 +1,6 @@
 #include "compiler/Backend/AddressAssigner.h"
 
 #include "compiler/Backend/OpRegistry.h"
-#include "compiler/Backend/Ops/Slice.h"
 
 #include <algorithm>
 #include <map>
@@ -19,14 +18,11 @@ int64_t channelByteOffset(const Tensor &t, int64_t c0) {
   return c0 * s[2] * s[3] * (n4 ? 4 : int64_t(dtypeBytes(t.dtype)));
 }
 
-int64_t sliceByteOffset(const Graph &g, const Op &op) {
-  if (op.kind != OpKind::Slice) return -1;
+int64_t viewByteOffset(const Graph &g, const Op &op) {
+  const OpImpl &impl = opImpl(op.kind);
+  const int64_t c0 = impl.viewedChannel ? impl.viewedChannel(g, op) : -1;
   const Tensor &x = g.tensors[size_t(op.inputs[0])];
-  const auto xs = x.nchw(), ys = g.tensors[size_t(op.output)].nchw();
-  const auto &[start, step] = op.params<SliceParams>();
-  for (int d = 0; d < 4; ++d)
-    if (step[d] != 1 || (d != 1 && (start[d] != 0 || ys[d] != xs[d]))) return -1;
-  return x.isWeight() ? -1 : channelByteOffset(x, start[1]);
+  return c0 < 0 || x.isWeight() ? -1 : channelByteOffset(x, c0);
 }
 
 uint64_t activationBytes(const Tensor &t) {
@@ -57,10 +53,11 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
 
   // Storage roots and live ranges. A tensor may live inside another one's
   // bytes (its parent, at a byte offset): a Reshape output is its input's
-  // bytes, an in-place Slice output (sliceByteOffset) a run of them, and a
-  // Concat input that nothing else claims is written by its producer
-  // straight into the concat output's channels, so the Slice and Concat
-  // move nothing (TPU-MLIR's in-place concat). Such an input is an op
+  // bytes, a pure view's output (viewByteOffset: a slice of whole channels)
+  // a run of them, and an input of a channel-joining op (a concat) that
+  // nothing else claims is written by its producer straight into the
+  // output's channels, so the view and the join move nothing (TPU-MLIR's
+  // in-place concat). Such an input is an op
   // output of its own (not an alias, a graph input or output) and appears
   // once in the concat. Parents point to earlier tensors or to the concat
   // output, so the chains end; each tensor's root is the end of its chain.
@@ -72,17 +69,18 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
   std::vector<char> io(nt, 0);
   for (int t : g.inputs) io[size_t(t)] = 1;
   for (int t : g.outputs) io[size_t(t)] = 1;
-  std::vector<int64_t> sliceStart(nt, -1); // in-place Slice outputs: their first channel in the input
+  std::vector<int64_t> viewStart(nt, -1); // in-place view outputs: their first channel in the input
   auto channels = [&](int t) { return g.tensors[size_t(t)].nchw()[1]; };
   auto claimable = [&](int t) { return parent[size_t(t)] == t && !io[size_t(t)] && !g.tensors[size_t(t)].isWeight(); };
   for (const Op &op : g.ops) {
-    const int64_t slice = io[size_t(op.output)] ? -1 : sliceByteOffset(g, op);
-    if (opKindInfo(op.kind).sharesInputBytes || slice >= 0) {
-      parent[size_t(op.output)] = op.inputs[0], parentOffset[size_t(op.output)] = uint64_t(std::max<int64_t>(slice, 0));
-      if (slice >= 0) sliceStart[size_t(op.output)] = op.params<SliceParams>().start[1];
+    const OpImpl &impl = opImpl(op.kind);
+    const int64_t view = io[size_t(op.output)] ? -1 : viewByteOffset(g, op);
+    if (opKindInfo(op.kind).sharesInputBytes || view >= 0) {
+      parent[size_t(op.output)] = op.inputs[0], parentOffset[size_t(op.output)] = uint64_t(std::max<int64_t>(view, 0));
+      if (view >= 0) viewStart[size_t(op.output)] = impl.viewedChannel(g, op);
       continue;
     }
-    if (op.kind != OpKind::Concat) continue;
+    if (!impl.joinsInputChannels) continue;
     const Tensor &y = g.tensors[size_t(op.output)];
     int64_t c0 = 0;
     for (size_t k = 0; k < op.inputs.size(); c0 += channels(op.inputs[k++])) {
@@ -93,14 +91,14 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
         parent[size_t(x)] = op.output, parentOffset[size_t(x)] = uint64_t(at);
         continue;
       }
-      // Consecutive inputs that are in-place slices of one tensor s, in
+      // Consecutive inputs that are in-place views of one tensor s, in
       // order, covering all of it (YOLOv8's C2f: split, then concat the
-      // halves): s itself goes into the output, the slices with it.
+      // halves): s itself goes into the output, the views with it.
       const int src = parent[size_t(x)];
-      if (sliceStart[size_t(x)] != 0 || !claimable(src)) continue;
+      if (viewStart[size_t(x)] != 0 || !claimable(src)) continue;
       size_t j = k;
       int64_t covered = 0;
-      while (j < op.inputs.size() && parent[size_t(op.inputs[j])] == src && sliceStart[size_t(op.inputs[j])] == covered)
+      while (j < op.inputs.size() && parent[size_t(op.inputs[j])] == src && viewStart[size_t(op.inputs[j])] == covered)
         covered += channels(op.inputs[j++]);
       if (covered != channels(src)) continue;
       parent[size_t(src)] = op.output, parentOffset[size_t(src)] = uint64_t(at);

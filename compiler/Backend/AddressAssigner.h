@@ -2,13 +2,14 @@
 // at coeffAlignBytes (4 KiB), as the graph gives them, activations (IO tensors
 // included) in the neuron area with liveness-based reuse: a tensor's bytes
 // are free again after its last reader; a Reshape output shares its input's
-// storage, an in-place Slice output a run of it, and a Concat's inputs are
-// written into its output (channelByteOffset). Deterministic: first fit in op order. Liveness counts in segments:
-// the ops of a layer group run slice by slice, interleaved, so every tensor
-// the group reads stays live until the group's last op and every tensor it
-// writes is live from its first op (else the group output could take the
-// DDR bytes of an input that later slices still load). A group's
-// intermediates stay in local memory: no DDR (address 0).
+// storage, a pure view's output (a slice of whole channels) a run of it, and
+// the inputs of an op that joins channels (a concat) are written into its
+// output (channelByteOffset). Deterministic: first fit in op order. Liveness
+// counts in segments: the ops of a layer group run slice by slice,
+// interleaved, so every tensor the group reads stays live until the group's
+// last op and every tensor it writes is live from its first op (else the
+// group output could take the DDR bytes of an input that later slices still
+// load). A group's intermediates stay in local memory: no DDR (address 0).
 #pragma once
 
 #include "compiler/Backend/Graph.h"
@@ -30,10 +31,10 @@ uint64_t activationBytes(const Tensor &t);
 // item, 4N with at most four), where channels [c0, ...) are one contiguous
 // run; -1 when the tensor has several groups.
 int64_t channelByteOffset(const Tensor &t, int64_t c0);
-// A Slice that keeps whole channels [c0, c0 + cs) (every item, row and
-// column, step 1) of such a tensor: its output is those bytes of the input,
-// at this offset; -1 otherwise.
-int64_t sliceByteOffset(const Graph &g, const Op &op);
+// An op whose kind is a pure view (OpImpl::viewedChannel) of whole channels
+// [c0, ...) of such a tensor: its output is those bytes of the input, at
+// this offset; -1 otherwise (or for a weight input).
+int64_t viewByteOffset(const Graph &g, const Op &op);
 
 struct AddressMap {
   uint64_t coeffAddr = 0, coeffSize = 0;   // coefficient area

@@ -56,6 +56,14 @@ struct OpImpl {
   // docs/quantization.md "per-channel weights"); Graph::validate refuses
   // an int16 activation input or output of any other kind.
   bool int16Activations = false;
+  // Optional (null: never): a pure view. When the output is whole channels
+  // [c, ...) of its first input (every item, row and column), c; else -1.
+  // The address assigner then places the output inside the input's bytes
+  // where the layout allows (viewByteOffset) and the emitter copies nothing.
+  int64_t (*viewedChannel)(const Graph &g, const Op &op) = nullptr;
+  // Whether its inputs, in order, fill its output's channels, so that a
+  // producer may write its input straight into them (an in-place concat).
+  bool joinsInputChannels = false;
 };
 
 // One definition per kind, in the kind's Ops/ file.

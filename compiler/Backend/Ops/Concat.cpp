@@ -74,7 +74,7 @@ void emitConcat(Emitter &e, const Op &op) {
 } // namespace
 
 namespace ops {
-const OpImpl Concat{OpKind::Concat, validateConcat, evaluateConcat, nullptr, emitConcat, nullptr};
+const OpImpl Concat{OpKind::Concat, validateConcat, evaluateConcat, nullptr, emitConcat, nullptr, false, nullptr, true};
 } // namespace ops
 
 } // namespace tpu::backend

@@ -1,7 +1,7 @@
 // Slice: a strided box of the input, per NCHW dim output element i is input
 // element start + i * step (step >= 1). Pure data movement in DDR:
 // strided S2S copies, the steps folded into the source strides; nothing
-// when the box is a contiguous run the output shares (sliceByteOffset).
+// when the box is a contiguous run the output shares (viewByteOffset).
 #include "compiler/Backend/Ops/Slice.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
@@ -82,9 +82,19 @@ SliceCopy planSlice(const DTensor &x, const DTensor &y, const Op &op) {
   return p;
 }
 
+// A slice of whole channels [c0, ...) (every item, row and column, step 1)
+// is a pure view of its input (OpImpl::viewedChannel).
+int64_t slicedChannel(const Graph &g, const Op &op) {
+  const auto xs = g.tensors[size_t(op.inputs[0])].nchw(), ys = g.tensors[size_t(op.output)].nchw();
+  const auto &[start, step] = op.params<SliceParams>();
+  for (int d = 0; d < 4; ++d)
+    if (step[d] != 1 || (d != 1 && (start[d] != 0 || ys[d] != xs[d]))) return -1;
+  return start[1];
+}
+
 void emitSlice(Emitter &e, const Op &op) {
   const DTensor x = e.ddr(op.inputs[0]), y = e.ddr(op.output);
-  const int64_t inPlace = sliceByteOffset(e.g, op);
+  const int64_t inPlace = viewByteOffset(e.g, op);
   if (inPlace >= 0 && y.addr == x.addr + uint64_t(inPlace)) return; // the output is those bytes of x
   const SliceCopy p = planSlice(x, y, op);
   const auto &[start, step] = op.params<SliceParams>();
@@ -125,7 +135,15 @@ Status encodableSlice(const Graph &g, const Op &op) {
 } // namespace
 
 namespace ops {
-const OpImpl Slice{OpKind::Slice, validateSlice, evaluateSlice, nullptr, emitSlice, encodableSlice};
+// A pure view where it keeps whole channels (viewedChannel).
+const OpImpl Slice{OpKind::Slice,
+                   validateSlice,
+                   evaluateSlice,
+                   nullptr,
+                   emitSlice,
+                   encodableSlice,
+                   /*int16Activations=*/false,
+                   slicedChannel};
 } // namespace ops
 
 } // namespace tpu::backend
