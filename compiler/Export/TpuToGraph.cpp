@@ -103,7 +103,7 @@ Result<backend::Graph> Exporter::run(ModuleOp module) {
   if (!fn || fn.getBody().empty()) return makeError("the module has no function");
   g_.name = "net";
   for (Operation &op : fn.getBody().front()) {
-    if (isa<top::WeightOp, top::NoneOp>(op)) continue;
+    if (op.hasTrait<top::OpTrait::Constant>()) continue; // weights are read where a Tpu op uses them
     if (auto in = dyn_cast<top::InputOp>(op)) {
       auto id = tensorFor(in.getOutput(), nameOf(&op));
       if (!id) return makeError("top.input at ", locText(op.getLoc()), ": ", id.message());

@@ -399,7 +399,7 @@ std::vector<std::string> inProgramOrder(mlir::ModuleOp module, const std::set<st
 std::set<std::string> inputNames(mlir::ModuleOp module) {
   std::set<std::string> names;
   module.walk([&](mlir::func::FuncOp f) {
-    if (auto a = f->getAttrOfType<mlir::ArrayAttr>("top.input_names"))
+    if (auto a = f->getAttrOfType<mlir::ArrayAttr>(top::kInputNamesAttr))
       for (mlir::Attribute n : a)
         if (auto s = mlir::dyn_cast<mlir::StringAttr>(n)) names.insert(s.str());
   });
@@ -425,9 +425,8 @@ std::map<std::string, std::vector<std::string>> readersIn(mlir::ModuleOp module,
       const std::string read = nameOf(v.getDefiningOp());
       if (read.empty()) continue;
       add(readers[read], reader);
-      if (op->getNumResults() == 1 && op->getResult(0).hasOneUse())
-        if (auto relu = mlir::dyn_cast<top::ReluOp>(*op->getResult(0).getUsers().begin()))
-          add(readers[read], nameOf(relu));
+      if (op->getNumResults() == 1)
+        if (mlir::Operation *relu = top::fusibleActivation(op->getResult(0))) add(readers[read], nameOf(relu));
     }
   });
   return readers;

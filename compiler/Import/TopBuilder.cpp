@@ -91,8 +91,8 @@ Status TopBuilder::endMain(const std::vector<std::string> &outputs) {
   }
   b_.create<func::ReturnOp>(b_.getUnknownLoc(), results);
   main_.setFunctionType(b_.getFunctionType(argTypes_, resultTypes));
-  main_->setAttr("top.input_names", b_.getArrayAttr(inputNames_));
-  main_->setAttr("top.output_names", b_.getArrayAttr(outputNames));
+  main_->setAttr(top::kInputNamesAttr, b_.getArrayAttr(inputNames_));
+  main_->setAttr(top::kOutputNamesAttr, b_.getArrayAttr(outputNames));
   return Status::ok();
 }
 

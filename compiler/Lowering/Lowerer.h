@@ -321,11 +321,8 @@ public:
   static int64_t highest(mlir::Value x) { return isUnsigned(x) ? 255 : 127; }
   bool wantInt8(const std::string &name) const { return opt_.mode == Quantize::INT8 && !opt_.keepF32.count(name); }
   // The op result a Top op's value is finally known by: a following
-  // single-use relu is fused into conv, fc and add.
-  top::ReluOp fusibleRelu(mlir::Value v) const {
-    if (!v.hasOneUse()) return nullptr;
-    return mlir::dyn_cast<top::ReluOp>(*v.getUsers().begin());
-  }
+  // single-use relu is fused into conv, fc and add (do_relu).
+  static mlir::Operation *fusibleRelu(mlir::Value v) { return top::fusibleActivation(v); }
 
   mlir::Location locFor(const std::string &name) { return mlir::NameLoc::get(b_.getStringAttr(name)); }
   mlir::RankedTensorType f32Type(llvm::ArrayRef<int64_t> shape) {

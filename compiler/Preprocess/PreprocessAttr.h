@@ -19,6 +19,12 @@
 namespace tpu::preprocess {
 
 constexpr const char *kPreprocessAttr = "top.preprocess";
+// Its fields (recordConfig writes them, readConfig reads them).
+namespace field {
+constexpr const char *kMean = "mean", *kScale = "scale", *kPixelFormat = "pixel_format",
+                     *kChannelFormat = "channel_format", *kResizeDims = "resize_dims",
+                     *kKeepAspectRatio = "keep_aspect_ratio";
+} // namespace field
 
 void recordConfig(mlir::ModuleOp module, const Config &config);
 

@@ -73,7 +73,7 @@ GraphModel moduleGraph(mlir::ModuleOp module, const std::string &source) {
     return name;
   };
   module.walk([&](mlir::func::FuncOp func) {
-    auto inputNames = func->getAttrOfType<mlir::ArrayAttr>("top.input_names");
+    auto inputNames = func->getAttrOfType<mlir::ArrayAttr>(top::kInputNamesAttr);
     for (mlir::BlockArgument arg : func.getArguments()) {
       GraphNode node;
       if (inputNames && inputNames.size() == func.getNumArguments())

@@ -89,6 +89,9 @@ def Top_JoinsOperands : Top_Trait<"JoinsOperands">;
 // f(s * x) = s * f(x) for a positive scale s per channel (axis 1), so
 // cross-layer equalization may scale through the op.
 def Top_CommutesWithChannelScale : Top_Trait<"CommutesWithChannelScale">;
+// The chip's conv, fc and add apply it as they write their output (do_relu):
+// a single-use one after such an op is fused into it (fusibleActivation).
+def Top_FusesIntoProducer : Top_Trait<"FusesIntoProducer">;
 
 //===----------------------------------------------------------------------===//
 // Op classes

@@ -5,6 +5,12 @@
 #include "compiler/Dialect/Top/TopDialect.cpp.inc"
 #include "compiler/Dialect/Top/TopInterfaces.cpp.inc"
 
+mlir::Operation *top::fusibleActivation(mlir::Value v) {
+  if (!v.hasOneUse()) return nullptr;
+  mlir::Operation *user = *v.getUsers().begin();
+  return user->hasTrait<OpTrait::FusesIntoProducer>() ? user : nullptr;
+}
+
 void top::TopDialect::initialize() {
   addOperations<
 #define GET_OP_LIST

@@ -20,6 +20,10 @@ namespace top {
 constexpr const char *kWeightFileAttr = "top.weight_file";   // module: the weight .npz
 constexpr const char *kInputNamesAttr = "top.input_names";   // function: the model's input names
 constexpr const char *kOutputNamesAttr = "top.output_names"; // function: the model's output names
+
+// The only reader of `v` when it is an op its producer can apply as it
+// writes (FusesIntoProducer: a relu after a conv, fc or add), else null.
+mlir::Operation *fusibleActivation(mlir::Value v);
 } // namespace top
 
 #define GET_OP_CLASSES

@@ -11,5 +11,6 @@ template <typename Op> class RankAgnosticMove : public mlir::OpTrait::TraitBase<
 template <typename Op> class JoinsOperands : public mlir::OpTrait::TraitBase<Op, JoinsOperands> {};
 template <typename Op>
 class CommutesWithChannelScale : public mlir::OpTrait::TraitBase<Op, CommutesWithChannelScale> {};
+template <typename Op> class FusesIntoProducer : public mlir::OpTrait::TraitBase<Op, FusesIntoProducer> {};
 
 } // namespace top::OpTrait

@@ -110,8 +110,8 @@ Status TfliteImporter::run(ModuleOp module, const ImportOptions &opts) {
   }
   b_.create<func::ReturnOp>(b_.getUnknownLoc(), results);
   func.setFunctionType(b_.getFunctionType(argTypes, resultTypes));
-  func->setAttr("top.input_names", b_.getArrayAttr(inputNames));
-  func->setAttr("top.output_names", b_.getArrayAttr(outputNames));
+  func->setAttr(top::kInputNamesAttr, b_.getArrayAttr(inputNames));
+  func->setAttr(top::kOutputNamesAttr, b_.getArrayAttr(outputNames));
   return Status::ok();
 }
 

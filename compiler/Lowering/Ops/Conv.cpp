@@ -282,7 +282,7 @@ Status Lowerer::lowerConv(top::ConvOp op) {
   AffineChain chain = fold ? affineChain(op.getOutput(), oc) : AffineChain{{}, {}, op.getOutput(), {}};
   foldIntoFilter(chain, w, bias, oc, [&](size_t i) { return int64_t(i) / perOc; });
   auto relu = op.getDoRelu() ? nullptr : fusibleRelu(chain.result);
-  Value result = relu ? relu.getOutput() : chain.result;
+  Value result = relu ? relu->getResult(0) : chain.result;
   const std::string &outName = names_[result];
   bool doRelu = op.getDoRelu() || relu;
   auto outShape = shapeOf(result);
@@ -345,7 +345,7 @@ Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
     return int64_t(i) / (ocg * taps) / icg * ocg + int64_t(i) / taps % ocg;
   });
   auto relu = fusibleRelu(chain.result);
-  Value result = relu ? relu.getOutput() : chain.result;
+  Value result = relu ? relu->getResult(0) : chain.result;
   const std::string &outName = names_[result];
   auto outShape = shapeOf(result);
   window.doRelu = bool(relu);

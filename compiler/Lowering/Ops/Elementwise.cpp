@@ -67,7 +67,7 @@ Status Lowerer::lowerElementwise(Operation *op, BinaryFn fn, Value lhs, Value rh
   Value result = op->getResult(0);
   const std::string name = names_[result];
   auto relu = fn == BinaryFn::Add ? fusibleRelu(result) : nullptr;
-  if (relu) result = relu.getOutput();
+  if (relu) result = relu->getResult(0);
   const std::string &outName = names_[result];
   auto outShape = shapeOf(result);
   const bool doRelu = bool(relu);
@@ -267,7 +267,7 @@ Status Lowerer::lowerAffine(Operation *op, Value input, std::vector<float> scale
     }
   }
   auto relu = fusibleRelu(result);
-  if (relu) result = relu.getOutput();
+  if (relu) result = relu->getResult(0);
   const std::string &outName = names_[result];
   auto outShape = shapeOf(result);
   const bool perChannel = scale.size() > 1 || bias.size() > 1;

@@ -54,7 +54,7 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
     result = biasAdd.getOutput();
   }
   auto relu = fusibleRelu(result);
-  if (relu) result = relu.getOutput();
+  if (relu) result = relu->getResult(0);
   const std::string &outName = names_[result];
   if (transA && as.size() != 2) return noLowering(op, "a transposed activation of more than 2 dims");
   auto wv = weightValues(bw, "the right operand", op);
@@ -110,7 +110,7 @@ Status Lowerer::lowerFc(Operation *op, Value a, Value bw, Value c, double alpha,
 Status Lowerer::lowerBatchedFc(Operation *op, Value a, const std::vector<float> &wv, bool doRelu) {
   Value result = op->getResult(0);
   const std::string name = names_[result];
-  if (doRelu) result = fusibleRelu(result).getOutput();
+  if (doRelu) result = fusibleRelu(result)->getResult(0);
   const std::string &outName = names_[result];
   auto as = shapeOf(a), bs = shapeOf(op->getOperand(1)), outShape = shapeOf(result);
   if (as.size() != bs.size() || !std::equal(as.begin(), as.end() - 2, bs.begin()))

@@ -18,7 +18,8 @@ class Top_UnaryOp<string mnemonic, string kernel, string what, dag attrs = (ins)
   }];
 }
 
-def Top_ReluOp : Top_UnaryOp<"relu", "Relu", "max(x, 0)", (ins), "", [Top_CommutesWithChannelScale]>;
+def Top_ReluOp : Top_UnaryOp<"relu", "Relu", "max(x, 0)", (ins), "",
+    [Top_CommutesWithChannelScale, Top_FusesIntoProducer]>;
 def Top_SigmoidOp : Top_UnaryOp<"sigmoid", "Sigmoid", "1 / (1 + exp(-x))", (ins), "", [Top_BoundedOutputInterface]>;
 def Top_SiLUOp : Top_UnaryOp<"silu", "SiLU", "x * sigmoid(x)">;
 def Top_TanhOp : Top_UnaryOp<"tanh", "Tanh", "tanh(x)">;
