@@ -17,8 +17,9 @@ comes from one run the marks are left out and the line has no key.
 prints one line per table that has no stamp, a cell without its run's key, a stamp whose commit is
 not an ancestor of HEAD, or a stamp older than a commit that changed the code the table measures
 (`git log <commit>..HEAD -- <measured paths>`), unless that commit's message declares, in a
-`Figures-unchanged: <evidence>` trailer, that it changes no figure. Exit 1 when it prints any, 2 on
-bad input.
+`Figures-unchanged: <evidence>` trailer, that it changes no figure of that table (a
+`Figures-changed: <table ids>` trailer names the tables whose figures it does change). Exit 1
+when it prints any, 2 on bad input.
 """
 import argparse
 import json
@@ -270,19 +271,29 @@ def compare_tables(doc, table, committed_text, fresh_text, keys=1, ignore=(), ab
 
 # A commit that changes measured code without changing any figure (a reformat, a refactor whose bmodels stay
 # byte-identical by scripts/bmodel-sums.sh, an op no table's model uses) says so in a trailer line of its
-# message, with its evidence: `Figures-unchanged: bmodel-sums identical (34 bmodels)`. It does not age the
-# stamps; check-docs' quick re-runs still test the claim on their subset.
+# message, with its evidence: `Figures-unchanged: bmodel-sums identical (46 bmodels)`. It does not age the
+# stamps, except those of the tables a `Figures-changed: <table id>, ...` trailer of the same message names
+# (the figures it does change: a new op's conformance counts). check-docs' quick re-runs still test the claim.
 FIGURES_UNCHANGED = re.compile(r"^Figures-unchanged: \S", re.M)
+FIGURES_CHANGED = re.compile(r"^Figures-changed: (.+)$", re.M)
 
 
-def changes_since(commit, paths, root=ROOT):
-    """The commits after `commit` (to HEAD) that touch paths and do not declare Figures-unchanged, newest first,
-    as 'hash subject' lines."""
+def declares_unchanged(message, table_id):
+    """Whether a commit message declares that the commit leaves table_id's figures as they were."""
+    if not FIGURES_UNCHANGED.search(message):
+        return False
+    changed = {t for m in FIGURES_CHANGED.finditer(message) for t in re.split(r"[,\s]+", m.group(1)) if t}
+    return table_id not in changed
+
+
+def changes_since(commit, paths, root=ROOT, table_id=None):
+    """The commits after `commit` (to HEAD) that touch paths, newest first, as 'hash subject' lines; with
+    table_id, without those that declare they leave its figures unchanged."""
     out = git(root, "log", "--format=%h %s%x00%B%x1e", f"{commit}..HEAD", "--", *paths).stdout
     lines = []
     for entry in out.split("\x1e"):
         head, _, body = entry.strip("\n").partition("\x00")
-        if head.strip() and not FIGURES_UNCHANGED.search(body):
+        if head.strip() and not (table_id and declares_unchanged(body, table_id)):
             lines.append(head.strip())
     return lines
 
@@ -321,7 +332,7 @@ def stale(root=ROOT):
             if git(root, "merge-base", "--is-ancestor", s.commit, "HEAD", check=False).returncode:
                 lines.append(f"{label}: commit {s.commit[:12]} is not an ancestor of HEAD (made on another branch)")
                 continue
-            newer = changes_since(s.commit, t.measures, root)
+            newer = changes_since(s.commit, t.measures, root, table_id)
             if newer:
                 lines.append(f"{label}: made at {s.commit[:12]} ({s.date}); {len(newer)} later commit(s) change the "
                              f"code it measures, newest {newer[0]} (regenerate with {t.generator})")
@@ -360,7 +371,7 @@ def check_reuse(work, table_id, root=ROOT):
                               "stamped table; run without reuse")
     with open(path) as f:
         made = Stamp.from_json(json.load(f))
-    newer = changes_since(made.commit, TABLES[table_id].measures, root)
+    newer = changes_since(made.commit, TABLES[table_id].measures, root, table_id)
     if newer:
         raise ProvenanceError(f"{work} was made at {made.commit[:12]}; {len(newer)} later commit(s) change what "
                               f"{table_id} measures (newest {newer[0]}): run without reuse")

@@ -33,9 +33,26 @@ if grep "^docs/validation.md: latency-set" "$work/declared.txt"; then
   echo "FAIL: a commit declaring Figures-unchanged aged the stamp"; exit 1
 fi
 echo "PASS: a Figures-unchanged commit keeps the stamp current"
-# ... one without the trailer does.
+# ... one that names the table in a Figures-changed trailer, or has no evidence, does.
 echo "// a timing change" >> timing/GdmaTiming.cpp
-git -c user.name=t -c user.email=t@t commit -qam "change the timing model" -m "Figures-unchanged:"
+git -c user.name=t -c user.email=t@t commit -qam "change the timing model" -m "Figures-unchanged: not of the latency set
+Figures-changed: zoo, latency-set"
+/usr/bin/python3 perf/provenance.py stale --root . > "$work/named.txt" && { echo "FAIL: stale passed"; exit 1; }
+grep -q "^docs/validation.md: latency-set: made at ${head:0:12}" "$work/named.txt" \
+  || { echo "FAIL: a Figures-changed commit naming the table did not age it"; cat "$work/named.txt"; exit 1; }
+echo "PASS: Figures-changed naming the table ages its stamp"
+git -c user.name=t -c user.email=t@t commit -q --allow-empty -m "back to a stamp of HEAD"
+python3 - "$doc" "$(git rev-parse HEAD)" <<'PY'
+import re, sys
+path, commit = sys.argv[1:]
+text = open(path).read()
+text = re.sub(r"Provenance \(latency-set\): commit [0-9a-f]{40}", f"Provenance (latency-set): commit {commit}", text)
+open(path, "w").write(text)
+PY
+git -c user.name=t -c user.email=t@t commit -qam "restamp the latency set"
+head=$(git rev-parse HEAD~1)
+echo "// another timing change" >> timing/GdmaTiming.cpp
+git -c user.name=t -c user.email=t@t commit -qam "change the timing model again" -m "Figures-unchanged:"
 /usr/bin/python3 perf/provenance.py stale --root . > "$work/aged.txt" && { echo "FAIL: stale passed"; exit 1; }
 grep "^docs/validation.md: latency-set: made at ${head:0:12}.*change the code it measures" "$work/aged.txt" \
   || { echo "FAIL: the aged stamp is not reported"; cat "$work/aged.txt"; exit 1; }
