@@ -1,5 +1,5 @@
 // ONNX reductions: the Reduce* ops with a Top op, the ones composed of a pre-op, a sum and a
-// post-op (ReduceL1, ReduceLogSumExp...), ArgMax, ArgMin.
+// post-op (ReduceL1, ReduceLogSumExp...), ArgMax, ArgMin, and the running sum CumSum.
 #include "compiler/Import/OnnxNodeImporter.h"
 
 using namespace mlir;
@@ -88,6 +88,20 @@ OpHandler composedReduceHandler(std::function<Value(Composer &, Value)> pre, std
   };
 }
 
+// CumSum(x, axis): the axis a constant input of one value.
+Status cumSum(OnnxImporter &im, const Node &n) {
+  auto xs = im.shapeOf(n, 0);
+  if (!xs) return xs.status();
+  auto axes = im.constInts(n, 1, "axis");
+  if (!axes) return axes.status();
+  if (axes->size() != 1) return makeError(n.describe(), ": axis must hold one value, it holds ", axes->size());
+  auto axis = normalizeAxis((*axes)[0], int64_t(xs->size()));
+  if (!axis) return Status(axis.status()).prefix(n.describe());
+  return unary<top::CumSumOp>(im, n,
+                              {im.i64("axis", *axis), im.boolean("exclusive", n.getInt("exclusive", 0) != 0),
+                               im.boolean("reverse", n.getInt("reverse", 0) != 0)});
+}
+
 } // namespace
 
 void registerReduceOps(OpTable &t) {
@@ -106,6 +120,7 @@ void registerReduceOps(OpTable &t) {
                                                 [](Composer &c, Value s) { return c.op<top::LogOp>("", {s}); }));
   t.add("ArgMax", argReduceHandler<top::ArgMaxOp>());
   t.add("ArgMin", argReduceHandler<top::ArgMinOp>());
+  t.add("CumSum", cumSum, {2});
 }
 
 } // namespace tpu::onnx

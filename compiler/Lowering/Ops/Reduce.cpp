@@ -5,6 +5,8 @@
 // layouts the int8 emitter cannot move (backend::reduceLayout), stay fp32.
 // top.softmax / top.log_softmax on any axis -> tpu.softmax / tpu.log_softmax
 // (fp32; in INT8 an fp32 island between casts).
+// top.cumsum -> a depthwise tpu.conv of ones along the axis (lowerCumSum),
+// fp32 (in INT8 an fp32 island).
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -90,6 +92,42 @@ template <class TpuOpT> Status Lowerer::lowerSoftmax(Operation *op, int64_t axis
 }
 
 namespace {
+
+// The running sum as a window: x viewed as (1, outer, L, inner), L the axis,
+// moved into a zero-filled (1, outer, 2L - 1, inner) so the padding needs
+// no pad fields (the chip's stop at 15), then a depthwise conv with an
+// (L, 1) filter of ones gives each output row the L rows ending at it (the
+// L rows starting at it when reversed); exclusive zeroes the tap of the row
+// itself. A move gives the result its shape back.
+Status lowerCumSum(Lowerer &l, top::CumSumOp op) {
+  Value input = op.getInput(), result = op.getOutput();
+  const std::string name = l.names_[result];
+  if (input.getDefiningOp<top::WeightOp>()) return l.noLowering(op, "a constant operand");
+  const auto shape = shapeOf(input);
+  const size_t axis = size_t(op.getAxis());
+  int64_t outer = 1, inner = 1, len = shape[axis];
+  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  if (l.wantInt8(name)) l.out_.fallbacks.push_back(name + ": cumsum runs in fp32 on the BM1684");
+  const bool reverse = op.getReverse();
+  MovePieces pad;
+  pad.add(0, {outer, len, inner}, 0, {len * inner, inner, 1}, reverse ? 0 : (len - 1) * inner,
+          {(2 * len - 1) * inner, inner, 1});
+  Value padded = l.make<tpuir::MoveOp>(name + "_padded", l.f32Type({1, outer, 2 * len - 1, inner}),
+                                       ValueRange{l.f32(input)}, pad.values, l.b_.getF64FloatAttr(0.0));
+  std::vector<float> taps(size_t(outer * len), 1.0f);
+  if (op.getExclusive())
+    for (int64_t c = 0; c < outer; ++c) taps[size_t(c * len + (reverse ? 0 : len - 1))] = 0.0f;
+  const int64_t kernel[2] = {len, 1}, ones[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+  const WeightPair filter = l.addF32Weights(name, "taps", {outer, 1, len, 1}, taps, {});
+  Value sums = l.makeWindowed<tpuir::ConvOp>(name + "_sums", l.f32Type({1, outer, len, inner}), padded, filter.weight,
+                                             filter.bias, Window{kernel, ones, pads, ones, outer, false}, 0);
+  MovePieces back;
+  back.add(0, {outer * len * inner}, 0, {1}, 0, {1});
+  l.vals_[result].f32 = l.make<tpuir::MoveOp>(name, l.f32Type(shape), ValueRange{sums}, back.values, FloatAttr());
+  return Status::ok();
+}
+
 template <class OpT> void addReduce(LoweringTable &t, backend::ReduceMode mode) {
   t.add<OpT>([mode](Lowerer &l, OpT op) { return l.lowerReduce(op, mode, op.getAxes()); });
 }
@@ -111,6 +149,7 @@ void addReduceLowerings(LoweringTable &t) {
       [](Lowerer &l, top::SoftmaxOp op) { return l.lowerSoftmax<tpuir::SoftmaxOp>(op, int64_t(op.getAxis())); });
   t.add<top::LogSoftmaxOp>(
       [](Lowerer &l, top::LogSoftmaxOp op) { return l.lowerSoftmax<tpuir::LogSoftmaxOp>(op, int64_t(op.getAxis())); });
+  t.add<top::CumSumOp>(lowerCumSum);
 }
 
 } // namespace tpu::lowering

@@ -1,4 +1,4 @@
-// Shape rules and evaluate of the reductions (Reduce.td).
+// Shape rules and evaluate of the reductions and the running sum (Reduce.td).
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Kernels/Kernels.h"
@@ -54,6 +54,37 @@ LogicalResult inferArgReduce(Operation *op, int64_t axis, bool keepdims) {
 tpu::Status evaluateArgReduce(EvalContext &ctx, bool isMax, int64_t axis, bool selectLast) {
   const TensorValue &x = ctx.operand(0);
   k::argReduce(isMax, x.ptr(), x.shape, axis, selectLast, ctx.result().ptr());
+  return tpu::Status::ok();
+}
+
+LogicalResult inferCumSum(Operation *op, int64_t axis) {
+  auto in = rankedOperand(op, 0);
+  if (failed(in)) return failure();
+  if (axis < 0 || axis >= in->getRank()) return op->emitOpError() << "axis must be in [0, " << in->getRank() << ")";
+  return inferSameAsInput(op);
+}
+
+// Each line along the axis (outer x inner of them) summed in order, in
+// double: each output rounds to f32 once.
+tpu::Status evaluateCumSum(EvalContext &ctx, int64_t axis, bool exclusive, bool reverse) {
+  const TensorValue &x = ctx.operand(0);
+  if (axis < 0 || axis >= int64_t(x.shape.size())) return ctx.error("axis ", axis, " out of range");
+  int64_t outer = 1, inner = 1;
+  const int64_t len = x.shape[size_t(axis)];
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[size_t(d)];
+  for (size_t d = size_t(axis) + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const float *in = x.ptr();
+  float *out = ctx.result().ptr();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double sum = 0;
+      for (int64_t k = 0; k < len; ++k) {
+        const int64_t at = (o * len + (reverse ? len - 1 - k : k)) * inner + i;
+        if (exclusive) out[at] = float(sum);
+        sum += double(in[at]);
+        if (!exclusive) out[at] = float(sum);
+      }
+    }
   return tpu::Status::ok();
 }
 

@@ -1,5 +1,5 @@
 // Reductions: top.reduce_* (one class, the kernel named in the def),
-// top.arg_max, top.arg_min.
+// top.arg_max, top.arg_min, and the running sum top.cumsum.
 #ifndef TOP_OPS_REDUCE_TD
 #define TOP_OPS_REDUCE_TD
 
@@ -51,5 +51,22 @@ class Top_ArgReduceOp<string mnemonic, string what, bit isMax> : Top_Op<mnemonic
 
 def Top_ArgMaxOp : Top_ArgReduceOp<"arg_max", "Index of the max along axis (i64 result)", 1>;
 def Top_ArgMinOp : Top_ArgReduceOp<"arg_min", "Index of the min along axis (i64 result)", 0>;
+
+// ONNX CumSum: y[i] = x[0] + ... + x[i] along `axis`; without x[i] when
+// `exclusive`, summed from the end when `reverse`.
+def Top_CumSumOp : Top_SameShapeOp<"cumsum", "Running sum along an axis",
+    (ins I64Attr:$axis, DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+         DefaultValuedAttr<BoolAttr, "false">:$reverse)> {
+  let shapeRuleDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferShapes() {
+      return ::top::inferCumSum(getOperation(), getAxis());
+    }
+  }];
+  let evaluateDefinition = [{
+    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) {
+      return ::top::evaluateCumSum(ctx, getAxis(), getExclusive(), getReverse());
+    }
+  }];
+}
 
 #endif // TOP_OPS_REDUCE_TD
