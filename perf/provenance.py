@@ -56,6 +56,7 @@ _ZOO = _BUILD + ("simulator/", "tools/ort/", "models/zoo.py", "models/zoo_init.p
                  "scripts/models.sh", "perf/zoo_table.py")
 _ABLATION = ("compiler/", "support/", "tools/tpuc/", "simulator/semantics/", "models/render_text_pages.py",
              "models/prepare_ppocr.py", "scripts/models.sh", "scripts/models-tflite.sh", "perf/int8_ablation.py")
+_LAYER = _BUILD + ("timing/", "simulator/", "perf/layer_bench.py")
 # The conformance counts: the pinned files (the tests fail when a run's counts differ from them).
 _ONNX_COUNTS = ("tests/interp/conformance_counts.txt", "perf/conformance_counts.py")
 _CHIP_COUNTS = ("tests/conformance/expected-counts.txt", "perf/conformance_counts.py")
@@ -76,6 +77,8 @@ TABLES = {
                  "<!-- end of zoo table -->", "perf/zoo_table.py", _ZOO, keyed="row"),
     "int8-ablation": Table("docs/quantization.md", "<!-- int8-ablation:begin -->", "<!-- int8-ablation:end -->",
                            "perf/int8_ablation.py", _ABLATION, keyed="cell"),
+    "layer-bench": Table("docs/timing.md", "<!-- layer-bench begin (perf/layer_bench.py) -->",
+                         "<!-- layer-bench end -->", "perf/layer_bench.py", _LAYER),
     "onnx-conformance": Table("docs/validation.md", "<!-- onnx-conformance begin (perf/conformance_counts.py) -->",
                               "<!-- onnx-conformance end -->", "perf/conformance_counts.py", _ONNX_COUNTS),
     "chip-conformance": Table("docs/validation.md", "<!-- chip-conformance begin (perf/conformance_counts.py) -->",

@@ -6,7 +6,8 @@
 #    one (the simulator and compiler are deterministic: the stated noise is none, wall times excepted).
 #   bash scripts/check-docs.sh [--stale-only] [BUILD_DIR]       (BUILD_DIR defaults to ./build)
 # The quick subsets: conformance_counts --check (the pinned counts files), validate_latency --check (retinaface_mnet025, 3 modes), validate_resnet50 --check
-# (FP32 b1), zoo_table --check mobilenet_v3_large (one CI zoo model, F32 + INT8), int8_ablation --check
+# (FP32 b1), zoo_table --check mobilenet_v3_large (one CI zoo model, F32 + INT8), layer_bench --check (conv 3x3
+# FP32 b1, add INT8 b1), int8_ablation --check
 # (MediaPipe face full range, the default-calibration column, the published run's settings).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +31,7 @@ if ((!stale_only)); then
     --fit-timing "$build/perf/fit_timing" --work "$work/latency"
   step "resnet50 (quick)" "$py" "$root/perf/validate_resnet50.py" --check --tpuc "$tpuc" --work "$work/resnet50"
   step "zoo (quick)" "$py" "$root/perf/zoo_table.py" --check mobilenet_v3_large --tpuc "$tpuc" --work "$work/zoo"
+  step "layer bench (quick)" "$py" "$root/perf/layer_bench.py" --check --tpuc "$tpuc" --work "$work/layer-bench"
   step "int8 ablation (quick)" "$py" "$root/perf/int8_ablation.py" --check --tpuc "$tpuc" --work "$work/ablation" \
     --models face_full --columns default --qtable none --cali 32 --test 6 --tune-samples 2
 fi
