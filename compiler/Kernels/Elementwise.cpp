@@ -20,6 +20,12 @@ std::vector<int64_t> stridesOf(const Shape &shape) {
   return s;
 }
 
+AxisSplit splitAtAxis(const Shape &shape, size_t axis) {
+  AxisSplit s;
+  for (size_t d = 0; d < shape.size(); ++d) (d < axis ? s.outer : d == axis ? s.len : s.inner) *= shape[d];
+  return s;
+}
+
 namespace {
 
 template <typename F> void mapUnary(const float *in, float *out, int64_t n, F f) {

@@ -17,6 +17,13 @@ using Shape = std::vector<int64_t>;
 int64_t numElements(const Shape &shape);
 // Row-major strides of a shape.
 std::vector<int64_t> stridesOf(const Shape &shape);
+// A row-major tensor seen around one axis: `outer` lines (the dims before
+// it) of `len` elements (the axis; 1 past the last dim), `inner` apart (the
+// dims after it).
+struct AxisSplit {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+AxisSplit splitAtAxis(const Shape &shape, size_t axis);
 
 // ---- GEMM -----------------------------------------------------------------
 // C[M,N] = A[M,K] * B[K,N] (row-major, leading dimensions lda/ldb/ldc).

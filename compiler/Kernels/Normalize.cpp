@@ -10,9 +10,8 @@
 namespace tpu::kernels {
 
 void softmax(const float *in, float *out, const Shape &shape, int64_t axis, bool log) {
-  int64_t outer = 1, inner = 1, len = shape.empty() ? 1 : shape[axis];
-  for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
-  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const AxisSplit split = splitAtAxis(shape, size_t(axis)); // captured below: no structured binding (C++17)
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
   parallelFor(outer * inner, 64, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       int64_t o = t / inner, i = t % inner;

@@ -244,11 +244,8 @@ Status Lowerer::lowerGather(top::GatherOp op) {
   auto in = shapeOf(op.getInput());
   auto idx = weightValues(op.getIndices(), "the indices", op);
   if (!idx) return noLowering(op, "indices that are not a constant");
-  const size_t axis = size_t(op.getAxis());
-  int64_t outer = 1, inner = 1;
-  for (size_t k = 0; k < axis; ++k) outer *= in[k];
-  for (size_t k = axis + 1; k < in.size(); ++k) inner *= in[k];
-  const int64_t len = in[axis], count = int64_t(idx->size());
+  const auto [outer, len, inner] = kernels::splitAtAxis(in, size_t(op.getAxis()));
+  const int64_t count = int64_t(idx->size());
   std::vector<int64_t> at;
   for (float f : *idx) {
     int64_t i = int64_t(f);

@@ -104,10 +104,7 @@ Status lowerCumSum(Lowerer &l, top::CumSumOp op) {
   const std::string name = l.names_[result];
   if (input.getDefiningOp<top::WeightOp>()) return l.noLowering(op, "a constant operand");
   const auto shape = shapeOf(input);
-  const size_t axis = size_t(op.getAxis());
-  int64_t outer = 1, inner = 1, len = shape[axis];
-  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
-  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const auto [outer, len, inner] = kernels::splitAtAxis(shape, size_t(op.getAxis()));
   if (l.wantInt8(name)) l.out_.fallbacks.push_back(name + ": cumsum runs in fp32 on the BM1684");
   const bool reverse = op.getReverse();
   MovePieces pad;

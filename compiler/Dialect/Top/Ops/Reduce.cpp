@@ -69,10 +69,7 @@ LogicalResult inferCumSum(Operation *op, int64_t axis) {
 tpu::Status evaluateCumSum(EvalContext &ctx, int64_t axis, bool exclusive, bool reverse) {
   const TensorValue &x = ctx.operand(0);
   if (axis < 0 || axis >= int64_t(x.shape.size())) return ctx.error("axis ", axis, " out of range");
-  int64_t outer = 1, inner = 1;
-  const int64_t len = x.shape[size_t(axis)];
-  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[size_t(d)];
-  for (size_t d = size_t(axis) + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const auto [outer, len, inner] = k::splitAtAxis(x.shape, size_t(axis));
   const float *in = x.ptr();
   float *out = ctx.result().ptr();
   for (int64_t o = 0; o < outer; ++o)
