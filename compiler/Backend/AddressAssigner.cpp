@@ -18,11 +18,13 @@ int64_t channelByteOffset(const Tensor &t, int64_t c0) {
   return c0 * s[2] * s[3] * (n4 ? 4 : int64_t(dtypeBytes(t.dtype)));
 }
 
-int64_t viewByteOffset(const Graph &g, const Op &op) {
+int64_t viewByteOffset(const Graph &g, const Op &op, int64_t *channel) {
   const OpImpl &impl = opImpl(op.kind);
   const int64_t c0 = impl.viewedChannel ? impl.viewedChannel(g, op) : -1;
   const Tensor &x = g.tensors[size_t(op.inputs[0])];
-  return c0 < 0 || x.isWeight() ? -1 : channelByteOffset(x, c0);
+  const int64_t offset = c0 < 0 || x.isWeight() ? -1 : channelByteOffset(x, c0);
+  if (channel) *channel = offset < 0 ? -1 : c0;
+  return offset;
 }
 
 uint64_t activationBytes(const Tensor &t) {
@@ -73,14 +75,14 @@ Result<AddressMap> assignAddresses(const Graph &g, const isa::HwConfig &cfg,
   auto channels = [&](int t) { return g.tensors[size_t(t)].nchw()[1]; };
   auto claimable = [&](int t) { return parent[size_t(t)] == t && !io[size_t(t)] && !g.tensors[size_t(t)].isWeight(); };
   for (const Op &op : g.ops) {
-    const OpImpl &impl = opImpl(op.kind);
-    const int64_t view = io[size_t(op.output)] ? -1 : viewByteOffset(g, op);
+    int64_t viewChannel = -1;
+    const int64_t view = io[size_t(op.output)] ? -1 : viewByteOffset(g, op, &viewChannel);
     if (opKindInfo(op.kind).sharesInputBytes || view >= 0) {
       parent[size_t(op.output)] = op.inputs[0], parentOffset[size_t(op.output)] = uint64_t(std::max<int64_t>(view, 0));
-      if (view >= 0) viewStart[size_t(op.output)] = impl.viewedChannel(g, op);
+      viewStart[size_t(op.output)] = viewChannel;
       continue;
     }
-    if (!impl.joinsInputChannels) continue;
+    if (!opImpl(op.kind).joinsInputChannels) continue;
     const Tensor &y = g.tensors[size_t(op.output)];
     int64_t c0 = 0;
     for (size_t k = 0; k < op.inputs.size(); c0 += channels(op.inputs[k++])) {

@@ -33,8 +33,9 @@ uint64_t activationBytes(const Tensor &t);
 int64_t channelByteOffset(const Tensor &t, int64_t c0);
 // An op whose kind is a pure view (OpImpl::viewedChannel) of whole channels
 // [c0, ...) of such a tensor: its output is those bytes of the input, at
-// this offset; -1 otherwise (or for a weight input).
-int64_t viewByteOffset(const Graph &g, const Op &op);
+// this offset; -1 otherwise (or for a weight input). `channel`, when given,
+// receives c0 (-1 with the offset).
+int64_t viewByteOffset(const Graph &g, const Op &op, int64_t *channel = nullptr);
 
 struct AddressMap {
   uint64_t coeffAddr = 0, coeffSize = 0;   // coefficient area
