@@ -100,6 +100,7 @@ THRESHOLD_COLUMNS = [  # (key, header, calibrate flags); max and kl come from on
     ("default", "default calibration", []),
 ]
 # (key, header, calibration key, equalized module, deploy flags)
+AUTO_HEADER = "auto (the default)"
 ALL_LEVERS = ["--bias-correction", "--round-weights", "--per-channel-weights", "--int16-pointwise"]
 HANDOFF_BC = ["--per-channel-weights", "--int16-pointwise", "--bias-correction"]
 LEVER_COLUMNS = [
@@ -111,6 +112,8 @@ LEVER_COLUMNS = [
     ("int16pw", "+int16 pointwise", "default", False, ["--no-uint8", "--per-channel-weights", "--int16-pointwise"]),
     ("all", "all combined", "eq_levers", True, ALL_LEVERS),
     ("tuned", "hand-off + bias correction, KL+tune 3 on it", "tuned_handoff", False, [*HANDOFF_BC, "--input-num", "8"]),
+    # What a user gets: tpuc calibrate's default recipe search, deployed with the table's recipe.
+    ("auto", AUTO_HEADER, "auto", False, []),
 ]
 # The tuned column's thresholds: --tune scores each candidate on the INT8 Tpu
 # interpreter of the lowering it is deployed with (levers included), one sample.
@@ -287,25 +290,29 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     # The calibrations are independent: they run at the same time (each
     # one statistics pass over the calibration inputs, then its tuning).
     tables, times = {}, {}
+    # Every column but auto names its levers: --int8-recipe none (no search).
     common = ["--dataset", cali_dir, "--tune-samples", str(a.tune_samples)]
+    fixed = ["--int8-recipe", "none"]
     tables["max"], tables["kl"] = os.path.join(work, "max.cali"), os.path.join(work, "kl.cali")
-    jobs = [("max,kl", [tpuc, "calibrate", top, *common, "--calibration-method", "max,kl", "--no-max-fallback",
+    jobs = [("max,kl", [tpuc, "calibrate", top, *common, *fixed, "--calibration-method", "max,kl", "--no-max-fallback",
                         "-o", os.path.join(work, "%m.cali")], tables["kl"])]
     for ck, _, flags in THRESHOLD_COLUMNS:
         if flags is not None:
             tables[ck] = os.path.join(work, ck + ".cali")
-            jobs.append((ck, [tpuc, "calibrate", top, *common, *flags, "-o", tables[ck]], tables[ck]))
+            jobs.append((ck, [tpuc, "calibrate", top, *common, *fixed, *flags, "-o", tables[ck]], tables[ck]))
     tables["eq_default"] = os.path.join(work, "eq_default.cali")
-    jobs.append(("equalized default", [tpuc, "calibrate", eq_top, *common, "-o", tables["eq_default"]],
+    jobs.append(("equalized default", [tpuc, "calibrate", eq_top, *common, *fixed, "-o", tables["eq_default"]],
                  tables["eq_default"]))
     # All combined: the default calibration told the levers, so that its max
     # check scores KL and max on the arithmetic that is deployed (as tpuc
     # flow does with the same flags).
     tables["eq_levers"] = os.path.join(work, "eq_levers.cali")
-    jobs.append(("equalized levers", [tpuc, "calibrate", eq_top, *common, *ALL_LEVERS, "-o", tables["eq_levers"]],
+    jobs.append(("equalized levers", [tpuc, "calibrate", eq_top, *common, *fixed, *ALL_LEVERS, "-o", tables["eq_levers"]],
                  tables["eq_levers"]))
+    tables["auto"] = os.path.join(work, "auto.cali")
+    jobs.append(("auto", [tpuc, "calibrate", top, *common, "-o", tables["auto"]], tables["auto"]))
     tables["tuned_handoff"] = os.path.join(work, "tuned_handoff.cali")
-    jobs.append(("tuned hand-off", [tpuc, "calibrate", top, *common, *TUNED_CALIBRATION, "-o", tables["tuned_handoff"]],
+    jobs.append(("tuned hand-off", [tpuc, "calibrate", top, *common, *fixed, *TUNED_CALIBRATION, "-o", tables["tuned_handoff"]],
                  tables["tuned_handoff"]))
     # With --columns: only the tables those columns read (max comes with kl).
     needed = {calib for lk, _, calib, *_ in LEVER_COLUMNS if lk in a.columns} | \
@@ -345,10 +352,11 @@ def ablate(key, model, a, tpuc, tpuc_opt):
     def score(name, module, cali, flags):
         bmodel = os.path.join(work, f"{name}.bmodel")
         t0 = time.time()
-        # Bias correction and rounding read --tune-samples samples unless the column names its own count.
+        # Bias correction and rounding read --tune-samples samples unless the column names its own count
+        # (auto: the table's recipe may hold them).
         run([tpuc, "deploy", module, "--quantize", "INT8", "--calibration-table", cali, *flags,
              *(["--calibration-data", cali_dir] + ([] if "--input-num" in flags else ["--input-num", str(a.tune_samples)])
-               if {"--bias-correction", "--round-weights"} & set(flags) else []),
+               if {"--bias-correction", "--round-weights"} & set(flags) or name == "auto" else []),
              "-o", bmodel], log, bmodel)
         times[name + " deploy"] = time.time() - t0
         def outputs(tag, i, img):
@@ -383,6 +391,7 @@ def ablate(key, model, a, tpuc, tpuc_opt):
         f = open(os.path.join(work, f"qtable_{name}.log"), "w")
         cmd = [tpuc, "qtable", eq_top, "--calibration-table", tables["eq_levers"], "--dataset", cali_dir,
                "--input-num", str(a.qtable_samples), "--expected-cos", "0.99", *QTABLE_SEARCHES[name], *ALL_LEVERS,
+               "--int8-budget", "1000000",  # the searches run to their end (tpuc qtable's default stops at 600 s)
                "-o", qt]
         qprocs.append((name, subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), time.time(), f))
     # Columns whose tables come first are scored first (the tuned ones last).
@@ -547,13 +556,16 @@ def render_block(results, a, stamp):
              f"every lever); hand-off + bias correction, KL+tune 3 on it: per-channel weights, int16 pointwise, bias "
              f"correction (8 samples) and UINT8 on `tpuc calibrate --calibration-method kl --tune 3 --tune-samples 1 "
              f"--per-channel-weights --int16-pointwise --bias-correction` (each tensor's 3 candidate thresholds "
-             f"scored on that lowering). "
+             f"scored on that lowering); {AUTO_HEADER}: `tpuc calibrate` with no lever flag (`--int8-recipe auto`: the "
+             f"levers chosen greedily on the last quarter of the calibration inputs, at most 4, within the default "
+             f"budget, docs/quantization.md \"The INT8 recipe\"), deployed with the table's recipe. "
              f"Mixed precision on the all-combined setting ({a.qtable_samples} calibration samples, min cosine): "
              f"`tpuc qtable --expected-cos 0.99 --max-float-layers 5` (greedy: each tensor alone in FP32, ranked "
              f"on one sample, added best first) and `--rank prefix` (the first k tensors, k by bisection).",
              "",
              f"{BEST_HEADER}: the column with the highest mean cosine on {a.select} calibration inputs held back "
-             f"from calibration (never the test inputs; among the columns this run scored); {BEST_FIGURES_HEADER}: "
+             f"from calibration (never the test inputs; among the columns this run scored, auto left out: it is "
+             f"the candidate the best is compared with); {BEST_FIGURES_HEADER}: "
              "its mean and minimum over the test inputs.",
              "",
              "| model | " + " | ".join(headers) + f" | {GREEDY_HEADER} | {PREFIX_HEADER} | {BEST_HEADER} | "
@@ -596,7 +608,7 @@ def render_block(results, a, stamp):
         def qtable_cell(name, h):
             q = r.get(f"qtable {name}")
             return marks.new(qcell(q)) if q or h not in old else marks.kept(old[h])
-        best = best_column(r["cells"], ckeys, headers)
+        best = best_column(r["cells"], [k for k in ckeys if k != "auto"], [h for h in headers if h != AUTO_HEADER])
         best_cells = f"{marks.new(best[0])} | {marks.new(fmt(best[1], m.get('iou'), with_min=True))}" if best \
             else "– | –"
         lines.append(f"| {m['label']} | " + " | ".join(cell(k, h) for k, h in zip(ckeys, headers)) +

@@ -109,7 +109,7 @@ def measure(tpuc, work, name, build, quantize, batch):
               "-o", os.path.join(d, "m.bmodel")]
     if quantize == "INT8":
         run([tpuc, "calibrate", os.path.join(d, "m.top.mlir"), "--dataset", os.path.join(d, "samples"),
-             "--input-num", "4", "-o", os.path.join(d, "m.cali")])
+             "--input-num", "4", "--int8-recipe", "none", "-o", os.path.join(d, "m.cali")])
         deploy += ["--calibration-table", os.path.join(d, "m.cali")]
     run(deploy)
     stats = os.path.join(d, "stats.json")

@@ -57,6 +57,7 @@ _ZOO = _BUILD + ("simulator/", "tools/ort/", "models/zoo.py", "models/zoo_init.p
 _ABLATION = ("compiler/", "support/", "tools/tpuc/", "simulator/semantics/", "models/render_text_pages.py",
              "models/prepare_ppocr.py", "scripts/models.sh", "scripts/models-tflite.sh", "perf/int8_ablation.py")
 _LAYER = _BUILD + ("timing/", "simulator/", "perf/layer_bench.py")
+_RECIPE_COST = _BUILD + ("simulator/", "models/export_torchvision.py", "models/inputs.py", "perf/int8_recipe_bench.py")
 # The conformance counts: the pinned files (the tests fail when a run's counts differ from them).
 _ONNX_COUNTS = ("tests/interp/conformance_counts.txt", "perf/conformance_counts.py")
 _CHIP_COUNTS = ("tests/conformance/expected-counts.txt", "perf/conformance_counts.py")
@@ -77,6 +78,8 @@ TABLES = {
                  "<!-- end of zoo table -->", "perf/zoo_table.py", _ZOO, keyed="row"),
     "int8-ablation": Table("docs/quantization.md", "<!-- int8-ablation:begin -->", "<!-- int8-ablation:end -->",
                            "perf/int8_ablation.py", _ABLATION, keyed="cell"),
+    "int8-recipe-cost": Table("docs/quantization.md", "<!-- int8-recipe-cost begin (perf/int8_recipe_bench.py) -->",
+                              "<!-- int8-recipe-cost end -->", "perf/int8_recipe_bench.py", _RECIPE_COST),
     "layer-bench": Table("docs/timing.md", "<!-- layer-bench begin (perf/layer_bench.py) -->",
                          "<!-- layer-bench end -->", "perf/layer_bench.py", _LAYER),
     "onnx-conformance": Table("docs/validation.md", "<!-- onnx-conformance begin (perf/conformance_counts.py) -->",

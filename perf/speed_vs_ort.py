@@ -53,7 +53,8 @@ def compile_int8(args):
         return bmodel
     print("compiling", bmodel, file=sys.stderr, flush=True)
     run([args.tpuc, "import", args.onnx, "-o", top], "tpuc import")
-    run([args.tpuc, "calibrate", top, "--dataset", args.calibration, "-o", table], "tpuc calibrate")
+    run([args.tpuc, "calibrate", top, "--dataset", args.calibration, "--int8-recipe", "none", "-o", table],
+        "tpuc calibrate")
     run([args.tpuc, "deploy", top, "--quantize", "INT8", "--calibration-table", table, "-o", bmodel],
         "tpuc deploy")
     return bmodel

@@ -137,7 +137,7 @@ def simulate(tpuc, model, quantize, batch, work, reuse_calibration=False, reuse_
             cali_top = os.path.join(cali_dir, "cali.top.mlir")
             run([tpuc, "import", onnx_b1, "-o", cali_top], log)
             run([tpuc, "calibrate", cali_top, "--dataset", os.path.join(MODELS, "cali", model), "--input-num",
-                 str(CALIBRATION_SAMPLES), "--no-max-fallback", "-o", cali], log)
+                 str(CALIBRATION_SAMPLES), "--no-max-fallback", "--int8-recipe", "none", "-o", cali], log)
         deploy += ["--calibration-table", cali]
     run(deploy, log)
     print(f"  {model}{sfx} {quantize}: compiled in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)

@@ -83,7 +83,8 @@ def run_flow(tpuc, work, label, onnx, test_input, quantize, batch):
     cmd = [tpuc, "flow", os.path.join(MODELS, onnx), "--quantize", quantize,
            "--test-input", os.path.join(MODELS, test_input), "--work-dir", wdir]
     if quantize == "INT8":
-        cmd += ["--calibration-data", batched_samples(work, batch)]
+        # The reference compiler's scheme (per-tensor weights), whose work the published latency measures.
+        cmd += ["--calibration-data", batched_samples(work, batch), "--int8-recipe", "none"]
     print("+", " ".join(cmd), file=sys.stderr, flush=True)
     proc = subprocess.run(cmd, capture_output=True, text=True)
     with open(wdir + ".log", "w") as f:

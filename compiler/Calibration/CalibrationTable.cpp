@@ -7,9 +7,14 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 namespace tpu::calib {
+
+namespace {
+constexpr const char *kRecipePrefix = "# int8-recipe:";
+} // namespace
 
 Result<CalibrationTable> CalibrationTable::parse(const std::string &text, const std::string &origin) {
   CalibrationTable table;
@@ -22,6 +27,10 @@ Result<CalibrationTable> CalibrationTable::parse(const std::string &text, const 
       if (comment.rfind("# method:", 0) == 0) {
         std::istringstream m(comment.substr(9));
         m >> table.method;
+      } else if (comment.rfind(kRecipePrefix, 0) == 0) {
+        std::string r = comment.substr(std::string_view(kRecipePrefix).size());
+        const size_t b = r.find_first_not_of(" \t\r"), e = r.find_last_not_of(" \t\r");
+        table.recipe = b == std::string::npos ? "" : r.substr(b, e - b + 1);
       }
       line.resize(hash);
     }
@@ -53,6 +62,7 @@ std::string CalibrationTable::text() const {
   std::ostringstream out;
   out << "# tpuc calibration table\n";
   if (!method.empty()) out << "# method: " << method << "\n";
+  if (!recipe.empty()) out << kRecipePrefix << " " << recipe << "\n";
   for (const std::string &c : comments) out << "# " << c << "\n";
   out << "# name threshold min max\n";
   out << std::setprecision(9);

@@ -18,6 +18,10 @@ struct TensorRange {
 struct CalibrationTable {
   std::map<std::string, TensorRange> tensors; // by tensor name (ONNX name)
   std::string method;                          // the method name (a comment in the file)
+  // The INT8 recipe the thresholds were chosen with (the "# int8-recipe:"
+  // line, parsed by compiler/Flow/Int8Recipe.h): deploy lowers with it.
+  // Empty: none recorded.
+  std::string recipe;
   std::vector<std::string> comments;           // how the thresholds were chosen (written, not parsed)
 
   // Parses a table; an error names the file, line and what is wrong

@@ -404,10 +404,10 @@ class Calibration {
 public:
   Calibration(mlir::ModuleOp module, top::TopInterpreter &interp, const std::vector<NpzMap> &samples,
               const CalibrationOptions &options)
-      : module_(module), func_(entryFunction(module)), interp_(interp), samples_(samples), options_(options),
+      : module_(module), func_(entryFunction(module)), interp_(interp), samples_(samples), options_(&options),
         checkSamples_(std::min(samples.size(), size_t(std::max(1, options.tuneSamples)))),
-        checkInputs_(samples.begin(), samples.begin() + int64_t(checkSamples_)),
-        search_(options.tune > 0 || options.searchThreshold) {}
+        checkInputs_(samples.begin(), samples.begin() + int64_t(checkSamples_)), tuneSamples_(options.tuneSamples),
+        keepDumps_(searches(options) && !options.scoreThresholds) {}
 
   // One interpreter run per sample: every tensor's values are read once for
   // all statistics (TensorStats::add); the fp32 outputs (and, for the
@@ -415,12 +415,15 @@ public:
   Status runSamples();
   // The tensors whose op bounds its output (BoundedOutputInterface).
   void findBoundedOutputs();
-  // The table of one method from the statistics, tuned and checked.
-  Result<CalibrationTable> tableFor(Method method);
+  // The table of one method from the statistics, tuned and checked with
+  // `options` (their tuneSamples must be the creation options'; a
+  // fake-quantized search needs the dumps the creation options kept).
+  Result<CalibrationTable> tableFor(Method method, const CalibrationOptions &options);
 
 private:
+  static bool searches(const CalibrationOptions &o) { return o.tune > 0 || o.searchThreshold; }
   void progress(const std::string &stage, int done, int total) const {
-    if (options_.progress) options_.progress(stage, done, total);
+    if (options_->progress) options_->progress(stage, done, total);
   }
   // The method's threshold of every tensor (max for bounded outputs).
   CalibrationTable initialTable(Method method) const;
@@ -442,20 +445,22 @@ private:
   mlir::func::FuncOp func_;
   top::TopInterpreter &interp_;
   const std::vector<NpzMap> &samples_;
-  const CalibrationOptions &options_;
+  // The options of the table being made (of the statistics' creation
+  // until the first table: only read while they are alive).
+  const CalibrationOptions *options_;
   const size_t checkSamples_;
   const std::vector<NpzMap> checkInputs_;
-  const bool search_;
+  const int tuneSamples_;
+  const bool keepDumps_; // the fp32 dumps of the check samples, for the fake-quantized search
   std::map<std::string, TensorStats> stats_;
   std::vector<NpzMap> referenceOutputs_;
   std::vector<Dump> dumps_;
-  std::set<std::string> bounded_;  // by tensor name
-  std::optional<double> maxScore_; // the max table's, computed once
+  std::set<std::string> bounded_; // by tensor name
 };
 
 Status Calibration::runSamples() {
   // The fake-quantized search reads every tensor's fp32 dump of the first samples.
-  const bool keepDumps = search_ && !options_.scoreThresholds;
+  const bool keepDumps = keepDumps_;
   for (size_t s = 0; s < samples_.size(); ++s) {
     auto values = interp_.run(samples_[s], /*dumpAll=*/true);
     if (!values) return makeError("sample ", s, ": ", values.message());
@@ -464,7 +469,7 @@ Status Calibration::runSamples() {
     for (const auto &[name, arr] : *values) {
       if (arr.dtype != "float32") continue;
       std::vector<float> v = arr.toFloat();
-      stats_[name].add(v, options_.bins);
+      stats_[name].add(v, options_->bins);
       if (keepDumps && s < checkSamples_) dumps_.back()[name] = std::move(v);
     }
     if (s < checkSamples_)
@@ -483,9 +488,9 @@ void Calibration::findBoundedOutputs() {
 }
 
 Result<double> Calibration::score(const CalibrationTable &t) {
-  if (options_.scoreTable) {
+  if (options_->scoreTable) {
     progress("max check", 0, 1);
-    auto r = options_.scoreTable(t, checkInputs_);
+    auto r = options_->scoreTable(t, checkInputs_);
     progress("max check", 1, 1);
     return r;
   }
@@ -552,11 +557,11 @@ std::vector<TunedTensor> Calibration::tuneOrder(const CalibrationTable &table, c
 
 std::vector<double> Calibration::candidatesFor(const TensorStats &st) const {
   std::vector<double> candidates;
-  if (options_.tune > 0) {
+  if (options_->tune > 0) {
     const double kl = methodThreshold(Method::Kl, st), mx = methodThreshold(Method::Max, st);
-    for (int k = 0; k < options_.tune; ++k) candidates.push_back(kl + (mx - kl) * k / (options_.tune - 1));
+    for (int k = 0; k < options_->tune; ++k) candidates.push_back(kl + (mx - kl) * k / (options_->tune - 1));
   }
-  if (options_.searchThreshold)
+  if (options_->searchThreshold)
     for (Method m : kAllMethods) candidates.push_back(methodThreshold(m, st));
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
@@ -568,7 +573,7 @@ Result<double> Calibration::bestThreshold(const CalibrationTable &table, Thresho
   const double start = table.tensors.at(t.name).threshold;
   double best = start;
   if (candidates.size() > 1 && onChip) {
-    auto scores = options_.scoreThresholds(table, t.name, candidates, checkInputs_);
+    auto scores = options_->scoreThresholds(table, t.name, candidates, checkInputs_);
     if (!scores) return makeError("tuning '", t.name, "': ", scores.message());
     // Ties keep the current threshold, then the larger (clipping less).
     double bestScore = -std::numeric_limits<double>::infinity();
@@ -590,7 +595,7 @@ Status Calibration::tuneThresholds(CalibrationTable &table) {
   auto weights = top::WeightStore::loadFor(module_);
   if (!weights) return makeError(weights.message());
   ThresholdSearch ts(func_, interp_, std::move(weights->arrays()), dumps_, table);
-  const bool onChip = bool(options_.scoreThresholds);
+  const bool onChip = bool(options_->scoreThresholds);
   const std::vector<TunedTensor> order = tuneOrder(table, ts, onChip);
   // On the chip's arithmetic each candidate is scored at the final output,
   // so the tensors not tuned yet hold max's thresholds meanwhile (no
@@ -601,6 +606,7 @@ Status Calibration::tuneThresholds(CalibrationTable &table) {
       table.tensors.at(t.name).threshold = methodThreshold(Method::Max, stats_.at(t.name));
   int done = 0, changed = 0;
   for (const TunedTensor &t : order) {
+    if (options_->cancelled && options_->cancelled()) return makeError("the threshold search was stopped");
     const double start = table.tensors.at(t.name).threshold;
     auto best = bestThreshold(table, ts, t, candidatesFor(stats_.at(t.name)), onChip);
     if (!best) return best.status();
@@ -609,11 +615,11 @@ Status Calibration::tuneThresholds(CalibrationTable &table) {
     progress("tune", ++done, int(order.size()));
   }
   std::ostringstream c;
-  if (options_.tune > 0) c << "tune: " << options_.tune << " candidates between kl and max";
-  if (options_.tune > 0 && options_.searchThreshold) c << " and ";
-  if (options_.searchThreshold) c << "search-threshold: the thresholds of " << methodNames();
+  if (options_->tune > 0) c << "tune: " << options_->tune << " candidates between kl and max";
+  if (options_->tune > 0 && options_->searchThreshold) c << " and ";
+  if (options_->searchThreshold) c << "search-threshold: the thresholds of " << methodNames();
   c << ", per tensor, by "
-    << (onChip ? options_.tuneScoreName + " (the tensors after it at max)" : "its consumers' fake-quantized error")
+    << (onChip ? options_->tuneScoreName + " (the tensors after it at max)" : "its consumers' fake-quantized error")
     << " on " << checkSamples_ << " sample(s); " << changed << " of " << order.size() << " thresholds changed";
   table.comments.push_back(c.str());
   return Status::ok();
@@ -624,14 +630,11 @@ Status Calibration::checkAgainstMax(CalibrationTable &table) {
   for (auto &[name, r] : maxTable.tensors) r.threshold = methodThreshold(Method::Max, stats_.at(name));
   auto mine = score(table);
   if (!mine) return mine.status();
-  if (!maxScore_) {
-    auto reference = score(maxTable);
-    if (!reference) return reference.status();
-    maxScore_ = *reference;
-  }
-  const double reference = *maxScore_;
+  auto maxScore = score(maxTable);
+  if (!maxScore) return maxScore.status();
+  const double reference = *maxScore;
   std::ostringstream c;
-  c << std::setprecision(6) << options_.scoreName << " on " << checkSamples_
+  c << std::setprecision(6) << options_->scoreName << " on " << checkSamples_
     << " calibration sample(s): " << table.method << " " << *mine << ", max " << reference;
   if (*mine < reference) {
     c << ": max thresholds used";
@@ -643,29 +646,60 @@ Status Calibration::checkAgainstMax(CalibrationTable &table) {
   return Status::ok();
 }
 
-Result<CalibrationTable> Calibration::tableFor(Method method) {
+Result<CalibrationTable> Calibration::tableFor(Method method, const CalibrationOptions &options) {
+  if (options.tuneSamples != tuneSamples_)
+    return makeError("a table's --tune-samples (", options.tuneSamples, ") differs from the statistics' (",
+                     tuneSamples_, ")");
+  if (searches(options) && !options.scoreThresholds && !keepDumps_)
+    return makeError("the fake-quantized threshold search needs the dumps the statistics did not keep");
+  options_ = &options;
+  const bool search = searches(options);
   CalibrationTable table = initialTable(method);
-  if (search_) TPU_RETURN_IF_ERROR(tuneThresholds(table));
-  if (options_.maxFallback && (method != Method::Max || search_)) TPU_RETURN_IF_ERROR(checkAgainstMax(table));
+  if (search) TPU_RETURN_IF_ERROR(tuneThresholds(table));
+  if (options.maxFallback && (method != Method::Max || search)) TPU_RETURN_IF_ERROR(checkAgainstMax(table));
   return table;
 }
 
 } // namespace
 
-Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
-                                                       const CalibrationOptions &options,
-                                                       const std::vector<Method> &methods) {
-  if (methods.empty()) return makeError("no calibration method given");
+struct Calibrator::Impl {
+  std::unique_ptr<top::TopInterpreter> interp;
+  std::vector<NpzMap> samples;
+  std::optional<Calibration> calibration;
+};
+
+Calibrator::Calibrator() : impl_(std::make_unique<Impl>()) {}
+Calibrator::~Calibrator() = default;
+
+Result<std::unique_ptr<Calibrator>> Calibrator::create(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
+                                                       const CalibrationOptions &options) {
   if (samples.empty()) return makeError("calibration needs at least one sample");
   if (options.tune < 0 || options.tune == 1) return makeError("--tune needs at least 2 candidates (or 0: no tuning)");
   auto interp = top::TopInterpreter::create(module);
   if (!interp) return makeError(interp.message());
-  Calibration calibration(module, **interp, samples, options);
-  TPU_RETURN_IF_ERROR(calibration.runSamples());
-  calibration.findBoundedOutputs();
+  std::unique_ptr<Calibrator> c(new Calibrator());
+  c->impl_->interp = interp.take();
+  c->impl_->samples = samples;
+  c->impl_->calibration.emplace(module, *c->impl_->interp, c->impl_->samples, options);
+  TPU_RETURN_IF_ERROR(c->impl_->calibration->runSamples());
+  c->impl_->calibration->findBoundedOutputs();
+  return c;
+}
+
+Result<CalibrationTable> Calibrator::table(Method method, const CalibrationOptions &options) {
+  if (options.tune < 0 || options.tune == 1) return makeError("--tune needs at least 2 candidates (or 0: no tuning)");
+  return impl_->calibration->tableFor(method, options);
+}
+
+Result<std::vector<CalibrationTable>> calibrateMethods(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
+                                                       const CalibrationOptions &options,
+                                                       const std::vector<Method> &methods) {
+  if (methods.empty()) return makeError("no calibration method given");
+  auto statistics = Calibrator::create(module, samples, options);
+  if (!statistics) return statistics.status();
   std::vector<CalibrationTable> tables;
   for (Method m : methods) {
-    auto t = calibration.tableFor(m);
+    auto t = (*statistics)->table(m, options);
     if (!t) return t.status();
     tables.push_back(t.take());
   }

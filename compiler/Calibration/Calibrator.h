@@ -35,6 +35,7 @@
 
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,9 @@ struct CalibrationOptions {
   std::string tuneScoreName;
   // Called after each step of a stage: (stage, done, total).
   std::function<void(const std::string &, int, int)> progress;
+  // Asked before each tensor of the per-tensor search: true stops the
+  // calibration with an error (a time budget spent).
+  std::function<bool()> cancelled;
 };
 
 // Every activation tensor of the module (inputs included) gets a line; the
@@ -130,6 +134,28 @@ struct CalibrationOptions {
 // Errors name the sample that failed.
 Result<CalibrationTable> calibrate(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
                                    const CalibrationOptions &options);
+// The fp32 statistics of a module over samples, gathered once (one Top
+// interpreter run per sample); tables of any method are made from them with
+// any scorers, so comparing methods or INT8 lowering levers costs their
+// tuning and checks, not the interpreter passes. The module must outlive it.
+class Calibrator {
+public:
+  // `options` decide what is kept: the check samples (tuneSamples) and, for
+  // a fake-quantized threshold search (tune or searchThreshold without
+  // scoreThresholds), every tensor's dump of them.
+  static Result<std::unique_ptr<Calibrator>> create(mlir::ModuleOp module, const std::vector<NpzMap> &samples,
+                                                    const CalibrationOptions &options);
+  ~Calibrator();
+  // One method's table, tuned and checked with `options` (tuneSamples as
+  // at creation); `options` must stay alive during the call only.
+  Result<CalibrationTable> table(Method method, const CalibrationOptions &options);
+
+private:
+  Calibrator();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // One table per method of `methods` (options.method ignored) from one
 // collection of statistics: what comparing methods costs is their tuning
 // and checks, not the interpreter passes.

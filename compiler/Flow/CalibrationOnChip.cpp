@@ -18,13 +18,28 @@ Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp
     if (!values) return values.status();
     held = std::make_shared<const lowering::TensorSamples>(values.take());
   }
+  scoreCalibrationOnChip(options, topModule, weights, levers, held);
+  return Status::ok();
+}
+
+void scoreCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
+                            const top::WeightStore &weights, const lowering::Int8Levers &levers,
+                            std::shared_ptr<const lowering::TensorSamples> held) {
   options.scoreName = "INT8 Tpu interpreter output cosine (min)";
-  options.scoreTable = [=, &weights](const calib::CalibrationTable &table, const std::vector<NpzMap> &samples) {
-    return int8OutputCosine(topModule, weights, table, samples, levers, held.get());
+  // The max check scores two tables on the same samples: their fp32
+  // references are computed once.
+  auto references = std::make_shared<std::vector<NpzMap>>();
+  options.scoreTable = [=, &weights](const calib::CalibrationTable &table,
+                                     const std::vector<NpzMap> &samples) -> Result<double> {
+    if (references->size() != samples.size()) {
+      auto computed = topReferences(topModule, samples);
+      if (!computed) return computed.status();
+      *references = computed.take();
+    }
+    return int8OutputCosine(topModule, weights, table, samples, *references, levers, held.get());
   };
   options.scoreThresholds = int8ThresholdScorer(topModule, weights, levers, held);
   options.tuneScoreName = "the INT8 Tpu interpreter's output cosine (min)";
-  return Status::ok();
 }
 
 } // namespace tpu::flow

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <memory>
 #include <vector>
 
 namespace tpu::flow {
@@ -27,5 +28,9 @@ namespace tpu::flow {
 Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
                               const top::WeightStore &weights, const lowering::Int8Levers &levers,
                               const std::vector<NpzMap> &samples);
+// The same with the conv inputs already read (null when the levers need none).
+void scoreCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
+                            const top::WeightStore &weights, const lowering::Int8Levers &levers,
+                            std::shared_ptr<const lowering::TensorSamples> convInputs);
 
 } // namespace tpu::flow

@@ -72,13 +72,29 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   context.getOrLoadDialect<tpuir::TpuDialect>();
   auto module = top::loadTopModule(context, topPath);
   if (!module) return makeError(module.message());
+  const std::string stem = stemOf(options.output);
+  Int8Recipe recipe;
+  if (options.mode == lowering::Quantize::INT8) {
+    std::string from;
+    auto r = deploymentRecipe(options.levers, options.recipe, table, options.calibrationTable, &from);
+    if (!r) return r.status();
+    recipe = r.take();
+    log << "deploy: INT8 recipe: " << recipe.text() << " (from " << from << ")\n";
+    llvm::SmallString<256> equalized(stem + "_top_equalized.npz");
+    if (std::error_code ec = llvm::sys::fs::make_absolute(equalized))
+      return makeError(equalized.str().str(), ": ", ec.message());
+    if (auto st = applyTopRecipe(**module, recipe, equalized.str().str()); !st)
+      return makeError(topPath, ": ", st.message());
+  }
   auto weights = top::WeightStore::loadFor(**module);
   if (!weights) return makeError(topPath, ": ", weights.message());
-  lo.levers = options.levers;
+  lo.levers = recipe.levers;
   lowering::TensorSamples convInputs;
-  if (options.mode == lowering::Quantize::INT8 && options.levers.needSamples()) {
+  if (options.mode == lowering::Quantize::INT8 && recipe.levers.needSamples()) {
     if (options.weightData.empty())
-      return makeError("bias correction and weight rounding need --calibration-data DIR (samples of the inputs)");
+      return makeError(
+          "the INT8 recipe '", recipe.text(),
+          "' corrects weights on samples (bias-correction, round-weights): it needs --calibration-data DIR");
     auto reader = calib::SampleReader::forModule(**module);
     if (!reader) return makeError(topPath, ": ", reader.message());
     auto samples = calib::loadSamples(*reader, options.weightData, "", options.weightSamples,
@@ -88,14 +104,13 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
     if (!values) return makeError(options.weightData, ": ", values.message());
     convInputs = values.take();
     lo.samples = &convInputs;
-    log << "deploy: conv weights " << (options.levers.roundWeights ? "rounded" : "bias-corrected") << " on "
+    log << "deploy: conv weights " << (recipe.levers.roundWeights ? "rounded" : "bias-corrected") << " on "
         << samples->size() << " sample(s)\n";
   }
   auto lowered = lowering::lowerToTpu(**module, *weights, lo);
   if (!lowered) return makeError(topPath, ": ", lowered.message());
   for (const std::string &f : lowered->fallbacks) log << "deploy: kept in F32: " << f << "\n";
 
-  const std::string stem = stemOf(options.output);
   const std::string tpuPath = stem + ".tpu.mlir", weightPath = stem + "_tpu_weights.npz";
   TPU_RETURN_IF_ERROR(lowered->weights.saveFor(*lowered->module, weightPath,
                                                llvm::sys::path::filename(weightPath).str()));
@@ -119,6 +134,9 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   log << "deploy: wrote " << options.output << "\n";
 
   DeployResult result;
+  result.recipe = recipe;
+  for (const std::string &name : lo.keepF32) result.keptF32.push_back(name + ": in the quantize table");
+  result.keptF32.insert(result.keptF32.end(), lowered->fallbacks.begin(), lowered->fallbacks.end());
   if (options.testInput.empty()) return result;
   result.tested = true;
   auto inputs = readNpz(options.testInput);

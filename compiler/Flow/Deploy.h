@@ -4,6 +4,7 @@
 // compares it with the Tpu interpreter (bit for bit) and a reference.
 #pragma once
 
+#include "compiler/Flow/Int8Recipe.h"
 #include "compiler/Lowering/Lowering.h"
 #include "support/Status.h"
 
@@ -16,7 +17,10 @@ struct DeployOptions {
   lowering::Quantize mode = lowering::Quantize::F32;
   std::string calibrationTable; // required for INT8
   std::string quantizeTable;    // tensors kept in fp32
-  lowering::Int8Levers levers;
+  Int8Recipe levers;            // the lever flags given
+  // auto: the flags joined with the calibration table's recipe; a file: with
+  // the file's; none: the flags alone (Int8Recipe.h).
+  RecipeChoice recipe;
   // Samples (a directory of .npz / images, as tpuc calibrate reads) whose
   // conv inputs bias correction and weight rounding read; the first
   // `weightSamples` usable ones.
@@ -30,6 +34,8 @@ struct DeployOptions {
 };
 
 struct DeployResult {
+  Int8Recipe recipe;                // INT8: what the lowering used
+  std::vector<std::string> keptF32; // INT8 ops kept in fp32: "name: why"
   bool tested = false;
   bool bitExact = true;    // bmodel outputs == Tpu interpreter outputs
   bool referencePass = true;

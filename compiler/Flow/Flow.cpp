@@ -100,6 +100,9 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   if (!llvm::sys::fs::is_regular_file(options.modelPath)) return makeError(options.modelPath, ": no such file");
   if (options.testInput.empty()) return makeError("missing --test-input in.npz");
   if (int8 && options.calibrationData.empty()) return makeError("--quantize INT8 needs --calibration-data DIR");
+  if (options.expectedCos > 0 && (!int8 || options.recipe.kind != RecipeChoice::Kind::Auto))
+    return makeError("--expected-cos chooses F32 layers after the INT8 recipe search: it needs --quantize INT8 and "
+                     "--int8-recipe auto");
   if (!int8 && !options.calibrationData.empty())
     return makeError("--calibration-data is only used with --quantize INT8");
   if (options.inputNum < 0) return makeError("--input-num must be >= 1");
@@ -161,22 +164,6 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   context.getOrLoadDialect<tpuir::TpuDialect>();
   auto topModule = top::loadTopModule(context, r.topPath);
   if (!topModule) return makeError(topModule.message());
-  if (options.equalizeWeights) {
-    log << "flow: equalize weights -> " << r.topPath << "\n";
-    std::string diagnostics;
-    {
-      mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-        diagnostics += d.str();
-        return mlir::success();
-      });
-      if (mlir::failed(top::equalizeWeights(**topModule)))
-        return makeError(r.topPath, ": weight equalization failed: ", diagnostics);
-    }
-    std::error_code ec;
-    llvm::raw_fd_ostream out(r.topPath, ec);
-    if (ec) return makeError(r.topPath, ": cannot write: ", ec.message());
-    (*topModule)->print(out, mlir::OpPrintingFlags().enableDebugInfo(true, false));
-  }
   auto reader = calib::SampleReader::forModule(**topModule);
   if (!reader) return makeError(r.topPath, ": ", reader.message());
   r.inputPath = options.testInput;
@@ -188,20 +175,45 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   }
 
   // 2. Calibrate (INT8).
+  std::string quantizeTable = options.quantizeTable;
   if (int8) {
     auto samples = calib::loadSamples(*reader, options.calibrationData, "", options.inputNum,
                                       [&](const std::string &w) { log << "flow: warning: " << w << "\n"; });
     if (!samples) return makeError(samples.message());
     r.caliPath = join(workDir, stem + ".cali");
     log << "flow: calibrate over " << samples->size() << " sample(s) -> " << r.caliPath << "\n";
-    auto weights = top::WeightStore::loadFor(**topModule);
-    if (!weights) return makeError(r.topPath, ": ", weights.message());
-    calib::CalibrationOptions co = options.calibration;
-    // The max check and the per-tensor search lower as the deploy below does.
-    if (auto st = checkCalibrationOnChip(co, **topModule, *weights, options.levers, *samples); !st)
-      return makeError(options.calibrationData, ": ", st.message());
-    auto table = calib::calibrate(**topModule, *samples, co);
-    if (!table) return makeError(options.calibrationData, ": ", table.message());
+    Result<calib::CalibrationTable> table = makeError("no table");
+    if (options.recipe.kind == RecipeChoice::Kind::Auto) {
+      RecipeSearchOptions ro;
+      ro.calibration = options.calibration;
+      ro.fixed = options.levers;
+      ro.budgetSeconds = options.int8Budget;
+      ro.scratchDir = workDir;
+      auto found = searchInt8Recipe(**topModule, *samples, ro, log);
+      if (!found) return makeError(options.calibrationData, ": ", found.message());
+      r.int8Recipe = "auto: " + found->summary();
+      if (options.expectedCos > 0 && options.quantizeTable.empty()) {
+        auto floats =
+            chooseFloatLayers(**topModule, *samples, ro, *found, options.expectedCos, options.maxFloatLayers, log);
+        if (!floats) return makeError(options.calibrationData, ": ", floats.message());
+        if (*floats && !(*floats)->layers.empty()) {
+          quantizeTable = join(workDir, stem + ".qtable");
+          TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(quantizeTable, (*floats)->table));
+        }
+      }
+      table = std::move(found->table);
+    } else {
+      const Int8Recipe recipe = options.recipe.kind == RecipeChoice::Kind::File
+                                    ? options.levers.unionWith(options.recipe.fileRecipe)
+                                    : options.levers;
+      // The max check and the per-tensor search lower as the deploy below does.
+      auto made = calibrateWithRecipe(**topModule, *samples, options.calibration, recipe, workDir);
+      if (!made) return makeError(options.calibrationData, ": ", made.message());
+      table = std::move(made->front());
+      r.int8Recipe =
+          recipe.text() + (options.recipe.kind == RecipeChoice::Kind::File ? " (from " + options.recipe.file + ")"
+                                                                           : " (--int8-recipe none: the lever flags)");
+    }
     TPU_RETURN_IF_ERROR(table->save(r.caliPath));
   }
 
@@ -210,14 +222,16 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   DeployOptions dopt;
   dopt.mode = options.mode;
   dopt.calibrationTable = r.caliPath;
-  dopt.quantizeTable = options.quantizeTable;
+  dopt.quantizeTable = quantizeTable;
   dopt.layerGroup = options.layerGroup;
   dopt.output = r.bmodelPath;
   dopt.levers = options.levers;
+  dopt.recipe = options.recipe;
   dopt.weightData = options.calibrationData;
   dopt.weightSamples = options.calibration.tuneSamples;
   auto deployed = deploy(r.topPath, dopt, log);
   if (!deployed) return makeError(deployed.message());
+  r.keptF32 = deployed->keptF32;
 
   // 4. Top interpreter: the fp32 reference of the ONNX model.
   log << "flow: Top interpreter\n";
@@ -276,6 +290,11 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   // 8. flow.json: the files by role and every per-tensor comparison.
   FlowManifest manifest;
   manifest.quantize = int8 ? "INT8" : "F32";
+  if (int8) {
+    manifest.int8Recipe = deployed->recipe.text();
+    manifest.int8RecipeChoice = r.int8Recipe;
+    manifest.keptF32 = r.keptF32;
+  }
   const std::vector<std::pair<std::string, std::string>> files = {
       {"top", r.topPath},     {"cali", r.caliPath},   {"tpu", r.tpuPath},       {"bmodel", r.bmodelPath},
       {"stats", r.statsPath}, {"trace", r.tracePath}, {"report", r.reportPath}, {"graph", r.graphPath}};
@@ -312,6 +331,11 @@ std::string formatFlowSummary(const FlowResult &r) {
       if (!row.pass)
         os << "    " << row.name << ": cosine " << std::setprecision(6) << row.stats.cosine << " euclid "
            << row.stats.euclidean << "\n";
+  }
+  if (!r.int8Recipe.empty()) {
+    os << "int8 recipe: " << r.int8Recipe << "\n";
+    os << "float layers: " << r.keptF32.size() << (r.keptF32.empty() ? "" : ":") << "\n";
+    for (const std::string &k : r.keptF32) os << "  " << k << "\n";
   }
   os << runtime::formatRunReport(r.sim);
   os << "files:\n";

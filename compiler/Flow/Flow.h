@@ -7,6 +7,7 @@
 
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Flow/FlowManifest.h"
+#include "compiler/Flow/Int8Recipe.h"
 #include "compiler/Kernels/Compare.h"
 #include "compiler/Lowering/Lowering.h"
 #include "runtime/Backend.h"
@@ -27,8 +28,15 @@ struct FlowOptions {
   std::string calibrationData; // directory of .npz / image samples (required for INT8)
   int64_t inputNum = 0;        // first N samples; 0 = all
   calib::CalibrationOptions calibration;
-  bool equalizeWeights = false; // --top-equalize-weights on the Top module before calibration
-  lowering::Int8Levers levers;  // bias correction and weight rounding read the first calibration.tuneSamples samples
+  Int8Recipe levers;   // the lever flags given (bias correction and weight rounding read the
+                       // first calibration.tuneSamples samples)
+  RecipeChoice recipe; // auto: searched on held-back calibration samples (Int8Recipe.h)
+  double int8Budget = kDefaultInt8BudgetSeconds;
+  // With the recipe search: when its held-back cosine is below expectedCos
+  // (0: off), at most maxFloatLayers tensors kept in fp32 (chooseFloatLayers)
+  // within what is left of the budget, unless quantizeTable is given.
+  double expectedCos = 0;
+  size_t maxFloatLayers = 5;
   std::string quantizeTable;   // tensors kept in fp32 (INT8), as tpuc deploy --quantize-table
   std::string testInput;       // .npz, one member per model input, or an image (preprocessed)
   bool layerGroup = true;
@@ -56,6 +64,8 @@ struct FlowResult {
   std::string reportPath, graphPath;
   std::string manifestPath; // flow.json (FlowManifest.h)
   std::vector<StageComparison> comparisons;
+  std::string int8Recipe;           // INT8: the recipe and how it was chosen
+  std::vector<std::string> keptF32; // INT8: "name: why" of the ops kept in fp32
   runtime::RunReport sim;
   bool pass() const;
 };

@@ -48,6 +48,11 @@ Json number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 std::string manifestJson(const FlowManifest &m) {
   Json j;
   j["quantize"] = m.quantize;
+  if (!m.int8Recipe.empty()) {
+    j["int8_recipe"] = m.int8Recipe;
+    j["int8_recipe_choice"] = m.int8RecipeChoice;
+    j["kept_f32"] = m.keptF32;
+  }
   j["files"] = Json::object();
   for (const auto &[role, name] : m.files)
     if (!name.empty()) j["files"][role] = name;
@@ -109,6 +114,16 @@ Result<FlowManifest> readFlowManifest(const std::string &dir) {
   auto quantize = rd.get(j, "quantize", "", Json::value_t::string);
   if (!quantize) return quantize.status();
   m.quantize = (*quantize)->get<std::string>();
+  // Optional (F32 flows have none).
+  if (j.contains("int8_recipe")) {
+    if (!j["int8_recipe"].is_string()) return makeError(origin, ": key 'int8_recipe' is not a string");
+    m.int8Recipe = j["int8_recipe"].get<std::string>();
+    if (j.contains("int8_recipe_choice") && j["int8_recipe_choice"].is_string())
+      m.int8RecipeChoice = j["int8_recipe_choice"].get<std::string>();
+    if (j.contains("kept_f32") && j["kept_f32"].is_array())
+      for (const Json &k : j["kept_f32"])
+        if (k.is_string()) m.keptF32.push_back(k.get<std::string>());
+  }
   auto files = rd.get(j, "files", "", Json::value_t::object);
   if (!files) return files.status();
   for (const auto &[role, name] : (*files)->items()) {

@@ -25,6 +25,10 @@ struct TensorComparisons {
 struct FlowManifest {
   std::string dir;                          // the work directory (set when read)
   std::string quantize;                     // "F32" or "INT8"
+  // INT8: the recipe deploy lowered with (Int8Recipe::text()), how it was
+  // chosen, and the Top tensors the lowering kept in fp32 ("name: why").
+  std::string int8Recipe, int8RecipeChoice;
+  std::vector<std::string> keptF32;
   std::map<std::string, std::string> files; // role ("top", "tpu", "bmodel", "cali", "stats", ...) -> name in dir
   std::vector<TensorComparisons> comparisons;
   // The path of a role's file, "" when the flow wrote none.

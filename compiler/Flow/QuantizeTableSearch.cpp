@@ -13,10 +13,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
-#include <numeric>
-#include <mutex>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <map>
+#include <mutex>
+#include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -363,19 +366,6 @@ private:
   std::vector<std::unique_ptr<top::TopInterpreter>> pool_;
 };
 
-// The Top interpreter's outputs of every sample.
-Result<std::vector<NpzMap>> topReferences(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples) {
-  auto topInterp = top::TopInterpreter::create(topModule);
-  if (!topInterp) return topInterp.status();
-  std::vector<NpzMap> reference;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    auto out = (*topInterp)->run(samples[i]);
-    if (!out) return makeError("sample ", i + 1, ": ", out.message());
-    reference.push_back(std::move(*out));
-  }
-  return reference;
-}
-
 // `names` in program order: inputs first, then the ops' results, then any
 // named only by the function's result list (the model outputs).
 std::vector<std::string> inProgramOrder(mlir::ModuleOp module, const std::set<std::string> &names,
@@ -452,7 +442,9 @@ std::string QuantizeTableSearchResult::format(double minCosine) const {
   }
   os << "# quantize table from tpuc qtable: tensors kept in F32\n";
   std::snprintf(line, sizeof line, "# all int8: cosine %.6f; target %.6f (%s)\n", int8Cosine, minCosine,
-                reached ? "reached" : "not reached");
+                reached       ? "reached"
+                : budgetSpent ? "not reached: the budget was spent, the best reached is kept"
+                              : "not reached");
   os << line;
   for (const LayerCosine &c : chosen) {
     std::snprintf(line, sizeof line, "  # cosine %.6f with this and the lines above", c.cosine);
@@ -511,8 +503,21 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     std::lock_guard<std::mutex> lock(progressMutex);
     if (options.progress) options.progress(++done, planned);
   };
+  // The budget: once spent, no further evaluation starts (one running in
+  // parallel may finish) and the best reached so far is the result.
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<bool> budgetHit{false};
+  bool rankingCut = false; // Alone: the budget's half for ranking was spent
+  auto spent = [&](double share = 1) {
+    if (options.budgetSeconds <= 0) return false;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >=
+        share * options.budgetSeconds)
+      budgetHit = true;
+    return budgetHit.load();
+  };
   auto finish = [&] {
     if (options.progress && done < planned) options.progress(planned, planned); // finished early
+    r.budgetSpent = budgetHit || rankingCut;
   };
   r.int8Cosine = r.finalCosine = *base;
   tick();
@@ -526,7 +531,7 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     size_t lo = 1, hi = limit, best = 0;
     double bestCosine = r.int8Cosine;
     std::map<size_t, double> tried;
-    while (lo <= hi) {
+    while (lo <= hi && !spent()) {
       size_t mid = lo + (hi - lo) / 2;
       auto c = scorer->score(prefix(mid), 0);
       if (!c) return c.status();
@@ -567,7 +572,7 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     // added to the chosen set (in parallel, on the first rankSamples
     // samples); the best is kept when it raises the cosine on every sample.
     std::set<std::string> keep;
-    while (!r.reached) {
+    while (!r.reached && !spent()) {
       std::vector<std::set<std::string>> tries;
       std::vector<std::vector<std::string>> added;
       for (const auto &unit : units) {
@@ -582,18 +587,27 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
       }
       if (tries.empty()) break;
       std::vector<Result<double>> with(tries.size(), makeError("not run"));
+      std::vector<char> run(tries.size(), 0);
       parallelFor(int64_t(tries.size()), 1, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
+          if (spent()) return;
           with[size_t(i)] = scorer->score(tries[size_t(i)], options.rankSamples);
+          run[size_t(i)] = 1;
           tick();
         }
       });
-      size_t best = 0;
+      // The best of the units the budget let run.
+      std::optional<size_t> bestRun;
       for (size_t i = 0; i < tries.size(); ++i) {
+        if (!run[i]) continue;
         if (!with[i]) return makeError("with '", added[i].front(), "' out of int8: ", with[i].message());
         // Of equal cosines the unit that adds fewer tensors, then the first.
-        if (*with[i] > *with[best] || (*with[i] == *with[best] && added[i].size() < added[best].size())) best = i;
+        if (!bestRun || *with[i] > *with[*bestRun] ||
+            (*with[i] == *with[*bestRun] && added[i].size() < added[*bestRun].size()))
+          bestRun = i;
       }
+      if (!bestRun) break;
+      const size_t best = *bestRun;
       double cosine = *with[best];
       if (!rankOnAll) {
         auto all = scorer->score(tries[best], 0);
@@ -612,15 +626,20 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
   }
 
   // Candidates in parallel (each on the first rankSamples samples, one
-  // thread); results in candidate order.
+  // thread); results in candidate order. The ranking may take half the
+  // budget: the rest is for adding the best of those it ranked.
   std::vector<Result<double>> alone(candidates.size(), makeError("not run"));
+  std::vector<char> ranked(candidates.size(), 0);
   parallelFor(int64_t(candidates.size()), 1, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
+      if (spent(0.5)) return;
       alone[size_t(i)] = scorer->score({candidates[size_t(i)]}, options.rankSamples);
+      ranked[size_t(i)] = 1;
       tick();
     }
   });
   for (size_t i = 0; i < candidates.size(); ++i) {
+    if (!ranked[i]) continue; // the budget was spent before it was tried
     if (!alone[i]) return makeError("with '", candidates[i], "' out of int8: ", alone[i].message());
     r.ranked.push_back({candidates[i], *alone[i]});
   }
@@ -630,9 +649,11 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
   // The ranking is not additive (two tensors that each help alone may not
   // help together): a tensor is kept only when it raises the cosine, and at
   // most 2 * limit additions are tried.
+  rankingCut = budgetHit;
+  budgetHit = false; // the additions have the other half
   std::set<std::string> keep;
-  for (size_t i = 0, tried = 0; i < r.ranked.size() && r.chosen.size() < limit && tried < 2 * limit && !r.reached;
-       ++i, ++tried) {
+  for (size_t i = 0, tried = 0;
+       i < r.ranked.size() && r.chosen.size() < limit && tried < 2 * limit && !r.reached && !spent(); ++i, ++tried) {
     keep.insert(r.ranked[i].name);
     auto c = scorer->score(keep, 0);
     if (!c) return c.status();
@@ -648,13 +669,33 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
   return finish(), r;
 }
 
+Result<std::vector<NpzMap>> topReferences(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples) {
+  auto topInterp = top::TopInterpreter::create(topModule);
+  if (!topInterp) return topInterp.status();
+  std::vector<NpzMap> reference;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    auto out = (*topInterp)->run(samples[i]);
+    if (!out) return makeError("sample ", i + 1, ": ", out.message());
+    reference.push_back(std::move(*out));
+  }
+  return reference;
+}
+
 Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore &weights,
                                 const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples,
                                 const lowering::Int8Levers &levers, const lowering::TensorSamples *convInputs) {
-  if (samples.empty()) return makeError("scoring a calibration table needs at least one sample");
   auto reference = topReferences(topModule, samples);
   if (!reference) return reference.status();
-  return Evaluator(topModule, weights, calibration, samples, reference.take(), levers, convInputs).init();
+  return int8OutputCosine(topModule, weights, calibration, samples, *reference, levers, convInputs);
+}
+
+Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore &weights,
+                                const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples,
+                                const std::vector<NpzMap> &references, const lowering::Int8Levers &levers,
+                                const lowering::TensorSamples *convInputs) {
+  if (samples.empty()) return makeError("scoring a calibration table needs at least one sample");
+  if (references.size() != samples.size()) return makeError("one reference per sample needed");
+  return Evaluator(topModule, weights, calibration, samples, references, levers, convInputs).init();
 }
 
 Int8ThresholdScorer int8ThresholdScorer(mlir::ModuleOp topModule, const top::WeightStore &weights,

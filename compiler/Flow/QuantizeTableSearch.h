@@ -64,6 +64,9 @@ struct QuantizeTableSearchOptions {
   bool activationCeiling = false; // score the activation rounding bound (above), not the Tpu module
   lowering::Int8Levers levers;                           // the INT8 lowering searched for
   const lowering::TensorSamples *convInputs = nullptr;   // every conv's input, when levers.needSamples()
+  // Seconds the search may take (0: no limit): once spent no evaluation
+  // starts and the best set reached so far is the result (budgetSpent).
+  double budgetSeconds = 0;
   // Called after each Tpu-interpreter evaluation: (evaluations done, planned).
   std::function<void(size_t, size_t)> progress;
 };
@@ -82,6 +85,7 @@ struct QuantizeTableSearchResult {
   bool activationCeiling = false;     // the cosines are the activation rounding bound's
   std::vector<LayerCosine> chosen;    // the quantize table, in the order added
   bool reached = false;               // the last cosine (or int8Cosine) >= minCosine
+  bool budgetSpent = false;           // the search stopped at options.budgetSeconds
   double finalCosine = 0;             // with every chosen tensor fp32 (int8Cosine if none)
   // The table in the format lowering::loadQuantizeTable reads, with the
   // cosines as comments.
@@ -103,6 +107,14 @@ Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore
                                 const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples,
                                 const lowering::Int8Levers &levers = {},
                                 const lowering::TensorSamples *convInputs = nullptr);
+// The same against the Top interpreter's outputs already computed
+// (topReferences), one per sample.
+Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore &weights,
+                                const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples,
+                                const std::vector<NpzMap> &references, const lowering::Int8Levers &levers,
+                                const lowering::TensorSamples *convInputs);
+// The Top interpreter's outputs of every sample.
+Result<std::vector<NpzMap>> topReferences(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples);
 
 // Scores candidate thresholds of one tensor (calib::CalibrationOptions::
 // scoreThresholds) by the INT8 Tpu interpreter's output cosine with the other

@@ -159,9 +159,11 @@ struct TopEqualizeWeights : impl::TopEqualizeWeightsBase<TopEqualizeWeights> {
 
 } // namespace
 
-mlir::LogicalResult equalizeWeights(mlir::ModuleOp module) {
+mlir::LogicalResult equalizeWeights(mlir::ModuleOp module, const std::string &weightFile) {
   mlir::PassManager pm(module.getContext());
-  pm.addPass(createTopEqualizeWeights());
+  TopEqualizeWeightsOptions options;
+  options.weightFile = weightFile;
+  pm.addPass(createTopEqualizeWeights(options));
   return pm.run(module);
 }
 

@@ -5,6 +5,7 @@
 #include "mlir/Pass/Pass.h"
 
 #include <memory>
+#include <string>
 
 namespace top {
 
@@ -14,9 +15,10 @@ namespace top {
 #define GEN_PASS_REGISTRATION
 #include "compiler/Transforms/Passes.h.inc"
 
-// Runs --top-equalize-weights on `module` (its weights are saved as the
-// pass saves them); failure has been reported as a diagnostic.
-mlir::LogicalResult equalizeWeights(mlir::ModuleOp module);
+// Runs --top-equalize-weights on `module`: its new weights go to
+// `weightFile` (resolved like any weight file name; empty: the pass's
+// default name). Failure has been reported as a diagnostic.
+mlir::LogicalResult equalizeWeights(mlir::ModuleOp module, const std::string &weightFile = "");
 
 class WeightStore;
 // The LayerNorm/GELU recognisers of --top-fuse-patterns over a given store

@@ -3,7 +3,9 @@
 # import, Top interpreter reference, F32 bmodel (equal to the Tpu interpreter
 # bit for bit, cosine >= 0.9999 to the reference), calibration (8 samples of
 # models/out/cali/<cali-model>, imported from <cali-model>.onnx: a batch-4
-# export shares the batch-1 model's tensor names), INT8 bmodel (equal to the
+# export shares the batch-1 model's tensor names; --int8-recipe none: the
+# reference compiler's per-tensor scheme, which the cosine floors were set
+# for on these untrained exports), INT8 bmodel (equal to the
 # Tpu interpreter bit for bit, cosine >= <int8-min-cosine>), and both bmodels
 # run with `tpuc run` on the func and the sim backend: the outputs must be
 # the same bytes. Prints the cosines. Exit 77 (skipped) when the exported
@@ -23,7 +25,7 @@ input="$models/${model}_in.npz"
 "$tpuc" deploy m.top.mlir --quantize F32 -o m_f32.bmodel --test-input "$input" --test-reference ref.npz 2> f32.log
 grep -q "bmodel outputs equal the Tpu interpreter's bit for bit" f32.log
 if [ "$cali" = "$model" ]; then cp m.top.mlir cali.top.mlir; else "$tpuc" import "$models/$cali.onnx" -o cali.top.mlir; fi
-"$tpuc" calibrate cali.top.mlir --dataset "$models/cali/$cali" --input-num 8 --method "$method" -o m.cali 2> /dev/null
+"$tpuc" calibrate cali.top.mlir --dataset "$models/cali/$cali" --input-num 8 --method "$method" --int8-recipe none -o m.cali 2> /dev/null
 "$tpuc" deploy m.top.mlir --quantize INT8 --calibration-table m.cali -o m_int8.bmodel --test-input "$input" 2> int8.log
 grep -q "bmodel outputs equal the Tpu interpreter's bit for bit" int8.log
 for q in f32 int8; do

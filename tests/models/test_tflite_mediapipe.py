@@ -96,7 +96,7 @@ def chip_path(base, reference, input_name, size, lo, hi):
         "F32": [[TPUC, "deploy", base + ".top.mlir", "--quantize", "F32", "-o", base + "_f32.bmodel"]],
         "INT8": [[TPUC, "calibrate", base + ".top.mlir", "--dataset", cali, "-o", base + ".cali"],
                  [TPUC, "deploy", base + ".top.mlir", "--quantize", "INT8", "--calibration-table", base + ".cali",
-                  "-o", base + "_int8.bmodel"],
+                  "--calibration-data", cali, "-o", base + "_int8.bmodel"],
                  [TPUC, "run", base + "_int8.tpu.mlir", "-i", base + "_in.npz", "-o", base + "_int8_tpu.npz"]],
     }
     for mode, cmds in steps.items():

@@ -1,5 +1,8 @@
 #include "tools/tpuc/CalibArgs.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
 #include <iostream>
 #include <sstream>
 
@@ -65,6 +68,39 @@ tpu::lowering::Int8Levers leversFromArgs(const tpu::ArgParser &args) {
   return l;
 }
 
+void declareRecipeOptions(tpu::ArgParser &args, bool search) {
+  args.option("--int8-recipe",
+              search ? "INT8: auto (default) chooses the levers on held-back calibration samples within --int8-budget "
+                       "and records them in the table; none: only the lever flags given; or a recipe file of lever "
+                       "names (" +
+                           tpu::flow::int8RecipeWords() + ")"
+                     : "INT8: auto (default) lowers with the recipe recorded in the calibration table; none: only the "
+                       "lever flags given; or a recipe file of lever names (" +
+                           tpu::flow::int8RecipeWords() + ")");
+  if (!search) return;
+  std::ostringstream budget;
+  budget << "INT8: seconds the recipe search may take (default " << tpu::flow::kDefaultInt8BudgetSeconds
+         << "); a candidate that would start later is not tried";
+  args.option("--int8-budget", budget.str());
+  args.flag("--equalize-weights", "INT8: cross-layer weight equalization of conv -> relu -> conv chains before "
+                                  "calibration (tpuc-opt --top-equalize-weights); deploy repeats it from the table");
+}
+
+tpu::Result<RecipeArgs> recipeFromArgs(const tpu::ArgParser &args, bool search) {
+  RecipeArgs r;
+  r.flags.levers = leversFromArgs(args);
+  r.flags.equalizeWeights = search && args.isSet("--equalize-weights");
+  auto choice = tpu::flow::RecipeChoice::parse(args.get("--int8-recipe", "auto"));
+  if (!choice) return choice.status();
+  r.choice = choice.take();
+  if (search && args.has("--int8-budget")) {
+    auto budget = tpu::flow::parseInt8Budget(args.get("--int8-budget"));
+    if (!budget) return budget.status();
+    r.budgetSeconds = *budget;
+  }
+  return r;
+}
+
 tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgParser &args,
                                                                std::vector<tpu::calib::Method> *methods) {
   tpu::calib::CalibrationOptions opt;
@@ -92,6 +128,15 @@ tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgPa
   opt.progress = printCalibrationProgress;
   return opt;
 }
+
+tpu::Result<std::unique_ptr<ScratchDir>> ScratchDir::create(const std::string &prefix) {
+  llvm::SmallString<128> path;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(prefix, path))
+    return tpu::makeError("cannot create a temporary directory: ", ec.message());
+  return std::unique_ptr<ScratchDir>(new ScratchDir(path.str().str()));
+}
+
+ScratchDir::~ScratchDir() { llvm::sys::fs::remove_directories(path_); }
 
 void printCalibrationProgress(const std::string &stage, int done, int total) {
   std::cerr << "\rcalibrate: " << stage << " " << done << "/" << total << (done == total ? "\n" : "") << std::flush;

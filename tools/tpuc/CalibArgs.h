@@ -4,11 +4,14 @@
 #pragma once
 
 #include "compiler/Calibration/Calibrator.h"
+#include "compiler/Flow/Int8Recipe.h"
 #include "compiler/Lowering/Lowering.h"
 #include "compiler/Preprocess/Preprocess.h"
 #include "support/ArgParser.h"
 
+#include <memory>
 #include <optional>
+#include <string>
 
 namespace tpuc {
 
@@ -29,6 +32,33 @@ tpu::Result<tpu::calib::CalibrationOptions> calibrationFromArgs(const tpu::ArgPa
 // --bias-correction, --round-weights, --per-channel-weights, --int16-pointwise.
 void declareLeverOptions(tpu::ArgParser &args);
 tpu::lowering::Int8Levers leversFromArgs(const tpu::ArgParser &args);
+
+// The INT8 recipe (compiler/Flow/Int8Recipe.h): --int8-recipe none|auto|FILE;
+// where the table is made (tpuc calibrate, tpuc flow: `search`) also
+// --int8-budget SECONDS and --equalize-weights.
+void declareRecipeOptions(tpu::ArgParser &args, bool search);
+struct RecipeArgs {
+  tpu::flow::Int8Recipe flags; // the lever flags given (leversFromArgs, --equalize-weights)
+  tpu::flow::RecipeChoice choice;
+  double budgetSeconds = tpu::flow::kDefaultInt8BudgetSeconds;
+};
+// A recipe file that does not parse or a budget that is not a positive
+// number is an error.
+tpu::Result<RecipeArgs> recipeFromArgs(const tpu::ArgParser &args, bool search);
+
+// A temporary directory, removed with everything in it when this goes out
+// of scope: where an equalized module's weights go while a table or a
+// search is made.
+class ScratchDir {
+public:
+  static tpu::Result<std::unique_ptr<ScratchDir>> create(const std::string &prefix);
+  ~ScratchDir();
+  const std::string &path() const { return path_; }
+
+private:
+  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
 
 // Progress of calibration stages on stderr, one line rewritten in place.
 void printCalibrationProgress(const std::string &stage, int done, int total);

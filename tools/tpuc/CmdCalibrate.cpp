@@ -2,7 +2,7 @@
 // samples — wiring only; the work is in compiler/Calibration/Calibrator.h.
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Top/WeightStore.h"
-#include "compiler/Flow/CalibrationOnChip.h"
+#include "compiler/Flow/Int8Recipe.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "tools/tpuc/CalibArgs.h"
 #include "tools/tpuc/Subcommand.h"
@@ -16,7 +16,8 @@ int runCalibrate(int argc, char **argv) {
   tpuc::SubcommandArgs args("calibrate",
                             "model.top.mlir --dataset DIR | --data a.npz,b.png "
                             "[--input-num N] [--calibration-method M] [--tune N] [--search-threshold] "
-                            "[--tune-samples 4] [--no-max-fallback] [deploy's INT8 lever flags] -o model.cali");
+                            "[--tune-samples 4] [--no-max-fallback] [--int8-recipe auto|none|FILE] [--int8-budget S] "
+                            "[--equalize-weights] [deploy's INT8 lever flags] -o model.cali");
   args.positionals(1, 1, "model");
   args.option("--dataset", "directory of samples taken in name order: .npz (one array per model input) and "
                            "images (.png, .jpg, .jpeg, .bmp; through the model's preprocessing)");
@@ -25,6 +26,7 @@ int runCalibrate(int argc, char **argv) {
   tpuc::declareCalibrationOptions(args, "--method");
   // The max check and the per-tensor search lower as deploy will.
   tpuc::declareLeverOptions(args);
+  tpuc::declareRecipeOptions(args, /*search=*/true);
   args.option("--output", "the calibration table to write; with several methods (--calibration-method max,kl) "
                           "a name with %m, replaced by each method's name", "-o");
   if (auto done = args.parseCommandLine(argc, argv, {{"--output", "-o model.cali"}})) return *done;
@@ -37,6 +39,12 @@ int runCalibrate(int argc, char **argv) {
     return tpuc::fail("calibrate", "several methods need an output name with %m (replaced by the method name)");
   auto num = args.getInt("--input-num", 0);
   if (!num) return tpuc::fail("calibrate", num.message());
+  auto recipe = tpuc::recipeFromArgs(args, /*search=*/true);
+  if (!recipe) return tpuc::fail("calibrate", recipe.message());
+  using Kind = tpu::flow::RecipeChoice::Kind;
+  if (methods.size() > 1 && recipe->choice.kind == Kind::Auto)
+    return tpuc::fail("calibrate", "several methods make several tables: give --int8-recipe none or a recipe file "
+                                   "(auto chooses one table)");
 
   mlir::MLIRContext context;
   auto module = top::loadTopModule(context, args.args()[0]);
@@ -47,16 +55,32 @@ int runCalibrate(int argc, char **argv) {
                                          [](const std::string &w) { std::cerr << "tpuc calibrate: warning: " << w << "\n"; });
   if (!samples) return tpuc::fail("calibrate", samples.message());
   std::cerr << "calibrate: " << samples->size() << " sample(s)\n";
-  auto weights = top::WeightStore::loadFor(**module);
-  if (!weights) return tpuc::fail("calibrate", args.args()[0] + ": " + weights.message());
-  if (auto st = tpu::flow::checkCalibrationOnChip(*opt, **module, *weights, tpuc::leversFromArgs(args), *samples); !st)
-    return tpuc::fail("calibrate", st.message());
-  auto tables = tpu::calib::calibrateMethods(**module, *samples, *opt, methods);
-  if (!tables) return tpuc::fail("calibrate", args.args()[0] + ": " + tables.message());
-  for (size_t i = 0; i < methods.size(); ++i) {
+  // Where an equalized module's weights go while the table is made.
+  auto scratch = tpuc::ScratchDir::create("tpuc-calibrate");
+  if (!scratch) return tpuc::fail("calibrate", scratch.message());
+
+  std::vector<tpu::calib::CalibrationTable> tables;
+  if (recipe->choice.kind == Kind::Auto) {
+    tpu::flow::RecipeSearchOptions ro;
+    ro.calibration = *opt;
+    ro.fixed = recipe->flags;
+    ro.budgetSeconds = recipe->budgetSeconds;
+    ro.scratchDir = (*scratch)->path();
+    auto found = tpu::flow::searchInt8Recipe(**module, *samples, ro, std::cerr);
+    if (!found) return tpuc::fail("calibrate", args.args()[0] + ": " + found.message());
+    std::cerr << "calibrate: INT8 recipe " << found->summary() << "\n";
+    tables.push_back(std::move(found->table));
+  } else {
+    const tpu::flow::Int8Recipe r =
+        recipe->choice.kind == Kind::File ? recipe->flags.unionWith(recipe->choice.fileRecipe) : recipe->flags;
+    auto made = tpu::flow::calibrateWithRecipe(**module, *samples, *opt, r, (*scratch)->path(), methods);
+    if (!made) return tpuc::fail("calibrate", args.args()[0] + ": " + made.message());
+    tables = made.take();
+  }
+  for (size_t i = 0; i < tables.size(); ++i) {
     std::string path = output;
     if (placeholder != std::string::npos) path.replace(placeholder, 2, tpu::calib::methodName(methods[i]));
-    if (auto st = (*tables)[i].save(path); !st) return tpuc::fail("calibrate", st.message());
+    if (auto st = tables[i].save(path); !st) return tpuc::fail("calibrate", st.message());
   }
   return tpuc::kExitOk;
 }

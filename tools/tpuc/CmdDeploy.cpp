@@ -13,7 +13,7 @@ int runDeploy(int argc, char **argv) {
   tpuc::SubcommandArgs args(
       "deploy", "model.top.mlir --quantize F32|INT8 [--calibration-table model.cali] "
                 "[--quantize-table keep_fp32.txt] [--no-uint8] [--bias-correction] [--round-weights] "
-                "[--per-channel-weights] [--int16-pointwise] "
+                "[--per-channel-weights] [--int16-pointwise] [--int8-recipe auto|none|FILE] "
                 "[--calibration-data DIR [--input-num 4]] [--no-layer-group] [--chip bm1684] -o model.bmodel "
                 "[--test-input in.npz [--test-reference ref.npz]]");
   args.positionals(1, 1, "model");
@@ -21,6 +21,7 @@ int runDeploy(int argc, char **argv) {
   args.option("--calibration-table", "calibration table from tpuc calibrate (INT8)");
   args.option("--quantize-table", "tensor names (one per line) whose ops stay F32");
   tpuc::declareLeverOptions(args);
+  tpuc::declareRecipeOptions(args, /*search=*/false);
   args.option("--calibration-data", "samples (.npz / images) that --bias-correction and --round-weights read");
   args.option("--input-num", "how many of them (default 4)");
   args.flag("--no-layer-group", "compile every op alone (load, compute, store), for comparison with layer groups");
@@ -43,9 +44,13 @@ int runDeploy(int argc, char **argv) {
   if (!weightSamples) return tpuc::fail("deploy", weightSamples.message());
   if (*weightSamples < 1) return tpuc::fail("deploy", "--input-num must be >= 1");
 
+  auto recipe = tpuc::recipeFromArgs(args, /*search=*/false);
+  if (!recipe) return tpuc::fail("deploy", recipe.message());
+
   tpu::flow::DeployOptions opt;
   opt.mode = *mode;
-  opt.levers = tpuc::leversFromArgs(args);
+  opt.levers = recipe->flags;
+  opt.recipe = recipe->choice;
   opt.weightData = args.get("--calibration-data");
   opt.weightSamples = *weightSamples;
   opt.calibrationTable = args.get("--calibration-table");

@@ -20,9 +20,10 @@ int runFlowCmd(int argc, char **argv) {
                             "model.onnx|model.tflite --quantize F32|INT8 --test-input in.npz|--test-image img.png "
                             "[--input-shapes \"[[1,3,224,224]]\"] [preprocessing flags as tpuc import] "
                             "[--calibration-data DIR] [--input-num N] [--calibration-method M] [--tune N] "
-                            "[--search-threshold] [--equalize-weights] [--no-uint8] [--bias-correction] "
+                            "[--search-threshold] [--int8-recipe auto|none|FILE] [--int8-budget S] "
+                            "[--equalize-weights] [--no-uint8] [--bias-correction] "
                             "[--round-weights] [--per-channel-weights] [--int16-pointwise] "
-                            "[--quantize-table keep_fp32.txt] "
+                            "[--quantize-table keep_fp32.txt] [--expected-cos 0.99 [--max-float-layers 5]] "
                             "[--no-layer-group] [--config hw.json] [--work-dir DIR]");
   args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--quantize", "F32 or INT8");
@@ -31,12 +32,14 @@ int runFlowCmd(int argc, char **argv) {
   args.option("--calibration-data", "directory of .npz or image samples for the INT8 calibration");
   args.option("--input-num", "calibrate with the first N samples (default: all)");
   tpuc::declareCalibrationOptions(args, "--method");
-  args.flag("--equalize-weights", "INT8: cross-layer weight equalization of conv -> relu -> conv chains before "
-                                  "calibration (tpuc-opt --top-equalize-weights)");
   tpuc::declareLeverOptions(args);
+  tpuc::declareRecipeOptions(args, /*search=*/true);
   args.option("--test-input", "npz with one array per model input, run through every stage");
   args.option("--test-image", "an image made into the test input by the preprocessing flags");
   args.option("--quantize-table", "tensors kept in F32 (INT8; e.g. from tpuc qtable)");
+  args.option("--expected-cos", "INT8: when the recipe's held-back cosine is below this, keep the tensors that raise "
+                                "it most in F32 (at most --max-float-layers) within what is left of --int8-budget");
+  args.option("--max-float-layers", "INT8 with --expected-cos: at most N tensors in F32 (default 5)");
   args.flag("--no-layer-group", "compile every op alone (load, compute, store)");
   args.option("--config", "hardware config JSON for the simulated run (default: BM1684)");
   args.option("--work-dir", "where every file goes (default: <model>_flow)");
@@ -49,6 +52,8 @@ int runFlowCmd(int argc, char **argv) {
   if (!calibration) return tpuc::fail("flow", calibration.message());
   auto preprocess = tpuc::preprocessFromArgs(args);
   if (!preprocess) return tpuc::fail("flow", preprocess.message());
+  auto recipe = tpuc::recipeFromArgs(args, /*search=*/true);
+  if (!recipe) return tpuc::fail("flow", recipe.message());
   auto num = args.getInt("--input-num", 0);
   if (!num) return tpuc::fail("flow", num.message());
   if (args.has("--input-num") && *num < 1) return tpuc::fail("flow", "--input-num must be >= 1");
@@ -64,8 +69,20 @@ int runFlowCmd(int argc, char **argv) {
   opt.calibrationData = args.get("--calibration-data");
   opt.inputNum = *num;
   opt.calibration = calibration.take();
-  opt.equalizeWeights = args.isSet("--equalize-weights");
-  opt.levers = tpuc::leversFromArgs(args);
+  opt.levers = recipe->flags;
+  opt.recipe = recipe->choice;
+  opt.int8Budget = recipe->budgetSeconds;
+  auto expectedCos = args.getDouble("--expected-cos", 0);
+  if (!expectedCos) return tpuc::fail("flow", expectedCos.message());
+  if (args.has("--expected-cos") && !(*expectedCos > 0 && *expectedCos <= 1))
+    return tpuc::fail("flow", "--expected-cos must be in (0, 1]");
+  opt.expectedCos = *expectedCos;
+  auto maxFloat = args.getInt("--max-float-layers", 5);
+  if (!maxFloat) return tpuc::fail("flow", maxFloat.message());
+  if (*maxFloat < 1) return tpuc::fail("flow", "--max-float-layers must be >= 1");
+  if (args.has("--max-float-layers") && !args.has("--expected-cos"))
+    return tpuc::fail("flow", "--max-float-layers needs --expected-cos");
+  opt.maxFloatLayers = size_t(*maxFloat);
   opt.preprocess = preprocess.take();
   opt.testInput = args.has("--test-image") ? args.get("--test-image") : args.get("--test-input");
   opt.layerGroup = !args.isSet("--no-layer-group");

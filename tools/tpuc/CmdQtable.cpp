@@ -15,11 +15,13 @@
 namespace {
 
 int runQtable(int argc, char **argv) {
-  tpuc::SubcommandArgs args("qtable", "model.top.mlir --calibration-table model.cali --dataset DIR | --data "
-                                      "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] "
-                                      "[--rank prefix|alone|forward] [--rank-samples 1] [--over-samples min|mean] "
-                                      "[--activation-ceiling] [--no-uint8] [--bias-correction] [--round-weights] "
-                                      "[--per-channel-weights] [--int16-pointwise] -o model.qtable");
+  tpuc::SubcommandArgs args(
+      "qtable", "model.top.mlir --calibration-table model.cali --dataset DIR | --data "
+                "a.npz,b.npz [--input-num N] [--expected-cos 0.99] [--max-float-layers N] "
+                "[--rank prefix|alone|forward] [--rank-samples 1] [--over-samples min|mean] "
+                "[--activation-ceiling] [--no-uint8] [--bias-correction] [--round-weights] "
+                "[--per-channel-weights] [--int16-pointwise] [--int8-recipe auto|none|FILE] [--int8-budget S] "
+                "-o model.qtable");
   args.positionals(1, 1, "model");
   args.option("--calibration-table", "calibration table from tpuc calibrate");
   args.option("--dataset", "directory of samples to measure on, taken in name order: .npz, or images (.jpg/.png) through the preprocessing recorded at import");
@@ -42,6 +44,10 @@ int runQtable(int argc, char **argv) {
   args.option("--ranking", "alone: also write every tensor's output cosine with it alone in F32, best first "
                            "(a sensitivity list)");
   tpuc::declareLeverOptions(args);
+  tpuc::declareRecipeOptions(args, /*search=*/false);
+  args.option("--int8-budget", "seconds the search may take (default " +
+                                   std::to_string(int(tpu::flow::kDefaultQtableBudgetSeconds)) +
+                                   "); then the best set reached is written and the target reported as not reached");
   args.option("--output", "the quantize table to write (for tpuc deploy --quantize-table)", "-o");
   if (auto done = args.parseCommandLine(
           argc, argv, {{"--output", "-o model.qtable"}, {"--calibration-table", "--calibration-table model.cali"}}))
@@ -72,7 +78,14 @@ int runQtable(int argc, char **argv) {
   if (!rankSamples) return tpuc::fail("qtable", rankSamples.message());
   if (*rankSamples < 1) return tpuc::fail("qtable", "--rank-samples must be >= 1");
   opt.rankSamples = size_t(*rankSamples);
-  opt.levers = tpuc::leversFromArgs(args);
+  auto recipe = tpuc::recipeFromArgs(args, /*search=*/false);
+  if (!recipe) return tpuc::fail("qtable", recipe.message());
+  opt.budgetSeconds = tpu::flow::kDefaultQtableBudgetSeconds;
+  if (args.has("--int8-budget")) {
+    auto budget = tpu::flow::parseInt8Budget(args.get("--int8-budget"));
+    if (!budget) return tpuc::fail("qtable", budget.message());
+    opt.budgetSeconds = *budget;
+  }
   if (args.has("--ranking") && opt.rank != tpu::flow::SearchRank::Alone)
     return tpuc::fail("qtable", "--ranking needs --rank alone (or --max-float-layers)");
 
@@ -88,6 +101,15 @@ int runQtable(int argc, char **argv) {
   if (!samples) return tpuc::fail("qtable", samples.message());
   // Without --input-num: the first 4 samples (each evaluation runs them all).
   if (!args.has("--input-num") && samples->size() > 4) samples->resize(4);
+  // The lowering searched is the one deploy makes from this table.
+  auto lowered = tpu::flow::deploymentRecipe(recipe->flags, recipe->choice, *cali, args.get("--calibration-table"));
+  if (!lowered) return tpuc::fail("qtable", lowered.message());
+  opt.levers = lowered->levers;
+  auto scratch = tpuc::ScratchDir::create("tpuc-qtable");
+  if (!scratch) return tpuc::fail("qtable", scratch.message());
+  if (auto st = tpu::flow::applyTopRecipe(**module, *lowered, (*scratch)->path() + "/equalized_weights.npz"); !st)
+    return tpuc::fail("qtable", args.args()[0] + ": " + st.message());
+  std::cerr << "qtable: INT8 recipe: " << lowered->text() << "\n";
   auto weights = top::WeightStore::loadFor(**module);
   if (!weights) return tpuc::fail("qtable", args.args()[0] + ": " + weights.message());
   // The sample-reading levers read every conv's input on the search's samples.
@@ -120,13 +142,16 @@ int runQtable(int argc, char **argv) {
     for (const auto &c : result->ranked) f << c.name << " " << c.cosine << "\n";
     if (!f.flush()) return tpuc::fail("qtable", args.get("--ranking") + ": cannot write");
   }
-  char line[200];
-  std::snprintf(line, sizeof line, opt.activationCeiling
-                                      ? "qtable: activation ceiling: all rounded cosine %.6f; %zu tensor(s) left "
-                                        "unrounded give %.6f (target %.6f%s)\n"
-                                      : "qtable: all int8 cosine %.6f; %zu tensor(s) in F32 give %.6f (target %.6f%s)\n",
+  char line[300];
+  std::snprintf(line, sizeof line,
+                opt.activationCeiling
+                    ? "qtable: activation ceiling: all rounded cosine %.6f; %zu tensor(s) left "
+                      "unrounded give %.6f (target %.6f%s)\n"
+                    : "qtable: all int8 cosine %.6f; %zu tensor(s) in F32 give %.6f (target %.6f%s)\n",
                 result->int8Cosine, result->chosen.size(), result->finalCosine, opt.minCosine,
-                result->reached ? ", reached" : ", NOT reached");
+                result->reached       ? ", reached"
+                : result->budgetSpent ? ", NOT reached: the --int8-budget was spent, the best set reached is kept"
+                                      : ", NOT reached");
   std::cout << line;
   for (const auto &c : result->chosen)
     std::cout << "  " << c.name << (c.measured ? "  -> " + std::to_string(c.cosine) : std::string()) << "\n";

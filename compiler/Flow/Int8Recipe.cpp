@@ -1,0 +1,463 @@
+#include "compiler/Flow/Int8Recipe.h"
+
+#include "compiler/Dialect/Top/WeightStore.h"
+#include "compiler/Flow/CalibrationOnChip.h"
+#include "compiler/Flow/QuantizeTableSearch.h"
+#include "compiler/Transforms/Passes.h"
+#include "support/ParseNumber.h"
+#include "support/ReadFile.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <iomanip>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+namespace tpu::flow {
+
+namespace {
+
+// One word per lever: its name and where it lives in the recipe.
+struct LeverWord {
+  const char *name;
+  bool Int8Recipe::*recipeFlag;
+  bool lowering::Int8Levers::*leverFlag;
+};
+constexpr LeverWord kLeverWords[] = {
+    {"equalize-weights", &Int8Recipe::equalizeWeights, nullptr},
+    {"per-channel-weights", nullptr, &lowering::Int8Levers::perChannelWeights},
+    {"int16-pointwise", nullptr, &lowering::Int8Levers::int16Pointwise},
+    {"bias-correction", nullptr, &lowering::Int8Levers::biasCorrection},
+    {"round-weights", nullptr, &lowering::Int8Levers::roundWeights},
+};
+constexpr const char *kNoUint8 = "no-uint8";
+constexpr const char *kTune = "tune=";
+constexpr int kSearchTune = 3;    // the ablation's best tuned tables use 3 candidates
+constexpr double kMinGain = 1e-4; // a lever is kept when it raises the cosine by more
+
+bool &flagOf(Int8Recipe &r, const LeverWord &w) { return w.recipeFlag ? r.*w.recipeFlag : r.levers.*w.leverFlag; }
+bool flagOf(const Int8Recipe &r, const LeverWord &w) { return w.recipeFlag ? r.*w.recipeFlag : r.levers.*w.leverFlag; }
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string formatCosine(double c) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(6) << c;
+  return s.str();
+}
+
+// The Top module a recipe calibrates and lowers: the given one, or a copy
+// with its weights equalized; its weights and conv inputs loaded once.
+struct ModuleVariant {
+  mlir::OwningOpRef<mlir::ModuleOp> owned; // the equalized copy
+  mlir::ModuleOp module;
+  top::WeightStore weights;
+  std::unique_ptr<calib::Calibrator> statistics;
+  double statisticsSeconds = 0;                              // what gathering them took
+  std::shared_ptr<const lowering::TensorSamples> convInputs; // read on first need
+};
+
+Result<std::unique_ptr<ModuleVariant>> makeVariant(mlir::ModuleOp topModule, bool equalize,
+                                                   const std::string &scratchDir) {
+  auto v = std::make_unique<ModuleVariant>();
+  v->module = topModule;
+  if (equalize) {
+    v->owned = topModule.clone();
+    v->module = *v->owned;
+    llvm::SmallString<256> file(scratchDir);
+    llvm::sys::path::append(file, "equalized_weights.npz");
+    if (std::error_code ec = llvm::sys::fs::make_absolute(file)) return makeError(file.str().str(), ": ", ec.message());
+    TPU_RETURN_IF_ERROR(applyTopRecipe(v->module, Int8Recipe{true, {}, 0}, std::string(file.str())));
+  }
+  auto weights = top::WeightStore::loadFor(v->module);
+  if (!weights) return weights.status();
+  v->weights = weights.take();
+  return v;
+}
+
+Status readConvInputs(ModuleVariant &v, const std::vector<NpzMap> &samples, int tuneSamples) {
+  if (v.convInputs) return Status::ok();
+  std::vector<NpzMap> first(samples.begin(), samples.begin() + std::min<int64_t>(tuneSamples, int64_t(samples.size())));
+  auto values = lowering::convInputSamples(v.module, first);
+  if (!values) return values.status();
+  v.convInputs = std::make_shared<const lowering::TensorSamples>(values.take());
+  return Status::ok();
+}
+
+// The recipe's table from the variant's statistics, scored as deploy lowers.
+Result<calib::CalibrationTable> recipeTable(ModuleVariant &v, const std::vector<NpzMap> &samples,
+                                            const calib::CalibrationOptions &base, const Int8Recipe &recipe,
+                                            calib::Method method) {
+  calib::CalibrationOptions co = base;
+  co.tune = std::max(base.tune, recipe.tune);
+  if (recipe.levers.needSamples()) TPU_RETURN_IF_ERROR(readConvInputs(v, samples, co.tuneSamples));
+  scoreCalibrationOnChip(co, v.module, v.weights, recipe.levers, recipe.levers.needSamples() ? v.convInputs : nullptr);
+  if (!v.statistics) {
+    const auto start = std::chrono::steady_clock::now();
+    auto st = calib::Calibrator::create(v.module, samples, co);
+    if (!st) return st.status();
+    v.statistics = st.take();
+    v.statisticsSeconds = secondsSince(start);
+  }
+  auto table = v.statistics->table(method, co);
+  if (!table) return table.status();
+  Int8Recipe recorded = recipe;
+  recorded.tune = co.tune;
+  table->recipe = recorded.text();
+  return table;
+}
+
+} // namespace
+
+std::string Int8Recipe::text() const {
+  std::string out;
+  auto add = [&](const std::string &w) { out += (out.empty() ? "" : " ") + w; };
+  if (!levers.unsignedActivations) add(kNoUint8);
+  for (const LeverWord &w : kLeverWords)
+    if (flagOf(*this, w)) add(w.name);
+  if (tune > 0) add(kTune + std::to_string(tune));
+  return out.empty() ? "none" : out;
+}
+
+std::string int8RecipeWords() {
+  std::string out = "none, ";
+  for (const LeverWord &w : kLeverWords) out += std::string(w.name) + ", ";
+  return out + kNoUint8 + ", " + kTune + "N";
+}
+
+Result<Int8Recipe> Int8Recipe::parse(const std::string &text, const std::string &origin) {
+  Int8Recipe r;
+  std::istringstream lines(text);
+  std::string line;
+  for (int lineNo = 1; std::getline(lines, line); ++lineNo) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    for (std::string word; words >> word;) {
+      const std::string where = origin + ":" + std::to_string(lineNo) + ": ";
+      if (word == "none") continue;
+      if (word == kNoUint8) {
+        r.levers.unsignedActivations = false;
+        continue;
+      }
+      if (word.rfind(kTune, 0) == 0) {
+        double n = 0;
+        if (!parseNumber(word.substr(std::string_view(kTune).size()), n) || n != std::floor(n) || n < 2 || n > 1000)
+          return makeError(where, "'", word, "': tune needs 2 to 1000 candidates");
+        r.tune = int(n);
+        continue;
+      }
+      auto lever = std::find_if(std::begin(kLeverWords), std::end(kLeverWords),
+                                [&](const LeverWord &w) { return word == w.name; });
+      if (lever == std::end(kLeverWords))
+        return makeError(where, "unknown INT8 lever '", word, "' (known: ", int8RecipeWords(), ")");
+      flagOf(r, *lever) = true;
+    }
+  }
+  return r;
+}
+
+Result<Int8Recipe> Int8Recipe::load(const std::string &path) {
+  auto text = readFile(path, "INT8 recipe");
+  if (!text) return text.status();
+  return parse(*text, path);
+}
+
+Int8Recipe Int8Recipe::unionWith(const Int8Recipe &other) const {
+  Int8Recipe r = *this;
+  for (const LeverWord &w : kLeverWords) flagOf(r, w) = flagOf(*this, w) || flagOf(other, w);
+  r.levers.unsignedActivations = levers.unsignedActivations && other.levers.unsignedActivations;
+  r.tune = std::max(tune, other.tune);
+  return r;
+}
+
+Result<RecipeChoice> RecipeChoice::parse(const std::string &value) {
+  RecipeChoice c;
+  if (value == "auto") return c;
+  if (value == "none") {
+    c.kind = Kind::None;
+    return c;
+  }
+  if (value.empty()) return makeError("--int8-recipe needs none, auto or a recipe file");
+  c.kind = Kind::File;
+  c.file = value;
+  auto recipe = Int8Recipe::load(value);
+  if (!recipe) return makeError("--int8-recipe: ", recipe.message());
+  c.fileRecipe = recipe.take();
+  return c;
+}
+
+Result<double> parseInt8Budget(const std::string &value) {
+  double seconds = 0;
+  if (!parseNumber(value, seconds) || !std::isfinite(seconds) || seconds <= 0)
+    return makeError("--int8-budget must be a positive number of seconds, got '", value, "'");
+  return seconds;
+}
+
+size_t heldBackSamples(size_t n) { return n < 2 ? 0 : std::clamp<size_t>(n / 4, 1, 4); }
+
+std::string RecipeSearchResult::summary() const {
+  std::ostringstream s;
+  size_t tried = 0;
+  for (const RecipeTrial &t : trials) tried += t.skipped.empty();
+  s << recipe.text() << " (cosine " << formatCosine(cosine) << " on " << (heldBack ? heldBack : calibrated) << " "
+    << (heldBack ? "held-back" : "calibration") << " sample(s), " << tried << " of " << trials.size()
+    << " candidates tried)";
+  return s.str();
+}
+
+Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples,
+                                            const RecipeSearchOptions &options, std::ostream &log) {
+  if (samples.empty()) return makeError("the INT8 recipe search needs at least one sample");
+  const auto start = std::chrono::steady_clock::now();
+  RecipeSearchResult result;
+  result.heldBack = heldBackSamples(samples.size());
+  result.calibrated = samples.size() - result.heldBack;
+  const std::vector<NpzMap> calibration(samples.begin(), samples.begin() + int64_t(result.calibrated));
+  const std::vector<NpzMap> held =
+      result.heldBack ? std::vector<NpzMap>(samples.end() - int64_t(result.heldBack), samples.end()) : calibration;
+  log << "int8 recipe: thresholds on " << result.calibrated << " sample(s), candidates scored on "
+      << (result.heldBack ? std::to_string(result.heldBack) + " held-back" : std::string("the same (only one)"))
+      << " sample(s), budget " << options.budgetSeconds << " s\n";
+
+  // The held-back samples' fp32 outputs, once the first table was made (so a
+  // bad sample is reported by the statistics, by its index).
+  std::optional<std::vector<NpzMap>> references;
+  std::unique_ptr<ModuleVariant> variants[2];
+  auto variant = [&](bool equalize) -> Result<ModuleVariant *> {
+    if (!variants[equalize]) {
+      auto v = makeVariant(topModule, equalize, options.scratchDir);
+      if (!v) return v.status();
+      variants[equalize] = v.take();
+    }
+    return variants[equalize].get();
+  };
+  struct Scored {
+    double cosine;
+    calib::CalibrationTable table;
+  };
+  // A candidate still running when the budget is spent is stopped (its
+  // per-tensor threshold search asks) and not kept.
+  bool stopped = false;
+  calib::CalibrationOptions calibrationOptions = options.calibration;
+  calibrationOptions.cancelled = [&] { return stopped = stopped || secondsSince(start) > options.budgetSeconds; };
+  auto evaluate = [&](const Int8Recipe &recipe) -> Result<std::optional<Scored>> {
+    auto v = variant(recipe.equalizeWeights);
+    if (!v) return v.status();
+    auto table = recipeTable(**v, calibration, calibrationOptions, recipe, options.calibration.method);
+    if (!table && stopped) return std::optional<Scored>();
+    if (!table) return table.status();
+    if (!references) {
+      auto computed = topReferences(topModule, held);
+      if (!computed) return computed.status();
+      references = computed.take();
+    }
+    auto cosine = int8OutputCosine((*v)->module, (*v)->weights, *table, held, *references, recipe.levers,
+                                   recipe.levers.needSamples() ? (*v)->convInputs.get() : nullptr);
+    if (!cosine) return cosine.status();
+    return std::optional<Scored>(Scored{*cosine, table.take()});
+  };
+  auto record = [&](RecipeTrial trial) {
+    log << "int8 recipe: " << trial.recipe.text() << ": ";
+    if (!trial.skipped.empty())
+      log << trial.skipped << "\n";
+    else
+      log << "cosine " << formatCosine(trial.cosine) << (trial.kept ? ", kept" : "") << " (" << std::fixed
+          << std::setprecision(1) << trial.seconds << " s)\n"
+          << std::defaultfloat;
+    result.trials.push_back(std::move(trial));
+  };
+
+  // The starting point: the flags given, nothing else.
+  const Int8Recipe base = options.fixed;
+  auto first = evaluate(base);
+  if (!first) return first.status();
+  if (!*first) {
+    // Even the starting point did not finish: its table without the budget.
+    calibrationOptions.cancelled = nullptr;
+    first = evaluate(base);
+    if (!first) return first.status();
+  }
+  result.recipe = base;
+  result.cosine = (*first)->cosine;
+  result.table = std::move((*first)->table);
+  record({base, result.cosine, true, secondsSince(start), ""});
+  // What the next candidate is expected to take: the last one's time
+  // without the statistics it gathered once, plus a pass of its own for a
+  // module not calibrated yet (equalization).
+  const double baseStatistics =
+      variants[false] ? variants[false]->statisticsSeconds : variants[true]->statisticsSeconds;
+  double lastSeconds = secondsSince(start) - baseStatistics;
+
+  std::vector<std::function<bool(Int8Recipe &)>> steps;
+  for (const char *name :
+       {"per-channel-weights", "int16-pointwise", "bias-correction", "round-weights", "equalize-weights"}) {
+    const LeverWord &w = *std::find_if(std::begin(kLeverWords), std::end(kLeverWords),
+                                       [&](const LeverWord &l) { return std::string_view(l.name) == name; });
+    steps.push_back([&w](Int8Recipe &r) {
+      // The int16 hand-off needs per-channel weights.
+      if (flagOf(r, w) || (w.leverFlag == &lowering::Int8Levers::int16Pointwise && !r.levers.perChannelWeights))
+        return false;
+      flagOf(r, w) = true;
+      return true;
+    });
+  }
+  steps.push_back([](Int8Recipe &r) {
+    if (r.tune >= kSearchTune) return false;
+    r.tune = kSearchTune;
+    return true;
+  });
+  for (const auto &step : steps) {
+    Int8Recipe candidate = result.recipe;
+    if (!step(candidate)) continue;
+    const double elapsed = secondsSince(start);
+    const double expected = lastSeconds + (variants[candidate.equalizeWeights] ? 0 : baseStatistics);
+    if (elapsed + expected > options.budgetSeconds) {
+      std::ostringstream why;
+      why << "not tried (the budget of " << options.budgetSeconds << " s is spent)";
+      record({candidate, 0, false, 0, why.str()});
+      continue;
+    }
+    const bool newVariant = !variants[candidate.equalizeWeights];
+    auto scored = evaluate(candidate);
+    if (!scored) return scored.status();
+    lastSeconds = secondsSince(start) - elapsed;
+    const double trialSeconds = lastSeconds;
+    if (newVariant && variants[candidate.equalizeWeights])
+      lastSeconds -= variants[candidate.equalizeWeights]->statisticsSeconds;
+    if (!*scored) {
+      std::ostringstream why;
+      why << "stopped after " << std::fixed << std::setprecision(1) << trialSeconds << " s (the budget of "
+          << std::defaultfloat << std::setprecision(6) << options.budgetSeconds << " s is spent)";
+      log << "\n"; // the stopped search's progress line is left unfinished
+      record({candidate, 0, false, trialSeconds, why.str()});
+      continue;
+    }
+    const bool kept = (*scored)->cosine > result.cosine + kMinGain;
+    record({candidate, (*scored)->cosine, kept, trialSeconds, ""});
+    if (kept) {
+      result.recipe = candidate;
+      result.cosine = (*scored)->cosine;
+      result.table = std::move((*scored)->table);
+    }
+  }
+  result.seconds = secondsSince(start);
+  result.table.comments.push_back("int8 recipe chosen by tpuc: " + result.summary());
+  return result;
+}
+
+Result<std::vector<calib::CalibrationTable>>
+calibrateWithRecipe(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples,
+                    const calib::CalibrationOptions &calibration, const Int8Recipe &recipe,
+                    const std::string &scratchDir, const std::vector<calib::Method> &methods) {
+  auto v = makeVariant(topModule, recipe.equalizeWeights, scratchDir);
+  if (!v) return v.status();
+  std::vector<calib::CalibrationTable> tables;
+  for (calib::Method m : methods.empty() ? std::vector<calib::Method>{calibration.method} : methods) {
+    auto table = recipeTable(**v, samples, calibration, recipe, m);
+    if (!table) return table.status();
+    tables.push_back(table.take());
+  }
+  return tables;
+}
+
+Result<std::optional<FloatLayerChoice>> chooseFloatLayers(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples,
+                                                          const RecipeSearchOptions &options,
+                                                          const RecipeSearchResult &recipe, double target,
+                                                          size_t maxFloatLayers, std::ostream &log) {
+  if (recipe.cosine >= target) {
+    log << "int8 recipe: cosine " << formatCosine(recipe.cosine) << " meets --expected-cos " << target
+        << ": no layer kept in F32\n";
+    return std::optional<FloatLayerChoice>();
+  }
+  const double left = options.budgetSeconds - recipe.seconds;
+  if (left <= 0) {
+    log << "int8 recipe: cosine " << formatCosine(recipe.cosine) << " is below --expected-cos " << target
+        << ", but the --int8-budget is spent: no mixed-precision search\n";
+    return std::optional<FloatLayerChoice>();
+  }
+  auto v = makeVariant(topModule, recipe.recipe.equalizeWeights, options.scratchDir);
+  if (!v) return v.status();
+  const std::vector<NpzMap> calibration(samples.begin(), samples.begin() + int64_t(recipe.calibrated));
+  const std::vector<NpzMap> held =
+      recipe.heldBack ? std::vector<NpzMap>(samples.end() - int64_t(recipe.heldBack), samples.end()) : calibration;
+  QuantizeTableSearchOptions q;
+  q.minCosine = target;
+  q.maxLayers = maxFloatLayers;
+  q.rank = SearchRank::Alone;
+  q.rankSamples = 1;
+  q.levers = recipe.recipe.levers;
+  q.budgetSeconds = left;
+  if (q.levers.needSamples()) {
+    TPU_RETURN_IF_ERROR(readConvInputs(**v, calibration, options.calibration.tuneSamples));
+    q.convInputs = (*v)->convInputs.get();
+  }
+  log << "int8 recipe: cosine " << formatCosine(recipe.cosine) << " is below --expected-cos " << target
+      << ": searching at most " << maxFloatLayers << " F32 layer(s) within " << std::fixed << std::setprecision(0)
+      << left << " s\n"
+      << std::defaultfloat;
+  auto found = searchQuantizeTable((*v)->module, (*v)->weights, recipe.table, held, q);
+  if (!found) return found.status();
+  FloatLayerChoice c;
+  for (const LayerCosine &l : found->chosen) c.layers.push_back(l.name);
+  c.cosine = found->finalCosine;
+  c.reached = found->reached;
+  c.budgetSpent = found->budgetSpent;
+  c.table = found->format(target);
+  log << "int8 recipe: " << c.layers.size() << " layer(s) in F32 give " << formatCosine(c.cosine)
+      << (c.reached       ? " (target reached)"
+          : c.budgetSpent ? " (the best within the budget)"
+                          : " (the best reached)")
+      << "\n";
+  return std::optional<FloatLayerChoice>(std::move(c));
+}
+
+Result<Int8Recipe> deploymentRecipe(const Int8Recipe &flags, const RecipeChoice &choice,
+                                    const calib::CalibrationTable &table, const std::string &tablePath,
+                                    std::string *from) {
+  Int8Recipe recorded;
+  if (!table.recipe.empty()) {
+    auto parsed = Int8Recipe::parse(table.recipe, tablePath + " (int8-recipe)");
+    if (!parsed) return parsed.status();
+    recorded = parsed.take();
+  }
+  Int8Recipe r = flags;
+  std::string source = "the lever flags";
+  if (choice.kind == RecipeChoice::Kind::File) {
+    r = r.unionWith(choice.fileRecipe);
+    source = choice.file;
+  } else if (choice.kind == RecipeChoice::Kind::Auto && !table.recipe.empty()) {
+    r = r.unionWith(recorded);
+    source = tablePath;
+  }
+  // Equalization rescales activations channel by channel: the thresholds
+  // hold only for the module they were calibrated on.
+  if (r.equalizeWeights != recorded.equalizeWeights)
+    return makeError(tablePath, ": the table was calibrated ", recorded.equalizeWeights ? "with" : "without",
+                     " equalized weights (int8-recipe: ", recorded.text(), ") but the deployment's recipe is '",
+                     r.text(), "': calibrate with the same recipe");
+  if (from) *from = source;
+  return r;
+}
+
+Status applyTopRecipe(mlir::ModuleOp module, const Int8Recipe &recipe, const std::string &weightFile) {
+  if (!recipe.equalizeWeights) return Status::ok();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic &d) {
+    diagnostics += d.str();
+    return mlir::success();
+  });
+  if (mlir::failed(top::equalizeWeights(module, weightFile)))
+    return makeError("weight equalization failed: ", diagnostics);
+  return Status::ok();
+}
+
+} // namespace tpu::flow

@@ -1,0 +1,143 @@
+// The INT8 recipe: which lowering levers and which threshold tuning one
+// deployment uses (docs/quantization.md, "The INT8 recipe"). `auto`, the
+// default of tpuc calibrate and tpuc flow, chooses it per model: the
+// candidates are scored by the INT8 Tpu interpreter's output cosine on
+// calibration samples held back from the thresholds, greedily, within a
+// time budget. The choice is written to the calibration table
+// ("# int8-recipe:") and to flow.json, and tpuc deploy lowers with the
+// table's recipe, so a deployment is reproduced without searching again.
+#pragma once
+
+#include "compiler/Calibration/Calibrator.h"
+#include "compiler/Lowering/Lowering.h"
+#include "support/Npz.h"
+#include "support/Status.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tpu::flow {
+
+struct Int8Recipe {
+  bool equalizeWeights = false; // --top-equalize-weights on the Top module before calibration and lowering
+  lowering::Int8Levers levers;
+  int tune = 0; // per tensor, candidates between the KL threshold and max (0: none)
+
+  // The levers that are on, space-separated ("per-channel-weights
+  // int16-pointwise tune=3"); "none" when none is (uint8 is the lowering's
+  // default: "no-uint8" turns it off). parse(text()) gives the recipe back.
+  std::string text() const;
+  // Lever names separated by white space, '#' starting a comment; an unknown
+  // name or a bad tune count is an error naming `origin` and the word.
+  static Result<Int8Recipe> parse(const std::string &text, const std::string &origin);
+  static Result<Int8Recipe> load(const std::string &path);
+  // Every lever on in either (uint8 off when off in either, the larger tune).
+  Int8Recipe unionWith(const Int8Recipe &other) const;
+  bool operator==(const Int8Recipe &o) const { return text() == o.text(); }
+};
+
+// The words a recipe may hold, for help texts and errors.
+std::string int8RecipeWords();
+
+// --int8-recipe: none (the given lever flags only), auto (tpuc calibrate and
+// tpuc flow search; tpuc deploy uses the calibration table's recipe), or a
+// recipe file.
+struct RecipeChoice {
+  enum class Kind { None, Auto, File } kind = Kind::Auto;
+  std::string file;
+  // "none", "auto" or the path of a recipe file (read and checked here).
+  static Result<RecipeChoice> parse(const std::string &value);
+  Int8Recipe fileRecipe; // Kind::File: the file's recipe
+};
+
+// --int8-budget's default, in seconds: a ResNet-50 INT8 flow on 8 samples
+// with the search stays under 3x the flow without it (perf/int8_recipe_bench.py).
+constexpr double kDefaultInt8BudgetSeconds = 60;
+// tpuc qtable's default budget: a mixed-precision search stops with the best
+// set it reached instead of running for hours.
+constexpr double kDefaultQtableBudgetSeconds = 600;
+// A budget given on the command line: a positive, finite number of seconds.
+Result<double> parseInt8Budget(const std::string &value);
+
+// The samples the search holds back from the thresholds to score recipes
+// on: the last quarter, 1 to 4 of them (none with a single sample: the
+// recipe is then scored on the sample it was calibrated on).
+size_t heldBackSamples(size_t sampleCount);
+
+struct RecipeSearchOptions {
+  calib::CalibrationOptions calibration; // method, tuneSamples (the check and conv-input samples), progress
+  Int8Recipe fixed;                      // levers the user turned on: part of every candidate
+  double budgetSeconds = kDefaultInt8BudgetSeconds;
+  std::string scratchDir; // where an equalized module's weights are written (a temporary directory)
+};
+
+struct RecipeTrial {
+  Int8Recipe recipe;
+  double cosine = 0; // the INT8 Tpu interpreter's smallest output cosine on the held-back samples
+  bool kept = false;
+  double seconds = 0;
+  std::string skipped; // why it was not tried or not finished ("" = scored)
+};
+
+struct RecipeSearchResult {
+  Int8Recipe recipe;             // the chosen one
+  double cosine = 0;             // its score
+  calib::CalibrationTable table; // its thresholds (calibrated on the samples not held back), recipe recorded
+  std::vector<RecipeTrial> trials;
+  size_t heldBack = 0, calibrated = 0; // sample counts
+  double seconds = 0;
+  std::string summary() const; // "per-channel-weights ... (cosine 0.9876 on 2 held-back sample(s), 5 tried, 12 s)"
+};
+
+// Greedy, in a fixed order (per-channel weights, int16 hand-off, bias
+// correction, weight rounding, equalization, tune 3): each lever is added to
+// the recipe kept so far and kept when it raises the held-back cosine. A
+// candidate that would start after the budget is spent is not tried.
+// Progress, one line per candidate, goes to `log`.
+Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples,
+                                            const RecipeSearchOptions &options, std::ostream &log);
+
+// Mixed precision after the recipe (tpuc flow --expected-cos): when the
+// chosen recipe's held-back cosine is below `target`, the tensors to keep in
+// fp32 (at most maxFloatLayers, each ranked alone on one held-back sample,
+// added best first while they raise the cosine) within the budget the
+// recipe search left; nullopt when the target is met or no budget is left
+// (the reason goes to `log`).
+struct FloatLayerChoice {
+  std::vector<std::string> layers; // the quantize table's tensors
+  double cosine = 0;               // with them in fp32, on the held-back samples
+  bool reached = false, budgetSpent = false;
+  std::string table; // the quantize table's text
+};
+Result<std::optional<FloatLayerChoice>> chooseFloatLayers(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples,
+                                                          const RecipeSearchOptions &options,
+                                                          const RecipeSearchResult &recipe, double target,
+                                                          size_t maxFloatLayers, std::ostream &log);
+
+// The calibration tables of a given recipe on every sample, one per method
+// (empty: calibration.method), from one collection of statistics: its
+// equalization applied to a copy of the module (its weights written under
+// scratchDir), scored on the chip's arithmetic as deploy lowers; the recipe
+// is recorded in each.
+Result<std::vector<calib::CalibrationTable>>
+calibrateWithRecipe(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples,
+                    const calib::CalibrationOptions &calibration, const Int8Recipe &recipe,
+                    const std::string &scratchDir, const std::vector<calib::Method> &methods = {});
+
+// The recipe a deployment lowers with: the lever flags given, joined with
+// the table's recipe (auto), the file's (a file) or nothing (none). `from`
+// says where it came from, for the log. A table recipe that does not parse
+// is an error naming the table.
+Result<Int8Recipe> deploymentRecipe(const Int8Recipe &flags, const RecipeChoice &choice,
+                                    const calib::CalibrationTable &table, const std::string &tablePath,
+                                    std::string *from = nullptr);
+
+// Weight equalization of `module` in place when the recipe asks for it; the
+// new weights go to `weightFile` (an absolute path).
+Status applyTopRecipe(mlir::ModuleOp module, const Int8Recipe &recipe, const std::string &weightFile);
+
+} // namespace tpu::flow
