@@ -407,12 +407,14 @@ public:
       : module_(module), func_(entryFunction(module)), interp_(interp), samples_(samples), options_(&options),
         checkSamples_(std::min(samples.size(), size_t(std::max(1, options.tuneSamples)))),
         checkInputs_(samples.begin(), samples.begin() + int64_t(checkSamples_)), tuneSamples_(options.tuneSamples),
-        keepDumps_(searches(options) && !options.scoreThresholds) {}
+        bins_(options.bins), sampleCount_(samples.size()), keepDumps_(searches(options) && !options.scoreThresholds) {}
 
   // One interpreter run per sample: every tensor's values are read once for
   // all statistics (TensorStats::add); the fp32 outputs (and, for the
   // per-tensor search, every tensor) of the first samples are kept.
   Status runSamples();
+  // More samples into the statistics only (the check samples stay).
+  Status addSamples(const std::vector<NpzMap> &extra);
   // The tensors whose op bounds its output (BoundedOutputInterface).
   void findBoundedOutputs();
   // The table of one method from the statistics, tuned and checked with
@@ -451,6 +453,8 @@ private:
   const size_t checkSamples_;
   const std::vector<NpzMap> checkInputs_;
   const int tuneSamples_;
+  const int bins_;
+  size_t sampleCount_;   // in the statistics
   const bool keepDumps_; // the fp32 dumps of the check samples, for the fake-quantized search
   std::map<std::string, TensorStats> stats_;
   std::vector<NpzMap> referenceOutputs_;
@@ -476,6 +480,17 @@ Status Calibration::runSamples() {
       for (const top::TensorInfo &o : interp_.outputs())
         if (values->count(o.name)) referenceOutputs_.back()[o.name] = values->at(o.name);
     progress("statistics", int(s + 1), int(samples_.size()));
+  }
+  return Status::ok();
+}
+
+Status Calibration::addSamples(const std::vector<NpzMap> &extra) {
+  for (const NpzMap &sample : extra) {
+    auto values = interp_.run(sample, /*dumpAll=*/true);
+    if (!values) return makeError("sample ", sampleCount_, ": ", values.message());
+    for (const auto &[name, arr] : *values)
+      if (arr.dtype == "float32") stats_[name].add(arr.toFloat(), bins_);
+    ++sampleCount_;
   }
   return Status::ok();
 }
@@ -685,6 +700,8 @@ Result<std::unique_ptr<Calibrator>> Calibrator::create(mlir::ModuleOp module, co
   c->impl_->calibration->findBoundedOutputs();
   return c;
 }
+
+Status Calibrator::addSamples(const std::vector<NpzMap> &extra) { return impl_->calibration->addSamples(extra); }
 
 Result<CalibrationTable> Calibrator::table(Method method, const CalibrationOptions &options) {
   if (options.tune < 0 || options.tune == 1) return makeError("--tune needs at least 2 candidates (or 0: no tuning)");

@@ -149,6 +149,9 @@ public:
   // One method's table, tuned and checked with `options` (tuneSamples as
   // at creation); `options` must stay alive during the call only.
   Result<CalibrationTable> table(Method method, const CalibrationOptions &options);
+  // Adds samples to the statistics (as if given after the others at
+  // creation; the check samples stay the first ones).
+  Status addSamples(const std::vector<NpzMap> &extra);
 
 private:
   Calibrator();

@@ -246,13 +246,18 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   };
   // A candidate still running when the budget is spent is stopped (its
   // per-tensor threshold search asks) and not kept.
+  // The budget counts the search's own work: not the statistics pass of the
+  // starting point, which calibrating without a search needs too.
+  double baseStatistics = 0;
+  auto searchSeconds = [&] { return secondsSince(start) - baseStatistics; };
   bool stopped = false;
   calib::CalibrationOptions calibrationOptions = options.calibration;
-  calibrationOptions.cancelled = [&] { return stopped = stopped || secondsSince(start) > options.budgetSeconds; };
+  calibrationOptions.cancelled = [&] { return stopped = stopped || searchSeconds() > options.budgetSeconds; };
+  const calib::Method method = options.calibration.method;
   auto evaluate = [&](const Int8Recipe &recipe) -> Result<std::optional<Scored>> {
     auto v = variant(recipe.equalizeWeights);
     if (!v) return v.status();
-    auto table = recipeTable(**v, calibration, calibrationOptions, recipe, options.calibration.method);
+    auto table = recipeTable(**v, calibration, calibrationOptions, recipe, method);
     if (!table && stopped) return std::optional<Scored>();
     if (!table) return table.status();
     if (!references) {
@@ -290,12 +295,11 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   result.cosine = (*first)->cosine;
   result.table = std::move((*first)->table);
   record({base, result.cosine, true, secondsSince(start), ""});
+  baseStatistics = variants[base.equalizeWeights]->statisticsSeconds;
   // What the next candidate is expected to take: the last one's time
   // without the statistics it gathered once, plus a pass of its own for a
   // module not calibrated yet (equalization).
-  const double baseStatistics =
-      variants[false] ? variants[false]->statisticsSeconds : variants[true]->statisticsSeconds;
-  double lastSeconds = secondsSince(start) - baseStatistics;
+  double lastSeconds = searchSeconds();
 
   std::vector<std::function<bool(Int8Recipe &)>> steps;
   for (const char *name :
@@ -318,7 +322,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   for (const auto &step : steps) {
     Int8Recipe candidate = result.recipe;
     if (!step(candidate)) continue;
-    const double elapsed = secondsSince(start);
+    const double elapsed = searchSeconds();
     const double expected = lastSeconds + (variants[candidate.equalizeWeights] ? 0 : baseStatistics);
     if (elapsed + expected > options.budgetSeconds) {
       std::ostringstream why;
@@ -329,7 +333,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
     const bool newVariant = !variants[candidate.equalizeWeights];
     auto scored = evaluate(candidate);
     if (!scored) return scored.status();
-    lastSeconds = secondsSince(start) - elapsed;
+    lastSeconds = searchSeconds() - elapsed;
     const double trialSeconds = lastSeconds;
     if (newVariant && variants[candidate.equalizeWeights])
       lastSeconds -= variants[candidate.equalizeWeights]->statisticsSeconds;
@@ -348,6 +352,17 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
       result.cosine = (*scored)->cosine;
       result.table = std::move((*scored)->table);
     }
+  }
+  // The chosen recipe's table on every sample, the held-back ones added to
+  // its statistics: `--int8-recipe <chosen>` without a search gives the
+  // same (a tuned table keeps the thresholds its search chose on the
+  // calibration part).
+  if (result.recipe.tune == 0 && result.heldBack) {
+    ModuleVariant &v = *variants[result.recipe.equalizeWeights];
+    if (result.heldBack) TPU_RETURN_IF_ERROR(v.statistics->addSamples(held));
+    auto table = recipeTable(v, calibration, options.calibration, result.recipe, options.calibration.method);
+    if (!table) return table.status();
+    result.table = table.take();
   }
   result.seconds = secondsSince(start);
   result.table.comments.push_back("int8 recipe chosen by tpuc: " + result.summary());
