@@ -609,8 +609,9 @@ def render_block(results, a, stamp):
             q = r.get(f"qtable {name}")
             return marks.new(qcell(q)) if q or h not in old else marks.kept(old[h])
         best = best_column(r["cells"], [k for k in ckeys if k != "auto"], [h for h in headers if h != AUTO_HEADER])
+        # With no column of this run to choose from, a merged table keeps its earlier choice.
         best_cells = f"{marks.new(best[0])} | {marks.new(fmt(best[1], m.get('iou'), with_min=True))}" if best \
-            else "– | –"
+            else " | ".join(marks.kept(old[h]) if h in old else "–" for h in (BEST_HEADER, BEST_FIGURES_HEADER))
         lines.append(f"| {m['label']} | " + " | ".join(cell(k, h) for k, h in zip(ckeys, headers)) +
                      f" | {qtable_cell('greedy', GREEDY_HEADER)} | {qtable_cell('prefix', PREFIX_HEADER)} | "
                      f"{best_cells} |")
