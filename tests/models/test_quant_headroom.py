@@ -37,8 +37,9 @@ with tempfile.TemporaryDirectory() as tmp:
     top, cali = os.path.join(tmp, "r18.top.mlir"), os.path.join(tmp, "r18.cali")
     tpu, out = os.path.join(tmp, "r18.tpu.mlir"), os.path.join(tmp, "tpu_out.npz")
     run(TPUC, "import", model, "-o", top)
+    # The tool models the per-tensor lowering: no recipe search.
     run(TPUC, "calibrate", top, "--dataset", os.path.join(OUT, "cali", "resnet18"), "--method", "max",
-        "-o", cali)
+        "--int8-recipe", "none", "-o", cali)
     run(TPUC, "deploy", top, "--quantize", "INT8", "--calibration-table", cali,
         "-o", os.path.join(tmp, "r18.bmodel"))
     run(TPUC, "run", tpu, "-i", x, "-o", out)
