@@ -108,7 +108,7 @@ struct CalibrationOptions {
   // How the max check scores a table on the first tuneSamples samples
   // (higher = better). Empty: the mean output cosine of the Top interpreter
   // with every tensor fake-quantized (activations only); tpuc calibrate and
-  // tpuc flow use the INT8 Tpu interpreter (flow::checkCalibrationOnChip).
+  // tpuc flow use the INT8 Tpu interpreter (flow::scoreCalibrationOnChip).
   std::function<Result<double>(const CalibrationTable &, const std::vector<NpzMap> &)> scoreTable;
   std::string scoreName = "fake-quantized output cosine";
   // How --tune / --search-threshold score one tensor's candidate thresholds
@@ -117,7 +117,7 @@ struct CalibrationOptions {
   // tuneSamples samples. Empty: each consumer op run alone by the Top
   // interpreter on fake-quantized fp32 dumps (relative error of its
   // outputs); tpuc calibrate and tpuc flow score on the INT8 Tpu
-  // interpreter's output cosine (flow::checkCalibrationOnChip).
+  // interpreter's output cosine (flow::scoreCalibrationOnChip).
   std::function<Result<std::vector<double>>(const CalibrationTable &, const std::string &,
                                             const std::vector<double> &, const std::vector<NpzMap> &)>
       scoreThresholds;

@@ -2,25 +2,9 @@
 
 #include "compiler/Flow/QuantizeTableSearch.h"
 
-#include <algorithm>
 #include <memory>
 
 namespace tpu::flow {
-
-Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
-                              const top::WeightStore &weights, const lowering::Int8Levers &levers,
-                              const std::vector<NpzMap> &samples) {
-  std::shared_ptr<const lowering::TensorSamples> held;
-  if (levers.needSamples()) {
-    std::vector<NpzMap> first(samples.begin(),
-                              samples.begin() + std::min<int64_t>(options.tuneSamples, int64_t(samples.size())));
-    auto values = lowering::convInputSamples(topModule, first);
-    if (!values) return values.status();
-    held = std::make_shared<const lowering::TensorSamples>(values.take());
-  }
-  scoreCalibrationOnChip(options, topModule, weights, levers, held);
-  return Status::ok();
-}
 
 void scoreCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
                             const top::WeightStore &weights, const lowering::Int8Levers &levers,

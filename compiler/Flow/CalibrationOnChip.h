@@ -22,13 +22,10 @@ namespace tpu::flow {
 // per-tensor search (--tune, --search-threshold) scores each candidate
 // threshold by the INT8 Tpu interpreter's output cosine with the earlier
 // tensors at their chosen thresholds (evaluated incrementally, as qtable).
-// Levers that read the conv inputs (levers.needSamples()) read them on the
-// first options.tuneSamples of `samples`, as deploy does on its samples.
-// `weights` must outlive the options.
-Status checkCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
-                              const top::WeightStore &weights, const lowering::Int8Levers &levers,
-                              const std::vector<NpzMap> &samples);
-// The same with the conv inputs already read (null when the levers need none).
+// Levers that read the conv inputs (levers.needSamples()) take them as read
+// on the first options.tuneSamples calibration samples, as deploy reads them
+// on its samples (null when the levers need none). `weights` must outlive
+// the options.
 void scoreCalibrationOnChip(calib::CalibrationOptions &options, mlir::ModuleOp topModule,
                             const top::WeightStore &weights, const lowering::Int8Levers &levers,
                             std::shared_ptr<const lowering::TensorSamples> convInputs);

@@ -93,6 +93,17 @@ Status readConvInputs(ModuleVariant &v, const std::vector<NpzMap> &samples, int 
   return Status::ok();
 }
 
+// The first `calibrated` samples (thresholds) and the rest (held back to
+// score recipes; the calibration samples themselves when none is).
+std::pair<std::vector<NpzMap>, std::vector<NpzMap>> splitHeldBack(const std::vector<NpzMap> &samples,
+                                                                  size_t calibrated) {
+  std::vector<NpzMap> calibration(samples.begin(), samples.begin() + int64_t(calibrated));
+  std::vector<NpzMap> held = calibrated < samples.size()
+                                 ? std::vector<NpzMap>(samples.begin() + int64_t(calibrated), samples.end())
+                                 : calibration;
+  return {std::move(calibration), std::move(held)};
+}
+
 // The recipe's table from the variant's statistics, scored as deploy lowers.
 Result<calib::CalibrationTable> recipeTable(ModuleVariant &v, const std::vector<NpzMap> &samples,
                                             const calib::CalibrationOptions &base, const Int8Recipe &recipe,
@@ -221,9 +232,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   RecipeSearchResult result;
   result.heldBack = heldBackSamples(samples.size());
   result.calibrated = samples.size() - result.heldBack;
-  const std::vector<NpzMap> calibration(samples.begin(), samples.begin() + int64_t(result.calibrated));
-  const std::vector<NpzMap> held =
-      result.heldBack ? std::vector<NpzMap>(samples.end() - int64_t(result.heldBack), samples.end()) : calibration;
+  const auto [calibration, held] = splitHeldBack(samples, result.calibrated);
   log << "int8 recipe: thresholds on " << result.calibrated << " sample(s), candidates scored on "
       << (result.heldBack ? std::to_string(result.heldBack) + " held-back" : std::string("the same (only one)"))
       << " sample(s), budget " << options.budgetSeconds << " s\n";
@@ -359,7 +368,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   // calibration part).
   if (result.recipe.tune == 0 && result.heldBack) {
     ModuleVariant &v = *variants[result.recipe.equalizeWeights];
-    if (result.heldBack) TPU_RETURN_IF_ERROR(v.statistics->addSamples(held));
+    TPU_RETURN_IF_ERROR(v.statistics->addSamples(held));
     auto table = recipeTable(v, calibration, options.calibration, result.recipe, options.calibration.method);
     if (!table) return table.status();
     result.table = table.take();
@@ -401,9 +410,7 @@ Result<std::optional<FloatLayerChoice>> chooseFloatLayers(mlir::ModuleOp topModu
   }
   auto v = makeVariant(topModule, recipe.recipe.equalizeWeights, options.scratchDir);
   if (!v) return v.status();
-  const std::vector<NpzMap> calibration(samples.begin(), samples.begin() + int64_t(recipe.calibrated));
-  const std::vector<NpzMap> held =
-      recipe.heldBack ? std::vector<NpzMap>(samples.end() - int64_t(recipe.heldBack), samples.end()) : calibration;
+  const auto [calibration, held] = splitHeldBack(samples, recipe.calibrated);
   QuantizeTableSearchOptions q;
   q.minCosine = target;
   q.maxLayers = maxFloatLayers;

@@ -1,5 +1,5 @@
 // The per-tensor threshold search on the chip's arithmetic (tpuc calibrate
-// --tune / --search-threshold with checkCalibrationOnChip): its evaluator
+// --tune / --search-threshold with scoreCalibrationOnChip): its evaluator
 // scores candidates incrementally and moves its base to each accepted
 // threshold, so every score must equal a from-scratch INT8 evaluation of the
 // same table (int8OutputCosine), bit for bit.
@@ -70,7 +70,7 @@ TEST(TuneOnChip, EveryScoreEqualsAFreshEvaluationAcrossAcceptedThresholds) {
   co.method = calib::Method::Max;
   auto table = calib::calibrate(*module, samples, co);
   ASSERT_TRUE(table) << table.message();
-  ASSERT_TRUE(flow::checkCalibrationOnChip(co, *module, *weights, {}, samples));
+  flow::scoreCalibrationOnChip(co, *module, *weights, {}, nullptr);
   ASSERT_TRUE(co.scoreThresholds);
 
   // Tensors in program order; each round scores three candidates (the
