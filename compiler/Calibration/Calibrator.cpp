@@ -433,7 +433,10 @@ private:
   Status tuneThresholds(CalibrationTable &table);
   // The tensors to tune in program order with the ops that read them.
   std::vector<TunedTensor> tuneOrder(const CalibrationTable &table, const ThresholdSearch &ts, bool onChip);
-  std::vector<double> candidatesFor(const TensorStats &st) const;
+  std::vector<double> candidatesFor(const std::string &name) const;
+  // A method's threshold of one tensor (methodThreshold), computed once per
+  // statistics: KL's search is the costly part of making a table.
+  double threshold(Method method, const std::string &name) const;
   // The candidate that scores best for `t` (`start` when none does better).
   Result<double> bestThreshold(const CalibrationTable &table, ThresholdSearch &ts, const TunedTensor &t,
                                const std::vector<double> &candidates, bool onChip) const;
@@ -457,6 +460,7 @@ private:
   size_t sampleCount_;   // in the statistics
   const bool keepDumps_; // the fp32 dumps of the check samples, for the fake-quantized search
   std::map<std::string, TensorStats> stats_;
+  mutable std::map<std::pair<std::string, Method>, double> thresholds_; // of stats_
   std::vector<NpzMap> referenceOutputs_;
   std::vector<Dump> dumps_;
   std::set<std::string> bounded_; // by tensor name
@@ -491,6 +495,7 @@ Status Calibration::addSamples(const std::vector<NpzMap> &extra) {
     for (const auto &[name, arr] : *values)
       if (arr.dtype == "float32") stats_[name].add(arr.toFloat(), bins_);
     ++sampleCount_;
+    thresholds_.clear();
   }
   return Status::ok();
 }
@@ -537,8 +542,7 @@ CalibrationTable Calibration::initialTable(Method method) const {
     return r;
   };
   for (const auto &[name, st] : stats_)
-    table.tensors[name] =
-        rangeOf(st, bounded_.count(name) ? methodThreshold(Method::Max, st) : methodThreshold(method, st));
+    table.tensors[name] = rangeOf(st, threshold(bounded_.count(name) ? Method::Max : method, name));
   table.method = methodName(method);
   if (!bounded_.empty())
     table.comments.push_back(std::to_string(bounded_.size()) + " bounded output(s) (sigmoid, softmax, hard_sigmoid, "
@@ -570,14 +574,20 @@ std::vector<TunedTensor> Calibration::tuneOrder(const CalibrationTable &table, c
   return order;
 }
 
-std::vector<double> Calibration::candidatesFor(const TensorStats &st) const {
+double Calibration::threshold(Method method, const std::string &name) const {
+  auto [it, added] = thresholds_.try_emplace({name, method}, 0.0);
+  if (added) it->second = methodThreshold(method, stats_.at(name));
+  return it->second;
+}
+
+std::vector<double> Calibration::candidatesFor(const std::string &name) const {
   std::vector<double> candidates;
   if (options_->tune > 0) {
-    const double kl = methodThreshold(Method::Kl, st), mx = methodThreshold(Method::Max, st);
+    const double kl = threshold(Method::Kl, name), mx = threshold(Method::Max, name);
     for (int k = 0; k < options_->tune; ++k) candidates.push_back(kl + (mx - kl) * k / (options_->tune - 1));
   }
   if (options_->searchThreshold)
-    for (Method m : kAllMethods) candidates.push_back(methodThreshold(m, st));
+    for (Method m : kAllMethods) candidates.push_back(threshold(m, name));
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   return candidates;
@@ -617,13 +627,12 @@ Status Calibration::tuneThresholds(CalibrationTable &table) {
   // clipping: a method's low thresholds downstream would decide the
   // score instead of the tensor being tuned).
   if (onChip)
-    for (const TunedTensor &t : order)
-      table.tensors.at(t.name).threshold = methodThreshold(Method::Max, stats_.at(t.name));
+    for (const TunedTensor &t : order) table.tensors.at(t.name).threshold = threshold(Method::Max, t.name);
   int done = 0, changed = 0;
   for (const TunedTensor &t : order) {
     if (options_->cancelled && options_->cancelled()) return makeError("the threshold search was stopped");
     const double start = table.tensors.at(t.name).threshold;
-    auto best = bestThreshold(table, ts, t, candidatesFor(stats_.at(t.name)), onChip);
+    auto best = bestThreshold(table, ts, t, candidatesFor(t.name), onChip);
     if (!best) return best.status();
     changed += *best != start;
     table.tensors.at(t.name).threshold = *best;
@@ -642,7 +651,7 @@ Status Calibration::tuneThresholds(CalibrationTable &table) {
 
 Status Calibration::checkAgainstMax(CalibrationTable &table) {
   CalibrationTable maxTable = table;
-  for (auto &[name, r] : maxTable.tensors) r.threshold = methodThreshold(Method::Max, stats_.at(name));
+  for (auto &[name, r] : maxTable.tensors) r.threshold = threshold(Method::Max, name);
   auto mine = score(table);
   if (!mine) return mine.status();
   auto maxScore = score(maxTable);

@@ -6,6 +6,7 @@
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
 #include "compiler/Backend/ReferenceEval.h"
+#include "support/Parallel.h"
 
 namespace tpu::backend {
 
@@ -47,8 +48,13 @@ void evaluateAffine(const RefArgs &r, Bytes &out) {
     if (r.isInt) {
       auto a = r.ints(0), sc = toInts(*r.in[1], DType::I16), bi = toInts(*r.in[2], DType::I32);
       std::vector<int64_t> ri(r.count);
-      for (size_t i = 0; i < r.count; ++i)
-        ri[i] = requantizeOp(int64_t(a[i]) * sc[channel(i)] + bi[channel(i)], op, op.relu, t);
+      parallelFor(int64_t(r.count) / plane, 1, [&](int64_t p0, int64_t p1) {
+        for (int64_t nc = p0; nc < p1; ++nc) {
+          const int64_t scale = sc[size_t(nc % channels)], offset = bi[size_t(nc % channels)];
+          for (int64_t i = nc * plane; i < (nc + 1) * plane; ++i)
+            ri[size_t(i)] = requantizeOp(a[size_t(i)] * scale + offset, op, op.relu, t);
+        }
+      });
       out = fromInts(ri, t);
       return;
     }

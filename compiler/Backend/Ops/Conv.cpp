@@ -7,8 +7,11 @@
 #include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/ReferenceEval.h"
 #include "compiler/Kernels/Kernels.h"
+#include "support/Parallel.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 
 namespace tpu::backend {
 
@@ -99,37 +102,97 @@ void reluFloats(const Op &op, std::vector<float> &v) {
     for (auto &x : v) x = sim::relu(x);
 }
 
-// A conv over (N, C, H, W) int inputs (groups, dilation), exact int64 sums (+ bias).
+int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// Output positions per work item of the integer conv: its im2col tile and
+// its sums stay in cache.
+constexpr int64_t kIntConvTile = 256;
+
+// The sums of one group over output positions [s0, s0 + len): out[o][s] =
+// bias[o] + sum_j w[o][j] * col[j][s - s0], col row j at col + j * ld.
+template <typename Acc>
+void intConvTile(const int32_t *col, int64_t ld, int64_t k, const int32_t *w, const int32_t *bias, int64_t ocg,
+                 int64_t len, int64_t *out, int64_t spatial) {
+  Acc acc[kIntConvTile];
+  for (int64_t o = 0; o < ocg; ++o) {
+    std::fill(acc, acc + len, Acc(bias ? bias[o] : 0));
+    const int32_t *wo = w + o * k;
+    for (int64_t j = 0; j < k; ++j) {
+      const Acc wv = wo[j];
+      if (wv == 0) continue;
+      const int32_t *c = col + j * ld;
+      for (int64_t i = 0; i < len; ++i) acc[i] += wv * c[i];
+    }
+    std::copy(acc, acc + len, out + o * spatial);
+  }
+}
+
+// A conv over (N, C, H, W) int inputs (groups, dilation, pads as zeros):
+// exact sums (+ bias), int32 when no sum can exceed it, else int64. Work
+// items are (batch, group, tile of output positions), each with its own
+// im2col tile, so results do not depend on the thread count.
 void intConv(const std::vector<int32_t> &x, const std::array<int64_t, 4> &xs, const std::vector<int32_t> &w,
              const std::vector<int32_t> &bias, const WindowParams &p, const std::array<int64_t, 4> &ys,
              std::vector<int64_t> &acc) {
-  const int64_t icg = xs[1] / p.groups, ocg = ys[1] / p.groups;
-  acc.assign(size_t(ys[0] * ys[1] * ys[2] * ys[3]), 0);
-  for (int64_t n = 0; n < ys[0]; ++n)
-    for (int64_t oc = 0; oc < ys[1]; ++oc) {
-      const int64_t g = oc / ocg;
-      int64_t *out = &acc[size_t(((n * ys[1] + oc) * ys[2]) * ys[3])];
-      for (int64_t i = 0; i < icg; ++i) {
-        const int32_t *plane = &x[size_t(((n * xs[1] + g * icg + i) * xs[2]) * xs[3])];
-        for (int64_t ky = 0; ky < p.kh; ++ky)
-          for (int64_t kx = 0; kx < p.kw; ++kx) {
-            const int32_t k = w[size_t(((oc * icg + i) * p.kh + ky) * p.kw + kx)];
-            if (k == 0) continue;
-            for (int64_t oy = 0; oy < ys[2]; ++oy) {
-              int64_t iy = oy * p.strideH - p.padTop + ky * p.dilationH;
-              if (iy < 0 || iy >= xs[2]) continue;
-              const int32_t *row = plane + iy * xs[3];
-              int64_t *orow = out + oy * ys[3];
-              for (int64_t ox = 0; ox < ys[3]; ++ox) {
-                int64_t ix = ox * p.strideW - p.padLeft + kx * p.dilationW;
-                if (ix >= 0 && ix < xs[3]) orow[ox] += int64_t(k) * row[ix];
-              }
+  const int64_t icg = xs[1] / p.groups, ocg = ys[1] / p.groups, taps = p.kh * p.kw, k = icg * taps;
+  const int64_t spatial = ys[2] * ys[3], inPlane = xs[2] * xs[3];
+  const int64_t tiles = (spatial + kIntConvTile - 1) / kIntConvTile;
+  const bool pointwise = taps == 1 && p.strideH == 1 && p.strideW == 1 && p.padTop == 0 && p.padLeft == 0 &&
+                         ys[2] == xs[2] && ys[3] == xs[3];
+  int64_t xMax = 0, wSumMax = 0, biasMax = 0;
+  for (int32_t v : x) xMax = std::max<int64_t>(xMax, std::abs(int64_t(v)));
+  for (int64_t o = 0; o < ys[1]; ++o) {
+    int64_t sum = 0;
+    for (int64_t j = 0; j < k; ++j) sum += std::abs(int64_t(w[size_t(o * k + j)]));
+    wSumMax = std::max(wSumMax, sum);
+  }
+  for (int32_t b : bias) biasMax = std::max<int64_t>(biasMax, std::abs(int64_t(b)));
+  const bool fits32 = xMax * wSumMax + biasMax <= std::numeric_limits<int32_t>::max();
+  acc.assign(size_t(ys[0] * ys[1] * spatial), 0);
+  parallelFor(ys[0] * p.groups * tiles, 1, [&](int64_t i0, int64_t i1) {
+    std::vector<int32_t> col(pointwise ? 0 : size_t(k * kIntConvTile));
+    for (int64_t item = i0; item < i1; ++item) {
+      const int64_t t = item % tiles, g = (item / tiles) % p.groups, n = item / (tiles * p.groups);
+      const int64_t s0 = t * kIntConvTile, len = std::min(kIntConvTile, spatial - s0);
+      const int32_t *src = &x[size_t((n * xs[1] + g * icg) * inPlane)];
+      const int32_t *tile = src + s0;
+      int64_t ld = inPlane;
+      if (!pointwise) {
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t ci = j / taps, ky = (j / p.kw) % p.kh, kx = j % p.kw;
+          const int32_t *plane = src + ci * inPlane;
+          int32_t *dst = &col[size_t(j * kIntConvTile)];
+          // Row by row of the tile: the columns [begin, end) read inside the input.
+          const int64_t shift = kx * p.dilationW - p.padLeft;
+          const int64_t begin = std::min(ys[3], shift >= 0 ? 0 : (-shift + p.strideW - 1) / p.strideW);
+          const int64_t end = std::max(begin, std::min(ys[3], floorDiv(xs[3] - 1 - shift, p.strideW) + 1));
+          for (int64_t s = s0; s < s0 + len;) {
+            const int64_t oy = s / ys[3], ox0 = s % ys[3], ox1 = std::min(ys[3], ox0 + s0 + len - s);
+            const int64_t iy = oy * p.strideH - p.padTop + ky * p.dilationH;
+            int32_t *d = dst + (s - s0) - ox0;
+            if (iy < 0 || iy >= xs[2]) {
+              std::fill(d + ox0, d + ox1, 0);
+            } else {
+              const int32_t *row = plane + iy * xs[3] + shift;
+              const int64_t a = std::min(ox1, std::max(ox0, begin)), b = std::max(a, std::min(ox1, end));
+              std::fill(d + ox0, d + a, 0);
+              for (int64_t ox = a; ox < b; ++ox) d[ox] = row[ox * p.strideW];
+              std::fill(d + b, d + ox1, 0);
             }
+            s += ox1 - ox0;
           }
+        }
+        tile = col.data(), ld = kIntConvTile;
       }
-      if (!bias.empty())
-        for (int64_t j = 0; j < ys[2] * ys[3]; ++j) out[j] += bias[size_t(oc)];
+      const int32_t *wg = &w[size_t(g * ocg * k)];
+      const int32_t *bg = bias.empty() ? nullptr : &bias[size_t(g * ocg)];
+      int64_t *out = &acc[size_t((n * ys[1] + g * ocg) * spatial + s0)];
+      if (fits32)
+        intConvTile<int32_t>(tile, ld, k, wg, bg, ocg, len, out, spatial);
+      else
+        intConvTile<int64_t>(tile, ld, k, wg, bg, ocg, len, out, spatial);
     }
+  });
 }
 
 void evaluateConv(const RefArgs &r, Bytes &out) {
@@ -137,7 +200,9 @@ void evaluateConv(const RefArgs &r, Bytes &out) {
   if (r.isInt) {
     std::vector<int64_t> ri;
     intConv(r.ints(0), r.xs, r.ints(1), intBias(r), p, r.ys, ri);
-    for (auto &v : ri) v = requantizeOp(v, r.op, r.op.relu, r.y.dtype);
+    parallelFor(int64_t(ri.size()), 4096, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) ri[size_t(i)] = requantizeOp(ri[size_t(i)], r.op, r.op.relu, r.y.dtype);
+    });
     out = fromInts(ri, r.y.dtype);
     return;
   }
@@ -157,27 +222,32 @@ void evaluateConvTranspose(const RefArgs &r, Bytes &out) {
     // out[y] += in[i] * w[k] for y = i*s - (keH - top) + k*d, within a group.
     const int64_t offH = (p.kh - 1) * p.dilationH - tp.top, offW = (p.kw - 1) * p.dilationW - tp.left;
     const int64_t icg = xs[1] / p.groups, ocg = ys[1] / p.groups;
-    for (int64_t n = 0; n < ys[0]; ++n)
-      for (int64_t o = 0; o < ys[1]; ++o) {
+    parallelFor(ys[0] * ys[1], 1, [&](int64_t p0, int64_t p1) {
+      for (int64_t no = p0; no < p1; ++no) {
+        const int64_t n = no / ys[1], o = no % ys[1];
         int64_t *plane = &ri[size_t((n * ys[1] + o) * ys[2] * ys[3])];
         const int64_t g = o / ocg;
         for (int64_t i = g * icg; i < (g + 1) * icg; ++i)
           for (int64_t ky = 0; ky < p.kh; ++ky)
             for (int64_t kx = 0; kx < p.kw; ++kx) {
               const int64_t k = wi[size_t(((i * ocg + o - g * ocg) * p.kh + ky) * p.kw + kx)];
+              if (k == 0) continue;
+              // Input columns [ixBegin, ixEnd) land inside the output row.
+              const int64_t shift = kx * p.dilationW - offW;
+              const int64_t ixBegin = std::min(xs[3], shift >= 0 ? 0 : (-shift + p.strideW - 1) / p.strideW);
+              const int64_t ixEnd = std::max(ixBegin, std::min(xs[3], floorDiv(ys[3] - 1 - shift, p.strideW) + 1));
               for (int64_t iy = 0; iy < xs[2]; ++iy) {
                 int64_t oy = iy * p.strideH - offH + ky * p.dilationH;
                 if (oy < 0 || oy >= ys[2]) continue;
-                for (int64_t ix = 0; ix < xs[3]; ++ix) {
-                  int64_t ox = ix * p.strideW - offW + kx * p.dilationW;
-                  if (ox >= 0 && ox < ys[3])
-                    plane[oy * ys[3] + ox] += k * xi[size_t(((n * xs[1] + i) * xs[2] + iy) * xs[3] + ix)];
-                }
+                const int32_t *row = &xi[size_t(((n * xs[1] + i) * xs[2] + iy) * xs[3])];
+                int64_t *orow = plane + oy * ys[3] + shift;
+                for (int64_t ix = ixBegin; ix < ixEnd; ++ix) orow[ix * p.strideW] += k * row[ix];
               }
             }
         for (int64_t j = 0; j < ys[2] * ys[3]; ++j)
           plane[j] = requantizeOp(plane[j] + (bi.empty() ? 0 : bi[size_t(o)]), r.op, r.op.relu, r.y.dtype);
       }
+    });
     out = fromInts(ri, r.y.dtype);
     return;
   }
@@ -190,8 +260,6 @@ void evaluateConvTranspose(const RefArgs &r, Bytes &out) {
 }
 
 // ---- The emitter (groups, depthwise, dilation; transposed) ------------------
-
-int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 // One axis of a conv window as the command fields hold it: kernel taps
 // [k0, k0 + taps) computing outputs [o0, o0 + count) from the input indices
