@@ -235,7 +235,12 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   const auto [calibration, held] = splitHeldBack(samples, result.calibrated);
   log << "int8 recipe: thresholds on " << result.calibrated << " sample(s), candidates scored on "
       << (result.heldBack ? std::to_string(result.heldBack) + " held-back" : std::string("the same (only one)"))
-      << " sample(s), budget " << options.budgetSeconds << " s\n";
+      << " sample(s), budget "
+      << (options.budgetSeconds > 0
+              ? std::to_string(int64_t(options.budgetSeconds)) + " s"
+              : "as long as the starting point, " + std::to_string(int64_t(kMinDefaultInt8BudgetSeconds)) + " to " +
+                    std::to_string(int64_t(kMaxDefaultInt8BudgetSeconds)) + " s")
+      << "\n";
 
   // The held-back samples' fp32 outputs, once the first table was made (so a
   // bad sample is reported by the statistics, by its index).
@@ -259,9 +264,10 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   // starting point, which calibrating without a search needs too.
   double baseStatistics = 0;
   auto searchSeconds = [&] { return secondsSince(start) - baseStatistics; };
+  double budget = options.budgetSeconds > 0 ? options.budgetSeconds : kMaxDefaultInt8BudgetSeconds;
   bool stopped = false;
   calib::CalibrationOptions calibrationOptions = options.calibration;
-  calibrationOptions.cancelled = [&] { return stopped = stopped || searchSeconds() > options.budgetSeconds; };
+  calibrationOptions.cancelled = [&] { return stopped = stopped || searchSeconds() > budget; };
   const calib::Method method = options.calibration.method;
   auto evaluate = [&](const Int8Recipe &recipe) -> Result<std::optional<Scored>> {
     auto v = variant(recipe.equalizeWeights);
@@ -304,6 +310,10 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   result.cosine = (*first)->cosine;
   result.table = std::move((*first)->table);
   record({base, result.cosine, true, secondsSince(start), ""});
+  if (options.budgetSeconds <= 0) {
+    budget = std::clamp(secondsSince(start), kMinDefaultInt8BudgetSeconds, kMaxDefaultInt8BudgetSeconds);
+    log << "int8 recipe: budget " << std::setprecision(3) << budget << " s\n" << std::setprecision(6);
+  }
   baseStatistics = variants[base.equalizeWeights]->statisticsSeconds;
   // What the next candidate is expected to take: the last one's time
   // without the statistics it gathered once, plus a pass of its own for a
@@ -333,9 +343,9 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
     if (!step(candidate)) continue;
     const double elapsed = searchSeconds();
     const double expected = lastSeconds + (variants[candidate.equalizeWeights] ? 0 : baseStatistics);
-    if (elapsed + expected > options.budgetSeconds) {
+    if (elapsed + expected > budget) {
       std::ostringstream why;
-      why << "not tried (the budget of " << options.budgetSeconds << " s is spent)";
+      why << "not tried (the budget of " << std::setprecision(3) << budget << " s is spent)";
       record({candidate, 0, false, 0, why.str()});
       continue;
     }
@@ -349,7 +359,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
     if (!*scored) {
       std::ostringstream why;
       why << "stopped after " << std::fixed << std::setprecision(1) << trialSeconds << " s (the budget of "
-          << std::defaultfloat << std::setprecision(6) << options.budgetSeconds << " s is spent)";
+          << std::defaultfloat << std::setprecision(3) << budget << " s is spent)";
       log << "\n"; // the stopped search's progress line is left unfinished
       record({candidate, 0, false, trialSeconds, why.str()});
       continue;
@@ -374,6 +384,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
     result.table = table.take();
   }
   result.seconds = secondsSince(start);
+  result.budgetLeftSeconds = budget - searchSeconds();
   result.table.comments.push_back("int8 recipe chosen by tpuc: " + result.summary());
   return result;
 }
@@ -402,7 +413,7 @@ Result<std::optional<FloatLayerChoice>> chooseFloatLayers(mlir::ModuleOp topModu
         << ": no layer kept in F32\n";
     return std::optional<FloatLayerChoice>();
   }
-  const double left = options.budgetSeconds - recipe.seconds;
+  const double left = recipe.budgetLeftSeconds;
   if (left <= 0) {
     log << "int8 recipe: cosine " << formatCosine(recipe.cosine) << " is below --expected-cos " << target
         << ", but the --int8-budget is spent: no mixed-precision search\n";

@@ -54,9 +54,14 @@ struct RecipeChoice {
   Int8Recipe fileRecipe; // Kind::File: the file's recipe
 };
 
-// --int8-budget's default, in seconds: a ResNet-50 INT8 flow on 8 samples
-// with the search stays under 3x the flow without it (perf/int8_recipe_bench.py).
-constexpr double kDefaultInt8BudgetSeconds = 60;
+// --int8-budget's default (0): as long as the starting point took (its
+// statistics, table and score: what calibrating without the search costs),
+// within these bounds. Relative, so the search costs about the same share of
+// a flow on any machine: a ResNet-50 INT8 flow on 8 samples stays under 3x
+// the flow without it (perf/int8_recipe_bench.py), and small models still
+// get the seconds their candidates need.
+constexpr double kDefaultInt8BudgetSeconds = 0;
+constexpr double kMinDefaultInt8BudgetSeconds = 10, kMaxDefaultInt8BudgetSeconds = 60;
 // tpuc qtable's default budget: a mixed-precision search stops with the best
 // set it reached instead of running for hours.
 constexpr double kDefaultQtableBudgetSeconds = 600;
@@ -71,7 +76,7 @@ size_t heldBackSamples(size_t sampleCount);
 struct RecipeSearchOptions {
   calib::CalibrationOptions calibration; // method, tuneSamples (the check and conv-input samples), progress
   Int8Recipe fixed;                      // levers the user turned on: part of every candidate
-  double budgetSeconds = kDefaultInt8BudgetSeconds;
+  double budgetSeconds = kDefaultInt8BudgetSeconds; // 0: the default
   std::string scratchDir; // where an equalized module's weights are written (a temporary directory)
 };
 
@@ -90,6 +95,7 @@ struct RecipeSearchResult {
   std::vector<RecipeTrial> trials;
   size_t heldBack = 0, calibrated = 0; // sample counts
   double seconds = 0;
+  double budgetLeftSeconds = 0; // what the search left of its budget (for the float-layer search)
   std::string summary() const; // "per-channel-weights ... (cosine 0.9876 on 2 held-back sample(s), 5 tried, 12 s)"
 };
 

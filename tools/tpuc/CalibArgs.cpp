@@ -79,8 +79,10 @@ void declareRecipeOptions(tpu::ArgParser &args, bool search) {
                            tpu::flow::int8RecipeWords() + ")");
   if (!search) return;
   std::ostringstream budget;
-  budget << "INT8: seconds the recipe search may take (default " << tpu::flow::kDefaultInt8BudgetSeconds
-         << "); a candidate that would start later is not tried";
+  budget << "INT8: seconds the recipe search may take, besides the statistics pass (default: as long as the "
+            "starting point took, "
+         << tpu::flow::kMinDefaultInt8BudgetSeconds << " to " << tpu::flow::kMaxDefaultInt8BudgetSeconds
+         << " s); a candidate that would end later is not tried";
   args.option("--int8-budget", budget.str());
   args.flag("--equalize-weights", "INT8: cross-layer weight equalization of conv -> relu -> conv chains before "
                                   "calibration (tpuc-opt --top-equalize-weights); deploy repeats it from the table");
