@@ -238,7 +238,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
       << " sample(s), budget "
       << (options.budgetSeconds > 0
               ? std::to_string(int64_t(options.budgetSeconds)) + " s"
-              : "as long as the starting point, " + std::to_string(int64_t(kMinDefaultInt8BudgetSeconds)) + " to " +
+              : "1.5 x the starting point's time, " + std::to_string(int64_t(kMinDefaultInt8BudgetSeconds)) + " to " +
                     std::to_string(int64_t(kMaxDefaultInt8BudgetSeconds)) + " s")
       << "\n";
 
@@ -311,7 +311,8 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   result.table = std::move((*first)->table);
   record({base, result.cosine, true, secondsSince(start), ""});
   if (options.budgetSeconds <= 0) {
-    budget = std::clamp(secondsSince(start), kMinDefaultInt8BudgetSeconds, kMaxDefaultInt8BudgetSeconds);
+    budget = std::clamp(kDefaultInt8BudgetFactor * secondsSince(start), kMinDefaultInt8BudgetSeconds,
+                        kMaxDefaultInt8BudgetSeconds);
     log << "int8 recipe: budget " << std::setprecision(3) << budget << " s\n" << std::setprecision(6);
   }
   baseStatistics = variants[base.equalizeWeights]->statisticsSeconds;

@@ -54,13 +54,14 @@ struct RecipeChoice {
   Int8Recipe fileRecipe; // Kind::File: the file's recipe
 };
 
-// --int8-budget's default (0): as long as the starting point took (its
+// --int8-budget's default (0): 1.5 times what the starting point took (its
 // statistics, table and score: what calibrating without the search costs),
 // within these bounds. Relative, so the search costs about the same share of
 // a flow on any machine: a ResNet-50 INT8 flow on 8 samples stays under 3x
 // the flow without it (perf/int8_recipe_bench.py), and small models still
 // get the seconds their candidates need.
 constexpr double kDefaultInt8BudgetSeconds = 0;
+constexpr double kDefaultInt8BudgetFactor = 1.5;
 constexpr double kMinDefaultInt8BudgetSeconds = 10, kMaxDefaultInt8BudgetSeconds = 60;
 // tpuc qtable's default budget: a mixed-precision search stops with the best
 // set it reached instead of running for hours.

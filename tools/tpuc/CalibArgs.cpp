@@ -79,7 +79,7 @@ void declareRecipeOptions(tpu::ArgParser &args, bool search) {
                            tpu::flow::int8RecipeWords() + ")");
   if (!search) return;
   std::ostringstream budget;
-  budget << "INT8: seconds the recipe search may take, besides the statistics pass (default: as long as the "
+  budget << "INT8: seconds the recipe search may take, besides the statistics pass (default: 1.5 x what the "
             "starting point took, "
          << tpu::flow::kMinDefaultInt8BudgetSeconds << " to " << tpu::flow::kMaxDefaultInt8BudgetSeconds
          << " s); a candidate that would end later is not tried";
