@@ -80,6 +80,7 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
     if (!r) return r.status();
     recipe = r.take();
     log << "deploy: INT8 recipe: " << recipe.text() << " (from " << from << ")\n";
+    lo.keepF32.insert(recipe.floatTensors.begin(), recipe.floatTensors.end());
     llvm::SmallString<256> equalized(stem + "_top_equalized.npz");
     if (std::error_code ec = llvm::sys::fs::make_absolute(equalized))
       return makeError(equalized.str().str(), ": ", ec.message());
@@ -135,7 +136,10 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
 
   DeployResult result;
   result.recipe = recipe;
-  for (const std::string &name : lo.keepF32) result.keptF32.push_back(name + ": in the quantize table");
+  for (const std::string &name : lo.keepF32)
+    result.keptF32.push_back(name + (std::count(recipe.floatTensors.begin(), recipe.floatTensors.end(), name)
+                                         ? ": in the INT8 recipe"
+                                         : ": in the quantize table"));
   result.keptF32.insert(result.keptF32.end(), lowered->fallbacks.begin(), lowered->fallbacks.end());
   if (options.testInput.empty()) return result;
   result.tested = true;

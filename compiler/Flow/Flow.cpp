@@ -175,7 +175,6 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   }
 
   // 2. Calibrate (INT8).
-  std::string quantizeTable = options.quantizeTable;
   if (int8) {
     auto samples = calib::loadSamples(*reader, options.calibrationData, "", options.inputNum,
                                       [&](const std::string &w) { log << "flow: warning: " << w << "\n"; });
@@ -189,18 +188,11 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
       ro.fixed = options.levers;
       ro.budgetSeconds = options.int8Budget;
       ro.scratchDir = workDir;
+      ro.expectedCos = options.expectedCos;
+      ro.maxFloatLayers = options.quantizeTable.empty() ? options.maxFloatLayers : 0;
       auto found = searchInt8Recipe(**topModule, *samples, ro, log);
       if (!found) return makeError(options.calibrationData, ": ", found.message());
       r.int8Recipe = "auto: " + found->summary();
-      if (options.expectedCos > 0 && options.quantizeTable.empty()) {
-        auto floats =
-            chooseFloatLayers(**topModule, *samples, ro, *found, options.expectedCos, options.maxFloatLayers, log);
-        if (!floats) return makeError(options.calibrationData, ": ", floats.message());
-        if (*floats && !(*floats)->layers.empty()) {
-          quantizeTable = join(workDir, stem + ".qtable");
-          TPU_RETURN_IF_ERROR(runtime::writeFileAtomically(quantizeTable, (*floats)->table));
-        }
-      }
       table = std::move(found->table);
     } else {
       const Int8Recipe recipe = options.recipe.kind == RecipeChoice::Kind::File
@@ -222,7 +214,7 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   DeployOptions dopt;
   dopt.mode = options.mode;
   dopt.calibrationTable = r.caliPath;
-  dopt.quantizeTable = quantizeTable;
+  dopt.quantizeTable = options.quantizeTable;
   dopt.layerGroup = options.layerGroup;
   dopt.output = r.bmodelPath;
   dopt.levers = options.levers;

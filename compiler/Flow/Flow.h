@@ -32,11 +32,11 @@ struct FlowOptions {
                        // first calibration.tuneSamples samples)
   RecipeChoice recipe; // auto: searched on held-back calibration samples (Int8Recipe.h)
   double int8Budget = kDefaultInt8BudgetSeconds;
-  // With the recipe search: when its held-back cosine is below expectedCos
-  // (0: off), at most maxFloatLayers tensors kept in fp32 (chooseFloatLayers)
+  // With the recipe search: when its held-back cosine is below expectedCos,
+  // at most maxFloatLayers tensors kept in fp32 (recorded in the recipe)
   // within what is left of the budget, unless quantizeTable is given.
-  double expectedCos = 0;
-  size_t maxFloatLayers = 5;
+  double expectedCos = kDefaultExpectedCos;
+  size_t maxFloatLayers = kDefaultMaxFloatLayers;
   std::string quantizeTable;   // tensors kept in fp32 (INT8), as tpuc deploy --quantize-table
   std::string testInput;       // .npz, one member per model input, or an image (preprocessed)
   bool layerGroup = true;

@@ -39,6 +39,7 @@ constexpr LeverWord kLeverWords[] = {
 };
 constexpr const char *kNoUint8 = "no-uint8";
 constexpr const char *kTune = "tune=";
+constexpr const char *kFloat = "f32=";
 constexpr int kSearchTune = 3;    // the ablation's best tuned tables use 3 candidates
 constexpr double kMinGain = 1e-4; // a lever is kept when it raises the cosine by more
 
@@ -136,13 +137,14 @@ std::string Int8Recipe::text() const {
   for (const LeverWord &w : kLeverWords)
     if (flagOf(*this, w)) add(w.name);
   if (tune > 0) add(kTune + std::to_string(tune));
+  for (const std::string &t : floatTensors) add(kFloat + t);
   return out.empty() ? "none" : out;
 }
 
 std::string int8RecipeWords() {
   std::string out = "none, ";
   for (const LeverWord &w : kLeverWords) out += std::string(w.name) + ", ";
-  return out + kNoUint8 + ", " + kTune + "N";
+  return out + kNoUint8 + ", " + kTune + "N, " + kFloat + "TENSOR";
 }
 
 Result<Int8Recipe> Int8Recipe::parse(const std::string &text, const std::string &origin) {
@@ -166,6 +168,11 @@ Result<Int8Recipe> Int8Recipe::parse(const std::string &text, const std::string 
         r.tune = int(n);
         continue;
       }
+      if (word.rfind(kFloat, 0) == 0) {
+        if (word.size() == std::string_view(kFloat).size()) return makeError(where, "'", word, "' names no tensor");
+        r.floatTensors.push_back(word.substr(std::string_view(kFloat).size()));
+        continue;
+      }
       auto lever = std::find_if(std::begin(kLeverWords), std::end(kLeverWords),
                                 [&](const LeverWord &w) { return word == w.name; });
       if (lever == std::end(kLeverWords))
@@ -187,6 +194,8 @@ Int8Recipe Int8Recipe::unionWith(const Int8Recipe &other) const {
   for (const LeverWord &w : kLeverWords) flagOf(r, w) = flagOf(*this, w) || flagOf(other, w);
   r.levers.unsignedActivations = levers.unsignedActivations && other.levers.unsignedActivations;
   r.tune = std::max(tune, other.tune);
+  for (const std::string &t : other.floatTensors)
+    if (std::find(r.floatTensors.begin(), r.floatTensors.end(), t) == r.floatTensors.end()) r.floatTensors.push_back(t);
   return r;
 }
 
@@ -238,7 +247,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
       << " sample(s), budget "
       << (options.budgetSeconds > 0
               ? std::to_string(int64_t(options.budgetSeconds)) + " s"
-              : "1.5 x the starting point's time, " + std::to_string(int64_t(kMinDefaultInt8BudgetSeconds)) + " to " +
+              : "twice the starting point's time, " + std::to_string(int64_t(kMinDefaultInt8BudgetSeconds)) + " to " +
                     std::to_string(int64_t(kMaxDefaultInt8BudgetSeconds)) + " s")
       << "\n";
 
@@ -373,6 +382,48 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
       result.table = std::move((*scored)->table);
     }
   }
+  // Mixed precision when the levers stay below the target: the tensors that
+  // raise the held-back cosine most kept in fp32 (each ranked alone on one
+  // held-back sample, added best first while they raise it), within what is
+  // left of the budget.
+  if (options.expectedCos > 0 && options.maxFloatLayers > 0 && result.cosine < options.expectedCos) {
+    const double left = budget - searchSeconds();
+    Int8Recipe candidate = result.recipe;
+    if (left <= 0) {
+      std::ostringstream why;
+      why << "F32 tensors for --expected-cos " << options.expectedCos << ": not searched (the budget of "
+          << std::setprecision(3) << budget << " s is spent)";
+      log << "int8 recipe: " << why.str() << "\n";
+    } else {
+      ModuleVariant &v = *variants[result.recipe.equalizeWeights];
+      QuantizeTableSearchOptions q;
+      q.minCosine = options.expectedCos;
+      q.maxLayers = options.maxFloatLayers;
+      q.rank = SearchRank::Alone;
+      q.rankSamples = 1;
+      q.levers = result.recipe.levers;
+      q.budgetSeconds = left;
+      if (q.levers.needSamples()) {
+        TPU_RETURN_IF_ERROR(readConvInputs(v, calibration, options.calibration.tuneSamples));
+        q.convInputs = v.convInputs.get();
+      }
+      const double elapsed = searchSeconds();
+      auto found = searchQuantizeTable(v.module, v.weights, result.table, held, q);
+      if (!found) return found.status();
+      for (const LayerCosine &l : found->chosen) candidate.floatTensors.push_back(l.name);
+      // The user asked for a target: any gain counts (each tensor was added
+      // only when it raised the cosine).
+      const bool kept = !found->chosen.empty() && found->finalCosine > result.cosine;
+      record({candidate, found->finalCosine, kept, searchSeconds() - elapsed,
+              found->chosen.empty()
+                  ? "no F32 tensor raises the cosine" + std::string(found->budgetSpent ? " within the budget" : "")
+                  : ""});
+      if (kept) {
+        result.recipe = candidate;
+        result.cosine = found->finalCosine;
+      }
+    }
+  }
   // The chosen recipe's table on every sample, the held-back ones added to
   // its statistics: `--int8-recipe <chosen>` without a search gives the
   // same (a tuned table keeps the thresholds its search chose on the
@@ -403,55 +454,6 @@ calibrateWithRecipe(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples
     tables.push_back(table.take());
   }
   return tables;
-}
-
-Result<std::optional<FloatLayerChoice>> chooseFloatLayers(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples,
-                                                          const RecipeSearchOptions &options,
-                                                          const RecipeSearchResult &recipe, double target,
-                                                          size_t maxFloatLayers, std::ostream &log) {
-  if (recipe.cosine >= target) {
-    log << "int8 recipe: cosine " << formatCosine(recipe.cosine) << " meets --expected-cos " << target
-        << ": no layer kept in F32\n";
-    return std::optional<FloatLayerChoice>();
-  }
-  const double left = recipe.budgetLeftSeconds;
-  if (left <= 0) {
-    log << "int8 recipe: cosine " << formatCosine(recipe.cosine) << " is below --expected-cos " << target
-        << ", but the --int8-budget is spent: no mixed-precision search\n";
-    return std::optional<FloatLayerChoice>();
-  }
-  auto v = makeVariant(topModule, recipe.recipe.equalizeWeights, options.scratchDir);
-  if (!v) return v.status();
-  const auto [calibration, held] = splitHeldBack(samples, recipe.calibrated);
-  QuantizeTableSearchOptions q;
-  q.minCosine = target;
-  q.maxLayers = maxFloatLayers;
-  q.rank = SearchRank::Alone;
-  q.rankSamples = 1;
-  q.levers = recipe.recipe.levers;
-  q.budgetSeconds = left;
-  if (q.levers.needSamples()) {
-    TPU_RETURN_IF_ERROR(readConvInputs(**v, calibration, options.calibration.tuneSamples));
-    q.convInputs = (*v)->convInputs.get();
-  }
-  log << "int8 recipe: cosine " << formatCosine(recipe.cosine) << " is below --expected-cos " << target
-      << ": searching at most " << maxFloatLayers << " F32 layer(s) within " << std::fixed << std::setprecision(0)
-      << left << " s\n"
-      << std::defaultfloat;
-  auto found = searchQuantizeTable((*v)->module, (*v)->weights, recipe.table, held, q);
-  if (!found) return found.status();
-  FloatLayerChoice c;
-  for (const LayerCosine &l : found->chosen) c.layers.push_back(l.name);
-  c.cosine = found->finalCosine;
-  c.reached = found->reached;
-  c.budgetSpent = found->budgetSpent;
-  c.table = found->format(target);
-  log << "int8 recipe: " << c.layers.size() << " layer(s) in F32 give " << formatCosine(c.cosine)
-      << (c.reached       ? " (target reached)"
-          : c.budgetSpent ? " (the best within the budget)"
-                          : " (the best reached)")
-      << "\n";
-  return std::optional<FloatLayerChoice>(std::move(c));
 }
 
 Result<Int8Recipe> deploymentRecipe(const Int8Recipe &flags, const RecipeChoice &choice,

@@ -26,6 +26,9 @@ struct Int8Recipe {
   bool equalizeWeights = false; // --top-equalize-weights on the Top module before calibration and lowering
   lowering::Int8Levers levers;
   int tune = 0; // per tensor, candidates between the KL threshold and max (0: none)
+  // Tensors whose ops stay fp32 (as a quantize table's), in the order the
+  // search added them: "f32=NAME" words.
+  std::vector<std::string> floatTensors;
 
   // The levers that are on, space-separated ("per-channel-weights
   // int16-pointwise tune=3"); "none" when none is (uint8 is the lowering's
@@ -35,7 +38,8 @@ struct Int8Recipe {
   // name or a bad tune count is an error naming `origin` and the word.
   static Result<Int8Recipe> parse(const std::string &text, const std::string &origin);
   static Result<Int8Recipe> load(const std::string &path);
-  // Every lever on in either (uint8 off when off in either, the larger tune).
+  // Every lever on in either (uint8 off when off in either, the larger tune,
+  // the float tensors of both).
   Int8Recipe unionWith(const Int8Recipe &other) const;
   bool operator==(const Int8Recipe &o) const { return text() == o.text(); }
 };
@@ -54,15 +58,21 @@ struct RecipeChoice {
   Int8Recipe fileRecipe; // Kind::File: the file's recipe
 };
 
-// --int8-budget's default (0): 1.5 times what the starting point took (its
+// --int8-budget's default (0): twice what the starting point took (its
 // statistics, table and score: what calibrating without the search costs),
 // within these bounds. Relative, so the search costs about the same share of
 // a flow on any machine: a ResNet-50 INT8 flow on 8 samples stays under 3x
 // the flow without it (perf/int8_recipe_bench.py), and small models still
 // get the seconds their candidates need.
 constexpr double kDefaultInt8BudgetSeconds = 0;
-constexpr double kDefaultInt8BudgetFactor = 1.5;
+constexpr double kDefaultInt8BudgetFactor = 2;
 constexpr double kMinDefaultInt8BudgetSeconds = 10, kMaxDefaultInt8BudgetSeconds = 60;
+// --expected-cos and --max-float-layers defaults: no fp32 tensors unless a
+// target is given (ranking tensors one by one costs minutes on a text
+// recogniser, beyond the default budget); few enough that the model stays
+// an INT8 model.
+constexpr double kDefaultExpectedCos = 0;
+constexpr size_t kDefaultMaxFloatLayers = 5;
 // tpuc qtable's default budget: a mixed-precision search stops with the best
 // set it reached instead of running for hours.
 constexpr double kDefaultQtableBudgetSeconds = 600;
@@ -75,9 +85,13 @@ Result<double> parseInt8Budget(const std::string &value);
 size_t heldBackSamples(size_t sampleCount);
 
 struct RecipeSearchOptions {
-  calib::CalibrationOptions calibration; // method, tuneSamples (the check and conv-input samples), progress
-  Int8Recipe fixed;                      // levers the user turned on: part of every candidate
+  calib::CalibrationOptions calibration;            // method, tuneSamples (the check and conv-input samples), progress
+  Int8Recipe fixed;                                 // levers the user turned on: part of every candidate
   double budgetSeconds = kDefaultInt8BudgetSeconds; // 0: the default
+  // When the levers leave the held-back cosine below expectedCos, at most
+  // maxFloatLayers tensors kept in fp32 (0: none), within the budget.
+  double expectedCos = kDefaultExpectedCos;
+  size_t maxFloatLayers = kDefaultMaxFloatLayers;
   std::string scratchDir; // where an equalized module's weights are written (a temporary directory)
 };
 
@@ -97,33 +111,17 @@ struct RecipeSearchResult {
   size_t heldBack = 0, calibrated = 0; // sample counts
   double seconds = 0;
   double budgetLeftSeconds = 0; // what the search left of its budget (for the float-layer search)
-  std::string summary() const; // "per-channel-weights ... (cosine 0.9876 on 2 held-back sample(s), 5 tried, 12 s)"
+  std::string summary() const;  // "per-channel-weights ... (cosine 0.9876 on 2 held-back sample(s), 5 tried, 12 s)"
 };
 
 // Greedy, in a fixed order (per-channel weights, int16 hand-off, bias
 // correction, weight rounding, equalization, tune 3): each lever is added to
 // the recipe kept so far and kept when it raises the held-back cosine. A
-// candidate that would start after the budget is spent is not tried.
+// candidate that would start after the budget is spent is not tried. Then,
+// below options.expectedCos, fp32 tensors (the recipe's "f32=" words).
 // Progress, one line per candidate, goes to `log`.
 Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples,
                                             const RecipeSearchOptions &options, std::ostream &log);
-
-// Mixed precision after the recipe (tpuc flow --expected-cos): when the
-// chosen recipe's held-back cosine is below `target`, the tensors to keep in
-// fp32 (at most maxFloatLayers, each ranked alone on one held-back sample,
-// added best first while they raise the cosine) within the budget the
-// recipe search left; nullopt when the target is met or no budget is left
-// (the reason goes to `log`).
-struct FloatLayerChoice {
-  std::vector<std::string> layers; // the quantize table's tensors
-  double cosine = 0;               // with them in fp32, on the held-back samples
-  bool reached = false, budgetSpent = false;
-  std::string table; // the quantize table's text
-};
-Result<std::optional<FloatLayerChoice>> chooseFloatLayers(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples,
-                                                          const RecipeSearchOptions &options,
-                                                          const RecipeSearchResult &recipe, double target,
-                                                          size_t maxFloatLayers, std::ostream &log);
 
 // The calibration tables of a given recipe on every sample, one per method
 // (empty: calibration.method), from one collection of statistics: its

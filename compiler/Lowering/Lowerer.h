@@ -374,6 +374,9 @@ public:
 
 private:
   Status nameValues(mlir::func::FuncOp f);
+  // Every tensor kept in F32 is one the model has (a misspelt name would
+  // silently quantize the tensor it meant).
+  Status checkKeepF32() const;
   Status checkCalibration(mlir::func::FuncOp f);
   // INT8: a concat and its inputs that feed only concats (DenseNet's growing
   // concats, Inception's branches) share one scale, so the producers write

@@ -87,6 +87,15 @@ Status Lowerer::nameValues(func::FuncOp f) {
   return Status::ok();
 }
 
+Status Lowerer::checkKeepF32() const {
+  std::set<std::string> known;
+  for (const auto &entry : names_) known.insert(entry.second);
+  for (const std::string &name : opt_.keepF32)
+    if (!known.count(name))
+      return makeError("'", name, "' is kept in F32 (quantize table or INT8 recipe) but is no tensor of the model");
+  return Status::ok();
+}
+
 Status Lowerer::checkCalibration(func::FuncOp f) {
   if (opt_.mode != Quantize::INT8) return Status::ok();
   if (!opt_.calibration) return makeError("INT8 needs a calibration table (--calibration-table)");
@@ -256,6 +265,7 @@ Result<LoweredModule> Lowerer::run() {
   });
   if (!src || src.getBody().empty()) return makeError("the module has no function to lower");
   TPU_RETURN_IF_ERROR(nameValues(src));
+  TPU_RETURN_IF_ERROR(checkKeepF32());
   TPU_RETURN_IF_ERROR(checkCalibration(src));
 
   out_.module = ModuleOp::create(src_.getLoc());

@@ -79,11 +79,18 @@ void declareRecipeOptions(tpu::ArgParser &args, bool search) {
                            tpu::flow::int8RecipeWords() + ")");
   if (!search) return;
   std::ostringstream budget;
-  budget << "INT8: seconds the recipe search may take, besides the statistics pass (default: 1.5 x what the "
+  budget << "INT8: seconds the recipe search may take, besides the statistics pass (default: twice what the "
             "starting point took, "
          << tpu::flow::kMinDefaultInt8BudgetSeconds << " to " << tpu::flow::kMaxDefaultInt8BudgetSeconds
          << " s); a candidate that would end later is not tried";
   args.option("--int8-budget", budget.str());
+  std::ostringstream expected;
+  expected << "INT8 auto: when the levers leave the held-back cosine below this (default: no target), keep the "
+              "tensors that raise it most in F32 within what is left of --int8-budget, recorded in the recipe "
+              "(f32=NAME)";
+  args.option("--expected-cos", expected.str());
+  args.option("--max-float-layers", "INT8 auto: at most N tensors in F32 (default " +
+                                        std::to_string(tpu::flow::kDefaultMaxFloatLayers) + "; 0: none)");
   args.flag("--equalize-weights", "INT8: cross-layer weight equalization of conv -> relu -> conv chains before "
                                   "calibration (tpuc-opt --top-equalize-weights); deploy repeats it from the table");
 }
@@ -100,6 +107,16 @@ tpu::Result<RecipeArgs> recipeFromArgs(const tpu::ArgParser &args, bool search) 
     if (!budget) return budget.status();
     r.budgetSeconds = *budget;
   }
+  if (!search) return r;
+  auto expectedCos = args.getDouble("--expected-cos", tpu::flow::kDefaultExpectedCos);
+  if (!expectedCos) return expectedCos.status();
+  if (args.has("--expected-cos") && !(*expectedCos > 0 && *expectedCos <= 1))
+    return tpu::makeError("--expected-cos must be in (0, 1], got '", args.get("--expected-cos"), "'");
+  r.expectedCos = *expectedCos;
+  auto maxFloat = args.getInt("--max-float-layers", int64_t(tpu::flow::kDefaultMaxFloatLayers));
+  if (!maxFloat) return maxFloat.status();
+  if (*maxFloat < 0) return tpu::makeError("--max-float-layers must be >= 0, got ", *maxFloat);
+  r.maxFloatLayers = size_t(*maxFloat);
   return r;
 }
 

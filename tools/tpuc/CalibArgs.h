@@ -35,15 +35,18 @@ tpu::lowering::Int8Levers leversFromArgs(const tpu::ArgParser &args);
 
 // The INT8 recipe (compiler/Flow/Int8Recipe.h): --int8-recipe none|auto|FILE;
 // where the table is made (tpuc calibrate, tpuc flow: `search`) also
-// --int8-budget SECONDS and --equalize-weights.
+// --int8-budget SECONDS, --expected-cos X, --max-float-layers N and
+// --equalize-weights.
 void declareRecipeOptions(tpu::ArgParser &args, bool search);
 struct RecipeArgs {
   tpu::flow::Int8Recipe flags; // the lever flags given (leversFromArgs, --equalize-weights)
   tpu::flow::RecipeChoice choice;
   double budgetSeconds = tpu::flow::kDefaultInt8BudgetSeconds;
+  double expectedCos = tpu::flow::kDefaultExpectedCos;
+  size_t maxFloatLayers = tpu::flow::kDefaultMaxFloatLayers;
 };
-// A recipe file that does not parse or a budget that is not a positive
-// number is an error.
+// A recipe file that does not parse, a budget that is not a positive
+// number, a cosine outside (0, 1] or a negative layer count is an error.
 tpu::Result<RecipeArgs> recipeFromArgs(const tpu::ArgParser &args, bool search);
 
 // A temporary directory, removed with everything in it when this goes out

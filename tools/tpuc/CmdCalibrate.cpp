@@ -65,6 +65,8 @@ int runCalibrate(int argc, char **argv) {
     ro.calibration = *opt;
     ro.fixed = recipe->flags;
     ro.budgetSeconds = recipe->budgetSeconds;
+    ro.expectedCos = recipe->expectedCos;
+    ro.maxFloatLayers = recipe->maxFloatLayers;
     ro.scratchDir = (*scratch)->path();
     auto found = tpu::flow::searchInt8Recipe(**module, *samples, ro, std::cerr);
     if (!found) return tpuc::fail("calibrate", args.args()[0] + ": " + found.message());

@@ -37,9 +37,6 @@ int runFlowCmd(int argc, char **argv) {
   args.option("--test-input", "npz with one array per model input, run through every stage");
   args.option("--test-image", "an image made into the test input by the preprocessing flags");
   args.option("--quantize-table", "tensors kept in F32 (INT8; e.g. from tpuc qtable)");
-  args.option("--expected-cos", "INT8: when the recipe's held-back cosine is below this, keep the tensors that raise "
-                                "it most in F32 (at most --max-float-layers) within what is left of --int8-budget");
-  args.option("--max-float-layers", "INT8 with --expected-cos: at most N tensors in F32 (default 5)");
   args.flag("--no-layer-group", "compile every op alone (load, compute, store)");
   args.option("--config", "hardware config JSON for the simulated run (default: BM1684)");
   args.option("--work-dir", "where every file goes (default: <model>_flow)");
@@ -72,17 +69,8 @@ int runFlowCmd(int argc, char **argv) {
   opt.levers = recipe->flags;
   opt.recipe = recipe->choice;
   opt.int8Budget = recipe->budgetSeconds;
-  auto expectedCos = args.getDouble("--expected-cos", 0);
-  if (!expectedCos) return tpuc::fail("flow", expectedCos.message());
-  if (args.has("--expected-cos") && !(*expectedCos > 0 && *expectedCos <= 1))
-    return tpuc::fail("flow", "--expected-cos must be in (0, 1]");
-  opt.expectedCos = *expectedCos;
-  auto maxFloat = args.getInt("--max-float-layers", 5);
-  if (!maxFloat) return tpuc::fail("flow", maxFloat.message());
-  if (*maxFloat < 1) return tpuc::fail("flow", "--max-float-layers must be >= 1");
-  if (args.has("--max-float-layers") && !args.has("--expected-cos"))
-    return tpuc::fail("flow", "--max-float-layers needs --expected-cos");
-  opt.maxFloatLayers = size_t(*maxFloat);
+  opt.expectedCos = recipe->expectedCos;
+  opt.maxFloatLayers = recipe->maxFloatLayers;
   opt.preprocess = preprocess.take();
   opt.testInput = args.has("--test-image") ? args.get("--test-image") : args.get("--test-input");
   opt.layerGroup = !args.isSet("--no-layer-group");
