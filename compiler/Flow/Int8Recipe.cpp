@@ -40,6 +40,7 @@ constexpr LeverWord kLeverWords[] = {
 constexpr const char *kNoUint8 = "no-uint8";
 constexpr const char *kTune = "tune=";
 constexpr const char *kFloat = "f32=";
+constexpr const char *kMethod = "method=";
 constexpr int kSearchTune = 3;    // the ablation's best tuned tables use 3 candidates
 constexpr double kMinGain = 1e-4; // a lever is kept when it raises the cosine by more
 
@@ -111,6 +112,10 @@ Result<calib::CalibrationTable> recipeTable(ModuleVariant &v, const std::vector<
                                             calib::Method method) {
   calib::CalibrationOptions co = base;
   co.tune = std::max(base.tune, recipe.tune);
+  // A method the recipe names is taken as it is: the max check compares
+  // with max on a few samples and, on a text recogniser, replaced
+  // percentile9999 (held-back cosine 0.951) by max (0.949).
+  if (recipe.method) co.maxFallback = false;
   if (recipe.levers.needSamples()) TPU_RETURN_IF_ERROR(readConvInputs(v, samples, co.tuneSamples));
   scoreCalibrationOnChip(co, v.module, v.weights, recipe.levers, recipe.levers.needSamples() ? v.convInputs : nullptr);
   if (!v.statistics) {
@@ -120,7 +125,7 @@ Result<calib::CalibrationTable> recipeTable(ModuleVariant &v, const std::vector<
     v.statistics = st.take();
     v.statisticsSeconds = secondsSince(start);
   }
-  auto table = v.statistics->table(method, co);
+  auto table = v.statistics->table(recipe.method.value_or(method), co);
   if (!table) return table.status();
   Int8Recipe recorded = recipe;
   recorded.tune = co.tune;
@@ -136,6 +141,7 @@ std::string Int8Recipe::text() const {
   if (!levers.unsignedActivations) add(kNoUint8);
   for (const LeverWord &w : kLeverWords)
     if (flagOf(*this, w)) add(w.name);
+  if (method) add(std::string(kMethod) + calib::methodName(*method));
   if (tune > 0) add(kTune + std::to_string(tune));
   for (const std::string &t : floatTensors) add(kFloat + t);
   return out.empty() ? "none" : out;
@@ -144,7 +150,7 @@ std::string Int8Recipe::text() const {
 std::string int8RecipeWords() {
   std::string out = "none, ";
   for (const LeverWord &w : kLeverWords) out += std::string(w.name) + ", ";
-  return out + kNoUint8 + ", " + kTune + "N, " + kFloat + "TENSOR";
+  return out + kNoUint8 + ", " + kMethod + "NAME, " + kTune + "N, " + kFloat + "TENSOR";
 }
 
 Result<Int8Recipe> Int8Recipe::parse(const std::string &text, const std::string &origin) {
@@ -166,6 +172,12 @@ Result<Int8Recipe> Int8Recipe::parse(const std::string &text, const std::string 
         if (!parseNumber(word.substr(std::string_view(kTune).size()), n) || n != std::floor(n) || n < 2 || n > 1000)
           return makeError(where, "'", word, "': tune needs 2 to 1000 candidates");
         r.tune = int(n);
+        continue;
+      }
+      if (word.rfind(kMethod, 0) == 0) {
+        auto m = calib::parseMethod(word.substr(std::string_view(kMethod).size()));
+        if (!m) return makeError(where, m.message());
+        r.method = *m;
         continue;
       }
       if (word.rfind(kFloat, 0) == 0) {
@@ -194,6 +206,7 @@ Int8Recipe Int8Recipe::unionWith(const Int8Recipe &other) const {
   for (const LeverWord &w : kLeverWords) flagOf(r, w) = flagOf(*this, w) || flagOf(other, w);
   r.levers.unsignedActivations = levers.unsignedActivations && other.levers.unsignedActivations;
   r.tune = std::max(tune, other.tune);
+  if (other.method) r.method = other.method;
   for (const std::string &t : other.floatTensors)
     if (std::find(r.floatTensors.begin(), r.floatTensors.end(), t) == r.floatTensors.end()) r.floatTensors.push_back(t);
   return r;
@@ -331,8 +344,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   double lastSeconds = searchSeconds();
 
   std::vector<std::function<bool(Int8Recipe &)>> steps;
-  for (const char *name :
-       {"per-channel-weights", "int16-pointwise", "bias-correction", "round-weights", "equalize-weights"}) {
+  auto leverStep = [&](const char *name) {
     const LeverWord &w = *std::find_if(std::begin(kLeverWords), std::end(kLeverWords),
                                        [&](const LeverWord &l) { return std::string_view(l.name) == name; });
     steps.push_back([&w](Int8Recipe &r) {
@@ -342,7 +354,19 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
       flagOf(r, w) = true;
       return true;
     });
-  }
+  };
+  // Another threshold method costs a table from the statistics already
+  // gathered: cheaper than rounding or equalization, so it comes first.
+  auto methodStep = [&](calib::Method m) {
+    steps.push_back([m, method](Int8Recipe &r) {
+      if (r.method.value_or(method) == m) return false;
+      r.method = m;
+      return true;
+    });
+  };
+  for (const char *name : {"per-channel-weights", "int16-pointwise", "bias-correction"}) leverStep(name);
+  for (calib::Method m : {calib::Method::Percentile9999, calib::Method::Mse}) methodStep(m);
+  for (const char *name : {"round-weights", "equalize-weights"}) leverStep(name);
   steps.push_back([](Int8Recipe &r) {
     if (r.tune >= kSearchTune) return false;
     r.tune = kSearchTune;

@@ -26,6 +26,9 @@ struct Int8Recipe {
   bool equalizeWeights = false; // --top-equalize-weights on the Top module before calibration and lowering
   lowering::Int8Levers levers;
   int tune = 0; // per tensor, candidates between the KL threshold and max (0: none)
+  // The thresholds' method ("method=NAME", taken without the max check;
+  // unset: --calibration-method).
+  std::optional<calib::Method> method;
   // Tensors whose ops stay fp32 (as a quantize table's), in the order the
   // search added them: "f32=NAME" words.
   std::vector<std::string> floatTensors;
@@ -39,7 +42,7 @@ struct Int8Recipe {
   static Result<Int8Recipe> parse(const std::string &text, const std::string &origin);
   static Result<Int8Recipe> load(const std::string &path);
   // Every lever on in either (uint8 off when off in either, the larger tune,
-  // the float tensors of both).
+  // the float tensors of both, other's method when it has one).
   Int8Recipe unionWith(const Int8Recipe &other) const;
   bool operator==(const Int8Recipe &o) const { return text() == o.text(); }
 };
@@ -115,7 +118,8 @@ struct RecipeSearchResult {
 };
 
 // Greedy, in a fixed order (per-channel weights, int16 hand-off, bias
-// correction, weight rounding, equalization, tune 3): each lever is added to
+// correction, the percentile9999 and mse threshold methods, weight rounding,
+// equalization, tune 3): each lever is added to
 // the recipe kept so far and kept when it raises the held-back cosine. A
 // candidate that would start after the budget is spent is not tried. Then,
 // below options.expectedCos, fp32 tensors (the recipe's "f32=" words).
