@@ -469,6 +469,9 @@ Result<std::vector<calib::CalibrationTable>>
 calibrateWithRecipe(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples,
                     const calib::CalibrationOptions &calibration, const Int8Recipe &recipe,
                     const std::string &scratchDir, const std::vector<calib::Method> &methods) {
+  if (recipe.method && methods.size() > 1)
+    return makeError("the INT8 recipe names method=", calib::methodName(*recipe.method),
+                     ": it makes one table, not one per --calibration-method");
   auto v = makeVariant(topModule, recipe.equalizeWeights, scratchDir);
   if (!v) return v.status();
   std::vector<calib::CalibrationTable> tables;
