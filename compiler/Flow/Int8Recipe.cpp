@@ -106,6 +106,12 @@ std::pair<std::vector<NpzMap>, std::vector<NpzMap>> splitHeldBack(const std::vec
   return {std::move(calibration), std::move(held)};
 }
 
+// The recipe a table made with `base` records: the tune its thresholds had.
+std::string recordedRecipe(Int8Recipe recipe, const calib::CalibrationOptions &base) {
+  recipe.tune = std::max(base.tune, recipe.tune);
+  return recipe.text();
+}
+
 // The recipe's table from the variant's statistics, scored as deploy lowers.
 Result<calib::CalibrationTable> recipeTable(ModuleVariant &v, const std::vector<NpzMap> &samples,
                                             const calib::CalibrationOptions &base, const Int8Recipe &recipe,
@@ -127,9 +133,7 @@ Result<calib::CalibrationTable> recipeTable(ModuleVariant &v, const std::vector<
   }
   auto table = v.statistics->table(recipe.method.value_or(method), co);
   if (!table) return table.status();
-  Int8Recipe recorded = recipe;
-  recorded.tune = co.tune;
-  table->recipe = recorded.text();
+  table->recipe = recordedRecipe(recipe, base);
   return table;
 }
 
@@ -445,6 +449,9 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
       if (kept) {
         result.recipe = candidate;
         result.cosine = found->finalCosine;
+        // The thresholds stay; the table must name the tensors deploy keeps
+        // (a tuned table is not made again below).
+        result.table.recipe = recordedRecipe(result.recipe, options.calibration);
       }
     }
   }
@@ -460,7 +467,6 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
     result.table = table.take();
   }
   result.seconds = secondsSince(start);
-  result.budgetLeftSeconds = budget - searchSeconds();
   result.table.comments.push_back("int8 recipe chosen by tpuc: " + result.summary());
   return result;
 }

@@ -113,8 +113,7 @@ struct RecipeSearchResult {
   std::vector<RecipeTrial> trials;
   size_t heldBack = 0, calibrated = 0; // sample counts
   double seconds = 0;
-  double budgetLeftSeconds = 0; // what the search left of its budget (for the float-layer search)
-  std::string summary() const;  // "per-channel-weights ... (cosine 0.9876 on 2 held-back sample(s), 5 tried, 12 s)"
+  std::string summary() const; // "per-channel-weights ... (cosine 0.9876 on 2 held-back sample(s), 5 tried, 12 s)"
 };
 
 // Greedy, in a fixed order (per-channel weights, int16 hand-off, bias

@@ -116,6 +116,8 @@ tpu::Result<RecipeArgs> recipeFromArgs(const tpu::ArgParser &args, bool search) 
   auto maxFloat = args.getInt("--max-float-layers", int64_t(tpu::flow::kDefaultMaxFloatLayers));
   if (!maxFloat) return maxFloat.status();
   if (*maxFloat < 0) return tpu::makeError("--max-float-layers must be >= 0, got ", *maxFloat);
+  if (args.has("--max-float-layers") && !args.has("--expected-cos"))
+    return tpu::makeError("--max-float-layers needs --expected-cos");
   r.maxFloatLayers = size_t(*maxFloat);
   return r;
 }

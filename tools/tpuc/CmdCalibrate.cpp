@@ -42,6 +42,9 @@ int runCalibrate(int argc, char **argv) {
   auto recipe = tpuc::recipeFromArgs(args, /*search=*/true);
   if (!recipe) return tpuc::fail("calibrate", recipe.message());
   using Kind = tpu::flow::RecipeChoice::Kind;
+  if (args.has("--expected-cos") && recipe->choice.kind != Kind::Auto)
+    return tpuc::fail("calibrate", "--expected-cos chooses F32 layers after the INT8 recipe search: it needs "
+                                   "--int8-recipe auto");
   if (methods.size() > 1 && recipe->choice.kind == Kind::Auto)
     return tpuc::fail("calibrate", "several methods make several tables: give --int8-recipe none or a recipe file "
                                    "(auto chooses one table)");
