@@ -195,9 +195,7 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
       r.int8Recipe = "auto: " + found->summary();
       table = std::move(found->table);
     } else {
-      const Int8Recipe recipe = options.recipe.kind == RecipeChoice::Kind::File
-                                    ? options.levers.unionWith(options.recipe.fileRecipe)
-                                    : options.levers;
+      const Int8Recipe recipe = options.recipe.fixedRecipe(options.levers);
       // The max check and the per-tensor search lower as the deploy below does.
       auto made = calibrateWithRecipe(**topModule, *samples, options.calibration, recipe, workDir);
       if (!made) return makeError(options.calibrationData, ": ", made.message());

@@ -498,10 +498,9 @@ Result<Int8Recipe> deploymentRecipe(const Int8Recipe &flags, const RecipeChoice 
     if (!parsed) return parsed.status();
     recorded = parsed.take();
   }
-  Int8Recipe r = flags;
+  Int8Recipe r = choice.fixedRecipe(flags);
   std::string source = "the lever flags";
   if (choice.kind == RecipeChoice::Kind::File) {
-    r = r.unionWith(choice.fileRecipe);
     source = choice.file;
   } else if (choice.kind == RecipeChoice::Kind::Auto && !table.recipe.empty()) {
     r = r.unionWith(recorded);

@@ -59,6 +59,11 @@ struct RecipeChoice {
   // "none", "auto" or the path of a recipe file (read and checked here).
   static Result<RecipeChoice> parse(const std::string &value);
   Int8Recipe fileRecipe; // Kind::File: the file's recipe
+  // The recipe without a search: the lever flags, with the file's levers for
+  // Kind::File.
+  Int8Recipe fixedRecipe(const Int8Recipe &flags) const {
+    return kind == Kind::File ? flags.unionWith(fileRecipe) : flags;
+  }
 };
 
 // --int8-budget's default (0): twice what the starting point took (its

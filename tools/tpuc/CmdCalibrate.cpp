@@ -76,9 +76,8 @@ int runCalibrate(int argc, char **argv) {
     std::cerr << "calibrate: INT8 recipe " << found->summary() << "\n";
     tables.push_back(std::move(found->table));
   } else {
-    const tpu::flow::Int8Recipe r =
-        recipe->choice.kind == Kind::File ? recipe->flags.unionWith(recipe->choice.fileRecipe) : recipe->flags;
-    auto made = tpu::flow::calibrateWithRecipe(**module, *samples, *opt, r, (*scratch)->path(), methods);
+    auto made = tpu::flow::calibrateWithRecipe(**module, *samples, *opt, recipe->choice.fixedRecipe(recipe->flags),
+                                               (*scratch)->path(), methods);
     if (!made) return tpuc::fail("calibrate", args.args()[0] + ": " + made.message());
     tables = made.take();
   }
