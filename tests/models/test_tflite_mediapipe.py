@@ -51,6 +51,9 @@ CASES = [
     ("face_detection_short_range", "input", 128, (-1, 1), 5),
     ("face_detection_full_range", "input", 192, (-1, 1), 2),
     ("selfie_segmentation", "input_1", 256, (0, 1), 1),
+    ("face_landmark", "input_1", 192, (0, 1), 1),
+    ("hand_landmark_full", "input_1", 224, (0, 1), 1),
+    ("pose_landmark_full", "input_1", 256, (0, 1), 2),
 ]
 
 
