@@ -2,13 +2,14 @@
 """INT8 ablation on the trained models (thresholds and lowering levers), written into docs/quantization.md.
 
     /usr/bin/python3 perf/int8_ablation.py --tpuc build/tools/tpuc/tpuc [--work DIR] [--cali 32] [--test 6] [--select 3]
-        [--tune-samples 2] [--models ppocr_det,blazeface,face_short,face_full,selfie] [--qtable-samples 2]
+        [--tune-samples 2] [--models ppocr_det,blazeface,face_short,face_full,selfie,face_mesh,hand,pose] [--qtable-samples 2]
         [--qtable greedy,prefix|none] [--columns KEYS] [--no-docs] [--reuse] [--merge]
 
 Per trained model: calibration inputs and disjoint test inputs (PP-OCRv4 det:
 rendered text pages, models/render_text_pages.py; the face detectors:
-synthetic face scenes; selfie segmentation: synthetic portraits; both drawn
-here), `tpuc import` with the model's preprocessing, then one INT8
+synthetic face scenes; selfie segmentation: synthetic portraits; the face,
+hand and pose landmark models: a synthetic face, hand or person filling the
+crop as their detector's box would; all but the pages drawn here), `tpuc import` with the model's preprocessing, then one INT8
 deployment per column:
 
   max, kl, kl + --tune 5, --search-threshold   thresholds (all --no-max-fallback
@@ -34,7 +35,8 @@ deployment per column:
 Each cell is the output cosine against the Top interpreter's fp32: per test
 input the smallest over the model's outputs, then the mean over the test
 inputs (Tpu interpreter = bmodel bit for bit); for the detector also the IoU
-of the binary maps at the DB threshold 0.3. The model's best column is chosen
+of the binary maps at the DB threshold 0.3, for the landmark models the mean
+distance of the (x, y) landmarks from fp32's in input pixels. The model's best column is chosen
 on --select held-back calibration inputs (drawn like the calibration inputs,
 after them, and not calibrated on), never on the test inputs; the headline
 columns give its name and its mean and minimum over the test inputs. Then `tpuc qtable --expected-cos
@@ -72,8 +74,9 @@ BEGIN, END = "<!-- int8-ablation:begin -->", "<!-- int8-ablation:end -->"
 DB_THRESHOLD = 0.3
 REUSE = False
 IMAGENET_SCALE = ",".join(repr(1 / (255 * s)) for s in (0.229, 0.224, 0.225))
-# MediaPipe's face detectors read [-1, 1] NHWC RGB, its selfie segmentation [0, 1].
+# MediaPipe's face detectors read [-1, 1] NHWC RGB, its selfie segmentation and landmark models [0, 1].
 MINUS1_1 = ["--mean", "127.5,127.5,127.5", "--scale", ",".join([repr(1 / 127.5)] * 3), "--channel-format", "nhwc"]
+ZERO_1 = ["--mean", "0,0,0", "--scale", ",".join([repr(1 / 255)] * 3), "--channel-format", "nhwc"]
 MODELS = {
     # PaddleOCR's det preprocessing: (x / 255 - ImageNet mean) / ImageNet std, RGB.
     "ppocr_det": dict(label="PP-OCRv4 det", path="models/out/ppocr_det.onnx", shapes="[[1,3,640,640]]",
@@ -89,8 +92,15 @@ MODELS = {
                       flags=MINUS1_1, data="faces", size=192),
     "selfie": dict(label="MediaPipe selfie segmentation (TFLite)",
                    path="models/out/mediapipe/selfie_segmentation.tflite", shapes=None,
-                   flags=["--mean", "0,0,0", "--scale", ",".join([repr(1 / 255)] * 3), "--channel-format", "nhwc"],
-                   data="portraits", size=256),
+                   flags=ZERO_1, data="portraits", size=256),
+    # Landmark models: task metric = distance of the (x, y) landmarks from fp32's, in input pixels
+    # (landmarks=(output, values per landmark)).
+    "face_mesh": dict(label="MediaPipe face landmark (TFLite)", path="models/out/mediapipe/face_landmark.tflite",
+                      shapes=None, flags=ZERO_1, data="face_crops", size=192, landmarks=("conv2d_21", 3)),
+    "hand": dict(label="MediaPipe hand landmark full (TFLite)", path="models/out/mediapipe/hand_landmark_full.tflite",
+                 shapes=None, flags=ZERO_1, data="hands", size=224, landmarks=("Identity", 3)),
+    "pose": dict(label="MediaPipe pose landmark full (TFLite)", path="models/out/mediapipe/pose_landmark_full.tflite",
+                 shapes=None, flags=ZERO_1, data="bodies", size=256, landmarks=("Identity", 5)),
 }
 THRESHOLD_COLUMNS = [  # (key, header, calibrate flags); max and kl come from one statistics pass
     ("max", "max", None),
@@ -154,6 +164,139 @@ def last_error(log):
     return lines[-1] if lines else "failed"
 
 
+def draw_face(d, x, y, w, h, skin):
+    """A face in the box (x, y, w, h): skin ellipse, eyes, nose, mouth."""
+    d.ellipse([x, y, x + w, y + h], fill=skin)
+    ey = y + h * 0.4
+    for ex in (x + w * 0.3, x + w * 0.7):
+        d.ellipse([ex - w * 0.08, ey - w * 0.05, ex + w * 0.08, ey + w * 0.05], fill=(245, 245, 245))
+        d.ellipse([ex - w * 0.035, ey - w * 0.035, ex + w * 0.035, ey + w * 0.035], fill=(40, 25, 20))
+    d.line([x + w * 0.5, y + h * 0.45, x + w * 0.46, y + h * 0.62], fill=tuple(int(c * 0.7) for c in skin), width=2)
+    d.ellipse([x + w * 0.35, y + h * 0.72, x + w * 0.65, y + h * 0.8], fill=(150, 60, 60))
+
+
+def backdrop(rng, size):
+    """A vertical colour gradient with a few random rectangles (the clutter behind a subject)."""
+    from PIL import Image, ImageDraw
+    top, bottom = rng.integers(40, 240, 3), rng.integers(20, 200, 3)
+    ramp = np.linspace(0, 1, size)[:, None, None]
+    img = Image.fromarray((top * (1 - ramp) + bottom * ramp + np.zeros((size, size, 3))).astype(np.uint8), "RGB")
+    d = ImageDraw.Draw(img)
+    for _ in range(int(rng.integers(0, 5))):
+        x, y = (int(v) for v in rng.integers(0, size, 2))
+        r = int(rng.integers(size // 16, size // 4))
+        d.rectangle([x, y, x + r, y + r], fill=tuple(int(v) for v in rng.integers(0, 256, 3)))
+    return img, d
+
+
+def skin_tone(rng):
+    return tuple(int(v) for v in np.minimum(255, np.array([224, 172, 140]) * rng.uniform(0.45, 1.1)))
+
+
+def noisy(img, rng, amplitude):
+    from PIL import Image
+    size = img.size[0]
+    arr = np.asarray(img, np.int16) + rng.integers(-amplitude, amplitude + 1, (size, size, 3))
+    return Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8), "RGB")
+
+
+def limb(d, points, width, fill):
+    """A chain of thick segments with round joints (a finger, an arm, a leg)."""
+    for p, q in zip(points, points[1:]):
+        d.line([tuple(p), tuple(q)], fill=fill, width=int(width))
+    for p in points:
+        d.ellipse([p[0] - width / 2, p[1] - width / 2, p[0] + width / 2, p[1] + width / 2], fill=fill)
+
+
+def chain(start, angles, lengths):
+    """The joints of a chain from `start`, each segment at its absolute angle (radians, 0 = up)."""
+    pts = [np.asarray(start, float)]
+    for t, l in zip(angles, lengths):
+        pts.append(pts[-1] + l * np.array([np.sin(t), -np.cos(t)]))
+    return pts
+
+
+def face_crop(seed, size):
+    """A face landmark model's input: one face filling most of the crop (as the detector's enlarged box gives
+    it), slightly turned and off-centre, with hair, brows, eyes, nose, lips and ears."""
+    rng = np.random.default_rng(seed)
+    img, d = backdrop(rng, size)
+    w = size * rng.uniform(0.5, 0.68)
+    h = w * rng.uniform(1.2, 1.35)
+    x, y = (size - w) / 2 + size * rng.uniform(-0.06, 0.06), (size - h) / 2 + size * rng.uniform(-0.04, 0.08)
+    skin = skin_tone(rng)
+    hair = tuple(int(v) for v in rng.integers(10, 140, 3))
+    d.ellipse([x - w * 0.08, y - h * 0.1, x + w * 1.08, y + h * 0.6], fill=hair)
+    for ex in (x - w * 0.06, x + w * 0.94):  # ears
+        d.ellipse([ex, y + h * 0.38, ex + w * 0.12, y + h * 0.58], fill=skin)
+    draw_face(d, x, y, w, h, skin)
+    brow = tuple(int(c * 0.45) for c in hair)
+    for ex in (x + w * 0.3, x + w * 0.7):
+        d.line([ex - w * 0.1, y + h * 0.33, ex + w * 0.1, y + h * (0.33 + rng.uniform(-0.03, 0.03))], fill=brow,
+               width=max(2, int(w * 0.03)))
+    return noisy(img.rotate(float(rng.uniform(-20, 20)), resample=2, fillcolor=hair), rng, 6)
+
+
+def hand_crop(seed, size):
+    """A hand landmark model's input: one hand (palm, four fingers of three phalanges, a thumb) filling the
+    crop, turned, its fingers spread and bent at random."""
+    rng = np.random.default_rng(seed)
+    img, d = backdrop(rng, size)
+    skin = skin_tone(rng)
+    shade = tuple(int(c * 0.8) for c in skin)
+    turn = rng.uniform(-0.6, 0.6)
+    palm = size * rng.uniform(0.22, 0.3)
+    wrist = np.array([size * rng.uniform(0.42, 0.58), size * rng.uniform(0.78, 0.9)])
+    centre = chain(wrist, [turn], [palm * 0.9])[1]
+    corners = [centre + palm * 0.55 * np.array([np.cos(turn + a), np.sin(turn + a)]) * s
+               for a, s in ((0, 1), (np.pi, 1))]
+    knuckles = [chain(centre, [turn + o], [palm * 0.55])[1] + (i - 1.5) * palm * 0.32 * np.array([np.cos(turn), np.sin(turn)])
+                for i, o in enumerate((0, 0, 0, 0))]
+    d.polygon([tuple(p) for p in [wrist - [palm * 0.4, 0], wrist + [palm * 0.4, 0], corners[0], *knuckles[::-1],
+                                  corners[1]]], fill=skin)
+    d.ellipse([centre[0] - palm * 0.6, centre[1] - palm * 0.6, centre[0] + palm * 0.6, centre[1] + palm * 0.6],
+              fill=skin)
+    for i, k in enumerate(knuckles):
+        spread = turn + (i - 1.5) * rng.uniform(0.05, 0.3)
+        bend = rng.uniform(0, 0.7)
+        lengths = palm * np.array([0.5, 0.32, 0.26]) * (0.85 if i in (0, 3) else 1.0)
+        limb(d, chain(k, [spread, spread + bend * rng.choice([-1, 1]) * 0.5, spread + bend], lengths),
+             palm * 0.22, skin)
+        d.line([tuple(k - [palm * 0.08, 0]), tuple(k + [palm * 0.08, 0])], fill=shade, width=2)
+    side = rng.choice([-1, 1])
+    base = centre + side * palm * 0.5 * np.array([np.cos(turn), np.sin(turn)]) + [0, palm * 0.2]
+    out = turn + side * rng.uniform(0.6, 1.3)
+    limb(d, chain(base, [out, out - side * 0.3], palm * np.array([0.45, 0.35])), palm * 0.25, skin)
+    return noisy(img, rng, 6)
+
+
+def body_crop(seed, size):
+    """A pose landmark model's input: a person (head, torso, arms, legs of two segments each) standing,
+    walking or reaching, centred with the hips near the middle as the pose detector's box puts them."""
+    rng = np.random.default_rng(seed)
+    img, d = backdrop(rng, size)
+    skin, shirt, trousers = skin_tone(rng), *(tuple(int(v) for v in rng.integers(0, 256, 3)) for _ in range(2))
+    unit = size * rng.uniform(0.085, 0.11)  # head height
+    hip = np.array([size * rng.uniform(0.45, 0.55), size * rng.uniform(0.5, 0.56)])
+    lean = rng.uniform(-0.25, 0.25)
+    neck = chain(hip, [lean], [3 * unit])[1]
+    across = np.array([np.cos(lean), np.sin(lean)])
+    shoulders = [neck + s * 1.0 * unit * across for s in (-1, 1)]
+    hips = [hip + s * 0.7 * unit * across for s in (-1, 1)]
+    for s, hp in zip((-1, 1), hips):  # legs
+        a = np.pi - s * rng.uniform(0, 0.5)
+        limb(d, chain(hp, [a, a - s * rng.uniform(0, 0.6)], [2.0 * unit, 1.9 * unit]), unit * 0.55, trousers)
+    d.polygon([tuple(p) for p in (shoulders[0], shoulders[1], hips[1], hips[0])], fill=shirt)
+    for s, sh in zip((-1, 1), shoulders):  # arms
+        a = np.pi - s * rng.uniform(0.1, 2.6)
+        pts = chain(sh, [a, a + s * rng.uniform(-1.2, 1.2)], [1.5 * unit, 1.3 * unit])
+        limb(d, pts[:2], unit * 0.45, shirt)
+        limb(d, pts[1:], unit * 0.38, skin)
+    head = chain(neck, [lean + rng.uniform(-0.3, 0.3)], [0.75 * unit])[1]
+    draw_face(d, head[0] - 0.4 * unit, head[1] - 0.5 * unit, 0.8 * unit, unit, skin)
+    return noisy(img, rng, 6)
+
+
 def face_scene(seed, size):
     """A synthetic scene: a tinted, noisy background with 1-3 faces (skin ellipse, eyes, nose, mouth)."""
     from PIL import Image, ImageDraw
@@ -169,33 +312,18 @@ def face_scene(seed, size):
         h = int(w * rng.uniform(1.1, 1.4))
         x, y = int(rng.integers(0, size - w)), int(rng.integers(0, max(1, size - h)))
         skin = tuple(int(v) for v in np.array([224, 172, 140]) * rng.uniform(0.45, 1.1))
-        d.ellipse([x, y, x + w, y + h], fill=tuple(min(255, c) for c in skin))
-        ey = y + h * 0.4
-        for ex in (x + w * 0.3, x + w * 0.7):
-            d.ellipse([ex - w * 0.08, ey - w * 0.05, ex + w * 0.08, ey + w * 0.05], fill=(245, 245, 245))
-            d.ellipse([ex - w * 0.035, ey - w * 0.035, ex + w * 0.035, ey + w * 0.035], fill=(40, 25, 20))
-        d.line([x + w * 0.5, y + h * 0.45, x + w * 0.46, y + h * 0.62], fill=tuple(int(c * 0.7) for c in skin), width=2)
-        d.ellipse([x + w * 0.35, y + h * 0.72, x + w * 0.65, y + h * 0.8], fill=(150, 60, 60))
-    arr = np.asarray(img, np.int16) + rng.integers(-8, 9, (size, size, 3))
-    return Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8), "RGB")
+        draw_face(d, x, y, w, h, tuple(min(255, c) for c in skin))
+    return noisy(img, rng, 8)
 
 
 def portrait(seed, size):
     """A synthetic head-and-shoulders picture: a background with a gradient and clutter, a person (skin
     ellipse with hair, eyes and mouth, neck, shirt-coloured shoulders) at a random place and size."""
-    from PIL import Image, ImageDraw
     rng = np.random.default_rng(seed)
-    top, bottom = rng.integers(40, 240, 3), rng.integers(20, 200, 3)
-    ramp = np.linspace(0, 1, size)[:, None, None]
-    img = Image.fromarray((top * (1 - ramp) + bottom * ramp + np.zeros((size, size, 3))).astype(np.uint8), "RGB")
-    d = ImageDraw.Draw(img)
-    for _ in range(int(rng.integers(0, 5))):
-        x, y = (int(v) for v in rng.integers(0, size, 2))
-        r = int(rng.integers(size // 16, size // 4))
-        d.rectangle([x, y, x + r, y + r], fill=tuple(int(v) for v in rng.integers(0, 256, 3)))
+    img, d = backdrop(rng, size)
     cx, cy = size * rng.uniform(0.35, 0.65), size * rng.uniform(0.3, 0.5)
     head = size * rng.uniform(0.12, 0.2)
-    skin = tuple(int(v) for v in np.minimum(255, np.array([224, 172, 140]) * rng.uniform(0.45, 1.1)))
+    skin = skin_tone(rng)
     shirt = tuple(int(v) for v in rng.integers(0, 256, 3))
     d.ellipse([cx - 2.4 * head, cy + 1.3 * head, cx + 2.4 * head, cy + 5 * head], fill=shirt)
     d.rectangle([cx - 0.4 * head, cy + 0.8 * head, cx + 0.4 * head, cy + 1.6 * head], fill=skin)
@@ -205,8 +333,11 @@ def portrait(seed, size):
     for ex in (cx - head * 0.35, cx + head * 0.35):
         d.ellipse([ex - head * 0.12, cy - head * 0.25, ex + head * 0.12, cy - head * 0.1], fill=(40, 30, 30))
     d.ellipse([cx - head * 0.3, cy + head * 0.45, cx + head * 0.3, cy + head * 0.6], fill=(150, 60, 60))
-    arr = np.asarray(img, np.int16) + rng.integers(-6, 7, (size, size, 3))
-    return Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8), "RGB")
+    return noisy(img, rng, 6)
+
+
+DRAWINGS = {"faces": face_scene, "portraits": portrait, "face_crops": face_crop, "hands": hand_crop,
+            "bodies": body_crop}
 
 
 def make_data(model, work, a, log):
@@ -226,8 +357,7 @@ def make_data(model, work, a, log):
         for sub, count, base in (("cali", a.cali, 0), ("held", a.select, a.cali), ("test", a.test, 10000)):
             os.makedirs(os.path.join(out, sub), exist_ok=True)
             for i in range(count):
-                draw = face_scene if model["data"] == "faces" else portrait
-                draw(base + i, model["size"]).save(os.path.join(out, sub, f"scene_{i:03d}.png"))
+                DRAWINGS[model["data"]](base + i, model["size"]).save(os.path.join(out, sub, f"scene_{i:03d}.png"))
     listed = lambda sub: sorted(os.path.join(out, sub, f) for f in os.listdir(os.path.join(out, sub)))  # noqa: E731
     return os.path.join(out, "cali"), listed("test"), listed("held")
 
@@ -243,8 +373,9 @@ def cosine(a, b):
 
 
 def min_cosine(ref, got):
-    """The smallest cosine over the outputs (a detector's scores count as much as its boxes)."""
-    return min(cosine(ref[k], got[k]) for k in ref)
+    """The smallest cosine over the outputs (a detector's scores count as much as its boxes); a single value
+    (a landmark model's presence score) has no cosine but its sign."""
+    return min(cosine(ref[k], got[k]) for k in ref if ref[k].size > 1)
 
 
 def iou(ref, got):
@@ -252,6 +383,13 @@ def iou(ref, got):
     ma, mb = a > DB_THRESHOLD, b > DB_THRESHOLD
     union = np.logical_or(ma, mb).sum()
     return float(np.logical_and(ma, mb).sum() / union) if union else 1.0
+
+
+def landmark_px(ref, got, spec):
+    """Mean distance (input pixels) of the (x, y) landmarks from fp32's."""
+    name, stride = spec
+    a, b = ref[name].reshape(-1, stride)[:, :2], got[name].reshape(-1, stride)[:, :2]
+    return float(np.linalg.norm(a - b, axis=1).mean())
 
 
 def ablate(key, model, a, tpuc, tpuc_opt):
@@ -363,18 +501,22 @@ def ablate(key, model, a, tpuc, tpuc_opt):
             out = os.path.join(work, f"{name}_{tag}{i}.npz")
             run([tpuc, "run", bmodel[:-len(".bmodel")] + ".tpu.mlir", "--image", img, "-o", out], log, out)
             return outputs_of(out)
-        cos, ious = [], []
+        cos, ious, pxs = [], [], []
         for i, img in enumerate(tests):
             got = outputs("", i, img)
             cos.append(min_cosine(ref[i], got))
             if model.get("iou"):
                 ious.append(iou(ref[i], got))
+            if model.get("landmarks"):
+                pxs.append(landmark_px(ref[i], got, model["landmarks"]))
         held_cos = [min_cosine(ref_held[i], outputs("held", i, img)) for i, img in enumerate(held)]
         cell = dict(cos=float(np.mean(cos)), cos_min=float(np.min(cos)), iou=float(np.mean(ious or [0])),
-                    iou_min=float(np.min(ious or [0])), held=float(np.mean(held_cos)))
-        print(f"int8_ablation: {key} {name}: cosine {cell['cos']:.4f} (min {cell['cos_min']:.4f}), "
-              f"IoU@0.3 {cell['iou']:.3f} (min {cell['iou_min']:.3f}); held-back calibration inputs {cell['held']:.4f}",
-              flush=True)
+                    iou_min=float(np.min(ious or [0])), px=float(np.mean(pxs or [0])), px_max=float(np.max(pxs or [0])),
+                    held=float(np.mean(held_cos)))
+        print(f"int8_ablation: {key} {name}: cosine {cell['cos']:.4f} (min {cell['cos_min']:.4f})" +
+              (f", IoU@0.3 {cell['iou']:.3f} (min {cell['iou_min']:.3f})" if ious else "") +
+              (f", landmarks {cell['px']:.2f} px (worst {cell['px_max']:.2f})" if pxs else "") +
+              f"; held-back calibration inputs {cell['held']:.4f}", flush=True)
         return cell
 
     # Mixed precision needs only the all-combined table: it runs while the
@@ -475,7 +617,7 @@ def old_minimums(note_lines, headers):
     text = " ".join(n for n in note_lines if "minimum over the test inputs:" in n)
     found = {}
     for h in headers:
-        hit = re.search(r"(?:: |, )" + re.escape(h) + r" ([0-9.]+(?:/[0-9.]+)?(?: \[[a-z]+\])?)[,.]", text)
+        hit = re.search(r"(?:: |, )" + re.escape(h) + r" ([0-9.]+(?:/[0-9.]+(?: px)?)?(?: \[[a-z]+\])?)[,.]", text)
         if hit:
             found[h] = hit.group(1).rstrip(".")
     return found
@@ -528,13 +670,23 @@ class RunMarks:
         return block, lines
 
 
-def fmt(cell, with_iou, with_min=False):
+def task_figure(model, cell, worst=False, sep=" / "):
+    """The task metric after the cosine: the detector's IoU (worst: the smallest), a landmark model's
+    distance in pixels (worst: the largest); nothing for the other models."""
+    if model.get("iou"):
+        return f"{sep}{cell['iou_min' if worst else 'iou']:.3f}"
+    if model.get("landmarks"):
+        return f"{sep}{cell['px_max' if worst else 'px']:.2f} px"
+    return ""
+
+
+def fmt(cell, model, with_min=False):
     if cell is None:
         return "–"
-    s = f"{cell['cos']:.4f}" + (f" / {cell['iou']:.3f}" if with_iou else "")
+    s = f"{cell['cos']:.4f}" + task_figure(model, cell)
     if not with_min:
         return s
-    return s + f" ({cell['cos_min']:.4f}" + (f" / {cell['iou_min']:.3f}" if with_iou else "") + ")"
+    return s + f" ({cell['cos_min']:.4f}" + task_figure(model, cell, worst=True) + ")"
 
 
 def render_block(results, a, stamp):
@@ -548,7 +700,8 @@ def render_block(results, a, stamp):
     lines = [BEGIN,
              f"INT8 (Tpu interpreter = bmodel) against the Top interpreter's fp32, mean over {a.test} test inputs "
              f"after calibration on {a.cali} others (cosine of the outputs, the smallest over a model's outputs; "
-             f"PP-OCR: cosine / IoU of the binary maps at 0.3). `/usr/bin/python3 perf/int8_ablation.py --tpuc "
+             f"PP-OCR: cosine / IoU of the binary maps at 0.3; landmark models: cosine / mean distance of the (x, y) "
+             f"landmarks from fp32's in input pixels, and in the minimum notes the worst input's, the largest). `/usr/bin/python3 perf/int8_ablation.py --tpuc "
              f"build/tools/tpuc/tpuc --cali {a.cali} --test {a.test} --tune-samples {a.tune_samples}`. Threshold "
              f"columns: signed int8 everywhere (`--no-uint8`); lever columns: one lever on the default calibration; "
              f"all combined: every lever (UINT8, equalization, bias correction, rounding, per-channel weights, int16 "
@@ -603,21 +756,21 @@ def render_block(results, a, stamp):
                     ("" if reached else ", 0.99 not reached"))
         def cell(k, h):
             c = r["cells"].get(k)
-            return marks.new(fmt(c, m.get("iou"))) if c else marks.kept(old[h]) if h in old else "–"
+            return marks.new(fmt(c, m)) if c else marks.kept(old[h]) if h in old else "–"
 
         def qtable_cell(name, h):
             q = r.get(f"qtable {name}")
             return marks.new(qcell(q)) if q or h not in old else marks.kept(old[h])
         best = best_column(r["cells"], [k for k in ckeys if k != "auto"], [h for h in headers if h != AUTO_HEADER])
         # With no column of this run to choose from, a merged table keeps its earlier choice.
-        best_cells = f"{marks.new(best[0])} | {marks.new(fmt(best[1], m.get('iou'), with_min=True))}" if best \
+        best_cells = f"{marks.new(best[0])} | {marks.new(fmt(best[1], m, with_min=True))}" if best \
             else " | ".join(marks.kept(old[h]) if h in old else "–" for h in (BEST_HEADER, BEST_FIGURES_HEADER))
         lines.append(f"| {m['label']} | " + " | ".join(cell(k, h) for k, h in zip(ckeys, headers)) +
                      f" | {qtable_cell('greedy', GREEDY_HEADER)} | {qtable_cell('prefix', PREFIX_HEADER)} | "
                      f"{best_cells} |")
         old_mins = old_minimums(old_note, headers)
         mins = ", ".join(f"{h} " + (marks.new(f"{r['cells'][k]['cos_min']:.4f}" +
-                                              (f"/{r['cells'][k]['iou_min']:.3f}" if m.get("iou") else ""))
+                                              task_figure(m, r['cells'][k], worst=True, sep="/"))
                                     if k in r["cells"] else marks.kept(old_mins[h]))
                          for h, k in zip(headers, ckeys) if k in r["cells"] or h in old_mins)
         methods = old_methods(old_note)
