@@ -295,7 +295,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   calib::CalibrationOptions calibrationOptions = options.calibration;
   calibrationOptions.cancelled = [&] { return stopped = stopped || searchSeconds() > budget; };
   const calib::Method method = options.calibration.method;
-  auto evaluate = [&](const Int8Recipe &recipe) -> Result<std::optional<Scored>> {
+  auto evaluateAs = [&](const Int8Recipe &recipe) -> Result<std::optional<Scored>> {
     auto v = variant(recipe.equalizeWeights);
     if (!v) return v.status();
     auto table = recipeTable(**v, calibration, calibrationOptions, recipe, method);
@@ -307,9 +307,30 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
       references = computed.take();
     }
     auto cosine = int8OutputCosine((*v)->module, (*v)->weights, *table, held, *references, recipe.levers,
-                                   recipe.levers.needSamples() ? (*v)->convInputs.get() : nullptr);
+                                   recipe.levers.needSamples() ? (*v)->convInputs.get() : nullptr,
+                                   /*meanOverSamples=*/true);
     if (!cosine) return cosine.status();
     return std::optional<Scored>(Scored{*cosine, table.take()});
+  };
+  // The max check chooses between the method and max on the first
+  // --tune-samples calibration samples, a coin toss where they score close
+  // there (on a pose landmark net it kept KL for per-channel weights with
+  // bias correction: held-back cosine 0.54, against 0.86 with max). The
+  // search has held-back samples: it scores both tables on them and names
+  // the better method in the recipe, so the final table takes it as it is.
+  const bool chooseMethod = calibrationOptions.maxFallback && method != calib::Method::Max;
+  auto evaluate = [&](Int8Recipe &recipe) -> Result<std::optional<Scored>> {
+    if (recipe.method || !chooseMethod) return evaluateAs(recipe);
+    Int8Recipe withMax = recipe;
+    withMax.method = calib::Method::Max;
+    recipe.method = method;
+    auto mine = evaluateAs(recipe);
+    if (!mine || !*mine) return mine;
+    auto max = evaluateAs(withMax);
+    if (!max) return max.status();
+    if (!*max || (*max)->cosine <= (**mine).cosine) return mine;
+    recipe = withMax;
+    return max;
   };
   auto record = [&](RecipeTrial trial) {
     log << "int8 recipe: " << trial.recipe.text() << ": ";
@@ -323,12 +344,13 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   };
 
   // The starting point: the flags given, nothing else.
-  const Int8Recipe base = options.fixed;
+  Int8Recipe base = options.fixed;
   auto first = evaluate(base);
   if (!first) return first.status();
   if (!*first) {
     // Even the starting point did not finish: its table without the budget.
     calibrationOptions.cancelled = nullptr;
+    base = options.fixed;
     first = evaluate(base);
     if (!first) return first.status();
   }
@@ -379,6 +401,11 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   for (const auto &step : steps) {
     Int8Recipe candidate = result.recipe;
     if (!step(candidate)) continue;
+    // A new lever may change which of the two methods does better: chosen
+    // again (not for tuning, whose candidates span both).
+    if (chooseMethod && candidate.method == result.recipe.method && candidate.tune == result.recipe.tune &&
+        (candidate.method == method || candidate.method == calib::Method::Max))
+      candidate.method.reset();
     const double elapsed = searchSeconds();
     const double expected = lastSeconds + (variants[candidate.equalizeWeights] ? 0 : baseStatistics);
     if (elapsed + expected > budget) {
@@ -429,6 +456,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
       q.maxLayers = options.maxFloatLayers;
       q.rank = SearchRank::Alone;
       q.rankSamples = 1;
+      q.meanOverSamples = true; // as the levers were scored
       q.levers = result.recipe.levers;
       q.budgetSeconds = left;
       if (q.levers.needSamples()) {

@@ -105,7 +105,10 @@ struct RecipeSearchOptions {
 
 struct RecipeTrial {
   Int8Recipe recipe;
-  double cosine = 0; // the INT8 Tpu interpreter's smallest output cosine on the held-back samples
+  // The INT8 Tpu interpreter's output cosine on the held-back samples: per
+  // sample the smallest over the outputs, then the mean (the ablation's
+  // criterion; the smallest over 4 samples let one sample decide).
+  double cosine = 0;
   bool kept = false;
   double seconds = 0;
   std::string skipped; // why it was not tried or not finished ("" = scored)
@@ -124,7 +127,10 @@ struct RecipeSearchResult {
 // Greedy, in a fixed order (per-channel weights, int16 hand-off, bias
 // correction, the percentile9999 and mse threshold methods, weight rounding,
 // equalization, tune 3): each lever is added to
-// the recipe kept so far and kept when it raises the held-back cosine. A
+// the recipe kept so far and kept when it raises the held-back cosine.
+// Unless --calibration-method is max or --no-max-fallback is given, each
+// candidate is scored with the method's thresholds and with max's, and the
+// better one is named in the recipe (method=NAME) in place of the max check. A
 // candidate that would start after the budget is spent is not tried. Then,
 // below options.expectedCos, fp32 tensors (the recipe's "f32=" words).
 // Progress, one line per candidate, goes to `log`.

@@ -692,10 +692,12 @@ Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore
 Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore &weights,
                                 const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples,
                                 const std::vector<NpzMap> &references, const lowering::Int8Levers &levers,
-                                const lowering::TensorSamples *convInputs) {
+                                const lowering::TensorSamples *convInputs, bool meanOverSamples) {
   if (samples.empty()) return makeError("scoring a calibration table needs at least one sample");
   if (references.size() != samples.size()) return makeError("one reference per sample needed");
-  return Evaluator(topModule, weights, calibration, samples, references, levers, convInputs).init();
+  Evaluator evaluator(topModule, weights, calibration, samples, references, levers, convInputs);
+  evaluator.setMeanOverSamples(meanOverSamples);
+  return evaluator.init();
 }
 
 Int8ThresholdScorer int8ThresholdScorer(mlir::ModuleOp topModule, const top::WeightStore &weights,

@@ -108,11 +108,12 @@ Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore
                                 const lowering::Int8Levers &levers = {},
                                 const lowering::TensorSamples *convInputs = nullptr);
 // The same against the Top interpreter's outputs already computed
-// (topReferences), one per sample.
+// (topReferences), one per sample; with meanOverSamples the mean over the
+// samples of each one's smallest output cosine.
 Result<double> int8OutputCosine(mlir::ModuleOp topModule, const top::WeightStore &weights,
                                 const calib::CalibrationTable &calibration, const std::vector<NpzMap> &samples,
                                 const std::vector<NpzMap> &references, const lowering::Int8Levers &levers,
-                                const lowering::TensorSamples *convInputs);
+                                const lowering::TensorSamples *convInputs, bool meanOverSamples = false);
 // The Top interpreter's outputs of every sample.
 Result<std::vector<NpzMap>> topReferences(mlir::ModuleOp topModule, const std::vector<NpzMap> &samples);
 
