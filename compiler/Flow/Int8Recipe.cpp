@@ -18,6 +18,7 @@
 #include <iomanip>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace tpu::flow {
@@ -393,26 +394,28 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   for (const char *name : {"per-channel-weights", "int16-pointwise", "bias-correction"}) leverStep(name);
   for (calib::Method m : {calib::Method::Percentile9999, calib::Method::Mse}) methodStep(m);
   for (const char *name : {"round-weights", "equalize-weights"}) leverStep(name);
-  steps.push_back([](Int8Recipe &r) {
+  auto tuneStep = [](Int8Recipe &r) {
     if (r.tune >= kSearchTune) return false;
     r.tune = kSearchTune;
     return true;
-  });
-  for (const auto &step : steps) {
-    Int8Recipe candidate = result.recipe;
-    if (!step(candidate)) continue;
+  };
+  // Scores one candidate (the first pass records one it has no time for)
+  // and keeps it when it raises the held-back cosine.
+  std::set<std::string> scoredRecipes;
+  auto tryCandidate = [&](Int8Recipe candidate, bool firstPass) -> Result<bool> {
     // A new lever may change which of the two methods does better: chosen
     // again (not for tuning, whose candidates span both).
     if (chooseMethod && candidate.method == result.recipe.method && candidate.tune == result.recipe.tune &&
         (candidate.method == method || candidate.method == calib::Method::Max))
       candidate.method.reset();
+    if (!scoredRecipes.insert(candidate.text()).second) return false;
     const double elapsed = searchSeconds();
     const double expected = lastSeconds + (variants[candidate.equalizeWeights] ? 0 : baseStatistics);
     if (elapsed + expected > budget) {
       std::ostringstream why;
       why << "not tried (the budget of " << std::setprecision(3) << budget << " s is spent)";
-      record({candidate, 0, false, 0, why.str()});
-      continue;
+      if (firstPass) record({candidate, 0, false, 0, why.str()});
+      return false;
     }
     const bool newVariant = !variants[candidate.equalizeWeights];
     auto scored = evaluate(candidate);
@@ -427,7 +430,7 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
           << std::defaultfloat << std::setprecision(3) << budget << " s is spent)";
       log << "\n"; // the stopped search's progress line is left unfinished
       record({candidate, 0, false, trialSeconds, why.str()});
-      continue;
+      return false;
     }
     const bool kept = (*scored)->cosine > result.cosine + kMinGain;
     record({candidate, (*scored)->cosine, kept, trialSeconds, ""});
@@ -436,6 +439,25 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
       result.cosine = (*scored)->cosine;
       result.table = std::move((*scored)->table);
     }
+    return kept;
+  };
+  // The levers and methods in passes until one keeps nothing: a lever
+  // turned down beside one method may win beside the next (on the text
+  // recogniser bias correction loses with max's thresholds and wins with
+  // mse's). Tuning, the costliest, comes after them.
+  for (bool firstPass = true, changed = true; changed; firstPass = false) {
+    changed = false;
+    for (const auto &step : steps) {
+      Int8Recipe candidate = result.recipe;
+      if (!step(candidate)) continue;
+      auto kept = tryCandidate(candidate, firstPass);
+      if (!kept) return kept.status();
+      changed |= *kept;
+    }
+  }
+  if (Int8Recipe candidate = result.recipe; tuneStep(candidate)) {
+    auto kept = tryCandidate(candidate, /*firstPass=*/true);
+    if (!kept) return kept.status();
   }
   // Mixed precision when the levers stay below the target: the tensors that
   // raise the held-back cosine most kept in fp32 (each ranked alone on one

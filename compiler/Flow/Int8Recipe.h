@@ -126,8 +126,9 @@ struct RecipeSearchResult {
 
 // Greedy, in a fixed order (per-channel weights, int16 hand-off, bias
 // correction, the percentile9999 and mse threshold methods, weight rounding,
-// equalization, tune 3): each lever is added to
-// the recipe kept so far and kept when it raises the held-back cosine.
+// equalization), in passes until one keeps nothing, then tune 3: each lever
+// is added to the recipe kept so far and kept when it raises the held-back
+// cosine.
 // Unless --calibration-method is max or --no-max-fallback is given, each
 // candidate is scored with the method's thresholds and with max's, and the
 // better one is named in the recipe (method=NAME) in place of the max check. A
