@@ -223,6 +223,9 @@ public:
   Status lowerBatchedFc(mlir::Operation *op, mlir::Value a, const std::vector<float> &wv, bool doRelu);
   // A constant right operand: lowerFc; two activations: tpu.matmul (fp32).
   Status lowerMatMul(top::MatMulOp op);
+  // top.gemm whose right operand is an activation: moves for the
+  // transposes, tpu.matmul, tpu.mul by alpha and tpu.add of beta * C (fp32).
+  Status lowerGemmOfActivations(top::GemmOp op);
   // Ops/Pool.cpp
   Status lowerPool(mlir::Operation *op, bool isMax);
   // Ops/Elementwise.cpp

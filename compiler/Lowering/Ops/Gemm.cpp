@@ -6,7 +6,9 @@
 // fc per batch matrix, its rows cut out and the results put together by
 // tpu.move; a bias (C) whose rows differ is an fp32 add behind the fc.
 // top.matmul of two activations -> tpu.matmul (fp32; in INT8 an fp32
-// island, as TPU-MLIR does on BM1684).
+// island, as TPU-MLIR does on BM1684); so does a top.gemm whose right
+// operand is an activation, its transposes tpu.move, alpha a tpu.mul and
+// beta * C a tpu.add (NumPy broadcast).
 
 #include "compiler/Lowering/Lowerer.h"
 
@@ -164,8 +166,57 @@ Status Lowerer::lowerMatMul(top::MatMulOp op) {
   return Status::ok();
 }
 
+Status Lowerer::lowerGemmOfActivations(top::GemmOp op) {
+  Value a = op.getA(), b = op.getB(), c = op.getC(), result = op.getOutput();
+  if (a.getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant left operand times an activation");
+  const auto as = shapeOf(a), bs = shapeOf(b), outShape = shapeOf(result);
+  if (as.size() != 2 || bs.size() != 2) return noLowering(op, "a gemm operand that is not a matrix");
+  const std::string &name = names_[result];
+  if (wantInt8(name))
+    out_.fallbacks.push_back(name + ": a gemm whose right operand is an activation runs in fp32 on the BM1684");
+  const double alpha = op.getAlpha().convertToDouble(), beta = op.getBeta().convertToDouble();
+  const bool hasC = c && !isa<NoneType>(c.getType()) && beta != 0;
+  auto transposed = [&](Value v, const std::string &suffix) -> Value {
+    const auto s = shapeOf(v);
+    MovePieces p;
+    p.add(0, {s[1], s[0]}, 0, {1, s[1]}, 0, {s[0], 1});
+    return make<tpuir::MoveOp>(name + suffix, f32Type({s[1], s[0]}), ValueRange{f32(v)}, p.values, FloatAttr());
+  };
+  auto scalar = [&](const std::string &wname, double v) {
+    const float f = float(v);
+    return addWeight(wname, NpyArray::from({1, 1}, &f, 1), b_.getF32Type());
+  };
+  Value x = op.getTransA() ? transposed(a, "_at") : f32(a);
+  Value y = op.getTransB() ? transposed(b, "_bt") : f32(b);
+  // Each step is named after the result when it is the last one.
+  Value out = make<tpuir::MatMulOp>(alpha != 1 || hasC ? name + "_ab" : name, f32Type(outShape), x, y);
+  if (alpha != 1)
+    out = make<tpuir::MulOp>(hasC ? name + "_alpha_ab" : name, f32Type(outShape), out, scalar(name + "_alpha", alpha),
+                             false, uint64_t(0), ArrayRef<int64_t>{});
+  if (hasC) {
+    auto cs = shapeOf(c);
+    Value addend;
+    if (c.getDefiningOp<top::WeightOp>()) {
+      auto cv = weightValues(c, "the bias (C)", op);
+      if (!cv) return noLowering(op, cv.message());
+      for (float &v : *cv) v = float(beta * v);
+      cs.insert(cs.begin(), 2 - std::min<size_t>(cs.size(), 2), 1);
+      addend = addWeight(name + "_c", NpyArray::from(cs, *cv), b_.getF32Type());
+    } else {
+      addend = f32(c);
+      if (beta != 1)
+        addend = make<tpuir::MulOp>(name + "_beta_c", f32Type(cs), addend, scalar(name + "_beta", beta), false,
+                                    uint64_t(0), ArrayRef<int64_t>{});
+    }
+    out = make<tpuir::AddOp>(name, f32Type(outShape), out, addend, false, uint64_t(0), ArrayRef<int64_t>{});
+  }
+  vals_[result].f32 = out;
+  return Status::ok();
+}
+
 void addGemmLowerings(LoweringTable &t) {
   t.add<top::GemmOp>([](Lowerer &l, top::GemmOp g) {
+    if (!g.getB().getDefiningOp<top::WeightOp>()) return l.lowerGemmOfActivations(g);
     return l.lowerFc(g, g.getA(), g.getB(), g.getC(), g.getAlpha().convertToDouble(), g.getBeta().convertToDouble(),
                      g.getTransA(), g.getTransB());
   });
