@@ -27,8 +27,15 @@ expected-counts.txt: an importer regression that turns passing cases into
 skips fails here instead of shrinking the suite. After a deliberate change,
 rewrite the line with --update-counts and say why in the commit.
 
+With --runtime-weights the cases that have such weight inputs run again with
+them as runtime inputs (only what the importer asks to be constant is
+frozen): the chip path on activation operands (a gemm or conv whose weight
+is computed). It prints the outcomes and each no-lowering reason with its
+count; the exclusions and the pinned counts do not apply: a wrong result, an
+error, or fewer passing cases than --min-pass fail.
+
 Usage: chip_conformance.py --tpuc PATH [--shard I/N] [--jobs J] [--work-dir DIR] [--verbose]
-                           [--update-counts] [case ...]
+                           [--update-counts | --runtime-weights] [case ...]
 Exit 0 when there is no wrong result, no failure and the counts are the pinned
 ones, 1 otherwise, 2 when the test data is not installed (a failure: CI
 installs libonnx-testdata).
@@ -180,7 +187,7 @@ def compare_outputs(npz_path, model, outputs):
     return ""
 
 
-def run_case(tpuc, case_dir, work):
+def run_case(tpuc, case_dir, work, runtime_weights=False):
     """(status, detail): status is 'skip' (not a float case, or the importer
     lacks an op), 'top-fail', 'pass', 'no-lowering', 'wrong' or 'error'."""
     model = onnx.load(os.path.join(case_dir, "model.onnx"))
@@ -200,6 +207,10 @@ def run_case(tpuc, case_dir, work):
     ):
         return "skip", "not a float case"
     frozen = non_first_inputs(model, WEIGHT_OPS)
+    if runtime_weights:
+        if not frozen:
+            return "skip", "no weight input (the pinned suite runs it as it is)"
+        frozen = set()
     mlir = os.path.join(work, "model.top.mlir")
 
     def imported(frozen):
@@ -262,7 +273,15 @@ def main():
     ap.add_argument("--verbose", action="store_true", help="print every case's outcome")
     ap.add_argument("--counts", default=os.path.join(HERE, "expected-counts.txt"))
     ap.add_argument("--update-counts", action="store_true", help="write this shard's counts into --counts")
+    ap.add_argument("--runtime-weights", action="store_true",
+                    help="run the cases with weight inputs (conv, gemm, matmul, prelu, batch norm) with them as runtime "
+                         "inputs and report the outcomes (no exclusions, no pinned counts)")
+    ap.add_argument("--min-pass", type=int, default=0,
+                    help="with --runtime-weights: fail when fewer cases pass on the chip path")
     args = ap.parse_args()
+    if args.runtime_weights and args.update_counts:
+        print("chip_conformance: error: --runtime-weights measures; it has no pinned counts to update")
+        return 2
     if not os.path.isdir(DATA_DIR):
         print(f"chip_conformance: error: {DATA_DIR} is missing (Debian package libonnx-testdata)")
         return 2
@@ -278,7 +297,7 @@ def main():
         work = os.path.join(work_root, case)
         os.makedirs(work, exist_ok=True)
         try:
-            return case, run_case(args.tpuc, os.path.join(DATA_DIR, case), work)
+            return case, run_case(args.tpuc, os.path.join(DATA_DIR, case), work, args.runtime_weights)
         except subprocess.TimeoutExpired as e:
             return case, ("error", f"timeout: {' '.join(e.cmd[:2])}")
         finally:
@@ -289,6 +308,8 @@ def main():
     if not args.work_dir:
         shutil.rmtree(work_root, ignore_errors=True)
 
+    if args.runtime_weights:
+        return report_runtime_weights(cases, results, args.verbose, args.min_pass)
     counts = {"top": 0, "pass": 0, "excluded": 0, "wrong": 0, "considered": len(cases), "skip": 0, "top-fail": 0}
     failures = []
     for case in cases:
@@ -328,6 +349,33 @@ def main():
         f"{counts['wrong']} wrong; {len(failures)} failure(s), {len(problems)} problem(s) in the exclusion list"
     )
     return 1 if failures or problems else 0
+
+
+def report_runtime_weights(cases, results, verbose, min_pass):
+    """--runtime-weights: the outcome counts and the no-lowering reasons (the op and why, names left out)."""
+    outcomes, reasons, failures = {}, {}, []
+    for case in cases:
+        status, detail = results[case]
+        outcomes[status] = outcomes.get(status, 0) + 1
+        if verbose or status in ("wrong", "error"):
+            print(f"{status:12} {case}  {detail.splitlines()[0] if detail else ''}")
+        if status == "no-lowering":
+            hit = re.match(r"no lowering for (\S+) .*?: (.*)$", detail)
+            reason = f"{hit.group(1)}: {hit.group(2)}" if hit else detail
+            reasons[reason] = reasons.get(reason, 0) + 1
+        if status in ("wrong", "error"):
+            failures.append(case)
+    for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        print(f"{n:4} no lowering: {reason}")
+    top = sum(n for k, n in outcomes.items() if k not in ("skip", "top-fail"))
+    print(f"runtime weights: {len(cases)} cases, {outcomes.get('skip', 0)} skipped, {outcomes.get('top-fail', 0)} fail "
+          f"on the Top interpreter; of the {top} that pass there, {outcomes.get('pass', 0)} pass on the chip path, "
+          f"{outcomes.get('no-lowering', 0)} have no lowering, {outcomes.get('wrong', 0)} wrong, "
+          f"{outcomes.get('error', 0)} error(s)")
+    if outcomes.get("pass", 0) < min_pass:
+        print(f"FEWER {outcomes.get('pass', 0)} cases pass with runtime weights, --min-pass {min_pass}")
+        failures.append("min-pass")
+    return 1 if failures else 0
 
 
 def count_changes(args, shard, counts):
