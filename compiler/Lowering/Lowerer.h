@@ -244,6 +244,9 @@ public:
   AffineChain affineChain(mlir::Value v, int64_t channels);
   // Ops/Normalize.cpp
   Status lowerBatchNorm(top::BatchNormOp op);
+  // A batch norm with a per-channel operand computed at run time:
+  // (x - mean) * scale * rsqrt(var + eps) + bias as fp32 element-wise ops.
+  Status lowerBatchNormOfActivations(top::BatchNormOp op);
   Result<ChannelAffine> batchNormAffine(top::BatchNormOp op);
   Status lowerLayerNorm(top::LayerNormOp op);
   // Ops/Activation.cpp
