@@ -315,10 +315,11 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
   };
   // The max check chooses between the method and max on the first
   // --tune-samples calibration samples, a coin toss where they score close
-  // there (on a pose landmark net it kept KL for per-channel weights with
-  // bias correction: held-back cosine 0.54, against 0.86 with max). The
-  // search has held-back samples: it scores both tables on them and names
-  // the better method in the recipe, so the final table takes it as it is.
+  // there (on a pose landmark net the search scored per-channel weights with
+  // max's thresholds, and the final table's check then chose KL: test cosine
+  // 0.73 instead of 0.84). The search has held-back samples: it scores both
+  // tables on them and names the better method in the recipe, so the final
+  // table takes it as it is.
   const bool chooseMethod = calibrationOptions.maxFallback && method != calib::Method::Max;
   auto evaluate = [&](Int8Recipe &recipe) -> Result<std::optional<Scored>> {
     if (recipe.method || !chooseMethod) return evaluateAs(recipe);
@@ -442,9 +443,8 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
     return kept;
   };
   // The levers and methods in passes until one keeps nothing: a lever
-  // turned down beside one method may win beside the next (on the text
-  // recogniser bias correction loses with max's thresholds and wins with
-  // mse's). Tuning, the costliest, comes after them.
+  // turned down beside one method may win beside a method kept later, so
+  // the next pass tries it again. Tuning, the costliest, comes after them.
   for (bool firstPass = true, changed = true; changed; firstPass = false) {
     changed = false;
     for (const auto &step : steps) {
