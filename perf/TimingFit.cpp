@@ -14,7 +14,9 @@
 // log(simulated / published) over all rows, minimised by Nelder-Mead inside
 // the [lo, hi] box of each parameter (a value outside is clamped), from
 // --config's values and from the box centre, each restarted twice. Leave-one-model-out: for each model, the same fit
-// on the other models' rows (from the in-sample optimum) predicts its rows.
+// on the other models' rows predicts its rows; it starts from three fixed points of the box (a quarter, half and
+// three quarters of each range), not from the in-sample optimum or --config's values (the defaults are that
+// optimum), which have seen the model.
 // Prints one JSON object: fitted values, per row simulated ms per image in
 // sample and left out, and the objective. --overlap prices the rows under a
 // counterfactual overlap of the two engines instead (Overlap below).
@@ -316,13 +318,23 @@ int main(int argc, char **argv) {
     for (int round = 0; round < 3; ++round) start = f.minimise(start, evals);
     return start;
   };
-  std::vector<double> centre;
-  for (const Param &p : fit.params) centre.push_back((p.lo + p.hi) / 2);
-  std::vector<double> x = restarted(fit, x0, maxEvals);
-  if (!fit.params.empty()) {
-    std::vector<double> fromCentre = restarted(fit, centre, maxEvals);
-    if (fit.objective(fromCentre) < fit.objective(x)) x = fromCentre;
-  }
+  // The point at `share` of each parameter's range.
+  auto boxPoint = [&](double share) {
+    std::vector<double> v;
+    for (const Param &p : fit.params) v.push_back(p.lo + (p.hi - p.lo) * share);
+    return v;
+  };
+  // The best optimum reached from these starts.
+  auto fitFromStarts = [&](const Fitter &f, const std::vector<std::vector<double>> &starts, int evals) {
+    std::vector<double> best;
+    for (const auto &s : starts) {
+      std::vector<double> x = restarted(f, s, evals);
+      if (best.empty() || f.objective(x) < f.objective(best)) best = x;
+    }
+    return best;
+  };
+  std::vector<double> x =
+      fit.params.empty() ? restarted(fit, x0, maxEvals) : fitFromStarts(fit, {x0, boxPoint(0.5)}, maxEvals);
   const isa::HwConfig fitted = fit.config(x);
 
   nlohmann::ordered_json out;
@@ -338,7 +350,8 @@ int main(int argc, char **argv) {
       sub.rows.clear();
       for (const Row &r : rows)
         if (r.model != m) sub.rows.push_back(&r);
-      const isa::HwConfig without = sub.config(restarted(sub, x, maxEvals / 2));
+      const isa::HwConfig without =
+          sub.config(fitFromStarts(sub, {boxPoint(0.25), boxPoint(0.5), boxPoint(0.75)}, maxEvals));
       for (size_t i = 0; i < rows.size(); ++i)
         if (rows[i].model == m) looMs[i] = msPerImage(rows[i], without, fit.overlap);
     }
