@@ -37,6 +37,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -324,17 +325,17 @@ int main(int argc, char **argv) {
     for (const Param &p : fit.params) v.push_back(p.lo + (p.hi - p.lo) * share);
     return v;
   };
-  // The best optimum reached from these starts.
+  // The best optimum reached from these starts (the first on a tie).
   auto fitFromStarts = [&](const Fitter &f, const std::vector<std::vector<double>> &starts, int evals) {
     std::vector<double> best;
+    double bestObjective = std::numeric_limits<double>::infinity();
     for (const auto &s : starts) {
       std::vector<double> x = restarted(f, s, evals);
-      if (best.empty() || f.objective(x) < f.objective(best)) best = x;
+      if (const double o = f.objective(x); o < bestObjective) best = std::move(x), bestObjective = o;
     }
     return best;
   };
-  std::vector<double> x =
-      fit.params.empty() ? restarted(fit, x0, maxEvals) : fitFromStarts(fit, {x0, boxPoint(0.5)}, maxEvals);
+  std::vector<double> x = fitFromStarts(fit, {x0, boxPoint(0.5)}, maxEvals);
   const isa::HwConfig fitted = fit.config(x);
 
   nlohmann::ordered_json out;
