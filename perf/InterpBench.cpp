@@ -3,7 +3,7 @@
 // Top-interpreter time per inference. Models that are absent are skipped.
 #include "compiler/Import/OnnxImporter.h"
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 #include "support/Parallel.h"
 
 #include <benchmark/benchmark.h>

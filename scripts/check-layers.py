@@ -3,9 +3,9 @@
 
 Rooms, lowest first; a file may include headers of its own room and of rooms
 below it, never above:
-  support <- isa <- arith <- memory <- timing <- simulator <- runtime <- compiler <- tools
+  support <- isa <- arith <- kernels <- memory <- timing <- simulator <- runtime <- compiler <- tools
 except that compiler/ reaches the simulator only through the runtime: it
-includes arith/, memory/ and timing/, never simulator/. Inside rooms:
+includes arith/, kernels/, memory/ and timing/, never simulator/. Inside rooms:
 simulator/semantics does not include simulator/systemc; MLIR and LLVM headers
 appear only in compiler/ outside compiler/Backend (and in tools/); SystemC
 headers only in simulator/systemc/. tests/, perf/, fuzz/ and python/
@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-ROOMS = ["support", "isa", "arith", "memory", "timing", "simulator", "runtime", "compiler", "tools"]
+ROOMS = ["support", "isa", "arith", "kernels", "memory", "timing", "simulator", "runtime", "compiler", "tools"]
 RANK = {room: i for i, room in enumerate(ROOMS)}
 SKIPPED = {("compiler", "simulator")}  # (room, room below it that it must not include)
 SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cc", ".cpp", ".def", ".inc")

@@ -11,7 +11,7 @@
 // docs/codegen.md, "fp32 functions".
 #pragma once
 
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 #include "isa/Opcodes.h"
 

@@ -3,7 +3,7 @@
 #include "arith/IntArith.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/ReferenceEval.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 namespace tpu::backend {
 

@@ -2,12 +2,12 @@
 // op, on plain arrays. int8 ops are bit-exact with the chip (exact integer
 // accumulation, + bias, IntArith's rounding right shift, relu, saturation);
 // fp32 ops follow the same formulas in fp32 (conv and fc through
-// compiler/Kernels). The Tpu interpreter calls these, so the interpreter and
+// kernels). The Tpu interpreter calls these, so the interpreter and
 // the bmodel agree bit for bit. Formulas per op kind: docs/codegen.md.
 #pragma once
 
 #include "compiler/Backend/Graph.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 #include "support/Status.h"
 
 #include <array>
@@ -60,7 +60,7 @@ std::optional<kernels::UnaryKind> unaryFromName(std::string_view name);
 struct TableAffine {
   float scale = 1.0f, shift = 0.0f;
 };
-// The 256-entry table of a Lut op computing `kind` (compiler/Kernels'
+// The 256-entry table of a Lut op computing `kind` (kernels'
 // fp32 function, parameters a, b as there): entry i is the input code
 // (int8 or uint8 i) dequantized with inScale, mapped by `before`, passed
 // through the function, mapped by `after` and quantized with outScale

@@ -3,7 +3,7 @@
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "compiler/Kernels/Compare.h"
+#include "kernels/Compare.h"
 #include "compiler/Preprocess/PreprocessAttr.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

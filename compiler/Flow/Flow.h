@@ -8,7 +8,7 @@
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Flow/FlowManifest.h"
 #include "compiler/Flow/Int8Recipe.h"
-#include "compiler/Kernels/Compare.h"
+#include "kernels/Compare.h"
 #include "compiler/Lowering/Lowering.h"
 #include "runtime/Backend.h"
 #include "support/Status.h"

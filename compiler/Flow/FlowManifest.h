@@ -6,7 +6,7 @@
 // dir (tpuc graph --flow-dir) start here. Format: docs/graph.md.
 #pragma once
 
-#include "compiler/Kernels/Compare.h"
+#include "kernels/Compare.h"
 #include "support/Status.h"
 
 #include <map>

@@ -2,7 +2,7 @@
 
 #include "compiler/Export/TpuToGraph.h"
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "compiler/Kernels/Compare.h"
+#include "kernels/Compare.h"
 #include "support/Parallel.h"
 #include "compiler/Lowering/Lowering.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"

@@ -1,6 +1,6 @@
 #include "compiler/Import/ConstFold.h"
 
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 #include <algorithm>
 #include <cstdint>

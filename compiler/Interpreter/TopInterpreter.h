@@ -1,5 +1,5 @@
 // The Top interpreter: executes a Top-dialect module op by op in fp32 with the
-// reference kernels (compiler/Kernels). It is the numerical truth every later
+// reference kernels (kernels). It is the numerical truth every later
 // stage (calibration, Tpu interpreter, simulator) is compared against.
 //
 // Tensor names: a value is named by its location (loc("name"), the ONNX tensor

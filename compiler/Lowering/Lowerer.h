@@ -12,7 +12,7 @@
 #include "compiler/Backend/QuantRef.h"
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

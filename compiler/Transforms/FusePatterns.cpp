@@ -3,7 +3,7 @@
 // weight store.
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 #include "compiler/Transforms/PassWeights.h"
 #include "compiler/Transforms/Passes.h"
 

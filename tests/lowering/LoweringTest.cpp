@@ -7,7 +7,7 @@
 #include "compiler/Dialect/Tpu/TpuOps.h"
 #include "compiler/Export/TpuToGraph.h"
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "compiler/Kernels/Compare.h"
+#include "kernels/Compare.h"
 #include "compiler/Lowering/Lowering.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
 #include "runtime/Runtime.h"

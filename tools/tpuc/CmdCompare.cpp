@@ -1,6 +1,6 @@
 // tpuc compare: per-tensor similarity of two npz files — wiring only; the
-// metrics are in compiler/Kernels/Compare.h (docs/validation.md).
-#include "compiler/Kernels/Compare.h"
+// metrics are in kernels/Compare.h (docs/validation.md).
+#include "kernels/Compare.h"
 #include "support/Npz.h"
 #include "tools/tpuc/Subcommand.h"
 #include "tools/tpuc/SubcommandArgs.h"

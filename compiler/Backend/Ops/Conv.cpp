@@ -6,7 +6,7 @@
 #include "compiler/Backend/OpValidation.h"
 #include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/ReferenceEval.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 #include "support/Parallel.h"
 
 #include <algorithm>

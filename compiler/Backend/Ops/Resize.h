@@ -1,7 +1,7 @@
 // Parameters of Resize (Resize.cpp).
 #pragma once
 
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 namespace tpu::backend {
 

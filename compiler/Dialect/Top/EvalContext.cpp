@@ -1,6 +1,6 @@
 #include "compiler/Dialect/Top/EvalContext.h"
 
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 namespace top {
 

@@ -1,7 +1,7 @@
 // What a Top op's evaluate() (EvaluateInterface, TopBase.td) reads and
 // writes: the fp32 tensors of its operands and results. The Top interpreter
 // (compiler/Interpreter) makes one per op it runs; the op's family file
-// (Ops/<Family>.cpp) computes the results with compiler/Kernels.
+// (Ops/<Family>.cpp) computes the results with kernels.
 #pragma once
 
 #include "support/Status.h"

@@ -43,7 +43,7 @@ def Top_ShapeInferInterface : OpInterface<"ShapeInferInterface"> {
 def Top_EvaluateInterface : OpInterface<"EvaluateInterface"> {
   let description = [{
     The op's fp32 reference semantics: computes its result tensors from its
-    operand tensors (EvalContext.h) with the kernels of compiler/Kernels. The
+    operand tensors (EvalContext.h) with the kernels of kernels. The
     Top interpreter is a loop calling it; it may trust the shapes (the
     interpreter re-checks them with the shape rule first) and returns an
     error naming the op (EvalContext::error) for what only the data shows

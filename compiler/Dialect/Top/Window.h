@@ -4,7 +4,7 @@
 // of height 1 on the W axis.
 #pragma once
 
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 #include "mlir/IR/Operation.h"
 

@@ -73,7 +73,7 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
     return Status::ok();
   }
   // The table maps the input's byte to the output's code; its entries come
-  // from compiler/Kernels' fp32 function (backend::activationTable). Scalar
+  // from kernels' fp32 function (backend::activationTable). Scalar
   // affines around it (PP-OCR: conv, x * s + b, hard_swish, x * s + b) fold
   // into the table: one rounding instead of three.
   backend::TableAffine before, after;

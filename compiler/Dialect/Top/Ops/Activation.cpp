@@ -2,7 +2,7 @@
 // shape rule is Top_SameShapeOp's.
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 namespace top {
 namespace {

@@ -2,7 +2,7 @@
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/Window.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 using namespace mlir;
 namespace k = tpu::kernels;

@@ -2,7 +2,7 @@
 // (DataMovement.td).
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // Shape rules and evaluate of the reductions and the running sum (Reduce.td).
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 using namespace mlir;
 namespace k = tpu::kernels;

@@ -1,7 +1,7 @@
 // Verifier, shape rule and evaluate of top.resize (Resize.td).
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 #include <cmath>
 

@@ -1,7 +1,7 @@
 // Shape rule and evaluate of the ops on the shape only (Shape.td).
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 using namespace mlir;
 

@@ -1,5 +1,5 @@
 // Transpose, concat, split, slice and pad: index arithmetic, no math.
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 #include "support/Parallel.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Softmax, batch/layer normalization and reductions. Sums use double
 // accumulators: these are the reference the quantized paths are judged by.
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 #include "support/Parallel.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Unary activations and binary ops with numpy broadcasting.
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 #include "support/Parallel.h"
 #include "support/Npz.h"
 

@@ -1,6 +1,6 @@
 // N-D resize, one dimension at a time: nearest picks a source index, linear
 // blends two neighbours (separable, so N-linear overall).
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 
 #include <algorithm>
 #include <cmath>

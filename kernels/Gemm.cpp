@@ -1,7 +1,7 @@
 // Blocked single-precision GEMM. Each C element is accumulated over k in
 // ascending order in one register/stack slot, whatever the blocking and the
 // thread split, so results are bit-identical for any thread count.
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 #include "support/Parallel.h"
 
 #include <algorithm>

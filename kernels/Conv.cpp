@@ -1,6 +1,6 @@
 // Convolution as im2col + GEMM (depthwise as a direct loop), transposed
 // convolution as GEMM + col2im, and pooling.
-#include "compiler/Kernels/Kernels.h"
+#include "kernels/Kernels.h"
 #include "support/Parallel.h"
 
 #include <algorithm>

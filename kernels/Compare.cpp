@@ -1,4 +1,4 @@
-#include "compiler/Kernels/Compare.h"
+#include "kernels/Compare.h"
 
 #include <algorithm>
 #include <cmath>
