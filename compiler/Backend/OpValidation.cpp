@@ -41,6 +41,10 @@ Status OpCheck::unaryInput() const {
 }
 
 Status OpCheck::weightType(const Tensor &w, const char *what) const {
+  // Computed at run time (an activation): fp32 only; the int8 forms need
+  // weights quantized at compile time.
+  if (!w.isWeight() && (int8 || w.dtype != DType::F32))
+    return makeError("weight '", w.name, "' is computed at run time: a ", what, " reads it in fp32 only");
   if (int8 != isInt8Like(w.dtype) || (!int8 && w.dtype != DType::F32))
     return makeError("weight '", w.name, "' dtype ", dtypeName(w.dtype), " does not fit a ", dtypeName(y.dtype), " ",
                      what);
@@ -50,8 +54,10 @@ Status OpCheck::weightType(const Tensor &w, const char *what) const {
 Status OpCheck::optionalBias(size_t i) const {
   if (op.inputs.size() <= i) return Status::ok();
   const Tensor &b = in(i);
-  if (!b.isWeight() || b.numel() != ys[1] || b.dtype != (int8 ? DType::I16 : DType::F32))
-    return makeError("bias '", b.name, "' must be a ", int8 ? "int16" : "float32", " weight of ", ys[1], " elements");
+  // fp32 biases may be computed at run time (read from DDR like a weight).
+  if ((!b.isWeight() && int8) || b.numel() != ys[1] || b.dtype != (int8 ? DType::I16 : DType::F32))
+    return makeError("bias '", b.name, "' must be a ", int8 ? "int16 weight" : "float32 tensor", " of ", ys[1],
+                     " elements");
   return Status::ok();
 }
 

@@ -32,7 +32,6 @@ Status validateConv(const OpCheck &c) {
   const int64_t groups = p.groups;
   if (groups < 1 || xs[1] % groups || c.ys[1] % groups)
     return makeError("groups ", groups, " must divide input channels ", xs[1], " and output channels ", c.ys[1]);
-  if (!w.isWeight()) return makeError("weight '", w.name, "' has no data");
   std::vector<int64_t> want{c.ys[1], xs[1] / groups, p.kh, p.kw};
   if (w.shape != want) return makeError("weight '", w.name, "' shape does not match [oc, ic/groups, kh, kw]");
   TPU_RETURN_IF_ERROR(c.weightType(w, "conv"));
@@ -48,7 +47,7 @@ Status validateConvTranspose(const OpCheck &c) {
     return makeError("groups ", p.groups, " must divide input channels ", xs[1], " and output channels ", c.ys[1]);
   TPU_RETURN_IF_ERROR(checkTransposedWindow(p, xs, c.ys));
   if (c.ys[0] != xs[0]) return makeError("output batch differs from input batch");
-  if (!w.isWeight() || w.shape != std::vector<int64_t>{xs[1], c.ys[1] / p.groups, p.kh, p.kw})
+  if (w.shape != std::vector<int64_t>{xs[1], c.ys[1] / p.groups, p.kh, p.kw})
     return makeError("weight '", w.name, "' shape does not match [ic, oc/groups, kh, kw]");
   TPU_RETURN_IF_ERROR(c.weightType(w, "transposed conv"));
   return c.optionalBias(2);
@@ -442,7 +441,13 @@ public:
       c.kernelRotate = true;
     }
   }
-  LocalOp *local() override { return transposed_ ? nullptr : this; }
+  // A filter or bias computed at run time is read from DDR like a weight;
+  // a layer group would take it for an activation to slice.
+  LocalOp *local() override {
+    for (size_t i = 1; i < op_.inputs.size(); ++i)
+      if (!e_.g.tensors[size_t(op_.inputs[i])].isWeight()) return nullptr;
+    return transposed_ ? nullptr : this;
+  }
   std::pair<int64_t, int64_t> inputRows(int64_t lo, int64_t hi) const override {
     return {lo * p_.strideH - p_.padTop, hi * p_.strideH - p_.padTop + (p_.kh - 1) * p_.dilationH};
   }

@@ -227,12 +227,39 @@ std::array<int64_t, 4> nchw(std::vector<int64_t> shape) {
   t.shape = std::move(shape);
   return t.nchw();
 }
+bool computedAtRunTime(Value v) { return !isa<NoneType>(v.getType()) && !v.getDefiningOp<top::WeightOp>(); }
 } // namespace
+
+// A conv or transposed conv whose filter or bias is computed at run time:
+// the conv command reads its filter from DDR whatever wrote it, so it is an
+// fp32 tpu op on fp32 operands (an island in INT8), a 1-D filter reshaped to
+// 2-D; it joins no layer group (ConvOp::local).
+template <class TpuOpT, class TopOpT>
+static Status lowerWindowOfActivations(Lowerer &l, TopOpT op, const SpatialWindow &sw, bool doRelu) {
+  const std::string name = l.names_[op.getOutput()];
+  auto filterShape = filter2d(shapeOf(op.getFilter()));
+  Value filter = l.f32(op.getFilter());
+  if (filterShape != shapeOf(op.getFilter()))
+    filter = l.make<tpuir::ReshapeOp>(name + "_filter2d", l.f32Type(filterShape), filter);
+  Value bias = isa<NoneType>(op.getBias().getType()) ? l.none() : l.f32(op.getBias());
+  Window window{sw.kernel, sw.strides, sw.pads, sw.dilations, int64_t(op.getGroup()), doRelu};
+  if (l.wantInt8(name))
+    l.out_.fallbacks.push_back(name +
+                               ": a convolution whose filter is computed at run time runs in fp32 on the BM1684");
+  l.vals_[op.getOutput()].f32 = l.template makeWindowed<TpuOpT>(name, l.f32Type(shapeOf(op.getOutput())),
+                                                                l.f32(op.getInput()), filter, bias, window, 0);
+  return Status::ok();
+}
 
 Status Lowerer::lowerConv(top::ConvOp op) {
   std::string name = names_[op.getOutput()];
   SpatialWindow sw(op.getKernelShape(), op.getStrides(), op.getPads(), op.getDilations());
   if (!sw.is2d()) return noLowering(op, "only 1-D and 2-D convolutions (NCL, NCHW) are supported");
+  if (computedAtRunTime(op.getFilter()) || computedAtRunTime(op.getBias())) {
+    if (op.getDoRelu() && op.getReluLimit().convertToDouble() >= 0)
+      return noLowering(op, "a relu limit on a convolution whose filter is computed at run time");
+    return lowerWindowOfActivations<tpuir::ConvOp>(*this, op, sw, op.getDoRelu());
+  }
   std::vector<float> w, bias;
   TPU_RETURN_IF_ERROR(filterAndBias(*this, op, w, bias));
   auto filterShape = filter2d(shapeOf(op.getFilter()));
@@ -322,6 +349,14 @@ Status Lowerer::lowerConvTranspose(top::ConvTransposeOp op) {
   std::string name = names_[op.getOutput()];
   SpatialWindow sw(op.getKernelShape(), op.getStrides(), op.getPads(), op.getDilations());
   if (!sw.is2d()) return noLowering(op, "only 1-D and 2-D transposed convolutions (NCL, NCHW) are supported");
+  if (computedAtRunTime(op.getFilter()) || computedAtRunTime(op.getBias())) {
+    Window window{sw.kernel, sw.strides, sw.pads, sw.dilations, int64_t(op.getGroup()), false};
+    if (Status fits = backend::checkTransposedWindow(backendWindow(window), nchw(shapeOf(op.getInput())),
+                                                     nchw(shapeOf(op.getOutput())));
+        !fits)
+      return noLowering(op, fits.message());
+    return lowerWindowOfActivations<tpuir::ConvTransposeOp>(*this, op, sw, false);
+  }
   std::vector<float> w, bias;
   TPU_RETURN_IF_ERROR(filterAndBias(*this, op, w, bias));
   // Per-channel affine ops behind it (a bias add, batch norm) fold into the
