@@ -1,9 +1,11 @@
 // Writes seed corpora for the fuzz targets from the project's assembler
-// sources: each .s file assembled to a .bmodel (fuzz_bmodel), and each of its
-// commands as a fuzz_command input (selector byte + 128 command bytes).
+// sources: each .s file assembled to a .bmodel (fuzz_bmodel), once more with
+// its groups as sub-nets, and each of its commands as a fuzz_command input
+// (selector byte + 128 command bytes).
 //   fuzz_seeds <bmodel-dir> <command-dir> <file.s>...
 #include "isa/Assembler.h"
 #include "isa/bmodel/Bmodel.h"
+#include "kernels/HostOps.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +18,35 @@ bool writeFile(const std::filesystem::path &path, const std::vector<uint8_t> &by
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
   return bool(out);
+}
+
+// The nets as chains of sub-nets (docs/bmodel.md, "Sub-nets"): each group a
+// TPU sub-net, an arg_max CPU sub-net after the first, so that the bmodel
+// fuzzer starts from that layout too. The reader checks the container only,
+// so the tensors need not fit the op.
+tpu::bmodel::Model withSubnets(tpu::bmodel::Model model) {
+  using tpu::bmodel::Subnet;
+  tpu::kernels::HostCall argMax;
+  argMax.code = tpu::kernels::findHostOp("top.arg_max")->code;
+  argMax.attrs.setInts("axis", {1});
+  argMax.resultShapes = {{1, 1}};
+  for (auto &net : model.nets)
+    for (size_t g = 0; g < net.groups.size(); ++g) {
+      Subnet tpu;
+      tpu.firstGroup = g;
+      tpu.groupCount = 1;
+      tpu.inputs = net.inputs;
+      tpu.outputs = net.outputs;
+      net.subnets.push_back(tpu);
+      if (g != 0) continue;
+      Subnet cpu;
+      cpu.mode = Subnet::Mode::Cpu;
+      cpu.cpuOpType = argMax.code;
+      cpu.cpuParam = argMax.serialize();
+      cpu.inputs = cpu.outputs = net.outputs;
+      net.subnets.push_back(cpu);
+    }
+  return model;
 }
 } // namespace
 
@@ -40,6 +71,8 @@ int main(int argc, char **argv) {
     if (!bytes.isOk()) continue;
     std::string stem = src.stem().string();
     written += writeFile(bmodelDir / (stem + ".bmodel"), *bytes);
+    auto chained = tpu::bmodel::serialize(withSubnets(*model));
+    if (chained.isOk()) written += writeFile(bmodelDir / (stem + "_subnets.bmodel"), *chained);
     int index = 0;
     for (const auto &net : model->nets)
       for (const auto &group : net.groups)

@@ -1,7 +1,7 @@
 // Unary activations and binary ops with numpy broadcasting.
 #include "kernels/Kernels.h"
-#include "support/Parallel.h"
 #include "support/Npz.h"
+#include "support/Parallel.h"
 
 #include <algorithm>
 #include <cmath>

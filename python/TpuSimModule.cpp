@@ -48,6 +48,8 @@ py::dict reportDict(const runtime::RunReport &r) {
   d["tiu_commands"] = r.tiuCommands;
   d["gdma_commands"] = r.gdmaCommands;
   d["wall_seconds"] = r.wallSeconds;
+  d["cpu_subnets"] = r.cpuSubnets;   // host ops run between TPU sub-nets
+  d["host_seconds"] = r.hostSeconds; // their measured host time, apart from the TPU time
   d["timed"] = r.timed;
   if (r.timed) {
     d["clock_mhz"] = r.clockMhz;

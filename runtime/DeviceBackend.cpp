@@ -80,7 +80,17 @@ public:
   }
   BackendKind kind() const override { return BackendKind::Device; }
 
-  Status execute(SimDevice &host, const LoadedNet &net, const RunOptions &, RunReport &) override {
+  Result<std::unique_ptr<Launch>> begin(SimDevice &host, const LoadedNet &net, const RunOptions &) override {
+    // bmrt runs whole nets; our host ops are not libsophon's CPU layers.
+    for (const LoadedStep &step : net.steps)
+      if (step.host)
+        return makeError("the device backend does not run CPU sub-nets yet (sub-net ", step.subnet,
+                         "): use --backend sim or func");
+    return std::unique_ptr<Launch>(std::make_unique<DeviceLaunch>(*this, host, net));
+  }
+
+  // Without CPU sub-nets a launch is one step of all the net's groups.
+  Status execute(SimDevice &host, const LoadedNet &net) {
     TPU_RETURN_IF_ERROR(ensureLoaded(net));
     // Device buffers of this launch, freed on every path out.
     std::vector<bm_device_mem_t> owned;
@@ -136,6 +146,19 @@ public:
   }
 
 private:
+  class DeviceLaunch final : public Launch {
+  public:
+    DeviceLaunch(DeviceBackend &backend, SimDevice &host, const LoadedNet &net)
+        : backend_(backend), host_(host), net_(net) {}
+    Status execute(GroupRange) override { return backend_.execute(host_, net_); }
+    void finish(RunReport &) override {}
+
+  private:
+    DeviceBackend &backend_;
+    SimDevice &host_;
+    const LoadedNet &net_;
+  };
+
   // Opens the device and loads each bmodel image once.
   Status ensureLoaded(const LoadedNet &net) {
     if (!handle_) {

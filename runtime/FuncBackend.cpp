@@ -27,16 +27,28 @@ Status executeGroupInOrder(SimDevice &device, const LoadedGroup &group) {
 
 namespace {
 
-class FuncBackend final : public Backend {
+class FuncLaunch final : public Launch {
 public:
-  BackendKind kind() const override { return BackendKind::Func; }
-  Status execute(SimDevice &device, const LoadedNet &net, const RunOptions &,
-                 RunReport &) override {
-    for (size_t g = 0; g < net.groups.size(); ++g) {
-      Status st = executeGroupInOrder(device, net.groups[g]);
+  FuncLaunch(SimDevice &device, const LoadedNet &net) : device_(device), net_(net) {}
+  Status execute(GroupRange range) override {
+    for (size_t g = range.first; g < range.first + range.count; ++g) {
+      Status st = executeGroupInOrder(device_, net_.groups[g]);
       if (!st) return st.prefix("group " + std::to_string(g));
     }
     return Status::ok();
+  }
+  void finish(RunReport &) override {}
+
+private:
+  SimDevice &device_;
+  const LoadedNet &net_;
+};
+
+class FuncBackend final : public Backend {
+public:
+  BackendKind kind() const override { return BackendKind::Func; }
+  Result<std::unique_ptr<Launch>> begin(SimDevice &device, const LoadedNet &net, const RunOptions &) override {
+    return std::unique_ptr<Launch>(std::make_unique<FuncLaunch>(device, net));
   }
 };
 

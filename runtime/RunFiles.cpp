@@ -127,6 +127,9 @@ std::string formatRunReport(const RunReport &r) {
   os << "backend " << backendKindName(r.backend) << ": " << r.groups << " group(s), "
      << r.tiuCommands << " TIU + " << r.gdmaCommands << " GDMA commands, wall time "
      << std::fixed << std::setprecision(3) << r.wallSeconds * 1e3 << " ms\n";
+  if (r.cpuSubnets)
+    os << "host: " << r.cpuSubnets << " CPU sub-net(s), " << r.hostSeconds * 1e3 << " ms measured on this machine"
+       << (r.timed ? ", apart from the simulated TPU time" : "") << "\n";
   if (r.timed) {
     os << "simulated: " << std::setprecision(0) << r.totalCycles << " cycles = "
        << std::setprecision(3) << r.timeUs() << " us at " << std::setprecision(0) << r.clockMhz

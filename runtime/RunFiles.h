@@ -24,8 +24,9 @@ struct RunFilesRequest {
 
 Result<RunReport> runBmodelFiles(const RunFilesRequest &request);
 
-// What the CLI prints after a run: backend, commands, wall time and, when
-// timed, total cycles / time and per-engine utilization.
+// What the CLI prints after a run: backend, commands, wall time, the host
+// time of CPU sub-nets and, when timed, total cycles / time of the TPU
+// sub-nets and per-engine utilization.
 std::string formatRunReport(const RunReport &report);
 
 // Writes `bytes` to `path` through a temporary file in the same directory

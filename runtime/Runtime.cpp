@@ -1,6 +1,7 @@
 #include "runtime/Runtime.h"
 
 #include "isa/bmodel/Bmodel.h"
+#include "runtime/HostStep.h"
 #include "runtime/IoConvert.h"
 #include "support/ReadFile.h"
 
@@ -134,7 +135,13 @@ Status Runtime::placeRanges(LoadedNet &net) {
     if (!group) return makeError(where, ": group ", g, ": ", group.message());
     net.groups.push_back(group.take());
   }
-  for (const auto *list : {&d.inputs, &d.outputs})
+  auto steps = planSteps(d);
+  if (!steps) return Status(steps.status()).prefix(where);
+  net.steps = steps.take();
+  // The net's IO tensors and those its sub-nets read and write.
+  std::vector<const std::vector<bmodel::Tensor> *> tensorLists{&d.inputs, &d.outputs};
+  for (const auto &s : d.subnets) tensorLists.insert(tensorLists.end(), {&s.inputs, &s.outputs});
+  for (const auto *list : tensorLists)
     for (const auto &t : *list) {
       auto bytes = deviceBytes(t);
       if (!bytes) return makeError(where, ": tensor ", quoted(t.name), ": ", bytes.message());
@@ -149,13 +156,15 @@ Status Runtime::placeRanges(LoadedNet &net) {
       claim(d.coeffAddr, d.coeff.size(), SimDevice::Use::Coefficients, where + " coefficients"));
   TPU_RETURN_IF_ERROR(
       claim(d.ctxAddr, d.ctxSize, SimDevice::Use::Neurons, where + " neuron memory"));
-  // IO tensors outside the context range are neuron memory of their own.
-  for (const auto *list : {&d.inputs, &d.outputs})
+  // Tensors outside the context range are neuron memory of their own; a
+  // host op may read a weight in the coefficients.
+  auto within = [](const bmodel::Tensor &t, uint64_t bytes, uint64_t addr, uint64_t size) {
+    return t.deviceAddr >= addr && bytes <= size && t.deviceAddr - addr <= size - bytes;
+  };
+  for (const auto *list : tensorLists)
     for (const auto &t : *list) {
       uint64_t bytes = t.storageBytes();
-      bool inCtx = t.deviceAddr >= d.ctxAddr && bytes <= d.ctxSize &&
-                   t.deviceAddr - d.ctxAddr <= d.ctxSize - bytes;
-      if (!inCtx)
+      if (!within(t, bytes, d.ctxAddr, d.ctxSize) && !within(t, bytes, d.coeffAddr, d.coeff.size()))
         TPU_RETURN_IF_ERROR(claim(t.deviceAddr, bytes, SimDevice::Use::Neurons,
                                   where + " tensor " + quoted(t.name)));
     }
@@ -251,10 +260,31 @@ Status Runtime::launch(const std::string &netName, const RunOptions &opts, RunRe
     report.gdmaCommands += g.gdma.size();
   }
   auto start = std::chrono::steady_clock::now();
-  Status st = backend_->execute(*device_, **n, opts, report);
+  Status st = runSteps(**n, opts, report);
   report.wallSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return st ? st : st.prefix("net " + quoted(netName));
+}
+
+// TPU steps on the backend, CPU sub-nets here on the host, in order.
+Status Runtime::runSteps(const LoadedNet &net, const RunOptions &opts, RunReport &report) {
+  auto launch = backend_->begin(*device_, net, opts);
+  if (!launch) return launch.status();
+  for (const LoadedStep &step : net.steps) {
+    if (!step.host) {
+      TPU_RETURN_IF_ERROR((*launch)->execute(step.groups));
+      continue;
+    }
+    auto start = std::chrono::steady_clock::now();
+    Status st = runHostStep(*device_, net.desc.subnets[step.subnet], *step.host);
+    report.hostSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++report.cpuSubnets;
+    if (!st)
+      return st.prefix("sub-net " + std::to_string(step.subnet) + " (" +
+                       std::string(kernels::findHostOp(step.host->code)->name) + ")");
+  }
+  (*launch)->finish(report);
+  return Status::ok();
 }
 
 Result<NpzMap> Runtime::run(const std::string &netName, const NpzMap &inputs,

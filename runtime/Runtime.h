@@ -32,8 +32,9 @@ public:
 
   // Loads every net of a bmodel: validates the container (isa/bmodel), the
   // chip, each command (decoded once here, so a bad command fails the load
-  // naming net, group and command), the program order of each group, and
-  // places the coefficients at their address. Net names must be unique
+  // naming net, group and command), the program order of each group, the
+  // host op of each CPU sub-net (naming net and sub-net), and places the
+  // coefficients at their address. Net names must be unique
   // across everything loaded. Errors are prefixed with the file name.
   Status loadBmodel(const std::string &path);
   Status loadBmodel(const uint8_t *data, size_t size, const std::string &origin = "<memory>");
@@ -46,7 +47,8 @@ public:
   // already in the tensor's own dtype, taken as is) to the device layout and
   // writes it at the input's device address. The shapes must be equal.
   Status setInput(const std::string &net, const std::string &input, const NpyArray &value);
-  // Executes every command group of the net on the backend and waits.
+  // Executes every command group of the net on the backend and waits; the
+  // CPU sub-nets of a net run on the host between its TPU sub-nets.
   Status launch(const std::string &net, const RunOptions &opts, RunReport &report);
   // Reads an output back as float32 (dequantized with its scale).
   Result<NpyArray> getOutput(const std::string &net, const std::string &output);
@@ -65,6 +67,7 @@ private:
                std::shared_ptr<const std::vector<uint8_t>> image);
   Status place(LoadedNet &net);
   Status placeRanges(LoadedNet &net);
+  Status runSteps(const LoadedNet &net, const RunOptions &opts, RunReport &report);
   Result<const LoadedNet *> find(const std::string &name) const;
 
   std::shared_ptr<SimDevice> device_;

@@ -6,6 +6,7 @@
 #include "compiler/Backend/AddressAssigner.h"
 #include "compiler/Backend/LmemAllocator.h"
 #include "compiler/Backend/OpRegistry.h"
+#include "compiler/Backend/Ops/Cpu.h"
 #include "isa/ProgramOrder.h"
 #include "isa/bmodel/Bmodel.h"
 #include "timing/GdmaTiming.h"
@@ -143,10 +144,17 @@ Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, Compil
   std::vector<size_t> from(M + 1, 0);
   best[0] = 0;
   const size_t maxLen = opt.layerGroups ? std::max(1u, opt.maxGroupOps) : 1;
+  auto onHost = [&](size_t k) { return opImpl(g.ops[k].kind).runsOnHost(); };
   for (size_t j = 0; j < M && opt.segmentStarts.empty(); ++j)
     for (size_t len = 1; len <= std::min(maxLen, j + 1); ++len) {
       const size_t i = j + 1 - len;
       if (best[i] == inf) continue;
+      // A host op is a segment of its own (a CPU sub-net), costing no cycles.
+      if (onHost(j)) {
+        best[j + 1] = best[i], from[j + 1] = i;
+        break;
+      }
+      if (len > 1 && onHost(i)) break; // every longer segment holds it too
       CommandBuilder trial;
       OpReport r;
       Status st = emitInto(*trialAm, trial, i, j, r);
@@ -169,15 +177,42 @@ Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, Compil
     }
   }
 
+  for (auto [i, j] : segments)
+    for (size_t k = i; k <= j && i < j; ++k)
+      if (onHost(k)) return makeError("segment [", i, ", ", j, "] holds the host op '", g.ops[k].name, "'");
+
   auto am = assignAddresses(g, opt.hw, segments);
   if (!am) return am.status();
   CommandBuilder b;
   CompileReport rep;
+  std::vector<bmodel::Subnet> subnets;
+  size_t groupCount = 0;
   for (auto [i, j] : segments) {
     OpReport r;
+    if (onHost(i)) {
+      const Op &op = g.ops[i];
+      r.name = op.name, r.kind = op.kind;
+      rep.ops.push_back(r);
+      bmodel::Subnet cpu;
+      cpu.mode = bmodel::Subnet::Mode::Cpu;
+      cpu.cpuOpType = op.params<CpuParams>().call.code;
+      cpu.cpuParam = op.params<CpuParams>().call.serialize();
+      for (int t : op.inputs) cpu.inputs.push_back(ioTensor(g, *am, t));
+      cpu.outputs.push_back(ioTensor(g, *am, op.output));
+      subnets.push_back(std::move(cpu));
+      continue;
+    }
     TPU_RETURN_IF_ERROR(emitInto(*am, b, i, j, r));
     rep.totalCycles += r.cycles;
     rep.ops.push_back(r);
+    // Consecutive chip segments share one TPU sub-net; a segment without
+    // commands (a reshape) has no group (CommandBuilder::finish drops it).
+    if (b.groups().back().tiu.empty() && b.groups().back().gdma.empty()) continue;
+    if (subnets.empty() || subnets.back().mode != bmodel::Subnet::Mode::Tpu) {
+      subnets.emplace_back();
+      subnets.back().firstGroup = groupCount;
+    }
+    ++subnets.back().groupCount, ++groupCount;
   }
   auto groups = b.finish();
   if (!groups) return groups.status();
@@ -192,6 +227,10 @@ Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, Compil
   net.ctxAddr = am->neuronAddr, net.ctxSize = am->neuronSize;
   net.coeffAddr = am->coeffAddr, net.coeff = am->coeff;
   net.groups = groups.take();
+  // Without host ops the net is one TPU step, written without sub-nets.
+  if (std::any_of(subnets.begin(), subnets.end(),
+                  [](const bmodel::Subnet &s) { return s.mode == bmodel::Subnet::Mode::Cpu; }))
+    net.subnets = std::move(subnets);
   m.neuronSize = am->neuronSize;
   m.nets.push_back(std::move(net));
   rep.coeffBytes = am->coeffSize, rep.neuronBytes = am->neuronSize;

@@ -78,14 +78,19 @@ Status checkOp(const Graph &g, const Op &op) {
         return makeError("input '", g.tensors[size_t(t)].name, "' is a weight; ", info.name, " takes activations");
   for (int64_t d : c.ys)
     if (d < 1 || d > kMaxDim) return makeError("output dimension ", d, " is outside [1, ", kMaxDim, "]");
-  const bool int16 = opImpl(op.kind).int16Activations;
-  if (!c.int8 && c.y.dtype != DType::F32)
+  const bool int16 = opImpl(op.kind).int16Activations, host = opImpl(op.kind).runsOnHost();
+  if (!c.int8 && c.y.dtype != DType::F32 && !(host && c.y.dtype == DType::I32))
     return makeError("output dtype ", dtypeName(c.y.dtype), " is not an activation type (float32, int8, uint8",
                      int16 ? ", int16" : "", ")");
   if (c.y.dtype == DType::I16 && !int16) return makeError("output dtype int16: ", info.name, " has no int16 form");
   for (int t : op.inputs)
     if (const Tensor &x = g.tensors[size_t(t)]; !x.isWeight() && x.dtype == DType::I16 && !int16)
       return makeError("input '", x.name, "' is int16: ", info.name, " takes no int16 activation");
+  // int32 activations are integer tensors of host ops (indices): only host ops read them.
+  for (int t : op.inputs)
+    if (const Tensor &x = g.tensors[size_t(t)]; !x.isWeight() && x.dtype == DType::I32 && !host)
+      return makeError("input '", x.name, "' is int32: ", info.name,
+                       " runs on the chip, which takes no int32 activation");
   TPU_RETURN_IF_ERROR(c.needInputs(info.minInputs, info.maxInputs));
   return opImpl(op.kind).validate(c);
 }

@@ -64,6 +64,12 @@ struct OpImpl {
   // Whether its inputs, in order, fill its output's channels, so that a
   // producer may write its input straight into them (an in-place concat).
   bool joinsInputChannels = false;
+  // A host op (Ops/Cpu.cpp): no commands; the code generator gives it a CPU
+  // sub-net of its own, its activations may be int32, and its evaluation,
+  // which the data can make fail (an index out of range), is this instead
+  // of `evaluate`.
+  Status (*evaluateOnHost)(const RefArgs &r, Bytes &out) = nullptr;
+  bool runsOnHost() const { return evaluateOnHost != nullptr; }
 };
 
 // One definition per kind, in the kind's Ops/ file.

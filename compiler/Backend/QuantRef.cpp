@@ -33,7 +33,12 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
     if (!inputs[i] || inputs[i]->size() != g.tensors[op.inputs[i]].bytes())
       return makeError(opKindName(op.kind), " '", op.name, "': value of input '",
                        g.tensors[op.inputs[i]].name, "' has the wrong size");
-  opImpl(op.kind).evaluate(RefArgs(g, op, inputs), out);
+  const OpImpl &impl = opImpl(op.kind);
+  if (impl.runsOnHost()) {
+    Status st = impl.evaluateOnHost(RefArgs(g, op, inputs), out);
+    return st ? st : st.prefix(std::string(opKindName(op.kind)) + " '" + op.name + "'");
+  }
+  impl.evaluate(RefArgs(g, op, inputs), out);
   return Status::ok();
 }
 

@@ -3,8 +3,8 @@
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "kernels/Compare.h"
 #include "compiler/Preprocess/PreprocessAttr.h"
+#include "kernels/Compare.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

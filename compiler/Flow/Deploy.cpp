@@ -6,8 +6,8 @@
 #include "compiler/Dialect/Tpu/TpuOps.h"
 #include "compiler/Export/TpuToGraph.h"
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "kernels/Compare.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
+#include "kernels/Compare.h"
 #include "runtime/Runtime.h"
 
 #include "mlir/IR/OperationSupport.h"
@@ -63,6 +63,7 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   if (options.output.empty()) return makeError("missing -o model.bmodel");
   lowering::LoweringOptions lo;
   lo.mode = options.mode;
+  lo.cpuOps = options.cpuSubnets;
   if (options.calibrationTable.empty() && options.mode == lowering::Quantize::INT8)
     return makeError("--quantize INT8 needs --calibration-table model.cali");
   calib::CalibrationTable table;
@@ -111,6 +112,7 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   auto lowered = lowering::lowerToTpu(**module, *weights, lo);
   if (!lowered) return makeError(topPath, ": ", lowered.message());
   for (const std::string &f : lowered->fallbacks) log << "deploy: kept in F32: " << f << "\n";
+  for (const std::string &h : lowered->hostOps) log << "deploy: on the host (CPU sub-net): " << h << "\n";
 
   const std::string tpuPath = stem + ".tpu.mlir", weightPath = stem + "_tpu_weights.npz";
   TPU_RETURN_IF_ERROR(lowered->weights.saveFor(*lowered->module, weightPath,

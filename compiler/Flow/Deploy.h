@@ -27,6 +27,7 @@ struct DeployOptions {
   std::string weightData;
   int64_t weightSamples = 4;
   bool layerGroup = true;       // false: every op alone (load, compute, store)
+  bool cpuSubnets = true;       // false: an op only the host can run is refused (chip-only model)
   std::string chip = "bm1684";
   std::string output;           // the .bmodel
   std::string testInput, testReference;

@@ -214,6 +214,7 @@ Result<FlowResult> runFlow(const FlowOptions &options, std::ostream &log) {
   dopt.calibrationTable = r.caliPath;
   dopt.quantizeTable = options.quantizeTable;
   dopt.layerGroup = options.layerGroup;
+  dopt.cpuSubnets = options.cpuSubnets;
   dopt.output = r.bmodelPath;
   dopt.levers = options.levers;
   dopt.recipe = options.recipe;

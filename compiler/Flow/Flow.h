@@ -8,8 +8,8 @@
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Flow/FlowManifest.h"
 #include "compiler/Flow/Int8Recipe.h"
-#include "kernels/Compare.h"
 #include "compiler/Lowering/Lowering.h"
+#include "kernels/Compare.h"
 #include "runtime/Backend.h"
 #include "support/Status.h"
 
@@ -40,6 +40,7 @@ struct FlowOptions {
   std::string quantizeTable;   // tensors kept in fp32 (INT8), as tpuc deploy --quantize-table
   std::string testInput;       // .npz, one member per model input, or an image (preprocessed)
   bool layerGroup = true;
+  bool cpuSubnets = true;      // false: an op only the host can run is refused (chip-only model)
   std::string configPath;      // HwConfig JSON for the sim run; empty = BM1684
   std::string workDir;         // empty: "<model stem>_flow" in the current directory
 };

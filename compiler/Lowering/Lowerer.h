@@ -282,6 +282,9 @@ public:
                                                  const std::string &name);
   // A graph input returned as a graph output: a copy named `name`.
   mlir::Value copyOfInput(mlir::Value input, const std::string &name);
+  // A constant returned as a graph output (a Shape folded at import): a
+  // copy of its values in fp32 named `name`.
+  Result<mlir::Value> copyOfConstant(mlir::Value constant, const std::string &name);
   // Ops/Reduce.cpp
   Status lowerReduce(mlir::Operation *op, backend::ReduceMode mode, llvm::ArrayRef<int64_t> axes);
   template <class TpuOpT> Status lowerSoftmax(mlir::Operation *op, int64_t axis);
@@ -302,6 +305,13 @@ public:
   }
 
   Status noLowering(mlir::Operation *op, const std::string &why);
+  // An op the chip cannot run (`refusal`, from noLowering) as tpu.cpu ops,
+  // one per result the model reads, when it has a host implementation and
+  // CPU sub-nets are allowed; else the refusal.
+  Status lowerOnHostOr(mlir::Operation *op, Status refusal);
+  // A Top value as a host op's operand: its int32 version (a host op's
+  // integer result), an fp32 weight, or its fp32 version.
+  mlir::Value hostOperand(mlir::Value v);
 
   // Values of Top tensors in the lowered module: the fp32 or int8 version,
   // the other one made by a tpu.cast (<name>_f32 / <name>_i8) on first use.
@@ -353,6 +363,7 @@ public:
 
   struct Versions {
     mlir::Value f32, i8;
+    mlir::Value i32; // an integer tensor computed by a host op
   };
   // int8 scalar affines folded into the table op that is their only user:
   // the table reads `input` and applies x * scale + shift first.
@@ -375,11 +386,16 @@ public:
   // The calibration ranges the lowering quantizes with: the table's, with
   // concat classes sharing one (shareConcatScales).
   std::map<std::string, calib::TensorRange> ranges_;
+  // Why the last noLowering refused (empty: the last failure was another error).
+  std::string refusal_;
   // int8AtScaleOf's requants, one per int8 value and target type.
   std::map<std::pair<const void *, const void *>, mlir::Value> requants_;
 
 private:
   Status nameValues(mlir::func::FuncOp f);
+  // The results of an op of several results, named as the Top interpreter
+  // names them: by its fused location's names, else "<name>_<i>".
+  void nameResults(mlir::Operation &op, std::set<std::string> &taken);
   // Every tensor kept in F32 is one the model has (a misspelt name would
   // silently quantize the tensor it meant).
   Status checkKeepF32() const;

@@ -1,10 +1,12 @@
 #include "compiler/Lowering/Lowering.h"
+#include "compiler/Dialect/Top/HostEval.h"
 #include "compiler/Lowering/Lowerer.h"
 #include "compiler/Lowering/WeightRounding.h"
 #include "support/ReadFile.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -60,6 +62,10 @@ Status Lowerer::nameValues(func::FuncOp f) {
   std::set<std::string> taken;
   auto inputNames = f->getAttrOfType<ArrayAttr>(top::kInputNamesAttr);
   for (Operation &op : f.getBody().front()) {
+    if (op.getNumResults() > 1) {
+      nameResults(op, taken);
+      continue;
+    }
     if (op.getNumResults() != 1) continue;
     std::string name;
     if (auto nl = dyn_cast<NameLoc>(op.getLoc())) name = nl.getName().str();
@@ -87,6 +93,22 @@ Status Lowerer::nameValues(func::FuncOp f) {
   return Status::ok();
 }
 
+void Lowerer::nameResults(Operation &op, std::set<std::string> &taken) {
+  std::vector<std::string> locNames;
+  if (auto nl = dyn_cast<NameLoc>(op.getLoc()))
+    locNames.push_back(nl.getName().str());
+  else if (auto fl = dyn_cast<FusedLoc>(op.getLoc()))
+    for (Location l : fl.getLocations())
+      if (auto n = dyn_cast<NameLoc>(l)) locNames.push_back(n.getName().str());
+  const std::string base = locNames.empty() ? op.getName().stripDialect().str() : locNames[0];
+  for (unsigned i = 0; i < op.getNumResults(); ++i) {
+    std::string name = locNames.size() == op.getNumResults() ? locNames[i] : base + "_" + std::to_string(i);
+    for (int k = 1; taken.count(name); ++k) name += "_" + std::to_string(k);
+    taken.insert(name);
+    names_[op.getResult(i)] = name;
+  }
+}
+
 Status Lowerer::checkKeepF32() const {
   std::set<std::string> known;
   for (const auto &entry : names_) known.insert(entry.second);
@@ -102,6 +124,8 @@ Status Lowerer::checkCalibration(func::FuncOp f) {
   std::vector<std::string> missing;
   for (Operation &op : f.getBody().front()) {
     if (op.getNumResults() != 1 || op.hasTrait<top::OpTrait::Constant>()) continue;
+    // Index tensors (i64) are never quantized: the calibration has no range for them.
+    if (cast<RankedTensorType>(op.getResult(0).getType()).getElementType().isInteger(64)) continue;
     const std::string &name = names_[op.getResult(0)];
     if (!opt_.calibration->tensors.count(name)) missing.push_back(name);
   }
@@ -151,6 +175,13 @@ void Lowerer::shareConcatScales(func::FuncOp f) {
 
 Value Lowerer::f32(Value v) {
   if (Value f = vals_[v].f32) return f;
+  // A host op's integer result read by the chip: converted on the host.
+  if (Value i = vals_[v].i32) {
+    auto params = DictionaryAttr::get(ctx_, {b_.getNamedAttr("to", TypeAttr::get(b_.getF32Type()))});
+    return vals_[v].f32 = b_.create<tpuir::CpuOp>(locFor(names_[v] + "_f32"), f32Type(shapeOf(v)), ValueRange{i},
+                                                  "top.cast", params, int64_t(0))
+                              .getOutput();
+  }
   Value q = i8(v);
   return vals_[v].f32 = make<tpuir::CastOp>(names_[v] + "_f32", f32Type(shapeOf(v)), q);
 }
@@ -220,6 +251,7 @@ Status Lowerer::noLowering(Operation *op, const std::string &why) {
   llvm::raw_string_ostream os(loc);
   op->getLoc().print(os);
   std::string name = op->getNumResults() ? names_[op->getResult(0)] : "";
+  refusal_ = why;
   return makeError("no lowering for ", op->getName().getStringRef().str(), " '", name, "' at ", os.str(),
                    ": ", why);
 }
@@ -254,8 +286,46 @@ Status Lowerer::lower(Operation *op) {
     if (shapeOf(r).size() > 4 && !anyRank)
       return noLowering(op, "a result of more than 4 dims (the back end holds 1 to 4)");
   }
-  if (const LoweringTable::Fn *fn = loweringTable().find(op)) return (*fn)(*this, op);
-  return noLowering(op, "the BM1684 back end has no implementation of this op");
+  refusal_.clear();
+  if (const LoweringTable::Fn *fn = loweringTable().find(op)) {
+    Status st = (*fn)(*this, op);
+    return st || refusal_.empty() ? st : lowerOnHostOr(op, st);
+  }
+  return lowerOnHostOr(op, noLowering(op, "the BM1684 back end has no implementation of this op"));
+}
+
+Status Lowerer::lowerOnHostOr(Operation *op, Status refusal) {
+  if (!opt_.cpuOps || !top::hasHostOp(op)) return refusal;
+  const std::string why = refusal_;
+  std::vector<Value> inputs;
+  for (Value v : op->getOperands()) {
+    if (isa<NoneType>(v.getType())) return refusal;
+    inputs.push_back(hostOperand(v));
+  }
+  auto params = DictionaryAttr::get(ctx_, op->getAttrs());
+  std::string names;
+  for (unsigned r = 0; r < op->getNumResults(); ++r) {
+    Value result = op->getResult(r);
+    if (result.use_empty()) continue;
+    const bool isFloat = isa<FloatType>(cast<RankedTensorType>(result.getType()).getElementType());
+    auto type = RankedTensorType::get(shapeOf(result), isFloat ? Type(b_.getF32Type()) : Type(b_.getI32Type()));
+    Value y =
+        b_.create<tpuir::CpuOp>(locFor(names_[result]), type, inputs, op->getName().getStringRef(), params, int64_t(r))
+            .getOutput();
+    (isFloat ? vals_[result].f32 : vals_[result].i32) = y;
+    names += (names.empty() ? "'" : ", '") + names_[result] + "'";
+  }
+  out_.hostOps.push_back(op->getName().getStringRef().str() + " " + names + ": " + why);
+  return Status::ok();
+}
+
+Value Lowerer::hostOperand(Value v) {
+  if (Value i = vals_[v].i32) return i;
+  if (auto w = v.getDefiningOp<top::WeightOp>())
+    if (auto values = weightValues(v, "a host operand", nullptr))
+      return addWeight(names_[v].empty() ? w.getName().str() : names_[v], NpyArray::from(shapeOf(v), *values),
+                       b_.getF32Type());
+  return f32(v);
 }
 
 Result<LoweredModule> Lowerer::run() {
@@ -308,7 +378,19 @@ Result<LoweredModule> Lowerer::run() {
           results.push_back(copyOfInput(v, outputName ? outputName.str() : names_[v] + "_copy"));
           continue;
         }
+        // A constant output (a Shape or Size folded at import): a copy of
+        // its values in fp32, as the runtime returns every output.
+        if (v.getDefiningOp<top::WeightOp>()) {
+          auto copy = copyOfConstant(v, names_[v]);
+          if (!copy) return copy.status();
+          results.push_back(*copy);
+          continue;
+        }
         Versions &ver = vals_[v];
+        if (!ver.f32 && ver.i32) { // an integer output of a host op
+          results.push_back(ver.i32);
+          continue;
+        }
         if (!ver.f32) {
           ver.i8.getDefiningOp()->setLoc(locFor(names_[v] + "_i8"));
           ver.f32 = make<tpuir::CastOp>(names_[v], f32Type(shapeOf(v)), ver.i8);
@@ -316,6 +398,10 @@ Result<LoweredModule> Lowerer::run() {
         results.push_back(ver.f32);
       }
       b_.create<func::ReturnOp>(ret.getLoc(), results);
+      // A host op's integer output is int32 in the lowered module.
+      llvm::SmallVector<Type> types;
+      for (Value r : results) types.push_back(r.getType());
+      fn.setType(FunctionType::get(ctx_, fn.getArgumentTypes(), types));
       continue;
     }
     TPU_RETURN_IF_ERROR(lower(&op));

@@ -55,12 +55,16 @@ struct LoweringOptions {
   std::set<std::string> keepF32; // names of Top op results kept in fp32
   Int8Levers levers;
   const TensorSamples *samples = nullptr; // every conv input, when levers.needSamples()
+  // An op the chip cannot run but the host can (kernels/HostOps.h) goes to
+  // a CPU sub-net; false: it is refused like any op without a lowering.
+  bool cpuOps = true;
 };
 
 struct LoweredModule {
   mlir::OwningOpRef<mlir::ModuleOp> module; // tpu ops + top.input/top.weight/top.none
   top::WeightStore weights;                 // the arrays its top.weight ops name
   std::vector<std::string> fallbacks;       // "name: why" for int8 ops kept in fp32
+  std::vector<std::string> hostOps;         // "top.op 'name': why" for ops placed in CPU sub-nets
 };
 
 // Lowers the entry function of a Top module (shapes inferred, weights in

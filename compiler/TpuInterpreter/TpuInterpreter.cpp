@@ -33,7 +33,9 @@ Result<std::unique_ptr<TpuInterpreter>> TpuInterpreter::create(backend::Graph gr
 }
 
 namespace {
-// An int16 accumulator (per-channel weights) has no one scale: its integers.
+// An int16 accumulator (per-channel weights) has no one scale, nor has an
+// int32 tensor (a host op's indices): their integers, as the runtime
+// returns them.
 NpyArray toFloatArray(const backend::Tensor &t, const backend::Bytes &v) {
   std::vector<float> f(size_t(t.numel()));
   if (t.dtype == DType::F32) std::memcpy(f.data(), v.data(), v.size());
@@ -41,6 +43,12 @@ NpyArray toFloatArray(const backend::Tensor &t, const backend::Bytes &v) {
     for (size_t i = 0; i < f.size(); ++i) {
       int16_t q;
       std::memcpy(&q, &v[2 * i], 2);
+      f[i] = float(q);
+    }
+  else if (t.dtype == DType::I32)
+    for (size_t i = 0; i < f.size(); ++i) {
+      int32_t q;
+      std::memcpy(&q, &v[4 * i], 4);
       f[i] = float(q);
     }
   else

@@ -3,9 +3,9 @@
 // weight store.
 #include "compiler/Dialect/Top/TopOps.h"
 #include "compiler/Dialect/Top/WeightStore.h"
-#include "kernels/Kernels.h"
 #include "compiler/Transforms/PassWeights.h"
 #include "compiler/Transforms/Passes.h"
+#include "kernels/Kernels.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 

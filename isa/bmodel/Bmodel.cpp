@@ -107,6 +107,35 @@ flatbuffers::Offset<fb::Tensor> writeTensor(flatbuffers::FlatBufferBuilder &b, c
   return tb.Finish();
 }
 
+// The file keeps a TPU sub-net's groups inside it and the flat list is
+// their concatenation, so TPU sub-nets must cover the net's groups in order.
+Status checkSubnets(const Net &net) {
+  if (net.subnets.size() > kMaxSubnetsPerNet) return makeError("more than ", kMaxSubnetsPerNet, " sub-nets");
+  size_t nextGroup = 0;
+  for (size_t i = 0; i < net.subnets.size(); ++i) {
+    const Subnet &s = net.subnets[i];
+    const std::string where = "sub-net " + std::to_string(i);
+    if (s.mode == Subnet::Mode::Cpu) {
+      if (s.firstGroup != 0 || s.groupCount != 0) return makeError(where, ": a CPU sub-net has no command groups");
+      if (s.cpuOpType > uint32_t(INT32_MAX)) return makeError(where, ": op type ", s.cpuOpType, " beyond int32");
+      continue;
+    }
+    if (s.mode != Subnet::Mode::Tpu) return makeError(where, ": unknown mode ", int32_t(s.mode));
+    if (s.cpuOpType != 0 || !s.cpuParam.empty()) return makeError(where, ": a TPU sub-net has no host op");
+    if (s.groupCount == 0) return makeError(where, ": a TPU sub-net needs at least one command group");
+    if (s.firstGroup != nextGroup)
+      return makeError(where, ": groups [", s.firstGroup, ", +", s.groupCount,
+                       ") do not follow the previous sub-nets' (expected first group ", nextGroup, ")");
+    nextGroup += s.groupCount;
+    if (nextGroup > net.groups.size())
+      return makeError(where, ": groups [", s.firstGroup, ", +", s.groupCount, ") beyond the net's ",
+                       net.groups.size());
+  }
+  if (!net.subnets.empty() && nextGroup != net.groups.size())
+    return makeError("the TPU sub-nets hold ", nextGroup, " of the net's ", net.groups.size(), " command groups");
+  return Status::ok();
+}
+
 Status checkWritable(const Net &net) {
   for (size_t g = 0; g < net.groups.size(); ++g) {
     const CmdGroup &grp = net.groups[g];
@@ -117,7 +146,50 @@ Status checkWritable(const Net &net) {
       return makeError("net '", net.name, "' group ", g,
                        ": layer name lists do not match the command counts");
   }
-  return Status::ok();
+  Status st = checkSubnets(net);
+  return st ? st : st.prefix("net '" + net.name + "'");
+}
+
+using TensorVec = flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>>;
+
+TensorVec writeTensors(flatbuffers::FlatBufferBuilder &b, const std::vector<Tensor> &list) {
+  std::vector<flatbuffers::Offset<fb::Tensor>> out;
+  for (const Tensor &t : list) out.push_back(writeTensor(b, t));
+  return b.CreateVector(out);
+}
+
+// Sub-net i is followed by i + 1 (BMRuntime's ids and next ids); a TPU
+// sub-net holds its slice of `groups`, a CPU sub-net its parameter bytes,
+// which go into the blob in sub-net order.
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::SubNet>>>
+writeSubnets(flatbuffers::FlatBufferBuilder &b, BlobWriter &blob, const Net &net,
+             const std::vector<flatbuffers::Offset<fb::CmdGroup>> &groups) {
+  std::vector<flatbuffers::Offset<fb::SubNet>> out;
+  for (size_t i = 0; i < net.subnets.size(); ++i) {
+    const Subnet &s = net.subnets[i];
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::CmdGroup>>> groupVec;
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::CpuParam>>> paramVec;
+    if (s.mode == Subnet::Mode::Tpu) {
+      groupVec = b.CreateVector(groups.data() + s.firstGroup, s.groupCount);
+    } else {
+      fb::Binary param = blob.add(s.cpuParam.data(), s.cpuParam.size());
+      std::vector<flatbuffers::Offset<fb::CpuParam>> params{fb::CreateCpuParam(b, int32_t(s.cpuOpType), &param)};
+      paramVec = b.CreateVector(params);
+    }
+    TensorVec ins = writeTensors(b, s.inputs), outs = writeTensors(b, s.outputs);
+    flatbuffers::Offset<flatbuffers::Vector<int32_t>> next;
+    if (i + 1 < net.subnets.size()) next = b.CreateVector(std::vector<int32_t>{int32_t(i + 1)});
+    fb::SubNetBuilder sb(b);
+    sb.add_subnet_mode(int32_t(s.mode));
+    if (!groupVec.IsNull()) sb.add_cmd_group(groupVec);
+    if (!paramVec.IsNull()) sb.add_cpu_param(paramVec);
+    sb.add_input_tensor(ins);
+    sb.add_output_tensor(outs);
+    sb.add_id(int32_t(i));
+    if (!next.IsNull()) sb.add_next_subnet_ids(next);
+    out.push_back(sb.Finish());
+  }
+  return b.CreateVector(out);
 }
 
 } // namespace
@@ -144,7 +216,14 @@ Result<std::vector<uint8_t>> serialize(const Model &model) {
       groups.push_back(fb::CreateCmdGroup(b, uint32_t(g.tiu.size()), uint32_t(g.gdma.size()), &tiu,
                                           &gdma, uint32_t(tiu.size()), uint32_t(gdma.size())));
     }
-    auto groupVec = b.CreateVector(groups);
+    // Without sub-nets the groups are the net's own (today's layout, byte
+    // for byte); with them each TPU sub-net holds its slice.
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::CmdGroup>>> groupVec;
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::SubNet>>> subnetVec;
+    if (net.subnets.empty())
+      groupVec = b.CreateVector(groups);
+    else
+      subnetVec = writeSubnets(b, blob, net, groups);
     std::vector<uint8_t> profile = encodeProfile(net);
     fb::Binary profileBin = blob.add(profile.data(), profile.size());
 
@@ -154,7 +233,8 @@ Result<std::vector<uint8_t>> serialize(const Model &model) {
     pb.add_ctx_addr(net.ctxAddr);
     pb.add_ctx_size(net.ctxSize);
     pb.add_coeff_mem(coeff);
-    pb.add_cmd_group(groupVec);
+    if (!groupVec.IsNull()) pb.add_cmd_group(groupVec);
+    if (!subnetVec.IsNull()) pb.add_sub_net(subnetVec);
     if (!profile.empty()) pb.add_net_profile(&profileBin);
     auto param = pb.Finish();
     std::vector<flatbuffers::Offset<fb::NetParameter>> params{param};
@@ -365,7 +445,6 @@ private:
                        " stages; only single-stage nets are supported");
     const fb::NetParameter *p = n->parameter()->Get(0);
     if (p->is_dynamic()) return makeError("dynamic nets are not supported");
-    if (p->sub_net() && p->sub_net()->size()) return makeError("sub-nets are not supported");
     TPU_RETURN_IF_ERROR(tensors(p->input_tensor(), "input", out.inputs));
     TPU_RETURN_IF_ERROR(tensors(p->output_tensor(), "output", out.outputs));
     out.ctxAddr = p->ctx_addr();
@@ -385,21 +464,94 @@ private:
       if (std::memcmp(c->check_code()->data(), sha256(out.coeff).data(), 32) != 0)
         return makeError("coefficient sha256 mismatch: coefficients corrupted");
     }
-    if (const auto *groups = p->cmd_group()) {
-      if (groups->size() > kMaxGroupsPerNet)
-        return makeError(groups->size(), " command groups (limit ", kMaxGroupsPerNet, ")");
-      out.groups.resize(groups->size());
-      for (size_t g = 0; g < groups->size(); ++g) {
-        const fb::CmdGroup *cg = groups->Get(g);
-        CmdGroup &grp = out.groups[g];
-        Status st = commands(cg->binary_bdc(), cg->bdc_num(), cg->bdc_cmd_byte(), true, grp.tiu);
-        if (st) st = commands(cg->binary_gdma(), cg->gdma_num(), cg->gdma_cmd_byte(), false, grp.gdma);
-        if (!st) return st.prefix("group " + std::to_string(g));
-        grp.tiuLayer.assign(grp.tiu.size(), std::string());
-        grp.gdmaLayer.assign(grp.gdma.size(), std::string());
-      }
+    if (p->sub_net() && p->sub_net()->size()) {
+      if (p->cmd_group() && p->cmd_group()->size())
+        return makeError("command groups both in the net and in its sub-nets");
+      TPU_RETURN_IF_ERROR(subnets(p->sub_net(), out));
+    } else {
+      TPU_RETURN_IF_ERROR(groups(p->cmd_group(), out));
     }
     return profile(p->net_profile(), out);
+  }
+
+  // Appends `list` to the net's flat group list; errors name the group by
+  // its index there (the one the runtime and the layer table use).
+  Status groups(const flatbuffers::Vector<flatbuffers::Offset<fb::CmdGroup>> *list, Net &out) const {
+    if (!list) return Status::ok();
+    if (list->size() > kMaxGroupsPerNet - out.groups.size())
+      return makeError(out.groups.size() + list->size(), " command groups (limit ", kMaxGroupsPerNet, ")");
+    for (const fb::CmdGroup *cg : *list) {
+      CmdGroup grp;
+      Status st = commands(cg->binary_bdc(), cg->bdc_num(), cg->bdc_cmd_byte(), true, grp.tiu);
+      if (st) st = commands(cg->binary_gdma(), cg->gdma_num(), cg->gdma_cmd_byte(), false, grp.gdma);
+      if (!st) return st.prefix("group " + std::to_string(out.groups.size()));
+      grp.tiuLayer.assign(grp.tiu.size(), std::string());
+      grp.gdmaLayer.assign(grp.gdma.size(), std::string());
+      out.groups.push_back(std::move(grp));
+    }
+    return Status::ok();
+  }
+
+  Status subnets(const flatbuffers::Vector<flatbuffers::Offset<fb::SubNet>> *list, Net &out) const {
+    if (list->size() > kMaxSubnetsPerNet) return makeError(list->size(), " sub-nets (limit ", kMaxSubnetsPerNet, ")");
+    for (size_t i = 0; i < list->size(); ++i) {
+      Status st = subnet(list->Get(i), i, list->size(), out);
+      if (!st) return st.prefix("sub-net " + std::to_string(i));
+    }
+    return Status::ok();
+  }
+
+  // Sub-nets run in file order: BMRuntime's ids and next ids may describe
+  // other graphs, this project only writes (and runs) the linear chain.
+  Status subnet(const fb::SubNet *s, size_t i, size_t count, Net &out) const {
+    if (s->id() != int64_t(i)) return makeError("id ", s->id(), " breaks the sub-net order (expected ", i, ")");
+    const auto *next = s->next_subnet_ids();
+    const bool last = i + 1 == count;
+    const size_t nextCount = next ? next->size() : 0;
+    if (last ? nextCount != 0 : nextCount != 1 || next->Get(0) != int64_t(i + 1))
+      return makeError("next_subnet_ids ", idList(next), " break the sub-net order (expected ",
+                       last ? "{}" : "{" + std::to_string(i + 1) + "}", ")");
+    if (s->is_dynamic()) return makeError("dynamic sub-nets are not supported");
+    Subnet sub;
+    const size_t groupCount = s->cmd_group() ? s->cmd_group()->size() : 0;
+    const size_t paramCount = s->cpu_param() ? s->cpu_param()->size() : 0;
+    switch (s->subnet_mode()) {
+    case int32_t(Subnet::Mode::Tpu):
+      if (groupCount == 0) return makeError("a TPU sub-net without command groups");
+      if (paramCount != 0) return makeError("a TPU sub-net with a cpu_param");
+      sub.firstGroup = out.groups.size();
+      sub.groupCount = groupCount;
+      TPU_RETURN_IF_ERROR(groups(s->cmd_group(), out));
+      break;
+    case int32_t(Subnet::Mode::Cpu): {
+      if (groupCount != 0) return makeError("a CPU sub-net with ", groupCount, " command group(s)");
+      if (paramCount != 1) return makeError("a CPU sub-net needs one cpu_param, it has ", paramCount);
+      const fb::CpuParam *param = s->cpu_param()->Get(0);
+      if (param->op_type() < 0) return makeError("negative op_type ", param->op_type());
+      uint64_t start, size;
+      TPU_RETURN_IF_ERROR(range(param->binary_param(), "binary_param", start, size));
+      sub.cpuOpType = uint32_t(param->op_type());
+      sub.cpuParam.assign(blob_ + start, blob_ + start + size);
+      break;
+    }
+    default:
+      return makeError("unknown subnet_mode ", s->subnet_mode(), " (0 TPU, 1 CPU)");
+    }
+    sub.mode = Subnet::Mode(s->subnet_mode());
+    TPU_RETURN_IF_ERROR(tensors(s->input_tensor(), "input", sub.inputs));
+    TPU_RETURN_IF_ERROR(tensors(s->output_tensor(), "output", sub.outputs));
+    out.subnets.push_back(std::move(sub));
+    return Status::ok();
+  }
+
+  // "{3}", "{}", "{1, 2, 3, 4, ...}": a corrupt list stays one short line.
+  static std::string idList(const flatbuffers::Vector<int32_t> *ids) {
+    std::string s = "{";
+    for (uint32_t n = 0; ids && n < ids->size(); ++n) {
+      if (n == 4) return s + ", ...}";
+      s += (n ? ", " : "") + std::to_string(ids->Get(n));
+    }
+    return s + "}";
   }
 
   const uint8_t *blob_;

@@ -26,6 +26,7 @@ constexpr size_t kMaxNets = 256;
 constexpr size_t kMaxTensorsPerNet = 4096;
 constexpr size_t kMaxDims = 8;
 constexpr size_t kMaxGroupsPerNet = 1u << 16;
+constexpr size_t kMaxSubnetsPerNet = 1u << 16;
 constexpr size_t kMaxCommandsPerQueue = 65535; // ids are 16 bits, 0 = "none"
 
 inline unsigned dataTypeBytes(DataType t) {
@@ -75,6 +76,21 @@ struct CmdGroup {
   std::vector<std::string> gdmaLayer;  // same length as gdma
 };
 
+// A step of a net, in the order the net runs them (BMRuntime's sub_net,
+// docs/bmodel.md "Sub-nets"): a TPU sub-net runs the net's command groups
+// [firstGroup, firstGroup + groupCount); a CPU sub-net runs one host op
+// (kernels/HostOps.h) on the host, reading `inputs` from device memory and
+// writing `outputs` there. A net without sub-nets is one TPU step of all
+// its groups (and is written without a sub_net list).
+struct Subnet {
+  enum class Mode : int32_t { Tpu = 0, Cpu = 1 };
+  Mode mode = Mode::Tpu;
+  size_t firstGroup = 0, groupCount = 0; // Tpu
+  uint32_t cpuOpType = 0;                // Cpu: the host op's code
+  std::vector<uint8_t> cpuParam;         // Cpu: the serialized kernels::HostCall
+  std::vector<Tensor> inputs, outputs;   // the device tensors it reads and writes
+};
+
 struct Net {
   std::string name;
   std::vector<Tensor> inputs;
@@ -84,6 +100,7 @@ struct Net {
   uint64_t coeffAddr = 0;        // where the coefficients are loaded
   std::vector<uint8_t> coeff;    // coefficient bytes
   std::vector<CmdGroup> groups;
+  std::vector<Subnet> subnets; // empty: one TPU step of all groups
 };
 
 struct Model {

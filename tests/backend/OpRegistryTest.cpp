@@ -37,7 +37,8 @@ TEST(BackendOpRegistry, EveryKindHasExactlyOneImplementation) {
     EXPECT_TRUE(names.insert(d.name).second) << "kind listed twice";
     EXPECT_STREQ(opKindName(d.kind), d.name);
     EXPECT_NE(impl.validate, nullptr);
-    EXPECT_NE(impl.evaluate, nullptr);
+    EXPECT_NE(impl.evaluate == nullptr, impl.evaluateOnHost == nullptr)
+        << "needs exactly one reference (evaluate, or evaluateOnHost for a host op)";
     EXPECT_NE(impl.sliced == nullptr, impl.direct == nullptr) << "needs exactly one emitter (sliced or direct)";
     const OpKindInfo &info = opKindInfo(d.kind);
     EXPECT_STREQ(info.name, d.name);

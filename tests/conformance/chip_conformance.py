@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Chip-path conformance on the ONNX node tests (libonnx-testdata).
 
-Every float case under /usr/share/libonnx-testdata/data/node is imported
+Every float case (float inputs; float or integer outputs) under
+/usr/share/libonnx-testdata/data/node is imported
 (`tpuc import`) and run on the Top interpreter (`tpuc run`). Each case that
 matches its expected outputs there also goes through
 `tpuc deploy --quantize F32` and `tpuc run --backend func`, and must match
@@ -60,6 +61,7 @@ RTOL, ATOL = 1e-3, 1e-4
 # norm statistics): constants, as a compiler sees them.
 WEIGHT_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul", "PRelu", "BatchNormalization"}
 FLOAT = onnx.TensorProto.FLOAT
+OUTPUT_TYPES = (FLOAT, onnx.TensorProto.INT64, onnx.TensorProto.INT32)
 NO_LOWERING = re.compile(r"^tpuc deploy: error: [^:]*: no lowering for ")
 COUNTS = ("considered", "skip", "top-fail", "pass", "excluded")
 
@@ -200,10 +202,12 @@ def run_case(tpuc, case_dir, work, runtime_weights=False):
         return "skip", "test data does not match the model's inputs/outputs"
     if any(a is None for ins, outs in sets for _, a in ins + outs):
         return "skip", "test data that is not a tensor"
-    # A float case: every output and every input that may stay an input is f32.
+    # A float case: every input that may stay an input is f32, every output f32
+    # or an integer tensor (indices of TopK, ArgMax; casts), which the host
+    # computes in a CPU sub-net.
     maybe_data = [i for i in inputs if i.name not in non_first_inputs(model)]
     if any(values[i.name].data_type != FLOAT for i in maybe_data) or any(
-        t.data_type != FLOAT for _, outs in sets for t, _ in outs
+        t.data_type not in OUTPUT_TYPES for _, outs in sets for t, _ in outs
     ):
         return "skip", "not a float case"
     frozen = non_first_inputs(model, WEIGHT_OPS)

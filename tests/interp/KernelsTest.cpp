@@ -1,7 +1,7 @@
 // Kernels against naive loops on random shapes, hand-computed cases, and
 // bit-identical results for any thread count.
-#include "kernels/Compare.h"
 #include "kernels/Kernels.h"
+#include "kernels/Compare.h"
 #include "support/Parallel.h"
 
 #include <gtest/gtest.h>

@@ -2,14 +2,14 @@
 // Top interpreter (cosine), and each lowered op compiled to a bmodel and run
 // on the runtime's func backend against the Tpu interpreter (bit for bit in
 // INT8). Plus mixed precision and the bad-input errors.
+#include "compiler/Lowering/Lowering.h"
 #include "compiler/Backend/CodeGen.h"
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Tpu/TpuOps.h"
 #include "compiler/Export/TpuToGraph.h"
 #include "compiler/Interpreter/TopInterpreter.h"
-#include "kernels/Compare.h"
-#include "compiler/Lowering/Lowering.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
+#include "kernels/Compare.h"
 #include "runtime/Runtime.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -86,7 +86,7 @@ public:
     return s;
   }
 
-  Result<Outcome> run(Quantize mode, std::set<std::string> keepF32 = {}) {
+  Result<Outcome> run(Quantize mode, std::set<std::string> keepF32 = {}, bool cpuOps = true) {
     auto module = parse();
     if (!module) return makeError(module.message());
     std::mt19937 rng(1234);
@@ -102,6 +102,7 @@ public:
     lo.mode = mode;
     lo.calibration = &*table;
     lo.keepF32 = std::move(keepF32);
+    lo.cpuOps = cpuOps;
     auto lowered = lowering::lowerToTpu(**module, *weights, lo);
     if (!lowered) return makeError(lowered.message());
     auto graph = exporter::toGraph(*lowered->module, lowered->weights.arrays());
@@ -766,10 +767,22 @@ TEST(Lowering, OpWithoutLoweringIsNamed) {
   c.body = "%i = \"top.arg_max\"(%in0) <{axis = 1 : i64}> : (tensor<1x2x4x4xf32>) -> tensor<1x1x4x4xi64> loc(\"the_index\")\n"
            "%y = \"top.cast\"(%i) <{to = f32}> : (tensor<1x1x4x4xi64>) -> tensor<1x1x4x4xf32> loc(\"y\")";
   Pipeline p(c);
-  auto r = p.run(Quantize::F32);
+  // With CPU sub-nets refused, the op the chip cannot run is named.
+  auto r = p.run(Quantize::F32, {}, /*cpuOps=*/false);
   ASSERT_FALSE(r);
   EXPECT_NE(r.message().find("no lowering for top.arg_max 'the_index' at loc(\"the_index\")"), std::string::npos)
       << r.message();
+  // Allowed (the default), arg_max and the cast run on the host: the bmodel
+  // equals the Tpu interpreter, which equals the Top interpreter.
+  for (Quantize mode : {Quantize::F32, Quantize::INT8}) {
+    auto host = p.run(mode);
+    ASSERT_TRUE(host) << host.message();
+    EXPECT_TRUE(host->bitExact);
+    EXPECT_DOUBLE_EQ(host->cosineVsTop, 1.0);
+    EXPECT_EQ(std::count_if(host->graph.ops.begin(), host->graph.ops.end(),
+                            [](const backend::Op &op) { return op.kind == backend::OpKind::Cpu; }),
+              2);
+  }
 }
 
 TEST(Lowering, QuantizeModeNames) {

@@ -11,11 +11,12 @@ namespace {
 
 int runDeploy(int argc, char **argv) {
   tpuc::SubcommandArgs args(
-      "deploy", "model.top.mlir --quantize F32|INT8 [--calibration-table model.cali] "
-                "[--quantize-table keep_fp32.txt] [--no-uint8] [--bias-correction] [--round-weights] "
-                "[--per-channel-weights] [--int16-pointwise] [--int8-recipe auto|none|FILE] "
-                "[--calibration-data DIR [--input-num 4]] [--no-layer-group] [--chip bm1684] -o model.bmodel "
-                "[--test-input in.npz [--test-reference ref.npz]]");
+      "deploy",
+      "model.top.mlir --quantize F32|INT8 [--calibration-table model.cali] "
+      "[--quantize-table keep_fp32.txt] [--no-uint8] [--bias-correction] [--round-weights] "
+      "[--per-channel-weights] [--int16-pointwise] [--int8-recipe auto|none|FILE] "
+      "[--calibration-data DIR [--input-num 4]] [--no-layer-group] [--no-cpu-subnets] [--chip bm1684] -o model.bmodel "
+      "[--test-input in.npz [--test-reference ref.npz]]");
   args.positionals(1, 1, "model");
   args.option("--quantize", "F32 or INT8");
   args.option("--calibration-table", "calibration table from tpuc calibrate (INT8)");
@@ -25,6 +26,7 @@ int runDeploy(int argc, char **argv) {
   args.option("--calibration-data", "samples (.npz / images) that --bias-correction and --round-weights read");
   args.option("--input-num", "how many of them (default 4)");
   args.flag("--no-layer-group", "compile every op alone (load, compute, store), for comparison with layer groups");
+  args.flag("--no-cpu-subnets", "refuse ops the chip cannot run instead of running them on the host (CPU sub-nets)");
   args.option("--chip", "target chip (bm1684)");
   args.option("--output", "the bmodel to write; model.tpu.mlir is written beside it", "-o");
   args.option("--test-input", "npz of inputs: run the bmodel (func backend) and the Tpu interpreter");
@@ -56,6 +58,7 @@ int runDeploy(int argc, char **argv) {
   opt.calibrationTable = args.get("--calibration-table");
   opt.quantizeTable = args.get("--quantize-table");
   opt.layerGroup = !args.isSet("--no-layer-group");
+  opt.cpuSubnets = !args.isSet("--no-cpu-subnets");
   opt.chip = args.get("--chip", "bm1684");
   opt.output = args.get("--output");
   opt.testInput = args.get("--test-input");

@@ -1,8 +1,9 @@
-// tpuc dis: print a bmodel as assembler text (header and summary as comments,
-// then every command of every group in program order) — wiring only; the
-// work is in isa/bmodel/Bmodel.h and isa/Disassembler.h.
+// tpuc dis: print a bmodel as assembler text (header, summary and sub-nets as
+// comments, then every command of every group in program order) — wiring
+// only; the work is in isa/bmodel/Bmodel.h and isa/Disassembler.h.
 #include "isa/Disassembler.h"
 #include "isa/bmodel/Bmodel.h"
+#include "kernels/HostOps.h"
 #include "tools/tpuc/Subcommand.h"
 #include "tools/tpuc/SubcommandArgs.h"
 
@@ -11,6 +12,27 @@
 #include <iostream>
 
 namespace {
+
+std::string tensorNames(const std::vector<tpu::bmodel::Tensor> &list) {
+  std::string s;
+  for (const auto &t : list) s += (s.empty() ? "'" : ", '") + t.name + "'";
+  return s.empty() ? "none" : s;
+}
+
+// "subnet 1: CPU top.arg_max result 0 of 1 (axis=1) inputs 'x' -> outputs 'y'";
+// a host op that does not parse is shown with the reason (the runtime
+// refuses it at load time).
+std::string describeSubnet(const tpu::bmodel::Subnet &s, size_t index) {
+  std::string line = "subnet " + std::to_string(index) + ": ";
+  if (s.mode == tpu::bmodel::Subnet::Mode::Tpu) {
+    line += "TPU groups [" + std::to_string(s.firstGroup) + ", " + std::to_string(s.firstGroup + s.groupCount) + ")";
+  } else if (auto call = tpu::kernels::HostCall::parse(s.cpuParam.data(), s.cpuParam.size())) {
+    line += "CPU " + call->describe();
+  } else {
+    line += "CPU op_type " + std::to_string(s.cpuOpType) + ", unreadable parameters (" + call.message() + ")";
+  }
+  return line + " inputs " + tensorNames(s.inputs) + " -> outputs " + tensorNames(s.outputs);
+}
 
 int runDis(int argc, char **argv) {
   tpuc::SubcommandArgs args("dis", "model.bmodel [-o model.s [--coeff-files]]");
@@ -54,6 +76,7 @@ int runDis(int argc, char **argv) {
            std::to_string(net.outputs.size()) + " output(s), " + std::to_string(net.groups.size()) +
            " group(s), " + std::to_string(tiu) + " TIU + " + std::to_string(gdma) + " GDMA commands, " +
            std::to_string(net.coeff.size()) + " coefficient bytes\n";
+    for (size_t i = 0; i < net.subnets.size(); ++i) out += "#   " + describeSubnet(net.subnets[i], i) + "\n";
   }
   out += *text;
   if (!args.has("--output")) {

@@ -24,7 +24,7 @@ int runFlowCmd(int argc, char **argv) {
                             "[--equalize-weights] [--no-uint8] [--bias-correction] "
                             "[--round-weights] [--per-channel-weights] [--int16-pointwise] "
                             "[--quantize-table keep_fp32.txt] [--expected-cos 0.99 [--max-float-layers 5]] "
-                            "[--no-layer-group] [--config hw.json] [--work-dir DIR]");
+                            "[--no-layer-group] [--no-cpu-subnets] [--config hw.json] [--work-dir DIR]");
   args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--quantize", "F32 or INT8");
   args.option("--input-shapes", "shapes of the model inputs, e.g. [[1,3,224,224]]");
@@ -38,6 +38,7 @@ int runFlowCmd(int argc, char **argv) {
   args.option("--test-image", "an image made into the test input by the preprocessing flags");
   args.option("--quantize-table", "tensors kept in F32 (INT8; e.g. from tpuc qtable)");
   args.flag("--no-layer-group", "compile every op alone (load, compute, store)");
+  args.flag("--no-cpu-subnets", "refuse ops the chip cannot run instead of running them on the host (CPU sub-nets)");
   args.option("--config", "hardware config JSON for the simulated run (default: BM1684)");
   args.option("--work-dir", "where every file goes (default: <model>_flow)");
   if (auto done = args.parseCommandLine(argc, argv, {{"--quantize", "--quantize F32|INT8"}})) return *done;
@@ -74,6 +75,7 @@ int runFlowCmd(int argc, char **argv) {
   opt.preprocess = preprocess.take();
   opt.testInput = args.has("--test-image") ? args.get("--test-image") : args.get("--test-input");
   opt.layerGroup = !args.isSet("--no-layer-group");
+  opt.cpuSubnets = !args.isSet("--no-cpu-subnets");
   opt.quantizeTable = args.get("--quantize-table", "");
   opt.configPath = args.get("--config");
   opt.workDir = args.get("--work-dir");

@@ -242,4 +242,24 @@ def Tpu_MatMulOp : Tpu_SimpleOp<"matmul", "MatMul",
     "lhs [..., M, K] times rhs [..., K, N], two activations with equal leading dims (fp32 only)",
     (ins Tpu_Activation:$lhs, Tpu_Activation:$rhs)>;
 
+// An op the chip has no command for, run by the host in a CPU sub-net
+// (kernels/HostOps.h): the Top op `op_name` with the Top op's attributes
+// `params`, writing its result number `result` (an op of several results
+// becomes one tpu.cpu per result the model reads). Tensors are fp32, or i32
+// for integer ones (indices). Export/Cpu.cpp.
+def Tpu_CpuOp : Op<Tpu_Dialect, "cpu", [Pure, Tpu_BackendOpInterface]> {
+  let summary = "A host op, run in a CPU sub-net";
+  let arguments = (ins Variadic<RankedTensorOf<[F32, I32]>>:$inputs, StrAttr:$op_name, DictionaryAttr:$params,
+      DefaultValuedAttr<I64Attr, "0">:$result);
+  let results = (outs RankedTensorOf<[F32, I32]>:$output);
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static ::tpu::backend::OpKind getBackendKind() { return ::tpu::backend::OpKind::Cpu; }
+    ::tpu::Status exportAttributes(::tpu::backend::Op &op);
+  }];
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() { return ::tpuir::verifyTpuOp(*this); }
+  }];
+}
+
 #endif // TPU_OPS_TD

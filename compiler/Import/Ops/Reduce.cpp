@@ -1,5 +1,5 @@
 // ONNX reductions: the Reduce* ops with a Top op, the ones composed of a pre-op, a sum and a
-// post-op (ReduceL1, ReduceLogSumExp...), ArgMax, ArgMin, and the running sum CumSum.
+// post-op (ReduceL1, ReduceLogSumExp...), ArgMax, ArgMin, the running sum CumSum and TopK.
 #include "compiler/Import/OnnxNodeImporter.h"
 
 using namespace mlir;
@@ -102,6 +102,30 @@ Status cumSum(OnnxImporter &im, const Node &n) {
                                im.boolean("reverse", n.getInt("reverse", 0) != 0)});
 }
 
+// TopK(x, k): k a constant input (an attribute before opset 10); results
+// values and indices, always sorted.
+Status topK(OnnxImporter &im, const Node &n) {
+  auto xs = im.shapeOf(n, 0);
+  if (!xs) return xs.status();
+  int64_t k = n.getInt("k", -1);
+  if (im.opset() >= 10) {
+    auto ks = im.constInts(n, 1, "k");
+    if (!ks) return ks.status();
+    if (ks->size() != 1) return makeError(n.describe(), ": k must hold one value, it holds ", ks->size());
+    k = (*ks)[0];
+  }
+  auto axis = normalizeAxis(n.getInt("axis", -1), int64_t(xs->size()));
+  if (!axis) return Status(axis.status()).prefix(n.describe());
+  auto x = im.operand(n, 0);
+  if (!x) return x.status();
+  auto op =
+      im.build<top::TopKOp>(n, {*x},
+                            {im.i64("k", k), im.i64("axis", *axis), im.boolean("largest", n.getInt("largest", 1) != 0),
+                             im.boolean("sorted", n.getInt("sorted", 1) != 0)},
+                            2);
+  return op ? Status::ok() : op.status();
+}
+
 } // namespace
 
 void registerReduceOps(OpTable &t) {
@@ -121,6 +145,7 @@ void registerReduceOps(OpTable &t) {
   t.add("ArgMax", argReduceHandler<top::ArgMaxOp>());
   t.add("ArgMin", argReduceHandler<top::ArgMinOp>());
   t.add("CumSum", cumSum, {2});
+  t.add("TopK", topK, {2, 10});
 }
 
 } // namespace tpu::onnx

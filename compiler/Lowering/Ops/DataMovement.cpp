@@ -336,6 +336,15 @@ Value Lowerer::copyOfInput(Value input, const std::string &name) {
   return make<tpuir::MoveOp>(name, f32Type(shapeOf(input)), ValueRange{f32(input)}, p.values, FloatAttr());
 }
 
+Result<Value> Lowerer::copyOfConstant(Value constant, const std::string &name) {
+  auto values = weightValues(constant, "a returned constant", nullptr);
+  if (!values) return values.status();
+  NpyArray a = NpyArray::from(shapeOf(constant), values->data(), values->size());
+  Value w = addWeight(name + "_const", std::move(a), b_.getF32Type());
+  MovePieces p = wholeCopy(shapeOf(constant));
+  return make<tpuir::MoveOp>(name, f32Type(shapeOf(constant)), ValueRange{w}, p.values, FloatAttr());
+}
+
 void addDataMovementLowerings(LoweringTable &t) {
   t.add<top::PermuteOp>([](Lowerer &l, top::PermuteOp op) { return l.lowerPermute(op); });
   t.add<top::PadOp>([](Lowerer &l, top::PadOp op) { return l.lowerPad(op); });

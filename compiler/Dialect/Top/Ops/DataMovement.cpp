@@ -1,5 +1,6 @@
 // Verifiers, shape rules and evaluate of the ops that move elements
 // (DataMovement.td).
+#include "compiler/Dialect/Top/HostEval.h"
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
 #include "kernels/Kernels.h"
@@ -173,18 +174,7 @@ LogicalResult GatherOp::inferShapes() {
 }
 
 // Negative indices count from the end; one out of range is an error.
-tpu::Status GatherOp::evaluate(EvalContext &ctx) {
-  const TensorValue &x = ctx.operand(0), &idx = ctx.operand(1);
-  int64_t axis = static_cast<int64_t>(getAxis()), dim = x.shape[axis];
-  std::vector<int64_t> indices(idx.numElements());
-  for (size_t i = 0; i < indices.size(); ++i) {
-    int64_t v = static_cast<int64_t>(idx.ptr()[i]);
-    if (v < -dim || v >= dim) return ctx.error("index ", v, " out of range for dim ", axis, " of size ", dim);
-    indices[i] = v < 0 ? v + dim : v;
-  }
-  k::gather(x.ptr(), x.shape, axis, indices, ctx.result().ptr());
-  return tpu::Status::ok();
-}
+tpu::Status GatherOp::evaluate(EvalContext &ctx) { return evaluateOnHost(*this, ctx); }
 
 LogicalResult ExpandOp::inferShapes() {
   auto in = rankedOperand(getOperation(), 0);

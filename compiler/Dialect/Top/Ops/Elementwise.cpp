@@ -1,5 +1,6 @@
 // Shape rules and evaluate of the element-wise ops of several tensors
 // (Elementwise.td).
+#include "compiler/Dialect/Top/HostEval.h"
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
 #include "kernels/Kernels.h"
@@ -62,21 +63,7 @@ LogicalResult CastOp::inferShapes() {
   return success();
 }
 
-tpu::Status CastOp::evaluate(EvalContext &ctx) {
-  const TensorValue &x = ctx.operand(0);
-  Type to = getTo();
-  const float *src = x.ptr();
-  float *dst = ctx.result().ptr();
-  for (int64_t i = 0; i < x.numElements(); ++i) {
-    if (to.isInteger(1))
-      dst[i] = src[i] != 0.0f ? 1.0f : 0.0f;
-    else if (to.isInteger(64))
-      dst[i] = std::trunc(src[i]);
-    else
-      dst[i] = src[i];
-  }
-  return tpu::Status::ok();
-}
+tpu::Status CastOp::evaluate(EvalContext &ctx) { return evaluateOnHost(*this, ctx); }
 
 } // namespace top
 

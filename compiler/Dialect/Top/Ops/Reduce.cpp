@@ -1,4 +1,5 @@
-// Shape rules and evaluate of the reductions and the running sum (Reduce.td).
+// Shape rules and evaluate of the reductions, the running sum and top-k (Reduce.td).
+#include "compiler/Dialect/Top/HostEval.h"
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
 #include "kernels/Kernels.h"
@@ -51,10 +52,17 @@ LogicalResult inferArgReduce(Operation *op, int64_t axis, bool keepdims) {
   return success();
 }
 
-tpu::Status evaluateArgReduce(EvalContext &ctx, bool isMax, int64_t axis, bool selectLast) {
-  const TensorValue &x = ctx.operand(0);
-  k::argReduce(isMax, x.ptr(), x.shape, axis, selectLast, ctx.result().ptr());
-  return tpu::Status::ok();
+LogicalResult inferTopK(Operation *op, int64_t k, int64_t axis) {
+  auto in = rankedOperand(op, 0);
+  if (failed(in)) return failure();
+  if (axis < 0 || axis >= in->getRank()) return op->emitOpError() << "axis out of range";
+  if (k < 0 || k > in->getDimSize(axis))
+    return op->emitOpError() << "k " << k << " is not in [0, " << in->getDimSize(axis) << "]";
+  llvm::SmallVector<int64_t> out(in->getShape());
+  out[axis] = k;
+  setResult(op, 0, out, in->getElementType());
+  setResult(op, 1, out, IntegerType::get(op->getContext(), 64));
+  return success();
 }
 
 LogicalResult inferCumSum(Operation *op, int64_t axis) {

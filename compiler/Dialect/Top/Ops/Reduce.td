@@ -30,7 +30,7 @@ def Top_ReduceMinOp : Top_ReduceOp<"reduce_min", "Min", "Min over axes">;
 def Top_ReduceProdOp : Top_ReduceOp<"reduce_prod", "Prod", "Product over axes">;
 def Top_ReduceL2Op : Top_ReduceOp<"reduce_l2", "L2", "sqrt(sum(x^2)) over axes">;
 
-// kernels::argReduce, of the max with `isMax`, else of the min.
+// Host ops (kernels/HostOps.h): the index of the max with `isMax`, else of the min.
 class Top_ArgReduceOp<string mnemonic, string what, bit isMax> : Top_Op<mnemonic> {
   let summary = what;
   let arguments = (ins Top_Tensor:$input, I64Attr:$axis,
@@ -43,14 +43,27 @@ class Top_ArgReduceOp<string mnemonic, string what, bit isMax> : Top_Op<mnemonic
     }
   }];
   let evaluateDefinition = [{
-    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) {
-      return ::top::evaluateArgReduce(ctx, }] # !if(isMax, "true", "false") # [{, getAxis(), getSelectLastIndex());
-    }
+    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) { return ::top::evaluateOnHost(*this, ctx); }
   }];
 }
 
 def Top_ArgMaxOp : Top_ArgReduceOp<"arg_max", "Index of the max along axis (i64 result)", 1>;
 def Top_ArgMinOp : Top_ArgReduceOp<"arg_min", "Index of the min along axis (i64 result)", 0>;
+
+// ONNX TopK, a host op: the k largest (or smallest) along `axis`, always
+// sorted (ties by the lower index), and their indices (i64).
+def Top_TopKOp : Top_Op<"topk"> {
+  let summary = "The k largest or smallest values along an axis and their indices";
+  let arguments = (ins Top_Tensor:$input, I64Attr:$k, I64Attr:$axis,
+    DefaultValuedAttr<BoolAttr, "true">:$largest, DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs Top_Tensor:$values, Top_Tensor:$indices);
+  let shapeRuleDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferShapes() { return ::top::inferTopK(getOperation(), getK(), getAxis()); }
+  }];
+  let evaluateDefinition = [{
+    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) { return ::top::evaluateOnHost(*this, ctx); }
+  }];
+}
 
 // ONNX CumSum: y[i] = x[0] + ... + x[i] along `axis`; without x[i] when
 // `exclusive`, summed from the end when `reverse`.

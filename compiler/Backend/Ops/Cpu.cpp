@@ -1,0 +1,75 @@
+// Cpu: an op the chip has no command for, run by the host (kernels/HostOps.h)
+// in a CPU sub-net of its own. It emits nothing; its tensors live in DDR as
+// compact C order, fp32 or int32 (integer tensors hold exact integers).
+#include "compiler/Backend/Ops/Cpu.h"
+
+#include "compiler/Backend/OpRegistry.h"
+#include "compiler/Backend/OpValidation.h"
+#include "compiler/Backend/ReferenceEval.h"
+#include "support/Npz.h"
+
+namespace tpu::backend {
+
+namespace {
+
+bool hostType(DType t) { return t == DType::F32 || t == DType::I32; }
+
+Status validateCpu(const OpCheck &c) {
+  const kernels::HostCall &call = c.op.params<CpuParams>().call;
+  const kernels::HostOp *host = kernels::findHostOp(call.code);
+  if (!host) return makeError("unknown host op code ", call.code);
+  std::vector<kernels::Shape> inputs;
+  for (size_t i = 0; i < c.op.inputs.size(); ++i) {
+    const Tensor &x = c.in(i);
+    if (!hostType(x.dtype))
+      return makeError("input '", x.name, "' is ", dtypeName(x.dtype), "; a host op reads float32 or int32");
+    inputs.push_back(x.shape);
+  }
+  if (!hostType(c.y.dtype)) return makeError("output is ", dtypeName(c.y.dtype), "; a host op writes float32 or int32");
+  if (inputs.size() < host->minInputs || inputs.size() > host->maxInputs)
+    return makeError(host->name, " takes ", host->minInputs, "..", host->maxInputs, " inputs, has ", inputs.size());
+  auto shapes = host->inferShapes(call.attrs, inputs);
+  if (!shapes) return Status(shapes.status()).prefix(std::string(host->name));
+  if (*shapes != call.resultShapes || call.result >= shapes->size())
+    return makeError(host->name, ": the recorded result shapes differ from the op's");
+  if ((*shapes)[call.result] != c.y.shape)
+    return makeError(host->name, " result ", call.result, " is ", shapeToString((*shapes)[call.result]),
+                     ", the output ", shapeToString(c.y.shape));
+  return Status::ok();
+}
+
+// fp32 values of a host tensor (int32 ones converted exactly).
+std::vector<float> hostValues(const Bytes &b, DType t) {
+  if (t == DType::F32) return std::vector<float>(floats(b), floats(b) + b.size() / 4);
+  std::vector<float> v;
+  for (int32_t x : toInts(b, t)) v.push_back(float(x));
+  return v;
+}
+
+Status evaluateCpu(const RefArgs &r, Bytes &out) {
+  const kernels::HostCall &call = r.op.params<CpuParams>().call;
+  std::vector<std::vector<float>> values;
+  std::vector<kernels::ConstView> views;
+  for (size_t i = 0; i < r.op.inputs.size(); ++i) values.push_back(hostValues(*r.in[i], r.input(i).dtype));
+  for (size_t i = 0; i < values.size(); ++i) views.push_back({r.input(i).shape, values[i].data()});
+  auto y = call.run(views);
+  if (!y) return y.status();
+  if (r.y.dtype == DType::F32) {
+    out = fromFloats(*y);
+    return Status::ok();
+  }
+  std::vector<int64_t> ints;
+  for (float v : *y) ints.push_back(int64_t(v));
+  out = fromInts(ints, r.y.dtype);
+  return Status::ok();
+}
+
+void emitNothing(emit::Emitter &, const Op &) {}
+
+} // namespace
+
+namespace ops {
+const OpImpl Cpu{OpKind::Cpu, validateCpu, nullptr, nullptr, emitNothing, nullptr, false, nullptr, false, evaluateCpu};
+} // namespace ops
+
+} // namespace tpu::backend

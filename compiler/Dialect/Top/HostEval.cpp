@@ -1,0 +1,56 @@
+#include "compiler/Dialect/Top/HostEval.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+namespace k = tpu::kernels;
+
+namespace top {
+
+bool hasHostOp(Operation *op) { return k::findHostOp(op->getName().getStringRef()) != nullptr; }
+
+tpu::Result<k::HostAttrs> hostAttrsOf(Operation *op) {
+  return hostAttrsOf(op->getName().getStringRef(), op->getAttrs());
+}
+
+tpu::Result<k::HostAttrs> hostAttrsOf(llvm::StringRef opName, llvm::ArrayRef<NamedAttribute> list) {
+  k::HostAttrs attrs;
+  for (NamedAttribute na : list) {
+    const std::string name = na.getName().str();
+    Attribute a = na.getValue();
+    if (auto b = dyn_cast<BoolAttr>(a)) {
+      attrs.setInts(name, {b.getValue() ? 1 : 0});
+    } else if (auto i = dyn_cast<IntegerAttr>(a)) {
+      attrs.setInts(name, {i.getValue().getSExtValue()});
+    } else if (auto f = dyn_cast<FloatAttr>(a)) {
+      attrs.setReals(name, {f.getValueAsDouble()});
+    } else if (auto ints = dyn_cast<DenseI64ArrayAttr>(a)) {
+      attrs.setInts(name, std::vector<int64_t>(ints.asArrayRef().begin(), ints.asArrayRef().end()));
+    } else if (auto s = dyn_cast<StringAttr>(a)) {
+      attrs.setText(name, s.str());
+    } else if (auto t = dyn_cast<TypeAttr>(a)) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      t.getValue().print(os);
+      attrs.setText(name, os.str());
+    } else {
+      return tpu::makeError(opName.str(), ": attribute '", name, "' has no host form");
+    }
+  }
+  return attrs;
+}
+
+tpu::Status evaluateOnHost(Operation *op, EvalContext &ctx) {
+  auto attrs = hostAttrsOf(op);
+  if (!attrs) return ctx.error(attrs.message());
+  std::vector<k::ConstView> inputs;
+  for (unsigned i = 0; i < ctx.numOperands(); ++i) inputs.push_back({ctx.operand(i).shape, ctx.operand(i).ptr()});
+  std::vector<k::MutableView> outputs;
+  for (unsigned i = 0; i < ctx.numResults(); ++i) outputs.push_back({ctx.resultShape(i), ctx.result(i).ptr()});
+  if (auto st = k::runHostOp(op->getName().getStringRef(), *attrs, inputs, outputs); !st)
+    return ctx.error(st.message());
+  return tpu::Status::ok();
+}
+
+} // namespace top

@@ -1,0 +1,352 @@
+#include "kernels/HostOps.h"
+
+#include "support/Npz.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <sstream>
+
+namespace tpu::kernels {
+
+int64_t HostAttrs::integer(const std::string &name, int64_t fallback) const {
+  auto it = ints_.find(name);
+  return it == ints_.end() || it->second.size() != 1 ? fallback : it->second[0];
+}
+
+double HostAttrs::real(const std::string &name, double fallback) const {
+  auto it = reals_.find(name);
+  return it == reals_.end() || it->second.size() != 1 ? fallback : it->second[0];
+}
+
+std::string HostAttrs::text(const std::string &name, const std::string &fallback) const {
+  auto it = texts_.find(name);
+  return it == texts_.end() ? fallback : it->second;
+}
+
+const std::vector<int64_t> *HostAttrs::ints(const std::string &name) const {
+  auto it = ints_.find(name);
+  return it == ints_.end() ? nullptr : &it->second;
+}
+
+std::string HostAttrs::describe() const {
+  std::map<std::string, std::string> all;
+  auto list = [](const auto &v) {
+    std::ostringstream os;
+    if (v.size() != 1) os << "[";
+    for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+    if (v.size() != 1) os << "]";
+    return os.str();
+  };
+  for (const auto &[k, v] : ints_) all[k] = list(v);
+  for (const auto &[k, v] : reals_) all[k] = list(v);
+  for (const auto &[k, v] : texts_) all[k] = v;
+  std::string s;
+  for (const auto &[k, v] : all) s += (s.empty() ? "" : " ") + k + "=" + v;
+  return s;
+}
+
+namespace {
+
+// ---- the ops ----------------------------------------------------------------
+
+// The axis attribute, checked against the input's rank.
+Result<size_t> axisOf(const HostAttrs &a, const Shape &shape) {
+  const int64_t axis = a.integer("axis", 0), rank = int64_t(shape.size());
+  if (axis < -rank || axis >= rank) return makeError("axis ", axis, " out of range for rank ", rank);
+  return size_t(axis < 0 ? axis + rank : axis);
+}
+
+using Shapes = std::vector<Shape>;
+
+Result<Shapes> argReduceShape(const HostAttrs &a, const Shapes &in) {
+  auto axis = axisOf(a, in[0]);
+  if (!axis) return axis.status();
+  Shape out;
+  for (size_t d = 0; d < in[0].size(); ++d)
+    if (d != *axis)
+      out.push_back(in[0][d]);
+    else if (a.integer("keepdims", 1))
+      out.push_back(1);
+  return Shapes{out};
+}
+
+template <bool IsMax>
+Status argReduceOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  auto axis = axisOf(a, in[0].shape);
+  if (!axis) return axis.status();
+  argReduce(IsMax, in[0].data, in[0].shape, int64_t(*axis), a.integer("select_last_index", 0) != 0, out[0].data);
+  return Status::ok();
+}
+
+Result<Shapes> sameShape(const HostAttrs &, const Shapes &in) { return Shapes{in[0]}; }
+
+// To an integer type: toward zero (onnxruntime's float -> int64); to i1:
+// non-zero is 1; to f32: the value.
+Status castOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const std::string to = a.text("to", "f32");
+  const bool toBool = to == "i1", toInt = !toBool && to != "f32";
+  const int64_t n = numElements(in[0].shape);
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = in[0].data[i];
+    out[0].data[i] = toBool ? (x != 0.0f ? 1.0f : 0.0f) : toInt ? std::trunc(x) : x;
+  }
+  return Status::ok();
+}
+
+Result<Shapes> topkShape(const HostAttrs &a, const Shapes &in) {
+  auto axis = axisOf(a, in[0]);
+  if (!axis) return axis.status();
+  const int64_t k = a.integer("k", -1);
+  if (k < 0 || k > in[0][*axis]) return makeError("k ", k, " is not in [0, ", in[0][*axis], "]");
+  Shape out = in[0];
+  out[*axis] = k;
+  return Shapes{out, out};
+}
+
+// ONNX TopK: the k largest (or smallest) along the axis, sorted, ties by
+// the lower index (onnxruntime's order); results values and indices.
+Status topkOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  auto axis = axisOf(a, in[0].shape);
+  if (!axis) return axis.status();
+  const auto [outer, len, inner] = splitAtAxis(in[0].shape, *axis);
+  const int64_t k = a.integer("k", -1);
+  if (k < 0 || k > len) return makeError("k ", k, " is not in [0, ", len, "]");
+  const bool largest = a.integer("largest", 1) != 0;
+  std::vector<int64_t> order(static_cast<size_t>(len));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float *src = in[0].data + o * len * inner + i;
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+        const float vx = src[x * inner], vy = src[y * inner];
+        // NaN ranks above every number for largest, below for smallest (numpy).
+        if (std::isnan(vx) || std::isnan(vy))
+          return largest ? std::isnan(vx) && !std::isnan(vy) : !std::isnan(vx) && std::isnan(vy);
+        return largest ? vx > vy : vx < vy;
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t at = (o * k + j) * inner + i;
+        out[0].data[at] = src[order[size_t(j)] * inner];
+        out[1].data[at] = float(order[size_t(j)]);
+      }
+    }
+  return Status::ok();
+}
+
+Result<Shapes> gatherShape(const HostAttrs &a, const Shapes &in) {
+  auto axis = axisOf(a, in[0]);
+  if (!axis) return axis.status();
+  Shape out(in[0].begin(), in[0].begin() + int64_t(*axis));
+  out.insert(out.end(), in[1].begin(), in[1].end());
+  out.insert(out.end(), in[0].begin() + int64_t(*axis) + 1, in[0].end());
+  return Shapes{out};
+}
+
+// numpy.take(data, indices, axis); a negative index counts from the end.
+Status gatherOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  auto axis = axisOf(a, in[0].shape);
+  if (!axis) return axis.status();
+  const int64_t dim = in[0].shape[*axis], n = numElements(in[1].shape);
+  std::vector<int64_t> indices(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const float f = in[1].data[i];
+    const int64_t v = int64_t(f);
+    if (float(v) != f || v < -dim || v >= dim)
+      return makeError("index ", f, " out of range for dim ", *axis, " of size ", dim);
+    indices[size_t(i)] = v < 0 ? v + dim : v;
+  }
+  gather(in[0].data, in[0].shape, int64_t(*axis), indices, out[0].data);
+  return Status::ok();
+}
+
+// ---- serialization ---------------------------------------------------------
+
+constexpr uint32_t kMaxRankOnHost = 8, kMaxListLength = 1u << 20, kMaxNameLength = 256;
+
+class Writer {
+public:
+  void u32(uint32_t v) { raw(&v, 4); }
+  void i64(int64_t v) { raw(&v, 8); }
+  void f64(double v) { raw(&v, 8); }
+  void str(const std::string &s) {
+    u32(uint32_t(s.size()));
+    raw(s.data(), s.size());
+  }
+  std::vector<uint8_t> bytes;
+
+private:
+  void raw(const void *p, size_t n) {
+    const auto *b = static_cast<const uint8_t *>(p);
+    bytes.insert(bytes.end(), b, b + n);
+  }
+};
+
+class Reader {
+public:
+  Reader(const uint8_t *p, size_t n) : p_(p), end_(p + n) {}
+  bool u32(uint32_t &v) { return raw(&v, 4); }
+  bool i64(int64_t &v) { return raw(&v, 8); }
+  bool f64(double &v) { return raw(&v, 8); }
+  bool str(std::string &s, uint32_t limit) {
+    uint32_t n;
+    if (!u32(n) || n > limit || size_t(end_ - p_) < n) return false;
+    s.assign(reinterpret_cast<const char *>(p_), n);
+    p_ += n;
+    return true;
+  }
+  bool count(uint32_t &n) { return u32(n) && n <= kMaxListLength; }
+  bool atEnd() const { return p_ == end_; }
+
+private:
+  bool raw(void *v, size_t n) {
+    if (size_t(end_ - p_) < n) return false;
+    std::memcpy(v, p_, n);
+    p_ += n;
+    return true;
+  }
+  const uint8_t *p_, *end_;
+};
+
+} // namespace
+
+const std::vector<HostOp> &hostOps() {
+  // Codes are the bmodel's op_type: append, never renumber.
+  static const std::vector<HostOp> ops = {
+      {1, "top.arg_max", 1, 1, 1, argReduceShape, argReduceOp<true>},
+      {2, "top.arg_min", 1, 1, 1, argReduceShape, argReduceOp<false>},
+      {3, "top.cast", 1, 1, 1, sameShape, castOp},
+      {4, "top.topk", 1, 1, 2, topkShape, topkOp},
+      {5, "top.gather", 2, 2, 1, gatherShape, gatherOp},
+  };
+  return ops;
+}
+
+const HostOp *findHostOp(std::string_view name) {
+  for (const HostOp &op : hostOps())
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+const HostOp *findHostOp(uint32_t code) {
+  for (const HostOp &op : hostOps())
+    if (op.code == code) return &op;
+  return nullptr;
+}
+
+Status runHostOp(std::string_view name, const HostAttrs &attrs, const std::vector<ConstView> &inputs,
+                 std::vector<MutableView> &outputs) {
+  const HostOp *op = findHostOp(name);
+  if (!op) return makeError(std::string(name), " is not a host op");
+  if (inputs.size() < op->minInputs || inputs.size() > op->maxInputs || outputs.size() != op->results)
+    return makeError(op->name, ": ", inputs.size(), " inputs and ", outputs.size(), " results (expected ",
+                     op->minInputs, "..", op->maxInputs, " and ", op->results, ")");
+  std::vector<Shape> inShapes;
+  for (const ConstView &v : inputs) inShapes.push_back(v.shape);
+  auto shapes = op->inferShapes(attrs, inShapes);
+  if (!shapes) return Status(shapes.status()).prefix(std::string(op->name));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i].shape != (*shapes)[i])
+      return makeError(op->name, ": result ", i, " has shape ", shapeToString(outputs[i].shape), ", expected ",
+                       shapeToString((*shapes)[i]));
+  return op->run(attrs, inputs, outputs);
+}
+
+std::vector<uint8_t> HostCall::serialize() const {
+  Writer w;
+  w.u32(code);
+  w.u32(result);
+  w.u32(uint32_t(resultShapes.size()));
+  for (const Shape &s : resultShapes) {
+    w.u32(uint32_t(s.size()));
+    for (int64_t d : s) w.i64(d);
+  }
+  w.u32(uint32_t(attrs.ints_.size()));
+  for (const auto &[name, v] : attrs.ints_) {
+    w.str(name);
+    w.u32(uint32_t(v.size()));
+    for (int64_t x : v) w.i64(x);
+  }
+  w.u32(uint32_t(attrs.reals_.size()));
+  for (const auto &[name, v] : attrs.reals_) {
+    w.str(name);
+    w.u32(uint32_t(v.size()));
+    for (double x : v) w.f64(x);
+  }
+  w.u32(uint32_t(attrs.texts_.size()));
+  for (const auto &[name, v] : attrs.texts_) w.str(name), w.str(v);
+  return std::move(w.bytes);
+}
+
+Result<HostCall> HostCall::parse(const uint8_t *data, size_t size) {
+  Reader r(data, size);
+  HostCall c;
+  const Status truncated = makeError("host op parameters are truncated or oversized (", size, " bytes)");
+  uint32_t results;
+  if (!r.u32(c.code) || !r.u32(c.result) || !r.count(results)) return truncated;
+  const HostOp *op = findHostOp(c.code);
+  if (!op) return makeError("unknown host op code ", c.code);
+  if (results != op->results || c.result >= results)
+    return makeError(op->name, ": result ", c.result, " of ", results, " (the op has ", op->results, ")");
+  for (uint32_t i = 0; i < results; ++i) {
+    uint32_t rank;
+    if (!r.u32(rank) || rank > kMaxRankOnHost) return truncated;
+    Shape s(rank);
+    for (int64_t &d : s)
+      if (!r.i64(d) || d < 0 || d > (int64_t(1) << 40)) return makeError(op->name, ": a result dimension out of range");
+    c.resultShapes.push_back(std::move(s));
+  }
+  uint32_t n;
+  if (!r.count(n)) return truncated;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string name;
+    uint32_t len;
+    if (!r.str(name, kMaxNameLength) || !r.count(len)) return truncated;
+    std::vector<int64_t> v(len);
+    for (int64_t &x : v)
+      if (!r.i64(x)) return truncated;
+    c.attrs.setInts(name, std::move(v));
+  }
+  if (!r.count(n)) return truncated;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string name;
+    uint32_t len;
+    if (!r.str(name, kMaxNameLength) || !r.count(len)) return truncated;
+    std::vector<double> v(len);
+    for (double &x : v)
+      if (!r.f64(x)) return truncated;
+    c.attrs.setReals(name, std::move(v));
+  }
+  if (!r.count(n)) return truncated;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string name, text;
+    if (!r.str(name, kMaxNameLength) || !r.str(text, kMaxListLength)) return truncated;
+    c.attrs.setText(name, std::move(text));
+  }
+  if (!r.atEnd()) return makeError(op->name, ": bytes after the host op parameters");
+  return c;
+}
+
+std::string HostCall::describe() const {
+  const HostOp *op = findHostOp(code);
+  std::ostringstream os;
+  os << (op ? std::string(op->name) : "op " + std::to_string(code)) << " result " << result << " of "
+     << resultShapes.size();
+  const std::string a = attrs.describe();
+  if (!a.empty()) os << " (" << a << ")";
+  return os.str();
+}
+
+Result<std::vector<float>> HostCall::run(const std::vector<ConstView> &inputs) const {
+  const HostOp *op = findHostOp(code);
+  if (!op) return makeError("unknown host op code ", code);
+  std::vector<std::vector<float>> storage;
+  std::vector<MutableView> outputs;
+  for (const Shape &s : resultShapes) storage.emplace_back(size_t(numElements(s)), 0.0f);
+  for (size_t i = 0; i < resultShapes.size(); ++i) outputs.push_back({resultShapes[i], storage[i].data()});
+  TPU_RETURN_IF_ERROR(runHostOp(op->name, attrs, inputs, outputs));
+  return std::move(storage[result]);
+}
+
+} // namespace tpu::kernels

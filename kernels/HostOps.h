@@ -1,0 +1,99 @@
+// Host ops: the ops a CPU sub-net runs on the host (BMRuntime's CPU layers),
+// for what the chip has no command for (top-k, arg-max, casts to integers,
+// gathers with run-time indices). One definition per op on plain fp32
+// buffers: the Top interpreter evaluates these Top ops with it, and the
+// runtime runs it between TPU sub-nets, so F32 results are the same bits on
+// both. Integer tensors hold exact integers (up to 2^24), as in the Top
+// interpreter; in device memory they are int32 (docs/bmodel.md, "Sub-nets").
+//
+// An op is named by its Top op ("top.arg_max") and has a fixed code (the
+// bmodel's CpuParam.op_type; codes are never reused). A HostCall is one use
+// of an op: its attributes, the shapes of all its results and the one result
+// it writes (a sub-net has one output), serialized as the CpuParam's
+// binary_param.
+#pragma once
+
+#include "kernels/Kernels.h"
+#include "support/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tpu::kernels {
+
+// Named attributes: lists of integers, lists of reals, or a string.
+class HostAttrs {
+public:
+  void setInts(const std::string &name, std::vector<int64_t> v) { ints_[name] = std::move(v); }
+  void setReals(const std::string &name, std::vector<double> v) { reals_[name] = std::move(v); }
+  void setText(const std::string &name, std::string v) { texts_[name] = std::move(v); }
+  // The single integer `name` (a one-element list; a bool is 0 or 1), or
+  // `fallback` when absent.
+  int64_t integer(const std::string &name, int64_t fallback) const;
+  double real(const std::string &name, double fallback) const;
+  std::string text(const std::string &name, const std::string &fallback) const;
+  const std::vector<int64_t> *ints(const std::string &name) const;
+  // "axis=1 keepdims=1 to=i64", sorted by name (tpuc dis, error messages).
+  std::string describe() const;
+  bool operator==(const HostAttrs &o) const { return ints_ == o.ints_ && reals_ == o.reals_ && texts_ == o.texts_; }
+
+private:
+  friend struct HostCall;
+  std::map<std::string, std::vector<int64_t>> ints_;
+  std::map<std::string, std::vector<double>> reals_;
+  std::map<std::string, std::string> texts_;
+};
+
+struct ConstView {
+  Shape shape;
+  const float *data = nullptr;
+};
+struct MutableView {
+  Shape shape;
+  float *data = nullptr;
+};
+
+struct HostOp {
+  uint32_t code;         // the bmodel's CpuParam.op_type
+  std::string_view name; // the Top op, "top.arg_max"
+  unsigned minInputs, maxInputs, results;
+  // The shapes of all results from the inputs' (the check that keeps a
+  // bmodel's recorded shapes honest before anything is written).
+  Result<std::vector<Shape>> (*inferShapes)(const HostAttrs &attrs, const std::vector<Shape> &inputs);
+  // Computes every result (outputs arrive shaped and zero-filled). Errors
+  // are what only the data shows (an index out of range).
+  Status (*run)(const HostAttrs &attrs, const std::vector<ConstView> &inputs, std::vector<MutableView> &outputs);
+};
+
+// Every host op, by code.
+const std::vector<HostOp> &hostOps();
+const HostOp *findHostOp(std::string_view name);
+const HostOp *findHostOp(uint32_t code);
+
+// One use of a host op.
+struct HostCall {
+  uint32_t code = 0;
+  HostAttrs attrs;
+  std::vector<Shape> resultShapes; // all results of the op
+  uint32_t result = 0;             // the one the call writes
+
+  std::vector<uint8_t> serialize() const;
+  // Checks the bytes fully (sizes, a known code, result index, shapes) and
+  // names what is wrong.
+  static Result<HostCall> parse(const uint8_t *data, size_t size);
+  // "top.topk result 1 of 2 (axis=1 k=5 ...)".
+  std::string describe() const;
+  // Runs the op on `inputs` (their shapes checked against the op's input
+  // count) and returns result `result`, of resultShapes[result].
+  Result<std::vector<float>> run(const std::vector<ConstView> &inputs) const;
+};
+
+// Runs op `name` with all its results (the Top interpreter's path), after
+// checking the input count and every result's shape against inferShapes.
+Status runHostOp(std::string_view name, const HostAttrs &attrs, const std::vector<ConstView> &inputs,
+                 std::vector<MutableView> &outputs);
+
+} // namespace tpu::kernels

@@ -1,0 +1,28 @@
+// CPU sub-nets on the host (docs/bmodel.md, "Sub-nets"): the steps a launch
+// runs, planned at load time, and the run of one CPU sub-net between TPU
+// steps against the device's DDR.
+#pragma once
+
+#include "isa/bmodel/Model.h"
+#include "kernels/HostOps.h"
+#include "runtime/Backend.h"
+#include "runtime/Device.h"
+#include "support/Status.h"
+
+#include <vector>
+
+namespace tpu::runtime {
+
+// The steps of a launch of `net`, in order. Each CPU sub-net's host op is
+// parsed from its parameters and checked against its tensors: a known op
+// whose code is the sub-net's op_type, the op's input count, float32 or
+// int32 tensors (1N), one output of the shape the op gives for the input
+// shapes. Errors name the sub-net.
+Result<std::vector<LoadedStep>> planSteps(const bmodel::Net &net);
+
+// Runs a CPU sub-net: reads its inputs from device memory as fp32 (an int32
+// tensor holds exact integers), runs the op and writes the result in the
+// output's dtype (int32: the value must be an integer in range).
+Status runHostStep(SimDevice &device, const bmodel::Subnet &subnet, const kernels::HostCall &call);
+
+} // namespace tpu::runtime
