@@ -5,7 +5,7 @@
 //              [--max-evals N] [--overlap compiled|prefetch|group|program]
 //
 // manifest rows (tab-separated): model, mode, batch, published ms per image,
-// bmodel path. The bmodels' commands are decoded once; each trial parameter
+// bmodel path, and optionally the model's family (default: the model). The bmodels' commands are decoded once; each trial parameter
 // vector is priced by the timing library (tiuCost, gdmaCost, syncCost) on
 // the cmd-id schedule (timing::scheduleCycles), which is what the compiler's
 // cost model computes and what the SystemC model simulates for a program
@@ -16,9 +16,12 @@
 // --config's values and from the box centre, each restarted twice. Leave-one-model-out: for each model, the same fit
 // on the other models' rows predicts its rows; it starts from three fixed points of the box (a quarter, half and
 // three quarters of each range), not from the in-sample optimum or --config's values (the defaults are that
-// optimum), which have seen the model.
+// optimum), which have seen the model. Leave-one-family-out: the same with all
+// models of a family left out at once (the YOLOs), so a family cannot vouch
+// for its own members.
 // Prints one JSON object: fitted values, per row simulated ms per image in
-// sample and left out, and the objective. --overlap prices the rows under a
+// sample, with its model left out and with its family left out, and the
+// objective. --overlap prices the rows under a
 // counterfactual overlap of the two engines instead (Overlap below).
 #include "isa/GdmaCommand.h"
 #include "isa/HwConfig.h"
@@ -65,7 +68,7 @@ struct Group {
 enum class Overlap { Compiled, Prefetch, Group, Program };
 
 struct Row {
-  std::string model, mode;
+  std::string model, mode, family;
   int batch = 1;
   double publishedMs = 0;
   std::vector<Group> groups;
@@ -87,7 +90,8 @@ Result<Row> loadRow(const std::string &line, const isa::HwConfig &hw) {
   std::string path;
   if (!std::getline(is, r.model, '\t') || !std::getline(is, r.mode, '\t') || !(is >> r.batch) ||
       !(is >> r.publishedMs) || !(is >> path))
-    return makeError("expected model, mode, batch, published ms, bmodel path");
+    return makeError("expected model, mode, batch, published ms, bmodel path[, family]");
+  if (!(is >> r.family)) r.family = r.model;
   if (r.batch < 1 || !(r.publishedMs > 0)) return makeError("batch and published ms must be positive");
   Result<bmodel::Model> m = bmodel::readFile(path);
   if (!m) return m.status();
@@ -341,26 +345,45 @@ int main(int argc, char **argv) {
   nlohmann::ordered_json out;
   for (size_t i = 0; i < fit.params.size(); ++i) out["fitted"][fit.params[i].name] = nlohmann::json::parse(fitted.toJson())[fit.params[i].name];
   out["objective"] = fit.objective(x);
-  std::vector<std::string> models;
-  for (const Row &r : rows)
-    if (std::find(models.begin(), models.end(), r.model) == models.end()) models.push_back(r.model);
-  std::vector<double> looMs(rows.size(), std::nan(""));
-  if (loo && !fit.params.empty())
-    for (const std::string &m : models) {
+  // Each row predicted by the fit on the rows whose key (model or family)
+  // differs from its own; rows `skip` keeps out of it stay NaN.
+  auto leftOut = [&](std::string Row::*key, auto skip) {
+    std::vector<double> ms(rows.size(), std::nan(""));
+    std::vector<std::string> keys;
+    for (const Row &r : rows)
+      if (!skip(r) && std::find(keys.begin(), keys.end(), r.*key) == keys.end()) keys.push_back(r.*key);
+    for (const std::string &k : keys) {
       Fitter sub = fit;
       sub.rows.clear();
       for (const Row &r : rows)
-        if (r.model != m) sub.rows.push_back(&r);
+        if (r.*key != k) sub.rows.push_back(&r);
       const isa::HwConfig without =
           sub.config(fitFromStarts(sub, {boxPoint(0.25), boxPoint(0.5), boxPoint(0.75)}, maxEvals));
       for (size_t i = 0; i < rows.size(); ++i)
-        if (rows[i].model == m) looMs[i] = msPerImage(rows[i], without, fit.overlap);
+        if (rows[i].*key == k) ms[i] = msPerImage(rows[i], without, fit.overlap);
     }
+    return ms;
+  };
+  const bool refit = loo && !fit.params.empty();
+  std::vector<double> looMs(rows.size(), std::nan("")), lofoMs = looMs;
+  if (refit) {
+    looMs = leftOut(&Row::model, [](const Row &) { return false; });
+    // A family of one model is its model: its left-out fit is the model's.
+    auto alone = [&](const Row &r) {
+      return std::none_of(rows.begin(), rows.end(),
+                          [&](const Row &o) { return o.family == r.family && o.model != r.model; });
+    };
+    lofoMs = leftOut(&Row::family, alone);
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (alone(rows[i])) lofoMs[i] = looMs[i];
+  }
+  auto orSample = [](double leftOutMs, double ms) { return std::isnan(leftOutMs) ? ms : leftOutMs; };
   for (size_t i = 0; i < rows.size(); ++i) {
     const double ms = msPerImage(rows[i], fitted, fit.overlap);
     nlohmann::ordered_json j{{"model", rows[i].model}, {"mode", rows[i].mode}, {"published_ms", rows[i].publishedMs},
                              {"simulated_ms", ms}};
-    j["loo_ms"] = std::isnan(looMs[i]) ? nlohmann::ordered_json(ms) : nlohmann::ordered_json(looMs[i]);
+    j["loo_ms"] = orSample(looMs[i], ms);
+    j["lofo_ms"] = orSample(lofoMs[i], ms);
     out["rows"].push_back(j);
   }
   std::cout << out.dump(2) << "\n";
