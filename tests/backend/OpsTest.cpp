@@ -888,33 +888,38 @@ TEST_P(Int8OpTest, DepthwiseAccumulatorIntoPointwise) {
 
 // Per-channel weights (docs/quantization.md): an int8 conv (full, then
 // depthwise) writes its int16 accumulator, a per-channel affine requantizes
-// it to int8; op by op (the int16 tensor in DDR) and in one layer group.
+// it to int8; op by op (the int16 tensor in DDR) and in one layer group; and
+// op by op with a dilation beyond the command field (groups of taps summed
+// in int32: DeepLabV3's ASPP with per-channel weights crashed the emitter).
 TEST_P(Int8OpTest, ConvInt16AccumulatorThenAffine) {
-  for (int64_t groups : {int64_t(1), int64_t(70)})
-    for (bool grouped : {false, true}) {
-      GraphBuilder gb;
-      const int64_t c = 70, ic = groups == 1 ? 5 : c;
-      int x = gb.act("x", {3, ic, 19, 13}, DType::I8), acc = gb.act("acc", {3, c, 19, 13}, DType::I16);
-      int y = gb.act("y", {3, c, 19, 13}, DType::U8);
-      Op &cv = gb.op(OpKind::Conv, "conv", {x, gb.weight("w", {c, ic / groups, 3, 3}, DType::I8)}, acc);
-      cv.params<WindowParams>() = win(3, 1, 1, 1, groups), cv.rshift = 3;
-      int sc = gb.weight("scale", {c}, DType::I16), bi = gb.weight("bias", {c}, DType::I32);
-      for (int64_t i = 0; i < c; ++i) {
-        int32_t v = int32_t(i * 977 - 30000);
-        std::memcpy(&gb.g.tensors[size_t(bi)].data[size_t(4 * i)], &v, 4);
+  for (int64_t dilation : {int64_t(1), int64_t(17)})
+    for (int64_t groups : {int64_t(1), int64_t(70)})
+      for (bool grouped : {false, true}) {
+        if (dilation > 1 && grouped) continue;
+        GraphBuilder gb;
+        const int64_t c = 70, ic = groups == 1 ? 5 : c;
+        int x = gb.act("x", {3, ic, 19, 13}, DType::I8), acc = gb.act("acc", {3, c, 19, 13}, DType::I16);
+        int y = gb.act("y", {3, c, 19, 13}, DType::U8);
+        Op &cv = gb.op(OpKind::Conv, "conv", {x, gb.weight("w", {c, ic / groups, 3, 3}, DType::I8)}, acc);
+        cv.params<WindowParams>() = win(3, 1, dilation, dilation, groups), cv.rshift = 3;
+        int sc = gb.weight("scale", {c}, DType::I16), bi = gb.weight("bias", {c}, DType::I32);
+        for (int64_t i = 0; i < c; ++i) {
+          int32_t v = int32_t(i * 977 - 30000);
+          std::memcpy(&gb.g.tensors[size_t(bi)].data[size_t(4 * i)], &v, 4);
+        }
+        Op &af = gb.op(OpKind::Affine, "requant", {acc, sc, bi}, y);
+        af.relu = true, af.rshift = 17;
+        gb.g.inputs = {x}, gb.g.outputs = {y};
+        Options o = opts();
+        if (grouped) o.segmentStarts.assign(1, 0);
+        SCOPED_TRACE(std::string(groups == 1 ? "conv" : "depthwise") + (grouped ? " grouped" : " op by op") +
+                     " dilation " + std::to_string(dilation));
+        auto rep = expectMatchesReference(gb.g, o);
+        if (grouped) {
+          ASSERT_EQ(rep.ops.size(), 1u);
+          EXPECT_EQ(rep.ops[0].ops, 2u);
+        }
       }
-      Op &af = gb.op(OpKind::Affine, "requant", {acc, sc, bi}, y);
-      af.relu = true, af.rshift = 17;
-      gb.g.inputs = {x}, gb.g.outputs = {y};
-      Options o = opts();
-      if (grouped) o.segmentStarts.assign(1, 0);
-      SCOPED_TRACE(std::string(groups == 1 ? "conv" : "depthwise") + (grouped ? " grouped" : " op by op"));
-      auto rep = expectMatchesReference(gb.g, o);
-      if (grouped) {
-        ASSERT_EQ(rep.ops.size(), 1u);
-        EXPECT_EQ(rep.ops[0].ops, 2u);
-      }
-    }
 }
 
 // int16 activations reach only the kinds that take them: conv and affine.

@@ -347,15 +347,17 @@ public:
   }
   Shape4 tempShape(int64_t ns, int64_t cs, int64_t hs) const { return {u32(ns), u32(cs), u32(hs), u32(y_.s[3])}; }
   // A window the command fields cannot hold runs as groups of taps
-  // (axisParts) summed into an accumulator: int8 sums in int32 (then the
+  // (axisParts) summed into an accumulator: an integer output (int8, or an int16 accumulator) sums in int32 (then the
   // write-back), and a depthwise part (pord has no res_add) into a second
   // buffer that an add folds in.
   std::vector<DType> tempTypes() const override {
     std::vector<DType> v;
     if (!needsTaps_) return v;
-    const bool int8 = isInt8Like(y_.dtype);
-    if (int8) v.push_back(DType::I32);
-    if (depthwise_) v.push_back(int8 ? DType::I32 : DType::F32);
+    // An integer output, int8 or a per-channel conv's int16 accumulator,
+    // sums its parts in int32.
+    const bool integer = y_.dtype != DType::F32;
+    if (integer) v.push_back(DType::I32);
+    if (depthwise_) v.push_back(integer ? DType::I32 : DType::F32);
     return v;
   }
   std::vector<uint64_t> fixedBytes(int64_t cs) const override {
