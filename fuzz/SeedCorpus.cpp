@@ -1,12 +1,13 @@
 // Writes seed corpora for the fuzz targets from the project's assembler
 // sources: each .s file assembled to a .bmodel (fuzz_bmodel), once more with
-// its groups as sub-nets, and each of its commands as a fuzz_command input
-// (selector byte + 128 command bytes).
+// its groups as sub-nets, once with a second stage per net, and each of its
+// commands as a fuzz_command input (selector byte + 128 command bytes).
 //   fuzz_seeds <bmodel-dir> <command-dir> <file.s>...
 #include "isa/Assembler.h"
 #include "isa/bmodel/Bmodel.h"
 #include "kernels/HostOps.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +49,23 @@ tpu::bmodel::Model withSubnets(tpu::bmodel::Model model) {
     }
   return model;
 }
+// Each net with a second stage (docs/bmodel.md, "Stages"): the same net with
+// its first input one batch item larger, so that the fuzzer starts from a
+// multi-stage Net too. Nets without a shaped input get no second stage.
+tpu::bmodel::Model withStages(const tpu::bmodel::Model &model) {
+  tpu::bmodel::Model out = model;
+  out.nets.clear();
+  for (const auto &net : model.nets) {
+    out.nets.push_back(net);
+    if (net.inputs.empty() || net.inputs[0].shape.empty()) continue;
+    tpu::bmodel::Net wider = net;
+    tpu::bmodel::Tensor &in = wider.inputs[0];
+    ++in.shape[0];
+    in.size = std::max(in.size, in.storageBytes());
+    out.nets.push_back(wider);
+  }
+  return out;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -73,6 +91,8 @@ int main(int argc, char **argv) {
     written += writeFile(bmodelDir / (stem + ".bmodel"), *bytes);
     auto chained = tpu::bmodel::serialize(withSubnets(*model));
     if (chained.isOk()) written += writeFile(bmodelDir / (stem + "_subnets.bmodel"), *chained);
+    auto staged = tpu::bmodel::serialize(withStages(*model));
+    if (staged.isOk()) written += writeFile(bmodelDir / (stem + "_stages.bmodel"), *staged);
     int index = 0;
     for (const auto &net : model->nets)
       for (const auto &group : net.groups)

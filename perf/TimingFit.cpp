@@ -5,14 +5,12 @@
 //              [--max-evals N] [--overlap compiled|prefetch|group|program]
 //
 // manifest rows (tab-separated): model, mode, batch, published ms per image,
-// bmodel path, and optionally the model's family (default: the model). The bmodels' commands are decoded once; each trial parameter
-// vector is priced by the timing library (tiuCost, gdmaCost, syncCost) on
-// the cmd-id schedule (timing::scheduleCycles), which is what the compiler's
-// cost model computes and what the SystemC model simulates for a program
-// with one GDMA engine (docs/timing.md, "Golden timing tests": equal to
-// 1/1000 cycle). The objective is the sum of squared log errors
-// log(simulated / published) over all rows, minimised by Nelder-Mead inside
-// the [lo, hi] box of each parameter (a value outside is clamped), from
+// bmodel path, and optionally the model's family (default: the model). The bmodels' commands are decoded once; each
+// trial parameter vector is priced by the timing library (tiuCost, gdmaCost, syncCost) on the cmd-id schedule
+// (timing::scheduleCycles), which is what the compiler's cost model computes and what the SystemC model simulates for a
+// program with one GDMA engine (docs/timing.md, "Golden timing tests": equal to 1/1000 cycle). The objective is the sum
+// of squared log errors log(simulated / published) over all rows, minimised by Nelder-Mead inside the [lo, hi] box of
+// each parameter (a value outside is clamped), from
 // --config's values and from the box centre, each restarted twice. Leave-one-model-out: for each model, the same fit
 // on the other models' rows predicts its rows; it starts from three fixed points of the box (a quarter, half and
 // three quarters of each range), not from the in-sample optimum or --config's values (the defaults are that

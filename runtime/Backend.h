@@ -51,15 +51,14 @@ struct LoadedStep {
   std::optional<kernels::HostCall> host; // the CPU sub-net's op, parsed and checked at load time
 };
 
-// A net as the backends see it: the bmodel's description (tensors,
-// coefficients, raw command bytes and layer names) plus the decoded groups
-// and the steps a launch runs.
+// A net (one stage of a multi-stage net) as the backends see it: the
+// bmodel's description (tensors, coefficients, raw command bytes and layer
+// names) plus the decoded groups and the steps a launch runs.
 struct LoadedNet {
   std::string origin; // the file (or "<memory>") it came from, for messages
   bmodel::Net desc;
   std::vector<LoadedGroup> groups;
   std::vector<LoadedStep> steps;
-  std::vector<SimDevice::Claim> ranges; // device memory claimed for it
   // The bmodel file image, kept for the device backend only (shared by the
   // nets of one bmodel).
   std::shared_ptr<const std::vector<uint8_t>> image;

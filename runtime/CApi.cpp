@@ -6,6 +6,7 @@
 #include "runtime/IoConvert.h"
 #include "runtime/Runtime.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -115,9 +116,10 @@ struct NetInfoStorage {
   std::vector<float> inScales, outScales;
   std::vector<size_t> maxIn, maxOut;
   std::vector<int> inZero, outZero, inLoc, outLoc;
-  std::vector<bm_shape_t> inShapes, outShapes;
-  std::vector<bm_device_mem_t> inMems, outMems;
-  bm_stage_info_t stage{};
+  // Per stage (one for a single-stage net): its shapes and device memory.
+  std::vector<std::vector<bm_shape_t>> inShapes, outShapes;
+  std::vector<std::vector<bm_device_mem_t>> inMems, outMems;
+  std::vector<bm_stage_info_t> stages;
 };
 
 struct Bmrt {
@@ -242,14 +244,26 @@ Status copyOutput(SimDevice &dev, const bmodel::Tensor &t, const bm_tensor_t &us
 Status launchTensors(Bmrt &b, const char *netName, const bm_tensor_t *inputs, int inNum,
                      bm_tensor_t *outputs, int outNum, bool userMem, bool userStmode) {
   if (!netName) return makeError("net name is NULL");
-  auto net = b.rt->net(netName);
-  if (!net) return net.status();
-  const bmodel::Net &d = **net;
+  auto stages = b.rt->stages(netName);
+  if (!stages) return stages.status();
+  const bmodel::Net &first = *stages->front();
   const std::string name = netName, where = "net '" + name + "'";
-  if (inNum != int(d.inputs.size()) || (inNum && !inputs))
-    return makeError(where, ": ", inNum, " input tensors given, it has ", d.inputs.size());
-  if (outNum != int(d.outputs.size()) || (outNum && !outputs))
-    return makeError(where, ": ", outNum, " output tensors given, it has ", d.outputs.size());
+  if (inNum != int(first.inputs.size()) || (inNum && !inputs))
+    return makeError(where, ": ", inNum, " input tensors given, it has ", first.inputs.size());
+  if (outNum != int(first.outputs.size()) || (outNum && !outputs))
+    return makeError(where, ": ", outNum, " output tensors given, it has ", first.outputs.size());
+  // As BMRuntime: the stage whose input shapes are the given tensors'.
+  size_t stage = 0;
+  if (stages->size() > 1) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (int i = 0; i < inNum; ++i)
+      shapes.emplace_back(inputs[i].shape.dims,
+                          inputs[i].shape.dims + std::clamp(inputs[i].shape.num_dims, 0, BM_MAX_DIMS_NUM));
+    auto picked = b.rt->stageFor(name, shapes);
+    if (!picked) return picked.status();
+    stage = *picked;
+  }
+  const bmodel::Net &d = *(*stages)[stage];
   SimDevice &dev = b.rt->device();
   auto inputWhere = [&](size_t i) { return where + ": input " + std::to_string(i) + " '" + d.inputs[i].name + "'"; };
   for (int i = 0; i < inNum; ++i)
@@ -269,12 +283,12 @@ Status launchTensors(Bmrt &b, const char *netName, const bm_tensor_t *inputs, in
     }
   }
   Bmrt *bp = &b;
-  auto run = [bp, name, where, result, given, inputWheres]() -> Status {
-    const bmodel::Net &net = **bp->rt->net(name);
+  auto run = [bp, name, stage, where, result, given, inputWheres]() -> Status {
+    const bmodel::Net &net = *(*bp->rt->stages(name))[stage];
     for (size_t i = 0; i < given.size(); ++i)
       if (Status st = placeInput(bp->rt->device(), net.inputs[i], given[i]); !st) return st.prefix(inputWheres[i]);
     RunReport report;
-    TPU_RETURN_IF_ERROR(bp->rt->launch(name, RunOptions(), report));
+    TPU_RETURN_IF_ERROR(bp->rt->launch(name, stage, RunOptions(), report));
     for (size_t i = 0; i < result.size(); ++i)
       if (Status st = copyOutput(bp->rt->device(), net.outputs[i], result[i]); !st)
         return st.prefix(where + ": output " + std::to_string(i) + " '" + net.outputs[i].name + "'");
@@ -302,21 +316,32 @@ Status launchTensors(Bmrt &b, const char *netName, const bm_tensor_t *inputs, in
 Result<NetInfoStorage *> netInfo(Bmrt &b, const std::string &name) {
   auto it = b.infos.find(name);
   if (it != b.infos.end()) return it->second.get();
-  auto net = b.rt->net(name);
-  if (!net) return net.status();
-  const bmodel::Net &d = **net;
+  auto stages = b.rt->stages(name);
+  if (!stages) return stages.status();
+  // Names, dtypes, scales and zero points are the first stage's (names and
+  // dtypes are every stage's); shapes and memory are per stage.
+  const bmodel::Net &d = *stages->front();
   auto s = std::make_unique<NetInfoStorage>();
   auto fill = [&](const std::vector<bmodel::Tensor> &list, std::vector<const char *> &names,
-                  std::vector<bm_data_type_t> &types, std::vector<float> &scales,
-                  std::vector<size_t> &maxBytes, std::vector<int> &zero, std::vector<int> &loc,
-                  std::vector<bm_shape_t> &shapes, std::vector<bm_device_mem_t> &mems) -> Status {
+                  std::vector<bm_data_type_t> &types, std::vector<float> &scales, std::vector<int> &zero,
+                  std::vector<int> &loc) {
     for (const auto &t : list) {
       names.push_back(t.name.c_str());
       types.push_back(bm_data_type_t(t.dtype));
       scales.push_back(t.scale);
-      maxBytes.push_back(size_t(t.storageBytes()));
       zero.push_back(t.zeroPoint);
       loc.push_back(0);
+    }
+  };
+  fill(d.inputs, s->inNames, s->inTypes, s->inScales, s->inZero, s->inLoc);
+  fill(d.outputs, s->outNames, s->outTypes, s->outScales, s->outZero, s->outLoc);
+  s->maxIn.assign(d.inputs.size(), 0);
+  s->maxOut.assign(d.outputs.size(), 0);
+  auto fillStage = [&](const std::vector<bmodel::Tensor> &list, std::vector<size_t> &maxBytes,
+                       std::vector<bm_shape_t> &shapes, std::vector<bm_device_mem_t> &mems) -> Status {
+    for (size_t i = 0; i < list.size(); ++i) {
+      const bmodel::Tensor &t = list[i];
+      maxBytes[i] = std::max(maxBytes[i], size_t(t.storageBytes()));
       auto shape = toShape(t.shape);
       if (!shape) return shape.status();
       shapes.push_back(*shape);
@@ -324,15 +349,25 @@ Result<NetInfoStorage *> netInfo(Bmrt &b, const std::string &name) {
     }
     return Status::ok();
   };
-  TPU_RETURN_IF_ERROR(fill(d.inputs, s->inNames, s->inTypes, s->inScales, s->maxIn, s->inZero,
-                           s->inLoc, s->inShapes, s->inMems));
-  TPU_RETURN_IF_ERROR(fill(d.outputs, s->outNames, s->outTypes, s->outScales, s->maxOut, s->outZero,
-                           s->outLoc, s->outShapes, s->outMems));
-  s->stage = {s->inShapes.data(), s->outShapes.data(), s->inMems.data(), s->outMems.data()};
-  s->info = {d.name.c_str(),     false,           int(d.inputs.size()), s->inNames.data(),
-             s->inTypes.data(),  s->inScales.data(), int(d.outputs.size()), s->outNames.data(),
-             s->outTypes.data(), s->outScales.data(), 1, &s->stage, s->maxIn.data(), s->maxOut.data(),
-             s->inZero.data(),   s->outZero.data(), s->inLoc.data(), s->outLoc.data()};
+  for (const bmodel::Net *stage : *stages) {
+    s->inShapes.emplace_back();
+    s->outShapes.emplace_back();
+    s->inMems.emplace_back();
+    s->outMems.emplace_back();
+    TPU_RETURN_IF_ERROR(fillStage(stage->inputs, s->maxIn, s->inShapes.back(), s->inMems.back()));
+    TPU_RETURN_IF_ERROR(fillStage(stage->outputs, s->maxOut, s->outShapes.back(), s->outMems.back()));
+  }
+  for (size_t i = 0; i < stages->size(); ++i)
+    s->stages.push_back({s->inShapes[i].data(), s->outShapes[i].data(), s->inMems[i].data(), s->outMems[i].data()});
+  s->info = {d.name.c_str(),        false,
+             int(d.inputs.size()),  s->inNames.data(),
+             s->inTypes.data(),     s->inScales.data(),
+             int(d.outputs.size()), s->outNames.data(),
+             s->outTypes.data(),    s->outScales.data(),
+             int(s->stages.size()), s->stages.data(),
+             s->maxIn.data(),       s->maxOut.data(),
+             s->inZero.data(),      s->outZero.data(),
+             s->inLoc.data(),       s->outLoc.data()};
   return (b.infos[name] = std::move(s)).get();
 }
 
@@ -507,16 +542,19 @@ void bmrt_print_network_info(const bm_net_info_t *info) {
   if (!info) return;
   std::cout << "net " << info->name << ": " << info->input_num << " input(s), "
             << info->output_num << " output(s)\n";
-  auto print = [](const char *kind, int n, const char *const *names, const bm_data_type_t *types,
-                  const float *scales, const bm_shape_t *shapes) {
-    for (int i = 0; i < n; ++i)
-      std::cout << "  " << kind << " " << names[i] << ": " << dataTypeName(DataType(types[i])) << " "
-                << shapeText(shapes[i]) << " scale " << scales[i] << "\n";
+  // One shape per stage: "1x3x16x32 | 1x3x16x64".
+  auto print = [&](const char *kind, int n, const char *const *names, const bm_data_type_t *types, const float *scales,
+                   bool input) {
+    for (int i = 0; i < n; ++i) {
+      std::cout << "  " << kind << " " << names[i] << ": " << dataTypeName(DataType(types[i])) << " ";
+      for (int s = 0; s < info->stage_num; ++s)
+        std::cout << (s ? " | " : "")
+                  << shapeText((input ? info->stages[s].input_shapes : info->stages[s].output_shapes)[i]);
+      std::cout << " scale " << scales[i] << "\n";
+    }
   };
-  print("input", info->input_num, info->input_names, info->input_dtypes, info->input_scales,
-        info->stages[0].input_shapes);
-  print("output", info->output_num, info->output_names, info->output_dtypes, info->output_scales,
-        info->stages[0].output_shapes);
+  print("input", info->input_num, info->input_names, info->input_dtypes, info->input_scales, true);
+  print("output", info->output_num, info->output_names, info->output_dtypes, info->output_scales, false);
 }
 
 bool bmrt_launch_tensor_ex(void *p, const char *net, const bm_tensor_t inputs[], int inNum,

@@ -5,7 +5,9 @@
 #include "runtime/IoConvert.h"
 #include "support/ReadFile.h"
 
+#include <algorithm>
 #include <chrono>
+#include <sstream>
 
 namespace tpu::runtime {
 
@@ -27,6 +29,55 @@ std::string tensorNames(const std::vector<bmodel::Tensor> &list) {
   std::string names;
   for (const auto &t : list) names += (names.empty() ? "" : ", ") + quoted(t.name);
   return names.empty() ? "none" : names;
+}
+
+// "[1,3,16,32]", as bmodel::shapeText prints the stages' shapes.
+std::string bracketShape(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream os;
+  os << "0x" << std::hex << v;
+  return os.str();
+}
+
+// An input is given in float32 (converted) or in the tensor's own dtype.
+Status checkInputDtype(const bmodel::Tensor &t, const NpyArray &value, const std::string &where) {
+  const std::string own = dataTypeName(t.dtype);
+  if (value.dtype == "float32" || value.dtype == own) return Status::ok();
+  return makeError(where, ": dtype ", value.dtype, " given, expected float32", own == "float32" ? "" : " or " + own);
+}
+
+// "net 'rec' has no stage for input 'x' [1,3,48,500] (stages: [1,3,48,320];
+// [1,3,48,640])": each stage listed by all its input shapes.
+Status noStage(const std::string &net, const std::vector<std::unique_ptr<LoadedNet>> &stages, size_t input,
+               const std::vector<int64_t> &shape) {
+  std::string list;
+  for (const auto &s : stages) list += (list.empty() ? "" : "; ") + bmodel::inputShapesText(s->desc);
+  return makeError("net ", quoted(net), " has no stage for input ", quoted(stages.front()->desc.inputs[input].name),
+                   " ", bracketShape(shape), " (stages: ", list, ")");
+}
+
+// A device range [addr, addr + bytes).
+struct Span {
+  uint64_t addr, bytes;
+};
+
+// The union of `spans` as disjoint ranges in address order (empty ones dropped).
+std::vector<Span> unionOf(std::vector<Span> spans) {
+  std::sort(spans.begin(), spans.end(), [](const Span &a, const Span &b) { return a.addr < b.addr; });
+  std::vector<Span> out;
+  for (const Span &s : spans) {
+    if (s.bytes == 0) continue;
+    if (!out.empty() && s.addr <= out.back().addr + out.back().bytes)
+      out.back().bytes = std::max(out.back().bytes, s.addr + s.bytes - out.back().addr);
+    else
+      out.push_back(s);
+  }
+  return out;
 }
 
 // Decodes one group's queues and merges them into program order.
@@ -98,12 +149,16 @@ Status Runtime::loadBmodel(const uint8_t *data, size_t size, const std::string &
 Status Runtime::adopt(bmodel::Model model, const std::string &origin,
                       std::shared_ptr<const std::vector<uint8_t>> image) {
   const size_t before = nets_.size();
-  for (auto &desc : model.nets) {
-    auto loaded = std::make_unique<LoadedNet>();
-    loaded->origin = origin;
-    loaded->desc = std::move(desc);
-    loaded->image = image;
-    Status st = place(*loaded);
+  for (const bmodel::StageRun &run : bmodel::stageRuns(model.nets)) {
+    auto entry = std::make_unique<NetEntry>();
+    for (size_t i = run.first; i < run.first + run.count; ++i) {
+      auto loaded = std::make_unique<LoadedNet>();
+      loaded->origin = origin;
+      loaded->desc = std::move(model.nets[i]);
+      loaded->image = image;
+      entry->stages.push_back(std::move(loaded));
+    }
+    Status st = place(*entry);
     if (!st) {
       while (nets_.size() > before) {
         device_->unreserveAll(nets_.back()->ranges);
@@ -111,41 +166,76 @@ Status Runtime::adopt(bmodel::Model model, const std::string &origin,
       }
       return st.prefix(origin);
     }
-    nets_.push_back(std::move(loaded));
+    nets_.push_back(std::move(entry));
   }
   return Status::ok();
 }
 
 // Decodes the net's groups, claims its memory on the device and writes the
 // coefficients. On failure the device keeps no range of this net.
-Status Runtime::place(LoadedNet &net) {
+Status Runtime::place(NetEntry &net) {
   Status st = placeRanges(net);
   if (!st) device_->unreserveAll(net.ranges);
   return st;
 }
 
-Status Runtime::placeRanges(LoadedNet &net) {
-  const bmodel::Net &d = net.desc;
-  const std::string where = "net " + quoted(d.name);
+Status Runtime::placeRanges(NetEntry &net) {
+  const bmodel::Net &first = net.stages.front()->desc;
+  const std::string where = "net " + quoted(first.name);
   for (const auto &other : nets_)
-    if (other->desc.name == d.name)
-      return makeError(where, ": a net of this name is already loaded from ", other->origin);
-  for (size_t g = 0; g < d.groups.size(); ++g) {
-    auto group = decodeGroup(d.groups[g]);
-    if (!group) return makeError(where, ": group ", g, ": ", group.message());
-    net.groups.push_back(group.take());
-  }
-  auto steps = planSteps(d);
-  if (!steps) return Status(steps.status()).prefix(where);
-  net.steps = steps.take();
-  // The net's IO tensors and those its sub-nets read and write.
-  std::vector<const std::vector<bmodel::Tensor> *> tensorLists{&d.inputs, &d.outputs};
-  for (const auto &s : d.subnets) tensorLists.insert(tensorLists.end(), {&s.inputs, &s.outputs});
-  for (const auto *list : tensorLists)
-    for (const auto &t : *list) {
-      auto bytes = deviceBytes(t);
-      if (!bytes) return makeError(where, ": tensor ", quoted(t.name), ": ", bytes.message());
+    if (other->stages.front()->desc.name == first.name)
+      return makeError(where, ": a net of this name is already loaded from ", other->stages.front()->origin);
+  const bool multiStage = net.stages.size() > 1;
+  // Neuron ranges by owner, in the order they are met. Stages never run at
+  // the same time, so an owner's ranges over all stages are claimed once,
+  // as their union.
+  std::vector<std::pair<std::string, std::vector<Span>>> neurons;
+  auto addNeurons = [&](const std::string &owner, uint64_t addr, uint64_t bytes) {
+    auto it = std::find_if(neurons.begin(), neurons.end(), [&](const auto &n) { return n.first == owner; });
+    if (it == neurons.end()) it = neurons.insert(neurons.end(), {owner, {}});
+    it->second.push_back({addr, bytes});
+  };
+  for (size_t s = 0; s < net.stages.size(); ++s) {
+    LoadedNet &stage = *net.stages[s];
+    const bmodel::Net &d = stage.desc;
+    const std::string stageWhere = multiStage ? where + " stage " + std::to_string(s) : where;
+    for (size_t g = 0; g < d.groups.size(); ++g) {
+      auto group = decodeGroup(d.groups[g]);
+      if (!group) return makeError(stageWhere, ": group ", g, ": ", group.message());
+      stage.groups.push_back(group.take());
     }
+    auto steps = planSteps(d);
+    if (!steps) return Status(steps.status()).prefix(stageWhere);
+    stage.steps = steps.take();
+    // The net's IO tensors and those its sub-nets read and write.
+    std::vector<const std::vector<bmodel::Tensor> *> tensorLists{&d.inputs, &d.outputs};
+    for (const auto &sub : d.subnets) tensorLists.insert(tensorLists.end(), {&sub.inputs, &sub.outputs});
+    for (const auto *list : tensorLists)
+      for (const auto &t : *list) {
+        auto bytes = deviceBytes(t);
+        if (!bytes) return makeError(stageWhere, ": tensor ", quoted(t.name), ": ", bytes.message());
+      }
+    // One copy of the weights serves every stage.
+    if (s > 0 && (d.coeffAddr != first.coeffAddr || d.coeff.size() != first.coeff.size()))
+      return makeError(where, ": stage ", s, "'s coefficients [", hex(d.coeffAddr), ", +", hex(d.coeff.size()),
+                       ") are not stage 0's [", hex(first.coeffAddr), ", +", hex(first.coeff.size()),
+                       "): the stages of a net share one coefficient range");
+    if (s > 0 && d.coeff != first.coeff)
+      return makeError(where, ": stage ", s,
+                       "'s coefficient bytes differ from stage 0's: the stages of a net share one coefficient range");
+    addNeurons(where + " neuron memory", d.ctxAddr, d.ctxSize);
+    // Tensors outside the context range are neuron memory of their own; a
+    // host op may read a weight in the coefficients.
+    auto within = [](const bmodel::Tensor &t, uint64_t bytes, uint64_t addr, uint64_t size) {
+      return t.deviceAddr >= addr && bytes <= size && t.deviceAddr - addr <= size - bytes;
+    };
+    for (const auto *list : tensorLists)
+      for (const auto &t : *list) {
+        uint64_t bytes = t.storageBytes();
+        if (!within(t, bytes, d.ctxAddr, d.ctxSize) && !within(t, bytes, d.coeffAddr, d.coeff.size()))
+          addNeurons(where + " tensor " + quoted(t.name), t.deviceAddr, bytes);
+      }
+  }
   // Claim memory only once everything above is known to be good.
   auto claim = [&](uint64_t addr, uint64_t bytes, SimDevice::Use use, const std::string &owner) {
     Status st = device_->reserve(addr, bytes, use, owner);
@@ -153,37 +243,26 @@ Status Runtime::placeRanges(LoadedNet &net) {
     return st;
   };
   TPU_RETURN_IF_ERROR(
-      claim(d.coeffAddr, d.coeff.size(), SimDevice::Use::Coefficients, where + " coefficients"));
-  TPU_RETURN_IF_ERROR(
-      claim(d.ctxAddr, d.ctxSize, SimDevice::Use::Neurons, where + " neuron memory"));
-  // Tensors outside the context range are neuron memory of their own; a
-  // host op may read a weight in the coefficients.
-  auto within = [](const bmodel::Tensor &t, uint64_t bytes, uint64_t addr, uint64_t size) {
-    return t.deviceAddr >= addr && bytes <= size && t.deviceAddr - addr <= size - bytes;
-  };
-  for (const auto *list : tensorLists)
-    for (const auto &t : *list) {
-      uint64_t bytes = t.storageBytes();
-      if (!within(t, bytes, d.ctxAddr, d.ctxSize) && !within(t, bytes, d.coeffAddr, d.coeff.size()))
-        TPU_RETURN_IF_ERROR(claim(t.deviceAddr, bytes, SimDevice::Use::Neurons,
-                                  where + " tensor " + quoted(t.name)));
-    }
-  if (!d.coeff.empty())
-    TPU_RETURN_IF_ERROR(device_->gmem().write(d.coeffAddr, d.coeff.data(), d.coeff.size()));
+      claim(first.coeffAddr, first.coeff.size(), SimDevice::Use::Coefficients, where + " coefficients"));
+  for (auto &[owner, spans] : neurons)
+    for (const Span &span : unionOf(spans))
+      TPU_RETURN_IF_ERROR(claim(span.addr, span.bytes, SimDevice::Use::Neurons, owner));
+  if (!first.coeff.empty())
+    TPU_RETURN_IF_ERROR(device_->gmem().write(first.coeffAddr, first.coeff.data(), first.coeff.size()));
   return Status::ok();
 }
 
 std::vector<std::string> Runtime::netNames() const {
   std::vector<std::string> names;
-  for (const auto &n : nets_) names.push_back(n->desc.name);
+  for (const auto &n : nets_) names.push_back(n->stages.front()->desc.name);
   return names;
 }
 
-Result<const LoadedNet *> Runtime::find(const std::string &name) const {
+Result<Runtime::NetEntry *> Runtime::find(const std::string &name) const {
   std::string known;
   for (const auto &n : nets_) {
-    if (n->desc.name == name) return n.get();
-    known += (known.empty() ? "" : ", ") + quoted(n->desc.name);
+    if (n->stages.front()->desc.name == name) return n.get();
+    known += (known.empty() ? "" : ", ") + quoted(n->stages.front()->desc.name);
   }
   return makeError("no net named ", quoted(name), " (loaded: ", known.empty() ? "none" : known,
                    ")");
@@ -192,78 +271,156 @@ Result<const LoadedNet *> Runtime::find(const std::string &name) const {
 Result<const bmodel::Net *> Runtime::net(const std::string &name) const {
   auto n = find(name);
   if (!n) return n.status();
-  return &(*n)->desc;
+  return &(*n)->stages.front()->desc;
+}
+
+Result<std::vector<const bmodel::Net *>> Runtime::stages(const std::string &name) const {
+  auto n = find(name);
+  if (!n) return n.status();
+  std::vector<const bmodel::Net *> out;
+  for (const auto &s : (*n)->stages) out.push_back(&s->desc);
+  return out;
+}
+
+Result<size_t> Runtime::stageFor(const std::string &name, const std::vector<std::vector<int64_t>> &inputShapes) const {
+  auto n = find(name);
+  if (!n) return n.status();
+  const auto &stages = (*n)->stages;
+  const bmodel::Net &first = stages.front()->desc;
+  if (inputShapes.size() != first.inputs.size())
+    return makeError("net ", quoted(name), ": ", inputShapes.size(), " input shapes given, it has ",
+                     first.inputs.size(), " inputs");
+  // Input by input, as the stages' input shapes are all distinct.
+  std::vector<size_t> candidates(stages.size());
+  for (size_t s = 0; s < stages.size(); ++s) candidates[s] = s;
+  for (size_t k = 0; k < first.inputs.size(); ++k) {
+    std::vector<size_t> left;
+    for (size_t s : candidates)
+      if (signedShape(stages[s]->desc.inputs[k].shape) == inputShapes[k]) left.push_back(s);
+    if (left.empty()) return noStage(name, stages, k, inputShapes[k]);
+    candidates = std::move(left);
+  }
+  return candidates.front();
 }
 
 Status Runtime::setInput(const std::string &netName, const std::string &input,
                          const NpyArray &value) {
   auto n = find(netName);
   if (!n) return n.status();
-  const bmodel::Net &d = (*n)->desc;
+  NetEntry &entry = **n;
+  const bmodel::Net &d = entry.stages.front()->desc;
   const bmodel::Tensor *t = findTensor(d.inputs, input);
   if (!t)
     return makeError("net ", quoted(netName), " has no input ", quoted(input), " (inputs: ",
                      tensorNames(d.inputs), ")");
-  const std::string where = "input " + quoted(input) + " of net " + quoted(netName);
-  if (value.shape != signedShape(t->shape))
+  if (entry.stages.size() == 1) return writeInput(netName, *t, value);
+  // Which stage runs depends on all inputs: launch writes them.
+  const size_t k = size_t(t - d.inputs.data());
+  auto takes = [&](const std::unique_ptr<LoadedNet> &s) { return signedShape(s->desc.inputs[k].shape) == value.shape; };
+  if (std::none_of(entry.stages.begin(), entry.stages.end(), takes))
+    return noStage(netName, entry.stages, k, value.shape);
+  TPU_RETURN_IF_ERROR(checkInputDtype(*t, value, "input " + quoted(input) + " of net " + quoted(netName)));
+  entry.givenInputs[input] = value;
+  return Status::ok();
+}
+
+Status Runtime::writeInput(const std::string &netName, const bmodel::Tensor &t, const NpyArray &value) {
+  const std::string where = "input " + quoted(t.name) + " of net " + quoted(netName);
+  if (value.shape != signedShape(t.shape))
     return makeError(where, ": shape ", shapeToString(value.shape), " given, the net expects ",
-                     shapeToString(signedShape(t->shape)));
+                     shapeToString(signedShape(t.shape)));
+  TPU_RETURN_IF_ERROR(checkInputDtype(t, value, where));
   std::vector<uint8_t> bytes;
-  const std::string own = dataTypeName(t->dtype);
   if (value.dtype == "float32") {
-    auto conv = toDevice(*t, value.as<float>(), uint64_t(value.numel()));
+    auto conv = toDevice(t, value.as<float>(), uint64_t(value.numel()));
     if (!conv) return makeError(where, ": ", conv.message());
     bytes = conv.take();
-  } else if (value.dtype == own) {
+  } else {
     // Already the device's values, in plain C order (1N): only the store
     // mode may differ.
-    bmodel::Tensor plain = *t;
+    bmodel::Tensor plain = t;
     plain.storeMode = bmodel::StoreMode::N1;
-    auto moved = relayout(plain, value.data.data(), value.data.size(), t->storeMode);
+    auto moved = relayout(plain, value.data.data(), value.data.size(), t.storeMode);
     if (!moved) return makeError(where, ": ", moved.message());
     bytes = moved.take();
-  } else {
-    return makeError(where, ": dtype ", value.dtype, " given, expected float32",
-                     own == "float32" ? "" : " or " + own);
   }
-  Status st = device_->gmem().write(t->deviceAddr, bytes.data(), bytes.size());
+  Status st = device_->gmem().write(t.deviceAddr, bytes.data(), bytes.size());
   return st ? st : st.prefix(where);
 }
 
 Result<NpyArray> Runtime::getOutput(const std::string &netName, const std::string &output) {
   auto n = find(netName);
   if (!n) return n.status();
-  const bmodel::Net &d = (*n)->desc;
+  const NetEntry &entry = **n;
+  const bmodel::Net &d = entry.stages.front()->desc;
   const bmodel::Tensor *t = findTensor(d.outputs, output);
   if (!t)
     return makeError("net ", quoted(netName), " has no output ", quoted(output), " (outputs: ",
                      tensorNames(d.outputs), ")");
-  const std::string where = "output " + quoted(output) + " of net " + quoted(netName);
-  auto size = deviceBytes(*t);
+  if (entry.stages.size() == 1) return readOutput(netName, *t);
+  if (!entry.launched)
+    return makeError("output ", quoted(output), " of net ", quoted(netName), ": none of its ", entry.stages.size(),
+                     " stages has run (the output's shape depends on the stage)");
+  return readOutput(netName, entry.stages[*entry.launched]->desc.outputs[size_t(t - d.outputs.data())]);
+}
+
+Result<NpyArray> Runtime::readOutput(const std::string &netName, const bmodel::Tensor &t) {
+  const std::string where = "output " + quoted(t.name) + " of net " + quoted(netName);
+  auto size = deviceBytes(t);
   if (!size) return makeError(where, ": ", size.message());
   std::vector<uint8_t> bytes(*size);
-  Status st = device_->gmem().read(t->deviceAddr, bytes.data(), bytes.size());
+  Status st = device_->gmem().read(t.deviceAddr, bytes.data(), bytes.size());
   if (!st) return st.prefix(where);
-  auto values = fromDevice(*t, bytes.data(), bytes.size());
+  auto values = fromDevice(t, bytes.data(), bytes.size());
   if (!values) return makeError(where, ": ", values.message());
-  return NpyArray::from(signedShape(t->shape), *values);
+  return NpyArray::from(signedShape(t.shape), *values);
 }
 
 Status Runtime::launch(const std::string &netName, const RunOptions &opts, RunReport &report) {
   auto n = find(netName);
   if (!n) return n.status();
+  NetEntry &entry = **n;
+  if (entry.stages.size() == 1) return launchStage(entry, 0, opts, report);
+  const bmodel::Net &d = entry.stages.front()->desc;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto &t : d.inputs) {
+    auto given = entry.givenInputs.find(t.name);
+    if (given == entry.givenInputs.end())
+      return makeError("input ", quoted(t.name), " of net ", quoted(netName),
+                       " is not set (a multi-stage net picks its stage from the shapes of its inputs)");
+    shapes.push_back(given->second.shape);
+  }
+  auto stage = stageFor(netName, shapes);
+  if (!stage) return stage.status();
+  const bmodel::Net &picked = entry.stages[*stage]->desc;
+  for (const auto &t : picked.inputs) TPU_RETURN_IF_ERROR(writeInput(netName, t, entry.givenInputs.at(t.name)));
+  return launchStage(entry, *stage, opts, report);
+}
+
+Status Runtime::launch(const std::string &netName, size_t stage, const RunOptions &opts, RunReport &report) {
+  auto n = find(netName);
+  if (!n) return n.status();
+  if (stage >= (*n)->stages.size())
+    return makeError("net ", quoted(netName), " has ", (*n)->stages.size(), " stage(s), no stage ", stage);
+  return launchStage(**n, stage, opts, report);
+}
+
+Status Runtime::launchStage(NetEntry &net, size_t stage, const RunOptions &opts, RunReport &report) {
+  const LoadedNet &loaded = *net.stages[stage];
   report = RunReport();
   report.backend = backend_->kind();
-  for (const auto &g : (*n)->groups) {
+  for (const auto &g : loaded.groups) {
     ++report.groups;
     report.tiuCommands += g.tiu.size();
     report.gdmaCommands += g.gdma.size();
   }
+  net.launched = stage;
   auto start = std::chrono::steady_clock::now();
-  Status st = runSteps(**n, opts, report);
+  Status st = runSteps(loaded, opts, report);
   report.wallSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return st ? st : st.prefix("net " + quoted(netName));
+  const std::string where = "net " + quoted(loaded.desc.name);
+  return st ? st : st.prefix(net.stages.size() == 1 ? where : where + " stage " + std::to_string(stage));
 }
 
 // TPU steps on the backend, CPU sub-nets here on the host, in order.
@@ -291,21 +448,31 @@ Result<NpzMap> Runtime::run(const std::string &netName, const NpzMap &inputs,
                             const RunOptions &opts, RunReport &report) {
   auto n = find(netName);
   if (!n) return n.status();
-  const bmodel::Net &d = (*n)->desc;
+  NetEntry &entry = **n;
+  const bmodel::Net &d = entry.stages.front()->desc;
   for (const auto &[name, array] : inputs)
     if (!findTensor(d.inputs, name))
       return makeError("net ", quoted(netName), " has no input ", quoted(name), " (inputs: ",
                        tensorNames(d.inputs), ")");
+  std::vector<std::vector<int64_t>> shapes;
   for (const auto &t : d.inputs) {
     auto it = inputs.find(t.name);
     if (it == inputs.end())
       return makeError("input ", quoted(t.name), " of net ", quoted(netName), " is missing");
-    TPU_RETURN_IF_ERROR(setInput(netName, t.name, it->second));
+    shapes.push_back(it->second.shape);
   }
-  TPU_RETURN_IF_ERROR(launch(netName, opts, report));
+  size_t stage = 0;
+  if (entry.stages.size() > 1) {
+    auto picked = stageFor(netName, shapes);
+    if (!picked) return picked.status();
+    stage = *picked;
+  }
+  const bmodel::Net &s = entry.stages[stage]->desc;
+  for (const auto &t : s.inputs) TPU_RETURN_IF_ERROR(writeInput(netName, t, inputs.at(t.name)));
+  TPU_RETURN_IF_ERROR(launchStage(entry, stage, opts, report));
   NpzMap outputs;
-  for (const auto &t : d.outputs) {
-    auto out = getOutput(netName, t.name);
+  for (const auto &t : s.outputs) {
+    auto out = readOutput(netName, t);
     if (!out) return out.status();
     outputs[t.name] = out.take();
   }

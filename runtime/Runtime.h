@@ -12,7 +12,9 @@
 #include "support/Npz.h"
 #include "support/Status.h"
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,25 +38,47 @@ public:
   // host op of each CPU sub-net (naming net and sub-net), and places the
   // coefficients at their address. Net names must be unique
   // across everything loaded. Errors are prefixed with the file name.
+  // The stages of a multi-stage net (docs/bmodel.md "Stages") share one
+  // coefficient range (claimed once; their bytes must be equal) and their
+  // neuron memory (the union of the stages' ranges, claimed once).
   Status loadBmodel(const std::string &path);
   Status loadBmodel(const uint8_t *data, size_t size, const std::string &origin = "<memory>");
 
+  // One name per net; a multi-stage net once.
   std::vector<std::string> netNames() const;
   // nullptr-free lookup: an unknown name is an error listing the known ones.
+  // For a multi-stage net: its first stage (its inputs' and outputs' names
+  // and dtypes are every stage's; stages() gives each stage's shapes).
   Result<const bmodel::Net *> net(const std::string &name) const;
+  // The stages of a net in file order (one for a single-stage net), each a
+  // full description with its own shapes and addresses.
+  Result<std::vector<const bmodel::Net *>> stages(const std::string &name) const;
+  // The stage whose input shapes equal `inputShapes` (in input order), as
+  // BMRuntime picks it; none: "net 'rec' has no stage for input 'x'
+  // [1,3,48,500] (stages: [1,3,48,320]; [1,3,48,640])".
+  Result<size_t> stageFor(const std::string &name, const std::vector<std::vector<int64_t>> &inputShapes) const;
 
   // Converts a user array (float32, quantized with the tensor's scale; or
   // already in the tensor's own dtype, taken as is) to the device layout and
-  // writes it at the input's device address. The shapes must be equal.
+  // writes it at the input's device address. The shapes must be equal. For a
+  // multi-stage net the array is kept until launch, which picks the stage
+  // from the shapes of the inputs given (some stage must take this shape).
   Status setInput(const std::string &net, const std::string &input, const NpyArray &value);
   // Executes every command group of the net on the backend and waits; the
-  // CPU sub-nets of a net run on the host between its TPU sub-nets.
+  // CPU sub-nets of a net run on the host between its TPU sub-nets. A
+  // multi-stage net runs the stage its inputs' shapes pick (every input must
+  // have been given to setInput).
   Status launch(const std::string &net, const RunOptions &opts, RunReport &report);
-  // Reads an output back as float32 (dequantized with its scale).
+  // Runs stage `stage` of the net (stages() order) on what its input tensors
+  // hold: for callers that place the inputs themselves (the C API).
+  Status launch(const std::string &net, size_t stage, const RunOptions &opts, RunReport &report);
+  // Reads an output back as float32 (dequantized with its scale); of a
+  // multi-stage net, the output of the stage launched last.
   Result<NpyArray> getOutput(const std::string &net, const std::string &output);
 
   // setInput for every input (the map must name exactly the net's inputs),
-  // launch, getOutput for every output (named by the output tensors).
+  // launch, getOutput for every output (named by the output tensors); a
+  // multi-stage net runs the stage of the inputs' shapes (stageFor).
   Result<NpzMap> run(const std::string &net, const NpzMap &inputs, const RunOptions &opts,
                      RunReport &report);
 
@@ -62,17 +86,31 @@ public:
   BackendKind backend() const { return backend_->kind(); }
 
 private:
+  // A loaded net: its stages in file order (one for a single-stage net), the
+  // device memory claimed for them all and, for a multi-stage net, the
+  // inputs setInput kept and the stage launched last.
+  struct NetEntry {
+    std::vector<std::unique_ptr<LoadedNet>> stages;
+    std::vector<SimDevice::Claim> ranges;
+    std::map<std::string, NpyArray> givenInputs;
+    std::optional<size_t> launched;
+  };
+
   Runtime(std::shared_ptr<SimDevice> device, std::unique_ptr<Backend> backend);
   Status adopt(bmodel::Model model, const std::string &origin,
                std::shared_ptr<const std::vector<uint8_t>> image);
-  Status place(LoadedNet &net);
-  Status placeRanges(LoadedNet &net);
+  Status place(NetEntry &net);
+  Status placeRanges(NetEntry &net);
+  Status writeInput(const std::string &net, const bmodel::Tensor &input, const NpyArray &value);
+  Result<NpyArray> readOutput(const std::string &net, const bmodel::Tensor &output);
+  Status launchStage(NetEntry &net, size_t stage, const RunOptions &opts, RunReport &report);
   Status runSteps(const LoadedNet &net, const RunOptions &opts, RunReport &report);
-  Result<const LoadedNet *> find(const std::string &name) const;
+  // The entry of a loaded net (setInput and launch update its state).
+  Result<NetEntry *> find(const std::string &name) const;
 
   std::shared_ptr<SimDevice> device_;
   std::unique_ptr<Backend> backend_;
-  std::vector<std::unique_ptr<LoadedNet>> nets_; // in load order
+  std::vector<std::unique_ptr<NetEntry>> nets_; // in load order
 };
 
 } // namespace tpu::runtime

@@ -23,6 +23,48 @@ std::vector<uint8_t> sha256(const std::vector<uint8_t> &bytes) {
   return out;
 }
 
+std::string shapeText(const std::vector<uint64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::string inputShapesText(const Net &stage) {
+  std::string s;
+  for (const Tensor &t : stage.inputs) s += (s.empty() ? "" : ", ") + shapeText(t.shape);
+  return s.empty() ? "(no inputs)" : s;
+}
+
+Status checkStages(const std::vector<const Net *> &stages, const std::vector<std::string> &labels) {
+  const Net &first = *stages.front();
+  for (size_t i = 1; i < stages.size(); ++i) {
+    const Net &stage = *stages[i];
+    for (bool input : {true, false}) {
+      const char *kind = input ? "input" : "output";
+      const std::vector<Tensor> &want = input ? first.inputs : first.outputs;
+      const std::vector<Tensor> &have = input ? stage.inputs : stage.outputs;
+      if (have.size() != want.size())
+        return makeError(labels[i], " has ", have.size(), " ", kind, "(s), ", labels[0], " has ", want.size());
+      for (size_t k = 0; k < have.size(); ++k) {
+        if (have[k].name != want[k].name)
+          return makeError(labels[i], " ", kind, " ", k, " is '", have[k].name, "', ", labels[0], "'s is '",
+                           want[k].name, "'");
+        if (have[k].dtype != want[k].dtype)
+          return makeError(labels[i], " ", kind, " '", have[k].name, "' is ", isa::dataTypeName(have[k].dtype), ", ",
+                           labels[0], "'s is ", isa::dataTypeName(want[k].dtype));
+      }
+    }
+    // The runtime picks a stage by its input shapes: they must tell the stages apart.
+    for (size_t j = 0; j < i; ++j) {
+      bool same = true;
+      for (size_t k = 0; same && k < stage.inputs.size(); ++k)
+        same = stage.inputs[k].shape == stages[j]->inputs[k].shape;
+      if (same) return makeError(labels[j], " and ", labels[i], " take the same input shapes ", inputShapesText(stage));
+    }
+  }
+  return Status::ok();
+}
+
 namespace {
 
 constexpr uint32_t kProfileMagic = 0x594C5054; // "TPLY": layer table, docs/bmodel.md
@@ -192,54 +234,99 @@ writeSubnets(flatbuffers::FlatBufferBuilder &b, BlobWriter &blob, const Net &net
   return b.CreateVector(out);
 }
 
+// One NetParameter: tensors, context, coefficients, command groups or
+// sub-nets and the layer table (in the blob in that order). With
+// `shareCoeff` the stage refers to `coeff` (the previous stage's CoeffMem);
+// otherwise its own coefficients are written and `coeff` becomes theirs.
+flatbuffers::Offset<fb::NetParameter> writeStage(flatbuffers::FlatBufferBuilder &b, BlobWriter &blob, const Net &net,
+                                                 bool shareCoeff, flatbuffers::Offset<fb::CoeffMem> &coeff) {
+  std::vector<flatbuffers::Offset<fb::Tensor>> ins, outs;
+  for (const Tensor &t : net.inputs) ins.push_back(writeTensor(b, t));
+  for (const Tensor &t : net.outputs) outs.push_back(writeTensor(b, t));
+  auto inVec = b.CreateVector(ins), outVec = b.CreateVector(outs);
+
+  if (!shareCoeff) {
+    fb::Binary coeffBin = blob.add(net.coeff.data(), net.coeff.size());
+    auto check = b.CreateVector(sha256(net.coeff));
+    coeff = fb::CreateCoeffMem(b, net.coeffAddr, check, &coeffBin);
+  }
+
+  std::vector<flatbuffers::Offset<fb::CmdGroup>> groups;
+  for (const CmdGroup &g : net.groups) {
+    fb::Binary tiu = blob.add(g.tiu), gdma = blob.add(g.gdma);
+    groups.push_back(fb::CreateCmdGroup(b, uint32_t(g.tiu.size()), uint32_t(g.gdma.size()), &tiu, &gdma,
+                                        uint32_t(tiu.size()), uint32_t(gdma.size())));
+  }
+  // Without sub-nets the groups are the net's own (today's layout, byte
+  // for byte); with them each TPU sub-net holds its slice.
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::CmdGroup>>> groupVec;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::SubNet>>> subnetVec;
+  if (net.subnets.empty())
+    groupVec = b.CreateVector(groups);
+  else
+    subnetVec = writeSubnets(b, blob, net, groups);
+  std::vector<uint8_t> profile = encodeProfile(net);
+  fb::Binary profileBin = blob.add(profile.data(), profile.size());
+
+  fb::NetParameterBuilder pb(b);
+  pb.add_input_tensor(inVec);
+  pb.add_output_tensor(outVec);
+  pb.add_ctx_addr(net.ctxAddr);
+  pb.add_ctx_size(net.ctxSize);
+  pb.add_coeff_mem(coeff);
+  if (!groupVec.IsNull()) pb.add_cmd_group(groupVec);
+  if (!subnetVec.IsNull()) pb.add_sub_net(subnetVec);
+  if (!profile.empty()) pb.add_net_profile(&profileBin);
+  return pb.Finish();
+}
+
+// Everything the reader checks across stages, and that the stages of a net
+// are consecutive entries (the file holds them in one Net).
+Status checkStageRuns(const Model &model, const std::vector<StageRun> &runs) {
+  std::map<std::string, size_t> firstEntry;
+  for (const StageRun &run : runs) {
+    const Net &net = model.nets[run.first];
+    auto [seen, fresh] = firstEntry.emplace(net.name, run.first);
+    if (!fresh)
+      return makeError("net '", net.name, "': entries ", seen->second, " and ", run.first,
+                       " of the model are not adjacent (the stages of a net are consecutive entries)");
+    if (run.count == 1) continue;
+    std::vector<const Net *> stages;
+    std::vector<std::string> labels;
+    for (size_t i = 0; i < run.count; ++i) {
+      stages.push_back(&model.nets[run.first + i]);
+      labels.push_back("stage " + std::to_string(i));
+    }
+    Status st = checkStages(stages, labels);
+    if (!st) return st.prefix("net '" + net.name + "'");
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 Result<std::vector<uint8_t>> serialize(const Model &model) {
   if (model.nets.size() > kMaxNets) return makeError("more than ", kMaxNets, " nets");
+  const std::vector<StageRun> runs = stageRuns(model.nets);
+  TPU_RETURN_IF_ERROR(checkStageRuns(model, runs));
   flatbuffers::FlatBufferBuilder b;
   BlobWriter blob;
   std::vector<flatbuffers::Offset<fb::Net>> nets;
-  for (const Net &net : model.nets) {
-    TPU_RETURN_IF_ERROR(checkWritable(net));
-    std::vector<flatbuffers::Offset<fb::Tensor>> ins, outs;
-    for (const Tensor &t : net.inputs) ins.push_back(writeTensor(b, t));
-    for (const Tensor &t : net.outputs) outs.push_back(writeTensor(b, t));
-    auto inVec = b.CreateVector(ins), outVec = b.CreateVector(outs);
-
-    fb::Binary coeffBin = blob.add(net.coeff.data(), net.coeff.size());
-    auto check = b.CreateVector(sha256(net.coeff));
-    auto coeff = fb::CreateCoeffMem(b, net.coeffAddr, check, &coeffBin);
-
-    std::vector<flatbuffers::Offset<fb::CmdGroup>> groups;
-    for (const CmdGroup &g : net.groups) {
-      fb::Binary tiu = blob.add(g.tiu), gdma = blob.add(g.gdma);
-      groups.push_back(fb::CreateCmdGroup(b, uint32_t(g.tiu.size()), uint32_t(g.gdma.size()), &tiu,
-                                          &gdma, uint32_t(tiu.size()), uint32_t(gdma.size())));
+  for (const StageRun &run : runs) {
+    // One NetParameter per stage; a stage with the previous stage's
+    // coefficients (address and bytes) shares its CoeffMem, so equal
+    // weights are stored once.
+    std::vector<flatbuffers::Offset<fb::NetParameter>> params;
+    flatbuffers::Offset<fb::CoeffMem> coeff;
+    for (size_t stage = run.first; stage < run.first + run.count; ++stage) {
+      const Net &net = model.nets[stage];
+      TPU_RETURN_IF_ERROR(checkWritable(net));
+      const Net *previous = stage == run.first ? nullptr : &model.nets[stage - 1];
+      const bool sharesCoeff = previous && previous->coeffAddr == net.coeffAddr && previous->coeff == net.coeff;
+      params.push_back(writeStage(b, blob, net, sharesCoeff, coeff));
     }
-    // Without sub-nets the groups are the net's own (today's layout, byte
-    // for byte); with them each TPU sub-net holds its slice.
-    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::CmdGroup>>> groupVec;
-    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::SubNet>>> subnetVec;
-    if (net.subnets.empty())
-      groupVec = b.CreateVector(groups);
-    else
-      subnetVec = writeSubnets(b, blob, net, groups);
-    std::vector<uint8_t> profile = encodeProfile(net);
-    fb::Binary profileBin = blob.add(profile.data(), profile.size());
-
-    fb::NetParameterBuilder pb(b);
-    pb.add_input_tensor(inVec);
-    pb.add_output_tensor(outVec);
-    pb.add_ctx_addr(net.ctxAddr);
-    pb.add_ctx_size(net.ctxSize);
-    pb.add_coeff_mem(coeff);
-    if (!groupVec.IsNull()) pb.add_cmd_group(groupVec);
-    if (!subnetVec.IsNull()) pb.add_sub_net(subnetVec);
-    if (!profile.empty()) pb.add_net_profile(&profileBin);
-    auto param = pb.Finish();
-    std::vector<flatbuffers::Offset<fb::NetParameter>> params{param};
     auto paramVec = b.CreateVector(params);
-    auto name = b.CreateString(net.name);
+    auto name = b.CreateString(model.nets[run.first].name);
     nets.push_back(fb::CreateNet(b, name, 0, 0, paramVec));
   }
   auto netVec = b.CreateVector(nets);
@@ -428,22 +515,38 @@ public:
     return Status::ok();
   }
 
-  Result<Net> net(const fb::Net *n, size_t index) const {
-    Net out;
-    out.name = n->name() ? n->name()->str() : std::string();
-    std::string where = "net " + std::to_string(index) + " '" + out.name + "'";
-    Status st = netBody(n, out);
-    if (!st) return st.prefix(where);
-    return out;
+  // Appends the stages of one net (one Net entry each, in order) to `out`,
+  // which may hold at most kMaxNets entries. Errors name the net and, when
+  // it has several stages, the stage.
+  Status net(const fb::Net *n, size_t index, std::vector<Net> &out) const {
+    const std::string name = n->name() ? n->name()->str() : std::string();
+    const std::string where = "net " + std::to_string(index) + " '" + name + "'";
+    if (!n->name()) return makeError(where, ": no name");
+    const size_t count = n->parameter() ? n->parameter()->size() : 0;
+    if (count == 0) return makeError(where, ": no stages (empty parameter list)");
+    if (count > kMaxNets - out.size())
+      return makeError(where, ": ", count, " stages make more than ", kMaxNets, " net stages in the model");
+    const size_t first = out.size();
+    for (size_t i = 0; i < count; ++i) {
+      Net stage;
+      stage.name = name;
+      Status st = stageBody(n->parameter()->Get(i), stage);
+      if (!st) return st.prefix(count == 1 ? where : where + ": stage " + std::to_string(i));
+      out.push_back(std::move(stage));
+    }
+    if (count == 1) return Status::ok();
+    std::vector<const Net *> stages;
+    std::vector<std::string> labels;
+    for (size_t i = 0; i < count; ++i) {
+      stages.push_back(&out[first + i]);
+      labels.push_back("stage " + std::to_string(i));
+    }
+    Status st = checkStages(stages, labels);
+    return st ? st : st.prefix(where);
   }
 
 private:
-  Status netBody(const fb::Net *n, Net &out) const {
-    if (!n->name()) return makeError("no name");
-    if (!n->parameter() || n->parameter()->size() != 1)
-      return makeError(n->parameter() ? n->parameter()->size() : 0,
-                       " stages; only single-stage nets are supported");
-    const fb::NetParameter *p = n->parameter()->Get(0);
+  Status stageBody(const fb::NetParameter *p, Net &out) const {
     if (p->is_dynamic()) return makeError("dynamic nets are not supported");
     TPU_RETURN_IF_ERROR(tensors(p->input_tensor(), "input", out.inputs));
     TPU_RETURN_IF_ERROR(tensors(p->output_tensor(), "output", out.outputs));
@@ -589,10 +692,13 @@ Result<Model> parse(const uint8_t *data, size_t size) {
   if (!m->net()) return out;
   if (m->net()->size() > kMaxNets) return makeError(m->net()->size(), " nets (limit ", kMaxNets, ")");
   Reader reader(fbuf + fsize, header->binarySize);
+  std::map<std::string, size_t> netIndex; // a net's stages are its parameter list, never a second Net
   for (size_t i = 0; i < m->net()->size(); ++i) {
-    auto net = reader.net(m->net()->Get(i), i);
-    if (!net) return net.status();
-    out.nets.push_back(net.take());
+    TPU_RETURN_IF_ERROR(reader.net(m->net()->Get(i), i, out.nets));
+    auto [seen, fresh] = netIndex.emplace(out.nets.back().name, i);
+    if (!fresh)
+      return makeError("net ", i, " '", out.nets.back().name, "': net ", seen->second,
+                       " has this name too (the stages of a net are its parameter list)");
   }
   return out;
 }

@@ -27,7 +27,11 @@ struct Header {
 };
 
 // Serialises a model. Fails if the model is not writable (mismatched layer
-// name vectors, too many commands, sizes over the 32-bit header fields).
+// name vectors, too many commands, sizes over the 32-bit header fields,
+// entries of one name that are not adjacent or not valid stages of one net:
+// checkStages). The consecutive entries of one name are written as one Net
+// with one NetParameter per stage; a stage whose coefficients (address and
+// bytes) equal the previous stage's shares its CoeffMem (stored once).
 Result<std::vector<uint8_t>> serialize(const Model &model);
 Status writeFile(const Model &model, const std::string &path);
 
@@ -39,6 +43,27 @@ Result<Model> readFile(const std::string &path, Header *header = nullptr);
 
 // Reads just the header (for `tpuc dis`); validates the magic and sizes.
 Result<Header> parseHeader(const uint8_t *data, size_t size);
+
+// Checks that `stages` (at least one) can be the stages of one net: the
+// same number, names and dtypes of inputs and outputs, and no two with the
+// same input shapes (the runtime picks a stage by them). `labels[i]` names
+// stage i in the errors ("stage 1", "b.bmodel"):
+// "stage 0 and stage 1 take the same input shapes [1,3,16,32]".
+Status checkStages(const std::vector<const Net *> &stages, const std::vector<std::string> &labels);
+
+// tpuc combine: the nets of `models` with the stages of equally named nets
+// joined into one net, in argument order (nets of other names are kept as
+// they are, in order of first appearance; the header is the first model's,
+// neuron_size the largest). Stages must share their weights (coefficient
+// address and bytes) and pass checkStages. `origins[i]` names models[i] in
+// the errors ("net 'rec': the weights of b.bmodel differ from a.bmodel's ...").
+Result<Model> combine(const std::vector<Model> &models, const std::vector<std::string> &origins);
+
+// "[1,3,16,32]"
+std::string shapeText(const std::vector<uint64_t> &dims);
+// The input shapes of a stage in input order, "[1,3,8,8], [1,4,8,8]"; "(no
+// inputs)" for a net without inputs.
+std::string inputShapesText(const Net &stage);
 
 // The sha256 check code stored in CoeffMem.
 std::vector<uint8_t> sha256(const std::vector<uint8_t> &bytes);

@@ -91,6 +91,10 @@ struct Subnet {
   std::vector<Tensor> inputs, outputs;   // the device tensors it reads and writes
 };
 
+// A net, or one stage of a net: several Nets of the same name, consecutive in
+// Model::nets, are the stages of one net (BMRuntime's NetParameter list, one
+// static input shape each; docs/bmodel.md "Stages"), in file order. Each is a
+// full description of its stage; the stages of a net share its weights.
 struct Net {
   std::string name;
   std::vector<Tensor> inputs;
@@ -103,6 +107,21 @@ struct Net {
   std::vector<Subnet> subnets; // empty: one TPU step of all groups
 };
 
+// The nets of a model as runs [first, first + count) of consecutive entries
+// of one name: one run per net, its entries the net's stages.
+struct StageRun {
+  size_t first = 0, count = 0;
+};
+inline std::vector<StageRun> stageRuns(const std::vector<Net> &nets) {
+  std::vector<StageRun> runs;
+  for (size_t i = 0; i < nets.size(); ++i)
+    if (!runs.empty() && nets[runs.back().first].name == nets[i].name)
+      ++runs.back().count;
+    else
+      runs.push_back({i, 1});
+  return runs;
+}
+
 struct Model {
   std::string chip = "BM1684";
   std::string type;              // free text, e.g. "tpuc asm"
@@ -110,7 +129,7 @@ struct Model {
   std::string time;
   uint64_t neuronSize = 0;
   uint32_t deviceNum = 1;
-  std::vector<Net> nets;
+  std::vector<Net> nets; // the stages of a net are consecutive entries of one name
 };
 
 } // namespace tpu::bmodel

@@ -408,7 +408,7 @@ TEST(BmodelLimits, HugeTensorAndRangesRejected) {
   EXPECT_NE(e.find("outside the 64-byte binary blob"), std::string::npos) << e;
 }
 
-TEST(BmodelLimits, MultiStageAndDynamicNetsRejected) {
+TEST(BmodelLimits, StagesOfOneShapeAndDynamicNetsRejected) {
   flatbuffers::FlatBufferBuilder b;
   auto p1 = ::bmodel::CreateNetParameter(b), p2 = ::bmodel::CreateNetParameter(b);
   std::vector<flatbuffers::Offset<::bmodel::NetParameter>> params{p1, p2};
@@ -416,7 +416,7 @@ TEST(BmodelLimits, MultiStageAndDynamicNetsRejected) {
   std::vector<flatbuffers::Offset<::bmodel::Net>> nets{::bmodel::CreateNet(b, b.CreateString("two"), 0, 0, pv)};
   auto nv = b.CreateVector(nets);
   b.Finish(::bmodel::CreateModel(b, 0, 0, 0, b.CreateString("BM1684"), nv));
-  EXPECT_EQ(parseError(container(b, {})), "net 0 'two': 2 stages; only single-stage nets are supported");
+  EXPECT_EQ(parseError(container(b, {})), "net 0 'two': stage 0 and stage 1 take the same input shapes (no inputs)");
 
   flatbuffers::FlatBufferBuilder b2;
   ::bmodel::NetParameterBuilder pb(b2);

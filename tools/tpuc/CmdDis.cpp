@@ -34,6 +34,16 @@ std::string describeSubnet(const tpu::bmodel::Subnet &s, size_t index) {
   return line + " inputs " + tensorNames(s.inputs) + " -> outputs " + tensorNames(s.outputs);
 }
 
+// "inputs 'x' [1,3,16,64] -> outputs 'y' [1,4,16,64]": what tells the stages apart.
+std::string describeStage(const tpu::bmodel::Net &stage) {
+  auto list = [](const std::vector<tpu::bmodel::Tensor> &tensors) {
+    std::string s;
+    for (const auto &t : tensors) s += (s.empty() ? "'" : ", '") + t.name + "' " + tpu::bmodel::shapeText(t.shape);
+    return s.empty() ? std::string("none") : s;
+  };
+  return "inputs " + list(stage.inputs) + " -> outputs " + list(stage.outputs);
+}
+
 int runDis(int argc, char **argv) {
   tpuc::SubcommandArgs args("dis", "model.bmodel [-o model.s [--coeff-files]]");
   args.positionals(1, 1, "model.bmodel");
@@ -68,16 +78,21 @@ int runDis(int argc, char **argv) {
   std::string out = "# " + path + ": magic " + magic + ", header_size " + std::to_string(header.headerSize) +
                     ", flatbuffers_size " + std::to_string(header.flatbuffersSize) + ", binary_size " +
                     std::to_string(header.binarySize) + "\n# chip " + model->chip + ", " +
-                    std::to_string(model->nets.size()) + " net(s)\n";
-  for (const auto &net : model->nets) {
-    size_t tiu = 0, gdma = 0;
-    for (const auto &g : net.groups) tiu += g.tiu.size(), gdma += g.gdma.size();
-    out += "# net " + net.name + ": " + std::to_string(net.inputs.size()) + " input(s), " +
-           std::to_string(net.outputs.size()) + " output(s), " + std::to_string(net.groups.size()) +
-           " group(s), " + std::to_string(tiu) + " TIU + " + std::to_string(gdma) + " GDMA commands, " +
-           std::to_string(net.coeff.size()) + " coefficient bytes\n";
-    for (size_t i = 0; i < net.subnets.size(); ++i) out += "#   " + describeSubnet(net.subnets[i], i) + "\n";
-  }
+                    std::to_string(tpu::bmodel::stageRuns(model->nets).size()) + " net(s)\n";
+  for (const tpu::bmodel::StageRun &run : tpu::bmodel::stageRuns(model->nets))
+    for (size_t stage = 0; stage < run.count; ++stage) {
+      const auto &net = model->nets[run.first + stage];
+      if (run.count > 1)
+        out += "# net '" + net.name + "' stage " + std::to_string(stage) + " of " + std::to_string(run.count) + ": " +
+               describeStage(net) + "\n";
+      size_t tiu = 0, gdma = 0;
+      for (const auto &g : net.groups) tiu += g.tiu.size(), gdma += g.gdma.size();
+      out += "# net " + net.name + ": " + std::to_string(net.inputs.size()) + " input(s), " +
+             std::to_string(net.outputs.size()) + " output(s), " + std::to_string(net.groups.size()) + " group(s), " +
+             std::to_string(tiu) + " TIU + " + std::to_string(gdma) + " GDMA commands, " +
+             std::to_string(net.coeff.size()) + " coefficient bytes\n";
+      for (size_t i = 0; i < net.subnets.size(); ++i) out += "#   " + describeSubnet(net.subnets[i], i) + "\n";
+    }
   out += *text;
   if (!args.has("--output")) {
     std::cout << out;
