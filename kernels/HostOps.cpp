@@ -161,6 +161,158 @@ Status gatherOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vecto
   return Status::ok();
 }
 
+// An index along a dim of `dim` elements, negative counting from the end.
+Result<int64_t> indexAlong(float f, int64_t dim) {
+  const int64_t v = int64_t(f);
+  if (float(v) != f || v < -dim || v >= dim) return makeError("index ", f, " out of range for a dim of size ", dim);
+  return v < 0 ? v + dim : v;
+}
+
+// The row-major multi-index of flat position `flat` in `shape`.
+std::vector<int64_t> unflatten(int64_t flat, const Shape &shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) idx[d] = flat % shape[d], flat /= shape[d];
+  return idx;
+}
+
+// ONNX GatherElements: the output has the indices' shape; along `axis` the
+// index picks the data element, elsewhere the position is the output's.
+Result<Shapes> gatherElementsShape(const HostAttrs &a, const Shapes &in) {
+  auto axis = axisOf(a, in[0]);
+  if (!axis) return axis.status();
+  if (in[1].size() != in[0].size()) return makeError("indices must have the data's rank ", in[0].size());
+  for (size_t d = 0; d < in[0].size(); ++d)
+    if (d != *axis && in[1][d] > in[0][d]) return makeError("indices dim ", d, " exceeds the data's");
+  return Shapes{in[1]};
+}
+
+Status gatherElementsOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const size_t axis = *axisOf(a, in[0].shape);
+  const auto strides = stridesOf(in[0].shape);
+  for (int64_t i = 0; i < numElements(in[1].shape); ++i) {
+    auto idx = unflatten(i, in[1].shape);
+    auto at = indexAlong(in[1].data[i], in[0].shape[axis]);
+    if (!at) return at.status();
+    idx[axis] = *at;
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d) src += idx[d] * strides[d];
+    out[0].data[i] = in[0].data[src];
+  }
+  return Status::ok();
+}
+
+// ONNX GatherND with batch_dims b: indices [batch..., k..., m] pick slices
+// data[batch..., i_1..i_m, rest...].
+Result<Shapes> gatherNdShape(const HostAttrs &a, const Shapes &in) {
+  const int64_t b = a.integer("batch_dims", 0), r = int64_t(in[0].size()), q = int64_t(in[1].size());
+  if (q < 1 || b < 0 || b >= std::min(r, q)) return makeError("batch_dims ", b, " must be below both ranks");
+  const int64_t m = in[1].back();
+  if (m < 1 || m > r - b) return makeError("the last indices dim ", m, " must be in [1, ", r - b, "]");
+  for (int64_t d = 0; d < b; ++d)
+    if (in[0][d] != in[1][d]) return makeError("batch dim ", d, " differs between data and indices");
+  Shape out(in[1].begin(), in[1].end() - 1);
+  out.insert(out.end(), in[0].begin() + b + m, in[0].end());
+  return Shapes{out};
+}
+
+Status gatherNdOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const Shape &ds = in[0].shape, &is = in[1].shape;
+  const int64_t b = a.integer("batch_dims", 0), m = is.back();
+  const auto strides = stridesOf(ds);
+  int64_t batches = 1, slice = 1;
+  for (int64_t d = 0; d < b; ++d) batches *= ds[size_t(d)];
+  for (size_t d = size_t(b + m); d < ds.size(); ++d) slice *= ds[d];
+  const int64_t tuples = numElements(is) / m / batches, batchStride = b ? strides[size_t(b - 1)] : 0;
+  float *dst = out[0].data;
+  for (int64_t bi = 0; bi < batches; ++bi)
+    for (int64_t t = 0; t < tuples; ++t) {
+      const float *tuple = in[1].data + (bi * tuples + t) * m;
+      int64_t src = bi * batchStride;
+      for (int64_t j = 0; j < m; ++j) {
+        auto at = indexAlong(tuple[j], ds[size_t(b + j)]);
+        if (!at) return at.status();
+        src += *at * strides[size_t(b + j)];
+      }
+      std::copy(in[0].data + src, in[0].data + src + slice, dst);
+      dst += slice;
+    }
+  return Status::ok();
+}
+
+// ONNX ScatterND / ScatterElements reductions: none (replace), add, mul, max, min.
+Result<float (*)(float, float)> reductionOf(const HostAttrs &a) {
+  const std::string r = a.text("reduction", "none");
+  if (r == "none") return +[](float, float u) { return u; };
+  if (r == "add") return +[](float x, float u) { return x + u; };
+  if (r == "mul") return +[](float x, float u) { return x * u; };
+  if (r == "max") return +[](float x, float u) { return std::max(x, u); };
+  if (r == "min") return +[](float x, float u) { return std::min(x, u); };
+  return makeError("reduction '", r, "' is not none, add, mul, max or min");
+}
+
+// ScatterND: a copy of data, then each indices tuple [.., m] updates its
+// slice data[i_1..i_m, rest...] with updates[.., rest...], in order.
+Result<Shapes> scatterNdShape(const HostAttrs &a, const Shapes &in) {
+  TPU_RETURN_IF_ERROR(reductionOf(a).status());
+  const int64_t r = int64_t(in[0].size());
+  if (in[1].empty() || in[1].back() < 1 || in[1].back() > r)
+    return makeError("the last indices dim must be in [1, ", r, "]");
+  Shape want(in[1].begin(), in[1].end() - 1);
+  want.insert(want.end(), in[0].begin() + in[1].back(), in[0].end());
+  if (in[2] != want) return makeError("updates must be ", shapeToString(want));
+  return Shapes{in[0]};
+}
+
+Status scatterNdOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const auto reduce = *reductionOf(a);
+  const Shape &ds = in[0].shape;
+  const int64_t m = in[1].shape.back(), tuples = numElements(in[1].shape) / m;
+  const auto strides = stridesOf(ds);
+  int64_t slice = 1;
+  for (size_t d = size_t(m); d < ds.size(); ++d) slice *= ds[d];
+  std::copy(in[0].data, in[0].data + numElements(ds), out[0].data);
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t dst = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      auto at = indexAlong(in[1].data[t * m + j], ds[size_t(j)]);
+      if (!at) return at.status();
+      dst += *at * strides[size_t(j)];
+    }
+    for (int64_t k = 0; k < slice; ++k) out[0].data[dst + k] = reduce(out[0].data[dst + k], in[2].data[t * slice + k]);
+  }
+  return Status::ok();
+}
+
+// ScatterElements: a copy of data, then each update goes where its own
+// position points, with the index replacing the position along `axis`.
+Result<Shapes> scatterElementsShape(const HostAttrs &a, const Shapes &in) {
+  TPU_RETURN_IF_ERROR(reductionOf(a).status());
+  auto axis = axisOf(a, in[0]);
+  if (!axis) return axis.status();
+  if (in[1] != in[2]) return makeError("indices and updates must have one shape");
+  if (in[1].size() != in[0].size()) return makeError("indices must have the data's rank ", in[0].size());
+  for (size_t d = 0; d < in[0].size(); ++d)
+    if (d != *axis && in[1][d] > in[0][d]) return makeError("indices dim ", d, " exceeds the data's");
+  return Shapes{in[0]};
+}
+
+Status scatterElementsOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const auto reduce = *reductionOf(a);
+  const size_t axis = *axisOf(a, in[0].shape);
+  const auto strides = stridesOf(in[0].shape);
+  std::copy(in[0].data, in[0].data + numElements(in[0].shape), out[0].data);
+  for (int64_t i = 0; i < numElements(in[1].shape); ++i) {
+    auto idx = unflatten(i, in[1].shape);
+    auto at = indexAlong(in[1].data[i], in[0].shape[axis]);
+    if (!at) return at.status();
+    idx[axis] = *at;
+    int64_t dst = 0;
+    for (size_t d = 0; d < idx.size(); ++d) dst += idx[d] * strides[d];
+    out[0].data[dst] = reduce(out[0].data[dst], in[2].data[i]);
+  }
+  return Status::ok();
+}
+
 // ---- serialization ---------------------------------------------------------
 
 constexpr uint32_t kMaxRankOnHost = 8, kMaxListLength = 1u << 20, kMaxNameLength = 256;
@@ -219,6 +371,10 @@ const std::vector<HostOp> &hostOps() {
       {3, "top.cast", 1, 1, 1, sameShape, castOp},
       {4, "top.topk", 1, 1, 2, topkShape, topkOp},
       {5, "top.gather", 2, 2, 1, gatherShape, gatherOp},
+      {6, "top.gather_elements", 2, 2, 1, gatherElementsShape, gatherElementsOp},
+      {7, "top.gather_nd", 2, 2, 1, gatherNdShape, gatherNdOp},
+      {8, "top.scatter_nd", 3, 3, 1, scatterNdShape, scatterNdOp},
+      {9, "top.scatter_elements", 3, 3, 1, scatterElementsShape, scatterElementsOp},
   };
   return ops;
 }

@@ -62,6 +62,7 @@ RTOL, ATOL = 1e-3, 1e-4
 WEIGHT_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul", "PRelu", "BatchNormalization"}
 FLOAT = onnx.TensorProto.FLOAT
 OUTPUT_TYPES = (FLOAT, onnx.TensorProto.INT64, onnx.TensorProto.INT32)
+INDEX_TYPES = (onnx.TensorProto.INT64, onnx.TensorProto.INT32)
 NO_LOWERING = re.compile(r"^tpuc deploy: error: [^:]*: no lowering for ")
 COUNTS = ("considered", "skip", "top-fail", "pass", "excluded")
 
@@ -215,6 +216,11 @@ def run_case(tpuc, case_dir, work, runtime_weights=False):
         if not frozen:
             return "skip", "no weight input (the pinned suite runs it as it is)"
         frozen = set()
+    else:
+        # Integer inputs after the first (indices of Gather*, Scatter*) are
+        # constants of the model: the bmodel's graph inputs are float.
+        frozen |= {i.name for i in inputs
+                   if i.name in non_first_inputs(model) and values[i.name].data_type in INDEX_TYPES}
     mlir = os.path.join(work, "model.top.mlir")
 
     def imported(frozen):

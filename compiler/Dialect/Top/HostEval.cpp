@@ -1,5 +1,7 @@
 #include "compiler/Dialect/Top/HostEval.h"
 
+#include "compiler/Dialect/Top/ShapeRules.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -39,6 +41,23 @@ tpu::Result<k::HostAttrs> hostAttrsOf(llvm::StringRef opName, llvm::ArrayRef<Nam
     }
   }
   return attrs;
+}
+
+LogicalResult inferShapesOnHost(Operation *op) {
+  const k::HostOp *host = k::findHostOp(op->getName().getStringRef());
+  auto attrs = hostAttrsOf(op);
+  if (!host || !attrs) return op->emitOpError() << (host ? attrs.message() : "has no host op");
+  std::vector<k::Shape> inputs;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    auto t = rankedOperand(op, i);
+    if (failed(t)) return failure();
+    inputs.emplace_back(t->getShape().begin(), t->getShape().end());
+  }
+  auto shapes = host->inferShapes(*attrs, inputs);
+  if (!shapes) return op->emitOpError() << shapes.message();
+  Type elem = cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+  for (unsigned i = 0; i < op->getNumResults(); ++i) setResult(op, i, (*shapes)[i], elem);
+  return success();
 }
 
 tpu::Status evaluateOnHost(Operation *op, EvalContext &ctx) {

@@ -19,6 +19,9 @@ bool hasHostOp(mlir::Operation *op);
 // attribute is an error naming it.
 tpu::Result<tpu::kernels::HostAttrs> hostAttrsOf(mlir::Operation *op);
 tpu::Result<tpu::kernels::HostAttrs> hostAttrsOf(llvm::StringRef opName, llvm::ArrayRef<mlir::NamedAttribute> attrs);
+// inferShapes() of an op whose shape rule is its host op's: results of the
+// element type of operand 0 (the data).
+mlir::LogicalResult inferShapesOnHost(mlir::Operation *op);
 // evaluate() of an op with a host implementation.
 tpu::Status evaluateOnHost(mlir::Operation *op, EvalContext &ctx);
 

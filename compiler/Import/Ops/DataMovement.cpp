@@ -1,4 +1,5 @@
-// ONNX ops that move or copy data: Transpose, Concat, Split, Slice, Pad, Gather, Expand,
+// ONNX ops that move or copy data: Transpose, Concat, Split, Slice, Pad, Gather (and the host ops
+// GatherElements, GatherND, ScatterND, ScatterElements), Expand,
 // Tile, DepthToSpace, SpaceToDepth. On constant inputs they fold.
 #include "compiler/Import/OnnxNodeImporter.h"
 
@@ -122,6 +123,29 @@ Status gather(OnnxImporter &im, const Node &n) {
   return op ? Status::ok() : op.status();
 }
 
+// The host ops that index with a tensor (GatherElements, GatherND,
+// ScatterND, ScatterElements): operands in order, `attrs`, the axis
+// attribute (when `axisName`) normalized against the data's rank.
+template <class OpT>
+Status indexedHostOp(OnnxImporter &im, const Node &n, size_t operands, std::vector<NamedAttribute> attrs,
+                     const char *axisName = nullptr) {
+  auto xs = im.shapeOf(n, 0);
+  if (!xs) return xs.status();
+  if (axisName) {
+    auto axis = normalizeAxis(n.getInt(axisName, 0), xs->size());
+    if (!axis) return Status(axis.status()).prefix(n.describe());
+    attrs.push_back(im.i64(axisName, *axis));
+  }
+  std::vector<Value> ins;
+  for (size_t i = 0; i < operands; ++i) {
+    auto v = im.operand(n, i);
+    if (!v) return v.status();
+    ins.push_back(*v);
+  }
+  auto op = im.build<OpT>(n, ins, attrs);
+  return op ? Status::ok() : op.status();
+}
+
 Status concat(OnnxImporter &im, const Node &n) {
   if (im.allConst(n)) {
     std::vector<const NpyArray *> parts;
@@ -187,6 +211,27 @@ void registerDataMovementOps(OpTable &t) {
   t.add("Slice", slice, {3, 10});
   t.add("Pad", pad, {2, 11});
   t.add("Gather", gather, {2});
+  t.add("GatherElements",
+        [](OnnxImporter &im, const Node &n) { return indexedHostOp<top::GatherElementsOp>(im, n, 2, {}, "axis"); },
+        {2});
+  t.add("GatherND",
+        [](OnnxImporter &im, const Node &n) {
+          return indexedHostOp<top::GatherNDOp>(im, n, 2, {im.i64("batch_dims", n.getInt("batch_dims", 0))});
+        },
+        {2});
+  t.add("ScatterND",
+        [](OnnxImporter &im, const Node &n) {
+          return indexedHostOp<top::ScatterNDOp>(im, n, 3, {im.str("reduction", n.getString("reduction", "none"))});
+        },
+        {3});
+  // Scatter (opset 9-10) is ScatterElements without a reduction.
+  for (const char *name : {"ScatterElements", "Scatter"})
+    t.add(name,
+          [](OnnxImporter &im, const Node &n) {
+            return indexedHostOp<top::ScatterElementsOp>(
+                im, n, 3, {im.str("reduction", n.getString("reduction", "none"))}, "axis");
+          },
+          {3});
   t.add("Expand", [](OnnxImporter &im, const Node &n) -> Status {
     auto shape = im.constInts(n, 1, "shape");
     if (!shape) return shape.status();
