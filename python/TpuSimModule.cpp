@@ -99,6 +99,10 @@ public:
     py::dict d;
     d["inputs"] = tensorList(n->inputs);
     d["outputs"] = tensorList(n->outputs);
+    // A multi-stage net (tpuc combine): each stage's inputs; run() picks one by shape.
+    py::list stages;
+    for (const bmodel::Net *stage : orThrow(rt_->stages(net))) stages.append(tensorList(stage->inputs));
+    d["stages"] = stages;
     return d;
   }
   py::tuple run(const std::string &net, const py::dict &inputs, bool trace) {

@@ -71,6 +71,9 @@ class Model:
         desc = self._rt.describe(self.net)
         self.inputs = desc["inputs"]
         self.outputs = desc["outputs"]
+        # The input tensors of each stage (one stage unless tpuc combine joined several shapes); run() picks
+        # the stage whose input shapes the arrays have.
+        self.stages = desc["stages"]
         self.backend = self._rt.backend
 
     def run(self, inputs, trace=False):
