@@ -33,11 +33,24 @@ template <typename OpT> OpHandler softmaxHandler() {
   };
 }
 
+// Clip whose min or max is computed at run time: max(x, min), then
+// min(., max) (ONNX: a min above the max gives the max), NumPy broadcasting.
+Status clipByTensors(OnnxImporter &im, const Node &n) {
+  Composer c(im, n);
+  Value v = c.input(0);
+  const bool hasMax = im.present(n, 2);
+  if (im.present(n, 1)) v = c.op<top::MaxOp>(hasMax ? "above_min" : "", {v, c.input(1)});
+  if (hasMax) v = c.op<top::MinOp>("", {v, c.input(2)});
+  return c.status();
+}
+
 Status clip(OnnxImporter &im, const Node &n) {
   double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
   if (im.opset() < 11) {
     lo = n.getFloat("min", lo);
     hi = n.getFloat("max", hi);
+  } else if ((im.present(n, 1) && !im.constInput(n, 1)) || (im.present(n, 2) && !im.constInput(n, 2))) {
+    return clipByTensors(im, n);
   } else {
     if (im.present(n, 1)) {
       auto v = im.constFloats(n, 1, "min");
