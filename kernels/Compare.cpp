@@ -35,19 +35,27 @@ CompareStats compareTensors(const float *a, const float *b, int64_t n) {
     ++counted;
   }
   const double inf = std::numeric_limits<double>::infinity();
-  if (na == 0 && nb == 0) s.cosine = 1;
-  else if (na == 0 || nb == 0) s.cosine = 0;
-  else s.cosine = dot / (std::sqrt(na) * std::sqrt(nb));
-  if (diff2 == 0) s.euclidean = 1;
-  else if (mid2 == 0) s.euclidean = 0;
-  else s.euclidean = 1 - std::sqrt(diff2) / std::sqrt(mid2);
+  if (na == 0 && nb == 0)
+    s.cosine = 1;
+  else if (na == 0 || nb == 0)
+    s.cosine = 0;
+  else
+    s.cosine = dot / (std::sqrt(na) * std::sqrt(nb));
+  if (diff2 == 0)
+    s.euclidean = 1;
+  else if (mid2 == 0)
+    s.euclidean = 0;
+  else
+    s.euclidean = 1 - std::sqrt(diff2) / std::sqrt(mid2);
   if (counted == 0) {
     s.sqnrDb = inf;
   } else {
     double varA = sumA2 / counted - (sumA / counted) * (sumA / counted);
     double varD = sumD2 / counted - (sumD / counted) * (sumD / counted);
-    if (varD <= 0) s.sqnrDb = diff2 == 0 ? inf : 10 * std::log10(varA / (diff2 / counted));
-    else s.sqnrDb = 10 * std::log10(std::max(varA, 0.0) / varD);
+    if (varD <= 0)
+      s.sqnrDb = diff2 == 0 ? inf : 10 * std::log10(varA / (diff2 / counted));
+    else
+      s.sqnrDb = 10 * std::log10(std::max(varA, 0.0) / varD);
   }
   if (s.nanMismatch) {
     s.cosine = std::min(s.cosine, 0.0);
@@ -78,8 +86,10 @@ Result<CompareReport> compareArchives(const NpzMap &a, const NpzMap &b, const Co
     }
   } else {
     for (const auto &[name, arr] : a) {
-      if (!b.count(name)) report.onlyInA.push_back(name);
-      else if (!skip.count(name)) selected.push_back(name);
+      if (!b.count(name))
+        report.onlyInA.push_back(name);
+      else if (!skip.count(name))
+        selected.push_back(name);
     }
     for (const auto &[name, arr] : b)
       if (!a.count(name)) report.onlyInB.push_back(name);
@@ -113,8 +123,10 @@ std::string formatReport(const CompareReport &report, const CompareOptions &opti
   size_t failed = 0;
   for (const auto &r : report.rows) {
     char sqnr[32];
-    if (std::isinf(r.stats.sqnrDb)) std::snprintf(sqnr, sizeof sqnr, "inf");
-    else std::snprintf(sqnr, sizeof sqnr, "%.2f", r.stats.sqnrDb);
+    if (std::isinf(r.stats.sqnrDb))
+      std::snprintf(sqnr, sizeof sqnr, "inf");
+    else
+      std::snprintf(sqnr, sizeof sqnr, "%.2f", r.stats.sqnrDb);
     std::snprintf(line, sizeof line, "%-*s  %-16s %10.6f %10.6f %9s %12.6g  %s\n", int(width), r.name.c_str(),
                   shapeToString(r.shape).c_str(), r.stats.cosine, r.stats.euclidean, sqnr, r.stats.maxAbsDiff,
                   r.pass ? "PASS" : (r.stats.nanMismatch ? "FAIL (NaN)" : "FAIL"));

@@ -12,10 +12,10 @@
 namespace tpu::kernels {
 
 struct CompareStats {
-  double cosine = 1;      // a.b / (|a| |b|); 1 when both are all zeros
-  double euclidean = 1;   // 1 - |a-b| / |(a+b)/2|; 1 when a == b
-  double sqnrDb = 0;      // 10 log10(var(a) / var(a-b)); +inf when a == b
-  double maxAbsDiff = 0;  // max |a-b|
+  double cosine = 1;       // a.b / (|a| |b|); 1 when both are all zeros
+  double euclidean = 1;    // 1 - |a-b| / |(a+b)/2|; 1 when a == b
+  double sqnrDb = 0;       // 10 log10(var(a) / var(a-b)); +inf when a == b
+  double maxAbsDiff = 0;   // max |a-b|
   int64_t nanMismatch = 0; // positions where exactly one side is NaN
 };
 

@@ -9,8 +9,7 @@
 
 namespace tpu::kernels {
 
-int64_t convOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
-                       int64_t padBegin, int64_t padEnd) {
+int64_t convOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin, int64_t padEnd) {
   int64_t span = in + padBegin + padEnd - ((kernel - 1) * dilation + 1);
   return span < 0 ? 0 : span / stride + 1;
 }
@@ -54,8 +53,7 @@ void addBias(float *out, const float *bias, int64_t channels, int64_t spatial) {
 // One input channel per output channel: a direct loop beats a 1-row GEMM.
 // Tap by tap over whole output rows (vectorizable for stride 1); every output
 // adds its taps in (ki, kj) order.
-void depthwise(const float *in, const float *weight, const float *bias, float *out,
-               const ConvParams &p) {
+void depthwise(const float *in, const float *weight, const float *bias, float *out, const ConvParams &p) {
   parallelFor(p.n * p.oc, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t nc = c0; nc < c1; ++nc) {
       int64_t c = nc % p.oc;
@@ -98,23 +96,21 @@ void conv2d(const float *in, const float *weight, const float *bias, float *out,
     return;
   }
   int64_t k = icg * p.kh * p.kw, spatial = p.oh * p.ow;
-  bool pointwise = p.kh == 1 && p.kw == 1 && p.strideH == 1 && p.strideW == 1 && p.padTop == 0 &&
-                   p.padLeft == 0 && p.oh == p.ih && p.ow == p.iw;
+  bool pointwise = p.kh == 1 && p.kw == 1 && p.strideH == 1 && p.strideW == 1 && p.padTop == 0 && p.padLeft == 0 &&
+                   p.oh == p.ih && p.ow == p.iw;
   std::vector<float> col(pointwise ? 0 : k * spatial);
   for (int64_t b = 0; b < p.n; ++b) {
     for (int64_t g = 0; g < p.groups; ++g) {
       const float *src = in + (b * p.ic + g * icg) * p.ih * p.iw;
       if (!pointwise) im2col(src, icg, p, col.data());
       float *dst = out + (b * p.oc + g * ocg) * spatial;
-      gemm(ocg, spatial, k, weight + g * ocg * k, k, pointwise ? src : col.data(), spatial, dst,
-           spatial);
+      gemm(ocg, spatial, k, weight + g * ocg * k, k, pointwise ? src : col.data(), spatial, dst, spatial);
       addBias(dst, bias ? bias + g * ocg : nullptr, ocg, spatial);
     }
   }
 }
 
-void convTranspose2d(const float *in, const float *weight, const float *bias, float *out,
-                     const ConvParams &p) {
+void convTranspose2d(const float *in, const float *weight, const float *bias, float *out, const ConvParams &p) {
   int64_t icg = p.ic / p.groups, ocg = p.oc / p.groups;
   int64_t rows = ocg * p.kh * p.kw, spatialIn = p.ih * p.iw, spatialOut = p.oh * p.ow;
   std::vector<float> wt(rows * icg), col(rows * spatialIn);
@@ -151,8 +147,8 @@ void convTranspose2d(const float *in, const float *weight, const float *bias, fl
   }
 }
 
-int64_t poolOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
-                       int64_t padBegin, int64_t padEnd, bool ceilMode) {
+int64_t poolOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin, int64_t padEnd,
+                       bool ceilMode) {
   int64_t span = in + padBegin + padEnd - ((kernel - 1) * dilation + 1);
   if (span < 0) return 0;
   int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
@@ -181,8 +177,10 @@ void pool2d(PoolKind kind, const float *in, float *out, const PoolParams &p) {
               if (!yIn || x < 0 || x >= p.iw) continue;
               float v = src[y * p.iw + x];
               ++valid;
-              if (kind == PoolKind::Max) acc = std::max(acc, v);
-              else acc += v;
+              if (kind == PoolKind::Max)
+                acc = std::max(acc, v);
+              else
+                acc += v;
             }
           }
           if (kind == PoolKind::Avg) {

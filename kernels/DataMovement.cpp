@@ -26,7 +26,8 @@ void stridedCopy(const float *in, int64_t base, const std::vector<int64_t> &stri
         rem /= outShape[d];
       }
       float *dst = out + r * inner;
-      if (innerStride == 1) std::memcpy(dst, in + off, inner * sizeof(float));
+      if (innerStride == 1)
+        std::memcpy(dst, in + off, inner * sizeof(float));
       else
         for (int64_t i = 0; i < inner; ++i) dst[i] = in[off + i * innerStride];
     }
@@ -45,8 +46,8 @@ void transpose(const float *in, const Shape &shape, const std::vector<int64_t> &
   stridedCopy(in, 0, strides, out, outShape);
 }
 
-void slice(const float *in, const Shape &shape, const std::vector<int64_t> &starts,
-           const std::vector<int64_t> &steps, float *out, const Shape &outShape) {
+void slice(const float *in, const Shape &shape, const std::vector<int64_t> &starts, const std::vector<int64_t> &steps,
+           float *out, const Shape &outShape) {
   std::vector<int64_t> inStrides = stridesOf(shape), strides(shape.size());
   int64_t base = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -57,8 +58,7 @@ void slice(const float *in, const Shape &shape, const std::vector<int64_t> &star
   stridedCopy(in, base, strides, out, outShape);
 }
 
-void concat(const std::vector<const float *> &inputs, const std::vector<Shape> &shapes,
-            int64_t axis, float *out) {
+void concat(const std::vector<const float *> &inputs, const std::vector<Shape> &shapes, int64_t axis, float *out) {
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= shapes[0][d];
   std::vector<int64_t> chunk(inputs.size());
@@ -125,8 +125,10 @@ void pad(const float *in, const Shape &shape, const std::vector<int64_t> &padsBe
       for (size_t d = rank - 1; d-- > 0;) {
         int64_t s = source(d, rem % outShape[d]);
         rem /= outShape[d];
-        if (s < 0) fill = true;
-        else off += s * inStrides[d];
+        if (s < 0)
+          fill = true;
+        else
+          off += s * inStrides[d];
       }
       float *dst = out + r * inner;
       for (int64_t i = 0; i < inner; ++i) {
@@ -137,8 +139,7 @@ void pad(const float *in, const Shape &shape, const std::vector<int64_t> &padsBe
   });
 }
 
-void gather(const float *in, const Shape &shape, int64_t axis, const std::vector<int64_t> &indices,
-            float *out) {
+void gather(const float *in, const Shape &shape, int64_t axis, const std::vector<int64_t> &indices, float *out) {
   int64_t outer = 1, inner = 1, len = shape[axis];
   for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
   for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];

@@ -40,41 +40,64 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 void unary(UnaryKind kind, const float *in, float *out, int64_t n, float a, float b) {
   switch (kind) {
-  case UnaryKind::Relu: return mapUnary(in, out, n, [](float x) { return x > 0 ? x : 0.0f; });
-  case UnaryKind::LeakyRelu: return mapUnary(in, out, n, [a](float x) { return x >= 0 ? x : x * a; });
-  case UnaryKind::Clip: return mapUnary(in, out, n, [a, b](float x) { return std::min(std::max(x, a), b); });
-  case UnaryKind::Sigmoid: return mapUnary(in, out, n, sigmoid);
+  case UnaryKind::Relu:
+    return mapUnary(in, out, n, [](float x) { return x > 0 ? x : 0.0f; });
+  case UnaryKind::LeakyRelu:
+    return mapUnary(in, out, n, [a](float x) { return x >= 0 ? x : x * a; });
+  case UnaryKind::Clip:
+    return mapUnary(in, out, n, [a, b](float x) { return std::min(std::max(x, a), b); });
+  case UnaryKind::Sigmoid:
+    return mapUnary(in, out, n, sigmoid);
   case UnaryKind::HardSigmoid:
     return mapUnary(in, out, n, [a, b](float x) { return std::max(0.0f, std::min(1.0f, a * x + b)); });
   case UnaryKind::HardSwish:
     return mapUnary(in, out, n, [](float x) { return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f)); });
-  case UnaryKind::SiLU: return mapUnary(in, out, n, [](float x) { return x * sigmoid(x); });
-  case UnaryKind::Tanh: return mapUnary(in, out, n, [](float x) { return std::tanh(x); });
+  case UnaryKind::SiLU:
+    return mapUnary(in, out, n, [](float x) { return x * sigmoid(x); });
+  case UnaryKind::Tanh:
+    return mapUnary(in, out, n, [](float x) { return std::tanh(x); });
   case UnaryKind::Gelu:
     return mapUnary(in, out, n, [](float x) { return 0.5f * x * (1.0f + std::erf(x * float(M_SQRT1_2))); });
-  case UnaryKind::Exp: return mapUnary(in, out, n, [](float x) { return std::exp(x); });
-  case UnaryKind::Log: return mapUnary(in, out, n, [](float x) { return std::log(x); });
-  case UnaryKind::Sqrt: return mapUnary(in, out, n, [](float x) { return std::sqrt(x); });
-  case UnaryKind::Rsqrt: return mapUnary(in, out, n, [](float x) { return 1.0f / std::sqrt(x); });
-  case UnaryKind::Abs: return mapUnary(in, out, n, [](float x) { return std::fabs(x); });
-  case UnaryKind::Neg: return mapUnary(in, out, n, [](float x) { return -x; });
-  case UnaryKind::Reciprocal: return mapUnary(in, out, n, [](float x) { return 1.0f / x; });
-  case UnaryKind::Floor: return mapUnary(in, out, n, [](float x) { return std::floor(x); });
-  case UnaryKind::Ceil: return mapUnary(in, out, n, [](float x) { return std::ceil(x); });
-  case UnaryKind::Round: return mapUnary(in, out, n, [](float x) { return std::nearbyint(x); });
-  case UnaryKind::Sign: return mapUnary(in, out, n, [](float x) { return float((x > 0) - (x < 0)); });
-  case UnaryKind::Erf: return mapUnary(in, out, n, [](float x) { return std::erf(x); });
-  case UnaryKind::Sin: return mapUnary(in, out, n, [](float x) { return std::sin(x); });
-  case UnaryKind::Cos: return mapUnary(in, out, n, [](float x) { return std::cos(x); });
-  case UnaryKind::Softplus: return mapUnary(in, out, n, [](float x) { return std::log1p(std::exp(x)); });
-  case UnaryKind::Softsign: return mapUnary(in, out, n, [](float x) { return x / (1.0f + std::fabs(x)); });
+  case UnaryKind::Exp:
+    return mapUnary(in, out, n, [](float x) { return std::exp(x); });
+  case UnaryKind::Log:
+    return mapUnary(in, out, n, [](float x) { return std::log(x); });
+  case UnaryKind::Sqrt:
+    return mapUnary(in, out, n, [](float x) { return std::sqrt(x); });
+  case UnaryKind::Rsqrt:
+    return mapUnary(in, out, n, [](float x) { return 1.0f / std::sqrt(x); });
+  case UnaryKind::Abs:
+    return mapUnary(in, out, n, [](float x) { return std::fabs(x); });
+  case UnaryKind::Neg:
+    return mapUnary(in, out, n, [](float x) { return -x; });
+  case UnaryKind::Reciprocal:
+    return mapUnary(in, out, n, [](float x) { return 1.0f / x; });
+  case UnaryKind::Floor:
+    return mapUnary(in, out, n, [](float x) { return std::floor(x); });
+  case UnaryKind::Ceil:
+    return mapUnary(in, out, n, [](float x) { return std::ceil(x); });
+  case UnaryKind::Round:
+    return mapUnary(in, out, n, [](float x) { return std::nearbyint(x); });
+  case UnaryKind::Sign:
+    return mapUnary(in, out, n, [](float x) { return float((x > 0) - (x < 0)); });
+  case UnaryKind::Erf:
+    return mapUnary(in, out, n, [](float x) { return std::erf(x); });
+  case UnaryKind::Sin:
+    return mapUnary(in, out, n, [](float x) { return std::sin(x); });
+  case UnaryKind::Cos:
+    return mapUnary(in, out, n, [](float x) { return std::cos(x); });
+  case UnaryKind::Softplus:
+    return mapUnary(in, out, n, [](float x) { return std::log1p(std::exp(x)); });
+  case UnaryKind::Softsign:
+    return mapUnary(in, out, n, [](float x) { return x / (1.0f + std::fabs(x)); });
   case UnaryKind::Mish:
     return mapUnary(in, out, n, [](float x) { return x * std::tanh(std::log1p(std::exp(x))); });
   case UnaryKind::Elu:
     return mapUnary(in, out, n, [a](float x) { return x >= 0 ? x : a * (std::exp(x) - 1.0f); });
   case UnaryKind::Selu:
     return mapUnary(in, out, n, [a, b](float x) { return b * (x > 0 ? x : a * (std::exp(x) - 1.0f)); });
-  case UnaryKind::Identity: return mapUnary(in, out, n, [](float x) { return x; });
+  case UnaryKind::Identity:
+    return mapUnary(in, out, n, [](float x) { return x; });
   }
 }
 
@@ -104,8 +127,7 @@ std::vector<int64_t> broadcastStrides(const Shape &shape, size_t rank) {
 }
 
 // Calls f(out, a, b, count, strideA, strideB) for every innermost row.
-template <typename F>
-void forEachRow(const Shape &aShape, const Shape &bShape, const Shape &outShape, F f) {
+template <typename F> void forEachRow(const Shape &aShape, const Shape &bShape, const Shape &outShape, F f) {
   size_t rank = outShape.size();
   if (rank == 0) {
     f(0, 0, 0, 1, 0, 0);
@@ -131,33 +153,36 @@ void forEachRow(const Shape &aShape, const Shape &bShape, const Shape &outShape,
 template <typename Op>
 void binaryLoop(const float *a, const Shape &aShape, const float *b, const Shape &bShape, float *out,
                 const Shape &outShape, Op op) {
-  forEachRow(aShape, bShape, outShape,
-             [&](int64_t o, int64_t oa, int64_t ob, int64_t n, int64_t sa, int64_t sb) {
-               float *dst = out + o;
-               const float *pa = a + oa, *pb = b + ob;
-               if (sa == 1 && sb == 1) {
-                 for (int64_t i = 0; i < n; ++i) dst[i] = op(pa[i], pb[i]);
-               } else if (sa == 1 && sb == 0) {
-                 float vb = *pb;
-                 for (int64_t i = 0; i < n; ++i) dst[i] = op(pa[i], vb);
-               } else if (sa == 0 && sb == 1) {
-                 float va = *pa;
-                 for (int64_t i = 0; i < n; ++i) dst[i] = op(va, pb[i]);
-               } else {
-                 for (int64_t i = 0; i < n; ++i) dst[i] = op(pa[i * sa], pb[i * sb]);
-               }
-             });
+  forEachRow(aShape, bShape, outShape, [&](int64_t o, int64_t oa, int64_t ob, int64_t n, int64_t sa, int64_t sb) {
+    float *dst = out + o;
+    const float *pa = a + oa, *pb = b + ob;
+    if (sa == 1 && sb == 1) {
+      for (int64_t i = 0; i < n; ++i) dst[i] = op(pa[i], pb[i]);
+    } else if (sa == 1 && sb == 0) {
+      float vb = *pb;
+      for (int64_t i = 0; i < n; ++i) dst[i] = op(pa[i], vb);
+    } else if (sa == 0 && sb == 1) {
+      float va = *pa;
+      for (int64_t i = 0; i < n; ++i) dst[i] = op(va, pb[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) dst[i] = op(pa[i * sa], pb[i * sb]);
+    }
+  });
 }
 
 } // namespace
 
-void binary(BinaryKind kind, const float *a, const Shape &aShape, const float *b,
-            const Shape &bShape, float *out, const Shape &outShape) {
+void binary(BinaryKind kind, const float *a, const Shape &aShape, const float *b, const Shape &bShape, float *out,
+            const Shape &outShape) {
   switch (kind) {
-  case BinaryKind::Add: return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return x + y; });
-  case BinaryKind::Sub: return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return x - y; });
-  case BinaryKind::Mul: return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return x * y; });
-  case BinaryKind::Div: return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return x / y; });
+  case BinaryKind::Add:
+    return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return x + y; });
+  case BinaryKind::Sub:
+    return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return x - y; });
+  case BinaryKind::Mul:
+    return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return x * y; });
+  case BinaryKind::Div:
+    return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return x / y; });
   case BinaryKind::Max:
     return binaryLoop(a, aShape, b, bShape, out, outShape, [](float x, float y) { return std::max(x, y); });
   case BinaryKind::Min:
@@ -176,10 +201,9 @@ void binary(BinaryKind kind, const float *a, const Shape &aShape, const float *b
 }
 
 void broadcastTo(const float *in, const Shape &inShape, float *out, const Shape &outShape) {
-  forEachRow(inShape, inShape, outShape,
-             [&](int64_t o, int64_t oa, int64_t, int64_t n, int64_t sa, int64_t) {
-               for (int64_t i = 0; i < n; ++i) out[o + i] = in[oa + i * sa];
-             });
+  forEachRow(inShape, inShape, outShape, [&](int64_t o, int64_t oa, int64_t, int64_t n, int64_t sa, int64_t) {
+    for (int64_t i = 0; i < n; ++i) out[o + i] = in[oa + i * sa];
+  });
 }
 
 } // namespace tpu::kernels

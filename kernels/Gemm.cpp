@@ -17,8 +17,8 @@ constexpr int64_t kTileCols = 32;    // tile: R rows x 32 columns (fastest on SS
 // C[i..i+R, j..j+W) over depth [k0, k1): the accumulators start from C
 // unless k0 == 0 and, with R and W fixed, stay in registers.
 template <int R, int W>
-void fullTile(int64_t i, int64_t j, int64_t k0, int64_t k1, const float *a, int64_t lda, const float *b,
-              int64_t ldb, float *c, int64_t ldc) {
+void fullTile(int64_t i, int64_t j, int64_t k0, int64_t k1, const float *a, int64_t lda, const float *b, int64_t ldb,
+              float *c, int64_t ldc) {
   float acc[R][W];
   for (int r = 0; r < R; ++r)
     for (int x = 0; x < W; ++x) acc[r][x] = k0 == 0 ? 0.0f : c[(i + r) * ldc + j + x];
@@ -34,8 +34,8 @@ void fullTile(int64_t i, int64_t j, int64_t k0, int64_t k1, const float *a, int6
 }
 
 // The same for the last, narrower column strip (w < W), one row at a time.
-void edgeTile(int64_t i, int64_t j, int64_t w, int64_t k0, int64_t k1, const float *a, int64_t lda,
-              const float *b, int64_t ldb, float *c, int64_t ldc) {
+void edgeTile(int64_t i, int64_t j, int64_t w, int64_t k0, int64_t k1, const float *a, int64_t lda, const float *b,
+              int64_t ldb, float *c, int64_t ldc) {
   float acc[kTileCols];
   for (int64_t x = 0; x < w; ++x) acc[x] = k0 == 0 ? 0.0f : c[i * ldc + j + x];
   for (int64_t kk = k0; kk < k1; ++kk) {
@@ -46,8 +46,8 @@ void edgeTile(int64_t i, int64_t j, int64_t w, int64_t k0, int64_t k1, const flo
   for (int64_t x = 0; x < w; ++x) c[i * ldc + j + x] = acc[x];
 }
 
-void gemmTile(int64_t i0, int64_t i1, int64_t jBegin, int64_t jEnd, int64_t k, const float *a,
-              int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc) {
+void gemmTile(int64_t i0, int64_t i1, int64_t jBegin, int64_t jEnd, int64_t k, const float *a, int64_t lda,
+              const float *b, int64_t ldb, float *c, int64_t ldc) {
   if (k == 0) {
     for (int64_t i = i0; i < i1; ++i) std::fill(c + i * ldc + jBegin, c + i * ldc + jEnd, 0.0f);
     return;
@@ -59,11 +59,9 @@ void gemmTile(int64_t i0, int64_t i1, int64_t jBegin, int64_t jEnd, int64_t k, c
       int64_t jFull = j0 + (j1 - j0) / kTileCols * kTileCols;
       int64_t i = i0;
       for (; i + 4 <= i1; i += 4)
-        for (int64_t j = j0; j < jFull; j += kTileCols)
-          fullTile<4, kTileCols>(i, j, k0, k1, a, lda, b, ldb, c, ldc);
+        for (int64_t j = j0; j < jFull; j += kTileCols) fullTile<4, kTileCols>(i, j, k0, k1, a, lda, b, ldb, c, ldc);
       for (; i < i1; ++i)
-        for (int64_t j = j0; j < jFull; j += kTileCols)
-          fullTile<1, kTileCols>(i, j, k0, k1, a, lda, b, ldb, c, ldc);
+        for (int64_t j = j0; j < jFull; j += kTileCols) fullTile<1, kTileCols>(i, j, k0, k1, a, lda, b, ldb, c, ldc);
       if (jFull < j1)
         for (int64_t r = i0; r < i1; ++r) edgeTile(r, jFull, j1 - jFull, k0, k1, a, lda, b, ldb, c, ldc);
     }
@@ -72,8 +70,8 @@ void gemmTile(int64_t i0, int64_t i1, int64_t jBegin, int64_t jEnd, int64_t k, c
 
 } // namespace
 
-void gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-          int64_t ldb, float *c, int64_t ldc) {
+void gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+          int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   // Small problems are not worth a thread.
   int64_t work = m * n * std::max<int64_t>(k, 1);
@@ -98,8 +96,7 @@ Result<Shape> matmulShape(const Shape &a, const Shape &b) {
   Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
   Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
   int64_t ka = a2.back(), kb = b2[b2.size() - 2];
-  if (ka != kb)
-    return makeError("matmul inner dimensions differ: ", ka, " vs ", kb);
+  if (ka != kb) return makeError("matmul inner dimensions differ: ", ka, " vs ", kb);
   Shape aBatch(a2.begin(), a2.end() - 2), bBatch(b2.begin(), b2.end() - 2);
   auto batch = broadcastShape(aBatch, bBatch);
   if (!batch) return batch.status();

@@ -168,11 +168,19 @@ Result<int64_t> indexAlong(float f, int64_t dim) {
   return v < 0 ? v + dim : v;
 }
 
-// The row-major multi-index of flat position `flat` in `shape`.
-std::vector<int64_t> unflatten(int64_t flat, const Shape &shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) idx[d] = flat % shape[d], flat /= shape[d];
-  return idx;
+// GatherElements / ScatterElements: the data offset that element i of the
+// indices names, its position with the index replacing it along `axis`.
+Result<int64_t> elementOffset(const ConstView &data, const ConstView &indices, size_t axis,
+                              const std::vector<int64_t> &strides, int64_t i) {
+  auto at = indexAlong(indices.data[i], data.shape[axis]);
+  if (!at) return at.status();
+  int64_t offset = 0;
+  for (size_t d = indices.shape.size(); d-- > 0;) {
+    const int64_t pos = i % indices.shape[d];
+    i /= indices.shape[d];
+    offset += (d == axis ? *at : pos) * strides[d];
+  }
+  return offset;
 }
 
 // ONNX GatherElements: the output has the indices' shape; along `axis` the
@@ -190,13 +198,9 @@ Status gatherElementsOp(const HostAttrs &a, const std::vector<ConstView> &in, st
   const size_t axis = *axisOf(a, in[0].shape);
   const auto strides = stridesOf(in[0].shape);
   for (int64_t i = 0; i < numElements(in[1].shape); ++i) {
-    auto idx = unflatten(i, in[1].shape);
-    auto at = indexAlong(in[1].data[i], in[0].shape[axis]);
-    if (!at) return at.status();
-    idx[axis] = *at;
-    int64_t src = 0;
-    for (size_t d = 0; d < idx.size(); ++d) src += idx[d] * strides[d];
-    out[0].data[i] = in[0].data[src];
+    auto src = elementOffset(in[0], in[1], axis, strides, i);
+    if (!src) return src.status();
+    out[0].data[i] = in[0].data[*src];
   }
   return Status::ok();
 }
@@ -302,13 +306,9 @@ Status scatterElementsOp(const HostAttrs &a, const std::vector<ConstView> &in, s
   const auto strides = stridesOf(in[0].shape);
   std::copy(in[0].data, in[0].data + numElements(in[0].shape), out[0].data);
   for (int64_t i = 0; i < numElements(in[1].shape); ++i) {
-    auto idx = unflatten(i, in[1].shape);
-    auto at = indexAlong(in[1].data[i], in[0].shape[axis]);
-    if (!at) return at.status();
-    idx[axis] = *at;
-    int64_t dst = 0;
-    for (size_t d = 0; d < idx.size(); ++d) dst += idx[d] * strides[d];
-    out[0].data[dst] = reduce(out[0].data[dst], in[2].data[i]);
+    auto dst = elementOffset(in[0], in[1], axis, strides, i);
+    if (!dst) return dst.status();
+    out[0].data[*dst] = reduce(out[0].data[*dst], in[2].data[i]);
   }
   return Status::ok();
 }

@@ -28,8 +28,8 @@ AxisSplit splitAtAxis(const Shape &shape, size_t axis);
 // ---- GEMM -----------------------------------------------------------------
 // C[M,N] = A[M,K] * B[K,N] (row-major, leading dimensions lda/ldb/ldc).
 // C is overwritten. Every C element sums over k in ascending order.
-void gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-          int64_t ldb, float *c, int64_t ldc);
+void gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+          int64_t ldc);
 
 // numpy matmul: 1-D operands are promoted and the added dimension removed,
 // batch dimensions broadcast.
@@ -47,14 +47,12 @@ struct ConvParams {
   int64_t groups = 1;
 };
 // Output extent of one spatial dimension.
-int64_t convOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
-                       int64_t padBegin, int64_t padEnd);
+int64_t convOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin, int64_t padEnd);
 // weight [oc, ic/groups, kh, kw]; bias [oc] or null.
 void conv2d(const float *in, const float *weight, const float *bias, float *out, const ConvParams &p);
 // Transposed convolution: weight [ic, oc/groups, kh, kw]; p.oh/p.ow include
 // output padding. Pads crop the full output.
-void convTranspose2d(const float *in, const float *weight, const float *bias, float *out,
-                     const ConvParams &p);
+void convTranspose2d(const float *in, const float *weight, const float *bias, float *out, const ConvParams &p);
 
 // ---- Pooling --------------------------------------------------------------
 enum class PoolKind { Max, Avg };
@@ -66,17 +64,43 @@ struct PoolParams {
 };
 // Output extent with floor or ceil rounding; with ceil a window that would
 // start in the end padding is dropped (PyTorch/ONNX rule).
-int64_t poolOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
-                       int64_t padBegin, int64_t padEnd, bool ceilMode);
+int64_t poolOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin, int64_t padEnd,
+                       bool ceilMode);
 void pool2d(PoolKind kind, const float *in, float *out, const PoolParams &p);
 // Over all spatial positions: in [n*c, spatial] -> out [n*c].
 void globalPool(PoolKind kind, const float *in, float *out, int64_t nc, int64_t spatial);
 
 // ---- Elementwise ----------------------------------------------------------
 enum class UnaryKind {
-  Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, SiLU, Tanh, Gelu, Exp, Log, Sqrt,
-  Abs, Neg, Reciprocal, Floor, Ceil, Erf, Softplus, Elu, Identity, Sin, Cos, Rsqrt, Mish,
-  Sign, Round, Softsign, Selu,
+  Relu,
+  LeakyRelu,
+  Clip,
+  Sigmoid,
+  HardSigmoid,
+  HardSwish,
+  SiLU,
+  Tanh,
+  Gelu,
+  Exp,
+  Log,
+  Sqrt,
+  Abs,
+  Neg,
+  Reciprocal,
+  Floor,
+  Ceil,
+  Erf,
+  Softplus,
+  Elu,
+  Identity,
+  Sin,
+  Cos,
+  Rsqrt,
+  Mish,
+  Sign,
+  Round,
+  Softsign,
+  Selu,
 };
 // a, b: LeakyRelu/Elu alpha (a); Clip min/max (a, b); HardSigmoid alpha/beta
 // (a, b); Selu alpha/gamma (a, b).
@@ -86,45 +110,41 @@ void unary(UnaryKind kind, const float *in, float *out, int64_t n, float a = 0, 
 enum class BinaryKind { Add, Sub, Mul, Div, Max, Min, Pow, PRelu, Equal, Less, Greater };
 // numpy broadcasting of two shapes; an error names both shapes.
 Result<Shape> broadcastShape(const Shape &a, const Shape &b);
-void binary(BinaryKind kind, const float *a, const Shape &aShape, const float *b,
-            const Shape &bShape, float *out, const Shape &outShape);
+void binary(BinaryKind kind, const float *a, const Shape &aShape, const float *b, const Shape &bShape, float *out,
+            const Shape &outShape);
 // Copies `in` broadcast to outShape.
 void broadcastTo(const float *in, const Shape &inShape, float *out, const Shape &outShape);
 
 // ---- Normalization, softmax, reductions -----------------------------------
 void softmax(const float *in, float *out, const Shape &shape, int64_t axis, bool log = false);
 // Inference batch norm over channel axis 1: in [n, c, spatial...].
-void batchNorm(const float *in, float *out, const Shape &shape, const float *scale,
-               const float *bias, const float *mean, const float *var, float eps);
+void batchNorm(const float *in, float *out, const Shape &shape, const float *scale, const float *bias,
+               const float *mean, const float *var, float eps);
 // Normalizes over dims [axis, rank); scale/bias cover those dims, or null.
-void layerNorm(const float *in, float *out, const Shape &shape, int64_t axis, const float *scale,
-               const float *bias, float eps);
+void layerNorm(const float *in, float *out, const Shape &shape, int64_t axis, const float *scale, const float *bias,
+               float eps);
 
 enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp };
 // Reduces `axes` (non-negative, any order); out has the kept dims' elements
 // (keepdims only changes the shape, not the data order).
-void reduce(ReduceKind kind, const float *in, const Shape &shape, const std::vector<int64_t> &axes,
-            float *out);
+void reduce(ReduceKind kind, const float *in, const Shape &shape, const std::vector<int64_t> &axes, float *out);
 
 // Index (as float) of the max/min along axis; ties pick the first index, or
 // the last with selectLast. out has the other dims' elements.
-void argReduce(bool isMax, const float *in, const Shape &shape, int64_t axis, bool selectLast,
-               float *out);
+void argReduce(bool isMax, const float *in, const Shape &shape, int64_t axis, bool selectLast, float *out);
 
 // ---- Data movement --------------------------------------------------------
 // out shape = shape permuted by perm.
 void transpose(const float *in, const Shape &shape, const std::vector<int64_t> &perm, float *out);
-void concat(const std::vector<const float *> &inputs, const std::vector<Shape> &shapes,
-            int64_t axis, float *out);
+void concat(const std::vector<const float *> &inputs, const std::vector<Shape> &shapes, int64_t axis, float *out);
 // Splits along axis into pieces of sizes[i]; outs[i] receives each.
 void split(const float *in, const Shape &shape, int64_t axis, const std::vector<int64_t> &sizes,
            const std::vector<float *> &outs);
 // starts already normalized into range, steps non-zero, outShape computed.
-void slice(const float *in, const Shape &shape, const std::vector<int64_t> &starts,
-           const std::vector<int64_t> &steps, float *out, const Shape &outShape);
+void slice(const float *in, const Shape &shape, const std::vector<int64_t> &starts, const std::vector<int64_t> &steps,
+           float *out, const Shape &outShape);
 // numpy.take(in, indices, axis): indices already normalized to [0, dim).
-void gather(const float *in, const Shape &shape, int64_t axis, const std::vector<int64_t> &indices,
-            float *out);
+void gather(const float *in, const Shape &shape, int64_t axis, const std::vector<int64_t> &indices, float *out);
 // Repeats dim i repeats[i] times.
 void tile(const float *in, const Shape &shape, const std::vector<int64_t> &repeats, float *out);
 enum class PadMode { Constant, Reflect, Edge };
@@ -155,7 +175,7 @@ ResizeTaps resizeTaps(int64_t inLen, int64_t outLen, double scale, const ResizeP
 // Resizes every dimension of an N-D tensor; scales[d] = output/input factor
 // used by the coordinate transform (from the op's scales, else out/in).
 // Linear is applied separably over the dimensions whose size changes.
-void resize(const float *in, const Shape &inShape, float *out, const Shape &outShape,
-            const std::vector<double> &scales, const ResizeParams &p);
+void resize(const float *in, const Shape &inShape, float *out, const Shape &outShape, const std::vector<double> &scales,
+            const ResizeParams &p);
 
 } // namespace tpu::kernels

@@ -32,8 +32,8 @@ void softmax(const float *in, float *out, const Shape &shape, int64_t axis, bool
   });
 }
 
-void batchNorm(const float *in, float *out, const Shape &shape, const float *scale,
-               const float *bias, const float *mean, const float *var, float eps) {
+void batchNorm(const float *in, float *out, const Shape &shape, const float *scale, const float *bias,
+               const float *mean, const float *var, float eps) {
   int64_t n = shape[0], c = shape.size() > 1 ? shape[1] : 1;
   int64_t spatial = 1;
   for (size_t d = 2; d < shape.size(); ++d) spatial *= shape[d];
@@ -49,8 +49,8 @@ void batchNorm(const float *in, float *out, const Shape &shape, const float *sca
   });
 }
 
-void layerNorm(const float *in, float *out, const Shape &shape, int64_t axis, const float *scale,
-               const float *bias, float eps) {
+void layerNorm(const float *in, float *out, const Shape &shape, int64_t axis, const float *scale, const float *bias,
+               float eps) {
   int64_t outer = 1, len = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
   for (size_t d = axis; d < shape.size(); ++d) len *= shape[d];
@@ -73,8 +73,7 @@ void layerNorm(const float *in, float *out, const Shape &shape, int64_t axis, co
   });
 }
 
-void reduce(ReduceKind kind, const float *in, const Shape &shape, const std::vector<int64_t> &axes,
-            float *out) {
+void reduce(ReduceKind kind, const float *in, const Shape &shape, const std::vector<int64_t> &axes, float *out) {
   size_t rank = shape.size();
   std::vector<bool> reduced(rank, false);
   for (int64_t a : axes) reduced[a] = true;
@@ -115,13 +114,25 @@ void reduce(ReduceKind kind, const float *in, const Shape &shape, const std::vec
   };
   switch (kind) {
   case ReduceKind::Sum:
-  case ReduceKind::Mean: visit([&](int64_t o, double v) { acc[o] += v; }); break;
-  case ReduceKind::Max: visit([&](int64_t o, double v) { acc[o] = std::max(acc[o], v); }); break;
-  case ReduceKind::Min: visit([&](int64_t o, double v) { acc[o] = std::min(acc[o], v); }); break;
-  case ReduceKind::Prod: visit([&](int64_t o, double v) { acc[o] *= v; }); break;
-  case ReduceKind::L1: visit([&](int64_t o, double v) { acc[o] += std::fabs(v); }); break;
+  case ReduceKind::Mean:
+    visit([&](int64_t o, double v) { acc[o] += v; });
+    break;
+  case ReduceKind::Max:
+    visit([&](int64_t o, double v) { acc[o] = std::max(acc[o], v); });
+    break;
+  case ReduceKind::Min:
+    visit([&](int64_t o, double v) { acc[o] = std::min(acc[o], v); });
+    break;
+  case ReduceKind::Prod:
+    visit([&](int64_t o, double v) { acc[o] *= v; });
+    break;
+  case ReduceKind::L1:
+    visit([&](int64_t o, double v) { acc[o] += std::fabs(v); });
+    break;
   case ReduceKind::L2:
-  case ReduceKind::SumSquare: visit([&](int64_t o, double v) { acc[o] += v * v; }); break;
+  case ReduceKind::SumSquare:
+    visit([&](int64_t o, double v) { acc[o] += v * v; });
+    break;
   case ReduceKind::LogSumExp:
     visit([&](int64_t o, double v) { mx[o] = std::max(mx[o], v); });
     visit([&](int64_t o, double v) { acc[o] += std::exp(v - mx[o]); });
@@ -136,8 +147,7 @@ void reduce(ReduceKind kind, const float *in, const Shape &shape, const std::vec
   }
 }
 
-void argReduce(bool isMax, const float *in, const Shape &shape, int64_t axis, bool selectLast,
-               float *out) {
+void argReduce(bool isMax, const float *in, const Shape &shape, int64_t axis, bool selectLast, float *out) {
   int64_t outer = 1, inner = 1, len = shape[axis];
   for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
   for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];

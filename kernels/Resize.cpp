@@ -11,15 +11,19 @@ namespace {
 // Source coordinate of output index x for one dimension.
 double sourceCoord(CoordMode mode, int64_t x, int64_t inLen, int64_t outLen, double scale) {
   switch (mode) {
-  case CoordMode::HalfPixel: return (x + 0.5) / scale - 0.5;
-  case CoordMode::PytorchHalfPixel: return outLen > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  case CoordMode::HalfPixel:
+    return (x + 0.5) / scale - 0.5;
+  case CoordMode::PytorchHalfPixel:
+    return outLen > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
   case CoordMode::AlignCorners: {
     // ONNX measures the resized length as in * scale (unrounded).
     double resized = inLen * scale;
     return resized <= 1.0 ? 0.0 : x * static_cast<double>(inLen - 1) / (resized - 1.0);
   }
-  case CoordMode::Asymmetric: return x / scale;
-  case CoordMode::TfHalfPixelForNN: return (x + 0.5) / scale;
+  case CoordMode::Asymmetric:
+    return x / scale;
+  case CoordMode::TfHalfPixelForNN:
+    return (x + 0.5) / scale;
   }
   return 0.0;
 }
@@ -28,18 +32,27 @@ int64_t nearestIndex(NearestMode mode, double c, int64_t inLen) {
   double f = std::floor(c);
   int64_t i;
   switch (mode) {
-  case NearestMode::Floor: i = static_cast<int64_t>(f); break;
-  case NearestMode::Ceil: i = static_cast<int64_t>(std::ceil(c)); break;
-  case NearestMode::RoundPreferFloor: i = static_cast<int64_t>(c - f == 0.5 ? f : std::round(c)); break;
-  case NearestMode::RoundPreferCeil: i = static_cast<int64_t>(c - f == 0.5 ? f + 1 : std::round(c)); break;
-  default: i = 0;
+  case NearestMode::Floor:
+    i = static_cast<int64_t>(f);
+    break;
+  case NearestMode::Ceil:
+    i = static_cast<int64_t>(std::ceil(c));
+    break;
+  case NearestMode::RoundPreferFloor:
+    i = static_cast<int64_t>(c - f == 0.5 ? f : std::round(c));
+    break;
+  case NearestMode::RoundPreferCeil:
+    i = static_cast<int64_t>(c - f == 0.5 ? f + 1 : std::round(c));
+    break;
+  default:
+    i = 0;
   }
   return std::clamp<int64_t>(i, 0, inLen - 1);
 }
 
 // Resizes dimension `dim` of a tensor from shape[dim] to outLen.
-void resizeDim(const float *in, const Shape &shape, int64_t dim, int64_t outLen, double scale,
-               const ResizeParams &p, float *out) {
+void resizeDim(const float *in, const Shape &shape, int64_t dim, int64_t outLen, double scale, const ResizeParams &p,
+               float *out) {
   int64_t outer = 1, inner = 1, inLen = shape[dim];
   for (int64_t d = 0; d < dim; ++d) outer *= shape[d];
   for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
@@ -94,8 +107,8 @@ ResizeTaps resizeTaps(int64_t inLen, int64_t outLen, double scale, const ResizeP
   return t;
 }
 
-void resize(const float *in, const Shape &inShape, float *out, const Shape &outShape,
-            const std::vector<double> &scales, const ResizeParams &p) {
+void resize(const float *in, const Shape &inShape, float *out, const Shape &outShape, const std::vector<double> &scales,
+            const ResizeParams &p) {
   Shape cur = inShape;
   std::vector<float> bufA(in, in + numElements(inShape)), bufB;
   for (size_t d = 0; d < inShape.size(); ++d) {

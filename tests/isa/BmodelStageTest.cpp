@@ -2,48 +2,19 @@
 // the coefficients stored once, and every rejection of the writer, the
 // reader and bmodel::combine with its message.
 #include "isa/bmodel/Bmodel.h"
+
+#include "BmodelTestUtil.h"
 #include "isa/bmodel/bmodel_generated.h" // to hand-build stage lists the writer refuses
 
 #include <gtest/gtest.h>
 
 using namespace tpu;
 using namespace tpu::bmodel;
-using tpu::isa::CommandBytes;
-using tpu::isa::GdmaField;
-using tpu::isa::GdmaRaw;
-using tpu::isa::TiuField;
-using tpu::isa::TiuRaw;
+using namespace tpu::bmodel::testutil;
 
 namespace {
 
 constexpr uint64_t kBase = 0x100000000;
-
-CommandBytes tiuCmd(uint16_t id) {
-  TiuRaw r;
-  r[TiuField::cmd_id_tpu] = id;
-  r[TiuField::tsk_typ] = 3;
-  r[TiuField::tsk_eu_typ] = 2;
-  r[TiuField::res0_c] = 64;
-  return *r.encode();
-}
-
-CommandBytes gdmaCmd(uint16_t id) {
-  GdmaRaw r;
-  r[GdmaField::cmd_id] = id;
-  r[GdmaField::src_nsize] = 1;
-  r[GdmaField::src_start_addr_h8] = 1;
-  return *r.encode();
-}
-
-Tensor tensor(const std::string &name, std::vector<uint64_t> shape, uint64_t addr, DataType dt = DataType::Float32) {
-  Tensor t;
-  t.name = name;
-  t.dtype = dt;
-  t.shape = std::move(shape);
-  t.deviceAddr = addr;
-  t.size = t.storageBytes();
-  return t;
-}
 
 // One stage of "rec": x [1,3,16,width] -> y [1,4,16,width], 4 KiB of weights.
 Net stage(uint64_t width, uint8_t weightSeed = 1, const std::string &name = "rec") {

@@ -1,6 +1,8 @@
 // bmodel sub-nets (docs/bmodel.md, "Sub-nets"): write/read round trip of a
 // TPU + CPU + TPU net, the writer's checks, and every rejected sub-net list.
 #include "isa/bmodel/Bmodel.h"
+
+#include "BmodelTestUtil.h"
 #include "isa/bmodel/bmodel_generated.h" // to hand-build sub-net lists the writer never makes
 
 #include <gtest/gtest.h>
@@ -9,40 +11,11 @@
 
 using namespace tpu;
 using namespace tpu::bmodel;
-using tpu::isa::CommandBytes;
-using tpu::isa::GdmaField;
-using tpu::isa::GdmaRaw;
+using namespace tpu::bmodel::testutil;
 using tpu::isa::TiuField;
 using tpu::isa::TiuRaw;
 
 namespace {
-
-CommandBytes tiuCmd(uint16_t id, unsigned tsk = 3, unsigned eu = 2) {
-  TiuRaw r;
-  r[TiuField::cmd_id_tpu] = id;
-  r[TiuField::tsk_typ] = tsk;
-  r[TiuField::tsk_eu_typ] = eu;
-  r[TiuField::res0_c] = 64;
-  return *r.encode();
-}
-
-CommandBytes gdmaCmd(uint16_t id) {
-  GdmaRaw r;
-  r[GdmaField::cmd_id] = id;
-  r[GdmaField::src_nsize] = 1;
-  r[GdmaField::src_start_addr_h8] = 1;
-  return *r.encode();
-}
-
-Tensor tensor(const std::string &name, DataType dt, std::vector<uint64_t> shape, uint64_t addr) {
-  Tensor t;
-  t.name = name;
-  t.dtype = dt;
-  t.shape = std::move(shape);
-  t.deviceAddr = addr;
-  t.size = t.storageBytes();
-  return t;
-}
 
 // x -> [TPU: groups 0, 1] -> t -> [CPU: op 1] -> u (int32) -> [TPU: group 2] -> y
 Model threeStepModel() {
@@ -51,10 +24,10 @@ Model threeStepModel() {
   Net n;
   n.name = "steps";
   const uint64_t base = 0x100000000;
-  Tensor x = tensor("x", DataType::Float32, {1, 4, 2, 2}, base);
-  Tensor t = tensor("t", DataType::Float32, {1, 4, 2, 2}, base + 0x1000);
-  Tensor u = tensor("u", DataType::Int32, {1, 1, 2, 2}, base + 0x2000);
-  Tensor y = tensor("y", DataType::Int32, {1, 1, 2, 2}, base + 0x3000);
+  Tensor x = tensor("x", {1, 4, 2, 2}, base, DataType::Float32);
+  Tensor t = tensor("t", {1, 4, 2, 2}, base + 0x1000, DataType::Float32);
+  Tensor u = tensor("u", {1, 1, 2, 2}, base + 0x2000, DataType::Int32);
+  Tensor y = tensor("y", {1, 1, 2, 2}, base + 0x3000, DataType::Int32);
   n.inputs = {x};
   n.outputs = {y};
   n.ctxAddr = base;

@@ -1,5 +1,7 @@
 // bmodel container: write/read round trip and every rejected-input case.
 #include "isa/bmodel/Bmodel.h"
+
+#include "BmodelTestUtil.h"
 #include "isa/bmodel/bmodel_generated.h" // to hand-build containers the writer never makes
 
 #include "isa/Opcodes.h"
@@ -11,32 +13,13 @@
 
 using namespace tpu;
 using namespace tpu::bmodel;
-using tpu::isa::CommandBytes;
+using namespace tpu::bmodel::testutil;
 using tpu::isa::GdmaField;
 using tpu::isa::GdmaRaw;
 using tpu::isa::TiuField;
 using tpu::isa::TiuRaw;
 
 namespace {
-
-CommandBytes tiuCmd(uint16_t id, uint16_t wait, unsigned tsk = 0, unsigned eu = 1) {
-  TiuRaw r;
-  r[TiuField::cmd_id_tpu] = id;
-  r[TiuField::cmd_id_gdma] = wait;
-  r[TiuField::tsk_typ] = tsk;
-  r[TiuField::tsk_eu_typ] = eu;
-  r[TiuField::res0_c] = 64;
-  return *r.encode();
-}
-
-CommandBytes gdmaCmd(uint16_t id, uint16_t wait) {
-  GdmaRaw r;
-  r[GdmaField::cmd_id] = id;
-  r[GdmaField::eng0_sync_id] = wait;
-  r[GdmaField::src_nsize] = 1;
-  r[GdmaField::src_start_addr_h8] = 1;
-  return *r.encode();
-}
 
 Model sampleModel() {
   Model m;
