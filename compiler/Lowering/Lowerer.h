@@ -310,11 +310,12 @@ public:
   // CPU sub-nets are allowed; else the refusal.
   Status lowerOnHostOr(mlir::Operation *op, Status refusal);
   // A Top value as a host op's operand: its int32 version (a host op's
-  // integer result), an fp32 weight, or its fp32 version.
+  // integer result), else its fp32 version (a constant's: an fp32 weight).
   mlir::Value hostOperand(mlir::Value v);
 
   // Values of Top tensors in the lowered module: the fp32 or int8 version,
-  // the other one made by a tpu.cast (<name>_f32 / <name>_i8) on first use.
+  // the other one made by a tpu.cast (<name>_f32 / <name>_i8) on first use;
+  // a constant's fp32 version is an fp32 weight of its values.
   mlir::Value f32(mlir::Value v);
   mlir::Value i8(mlir::Value v);
   bool unsignedOf(const std::string &name) const {

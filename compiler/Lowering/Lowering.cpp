@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -175,6 +174,12 @@ void Lowerer::shareConcatScales(func::FuncOp f) {
 
 Value Lowerer::f32(Value v) {
   if (Value f = vals_[v].f32) return f;
+  // A constant read in fp32 beside a computed operand (a host op's, a conv's
+  // whose filter is computed): its values as an fp32 weight, made once.
+  if (auto w = v.getDefiningOp<top::WeightOp>())
+    if (auto values = weightValues(v, "a constant operand", nullptr))
+      return vals_[v].f32 = addWeight(names_[v].empty() ? w.getName().str() : names_[v],
+                                      NpyArray::from(shapeOf(v), *values), b_.getF32Type());
   // A host op's integer result read by the chip: converted on the host.
   if (Value i = vals_[v].i32) {
     auto params = DictionaryAttr::get(ctx_, {b_.getNamedAttr("to", TypeAttr::get(b_.getF32Type()))});
@@ -321,10 +326,6 @@ Status Lowerer::lowerOnHostOr(Operation *op, Status refusal) {
 
 Value Lowerer::hostOperand(Value v) {
   if (Value i = vals_[v].i32) return i;
-  if (auto w = v.getDefiningOp<top::WeightOp>())
-    if (auto values = weightValues(v, "a host operand", nullptr))
-      return addWeight(names_[v].empty() ? w.getName().str() : names_[v], NpyArray::from(shapeOf(v), *values),
-                       b_.getF32Type());
   return f32(v);
 }
 
