@@ -484,6 +484,24 @@ Result<HostCall> HostCall::parse(const uint8_t *data, size_t size) {
   return c;
 }
 
+Status HostCall::check(const std::vector<Shape> &inputs) const {
+  const HostOp *op = findHostOp(code);
+  if (!op) return makeError("unknown host op code ", code);
+  const std::string name(op->name);
+  if (inputs.size() < op->minInputs || inputs.size() > op->maxInputs)
+    return makeError(name, " takes ", op->minInputs, "..", op->maxInputs, " inputs, has ", inputs.size());
+  auto shapes = op->inferShapes(attrs, inputs);
+  if (!shapes) return Status(shapes.status()).prefix(name);
+  if (shapes->size() != resultShapes.size() || result >= resultShapes.size())
+    return makeError(name, ": ", shapes->size(), " results, the parameters describe ", resultShapes.size(),
+                     " and write result ", result);
+  for (size_t r = 0; r < shapes->size(); ++r)
+    if ((*shapes)[r] != resultShapes[r])
+      return makeError(name, ": the inputs give result ", r, " the shape ", shapeToString((*shapes)[r]),
+                       ", the parameters ", shapeToString(resultShapes[r]));
+  return Status::ok();
+}
+
 std::string HostCall::describe() const {
   const HostOp *op = findHostOp(code);
   std::ostringstream os;

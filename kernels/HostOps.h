@@ -84,6 +84,10 @@ struct HostCall {
   // Checks the bytes fully (sizes, a known code, result index, shapes) and
   // names what is wrong.
   static Result<HostCall> parse(const uint8_t *data, size_t size);
+  // Checks the call against the shapes of the inputs it will get: a known
+  // op, its input count, and every result shape equal to what the op's shape
+  // rule gives (the compiler's graph check and the runtime's load share it).
+  Status check(const std::vector<Shape> &inputs) const;
   // "top.topk result 1 of 2 (axis=1 k=5 ...)".
   std::string describe() const;
   // Runs the op on `inputs` (their shapes checked against the op's input

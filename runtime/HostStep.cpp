@@ -33,8 +33,6 @@ Result<kernels::HostCall> checkHostCall(const Subnet &s) {
   const std::string name(op.name);
   if (call->code != s.cpuOpType)
     return makeError("op_type ", s.cpuOpType, " but the parameters are for ", name, " (", call->code, ")");
-  if (s.inputs.size() < op.minInputs || s.inputs.size() > op.maxInputs)
-    return makeError(name, " takes ", op.minInputs, "..", op.maxInputs, " inputs, the sub-net has ", s.inputs.size());
   if (s.outputs.size() != 1)
     return makeError(name, ": a CPU sub-net writes one output, this one has ", s.outputs.size());
   std::vector<kernels::Shape> inShapes;
@@ -43,15 +41,8 @@ Result<kernels::HostCall> checkHostCall(const Subnet &s) {
     inShapes.push_back(signedShape(t.shape));
   }
   TPU_RETURN_IF_ERROR(checkHostTensor(s.outputs[0], "output"));
-  auto shapes = op.inferShapes(call->attrs, inShapes);
-  if (!shapes) return Status(shapes.status()).prefix(name);
-  if (shapes->size() != call->resultShapes.size())
-    return makeError(name, ": ", shapes->size(), " results, the parameters describe ", call->resultShapes.size());
+  TPU_RETURN_IF_ERROR(call->check(inShapes));
   const kernels::Shape &result = call->resultShapes[call->result];
-  for (size_t r = 0; r < shapes->size(); ++r)
-    if ((*shapes)[r] != call->resultShapes[r])
-      return makeError(name, ": the inputs give result ", r, " the shape ", shapeToString((*shapes)[r]),
-                       ", the parameters ", shapeToString(call->resultShapes[r]));
   if (signedShape(s.outputs[0].shape) != result)
     return makeError(name, ": output ", quoted(s.outputs[0].name), " is ",
                      shapeToString(signedShape(s.outputs[0].shape)), ", result ", call->result, " of the op is ",

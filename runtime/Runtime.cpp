@@ -31,13 +31,6 @@ std::string tensorNames(const std::vector<bmodel::Tensor> &list) {
   return names.empty() ? "none" : names;
 }
 
-// "[1,3,16,32]", as bmodel::shapeText prints the stages' shapes.
-std::string bracketShape(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 std::string hex(uint64_t v) {
   std::ostringstream os;
   os << "0x" << std::hex << v;
@@ -58,7 +51,7 @@ Status noStage(const std::string &net, const std::vector<std::unique_ptr<LoadedN
   std::string list;
   for (const auto &s : stages) list += (list.empty() ? "" : "; ") + bmodel::inputShapesText(s->desc);
   return makeError("net ", quoted(net), " has no stage for input ", quoted(stages.front()->desc.inputs[input].name),
-                   " ", bracketShape(shape), " (stages: ", list, ")");
+                   " ", bmodel::shapeText(std::vector<uint64_t>(shape.begin(), shape.end())), " (stages: ", list, ")");
 }
 
 // A device range [addr, addr + bytes).

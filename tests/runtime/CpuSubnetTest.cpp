@@ -298,7 +298,7 @@ TEST(CpuSubnet, LoadRejectsWhatCannotRun) {
 
   m = argMaxModel();
   m.nets[0].subnets[0].inputs.push_back(m.nets[0].inputs[0]);
-  EXPECT_EQ(loadError(m), "<memory>: net 'argmax': sub-net 0: top.arg_max takes 1..1 inputs, the sub-net has 2");
+  EXPECT_EQ(loadError(m), "<memory>: net 'argmax': sub-net 0: top.arg_max takes 1..1 inputs, has 2");
 }
 
 TEST(CpuSubnet, NonIntegerResultForAnInt32OutputIsAnError) {

@@ -16,8 +16,6 @@ bool hostType(DType t) { return t == DType::F32 || t == DType::I32; }
 
 Status validateCpu(const OpCheck &c) {
   const kernels::HostCall &call = c.op.params<CpuParams>().call;
-  const kernels::HostOp *host = kernels::findHostOp(call.code);
-  if (!host) return makeError("unknown host op code ", call.code);
   std::vector<kernels::Shape> inputs;
   for (size_t i = 0; i < c.op.inputs.size(); ++i) {
     const Tensor &x = c.in(i);
@@ -26,15 +24,10 @@ Status validateCpu(const OpCheck &c) {
     inputs.push_back(x.shape);
   }
   if (!hostType(c.y.dtype)) return makeError("output is ", dtypeName(c.y.dtype), "; a host op writes float32 or int32");
-  if (inputs.size() < host->minInputs || inputs.size() > host->maxInputs)
-    return makeError(host->name, " takes ", host->minInputs, "..", host->maxInputs, " inputs, has ", inputs.size());
-  auto shapes = host->inferShapes(call.attrs, inputs);
-  if (!shapes) return Status(shapes.status()).prefix(std::string(host->name));
-  if (*shapes != call.resultShapes || call.result >= shapes->size())
-    return makeError(host->name, ": the recorded result shapes differ from the op's");
-  if ((*shapes)[call.result] != c.y.shape)
-    return makeError(host->name, " result ", call.result, " is ", shapeToString((*shapes)[call.result]),
-                     ", the output ", shapeToString(c.y.shape));
+  TPU_RETURN_IF_ERROR(call.check(inputs));
+  if (call.resultShapes[call.result] != c.y.shape)
+    return makeError(kernels::findHostOp(call.code)->name, " result ", call.result, " is ",
+                     shapeToString(call.resultShapes[call.result]), ", the output ", shapeToString(c.y.shape));
   return Status::ok();
 }
 
