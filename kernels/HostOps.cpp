@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -28,6 +29,11 @@ std::string HostAttrs::text(const std::string &name, const std::string &fallback
 const std::vector<int64_t> *HostAttrs::ints(const std::string &name) const {
   auto it = ints_.find(name);
   return it == ints_.end() ? nullptr : &it->second;
+}
+
+const std::vector<double> *HostAttrs::reals(const std::string &name) const {
+  auto it = reals_.find(name);
+  return it == reals_.end() ? nullptr : &it->second;
 }
 
 std::string HostAttrs::describe() const {
@@ -82,6 +88,15 @@ Status argReduceOp(const HostAttrs &a, const std::vector<ConstView> &in, std::ve
 
 Result<Shapes> sameShape(const HostAttrs &, const Shapes &in) { return Shapes{in[0]}; }
 
+// The types castOp converts to: others (f16, i8, ui8, ...) would need a
+// rounding or a wrap it does not do, so a bmodel or module naming one is refused.
+Result<Shapes> castShape(const HostAttrs &a, const Shapes &in) {
+  const std::string to = a.text("to", "f32");
+  if (to != "f32" && to != "i64" && to != "i32" && to != "i1")
+    return makeError("to ", to, " is a type the host cast does not convert to (f32, i64, i32, i1)");
+  return Shapes{in[0]};
+}
+
 // To an integer type: toward zero (onnxruntime's float -> int64); to i1:
 // non-zero is 1; to f32: the value.
 Status castOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
@@ -119,8 +134,9 @@ Status topkOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<
     for (int64_t i = 0; i < inner; ++i) {
       const float *src = in[0].data + o * len * inner + i;
       std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-        const float vx = src[x * inner], vy = src[y * inner];
+      // (A structured binding is not captured by lambdas before C++20: clang refuses it.)
+      std::stable_sort(order.begin(), order.end(), [&, step = inner](int64_t x, int64_t y) {
+        const float vx = src[x * step], vy = src[y * step];
         // NaN ranks above every number for largest, below for smallest (numpy).
         if (std::isnan(vx) || std::isnan(vy))
           return largest ? std::isnan(vx) && !std::isnan(vy) : !std::isnan(vx) && std::isnan(vy);
@@ -313,6 +329,96 @@ Status scatterElementsOp(const HostAttrs &a, const std::vector<ConstView> &in, s
   return Status::ok();
 }
 
+// ONNX NonMaxSuppression: per batch and class, the boxes scoring above
+// score_threshold in descending score order (ties by the lower index), each
+// kept unless its IoU with a box kept before exceeds iou_threshold, at most
+// max_output_boxes_per_class of them; rows [batch, class, box]. The row
+// count comes from the data: the bound is batches x classes x min(max, boxes).
+Result<Shapes> nmsShape(const HostAttrs &a, const Shapes &in) {
+  if (in[0].size() != 3 || in[0][2] != 4) return makeError("boxes must be [batches, boxes, 4]");
+  if (in[1].size() != 3 || in[1][0] != in[0][0] || in[1][2] != in[0][1])
+    return makeError("scores must be [batches, classes, boxes] = [", in[0][0], ", classes, ", in[0][1], "]");
+  const int64_t center = a.integer("center_point_box", 0), most = a.integer("max_output_boxes_per_class", 0);
+  if (center != 0 && center != 1) return makeError("center_point_box ", center, " is not 0 or 1");
+  if (most < 0) return makeError("max_output_boxes_per_class ", most, " is negative");
+  return Shapes{{in[1][0] * in[1][1] * std::min(most, in[0][1]), 3}};
+}
+
+// A box as x and y extents (min, max) from [y1, x1, y2, x2] corners or
+// [x_center, y_center, width, height] (onnxruntime's arithmetic).
+struct Extent {
+  float x0, x1, y0, y1;
+};
+Extent extentOf(const float *b, bool center) {
+  if (center) return {b[0] - b[2] / 2, b[0] + b[2] / 2, b[1] - b[3] / 2, b[1] + b[3] / 2};
+  return {std::min(b[1], b[3]), std::max(b[1], b[3]), std::min(b[0], b[2]), std::max(b[0], b[2])};
+}
+
+bool overlapsTooMuch(const Extent &p, const Extent &q, float threshold) {
+  const float ix0 = std::max(p.x0, q.x0), ix1 = std::min(p.x1, q.x1);
+  const float iy0 = std::max(p.y0, q.y0), iy1 = std::min(p.y1, q.y1);
+  if (ix1 <= ix0 || iy1 <= iy0) return false;
+  const float inter = (ix1 - ix0) * (iy1 - iy0);
+  const float areaP = (p.x1 - p.x0) * (p.y1 - p.y0), areaQ = (q.x1 - q.x0) * (q.y1 - q.y0);
+  const float uni = areaP + areaQ - inter;
+  if (inter <= 0 || areaP <= 0 || areaQ <= 0 || uni <= 0) return false;
+  return inter / uni > threshold;
+}
+
+Status nmsOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const int64_t batches = in[1].shape[0], classes = in[1].shape[1], boxes = in[1].shape[2];
+  const int64_t most = a.integer("max_output_boxes_per_class", 0);
+  const bool center = a.integer("center_point_box", 0) != 0;
+  const float iou = float(a.real("iou_threshold", 0.0));
+  const float minScore = float(a.real("score_threshold", -std::numeric_limits<double>::infinity()));
+  const bool filter = a.reals("score_threshold") != nullptr;
+  int64_t rows = 0;
+  std::vector<int64_t> order;
+  std::vector<Extent> kept;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      const float *score = in[1].data + (b * classes + c) * boxes;
+      order.clear();
+      for (int64_t i = 0; i < boxes; ++i)
+        if (!filter || score[i] > minScore) order.push_back(i);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return score[x] > score[y]; });
+      kept.clear();
+      for (int64_t i : order) {
+        if (int64_t(kept.size()) == most) break;
+        const Extent e = extentOf(in[0].data + (b * boxes + i) * 4, center);
+        if (std::any_of(kept.begin(), kept.end(), [&](const Extent &k) { return overlapsTooMuch(e, k, iou); }))
+          continue;
+        kept.push_back(e);
+        float *row = out[0].data + 3 * rows++;
+        row[0] = float(b), row[1] = float(c), row[2] = float(i);
+      }
+    }
+  out[0].shape = {rows, 3};
+  return Status::ok();
+}
+
+// ONNX NonZero: the coordinates of the non-zero elements in C order, one row
+// per dimension; the column count comes from the data (bound: every element).
+Result<Shapes> nonzeroShape(const HostAttrs &, const Shapes &in) {
+  if (in[0].empty()) return makeError("the input must have rank 1 or more");
+  return Shapes{{int64_t(in[0].size()), numElements(in[0])}};
+}
+
+Status nonzeroOp(const HostAttrs &, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const Shape &s = in[0].shape;
+  const int64_t n = numElements(s), rank = int64_t(s.size());
+  const int64_t count = std::count_if(in[0].data, in[0].data + n, [](float x) { return x != 0.0f; });
+  int64_t j = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (in[0].data[i] == 0.0f) continue;
+    for (int64_t d = rank, rest = i; d-- > 0; rest /= s[size_t(d)])
+      out[0].data[d * count + j] = float(rest % s[size_t(d)]);
+    ++j;
+  }
+  out[0].shape = {rank, count};
+  return Status::ok();
+}
+
 // ---- serialization ---------------------------------------------------------
 
 constexpr uint32_t kMaxRankOnHost = 8, kMaxListLength = 1u << 20, kMaxNameLength = 256;
@@ -368,13 +474,15 @@ const std::vector<HostOp> &hostOps() {
   static const std::vector<HostOp> ops = {
       {1, "top.arg_max", 1, 1, 1, argReduceShape, argReduceOp<true>},
       {2, "top.arg_min", 1, 1, 1, argReduceShape, argReduceOp<false>},
-      {3, "top.cast", 1, 1, 1, sameShape, castOp},
+      {3, "top.cast", 1, 1, 1, castShape, castOp},
       {4, "top.topk", 1, 1, 2, topkShape, topkOp},
       {5, "top.gather", 2, 2, 1, gatherShape, gatherOp},
       {6, "top.gather_elements", 2, 2, 1, gatherElementsShape, gatherElementsOp},
       {7, "top.gather_nd", 2, 2, 1, gatherNdShape, gatherNdOp},
       {8, "top.scatter_nd", 3, 3, 1, scatterNdShape, scatterNdOp},
       {9, "top.scatter_elements", 3, 3, 1, scatterElementsShape, scatterElementsOp},
+      {10, "top.nms", 2, 2, 1, nmsShape, nmsOp, true},
+      {11, "top.nonzero", 1, 1, 1, nonzeroShape, nonzeroOp, true},
   };
   return ops;
 }
@@ -391,22 +499,33 @@ const HostOp *findHostOp(uint32_t code) {
   return nullptr;
 }
 
-Status runHostOp(std::string_view name, const HostAttrs &attrs, const std::vector<ConstView> &inputs,
-                 std::vector<MutableView> &outputs) {
+Result<std::vector<HostTensor>> runHostOp(std::string_view name, const HostAttrs &attrs,
+                                          const std::vector<ConstView> &inputs) {
   const HostOp *op = findHostOp(name);
   if (!op) return makeError(std::string(name), " is not a host op");
-  if (inputs.size() < op->minInputs || inputs.size() > op->maxInputs || outputs.size() != op->results)
-    return makeError(op->name, ": ", inputs.size(), " inputs and ", outputs.size(), " results (expected ",
-                     op->minInputs, "..", op->maxInputs, " and ", op->results, ")");
+  if (inputs.size() < op->minInputs || inputs.size() > op->maxInputs)
+    return makeError(op->name, " takes ", op->minInputs, "..", op->maxInputs, " inputs, has ", inputs.size());
   std::vector<Shape> inShapes;
   for (const ConstView &v : inputs) inShapes.push_back(v.shape);
   auto shapes = op->inferShapes(attrs, inShapes);
   if (!shapes) return Status(shapes.status()).prefix(std::string(op->name));
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (outputs[i].shape != (*shapes)[i])
-      return makeError(op->name, ": result ", i, " has shape ", shapeToString(outputs[i].shape), ", expected ",
-                       shapeToString((*shapes)[i]));
-  return op->run(attrs, inputs, outputs);
+  std::vector<HostTensor> results;
+  std::vector<MutableView> outputs;
+  for (const Shape &s : *shapes) results.push_back({s, std::vector<float>(size_t(numElements(s)), 0.0f)});
+  for (HostTensor &r : results) outputs.push_back({r.shape, r.values.data()});
+  TPU_RETURN_IF_ERROR(op->run(attrs, inputs, outputs));
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (outputs[i].shape == results[i].shape) continue;
+    // Only a shapeFromData op may shrink a result, within its bound.
+    const Shape &bound = results[i].shape, &real = outputs[i].shape;
+    bool fits = op->shapeFromData && real.size() == bound.size();
+    for (size_t d = 0; fits && d < real.size(); ++d) fits = real[d] >= 0 && real[d] <= bound[d];
+    if (!fits)
+      return makeError(op->name, ": result ", i, " came out ", shapeToString(real), ", beyond ", shapeToString(bound));
+    results[i].shape = real;
+    results[i].values.resize(size_t(numElements(real)));
+  }
+  return results;
 }
 
 std::vector<uint8_t> HostCall::serialize() const {
@@ -512,15 +631,19 @@ std::string HostCall::describe() const {
   return os.str();
 }
 
-Result<std::vector<float>> HostCall::run(const std::vector<ConstView> &inputs) const {
+Result<HostTensor> HostCall::run(const std::vector<ConstView> &inputs) const {
   const HostOp *op = findHostOp(code);
   if (!op) return makeError("unknown host op code ", code);
-  std::vector<std::vector<float>> storage;
-  std::vector<MutableView> outputs;
-  for (const Shape &s : resultShapes) storage.emplace_back(size_t(numElements(s)), 0.0f);
-  for (size_t i = 0; i < resultShapes.size(); ++i) outputs.push_back({resultShapes[i], storage[i].data()});
-  TPU_RETURN_IF_ERROR(runHostOp(op->name, attrs, inputs, outputs));
-  return std::move(storage[result]);
+  auto results = runHostOp(op->name, attrs, inputs);
+  if (!results) return results.status();
+  HostTensor &r = (*results)[result];
+  const Shape &room = resultShapes[result];
+  bool fits = r.shape.size() == room.size();
+  for (size_t d = 0; fits && d < room.size(); ++d) fits = r.shape[d] <= room[d];
+  if (!fits)
+    return makeError(op->name, ": result ", result, " is ", shapeToString(r.shape), ", larger than the ",
+                     shapeToString(room), " the model has room for");
+  return std::move(r);
 }
 
 } // namespace tpu::kernels

@@ -36,6 +36,7 @@ public:
   double real(const std::string &name, double fallback) const;
   std::string text(const std::string &name, const std::string &fallback) const;
   const std::vector<int64_t> *ints(const std::string &name) const;
+  const std::vector<double> *reals(const std::string &name) const;
   // "axis=1 keepdims=1 to=i64", sorted by name (tpuc dis, error messages).
   std::string describe() const;
   bool operator==(const HostAttrs &o) const { return ints_ == o.ints_ && reals_ == o.reals_ && texts_ == o.texts_; }
@@ -61,11 +62,22 @@ struct HostOp {
   std::string_view name; // the Top op, "top.arg_max"
   unsigned minInputs, maxInputs, results;
   // The shapes of all results from the inputs' (the check that keeps a
-  // bmodel's recorded shapes honest before anything is written).
+  // bmodel's recorded shapes honest before anything is written). For an op
+  // whose result shapes come from the data, the largest they can be.
   Result<std::vector<Shape>> (*inferShapes)(const HostAttrs &attrs, const std::vector<Shape> &inputs);
   // Computes every result (outputs arrive shaped and zero-filled). Errors
-  // are what only the data shows (an index out of range).
+  // are what only the data shows (an index out of range). An op whose
+  // result shapes come from the data (NonMaxSuppression, NonZero) shrinks
+  // outputs[i].shape to the real one and writes its values first, in C order.
   Status (*run)(const HostAttrs &attrs, const std::vector<ConstView> &inputs, std::vector<MutableView> &outputs);
+  // Whether run() sets the result shapes from the data.
+  bool shapeFromData = false;
+};
+
+// A result of a host op: its real shape and its values.
+struct HostTensor {
+  Shape shape;
+  std::vector<float> values;
 };
 
 // Every host op, by code.
@@ -90,14 +102,16 @@ struct HostCall {
   Status check(const std::vector<Shape> &inputs) const;
   // "top.topk result 1 of 2 (axis=1 k=5 ...)".
   std::string describe() const;
-  // Runs the op on `inputs` (their shapes checked against the op's input
-  // count) and returns result `result`, of resultShapes[result].
-  Result<std::vector<float>> run(const std::vector<ConstView> &inputs) const;
+  // Runs the op on `inputs` and returns result `result`. The inputs may be
+  // smaller than the shapes check() saw when an earlier op's shape came from
+  // the data; the result must still fit resultShapes[result] (its buffer).
+  Result<HostTensor> run(const std::vector<ConstView> &inputs) const;
 };
 
-// Runs op `name` with all its results (the Top interpreter's path), after
-// checking the input count and every result's shape against inferShapes.
-Status runHostOp(std::string_view name, const HostAttrs &attrs, const std::vector<ConstView> &inputs,
-                 std::vector<MutableView> &outputs);
+// Runs op `name` on `inputs` (the input count checked): every result of the
+// shape inferShapes gives for the inputs' shapes, or the smaller one the
+// data gives (HostOp::shapeFromData).
+Result<std::vector<HostTensor>> runHostOp(std::string_view name, const HostAttrs &attrs,
+                                          const std::vector<ConstView> &inputs);
 
 } // namespace tpu::kernels

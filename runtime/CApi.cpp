@@ -296,10 +296,22 @@ Status launchTensors(Bmrt &b, const char *netName, const bm_tensor_t *inputs, in
   };
   // The device backend forwards to libbmrt, which queues on the chip itself;
   // a failure there (no card) is reported by this call, outputs untouched.
-  if (b.ctx->backend == BackendKind::Device) {
+  // A net with CPU sub-nets runs here too: a host op may give an output a
+  // shape from the data (NonMaxSuppression's rows), which the caller reads
+  // in the output tensor when the call returns, as from BMRuntime.
+  const bool hostSteps = std::any_of(d.subnets.begin(), d.subnets.end(),
+                                     [](const bmodel::Subnet &s) { return s.mode == bmodel::Subnet::Mode::Cpu; });
+  if (b.ctx->backend == BackendKind::Device || hostSteps) {
     if (Status st = run(); !st) {
       for (uint64_t a : allocated) (void)dev.release(a);
       return st;
+    }
+    for (int i = 0; i < outNum; ++i) {
+      auto real = b.rt->outputShape(name, d.outputs[size_t(i)].name);
+      auto shape =
+          real ? toShape(std::vector<uint64_t>(real->begin(), real->end())) : Result<bm_shape_t>(real.status());
+      if (!shape) return shape.status();
+      result[size_t(i)].shape = *shape;
     }
     std::copy(result.begin(), result.end(), outputs);
     return Status::ok();

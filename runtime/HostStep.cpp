@@ -50,8 +50,8 @@ Result<kernels::HostCall> checkHostCall(const Subnet &s) {
   return call;
 }
 
-Result<std::vector<float>> readHostTensor(SimDevice &device, const bmodel::Tensor &t) {
-  const uint64_t count = uint64_t(kernels::numElements(signedShape(t.shape)));
+Result<std::vector<float>> readHostTensor(SimDevice &device, const bmodel::Tensor &t, const kernels::Shape &shape) {
+  const uint64_t count = uint64_t(kernels::numElements(shape));
   std::vector<uint8_t> bytes(count * 4);
   Status st = device.gmem().read(t.deviceAddr, bytes.data(), bytes.size());
   if (!st) return st.prefix("input " + quoted(t.name));
@@ -111,18 +111,26 @@ Result<std::vector<LoadedStep>> planSteps(const bmodel::Net &net) {
   return steps;
 }
 
-Status runHostStep(SimDevice &device, const Subnet &subnet, const kernels::HostCall &call) {
+Status runHostStep(SimDevice &device, const Subnet &subnet, const kernels::HostCall &call, ShapesFromData &shapes) {
   std::vector<std::vector<float>> values;
+  std::vector<kernels::Shape> inShapes;
   for (const auto &t : subnet.inputs) {
-    auto v = readHostTensor(device, t);
+    auto real = shapes.find(t.name);
+    inShapes.push_back(real == shapes.end() ? signedShape(t.shape) : real->second);
+    auto v = readHostTensor(device, t, inShapes.back());
     if (!v) return v.status();
     values.push_back(v.take());
   }
   std::vector<kernels::ConstView> views;
-  for (size_t i = 0; i < values.size(); ++i) views.push_back({signedShape(subnet.inputs[i].shape), values[i].data()});
+  for (size_t i = 0; i < values.size(); ++i) views.push_back({inShapes[i], values[i].data()});
   auto result = call.run(views);
   if (!result) return result.status();
-  return writeHostTensor(device, subnet.outputs[0], *result);
+  const bmodel::Tensor &out = subnet.outputs[0];
+  if (result->shape == signedShape(out.shape))
+    shapes.erase(out.name);
+  else
+    shapes[out.name] = result->shape;
+  return writeHostTensor(device, out, result->values);
 }
 
 } // namespace tpu::runtime

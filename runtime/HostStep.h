@@ -9,6 +9,8 @@
 #include "runtime/Device.h"
 #include "support/Status.h"
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace tpu::runtime {
@@ -20,9 +22,15 @@ namespace tpu::runtime {
 // shapes. Errors name the sub-net.
 Result<std::vector<LoadedStep>> planSteps(const bmodel::Net &net);
 
+// Tensors whose real shape in this launch is smaller than their own: a host
+// op's result whose shape came from the data (its values first), by name.
+using ShapesFromData = std::map<std::string, kernels::Shape>;
+
 // Runs a CPU sub-net: reads its inputs from device memory as fp32 (an int32
-// tensor holds exact integers), runs the op and writes the result in the
-// output's dtype (int32: the value must be an integer in range).
-Status runHostStep(SimDevice &device, const bmodel::Subnet &subnet, const kernels::HostCall &call);
+// tensor holds exact integers) at their real shapes, runs the op and writes
+// the result in the output's dtype (int32: the value must be an integer in
+// range), recording its real shape in `shapes`.
+Status runHostStep(SimDevice &device, const bmodel::Subnet &subnet, const kernels::HostCall &call,
+                   ShapesFromData &shapes);
 
 } // namespace tpu::runtime

@@ -341,23 +341,38 @@ Status Runtime::writeInput(const std::string &netName, const bmodel::Tensor &t, 
   return st ? st : st.prefix(where);
 }
 
-Result<NpyArray> Runtime::getOutput(const std::string &netName, const std::string &output) {
-  auto n = find(netName);
-  if (!n) return n.status();
-  const NetEntry &entry = **n;
+Result<const bmodel::Tensor *> Runtime::launchedOutput(const std::string &netName, const NetEntry &entry,
+                                                       const std::string &output) const {
   const bmodel::Net &d = entry.stages.front()->desc;
   const bmodel::Tensor *t = findTensor(d.outputs, output);
   if (!t)
     return makeError("net ", quoted(netName), " has no output ", quoted(output), " (outputs: ",
                      tensorNames(d.outputs), ")");
-  if (entry.stages.size() == 1) return readOutput(netName, *t);
+  if (entry.stages.size() == 1) return t;
   if (!entry.launched)
     return makeError("output ", quoted(output), " of net ", quoted(netName), ": none of its ", entry.stages.size(),
                      " stages has run (the output's shape depends on the stage)");
-  return readOutput(netName, entry.stages[*entry.launched]->desc.outputs[size_t(t - d.outputs.data())]);
+  return &entry.stages[*entry.launched]->desc.outputs[size_t(t - d.outputs.data())];
 }
 
-Result<NpyArray> Runtime::readOutput(const std::string &netName, const bmodel::Tensor &t) {
+Result<NpyArray> Runtime::getOutput(const std::string &netName, const std::string &output) {
+  auto n = find(netName);
+  if (!n) return n.status();
+  auto t = launchedOutput(netName, **n, output);
+  if (!t) return t.status();
+  return readOutput(netName, **n, **t);
+}
+
+Result<std::vector<int64_t>> Runtime::outputShape(const std::string &netName, const std::string &output) const {
+  auto n = find(netName);
+  if (!n) return n.status();
+  auto t = launchedOutput(netName, **n, output);
+  if (!t) return t.status();
+  auto real = (*n)->shapesFromData.find(output);
+  return real == (*n)->shapesFromData.end() ? signedShape((*t)->shape) : real->second;
+}
+
+Result<NpyArray> Runtime::readOutput(const std::string &netName, const NetEntry &entry, const bmodel::Tensor &t) {
   const std::string where = "output " + quoted(t.name) + " of net " + quoted(netName);
   auto size = deviceBytes(t);
   if (!size) return makeError(where, ": ", size.message());
@@ -366,7 +381,10 @@ Result<NpyArray> Runtime::readOutput(const std::string &netName, const bmodel::T
   if (!st) return st.prefix(where);
   auto values = fromDevice(t, bytes.data(), bytes.size());
   if (!values) return makeError(where, ": ", values.message());
-  return NpyArray::from(signedShape(t.shape), *values);
+  auto real = entry.shapesFromData.find(t.name);
+  if (real == entry.shapesFromData.end()) return NpyArray::from(signedShape(t.shape), *values);
+  values->resize(size_t(kernels::numElements(real->second)));
+  return NpyArray::from(real->second, *values);
 }
 
 Status Runtime::launch(const std::string &netName, const RunOptions &opts, RunReport &report) {
@@ -409,7 +427,8 @@ Status Runtime::launchStage(NetEntry &net, size_t stage, const RunOptions &opts,
   }
   net.launched = stage;
   auto start = std::chrono::steady_clock::now();
-  Status st = runSteps(loaded, opts, report);
+  net.shapesFromData.clear();
+  Status st = runSteps(loaded, opts, report, net.shapesFromData);
   report.wallSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string where = "net " + quoted(loaded.desc.name);
@@ -417,7 +436,7 @@ Status Runtime::launchStage(NetEntry &net, size_t stage, const RunOptions &opts,
 }
 
 // TPU steps on the backend, CPU sub-nets here on the host, in order.
-Status Runtime::runSteps(const LoadedNet &net, const RunOptions &opts, RunReport &report) {
+Status Runtime::runSteps(const LoadedNet &net, const RunOptions &opts, RunReport &report, ShapesFromData &shapes) {
   auto launch = backend_->begin(*device_, net, opts);
   if (!launch) return launch.status();
   for (const LoadedStep &step : net.steps) {
@@ -426,7 +445,7 @@ Status Runtime::runSteps(const LoadedNet &net, const RunOptions &opts, RunReport
       continue;
     }
     auto start = std::chrono::steady_clock::now();
-    Status st = runHostStep(*device_, net.desc.subnets[step.subnet], *step.host);
+    Status st = runHostStep(*device_, net.desc.subnets[step.subnet], *step.host, shapes);
     report.hostSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++report.cpuSubnets;
     if (!st)
@@ -465,7 +484,7 @@ Result<NpzMap> Runtime::run(const std::string &netName, const NpzMap &inputs,
   TPU_RETURN_IF_ERROR(launchStage(entry, stage, opts, report));
   NpzMap outputs;
   for (const auto &t : s.outputs) {
-    auto out = readOutput(netName, t);
+    auto out = readOutput(netName, entry, t);
     if (!out) return out.status();
     outputs[t.name] = out.take();
   }

@@ -9,6 +9,7 @@
 #include "isa/bmodel/Model.h"
 #include "runtime/Backend.h"
 #include "runtime/Device.h"
+#include "runtime/HostStep.h"
 #include "support/Npz.h"
 #include "support/Status.h"
 
@@ -75,6 +76,10 @@ public:
   // Reads an output back as float32 (dequantized with its scale); of a
   // multi-stage net, the output of the stage launched last.
   Result<NpyArray> getOutput(const std::string &net, const std::string &output);
+  // An output's shape after the last launch: its tensor's, or the smaller
+  // one a host op's data gave it (NonMaxSuppression's row count; the values
+  // come first in the tensor's memory).
+  Result<std::vector<int64_t>> outputShape(const std::string &net, const std::string &output) const;
 
   // setInput for every input (the map must name exactly the net's inputs),
   // launch, getOutput for every output (named by the output tensors); a
@@ -94,6 +99,7 @@ private:
     std::vector<SimDevice::Claim> ranges;
     std::map<std::string, NpyArray> givenInputs;
     std::optional<size_t> launched;
+    ShapesFromData shapesFromData; // of the last launch
   };
 
   Runtime(std::shared_ptr<SimDevice> device, std::unique_ptr<Backend> backend);
@@ -102,9 +108,12 @@ private:
   Status place(NetEntry &net);
   Status placeRanges(NetEntry &net);
   Status writeInput(const std::string &net, const bmodel::Tensor &input, const NpyArray &value);
-  Result<NpyArray> readOutput(const std::string &net, const bmodel::Tensor &output);
+  // Output `output` of the stage launched last (of the only stage).
+  Result<const bmodel::Tensor *> launchedOutput(const std::string &net, const NetEntry &entry,
+                                                const std::string &output) const;
+  Result<NpyArray> readOutput(const std::string &net, const NetEntry &entry, const bmodel::Tensor &output);
   Status launchStage(NetEntry &net, size_t stage, const RunOptions &opts, RunReport &report);
-  Status runSteps(const LoadedNet &net, const RunOptions &opts, RunReport &report);
+  Status runSteps(const LoadedNet &net, const RunOptions &opts, RunReport &report, ShapesFromData &shapes);
   // The entry of a loaded net (setInput and launch update its state).
   Result<NetEntry *> find(const std::string &name) const;
 

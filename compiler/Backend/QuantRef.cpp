@@ -25,7 +25,8 @@ Bytes activationTable(kernels::UnaryKind kind, float a, float b, DType in, float
   return t;
 }
 
-Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &inputs, Bytes &out) {
+Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &inputs, Bytes &out,
+              std::vector<kernels::Shape> *shapes) {
   if (inputs.size() != op.inputs.size())
     return makeError(opKindName(op.kind), " '", op.name, "': ", inputs.size(), " values for ",
                      op.inputs.size(), " inputs");
@@ -35,14 +36,17 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
                        g.tensors[op.inputs[i]].name, "' has the wrong size");
   const OpImpl &impl = opImpl(op.kind);
   if (impl.runsOnHost()) {
-    Status st = impl.evaluateOnHost(RefArgs(g, op, inputs), out);
+    RefArgs args(g, op, inputs);
+    args.shapes = shapes;
+    Status st = impl.evaluateOnHost(args, out);
     return st ? st : st.prefix(std::string(opKindName(op.kind)) + " '" + op.name + "'");
   }
   impl.evaluate(RefArgs(g, op, inputs), out);
   return Status::ok();
 }
 
-Result<std::vector<Bytes>> evalGraph(const Graph &g, const std::vector<Bytes> &inputs) {
+Result<std::vector<Bytes>> evalGraph(const Graph &g, const std::vector<Bytes> &inputs,
+                                     std::vector<kernels::Shape> *shapes) {
   TPU_RETURN_IF_ERROR(g.validate());
   if (inputs.size() != g.inputs.size())
     return makeError("graph '", g.name, "' has ", g.inputs.size(), " inputs, ", inputs.size(), " values given");
@@ -55,11 +59,14 @@ Result<std::vector<Bytes>> evalGraph(const Graph &g, const std::vector<Bytes> &i
       return makeError("input '", t.name, "': ", inputs[i].size(), " bytes, ", t.bytes(), " expected");
     values[g.inputs[i]] = inputs[i];
   }
+  std::vector<kernels::Shape> real;
+  for (const Tensor &t : g.tensors) real.push_back(t.shape);
   for (const Op &op : g.ops) {
     std::vector<const Bytes *> in;
     for (int t : op.inputs) in.push_back(&values[t]);
-    TPU_RETURN_IF_ERROR(evalOp(g, op, in, values[op.output]));
+    TPU_RETURN_IF_ERROR(evalOp(g, op, in, values[op.output], &real));
   }
+  if (shapes) *shapes = std::move(real);
   return values;
 }
 

@@ -22,12 +22,19 @@ namespace tpu::backend {
 using Bytes = std::vector<uint8_t>;
 
 // Evaluates one op of `g`; `inputs[i]` holds the value of op.inputs[i]
-// (weights included). `out` receives the output tensor's bytes.
-Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &inputs, Bytes &out);
+// (weights included). `out` receives the output tensor's bytes. `shapes`,
+// when given, holds every tensor's real shape (indexed like g.tensors): a
+// host op whose result shape comes from the data reads its inputs' and
+// writes its output's there, its values first in `out` (sized for the
+// tensor's shape, the most it can hold; docs/codegen.md "Shapes from the data").
+Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &inputs, Bytes &out,
+              std::vector<kernels::Shape> *shapes = nullptr);
 
 // Evaluates the graph (validated first). `inputs` are the graph inputs in
-// order. Returns every tensor's value, indexed like g.tensors.
-Result<std::vector<Bytes>> evalGraph(const Graph &g, const std::vector<Bytes> &inputs);
+// order. Returns every tensor's value, indexed like g.tensors, and, given
+// `shapes`, every tensor's real shape.
+Result<std::vector<Bytes>> evalGraph(const Graph &g, const std::vector<Bytes> &inputs,
+                                     std::vector<kernels::Shape> *shapes = nullptr);
 
 // The int8 formulas as scalar helpers (shared by evalOp and tests).
 // Add/Max: requantize(eu(a*m0, b*m1)); Mul: requantize(a*b*m).

@@ -89,6 +89,9 @@ struct RefArgs {
   std::array<int64_t, 4> xs, ys;
   bool isInt;   // integer output
   size_t count; // output elements
+  // Every tensor's real shape, when the caller tracks shapes that come from
+  // the data (evalOp's `shapes`); host ops read and update it.
+  std::vector<kernels::Shape> *shapes = nullptr;
   const Tensor &input(size_t i) const { return g.tensors[size_t(op.inputs[i])]; }
   std::vector<int32_t> ints(size_t i) const { return toInts(*in[i], input(i).dtype); }
 };

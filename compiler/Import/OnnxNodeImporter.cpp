@@ -40,9 +40,9 @@ const OpTable &onnxOpTable() {
   static const OpTable table = [] {
     OpTable t;
     for (auto registerFamily :
-         {registerActivationOps, registerConstantOps, registerConvOps, registerDataMovementOps, registerElementwiseOps,
-          registerLogicOps, registerMathOps, registerMatMulOps, registerNormalizationOps, registerPoolOps,
-          registerReduceOps, registerResizeOps, registerShapeOps})
+         {registerActivationOps, registerConstantOps, registerConvOps, registerDataMovementOps, registerDetectionOps,
+          registerElementwiseOps, registerLogicOps, registerMathOps, registerMatMulOps, registerNormalizationOps,
+          registerPoolOps, registerReduceOps, registerResizeOps, registerShapeOps})
       registerFamily(t);
     return t;
   }();

@@ -113,6 +113,7 @@ void registerActivationOps(OpTable &t);
 void registerConstantOps(OpTable &t);
 void registerConvOps(OpTable &t);
 void registerDataMovementOps(OpTable &t);
+void registerDetectionOps(OpTable &t);
 void registerElementwiseOps(OpTable &t);
 void registerLogicOps(OpTable &t);
 void registerMathOps(OpTable &t);

@@ -1,4 +1,5 @@
 #include "compiler/Import/TopBuilder.h"
+#include "compiler/Dialect/Top/HostEval.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Transforms/Passes.h"
 
@@ -115,6 +116,7 @@ Status finishTopModule(ModuleOp module, NpzMap &weights, bool canonicalize, std:
   diags.clear();
   if (failed(verify(module)))
     return makeError("the imported module does not verify: ", diags.empty() ? "" : diags.back());
+  TPU_RETURN_IF_ERROR(top::checkShapesFromData(module));
   // Keep only the weights still referenced after folding and canonicalization.
   std::set<std::string> used;
   module.walk([&](top::WeightOp w) { used.insert(w.getName().str()); });

@@ -283,6 +283,11 @@ const LoweringTable &loweringTable() {
 Status Lowerer::lower(Operation *op) {
   if (fused_.count(op)) return Status::ok();
   if (op->hasTrait<top::OpTrait::Constant>()) return Status::ok();
+  // The commands of a TPU sub-net have static shapes: what reads a tensor
+  // whose shape comes from the data runs on the host too.
+  for (Value v : op->getOperands())
+    if (top::shapeFromData(v))
+      return lowerOnHostOr(op, noLowering(op, "it reads '" + names_[v] + "', whose shape comes from the data"));
   // Data movement works on C-order tensors of any rank; the other ops see NCHW.
   const bool anyRank = op->hasTrait<top::OpTrait::RankAgnosticMove>();
   for (Value r : op->getResults()) {

@@ -35,10 +35,12 @@ Result<std::unique_ptr<TpuInterpreter>> TpuInterpreter::create(backend::Graph gr
 namespace {
 // An int16 accumulator (per-channel weights) has no one scale, nor has an
 // int32 tensor (a host op's indices): their integers, as the runtime
-// returns them.
-NpyArray toFloatArray(const backend::Tensor &t, const backend::Bytes &v) {
-  std::vector<float> f(size_t(t.numel()));
-  if (t.dtype == DType::F32) std::memcpy(f.data(), v.data(), v.size());
+// returns them. `shape` is the value's real shape (a host op's result may
+// be smaller than its tensor: its values come first).
+NpyArray toFloatArray(const backend::Tensor &t, const backend::Bytes &v, const kernels::Shape &shape) {
+  std::vector<float> f(size_t(kernels::numElements(shape)));
+  if (t.dtype == DType::F32)
+    std::memcpy(f.data(), v.data(), f.size() * 4);
   else if (t.dtype == DType::I16)
     for (size_t i = 0; i < f.size(); ++i) {
       int16_t q;
@@ -54,7 +56,7 @@ NpyArray toFloatArray(const backend::Tensor &t, const backend::Bytes &v) {
   else
     for (size_t i = 0; i < f.size(); ++i)
       f[i] = float(t.dtype == DType::U8 ? int(v[i]) : int(int8_t(v[i]))) * t.scale;
-  return NpyArray::from(t.shape, f.data(), f.size());
+  return NpyArray::from(shape, f.data(), f.size());
 }
 } // namespace
 
@@ -87,14 +89,16 @@ Result<std::vector<backend::Bytes>> graphInputs(const backend::Graph &graph, con
 Result<NpzMap> TpuInterpreter::run(const NpzMap &inputs, bool dumpAll) const {
   auto in = graphInputs(graph_, inputs);
   if (!in) return in.status();
-  auto values = backend::evalGraph(graph_, *in);
+  std::vector<kernels::Shape> shapes;
+  auto values = backend::evalGraph(graph_, *in, &shapes);
   if (!values) return makeError(values.message());
   NpzMap out;
+  auto add = [&](size_t i) { out[graph_.tensors[i].name] = toFloatArray(graph_.tensors[i], (*values)[i], shapes[i]); };
   if (dumpAll) {
     for (size_t i = 0; i < graph_.tensors.size(); ++i)
-      if (!graph_.tensors[i].isWeight()) out[graph_.tensors[i].name] = toFloatArray(graph_.tensors[i], (*values)[i]);
+      if (!graph_.tensors[i].isWeight()) add(i);
   } else {
-    for (int id : graph_.outputs) out[graph_.tensors[size_t(id)].name] = toFloatArray(graph_.tensors[size_t(id)], (*values)[size_t(id)]);
+    for (int id : graph_.outputs) add(size_t(id));
   }
   return out;
 }

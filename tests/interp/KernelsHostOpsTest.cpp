@@ -9,18 +9,20 @@ using namespace tpu::kernels;
 
 namespace {
 
-// Runs op `name` on one or two inputs and returns its results.
+// Runs op `name` and returns its results, which must have `outShapes`.
 std::vector<std::vector<float>> run(const std::string &name, const HostAttrs &a, std::vector<ConstView> in,
                                     std::vector<Shape> outShapes, std::string *error = nullptr) {
-  std::vector<std::vector<float>> values;
-  std::vector<MutableView> out;
-  for (const Shape &s : outShapes) values.emplace_back(size_t(numElements(s)), 0.0f);
-  for (size_t i = 0; i < outShapes.size(); ++i) out.push_back({outShapes[i], values[i].data()});
-  auto st = runHostOp(name, a, in, out);
+  auto results = runHostOp(name, a, in);
   if (error)
-    *error = st ? "" : st.message();
+    *error = results ? "" : results.message();
   else
-    EXPECT_TRUE(st) << st.message();
+    EXPECT_TRUE(results) << results.message();
+  std::vector<std::vector<float>> values;
+  if (!results) return values;
+  for (size_t i = 0; i < results->size(); ++i) {
+    EXPECT_EQ((*results)[i].shape, outShapes.at(i)) << name << " result " << i;
+    values.push_back((*results)[i].values);
+  }
   return values;
 }
 
@@ -61,19 +63,80 @@ TEST(HostOps, ArgMaxCastAndGather) {
   EXPECT_EQ(error, "index 2 out of range for dim 0 of size 2");
 }
 
-TEST(HostOps, RefusesResultShapesTheOpDoesNotProduce) {
+TEST(HostOps, RefusesAttributesAndOpsItDoesNotKnow) {
   const std::vector<float> x = {1, 2, 3, 4};
   HostAttrs a;
   a.setInts("axis", {0});
-  a.setInts("k", {3});
   std::string error;
-  run("top.topk", a, {{{4}, x.data()}}, {{2}, {2}}, &error);
-  EXPECT_EQ(error, "top.topk: result 0 has shape 2, expected 3");
   a.setInts("k", {5});
   run("top.topk", a, {{{4}, x.data()}}, {{5}, {5}}, &error);
   EXPECT_EQ(error, "top.topk: k 5 is not in [0, 4]");
   run("top.nothing", a, {{{4}, x.data()}}, {{4}}, &error);
   EXPECT_EQ(error, "top.nothing is not a host op");
+}
+
+// Two classes over four boxes [y1, x1, y2, x2], hand-computed: boxes 0 and 1
+// overlap with IoU 0.8 / 1.2, boxes 2 and 3 with 0.9 / 1.1.
+TEST(HostOps, NonMaxSuppressionKeepsTheBestOfEachOverlapPerClass) {
+  const std::vector<float> boxes = {0,
+                                    0,
+                                    1,
+                                    1,
+                                    /* IoU with 0: 0.8/1.2 */ 0,
+                                    0.2f,
+                                    1,
+                                    1.2f,
+                                    /* apart */ 0,
+                                    5,
+                                    1,
+                                    6,
+                                    /* corners swapped */ 1,
+                                    6.1f,
+                                    0,
+                                    5.1f};
+  const std::vector<float> scores = {0.9f, 0.95f, 0.3f, 0.2f, /* class 1 */ 0.1f, 0.1f, 0.8f, 0.7f};
+  HostAttrs a;
+  a.setInts("max_output_boxes_per_class", {3});
+  a.setReals("iou_threshold", {0.5});
+  // Class 0: 1 (0.95), 0 suppressed (IoU 0.667), 2, 3 suppressed by 2 (IoU 0.82).
+  // Class 1: 2, 3 suppressed, 0 (tie with 1: the lower index), 1 suppressed.
+  auto r = run("top.nms", a, {{{1, 4, 4}, boxes.data()}, {{1, 2, 4}, scores.data()}}, {{4, 3}});
+  EXPECT_EQ(r[0], (std::vector<float>{0, 0, 1, 0, 0, 2, 0, 1, 2, 0, 1, 0}));
+  // A score threshold drops the low boxes before suppression; the bound is
+  // batches x classes x min(max, boxes) rows.
+  a.setReals("score_threshold", {0.5});
+  r = run("top.nms", a, {{{1, 4, 4}, boxes.data()}, {{1, 2, 4}, scores.data()}}, {{2, 3}});
+  EXPECT_EQ(r[0], (std::vector<float>{0, 0, 1, 0, 1, 2}));
+  auto bound = findHostOp("top.nms")->inferShapes(a, {{1, 4, 4}, {1, 2, 4}});
+  ASSERT_TRUE(bound);
+  EXPECT_EQ((*bound)[0], (Shape{6, 3}));
+  std::string error;
+  run("top.nms", a, {{{1, 4, 4}, boxes.data()}, {{1, 2, 3}, scores.data()}}, {}, &error);
+  EXPECT_EQ(error, "top.nms: scores must be [batches, classes, boxes] = [1, classes, 4]");
+}
+
+TEST(HostOps, NonZeroListsCoordinatesPerDimension) {
+  const std::vector<float> x = {0, 2, 0, /* row 1 */ -1, 0, 0.5f};
+  auto r = run("top.nonzero", {}, {{{2, 3}, x.data()}}, {{2, 3}});
+  EXPECT_EQ(r[0], (std::vector<float>{0, 1, 1, /* columns */ 1, 0, 2}));
+  const std::vector<float> zeros(4, 0.0f);
+  r = run("top.nonzero", {}, {{{4}, zeros.data()}}, {{1, 0}});
+  EXPECT_TRUE(r[0].empty());
+}
+
+// A call whose result came from the data must fit the room the model has.
+TEST(HostOps, CallRefusesAResultBeyondItsRoom) {
+  const std::vector<float> x = {1, 2, 3};
+  HostCall c;
+  c.code = findHostOp("top.nonzero")->code;
+  c.resultShapes = {{1, 2}};
+  auto r = c.run({{{3}, x.data()}});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message(), "top.nonzero: result 0 is 1x3, larger than the 1x2 the model has room for");
+  c.resultShapes = {{1, 3}};
+  r = c.run({{{3}, x.data()}});
+  ASSERT_TRUE(r) << r.message();
+  EXPECT_EQ(r->shape, (Shape{1, 3}));
 }
 
 HostCall topkCall() {
@@ -101,7 +164,7 @@ TEST(HostOps, HostCallRoundTripsAndRuns) {
   const std::vector<float> x = {4, 9, 1};
   auto y = back->run({{{1, 3}, x.data()}});
   ASSERT_TRUE(y) << y.message();
-  EXPECT_EQ(*y, (std::vector<float>{1, 0}));
+  EXPECT_EQ(y->values, (std::vector<float>{1, 0}));
 }
 
 TEST(HostOps, HostCallParseNamesWhatIsWrong) {

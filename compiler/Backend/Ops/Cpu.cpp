@@ -8,6 +8,8 @@
 #include "compiler/Backend/ReferenceEval.h"
 #include "support/Npz.h"
 
+#include <algorithm>
+
 namespace tpu::backend {
 
 namespace {
@@ -31,35 +33,56 @@ Status validateCpu(const OpCheck &c) {
   return Status::ok();
 }
 
-// fp32 values of a host tensor (int32 ones converted exactly).
-std::vector<float> hostValues(const Bytes &b, DType t) {
-  if (t == DType::F32) return std::vector<float>(floats(b), floats(b) + b.size() / 4);
+// fp32 values of the first `count` elements of a host tensor (int32 ones
+// converted exactly).
+std::vector<float> hostValues(const Bytes &b, DType t, size_t count) {
+  if (t == DType::F32) return std::vector<float>(floats(b), floats(b) + count);
   std::vector<float> v;
   for (int32_t x : toInts(b, t)) v.push_back(float(x));
+  v.resize(count);
   return v;
 }
 
+// The host op on its inputs' real shapes (r.shapes, when the caller tracks
+// them); the result's values come first in `out`, which keeps the output
+// tensor's size, and its real shape goes to r.shapes.
 Status evaluateCpu(const RefArgs &r, Bytes &out) {
   const kernels::HostCall &call = r.op.params<CpuParams>().call;
   std::vector<std::vector<float>> values;
   std::vector<kernels::ConstView> views;
-  for (size_t i = 0; i < r.op.inputs.size(); ++i) values.push_back(hostValues(*r.in[i], r.input(i).dtype));
-  for (size_t i = 0; i < values.size(); ++i) views.push_back({r.input(i).shape, values[i].data()});
+  for (size_t i = 0; i < r.op.inputs.size(); ++i) {
+    const kernels::Shape &shape = r.shapes ? (*r.shapes)[size_t(r.op.inputs[i])] : r.input(i).shape;
+    values.push_back(hostValues(*r.in[i], r.input(i).dtype, size_t(kernels::numElements(shape))));
+    views.push_back({shape, nullptr});
+  }
+  for (size_t i = 0; i < values.size(); ++i) views[i].data = values[i].data();
   auto y = call.run(views);
   if (!y) return y.status();
+  if (r.shapes) (*r.shapes)[size_t(r.op.output)] = y->shape;
+  std::vector<float> &v = y->values;
+  v.resize(r.count, 0.0f);
   if (r.y.dtype == DType::F32) {
-    out = fromFloats(*y);
+    out = fromFloats(v);
     return Status::ok();
   }
-  std::vector<int64_t> ints;
-  for (float v : *y) ints.push_back(int64_t(v));
-  out = fromInts(ints, r.y.dtype);
+  out = fromInts(std::vector<int64_t>(v.begin(), v.end()), r.y.dtype);
   return Status::ok();
 }
 
 void emitNothing(emit::Emitter &, const Op &) {}
 
 } // namespace
+
+bool shapeFromData(const Graph &g, int id) {
+  for (const Op &op : g.ops) {
+    if (op.output != id) continue;
+    if (op.kind != OpKind::Cpu) return false;
+    const kernels::HostCall &call = op.params<CpuParams>().call;
+    if (kernels::findHostOp(call.code)->shapeFromData) return true;
+    return std::any_of(op.inputs.begin(), op.inputs.end(), [&](int in) { return shapeFromData(g, in); });
+  }
+  return false;
+}
 
 namespace ops {
 const OpImpl Cpu{OpKind::Cpu, validateCpu, nullptr, nullptr, emitNothing, nullptr, false, nullptr, false, evaluateCpu};

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
 
 using namespace mlir;
 namespace k = tpu::kernels;
@@ -43,7 +44,7 @@ tpu::Result<k::HostAttrs> hostAttrsOf(llvm::StringRef opName, llvm::ArrayRef<Nam
   return attrs;
 }
 
-LogicalResult inferShapesOnHost(Operation *op) {
+LogicalResult inferShapesOnHost(Operation *op, Type element) {
   const k::HostOp *host = k::findHostOp(op->getName().getStringRef());
   auto attrs = hostAttrsOf(op);
   if (!host || !attrs) return op->emitOpError() << (host ? attrs.message() : "has no host op");
@@ -55,9 +56,38 @@ LogicalResult inferShapesOnHost(Operation *op) {
   }
   auto shapes = host->inferShapes(*attrs, inputs);
   if (!shapes) return op->emitOpError() << shapes.message();
-  Type elem = cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
-  for (unsigned i = 0; i < op->getNumResults(); ++i) setResult(op, i, (*shapes)[i], elem);
+  if (!element) element = cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+  for (unsigned i = 0; i < op->getNumResults(); ++i) setResult(op, i, (*shapes)[i], element);
   return success();
+}
+
+bool shapeFromData(Value v) {
+  Operation *def = v.getDefiningOp();
+  const k::HostOp *host = def ? k::findHostOp(def->getName().getStringRef()) : nullptr;
+  if (!host) return false;
+  if (host->shapeFromData) return true;
+  return llvm::any_of(def->getOperands(), shapeFromData);
+}
+
+tpu::Status checkShapesFromData(Operation *root) {
+  tpu::Status st = tpu::Status::ok();
+  root->walk([&](Operation *op) {
+    if (hasHostOp(op) || op->hasTrait<mlir::OpTrait::IsTerminator>()) return WalkResult::advance();
+    for (Value v : op->getOperands()) {
+      if (!shapeFromData(v)) continue;
+      std::string where;
+      llvm::raw_string_ostream os(where);
+      op->getLoc().print(os);
+      os << " reads a result of " << v.getDefiningOp()->getName() << " at ";
+      v.getDefiningOp()->getLoc().print(os);
+      st = tpu::makeError(op->getName().getStringRef().str(), " at ", os.str(),
+                          ", whose shape comes from the data: only host ops (gather, cast, ...) and graph outputs "
+                          "may read it");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return st;
 }
 
 tpu::Status evaluateOnHost(Operation *op, EvalContext &ctx) {
@@ -65,10 +95,12 @@ tpu::Status evaluateOnHost(Operation *op, EvalContext &ctx) {
   if (!attrs) return ctx.error(attrs.message());
   std::vector<k::ConstView> inputs;
   for (unsigned i = 0; i < ctx.numOperands(); ++i) inputs.push_back({ctx.operand(i).shape, ctx.operand(i).ptr()});
-  std::vector<k::MutableView> outputs;
-  for (unsigned i = 0; i < ctx.numResults(); ++i) outputs.push_back({ctx.resultShape(i), ctx.result(i).ptr()});
-  if (auto st = k::runHostOp(op->getName().getStringRef(), *attrs, inputs, outputs); !st)
-    return ctx.error(st.message());
+  auto results = k::runHostOp(op->getName().getStringRef(), *attrs, inputs);
+  if (!results) return ctx.error(results.message());
+  for (unsigned i = 0; i < ctx.numResults(); ++i) {
+    k::HostTensor &r = (*results)[i];
+    ctx.setResult(i, {r.shape, std::make_shared<std::vector<float>>(std::move(r.values))});
+  }
   return tpu::Status::ok();
 }
 

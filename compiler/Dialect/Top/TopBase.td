@@ -128,4 +128,27 @@ class Top_SameShapeOp<string mnemonic, string what, dag attrs = (ins), list<Trai
   }];
 }
 
+// Host ops (kernels/HostOps.h): their shape rule and evaluation are the
+// host op's, so the chip path (a CPU sub-net) and the interpreter agree.
+// Results have the element type of operand 0 (the data).
+class Top_HostOp<string mnemonic, string what, dag args> : Top_Op<mnemonic> {
+  let summary = what;
+  let arguments = args;
+  let results = (outs Top_Tensor:$output);
+  let shapeRuleDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferShapes() { return ::top::inferShapesOnHost(getOperation()); }
+  }];
+  let evaluateDefinition = [{
+    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) { return ::top::evaluateOnHost(*this, ctx); }
+  }];
+}
+// A host op whose results are indices (i64).
+class Top_IndexHostOp<string mnemonic, string what, dag args> : Top_HostOp<mnemonic, what, args> {
+  let shapeRuleDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferShapes() {
+      return ::top::inferShapesOnHost(getOperation(), ::mlir::IntegerType::get(getContext(), 64));
+    }
+  }];
+}
+
 #endif // TOP_BASE_TD

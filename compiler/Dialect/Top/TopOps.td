@@ -22,5 +22,6 @@ include "compiler/Dialect/Top/Ops/Reduce.td"
 include "compiler/Dialect/Top/Ops/Shape.td"
 include "compiler/Dialect/Top/Ops/DataMovement.td"
 include "compiler/Dialect/Top/Ops/Resize.td"
+include "compiler/Dialect/Top/Ops/Detection.td"
 
 #endif // TOP_OPS_TD

@@ -1,5 +1,5 @@
 // ONNX ops that move or copy data: Transpose, Concat, Split, Slice, Pad, Gather (and the host ops
-// GatherElements, GatherND, ScatterND, ScatterElements), Expand,
+// GatherElements, GatherND, ScatterND, ScatterElements, NonZero), Expand,
 // Tile, DepthToSpace, SpaceToDepth. On constant inputs they fold.
 #include "compiler/Import/OnnxNodeImporter.h"
 
@@ -224,6 +224,7 @@ void registerDataMovementOps(OpTable &t) {
           return indexedHostOp<top::ScatterNDOp>(im, n, 3, {im.str("reduction", n.getString("reduction", "none"))});
         },
         {3});
+  t.add("NonZero", [](OnnxImporter &im, const Node &n) { return indexedHostOp<top::NonZeroOp>(im, n, 1, {}); });
   // Scatter (opset 9-10) is ScatterElements without a reduction.
   for (const char *name : {"ScatterElements", "Scatter"})
     t.add(name,

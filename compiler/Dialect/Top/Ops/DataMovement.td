@@ -50,19 +50,6 @@ def Top_GatherOp : Top_Op<"gather", [Top_RankAgnosticMove]> {
   let results = (outs Top_Tensor:$output);
 }
 
-// Host ops (kernels/HostOps.h): their shape rule and evaluation are the
-// host op's, so the chip path (a CPU sub-net) and the interpreter agree.
-class Top_HostOp<string mnemonic, string what, dag args> : Top_Op<mnemonic> {
-  let summary = what;
-  let arguments = args;
-  let results = (outs Top_Tensor:$output);
-  let shapeRuleDefinition = [{
-    ::mlir::LogicalResult $cppClass::inferShapes() { return ::top::inferShapesOnHost(getOperation()); }
-  }];
-  let evaluateDefinition = [{
-    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) { return ::top::evaluateOnHost(*this, ctx); }
-  }];
-}
 def Top_GatherElementsOp : Top_HostOp<"gather_elements",
     "ONNX GatherElements: the output has the indices' shape, the index picks along axis",
     (ins Top_Tensor:$input, Top_Tensor:$indices, I64Attr:$axis)>;
@@ -76,6 +63,11 @@ def Top_ScatterElementsOp : Top_HostOp<"scatter_elements",
     "ONNX ScatterElements: data with each update written where its index points along axis",
     (ins Top_Tensor:$input, Top_Tensor:$indices, Top_Tensor:$updates, I64Attr:$axis,
          DefaultValuedAttr<StrAttr, "\"none\"">:$reduction)>;
+
+// ONNX NonZero: the coordinates of the non-zero elements, [rank, count];
+// the count comes from the data (docs/codegen.md "Shapes from the data").
+def Top_NonZeroOp : Top_IndexHostOp<"nonzero", "Coordinates of the non-zero elements, one row per dim (i64)",
+    (ins Top_Tensor:$input)>;
 
 def Top_ExpandOp : Top_Op<"expand", [Top_RankAgnosticMove]> {
   let summary = "Broadcasts input to the broadcast of its shape and `shape`";

@@ -27,12 +27,12 @@ def const(name, array):
     return numpy_helper.from_array(np.asarray(array), name)
 
 
-# Three unsupported op types in one model (one of them twice).
+# Two unsupported op types in one model (one of them twice) beside supported ones.
 save("unsupported",
      [helper.make_node("Relu", ["x"], ["a"], name="ok_relu"),
-      helper.make_node("NonZero", ["a"], ["b"], name="nz1"),
+      helper.make_node("Unique", ["a"], ["b"], name="u1"),
       helper.make_node("TopK", ["a", "k"], ["c", "d"], name="topk"),
-      helper.make_node("NonZero", ["a"], ["e"], name="nz2"),
+      helper.make_node("Unique", ["a"], ["e"], name="u2"),
       helper.make_node("Hardmax", ["a"], ["f"], name="hm")],
      [vi("x", [2, 3])], [vi("b", None), vi("c", None), vi("e", None), vi("f", None)],
      [const("k", np.array([1], np.int64))])

@@ -1,0 +1,50 @@
+// ONNX object-detection post-processing: NonMaxSuppression.
+#include "compiler/Import/OnnxNodeImporter.h"
+
+#include <optional>
+
+using namespace mlir;
+
+namespace tpu::onnx {
+
+namespace {
+
+// NonMaxSuppression(boxes, scores, max_output_boxes_per_class, iou_threshold,
+// score_threshold): the last three optional constant scalars, attributes of
+// top.nms (its result's bound needs the maximum at compile time).
+Status nonMaxSuppression(OnnxImporter &im, const Node &n) {
+  std::vector<NamedAttribute> attrs = {im.i64("center_point_box", n.getInt("center_point_box", 0))};
+  auto scalar = [&](size_t i, const char *what) -> Result<std::optional<double>> {
+    if (!im.present(n, i)) return std::optional<double>();
+    auto v = im.constFloats(n, i, what);
+    if (!v) return v.status();
+    if (v->size() != 1) return makeError(n.describe(), ": ", what, " must hold one value, it holds ", v->size());
+    return std::optional<double>((*v)[0]);
+  };
+  int64_t most = 0;
+  if (im.present(n, 2)) {
+    auto v = im.constInts(n, 2, "max_output_boxes_per_class");
+    if (!v) return v.status();
+    if (v->size() != 1)
+      return makeError(n.describe(), ": max_output_boxes_per_class must hold one value, it holds ", v->size());
+    most = (*v)[0];
+  }
+  auto iou = scalar(3, "iou_threshold");
+  auto minScore = scalar(4, "score_threshold");
+  for (const auto *r : {&iou, &minScore})
+    if (!*r) return r->status();
+  attrs.push_back(im.i64("max_output_boxes_per_class", most));
+  attrs.push_back(im.f64("iou_threshold", iou->value_or(0.0)));
+  if (*minScore) attrs.push_back(im.f64("score_threshold", **minScore));
+  auto boxes = im.operand(n, 0), scores = im.operand(n, 1);
+  if (!boxes) return boxes.status();
+  if (!scores) return scores.status();
+  auto op = im.build<top::NmsOp>(n, {*boxes, *scores}, attrs);
+  return op ? Status::ok() : op.status();
+}
+
+} // namespace
+
+void registerDetectionOps(OpTable &t) { t.add("NonMaxSuppression", nonMaxSuppression, {2}); }
+
+} // namespace tpu::onnx

@@ -1,0 +1,66 @@
+"""A detector head ending as exports with NMS do: a conv gives per-anchor
+boxes [x_center, y_center, w, h] and class scores, NonMaxSuppression keeps
+rows [batch, class, box], Gathers pick the kept boxes and their classes, and
+NonZero lists the anchors scoring above 0.9. How many rows NMS keeps and how
+many NonZero finds comes from the data.
+Writes DIR/nms.onnx, two inputs DIR/nms_in.npz and DIR/nms_in2.npz, four
+calibration samples in DIR/samples/, and DIR/nms_add.onnx, where an Add (a
+chip op) reads the NMS rows."""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1]
+rng = np.random.default_rng(11)
+C, A = 3, 64  # classes, anchors (8 x 8)
+W = (rng.standard_normal((4 + C, 4, 1, 1)) * 0.8).astype(np.float32)
+B = np.array([4, 4, 3, 3] + [0] * C, np.float32)
+i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+f32c = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+nodes = [
+    helper.make_node("Conv", ["x", "W", "B"], ["head"]),
+    helper.make_node("Reshape", ["head", "flat"], ["rows"]),          # [1, 4 + C, A]
+    helper.make_node("Slice", ["rows", "s0", "s4", "s1"], ["xywh"]),   # [1, 4, A]
+    helper.make_node("Transpose", ["xywh"], ["boxes"], perm=[0, 2, 1]),  # [1, A, 4]
+    helper.make_node("Slice", ["rows", "s4", "s7", "s1"], ["logits"]),
+    helper.make_node("Sigmoid", ["logits"], ["scores"]),               # [1, C, A]
+    helper.make_node("NonMaxSuppression", ["boxes", "scores", "most", "iou", "min_score"], ["selected"],
+                     center_point_box=1),
+    helper.make_node("Gather", ["selected", "two"], ["box_index"], axis=1),
+    helper.make_node("Gather", ["selected", "one"], ["classes"], axis=1),
+    helper.make_node("Reshape", ["boxes", "flat_boxes"], ["all_boxes"]),  # [A, 4]
+    helper.make_node("Gather", ["all_boxes", "box_index"], ["kept_boxes"], axis=0),
+    helper.make_node("Sub", ["scores", "cut"], ["above"]),
+    helper.make_node("Relu", ["above"], ["confident"]),
+    helper.make_node("NonZero", ["confident"], ["confident_at"]),
+]
+I64 = TensorProto.INT64
+graph = helper.make_graph(
+    nodes, "nms", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+    [helper.make_tensor_value_info("selected", I64, ["rows", 3]),
+     helper.make_tensor_value_info("classes", I64, ["rows"]),
+     helper.make_tensor_value_info("kept_boxes", TensorProto.FLOAT, ["rows", 4]),
+     helper.make_tensor_value_info("confident_at", I64, [3, "found"])],
+    [numpy_helper.from_array(W, "W"), numpy_helper.from_array(B, "B"), i64("flat", [1, 4 + C, A]),
+     i64("s0", [0]), i64("s4", [4]), i64("s7", [4 + C]), i64("s1", [1]), i64("most", [20]), f32c("iou", [0.4]),
+     f32c("min_score", [0.3]), i64("two", 2), i64("one", 1), i64("flat_boxes", [A, 4]), f32c("cut", 0.9)])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 8
+onnx.checker.check_model(model)
+onnx.save(model, os.path.join(out, "nms.onnx"))
+for name in ("nms_in.npz", "nms_in2.npz"):
+    np.savez(os.path.join(out, name), x=rng.standard_normal((1, 4, 8, 8)).astype(np.float32))
+os.makedirs(os.path.join(out, "samples"), exist_ok=True)
+for i in range(4):
+    np.savez(os.path.join(out, "samples", f"s{i}.npz"), x=rng.standard_normal((1, 4, 8, 8)).astype(np.float32))
+
+# The same head with an Add on the NMS rows instead of the Gathers.
+bad = helper.make_graph(
+    nodes[:7] + [helper.make_node("Add", ["selected", "one"], ["rows_plus_one"])], "nms_add", graph.input,
+    [helper.make_tensor_value_info("rows_plus_one", I64, ["rows", 3])], graph.initializer)
+bad_model = helper.make_model(bad, opset_imports=[helper.make_opsetid("", 13)])
+bad_model.ir_version = 8
+onnx.save(bad_model, os.path.join(out, "nms_add.onnx"))
