@@ -1,6 +1,6 @@
 // Writes seed corpora for the fuzz targets from the project's assembler
 // sources: each .s file assembled to a .bmodel (fuzz_bmodel), once more with
-// its groups as sub-nets, once with a second stage per net, and each of its
+// its groups as sub-nets, once with a second stage per net, once with both, and each of its
 // commands as a fuzz_command input (selector byte + 128 command bytes).
 //   fuzz_seeds <bmodel-dir> <command-dir> <file.s>...
 #include "isa/Assembler.h"
@@ -22,15 +22,27 @@ bool writeFile(const std::filesystem::path &path, const std::vector<uint8_t> &by
 }
 
 // The nets as chains of sub-nets (docs/bmodel.md, "Sub-nets"): each group a
-// TPU sub-net, an arg_max CPU sub-net after the first, so that the bmodel
-// fuzzer starts from that layout too. The reader checks the container only,
-// so the tensors need not fit the op.
+// TPU sub-net, CPU sub-nets after the first (an arg_max, a cast to i64 and
+// the second result of a topk: integer, real and text attributes, one and
+// two results), so that the bmodel fuzzer starts from that layout too. The
+// reader checks the container only, so the tensors need not fit the op.
 tpu::bmodel::Model withSubnets(tpu::bmodel::Model model) {
   using tpu::bmodel::Subnet;
   tpu::kernels::HostCall argMax;
   argMax.code = tpu::kernels::findHostOp("top.arg_max")->code;
   argMax.attrs.setInts("axis", {1});
   argMax.resultShapes = {{1, 1}};
+  tpu::kernels::HostCall cast;
+  cast.code = tpu::kernels::findHostOp("top.cast")->code;
+  cast.attrs.setText("to", "i64");
+  cast.resultShapes = {{1, 4}};
+  tpu::kernels::HostCall topk;
+  topk.code = tpu::kernels::findHostOp("top.topk")->code;
+  topk.attrs.setInts("axis", {1});
+  topk.attrs.setInts("k", {2});
+  topk.attrs.setInts("largest", {1});
+  topk.resultShapes = {{1, 2}, {1, 2}};
+  topk.result = 1;
   for (auto &net : model.nets)
     for (size_t g = 0; g < net.groups.size(); ++g) {
       Subnet tpu;
@@ -40,12 +52,14 @@ tpu::bmodel::Model withSubnets(tpu::bmodel::Model model) {
       tpu.outputs = net.outputs;
       net.subnets.push_back(tpu);
       if (g != 0) continue;
-      Subnet cpu;
-      cpu.mode = Subnet::Mode::Cpu;
-      cpu.cpuOpType = argMax.code;
-      cpu.cpuParam = argMax.serialize();
-      cpu.inputs = cpu.outputs = net.outputs;
-      net.subnets.push_back(cpu);
+      for (const tpu::kernels::HostCall *call : {&argMax, &cast, &topk}) {
+        Subnet cpu;
+        cpu.mode = Subnet::Mode::Cpu;
+        cpu.cpuOpType = call->code;
+        cpu.cpuParam = call->serialize();
+        cpu.inputs = cpu.outputs = net.outputs;
+        net.subnets.push_back(cpu);
+      }
     }
   return model;
 }
@@ -93,6 +107,9 @@ int main(int argc, char **argv) {
     if (chained.isOk()) written += writeFile(bmodelDir / (stem + "_subnets.bmodel"), *chained);
     auto staged = tpu::bmodel::serialize(withStages(*model));
     if (staged.isOk()) written += writeFile(bmodelDir / (stem + "_stages.bmodel"), *staged);
+    // Both: stages whose nets are chains of sub-nets.
+    auto both = tpu::bmodel::serialize(withStages(withSubnets(*model)));
+    if (both.isOk()) written += writeFile(bmodelDir / (stem + "_stages_subnets.bmodel"), *both);
     int index = 0;
     for (const auto &net : model->nets)
       for (const auto &group : net.groups)

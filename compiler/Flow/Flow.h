@@ -23,6 +23,15 @@ namespace tpu::flow {
 struct FlowOptions {
   std::string modelPath; // .onnx or .tflite
   std::vector<std::vector<int64_t>> inputShapes; // empty: the model's own shapes
+  // Two or more shape sets (tpuc flow --input-shapes "[[..]];[[..]]"): a
+  // multi-stage flow. The model is imported and deployed at each set in a
+  // stage directory of the work dir (stage0, stage1, ...), the bmodels
+  // combined into one net of one stage per set (shared weights, as tpuc
+  // combine), and each stage run on that bmodel and compared. INT8 is
+  // calibrated once, on samples of one stage's shapes (or images, at stage
+  // 0's), and the table serves every stage. testInput is then one .npz per
+  // stage, comma-separated in stage order, or one image for all.
+  std::vector<std::vector<std::vector<int64_t>>> stageShapes;
   lowering::Quantize mode = lowering::Quantize::F32;
   std::optional<preprocess::Config> preprocess; // recorded in the Top module (tpuc import --mean ...)
   std::string calibrationData; // directory of .npz / image samples (required for INT8)
@@ -68,8 +77,21 @@ struct FlowResult {
   std::string int8Recipe;           // INT8: the recipe and how it was chosen
   std::vector<std::string> keptF32; // INT8: "name: why" of the ops kept in fp32
   runtime::RunReport sim;
-  bool pass() const;
+  // A multi-stage flow (FlowOptions::stageShapes): this result holds what
+  // the stages share (caliPath, int8Recipe, the combined bmodelPath and the
+  // work dir's manifestPath), each stage's own files, runs and comparisons
+  // are in `stages` ("stage 0", its shapes and its directory).
+  std::string stageName;
+  std::vector<std::vector<int64_t>> stageInputShapes;
+  std::vector<FlowResult> stages;
+  bool pass() const; // every comparison, of every stage
 };
+
+// "[[1,3,48,320]];[[1,3,48,640]]" -> one shape list per stage, each as
+// tpu::onnx::parseShapeList reads it (one set: one stage). Errors name the set.
+Result<std::vector<std::vector<std::vector<int64_t>>>> parseStageShapes(const std::string &text);
+// "[[1,3,48,320],[1,10]]"
+std::string stageShapesText(const std::vector<std::vector<int64_t>> &shapes);
 
 // The tolerances of a stage pair for a quantization mode (docs/validation.md):
 // Top vs Tpu: F32 0.99/0.99, INT8 cosine 0.8 / euclidean 0.5;

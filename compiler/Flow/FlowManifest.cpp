@@ -74,6 +74,12 @@ std::string manifestJson(const FlowManifest &m) {
     cs.push_back(std::move(o));
   }
   j["comparisons"] = std::move(cs);
+  if (!m.stages.empty()) {
+    Json ss = Json::array();
+    for (const FlowStage &st : m.stages)
+      ss.push_back(Json{{"name", st.name}, {"input_shapes", st.inputShapes}, {"dir", st.dir}});
+    j["stages"] = std::move(ss);
+  }
   return j.dump(1) + "\n";
 }
 
@@ -171,6 +177,23 @@ Result<FlowManifest> readFlowManifest(const std::string &dir) {
       tc.rows.push_back(std::move(row));
     }
     m.comparisons.push_back(std::move(tc));
+  }
+  // Optional (multi-stage flows).
+  if (j.contains("stages")) {
+    if (!j["stages"].is_array()) return makeError(origin, ": key 'stages' is not an array");
+    for (size_t i = 0; i < j["stages"].size(); ++i) {
+      const Json &st = j["stages"][i];
+      const std::string at = "stages[" + std::to_string(i) + "].";
+      if (!st.is_object()) return makeError(origin, ": '", at, "' is not an object");
+      FlowStage stage;
+      for (auto [key, field] : {std::pair{"name", &stage.name}, std::pair{"input_shapes", &stage.inputShapes},
+                                std::pair{"dir", &stage.dir}}) {
+        auto v = rd.get(st, key, at, Json::value_t::string);
+        if (!v) return v.status();
+        *field = (*v)->get<std::string>();
+      }
+      m.stages.push_back(std::move(stage));
+    }
   }
   return m;
 }

@@ -22,6 +22,14 @@ struct TensorComparisons {
   std::vector<kernels::CompareRow> rows;
 };
 
+// A stage of a multi-stage flow (tpuc flow --input-shapes "[[..]];[[..]]"):
+// its own flow dir (a flow.json of its own) below the work dir.
+struct FlowStage {
+  std::string name;        // "stage 0"
+  std::string inputShapes; // "[[1,3,48,320]]"
+  std::string dir;         // relative to the work dir: "stage0"
+};
+
 struct FlowManifest {
   std::string dir;                          // the work directory (set when read)
   std::string quantize;                     // "F32" or "INT8"
@@ -31,6 +39,9 @@ struct FlowManifest {
   std::vector<std::string> keptF32;
   std::map<std::string, std::string> files; // role ("top", "tpu", "bmodel", "cali", "stats", ...) -> name in dir
   std::vector<TensorComparisons> comparisons;
+  // A multi-stage flow's work dir: its stages, in stage order (its files are
+  // the multi-stage bmodel and the calibration table; no comparisons).
+  std::vector<FlowStage> stages;
   // The path of a role's file, "" when the flow wrote none.
   std::string path(const std::string &role) const;
 };

@@ -373,6 +373,9 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
 
   std::vector<std::function<bool(Int8Recipe &)>> steps;
   auto leverStep = [&](const char *name) {
+    if (options.sampleFreeWeights &&
+        (std::string_view(name) == "bias-correction" || std::string_view(name) == "round-weights"))
+      return;
     const LeverWord &w = *std::find_if(std::begin(kLeverWords), std::end(kLeverWords),
                                        [&](const LeverWord &l) { return std::string_view(l.name) == name; });
     steps.push_back([&w](Int8Recipe &r) {

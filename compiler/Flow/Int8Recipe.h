@@ -101,6 +101,10 @@ struct RecipeSearchOptions {
   double expectedCos = kDefaultExpectedCos;
   size_t maxFloatLayers = kDefaultMaxFloatLayers;
   std::string scratchDir; // where an equalized module's weights are written (a temporary directory)
+  // The levers that correct weights on samples (bias-correction,
+  // round-weights) are not tried: a multi-stage flow's stages share one set
+  // of weights, which samples of one input shape cannot correct for all.
+  bool sampleFreeWeights = false;
 };
 
 struct RecipeTrial {

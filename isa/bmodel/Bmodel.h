@@ -58,6 +58,10 @@ Status checkStages(const std::vector<const Net *> &stages, const std::vector<std
 // address and bytes) and pass checkStages. `origins[i]` names models[i] in
 // the errors ("net 'rec': the weights of b.bmodel differ from a.bmodel's ...").
 Result<Model> combine(const std::vector<Model> &models, const std::vector<std::string> &origins);
+// tpuc combine's job but the write (tpuc flow with several shape sets makes
+// its bmodel with it too): each file read, the models combined (the paths
+// name them in errors) and serialized.
+Result<std::vector<uint8_t>> combineFiles(const std::vector<std::string> &paths);
 
 // "[1,3,16,32]"
 std::string shapeText(const std::vector<uint64_t> &dims);

@@ -72,4 +72,16 @@ Result<Model> combine(const std::vector<Model> &models, const std::vector<std::s
   return out;
 }
 
+Result<std::vector<uint8_t>> combineFiles(const std::vector<std::string> &paths) {
+  std::vector<Model> models;
+  for (const std::string &path : paths) {
+    auto model = readFile(path);
+    if (!model) return model.status();
+    models.push_back(model.take());
+  }
+  auto combined = combine(models, paths);
+  if (!combined) return combined.status();
+  return serialize(*combined);
+}
+
 } // namespace tpu::bmodel

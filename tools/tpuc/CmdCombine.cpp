@@ -13,15 +13,7 @@ int runCombine(int argc, char **argv) {
   args.positionals(2, tpu::bmodel::kMaxNets, "a.bmodel b.bmodel ...");
   args.option("--output", "the bmodel to write: equally named nets become the stages of one net", "-o");
   if (auto done = args.parseCommandLine(argc, argv, {{"--output", "-o out.bmodel"}})) return *done;
-  std::vector<tpu::bmodel::Model> models;
-  for (const std::string &path : args.args()) {
-    auto model = tpu::bmodel::readFile(path);
-    if (!model) return tpuc::fail("combine", model.message());
-    models.push_back(model.take());
-  }
-  auto combined = tpu::bmodel::combine(models, args.args());
-  if (!combined) return tpuc::fail("combine", combined.message());
-  auto bytes = tpu::bmodel::serialize(*combined);
+  auto bytes = tpu::bmodel::combineFiles(args.args());
   if (!bytes) return tpuc::fail("combine", bytes.message());
   // Nothing is written unless everything above succeeded; a failed write leaves no partial file.
   const std::string out = args.get("--output");

@@ -18,7 +18,8 @@ namespace {
 int runFlowCmd(int argc, char **argv) {
   tpuc::SubcommandArgs args("flow",
                             "model.onnx|model.tflite --quantize F32|INT8 --test-input in.npz|--test-image img.png "
-                            "[--input-shapes \"[[1,3,224,224]]\"] [preprocessing flags as tpuc import] "
+                            "[--input-shapes \"[[1,3,224,224]]\" | \"[[1,3,48,320]];[[1,3,48,640]]\"] "
+                            "[preprocessing flags as tpuc import] "
                             "[--calibration-data DIR] [--input-num N] [--calibration-method M] [--tune N] "
                             "[--search-threshold] [--int8-recipe auto|none|FILE] [--int8-budget S] "
                             "[--equalize-weights] [--no-uint8] [--bias-correction] "
@@ -27,14 +28,19 @@ int runFlowCmd(int argc, char **argv) {
                             "[--no-layer-group] [--no-cpu-subnets] [--config hw.json] [--work-dir DIR]");
   args.positionals(1, 1, "model.onnx|model.tflite");
   args.option("--quantize", "F32 or INT8");
-  args.option("--input-shapes", "shapes of the model inputs, e.g. [[1,3,224,224]]");
+  args.option("--input-shapes",
+              "shapes of the model inputs, e.g. [[1,3,224,224]]; several sets separated by ';' make one "
+              "multi-stage bmodel, one stage per set with shared weights (work dir: stage0/, stage1/, ...; "
+              "--test-input a.npz,b.npz one per stage, or one --test-image; INT8 calibrates once, on samples "
+              "of one stage's shapes)");
   tpuc::declarePreprocessOptions(args);
   args.option("--calibration-data", "directory of .npz or image samples for the INT8 calibration");
   args.option("--input-num", "calibrate with the first N samples (default: all)");
   tpuc::declareCalibrationOptions(args, "--method");
   tpuc::declareLeverOptions(args);
   tpuc::declareRecipeOptions(args, /*search=*/true);
-  args.option("--test-input", "npz with one array per model input, run through every stage");
+  args.option("--test-input", "npz with one array per model input, run through every step (several "
+                              "--input-shapes sets: one npz per set, comma-separated)");
   args.option("--test-image", "an image made into the test input by the preprocessing flags");
   args.option("--quantize-table", "tensors kept in F32 (INT8; e.g. from tpuc qtable)");
   args.flag("--no-layer-group", "compile every op alone (load, compute, store)");
@@ -59,9 +65,12 @@ int runFlowCmd(int argc, char **argv) {
   tpu::flow::FlowOptions opt;
   opt.modelPath = args.args()[0];
   if (args.has("--input-shapes")) {
-    auto shapes = tpu::onnx::parseShapeList(args.get("--input-shapes"));
-    if (!shapes) return tpuc::fail("flow", shapes.message());
-    opt.inputShapes = shapes.take();
+    auto stages = tpu::flow::parseStageShapes(args.get("--input-shapes"));
+    if (!stages) return tpuc::fail("flow", stages.message());
+    if (stages->size() == 1)
+      opt.inputShapes = stages->front();
+    else
+      opt.stageShapes = stages.take();
   }
   opt.mode = *mode;
   opt.calibrationData = args.get("--calibration-data");
@@ -81,15 +90,21 @@ int runFlowCmd(int argc, char **argv) {
   opt.workDir = args.get("--work-dir");
   auto result = tpu::flow::runFlow(opt, std::cerr);
   if (!result) return tpuc::fail("flow", result.message());
-  // The HTML profile lives in the tools layer, above the compiler.
-  if (auto st = tpu::explore::writeProfileReport(result->statsPath, result->tracePath, result->reportPath); !st)
-    return tpuc::fail("flow", st.message());
-  tpu::graph::GraphRequest graph;
-  graph.inputPath = result->tpuPath;
-  graph.outputPath = result->graphPath;
-  graph.flowDir = llvm::sys::path::parent_path(result->manifestPath).str();
-  if (graph.flowDir.empty()) graph.flowDir = ".";
-  if (auto g = tpu::graph::writeGraph(graph); !g) return tpuc::fail("flow", g.message());
+  // The HTML profile and the graph page live in the tools layer, above the
+  // compiler: one of each per stage (a multi-stage flow's are in its stage dirs).
+  std::vector<const tpu::flow::FlowResult *> stages;
+  for (const tpu::flow::FlowResult &stage : result->stages) stages.push_back(&stage);
+  if (stages.empty()) stages.push_back(&*result);
+  for (const tpu::flow::FlowResult *stage : stages) {
+    if (auto st = tpu::explore::writeProfileReport(stage->statsPath, stage->tracePath, stage->reportPath); !st)
+      return tpuc::fail("flow", st.message());
+    tpu::graph::GraphRequest graph;
+    graph.inputPath = stage->tpuPath;
+    graph.outputPath = stage->graphPath;
+    graph.flowDir = llvm::sys::path::parent_path(stage->manifestPath).str();
+    if (graph.flowDir.empty()) graph.flowDir = ".";
+    if (auto g = tpu::graph::writeGraph(graph); !g) return tpuc::fail("flow", g.message());
+  }
   std::cout << tpu::flow::formatFlowSummary(*result);
   return result->pass() ? tpuc::kExitOk : tpuc::kExitMismatch;
 }

@@ -1,0 +1,28 @@
+"""A net whose bmodel is a chain of TPU and CPU sub-nets: conv (chip) ->
+ArgMax over channels (host) -> Cast to float (host) -> times the conv
+output (chip).
+  make_cpu_subnets.py DIR   writes DIR/subnets.onnx and DIR/subnets_in.npz (x [1,3,8,8])"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1]
+rng = np.random.default_rng(3)
+W = (rng.standard_normal((4, 3, 3, 3)) * 0.5).astype(np.float32)
+nodes = [
+    helper.make_node("Conv", ["x", "W"], ["c"], pads=[1, 1, 1, 1]),
+    helper.make_node("ArgMax", ["c"], ["best"], axis=1, keepdims=1),
+    helper.make_node("Cast", ["best"], ["best_f"], to=TensorProto.FLOAT),
+    helper.make_node("Mul", ["best_f", "c"], ["y"]),
+]
+graph = helper.make_graph(nodes, "subnets", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+                          [numpy_helper.from_array(W, "W")])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 8
+onnx.checker.check_model(model)
+onnx.save(model, os.path.join(out, "subnets.onnx"))
+np.savez(os.path.join(out, "subnets_in.npz"), x=rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
