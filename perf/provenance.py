@@ -65,6 +65,8 @@ _CHIP_COUNTS = ("tests/conformance/expected-counts.txt", "perf/conformance_count
 TABLES = {
     "latency-set": Table("docs/validation.md", "<!-- latency-set begin (perf/validate_latency.py) -->",
                          "<!-- latency-set end -->", "perf/validate_latency.py", _LATENCY),
+    "work-report": Table("docs/validation.md", "<!-- work-report begin (perf/validate_latency.py) -->",
+                         "<!-- work-report end -->", "perf/validate_latency.py", _LATENCY),
     "latency-scatter": Table("docs/latency_scatter.svg", "", "", "perf/validate_latency.py", _LATENCY),
     "timing-causes": Table("docs/timing.md", "<!-- timing-causes begin (perf/validate_latency.py --stages) -->",
                            "<!-- timing-causes end -->", "perf/validate_latency.py", _LATENCY),

@@ -7,7 +7,8 @@ and every published mode (FP32 b1, INT8 b1, INT8 b4), compiles the model with tp
 and writes docs/validation.md's latency table: simulated and published ms per image,
 error, leave-one-model-out and leave-one-family-out error (FAMILIES: the YOLOs out at once),
 dominant engine and the three layers that take
-longest, plus an SVG scatter (simulated against published, log axes, +-10 % band).
+longest, plus an SVG scatter (simulated against published, log axes, +-10 % band), and the work
+report of each row (work_report: layer groups, commands, TIU MACs, DDR bytes, conversion ops).
 A model that does not compile gets a row with the compiler's one-line error.
 
 Then (unless --no-fit or --quick) fit_timing (perf/TimingFit.cpp) refits the fitted
@@ -22,8 +23,8 @@ Every table it writes carries its provenance line (perf/provenance.py: commit, d
 it refuses to write when the code the tables measure has uncommitted changes, and reuses a
 --work folder's bmodels or calibration tables only when no later commit changed that code.
 --check compiles and simulates the quick set (no fit) and compares each of its cells with
-the committed table: the simulation is deterministic, so the stated noise is none and any
-difference fails (exit 1; scripts/check-docs.sh).
+the committed tables (latency and work report): the simulation is deterministic, so the stated
+noise is none and any difference fails (exit 1; scripts/check-docs.sh).
 
 usage: /usr/bin/python3 perf/validate_latency.py [--tpuc PATH] [--work DIR] [--quick | --check]
            [--models a,b] [--no-doc] [--no-fit] [--stages] [--reuse-calibration]
@@ -33,6 +34,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -153,8 +155,8 @@ def simulate(tpuc, model, quantize, batch, work, reuse_calibration=False, reuse_
 
 def summarize(stats, batch):
     """ms per image, the busier engine, the three layers that keep an engine busiest (TIU / GDMA busy ms of
-    the batch; a layer group's loads count for the layer that first reads them), and the work the program
-    does: TIU and GDMA busy ms and DDR MB of the batch."""
+    the batch; a layer group's loads count for the layer that first reads them), and the engines' busy ms and
+    commands of the batch."""
     eng = stats["engines"]
     dominant = "TIU" if eng["tiu"]["busy_cycles"] >= eng["gdma"]["busy_cycles"] else "GDMA"
     ms = lambda cycles: cycles / (stats["clock_mhz"] * 1e3)  # noqa: E731
@@ -163,9 +165,59 @@ def summarize(stats, batch):
     top = ", ".join(f"`{l['name'].removesuffix('_output_0')}` {ms(l['tiu_busy_cycles']):.2f} / "
                     f"{ms(l['gdma_busy_cycles']):.2f}" for l in layers)
     work = {"tiu_ms": ms(eng["tiu"]["busy_cycles"]), "gdma_ms": ms(eng["gdma"]["busy_cycles"]),
-            "ddr_mb": stats["ddr"]["bytes"] / 1e6, "tiu_commands": eng["tiu"]["commands"],
-            "gdma_commands": eng["gdma"]["commands"]}
+            "tiu_commands": eng["tiu"]["commands"], "gdma_commands": eng["gdma"]["commands"]}
     return stats["time_us"] / 1e3 / batch, dominant, top, work
+
+
+# The op kinds the work report counts as conversions: numeric format (fp32 <-> int8, int8 rescale) and layout
+# (data moved in DDR to another arrangement: permute, pad, batch-changing reshape).
+CONVERSIONS = (("cast", ("tpu.cast",)), ("requant", ("tpu.requant",)), ("move", ("tpu.move", "tpu.reshape")))
+
+
+def op_kinds(tpu_mlir):
+    """Layer name -> Tpu op kind ("tpu.conv") of a deployed module, by each op's location name."""
+    names, kinds = {}, {}
+    with open(tpu_mlir) as f:
+        for line in f:
+            loc = re.match(r'#(loc\d+) = loc\("([^"]*)"\)', line)
+            if loc:
+                names[loc[1]] = loc[2]
+            op = re.search(r'"(tpu\.\w+)"\(.*loc\(#(loc\d+)\)\s*$', line)
+            if op:
+                kinds[op[2]] = op[1]
+    return {names[loc]: kind for loc, kind in kinds.items() if loc in names}
+
+
+def kind_of(kinds, layer):
+    """A layer's op kind; the code generator names the copies of one op `<name>_1`, `<name>_2`, ..."""
+    return kinds.get(layer) or kinds.get(re.sub(r"_\d+$", "", layer), "")
+
+
+def work_report(tpuc, stats, bmodel):
+    """What the program asks of the chip, per batch, from the bmodel (`tpuc dis --work`: command groups, commands,
+    TIU MACs, DDR payload bytes) and the run's stats (busy time per layer): layer groups (command groups of
+    several ops) and their ops, global ops (a command group of one op), conversions per kind of CONVERSIONS and
+    their share of the two engines' busy time (a layer group's loads count for the layer that first reads them)."""
+    proc = subprocess.run([tpuc, "dis", bmodel, "--work"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"tpuc dis --work: {proc.stderr.strip()}")
+    net = json.loads(proc.stdout)["nets"][0]
+    kinds = op_kinds(os.path.splitext(bmodel)[0] + ".tpu.mlir")
+    sizes = [len(g["layers"]) for g in net["groups"]]
+    total = lambda key: sum(l[key] for l in net["layers"])  # noqa: E731
+    busy = {l["name"]: l["tiu_busy_cycles"] + l["gdma_busy_cycles"] for l in stats["layers"]}
+    all_busy = stats["engines"]["tiu"]["busy_cycles"] + stats["engines"]["gdma"]["busy_cycles"]
+    conversions = {}
+    for what, ops in CONVERSIONS:
+        names = [l["name"] for l in net["layers"] if kind_of(kinds, l["name"]) in ops]
+        conversions[what] = (len(names), sum(busy.get(name, 0) for name in names) / all_busy)
+    return {"layer_groups": sum(n > 1 for n in sizes), "grouped_ops": sum(n for n in sizes if n > 1),
+            "global_ops": sum(n == 1 for n in sizes), "tiu_commands": total("tiu_commands"),
+            "gdma_commands": total("gdma_commands"), "tiu_gmac": total("tiu_macs") / 1e9,
+            "weight_mb": total("ddr_coeff_read_bytes") / 1e6,
+            "activation_mb": (total("ddr_read_bytes") - total("ddr_coeff_read_bytes")) / 1e6,
+            "written_mb": total("ddr_written_bytes") / 1e6,
+            "conversions": conversions}
 
 
 def scatter(points, path, stamp):
@@ -299,14 +351,35 @@ def latency_table(results, fit, model_count):
         worst = lambda e: f"{max(abs(x) for x in e):.1f} %" if e else "-"  # noqa: E731
         summary.append(f"| {mode} | {len(errs)} of {model_count} | {mape(errs)} | {worst(errs)} | {mape(loo_errs)} | "
                        f"{worst(loo_errs)} | {mape(lofo_errs)} | {worst(lofo_errs)} |")
-    # The work of each program (per batch): what the compiler asks for, apart from how the model prices it.
-    work = ["", "| model | mode | TIU busy ms | GDMA busy ms | DDR MB | TIU / GDMA commands |", "|---|---|---|---|---|---|"]
+    return "\n".join(rows + summary)
+
+
+def work_table(results):
+    """The work report of each simulated row (per batch, work_report) beside its time per image."""
+    lines = ["| model | mode | simulated ms | published ms | layer groups (ops) | global ops | TIU / GDMA commands "
+             "| TIU / GDMA busy ms | TIU GMAC | DDR MB read: weights + activations | DDR MB written "
+             "| MACs per DDR byte | cast / requant / move (share of busy time) |", "|---" * 13 + "|"]
     for r in results:
-        if "work" in r:
-            w = r["work"]
-            work.append(f"| {r['model']} | {r['mode']} | {w['tiu_ms']:.2f} | {w['gdma_ms']:.2f} | {w['ddr_mb']:.1f} | "
-                        f"{w['tiu_commands']} / {w['gdma_commands']} |")
-    return "\n".join(rows + summary + work)
+        if "report" not in r:
+            continue
+        w, b = r["report"], r["work"]
+        intensity = w["tiu_gmac"] * 1e3 / (w["weight_mb"] + w["activation_mb"] + w["written_mb"])
+        conversions = " / ".join(f"{n} ({share * 100:.1f} %)" if n else "0" for n, share in w["conversions"].values())
+        lines.append(f"| {r['model']} | {r['mode']} | {r['sim']:.3f} | {r['published']:g} | {w['layer_groups']} "
+                     f"({w['grouped_ops']}) | {w['global_ops']} | {w['tiu_commands']} / {w['gdma_commands']} | "
+                     f"{b['tiu_ms']:.2f} / {b['gdma_ms']:.2f} | {w['tiu_gmac']:.2f} | {w['weight_mb']:.1f} + "
+                     f"{w['activation_mb']:.1f} | {w['written_mb']:.1f} | {intensity:.0f} | {conversions} |")
+    return "\n".join(lines)
+
+
+def check_work_report(results):
+    """The bmodel's command counts (work_report, from `tpuc dis --work`) are the ones the simulator ran."""
+    for r in results:
+        if "report" in r and (r["report"]["tiu_commands"], r["report"]["gdma_commands"]) != \
+                (r["work"]["tiu_commands"], r["work"]["gdma_commands"]):
+            sys.exit(f"validate_latency: error: {r['model']} {r['mode']}: tpuc dis --work counts "
+                     f"{r['report']['tiu_commands']} / {r['report']['gdma_commands']} commands, tpuc sim ran "
+                     f"{r['work']['tiu_commands']} / {r['work']['gdma_commands']}")
 
 
 def cause_stages(fit_timing, results, work):
@@ -412,6 +485,7 @@ def main():
                 stats, r["bmodel"] = simulate(args.tpuc, model, quantize, batch, args.work, args.reuse_calibration,
                                               args.reuse_bmodels, args.config)
                 r["sim"], r["dominant"], r["top"], r["work"] = summarize(stats, batch)
+                r["report"] = work_report(args.tpuc, stats, r["bmodel"])
             except RuntimeError as e:
                 failed.append(f"{model} {mode}: {e}")
                 r["error"] = str(e)
@@ -422,11 +496,12 @@ def main():
         sys.exit("validate_latency: error: the quick set must compile: " + "; ".join(failed))
     if args.quick:
         check_fit_prices_the_simulation(args.fit_timing, results, args.work, args.config)
+        check_work_report(results)
     fit = None if args.quick or args.no_fit else fit_parameters(args.fit_timing, results, args.work, args.config)
-    table = latency_table(results, fit, len(names))
-    print(table)
+    table, report = latency_table(results, fit, len(names)), work_table(results)
+    print(table + "\n\n" + report)
     if args.check:
-        sys.exit(check_committed(table))
+        sys.exit(check_committed(table, report))
     if not writes_doc:
         return
     stages = cause_stages(args.fit_timing, results, args.work) if fit and args.stages else None
@@ -436,6 +511,7 @@ def main():
     if points:
         scatter(points, SVG, stamp)
     provenance.write_block("latency-set", table, [stamp.line("latency-set")])
+    provenance.write_block("work-report", report, [stamp.line("work-report")])
     if stages:
         provenance.write_block("timing-causes", stages, [stamp.line("timing-causes")])
         provenance.write_block("overlap-bounds", bounds, [stamp.line("overlap-bounds")])
@@ -459,13 +535,16 @@ def reuse_from_work(args):
             os.remove(record)
 
 
-def check_committed(table):
+def check_committed(table, report):
     """Exit status of --check: 1 when a quick-set cell differs from the committed one (the per-row tables: the
     summary over modes needs every model)."""
     with open(DOC) as f:
-        committed = provenance.block_of(f.read(), "latency-set") or ""
-    rows, _summary, work = table.split("\n\n")
-    lines = provenance.compare_tables("docs/validation.md", "latency-set", committed, rows + "\n\n" + work, keys=2)
+        doc = f.read()
+    rows, _summary = table.split("\n\n")
+    lines = []
+    for table_id, fresh in (("latency-set", rows), ("work-report", report)):
+        lines += provenance.compare_tables("docs/validation.md", table_id, provenance.block_of(doc, table_id) or "",
+                                           fresh, keys=2)
     for line in lines:
         print(line)
     print(f"validate_latency --check: {', '.join(QUICK)}: " + ("differs from" if lines else "reproduces")

@@ -1,9 +1,12 @@
 // tpuc dis: print a bmodel as assembler text (header, summary and sub-nets as
 // comments, then every command of every group in program order) — wiring
-// only; the work is in isa/bmodel/Bmodel.h and isa/Disassembler.h.
+// only; the work is in isa/bmodel/Bmodel.h and isa/Disassembler.h. With
+// --work, the work each net asks of the chip as JSON instead
+// (tools/explore/BmodelWork.h).
 #include "isa/Disassembler.h"
 #include "isa/bmodel/Bmodel.h"
 #include "kernels/HostOps.h"
+#include "tools/explore/BmodelWork.h"
 #include "tools/tpuc/Subcommand.h"
 #include "tools/tpuc/SubcommandArgs.h"
 
@@ -44,17 +47,39 @@ std::string describeStage(const tpu::bmodel::Net &stage) {
   return "inputs " + list(stage.inputs) + " -> outputs " + list(stage.outputs);
 }
 
+// The text to stdout, or to -o.
+int writeOut(const tpuc::SubcommandArgs &args, const std::string &out) {
+  if (!args.has("--output")) {
+    std::cout << out;
+    return tpuc::kExitOk;
+  }
+  std::ofstream f(args.get("--output"));
+  if (!f || !(f << out)) return tpuc::fail("dis", "cannot write " + args.get("--output"));
+  return tpuc::kExitOk;
+}
+
 int runDis(int argc, char **argv) {
-  tpuc::SubcommandArgs args("dis", "model.bmodel [-o model.s [--coeff-files]]");
+  tpuc::SubcommandArgs args("dis", "model.bmodel [-o model.s [--coeff-files] | --work]");
   args.positionals(1, 1, "model.bmodel");
   args.option("--output", "write the text here instead of stdout", "-o");
   args.flag("--coeff-files", "with -o: write each net's coefficients to <output>.net<i>.coeff.bin "
                              "and refer to them with .coeff_file instead of inline hex");
+  args.flag(
+      "--work",
+      "instead of the text, each net's work as JSON: per command group its TIU/GDMA command counts "
+      "and layers, per layer its commands, TIU multiply-accumulates and the DDR payload bytes its GDMA commands read "
+      "(coefficients among them) and write");
   if (auto done = args.parseCommandLine(argc, argv)) return *done;
   const std::string &path = args.args()[0];
   tpu::bmodel::Header header;
   auto model = tpu::bmodel::readFile(path, &header);
   if (!model) return tpuc::fail("dis", model.message());
+  if (args.isSet("--work")) {
+    if (args.isSet("--coeff-files")) return tpuc::fail("dis", "--coeff-files writes the text, not --work");
+    auto work = tpu::explore::workJson(*model);
+    if (!work) return tpuc::fail("dis", path + ": " + work.message());
+    return writeOut(args, *work);
+  }
   tpu::isa::DisassembleOptions options;
   if (args.isSet("--coeff-files")) {
     if (!args.has("--output")) return tpuc::fail("dis", "--coeff-files needs -o model.s");
@@ -94,13 +119,7 @@ int runDis(int argc, char **argv) {
       for (size_t i = 0; i < net.subnets.size(); ++i) out += "#   " + describeSubnet(net.subnets[i], i) + "\n";
     }
   out += *text;
-  if (!args.has("--output")) {
-    std::cout << out;
-    return tpuc::kExitOk;
-  }
-  std::ofstream f(args.get("--output"));
-  if (!f || !(f << out)) return tpuc::fail("dis", "cannot write " + args.get("--output"));
-  return tpuc::kExitOk;
+  return writeOut(args, out);
 }
 
 tpuc::RegisterSubcommand registerDis("dis", "print a bmodel's header, tensors and commands as assembler text",
