@@ -18,8 +18,9 @@ prints one line per table that has no stamp, a cell without its run's key, a sta
 not an ancestor of HEAD, or a stamp older than a commit that changed the code the table measures
 (`git log <commit>..HEAD -- <measured paths>`), unless that commit's message declares, in a
 `Figures-unchanged: <evidence>` trailer, that it changes no figure of that table (a
-`Figures-changed: <table ids>` trailer names the tables whose figures it does change). Exit 1
-when it prints any, 2 on bad input.
+`Figures-changed: <table ids>` trailer names the tables whose figures it does change), or a
+later commit vouches for it with a `Figures-unchanged-in: <hash> <evidence>` trailer (a message
+cannot be amended once a stamp names a later commit). Exit 1 when it prints any, 2 on bad input.
 """
 import argparse
 import json
@@ -282,13 +283,17 @@ def compare_tables(doc, table, committed_text, fresh_text, keys=1, ignore=(), ab
 # message, with its evidence: `Figures-unchanged: bmodel-sums identical (46 bmodels)`. It does not age the
 # stamps, except those of the tables a `Figures-changed: <table id>, ...` trailer of the same message names
 # (the figures it does change: a new op's conformance counts). check-docs' quick re-runs still test the claim.
+# A commit whose message lacks the trailer can be vouched for by a later one:
+# `Figures-unchanged-in: <hash> <evidence>` (the tables its own Figures-changed names stay aged).
 FIGURES_UNCHANGED = re.compile(r"^Figures-unchanged: \S", re.M)
 FIGURES_CHANGED = re.compile(r"^Figures-changed: (.+)$", re.M)
+FIGURES_UNCHANGED_IN = re.compile(r"^Figures-unchanged-in: ([0-9a-f]{7,40}) \S", re.M)
 
 
-def declares_unchanged(message, table_id):
-    """Whether a commit message declares that the commit leaves table_id's figures as they were."""
-    if not FIGURES_UNCHANGED.search(message):
+def declares_unchanged(message, table_id, vouched=False):
+    """Whether a commit message declares (or a later commit, `vouched`, declares for it) that the commit
+    leaves table_id's figures as they were."""
+    if not (vouched or FIGURES_UNCHANGED.search(message)):
         return False
     changed = {t for m in FIGURES_CHANGED.finditer(message) for t in re.split(r"[,\s]+", m.group(1)) if t}
     return table_id not in changed
@@ -298,10 +303,13 @@ def changes_since(commit, paths, root=ROOT, table_id=None):
     """The commits after `commit` (to HEAD) that touch paths, newest first, as 'hash subject' lines; with
     table_id, without those that declare they leave its figures unchanged."""
     out = git(root, "log", "--format=%h %s%x00%B%x1e", f"{commit}..HEAD", "--", *paths).stdout
+    vouched = FIGURES_UNCHANGED_IN.findall(git(root, "log", "--format=%B", f"{commit}..HEAD").stdout)
     lines = []
     for entry in out.split("\x1e"):
         head, _, body = entry.strip("\n").partition("\x00")
-        if head.strip() and not (table_id and declares_unchanged(body, table_id)):
+        short = head.strip().split(" ")[0]
+        later = any(v.startswith(short) or short.startswith(v) for v in vouched)
+        if head.strip() and not (table_id and declares_unchanged(body, table_id, later)):
             lines.append(head.strip())
     return lines
 

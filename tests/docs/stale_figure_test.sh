@@ -57,6 +57,14 @@ git -c user.name=t -c user.email=t@t commit -qam "change the timing model again"
 grep "^docs/validation.md: latency-set: made at ${head:0:12}.*change the code it measures" "$work/aged.txt" \
   || { echo "FAIL: the aged stamp is not reported"; cat "$work/aged.txt"; exit 1; }
 echo "PASS: an aged stamp fails the stale check"
+# A later commit can vouch for one whose message lacks the trailer (a stamped message cannot be amended).
+git -c user.name=t -c user.email=t@t commit -q --allow-empty -m "vouch" \
+  -m "Figures-unchanged-in: $(git rev-parse --short=12 HEAD) a comment only"
+/usr/bin/python3 perf/provenance.py stale --root . > "$work/vouched.txt" || true
+if grep "^docs/validation.md: latency-set" "$work/vouched.txt"; then
+  echo "FAIL: a vouched-for commit aged the stamp"; exit 1
+fi
+echo "PASS: Figures-unchanged-in keeps the stamp current"
 # (2) An edited figure of the quick set: the re-run must not reproduce it.
 sed -i 's/^| retinaface_mnet025 | FP32 b1 | \([0-9.]*\) |/| retinaface_mnet025 | FP32 b1 | 9.999 |/' "$doc"
 grep -q "| retinaface_mnet025 | FP32 b1 | 9.999 |" "$doc" || { echo "FAIL: could not edit the figure"; exit 1; }
