@@ -69,9 +69,12 @@ static int run(bm_handle_t handle, void *bmrt, const char *model, const char *in
   status = out ? 0 : 2;
   if (!out) report("cannot open the output file");
   for (int i = 0; i < info->output_num; ++i) {
+    /* The output's shape after the launch (smaller than its device memory
+       when a CPU layer's row count comes from the data): copy that much. */
     size_t bytes = bmrt_tensor_bytesize(&outputs[i]);
-    host = status == 0 ? malloc(bytes) : NULL;
-    if (status == 0 && (!host || bm_memcpy_d2s(handle, host, outputs[i].device_mem) != BM_SUCCESS ||
+    host = status == 0 ? malloc(bytes ? bytes : 1) : NULL;
+    if (status == 0 &&
+        (!host || bm_memcpy_d2s_partial(handle, host, outputs[i].device_mem, (unsigned int)bytes) != BM_SUCCESS ||
                         fwrite(host, 1, bytes, out) != bytes)) {
       report("reading or writing an output failed");
       status = 2;

@@ -13,6 +13,7 @@ tool_dirs = [
     os.path.join(config.tpu_obj_root, "tools", "tpuc"),
     os.path.join(config.tpu_obj_root, "compiler", "tools", "tpuc-opt"),
     os.path.join(config.tpu_obj_root, "perf"),
+    os.path.join(config.tpu_obj_root, "runtime", "examples"),
     config.filecheck_dir,
 ]
 config.environment["PATH"] = os.pathsep.join(tool_dirs + [config.environment.get("PATH", os.environ["PATH"])])

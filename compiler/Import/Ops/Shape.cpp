@@ -1,5 +1,7 @@
 // ONNX ops on shapes only (no data moves): Reshape, Flatten, Squeeze, Unsqueeze, Identity,
-// Dropout (inference), and Shape and Size, constants of the static shapes.
+// Dropout (inference), and Shape and Size, constants of the static shapes (refused on a shape
+// that comes from the data).
+#include "compiler/Dialect/Top/HostEval.h"
 #include "compiler/Import/OnnxNodeImporter.h"
 
 #include <algorithm>
@@ -9,6 +11,21 @@ using namespace mlir;
 namespace tpu::onnx {
 
 namespace {
+
+// The static shape of input 0 for Shape and Size, which fold to constants:
+// refused when the shape comes from the data (a NonMaxSuppression or NonZero
+// result: its type holds the most it can be, folding that would be wrong).
+Result<std::vector<int64_t>> foldableShape(OnnxImporter &im, const Node &n) {
+  if (!im.constInput(n, 0)) {
+    auto v = im.operand(n, 0);
+    if (!v) return v.status();
+    if (top::shapeFromData(*v))
+      return makeError(n.describe(), ": the shape of '", n.inputs[0],
+                       "' comes from the data (it is known only when the model runs); no host op computes Shape or "
+                       "Size yet");
+  }
+  return im.shapeOf(n, 0);
+}
 
 Status reshapeTo(OnnxImporter &im, const Node &n, Result<std::vector<int64_t>> shape) {
   if (!shape) return Status(shape.status()).prefix(n.describe());
@@ -71,7 +88,7 @@ void registerShapeOps(OpTable &t) {
     return Status::ok();
   });
   t.add("Shape", [](OnnxImporter &im, const Node &n) -> Status {
-    auto xs = im.shapeOf(n, 0);
+    auto xs = foldableShape(im, n);
     if (!xs) return xs.status();
     int64_t rank = xs->size();
     int64_t start = n.getInt("start", 0), end = n.getInt("end", rank);
@@ -82,7 +99,7 @@ void registerShapeOps(OpTable &t) {
     return Status::ok();
   });
   t.add("Size", [](OnnxImporter &im, const Node &n) -> Status {
-    auto xs = im.shapeOf(n, 0);
+    auto xs = foldableShape(im, n);
     if (!xs) return xs.status();
     int64_t total = 1;
     for (int64_t d : *xs) total *= d;

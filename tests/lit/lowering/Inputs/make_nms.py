@@ -4,8 +4,8 @@ rows [batch, class, box], Gathers pick the kept boxes and their classes, and
 NonZero lists the anchors scoring above 0.9. How many rows NMS keeps and how
 many NonZero finds comes from the data.
 Writes DIR/nms.onnx, two inputs DIR/nms_in.npz and DIR/nms_in2.npz, four
-calibration samples in DIR/samples/, and DIR/nms_add.onnx, where an Add (a
-chip op) reads the NMS rows."""
+calibration samples in DIR/samples/, DIR/nms_add.onnx, where an Add (a chip
+op) reads the NMS rows, and DIR/nms_shape.onnx, which takes their Shape."""
 import os
 import sys
 
@@ -64,3 +64,11 @@ bad = helper.make_graph(
 bad_model = helper.make_model(bad, opset_imports=[helper.make_opsetid("", 13)])
 bad_model.ir_version = 8
 onnx.save(bad_model, os.path.join(out, "nms_add.onnx"))
+
+# Shape of the NMS rows: known only at run time.
+shape = helper.make_graph(
+    nodes[:7] + [helper.make_node("Shape", ["selected"], ["rows_shape"])], "nms_shape", graph.input,
+    [helper.make_tensor_value_info("rows_shape", I64, [2])], graph.initializer)
+shape_model = helper.make_model(shape, opset_imports=[helper.make_opsetid("", 13)])
+shape_model.ir_version = 8
+onnx.save(shape_model, os.path.join(out, "nms_shape.onnx"))
