@@ -419,6 +419,112 @@ Status nonzeroOp(const HostAttrs &, const std::vector<ConstView> &in, std::vecto
   return Status::ok();
 }
 
+// ONNX RoiAlign: X [N, C, H, W], rois [R, 4] as (x1, y1, x2, y2), batch
+// indices [R]; the result [R, C, output_height, output_width].
+Result<Shapes> roiAlignShape(const HostAttrs &a, const Shapes &in) {
+  if (in[0].size() != 4) return makeError("X must be [N, C, H, W]");
+  if (in[1].size() != 2 || in[1][1] != 4) return makeError("rois must be [rois, 4]");
+  if (in[2].size() != 1 || in[2][0] != in[1][0])
+    return makeError("batch_indices must be [", in[1][0], "], one per roi");
+  const std::string mode = a.text("mode", "avg"), coord = a.text("coordinate_transformation_mode", "half_pixel");
+  if (mode != "avg" && mode != "max") return makeError("mode '", mode, "' is not avg or max");
+  if (coord != "half_pixel" && coord != "output_half_pixel")
+    return makeError("coordinate_transformation_mode '", coord, "' is not half_pixel or output_half_pixel");
+  const int64_t oh = a.integer("output_height", 1), ow = a.integer("output_width", 1);
+  if (oh < 1 || ow < 1) return makeError("output size ", oh, "x", ow, " is not positive");
+  if (a.integer("sampling_ratio", 0) < 0)
+    return makeError("sampling_ratio ", a.integer("sampling_ratio", 0), " is negative");
+  return Shapes{{in[1][0], in[0][1], oh, ow}};
+}
+
+// onnxruntime's arithmetic (its CPU kernel), in fp32: per output cell a grid
+// of sample points (sampling_ratio per side, or ceil(roi size / output size)
+// when 0), each a bilinear interpolation whose four positions and weights
+// are computed once per roi for all channels; a sample beyond a pixel
+// outside the map counts zero. avg: the mean of the samples; max: the
+// largest weighted corner term of any sample (onnxruntime's rule, not the
+// largest interpolated value).
+Status roiAlignOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const int64_t batches = in[0].shape[0], channels = in[0].shape[1], height = in[0].shape[2], width = in[0].shape[3];
+  const int64_t rois = in[1].shape[0], oh = out[0].shape[2], ow = out[0].shape[3];
+  const int64_t ratio = a.integer("sampling_ratio", 0);
+  const float scale = float(a.real("spatial_scale", 1.0));
+  const bool halfPixel = a.text("coordinate_transformation_mode", "half_pixel") == "half_pixel";
+  const bool avg = a.text("mode", "avg") == "avg";
+  struct Sample {
+    int64_t pos[4];
+    float w[4];
+  };
+  std::vector<Sample> samples;
+  for (int64_t r = 0; r < rois; ++r) {
+    const float f = in[2].data[r];
+    const int64_t b = int64_t(f);
+    if (float(b) != f || b < 0 || b >= batches)
+      return makeError("batch index ", f, " of roi ", r, " out of range for a batch of ", batches);
+    const float *roi = in[1].data + r * 4;
+    const float offset = halfPixel ? 0.5f : 0.0f;
+    const float x0 = roi[0] * scale - offset, y0 = roi[1] * scale - offset;
+    const float x1 = roi[2] * scale - offset, y1 = roi[3] * scale - offset;
+    float roiW = x1 - x0, roiH = y1 - y0;
+    if (!halfPixel) roiW = std::max(roiW, 1.0f), roiH = std::max(roiH, 1.0f);
+    const float binH = roiH / float(oh), binW = roiW / float(ow);
+    // A roi that is not finite or needs more samples than a map of 4096 x
+    // 4096 pixels has (a box of run-time data) is refused, not allocated.
+    if (!std::isfinite(roiW) || !std::isfinite(roiH) || std::fabs(roiW) > 1e7f || std::fabs(roiH) > 1e7f)
+      return makeError("roi ", r, " (", roi[0], ", ", roi[1], ", ", roi[2], ", ", roi[3],
+                       ") is not finite or too large");
+    const int64_t gridH = ratio > 0 ? ratio : int64_t(std::ceil(roiH / float(oh)));
+    const int64_t gridW = ratio > 0 ? ratio : int64_t(std::ceil(roiW / float(ow)));
+    if (gridH > 0 && gridW > 0 && gridH * gridW * oh * ow > (int64_t(1) << 24))
+      return makeError("roi ", r, " needs ", gridH * gridW * oh * ow, " samples, more than 2^24");
+    samples.clear();
+    for (int64_t ph = 0; ph < oh; ++ph)
+      for (int64_t pw = 0; pw < ow; ++pw)
+        for (int64_t iy = 0; iy < gridH; ++iy) {
+          const float yy = y0 + float(ph) * binH + float(iy + 0.5f) * binH / float(gridH);
+          for (int64_t ix = 0; ix < gridW; ++ix) {
+            float x = x0 + float(pw) * binW + float(ix + 0.5f) * binW / float(gridW), y = yy;
+            if (y < -1.0f || y > float(height) || x < -1.0f || x > float(width)) {
+              samples.push_back({{0, 0, 0, 0}, {0, 0, 0, 0}});
+              continue;
+            }
+            y = std::max(y, 0.0f), x = std::max(x, 0.0f);
+            int64_t yLow = int64_t(y), xLow = int64_t(x), yHigh = yLow + 1, xHigh = xLow + 1;
+            if (yLow >= height - 1) yHigh = yLow = height - 1, y = float(yLow);
+            if (xLow >= width - 1) xHigh = xLow = width - 1, x = float(xLow);
+            const float ly = y - float(yLow), lx = x - float(xLow), hy = 1.0f - ly, hx = 1.0f - lx;
+            samples.push_back({{yLow * width + xLow, yLow * width + xHigh, yHigh * width + xLow, yHigh * width + xHigh},
+                               {hy * hx, hy * lx, ly * hx, ly * lx}});
+          }
+        }
+    for (int64_t c = 0; c < channels; ++c) {
+      const float *plane = in[0].data + (b * channels + c) * height * width;
+      float *dst = out[0].data + (r * channels + c) * oh * ow;
+      const Sample *s = samples.data();
+      for (int64_t cell = 0; cell < oh * ow; ++cell) {
+        float value = 0.0f;
+        bool first = true;
+        for (int64_t iy = 0; iy < gridH; ++iy)
+          for (int64_t ix = 0; ix < gridW; ++ix, ++s) {
+            const float t0 = s->w[0] * plane[s->pos[0]], t1 = s->w[1] * plane[s->pos[1]];
+            const float t2 = s->w[2] * plane[s->pos[2]], t3 = s->w[3] * plane[s->pos[3]];
+            if (avg) {
+              value += t0 + t1 + t2 + t3;
+            } else {
+              const float m = std::max(std::max(std::max(t0, t1), t2), t3);
+              value = first ? m : std::max(value, m);
+              first = false;
+            }
+          }
+        // An empty grid (a roi of no size, half_pixel, sampling_ratio 0)
+        // gives 0: onnxruntime divides by at least 1.
+        dst[cell] = avg ? value / float(std::max<int64_t>(gridH * gridW, 1)) : value;
+      }
+    }
+  }
+  return Status::ok();
+}
+
 // ---- serialization ---------------------------------------------------------
 
 constexpr uint32_t kMaxRankOnHost = 8, kMaxListLength = 1u << 20, kMaxNameLength = 256;
@@ -483,6 +589,7 @@ const std::vector<HostOp> &hostOps() {
       {9, "top.scatter_elements", 3, 3, 1, scatterElementsShape, scatterElementsOp},
       {10, "top.nms", 2, 2, 1, nmsShape, nmsOp, true},
       {11, "top.nonzero", 1, 1, 1, nonzeroShape, nonzeroOp, true},
+      {12, "top.roi_align", 3, 3, 1, roiAlignShape, roiAlignOp},
   };
   return ops;
 }

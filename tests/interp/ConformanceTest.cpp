@@ -83,15 +83,22 @@ Result<NpyArray> readTensorFile(const fs::path &path) {
   return it->second;
 }
 
+// Cases whose expected outputs the ONNX test data gives to 4 decimals only
+// (typed by hand in onnx's RoiAlign cases, off by up to 8.4e-5 from the
+// exact values, onnxruntime's included): compared within the chip harness's
+// 1e-4 + 1e-3 |want|.
+bool expectedToFourDecimals(const fs::path &dir) { return dir.filename().string().rfind("test_roialign_", 0) == 0; }
+
 // Empty when the arrays match; otherwise what differs.
-std::string mismatch(const NpyArray &got, const NpyArray &want) {
+std::string mismatch(const NpyArray &got, const NpyArray &want, bool fourDecimals = false) {
+  const float atol = fourDecimals ? 1e-4f : 1e-5f, rtol = fourDecimals ? 1e-3f : 1e-4f;
   if (got.shape != want.shape)
     return "shape " + shapeToString(got.shape) + " vs expected " + shapeToString(want.shape);
   std::vector<float> g = got.toFloat(), w = want.toFloat();
   for (size_t i = 0; i < g.size(); ++i) {
     if (std::isnan(w[i]) && std::isnan(g[i])) continue;
     if (g[i] == w[i]) continue;
-    if (std::fabs(g[i] - w[i]) <= 1e-5f + 1e-4f * std::fabs(w[i])) continue;
+    if (std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i])) continue;
     std::ostringstream os;
     os << "element " << i << ": " << g[i] << " vs expected " << w[i];
     return os.str();
@@ -205,7 +212,7 @@ std::string runCase(const fs::path &dir, bool &covered) {
       const std::string &name = model->outputs[i].name;
       auto it = result->find(name);
       if (it == result->end()) return "output '" + name + "' not produced";
-      std::string diff = mismatch(it->second, outputs[i]);
+      std::string diff = mismatch(it->second, outputs[i], expectedToFourDecimals(dir));
       if (!diff.empty()) return set.filename().string() + ": output '" + name + "': " + diff;
     }
   }

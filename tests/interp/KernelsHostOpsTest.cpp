@@ -124,6 +124,62 @@ TEST(HostOps, NonZeroListsCoordinatesPerDimension) {
   EXPECT_TRUE(r[0].empty());
 }
 
+// Two 3x3 images, 3y + x and 3y + x + 100: bilinear interpolation of a
+// plane is exact, so each sample is 3y + x at its point (clamped at the
+// edges), by hand. rois (x1, y1, x2, y2).
+TEST(HostOps, RoiAlignSamplesBilinearlyPerRoi) {
+  std::vector<float> x(18);
+  for (int i = 0; i < 9; ++i) x[size_t(i)] = float(i), x[size_t(i + 9)] = float(i + 100);
+  // 0: samples at 0.5 and 1.5 per side, mean 4. 1: in image 1, x at 2.25 and
+  // 2.75 clamp to the last column 2, y at 0.25 and 0.75: 103.5. 2: every
+  // sample left of -1 and above -1 counts 0.
+  std::vector<float> rois = {0, 0, 2, 2, /* 1 */ 2, 0, 3, 1, /* 2 */ -4, -4, -2, -2};
+  const std::vector<float> batch = {0, 1, 0};
+  HostAttrs a;
+  a.setInts("sampling_ratio", {2});
+  a.setText("coordinate_transformation_mode", "output_half_pixel");
+  const Shape xs = {2, 1, 3, 3}, rs = {3, 4}, bs = {3};
+  auto r = run("top.roi_align", a, {{xs, x.data()}, {rs, rois.data()}, {bs, batch.data()}}, {{3, 1, 1, 1}});
+  EXPECT_EQ(r[0], (std::vector<float>{4, 103.5f, 0}));
+  // max: onnxruntime's largest weighted corner term, not the largest sample.
+  // Roi 0's sample (1.5, 1.5) weighs its corners 4, 5, 7, 8 by 1/4: 2; roi
+  // 1's (2, 0.75): 0.25 * 102 and 0.75 * 105 = 78.75.
+  a.setText("mode", "max");
+  r = run("top.roi_align", a, {{xs, x.data()}, {rs, rois.data()}, {bs, batch.data()}}, {{3, 1, 1, 1}});
+  EXPECT_EQ(r[0], (std::vector<float>{2, 78.75f, 0}));
+  // half_pixel (the default) shifts each roi by -0.5: the same rois + 0.5
+  // give the avg results again.
+  HostAttrs half;
+  half.setInts("sampling_ratio", {2});
+  for (float &v : rois) v += 0.5f;
+  r = run("top.roi_align", half, {{xs, x.data()}, {rs, rois.data()}, {bs, batch.data()}}, {{3, 1, 1, 1}});
+  EXPECT_EQ(r[0], (std::vector<float>{4, 103.5f, 0}));
+  // sampling_ratio 0: ceil(roi size / output size) samples per bin side; a
+  // 2x2 output of roi 0 samples once per bin. output_half_pixel makes the
+  // empty roi (1, 1, 1, 1) of image 1 one pixel: bins of 0.5, samples at
+  // 1.25 and 1.75 per side.
+  HostAttrs adaptive;
+  adaptive.setInts("output_height", {2});
+  adaptive.setInts("output_width", {2});
+  adaptive.setText("coordinate_transformation_mode", "output_half_pixel");
+  const std::vector<float> two = {0, 0, 2, 2, /* empty */ 1, 1, 1, 1}, twoBatch = {0, 1};
+  r = run("top.roi_align", adaptive, {{xs, x.data()}, {{2, 4}, two.data()}, {{2}, twoBatch.data()}}, {{2, 1, 2, 2}});
+  EXPECT_EQ(r[0], (std::vector<float>{2, 3, 5, 6, 105, 105.5f, 106.5f, 107}));
+  // A batch index beyond the batch, the shapes and the mode are refused.
+  std::string error;
+  const std::vector<float> badBatch = {0, 2};
+  run("top.roi_align", adaptive, {{xs, x.data()}, {{2, 4}, two.data()}, {{2}, badBatch.data()}}, {}, &error);
+  EXPECT_EQ(error, "batch index 2 of roi 1 out of range for a batch of 2");
+  run("top.roi_align", adaptive, {{xs, x.data()}, {{2, 4}, two.data()}, {{1}, badBatch.data()}}, {}, &error);
+  EXPECT_EQ(error, "top.roi_align: batch_indices must be [2], one per roi");
+  const std::vector<float> huge = {0, 0, 2, 2, /* 8192 x 8192 */ 0, 0, 8192, 8192};
+  run("top.roi_align", adaptive, {{xs, x.data()}, {{2, 4}, huge.data()}, {{2}, twoBatch.data()}}, {}, &error);
+  EXPECT_EQ(error, "roi 1 needs 67108864 samples, more than 2^24");
+  adaptive.setText("mode", "sum");
+  run("top.roi_align", adaptive, {{xs, x.data()}, {{2, 4}, two.data()}, {{2}, twoBatch.data()}}, {}, &error);
+  EXPECT_EQ(error, "top.roi_align: mode 'sum' is not avg or max");
+}
+
 // A call whose result came from the data must fit the room the model has.
 TEST(HostOps, CallRefusesAResultBeyondItsRoom) {
   const std::vector<float> x = {1, 2, 3};

@@ -1,4 +1,4 @@
-// ONNX object-detection post-processing: NonMaxSuppression.
+// ONNX object detection: NonMaxSuppression and RoiAlign.
 #include "compiler/Import/OnnxNodeImporter.h"
 
 #include <optional>
@@ -43,8 +43,36 @@ Status nonMaxSuppression(OnnxImporter &im, const Node &n) {
   return op ? Status::ok() : op.status();
 }
 
+// RoiAlign(X, rois, batch_indices): top.roi_align with every attribute
+// explicit. coordinate_transformation_mode came with opset 16, whose default
+// is half_pixel; RoiAlign-10 is output_half_pixel (no half-pixel shift).
+Status roiAlign(OnnxImporter &im, const Node &n) {
+  const std::string mode = n.getString("mode", "avg");
+  const std::string coord =
+      im.opset() >= 16 ? n.getString("coordinate_transformation_mode", "half_pixel") : "output_half_pixel";
+  if (mode != "avg" && mode != "max") return makeError(n.describe(), ": RoiAlign mode '", mode, "' is not avg or max");
+  if (coord != "half_pixel" && coord != "output_half_pixel")
+    return makeError(n.describe(), ": RoiAlign coordinate_transformation_mode '", coord,
+                     "' is not half_pixel or output_half_pixel");
+  std::vector<Value> ins;
+  for (size_t i = 0; i < 3; ++i) {
+    auto v = im.operand(n, i);
+    if (!v) return v.status();
+    ins.push_back(*v);
+  }
+  auto op = im.build<top::RoiAlignOp>(
+      n, ins,
+      {im.str("mode", mode), im.i64("output_height", n.getInt("output_height", 1)),
+       im.i64("output_width", n.getInt("output_width", 1)), im.i64("sampling_ratio", n.getInt("sampling_ratio", 0)),
+       im.f64("spatial_scale", n.getFloat("spatial_scale", 1.0)), im.str("coordinate_transformation_mode", coord)});
+  return op ? Status::ok() : op.status();
+}
+
 } // namespace
 
-void registerDetectionOps(OpTable &t) { t.add("NonMaxSuppression", nonMaxSuppression, {2}); }
+void registerDetectionOps(OpTable &t) {
+  t.add("NonMaxSuppression", nonMaxSuppression, {2});
+  t.add("RoiAlign", roiAlign, {3});
+}
 
 } // namespace tpu::onnx

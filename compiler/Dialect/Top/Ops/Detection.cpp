@@ -1,4 +1,4 @@
-// top.nms (Detection.td): shape rule and evaluate are the host op's
+// top.nms and top.roi_align (Detection.td): shape rule and evaluate are the host op's
 // (kernels/HostOps.h), set in the td.
 #include "compiler/Dialect/Top/HostEval.h"
 #include "compiler/Dialect/Top/TopOps.h"

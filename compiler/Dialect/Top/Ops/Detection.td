@@ -1,4 +1,4 @@
-// Object detection post-processing: top.nms.
+// Object detection: top.nms (post-processing) and top.roi_align.
 #ifndef TOP_OPS_DETECTION_TD
 #define TOP_OPS_DETECTION_TD
 
@@ -16,5 +16,20 @@ def Top_NmsOp : Top_IndexHostOp<"nms", "Non-max suppression of boxes per batch a
          DefaultValuedAttr<I64Attr, "0">:$max_output_boxes_per_class,
          DefaultValuedAttr<F64Attr, "0.0">:$iou_threshold,
          OptionalAttr<F64Attr>:$score_threshold)>;
+
+// ONNX RoiAlign: X [N, C, H, W], rois [R, 4] as (x1, y1, x2, y2) in the
+// input's scale, batch_indices [R] (exact integers, checked at run time);
+// the result [R, C, output_height, output_width], X's element type.
+// onnxruntime's arithmetic (kernels/HostOps.cpp): coordinate_transformation_mode
+// half_pixel shifts the roi by -0.5 pixel (ONNX's default from opset 16),
+// output_half_pixel does not and makes each roi at least 1 x 1.
+def Top_RoiAlignOp : Top_HostOp<"roi_align", "Pools each region of interest to a fixed size by bilinear sampling",
+    (ins Top_Tensor:$input, Top_Tensor:$rois, Top_Tensor:$batch_indices,
+         DefaultValuedAttr<StrAttr, "\"avg\"">:$mode,
+         DefaultValuedAttr<I64Attr, "1">:$output_height,
+         DefaultValuedAttr<I64Attr, "1">:$output_width,
+         DefaultValuedAttr<I64Attr, "0">:$sampling_ratio,
+         DefaultValuedAttr<F64Attr, "1.0">:$spatial_scale,
+         DefaultValuedAttr<StrAttr, "\"half_pixel\"">:$coordinate_transformation_mode)>;
 
 #endif // TOP_OPS_DETECTION_TD
