@@ -1,4 +1,5 @@
-// Transpose, concat, split, slice and pad: index arithmetic, no math.
+// Transpose, concat, split, slice and pad: index arithmetic, no math; the
+// ONNX axis, squeeze and unsqueeze shape rules.
 #include "kernels/Kernels.h"
 #include "support/Parallel.h"
 
@@ -165,6 +166,54 @@ void tile(const float *in, const Shape &shape, const std::vector<int64_t> &repea
       idx[d] = 0;
     }
   }
+}
+
+Result<int64_t> normalizeAxis(int64_t axis, int64_t rank, const std::string &what) {
+  if (axis < -rank || axis >= rank) return makeError(what, " ", axis, " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+Result<std::vector<int64_t>> normalizeAxes(std::vector<int64_t> axes, int64_t rank) {
+  for (int64_t &a : axes) {
+    auto n = normalizeAxis(a, rank);
+    if (!n) return n.status();
+    a = *n;
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return makeError("repeated axis");
+  return axes;
+}
+
+Result<Shape> squeezeShape(const Shape &in, const std::vector<int64_t> &axesIn) {
+  Shape out;
+  if (axesIn.empty()) {
+    for (int64_t d : in)
+      if (d != 1) out.push_back(d);
+    return out;
+  }
+  auto axes = normalizeAxes(axesIn, int64_t(in.size()));
+  if (!axes) return axes.status();
+  for (size_t i = 0; i < in.size(); ++i) {
+    bool squeezed = std::binary_search(axes->begin(), axes->end(), int64_t(i));
+    if (squeezed && in[i] != 1) return makeError("cannot squeeze dim ", i, " of size ", in[i]);
+    if (!squeezed) out.push_back(in[i]);
+  }
+  return out;
+}
+
+Result<Shape> unsqueezeShape(const Shape &in, const std::vector<int64_t> &axesIn) {
+  int64_t rank = int64_t(in.size() + axesIn.size());
+  auto axes = normalizeAxes(axesIn, rank);
+  if (!axes) return axes.status();
+  Shape out;
+  size_t next = 0;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (std::binary_search(axes->begin(), axes->end(), i))
+      out.push_back(1);
+    else
+      out.push_back(in[next++]);
+  }
+  return out;
 }
 
 } // namespace tpu::kernels

@@ -525,6 +525,22 @@ Status roiAlignOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vec
   return Status::ok();
 }
 
+// ONNX Squeeze / Unsqueeze of a tensor whose shape comes from the data (the
+// chip's reshape has a static shape): the same values in the shape the axes
+// give for the real input shape.
+template <bool Squeeze> Result<Shapes> squeezeLikeShape(const HostAttrs &a, const Shapes &in) {
+  const std::vector<int64_t> *axes = a.ints("axes");
+  auto out = Squeeze ? squeezeShape(in[0], axes ? *axes : std::vector<int64_t>{})
+                     : unsqueezeShape(in[0], axes ? *axes : std::vector<int64_t>{});
+  if (!out) return out.status();
+  return Shapes{*out};
+}
+
+Status copyOp(const HostAttrs &, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  std::copy(in[0].data, in[0].data + numElements(in[0].shape), out[0].data);
+  return Status::ok();
+}
+
 // ---- serialization ---------------------------------------------------------
 
 constexpr uint32_t kMaxRankOnHost = 8, kMaxListLength = 1u << 20, kMaxNameLength = 256;
@@ -590,6 +606,8 @@ const std::vector<HostOp> &hostOps() {
       {10, "top.nms", 2, 2, 1, nmsShape, nmsOp, true},
       {11, "top.nonzero", 1, 1, 1, nonzeroShape, nonzeroOp, true},
       {12, "top.roi_align", 3, 3, 1, roiAlignShape, roiAlignOp},
+      {13, "top.squeeze", 1, 1, 1, squeezeLikeShape<true>, copyOp},
+      {14, "top.unsqueeze", 1, 1, 1, squeezeLikeShape<false>, copyOp},
   };
   return ops;
 }

@@ -7,6 +7,7 @@
 #include "support/Status.h"
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,6 +25,13 @@ struct AxisSplit {
   int64_t outer = 1, len = 1, inner = 1;
 };
 AxisSplit splitAtAxis(const Shape &shape, size_t axis);
+// ONNX axis rules: an axis in [-rank, rank) -> [0, rank), else an error
+// naming `what`; axes sorted, non-negative and unique.
+Result<int64_t> normalizeAxis(int64_t axis, int64_t rank, const std::string &what = "axis");
+Result<std::vector<int64_t>> normalizeAxes(std::vector<int64_t> axes, int64_t rank);
+// ONNX Squeeze (no axes: every dim of 1) and Unsqueeze result shapes.
+Result<Shape> squeezeShape(const Shape &in, const std::vector<int64_t> &axes);
+Result<Shape> unsqueezeShape(const Shape &in, const std::vector<int64_t> &axes);
 
 // ---- GEMM -----------------------------------------------------------------
 // C[M,N] = A[M,K] * B[K,N] (row-major, leading dimensions lda/ldb/ldc).

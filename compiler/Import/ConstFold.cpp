@@ -60,22 +60,6 @@ NpyArray emptyLike(const std::string &dtype, std::vector<int64_t> shape) {
 
 } // namespace
 
-Result<int64_t> normalizeAxis(int64_t axis, int64_t rank, const std::string &what) {
-  if (axis < -rank || axis >= rank) return makeError(what, " ", axis, " is out of range for rank ", rank);
-  return axis < 0 ? axis + rank : axis;
-}
-
-Result<std::vector<int64_t>> normalizeAxes(std::vector<int64_t> axes, int64_t rank) {
-  for (int64_t &a : axes) {
-    auto n = normalizeAxis(a, rank);
-    if (!n) return n.status();
-    a = *n;
-  }
-  std::sort(axes.begin(), axes.end());
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return makeError("repeated axis");
-  return axes;
-}
-
 Result<std::vector<int64_t>> reshapeTarget(const std::vector<int64_t> &in, const std::vector<int64_t> &shape,
                                            bool allowzero) {
   std::vector<int64_t> out(shape);
@@ -110,36 +94,6 @@ std::vector<int64_t> flattenShape(const std::vector<int64_t> &in, int64_t axis) 
   int64_t a = 1, b = 1;
   for (size_t i = 0; i < in.size(); ++i) (int64_t(i) < axis ? a : b) *= in[i];
   return {a, b};
-}
-
-Result<std::vector<int64_t>> squeezeShape(const std::vector<int64_t> &in, const std::vector<int64_t> &axesIn) {
-  std::vector<int64_t> out;
-  if (axesIn.empty()) {
-    for (int64_t d : in)
-      if (d != 1) out.push_back(d);
-    return out;
-  }
-  auto axes = normalizeAxes(axesIn, in.size());
-  if (!axes) return axes.status();
-  for (size_t i = 0; i < in.size(); ++i) {
-    bool squeezed = std::binary_search(axes->begin(), axes->end(), int64_t(i));
-    if (squeezed && in[i] != 1) return makeError("cannot squeeze dim ", i, " of size ", in[i]);
-    if (!squeezed) out.push_back(in[i]);
-  }
-  return out;
-}
-
-Result<std::vector<int64_t>> unsqueezeShape(const std::vector<int64_t> &in, const std::vector<int64_t> &axesIn) {
-  int64_t rank = in.size() + axesIn.size();
-  auto axes = normalizeAxes(axesIn, rank);
-  if (!axes) return axes.status();
-  std::vector<int64_t> out;
-  size_t next = 0;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (std::binary_search(axes->begin(), axes->end(), i)) out.push_back(1);
-    else out.push_back(in[next++]);
-  }
-  return out;
 }
 
 Result<SliceParams> normalizeSlice(const std::vector<int64_t> &shape, const std::vector<int64_t> &starts,

@@ -4,6 +4,7 @@
 // attribute/input normalisation rules shared by folding and op building.
 #pragma once
 
+#include "kernels/Kernels.h"
 #include "support/Npz.h"
 #include "support/Status.h"
 
@@ -12,17 +13,16 @@
 
 namespace tpu::onnx {
 
-// axis in [-rank, rank) -> [0, rank); error otherwise.
-Result<int64_t> normalizeAxis(int64_t axis, int64_t rank, const std::string &what = "axis");
-// Sorted non-negative unique axes.
-Result<std::vector<int64_t>> normalizeAxes(std::vector<int64_t> axes, int64_t rank);
+// The axis rules and squeeze/unsqueeze shapes are the kernels' (host ops use them too).
+using kernels::normalizeAxes;
+using kernels::normalizeAxis;
+using kernels::squeezeShape;
+using kernels::unsqueezeShape;
 
 // ONNX Reshape target: 0 copies the input dim (unless allowzero), one -1 is inferred.
 Result<std::vector<int64_t>> reshapeTarget(const std::vector<int64_t> &in, const std::vector<int64_t> &shape,
                                            bool allowzero);
 std::vector<int64_t> flattenShape(const std::vector<int64_t> &in, int64_t axis);
-Result<std::vector<int64_t>> squeezeShape(const std::vector<int64_t> &in, const std::vector<int64_t> &axes);
-Result<std::vector<int64_t>> unsqueezeShape(const std::vector<int64_t> &in, const std::vector<int64_t> &axes);
 
 // ONNX Slice inputs -> one clamped (start, end, step) per dim, the Top
 // dialect's top.slice convention.

@@ -180,6 +180,18 @@ TEST(HostOps, RoiAlignSamplesBilinearlyPerRoi) {
   EXPECT_EQ(error, "top.roi_align: mode 'sum' is not avg or max");
 }
 
+// Squeeze and Unsqueeze take their shape from the real input (NMS rows).
+TEST(HostOps, SqueezeAndUnsqueezeFollowTheRealShape) {
+  const std::vector<float> x = {4, 7, 9};
+  HostAttrs a;
+  a.setInts("axes", {1});
+  EXPECT_EQ(run("top.squeeze", a, {{{3, 1}, x.data()}}, {{3}})[0], x);
+  EXPECT_EQ(run("top.unsqueeze", a, {{{3}, x.data()}}, {{3, 1}})[0], x);
+  std::string error;
+  run("top.squeeze", a, {{{1, 3}, x.data()}}, {}, &error);
+  EXPECT_EQ(error, "top.squeeze: cannot squeeze dim 1 of size 3");
+}
+
 // A call whose result came from the data must fit the room the model has.
 TEST(HostOps, CallRefusesAResultBeyondItsRoom) {
   const std::vector<float> x = {1, 2, 3};

@@ -73,6 +73,19 @@ void registerShapeOps(OpTable &t) {
       } else {
         axes = n.getInts("axes").value_or(std::vector<int64_t>{});
       }
+      // A shape from the data (NMS rows) keeps its rule to the host.
+      if (!im.constInput(n, 0)) {
+        auto x = im.operand(n, 0);
+        if (!x) return x.status();
+        if (top::shapeFromData(*x) && squeeze) {
+          auto op = im.build<top::SqueezeOp>(n, {*x}, {im.ints("axes", axes)});
+          return op ? Status::ok() : op.status();
+        }
+        if (top::shapeFromData(*x)) {
+          auto op = im.build<top::UnsqueezeOp>(n, {*x}, {im.ints("axes", axes)});
+          return op ? Status::ok() : op.status();
+        }
+      }
       return reshapeTo(im, n, squeeze ? squeezeShape(*xs, axes) : unsqueezeShape(*xs, axes));
     };
   };

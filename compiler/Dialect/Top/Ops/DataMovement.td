@@ -69,6 +69,14 @@ def Top_ScatterElementsOp : Top_HostOp<"scatter_elements",
 def Top_NonZeroOp : Top_IndexHostOp<"nonzero", "Coordinates of the non-zero elements, one row per dim (i64)",
     (ins Top_Tensor:$input)>;
 
+// ONNX Squeeze and Unsqueeze on the host, for a tensor whose shape comes from
+// the data (elsewhere they import as top.reshape): the shape rule works on
+// the real shape at run time.
+def Top_SqueezeOp : Top_HostOp<"squeeze", "Drops the dims of size 1 at axes (all of them without axes), on the host",
+    (ins Top_Tensor:$input, DenseI64ArrayAttr:$axes)>;
+def Top_UnsqueezeOp : Top_HostOp<"unsqueeze", "Inserts dims of size 1 at axes, on the host",
+    (ins Top_Tensor:$input, DenseI64ArrayAttr:$axes)>;
+
 def Top_ExpandOp : Top_Op<"expand", [Top_RankAgnosticMove]> {
   let summary = "Broadcasts input to the broadcast of its shape and `shape`";
   let arguments = (ins Top_Tensor:$input, DenseI64ArrayAttr:$shape);
