@@ -1,5 +1,6 @@
 #include "compiler/Flow/Int8Recipe.h"
 
+#include "compiler/Dialect/Top/HostEval.h"
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Flow/CalibrationOnChip.h"
 #include "compiler/Flow/QuantizeTableSearch.h"
@@ -7,6 +8,7 @@
 #include "support/ParseNumber.h"
 #include "support/ReadFile.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -268,6 +270,15 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
               : "twice the starting point's time, " + std::to_string(int64_t(kMinDefaultInt8BudgetSeconds)) + " to " +
                     std::to_string(int64_t(kMaxDefaultInt8BudgetSeconds)) + " s")
       << "\n";
+  // Outputs whose shape comes from the data (after NMS or NonZero) are left
+  // out of the score (QuantizeTableSearch): say so when that leaves none.
+  bool scored = false;
+  topModule.walk([&](mlir::func::ReturnOp ret) {
+    for (mlir::Value v : ret.getOperands()) scored = scored || !top::shapeFromData(v);
+  });
+  if (!scored)
+    log << "int8 recipe: warning: every output's shape comes from the data (NMS or NonZero rows): no candidate "
+           "scores above the starting recipe, which is kept\n";
 
   // The held-back samples' fp32 outputs, once the first table was made (so a
   // bad sample is reported by the statistics, by its index).
