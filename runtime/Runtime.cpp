@@ -41,7 +41,21 @@ std::string hex(uint64_t v) {
 Status checkInputDtype(const bmodel::Tensor &t, const NpyArray &value, const std::string &where) {
   const std::string own = dataTypeName(t.dtype);
   if (value.dtype == "float32" || value.dtype == own) return Status::ok();
-  return makeError(where, ": dtype ", value.dtype, " given, expected float32", own == "float32" ? "" : " or " + own);
+  if (value.dtype == "int64" && t.dtype == bmodel::DataType::Int32) return Status::ok(); // ONNX indices
+  return makeError(where, ": dtype ", value.dtype, " given, expected float32", own == "float32" ? "" : " or " + own,
+                   own == "int32" ? " or int64" : "");
+}
+
+// An int64 array (ONNX's index type) as the int32 values of an int32 input;
+// a value out of int32's range is an error naming it.
+Result<NpyArray> int32Values(const NpyArray &value) {
+  std::vector<int32_t> v;
+  const int64_t *p = value.as<int64_t>();
+  for (int64_t i = 0; i < value.numel(); ++i) {
+    if (p[i] < INT32_MIN || p[i] > INT32_MAX) return makeError("element ", i, " is ", p[i], ", beyond int32");
+    v.push_back(int32_t(p[i]));
+  }
+  return NpyArray::from<int32_t>(value.shape, v);
 }
 
 // "net 'rec' has no stage for input 'x' [1,3,48,500] (stages: [1,3,48,320];
@@ -329,11 +343,13 @@ Status Runtime::writeInput(const std::string &netName, const bmodel::Tensor &t, 
     if (!conv) return makeError(where, ": ", conv.message());
     bytes = conv.take();
   } else {
-    // Already the device's values, in plain C order (1N): only the store
-    // mode may differ.
+    // Already the device's values (int64 indices as int32), in plain C order
+    // (1N): only the store mode may differ.
+    auto own = value.dtype == "int64" ? int32Values(value) : Result<NpyArray>(value);
+    if (!own) return makeError(where, ": ", own.message());
     bmodel::Tensor plain = t;
     plain.storeMode = bmodel::StoreMode::N1;
-    auto moved = relayout(plain, value.data.data(), value.data.size(), t.storeMode);
+    auto moved = relayout(plain, own->data.data(), own->data.size(), t.storeMode);
     if (!moved) return makeError(where, ": ", moved.message());
     bytes = moved.take();
   }

@@ -345,6 +345,9 @@ public:
   mlir::RankedTensorType f32Type(llvm::ArrayRef<int64_t> shape) {
     return mlir::RankedTensorType::get(shape, b_.getF32Type());
   }
+  mlir::RankedTensorType i32Type(llvm::ArrayRef<int64_t> shape) {
+    return mlir::RankedTensorType::get(shape, b_.getI32Type());
+  }
   // An op by its generated builder (TpuOps.td argument order), named `name`.
   template <class OpT, class... Args> mlir::Value make(const std::string &name, mlir::Type type, Args &&...args) {
     return b_.create<OpT>(locFor(name), type, std::forward<Args>(args)...).getOutput();

@@ -198,7 +198,8 @@ Value Lowerer::i8(Value v) {
     ver.i8 = int8Affine(names_[v], h->second.acc, h->second.toInt8, true, f64(1.0), f64(0.0), shapeOf(v), false);
   if (!ver.i8) {
     const std::string &name = names_[v];
-    ver.i8 = make<tpuir::CastOp>(name + "_i8", qType(shapeOf(v), name), ver.f32);
+    Value f = ver.f32 || !ver.i32 ? ver.f32 : f32(v); // an integer input or host result: its fp32 copy
+    ver.i8 = make<tpuir::CastOp>(name + "_i8", qType(shapeOf(v), name), f);
   }
   return ver.i8;
 }
@@ -318,7 +319,7 @@ Status Lowerer::lowerOnHostOr(Operation *op, Status refusal) {
     Value result = op->getResult(r);
     if (result.use_empty()) continue;
     const bool isFloat = isa<FloatType>(cast<RankedTensorType>(result.getType()).getElementType());
-    auto type = RankedTensorType::get(shapeOf(result), isFloat ? Type(b_.getF32Type()) : Type(b_.getI32Type()));
+    auto type = isFloat ? f32Type(shapeOf(result)) : i32Type(shapeOf(result));
     Value y =
         b_.create<tpuir::CpuOp>(locFor(names_[result]), type, inputs, op->getName().getStringRef(), params, int64_t(r))
             .getOutput();
@@ -348,7 +349,15 @@ Result<LoweredModule> Lowerer::run() {
   for (NamedAttribute a : src_->getAttrs())
     if (a.getName() != SymbolTable::getSymbolAttrName()) (*out_.module)->setAttr(a.getName(), a.getValue());
   b_.setInsertionPointToEnd(out_.module->getBody());
-  auto fn = b_.create<func::FuncOp>(src.getLoc(), "main", src.getFunctionType());
+  // Integer graph inputs (indices) are int32 tensors of the bmodel, read by
+  // host ops as they are and by chip ops through a host cast.
+  llvm::SmallVector<Type> argTypes;
+  for (Type t : src.getFunctionType().getInputs()) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    argTypes.push_back(rt && isa<IntegerType>(rt.getElementType()) ? Type(i32Type(rt.getShape())) : t);
+  }
+  auto fn = b_.create<func::FuncOp>(src.getLoc(), "main",
+                                    FunctionType::get(ctx_, argTypes, src.getFunctionType().getResults()));
   for (const char *attr : {top::kInputNamesAttr, top::kOutputNamesAttr})
     if (auto a = src->getAttr(attr)) fn->setAttr(attr, a);
   Block *entry = fn.addEntryBlock();
@@ -369,9 +378,10 @@ Result<LoweredModule> Lowerer::run() {
   auto outputNames = src->getAttrOfType<ArrayAttr>(top::kOutputNamesAttr);
   for (Operation &op : src.getBody().front()) {
     if (auto in = dyn_cast<top::InputOp>(op)) {
-      auto arg = cast<BlockArgument>(in.getInput());
-      vals_[in.getOutput()].f32 = b_.create<top::InputOp>(in.getLoc(), in.getType(), entry->getArgument(arg.getArgNumber()))
-                                      .getOutput();
+      BlockArgument arg = entry->getArgument(cast<BlockArgument>(in.getInput()).getArgNumber());
+      Value input = b_.create<top::InputOp>(in.getLoc(), arg.getType(), arg).getOutput();
+      (isa<IntegerType>(cast<RankedTensorType>(arg.getType()).getElementType()) ? vals_[in.getOutput()].i32
+                                                                                : vals_[in.getOutput()].f32) = input;
       continue;
     }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {

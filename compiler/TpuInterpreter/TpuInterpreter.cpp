@@ -74,7 +74,14 @@ Result<std::vector<backend::Bytes>> graphInputs(const backend::Graph &graph, con
     if (t.dtype == DType::F32) std::memcpy(b.data(), f.data(), b.size());
     else if (backend::isInt8Like(t.dtype))
       for (size_t i = 0; i < f.size(); ++i) b[i] = uint8_t(backend::quantizeValue(f[i], t.scale, t.dtype));
-    else return makeError("input '", t.name, "' has dtype ", backend::dtypeName(t.dtype), " (float32 or int8 only)");
+    else if (t.dtype == DType::I32) // integer inputs (indices), exact to 2^24 like every integer tensor
+      for (size_t i = 0; i < f.size(); ++i) {
+        const int32_t v = int32_t(f[i]);
+        std::memcpy(&b[4 * i], &v, 4);
+      }
+    else
+      return makeError("input '", t.name, "' has dtype ", backend::dtypeName(t.dtype),
+                       " (float32, int8 or int32 only)");
     in.push_back(std::move(b));
   }
   if (inputs.size() != graph.inputs.size())

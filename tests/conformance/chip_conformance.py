@@ -28,10 +28,11 @@ expected-counts.txt: an importer regression that turns passing cases into
 skips fails here instead of shrinking the suite. After a deliberate change,
 rewrite the line with --update-counts and say why in the commit.
 
-With --runtime-weights the cases that have such weight inputs run again with
-them as runtime inputs (only what the importer asks to be constant is
-frozen): the chip path on activation operands (a gemm or conv whose weight
-is computed). It prints the outcomes and each no-lowering reason with its
+With --runtime-weights the cases that have such weight inputs, or integer
+index inputs, run again with them as runtime inputs (only what the importer
+asks to be constant is frozen): the chip path on activation operands (a gemm
+or conv whose weight is computed) and on indices given at run time (int64
+arrays fed to the bmodel's int32 inputs). It prints the outcomes and each no-lowering reason with its
 count; the exclusions and the pinned counts do not apply: a wrong result, an
 error, or fewer passing cases than --min-pass fail.
 
@@ -212,15 +213,16 @@ def run_case(tpuc, case_dir, work, runtime_weights=False):
     ):
         return "skip", "not a float case"
     frozen = non_first_inputs(model, WEIGHT_OPS)
+    indices = {i.name for i in inputs
+               if i.name in non_first_inputs(model) and values[i.name].data_type in INDEX_TYPES}
     if runtime_weights:
-        if not frozen:
-            return "skip", "no weight input (the pinned suite runs it as it is)"
+        if not frozen and not indices:
+            return "skip", "no weight or index input (the pinned suite runs it as it is)"
         frozen = set()
     else:
         # Integer inputs after the first (indices of Gather*, Scatter*) are
         # constants of the model: the bmodel's graph inputs are float.
-        frozen |= {i.name for i in inputs
-                   if i.name in non_first_inputs(model) and values[i.name].data_type in INDEX_TYPES}
+        frozen |= indices
     mlir = os.path.join(work, "model.top.mlir")
 
     def imported(frozen):
@@ -239,7 +241,10 @@ def run_case(tpuc, case_dir, work, runtime_weights=False):
         rc, err = imported(frozen)
     if rc:
         return ("skip" if "unsupported ONNX ops" in err else "top-fail"), err
-    if any(values[i.name].data_type != FLOAT for i in inputs if i.name not in frozen):
+    # Index inputs stay int64 graph inputs with --runtime-weights (int32 tensors of the bmodel).
+    runtime_types = (FLOAT,) + (INDEX_TYPES if runtime_weights else ())
+    if any(values[i.name].data_type not in runtime_types or (values[i.name].data_type != FLOAT and i.name not in indices)
+           for i in inputs if i.name not in frozen):
         return "skip", "not a float case"
 
     feeds = []
