@@ -36,8 +36,13 @@ arrays fed to the bmodel's int32 inputs). It prints the outcomes and each no-low
 count; the exclusions and the pinned counts do not apply: a wrong result, an
 error, or fewer passing cases than --min-pass fail.
 
+With --no-cpu-subnets every case deploys as a chip-only model: the host ops
+(TopK, ArgMax, casts, gathers, NMS...) are refused with the one-line
+no-lowering error, and the chip-only count is reported; a wrong result or an
+error fails, as above.
+
 Usage: chip_conformance.py --tpuc PATH [--shard I/N] [--jobs J] [--work-dir DIR] [--verbose]
-                           [--update-counts | --runtime-weights] [case ...]
+                           [--update-counts | --runtime-weights | --no-cpu-subnets] [case ...]
 Exit 0 when there is no wrong result, no failure and the counts are the pinned
 ones, 1 otherwise, 2 when the test data is not installed (a failure: CI
 installs libonnx-testdata).
@@ -191,7 +196,7 @@ def compare_outputs(npz_path, model, outputs):
     return ""
 
 
-def run_case(tpuc, case_dir, work, runtime_weights=False):
+def run_case(tpuc, case_dir, work, runtime_weights=False, chip_only=False):
     """(status, detail): status is 'skip' (not a float case, or the importer
     lacks an op), 'top-fail', 'pass', 'no-lowering', 'wrong' or 'error'."""
     model = onnx.load(os.path.join(case_dir, "model.onnx"))
@@ -260,7 +265,7 @@ def run_case(tpuc, case_dir, work, runtime_weights=False):
             return "top-fail", detail
 
     bmodel = os.path.join(work, "model.bmodel")
-    rc, err = run([tpuc, "deploy", mlir, "--quantize", "F32", "-o", bmodel])
+    rc, err = run([tpuc, "deploy", mlir, "--quantize", "F32", "-o", bmodel] + (["--no-cpu-subnets"] if chip_only else []))
     if rc:
         # One line: tpuc deploy: error: <model>: no lowering for <op> '<name>' at <loc>: <why>
         if rc == 2 and len(err) == 1 and NO_LOWERING.match(err[0]):
@@ -291,11 +296,16 @@ def main():
     ap.add_argument("--runtime-weights", action="store_true",
                     help="run the cases with weight inputs (conv, gemm, matmul, prelu, batch norm) with them as runtime "
                          "inputs and report the outcomes (no exclusions, no pinned counts)")
+    ap.add_argument("--no-cpu-subnets", action="store_true",
+                    help="deploy with --no-cpu-subnets (a chip-only model) and report the outcomes: host ops refused "
+                         "with the one-line no-lowering error, none wrong (no exclusions, no pinned counts)")
     ap.add_argument("--min-pass", type=int, default=0,
-                    help="with --runtime-weights: fail when fewer cases pass on the chip path")
+                    help="with --runtime-weights or --no-cpu-subnets: fail when fewer cases pass on the chip path")
     args = ap.parse_args()
-    if args.runtime_weights and args.update_counts:
-        print("chip_conformance: error: --runtime-weights measures; it has no pinned counts to update")
+    measuring = args.runtime_weights or args.no_cpu_subnets
+    if measuring and args.update_counts:
+        print("chip_conformance: error: --runtime-weights and --no-cpu-subnets measure; they have no pinned counts "
+              "to update")
         return 2
     if not os.path.isdir(DATA_DIR):
         print(f"chip_conformance: error: {DATA_DIR} is missing (Debian package libonnx-testdata)")
@@ -312,7 +322,8 @@ def main():
         work = os.path.join(work_root, case)
         os.makedirs(work, exist_ok=True)
         try:
-            return case, run_case(args.tpuc, os.path.join(DATA_DIR, case), work, args.runtime_weights)
+            return case, run_case(args.tpuc, os.path.join(DATA_DIR, case), work, args.runtime_weights,
+                                  args.no_cpu_subnets)
         except subprocess.TimeoutExpired as e:
             return case, ("error", f"timeout: {' '.join(e.cmd[:2])}")
         finally:
@@ -323,8 +334,10 @@ def main():
     if not args.work_dir:
         shutil.rmtree(work_root, ignore_errors=True)
 
-    if args.runtime_weights:
-        return report_runtime_weights(cases, results, args.verbose, args.min_pass)
+    if measuring:
+        label = " + ".join(name for name, on in (("runtime weights", args.runtime_weights),
+                                                 ("chip only", args.no_cpu_subnets)) if on)
+        return report_outcomes(label, cases, results, args.verbose, args.min_pass)
     counts = {"top": 0, "pass": 0, "excluded": 0, "wrong": 0, "considered": len(cases), "skip": 0, "top-fail": 0}
     failures = []
     for case in cases:
@@ -366,8 +379,9 @@ def main():
     return 1 if failures or problems else 0
 
 
-def report_runtime_weights(cases, results, verbose, min_pass):
-    """--runtime-weights: the outcome counts and the no-lowering reasons (the op and why, names left out)."""
+def report_outcomes(label, cases, results, verbose, min_pass):
+    """--runtime-weights, --no-cpu-subnets: the outcome counts and the no-lowering reasons (the op and why,
+    names left out)."""
     outcomes, reasons, failures = {}, {}, []
     for case in cases:
         status, detail = results[case]
@@ -383,12 +397,12 @@ def report_runtime_weights(cases, results, verbose, min_pass):
     for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
         print(f"{n:4} no lowering: {reason}")
     top = sum(n for k, n in outcomes.items() if k not in ("skip", "top-fail"))
-    print(f"runtime weights: {len(cases)} cases, {outcomes.get('skip', 0)} skipped, {outcomes.get('top-fail', 0)} fail "
+    print(f"{label}: {len(cases)} cases, {outcomes.get('skip', 0)} skipped, {outcomes.get('top-fail', 0)} fail "
           f"on the Top interpreter; of the {top} that pass there, {outcomes.get('pass', 0)} pass on the chip path, "
           f"{outcomes.get('no-lowering', 0)} have no lowering, {outcomes.get('wrong', 0)} wrong, "
           f"{outcomes.get('error', 0)} error(s)")
     if outcomes.get("pass", 0) < min_pass:
-        print(f"FEWER {outcomes.get('pass', 0)} cases pass with runtime weights, --min-pass {min_pass}")
+        print(f"FEWER {outcomes.get('pass', 0)} cases pass ({label}), --min-pass {min_pass}")
         failures.append("min-pass")
     return 1 if failures else 0
 
