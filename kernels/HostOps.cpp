@@ -624,6 +624,16 @@ const HostOp *findHostOp(uint32_t code) {
   return nullptr;
 }
 
+namespace {
+// Whether `shape` fits in `room`: the same rank, no dim beyond room's.
+bool fitsWithin(const Shape &shape, const Shape &room) {
+  if (shape.size() != room.size()) return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] < 0 || shape[d] > room[d]) return false;
+  return true;
+}
+} // namespace
+
 Result<std::vector<HostTensor>> runHostOp(std::string_view name, const HostAttrs &attrs,
                                           const std::vector<ConstView> &inputs) {
   const HostOp *op = findHostOp(name);
@@ -643,9 +653,7 @@ Result<std::vector<HostTensor>> runHostOp(std::string_view name, const HostAttrs
     if (outputs[i].shape == results[i].shape) continue;
     // Only a shapeFromData op may shrink a result, within its bound.
     const Shape &bound = results[i].shape, &real = outputs[i].shape;
-    bool fits = op->shapeFromData && real.size() == bound.size();
-    for (size_t d = 0; fits && d < real.size(); ++d) fits = real[d] >= 0 && real[d] <= bound[d];
-    if (!fits)
+    if (!op->shapeFromData || !fitsWithin(real, bound))
       return makeError(op->name, ": result ", i, " came out ", shapeToString(real), ", beyond ", shapeToString(bound));
     results[i].shape = real;
     results[i].values.resize(size_t(numElements(real)));
@@ -763,9 +771,7 @@ Result<HostTensor> HostCall::run(const std::vector<ConstView> &inputs) const {
   if (!results) return results.status();
   HostTensor &r = (*results)[result];
   const Shape &room = resultShapes[result];
-  bool fits = r.shape.size() == room.size();
-  for (size_t d = 0; fits && d < room.size(); ++d) fits = r.shape[d] <= room[d];
-  if (!fits)
+  if (!fitsWithin(r.shape, room))
     return makeError(op->name, ": result ", result, " is ", shapeToString(r.shape), ", larger than the ",
                      shapeToString(room), " the model has room for");
   return std::move(r);

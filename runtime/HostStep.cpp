@@ -13,8 +13,6 @@ namespace {
 using bmodel::DataType;
 using bmodel::Subnet;
 
-kernels::Shape signedShape(const std::vector<uint64_t> &shape) { return kernels::Shape(shape.begin(), shape.end()); }
-
 std::string quoted(const std::string &s) { return "'" + s + "'"; }
 
 // Host ops see fp32 values; integer tensors travel as int32 (docs/bmodel.md).
@@ -88,6 +86,13 @@ Status writeHostTensor(SimDevice &device, const bmodel::Tensor &t, const std::ve
 
 } // namespace
 
+kernels::Shape signedShape(const std::vector<uint64_t> &shape) { return kernels::Shape(shape.begin(), shape.end()); }
+
+kernels::Shape realShape(const ShapesFromData &shapes, const bmodel::Tensor &t) {
+  auto real = shapes.find(t.name);
+  return real == shapes.end() ? signedShape(t.shape) : real->second;
+}
+
 Result<std::vector<LoadedStep>> planSteps(const bmodel::Net &net) {
   std::vector<LoadedStep> steps;
   if (net.subnets.empty()) {
@@ -115,8 +120,7 @@ Status runHostStep(SimDevice &device, const Subnet &subnet, const kernels::HostC
   std::vector<std::vector<float>> values;
   std::vector<kernels::Shape> inShapes;
   for (const auto &t : subnet.inputs) {
-    auto real = shapes.find(t.name);
-    inShapes.push_back(real == shapes.end() ? signedShape(t.shape) : real->second);
+    inShapes.push_back(realShape(shapes, t));
     auto v = readHostTensor(device, t, inShapes.back());
     if (!v) return v.status();
     values.push_back(v.take());

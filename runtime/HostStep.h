@@ -26,6 +26,11 @@ Result<std::vector<LoadedStep>> planSteps(const bmodel::Net &net);
 // op's result whose shape came from the data (its values first), by name.
 using ShapesFromData = std::map<std::string, kernels::Shape>;
 
+// A bmodel shape as signed dims.
+kernels::Shape signedShape(const std::vector<uint64_t> &shape);
+// Tensor t's shape in this launch: the one `shapes` records, else its own.
+kernels::Shape realShape(const ShapesFromData &shapes, const bmodel::Tensor &t);
+
 // Runs a CPU sub-net: reads its inputs from device memory as fp32 (an int32
 // tensor holds exact integers) at their real shapes, runs the op and writes
 // the result in the output's dtype (int32: the value must be an integer in

@@ -15,10 +15,6 @@ namespace {
 
 std::string quoted(const std::string &s) { return "'" + s + "'"; }
 
-std::vector<int64_t> signedShape(const std::vector<uint64_t> &shape) {
-  return std::vector<int64_t>(shape.begin(), shape.end());
-}
-
 const bmodel::Tensor *findTensor(const std::vector<bmodel::Tensor> &list, const std::string &name) {
   for (const auto &t : list)
     if (t.name == name) return &t;
@@ -384,8 +380,7 @@ Result<std::vector<int64_t>> Runtime::outputShape(const std::string &netName, co
   if (!n) return n.status();
   auto t = launchedOutput(netName, **n, output);
   if (!t) return t.status();
-  auto real = (*n)->shapesFromData.find(output);
-  return real == (*n)->shapesFromData.end() ? signedShape((*t)->shape) : real->second;
+  return realShape((*n)->shapesFromData, **t);
 }
 
 Result<NpyArray> Runtime::readOutput(const std::string &netName, const NetEntry &entry, const bmodel::Tensor &t) {
@@ -397,10 +392,9 @@ Result<NpyArray> Runtime::readOutput(const std::string &netName, const NetEntry 
   if (!st) return st.prefix(where);
   auto values = fromDevice(t, bytes.data(), bytes.size());
   if (!values) return makeError(where, ": ", values.message());
-  auto real = entry.shapesFromData.find(t.name);
-  if (real == entry.shapesFromData.end()) return NpyArray::from(signedShape(t.shape), *values);
-  values->resize(size_t(kernels::numElements(real->second)));
-  return NpyArray::from(real->second, *values);
+  const kernels::Shape shape = realShape(entry.shapesFromData, t);
+  values->resize(size_t(kernels::numElements(shape))); // a host op's smaller result comes first
+  return NpyArray::from(shape, *values);
 }
 
 Status Runtime::launch(const std::string &netName, const RunOptions &opts, RunReport &report) {

@@ -27,6 +27,23 @@ Result<std::vector<double>> OnnxImporter::constFloats(const Node &n, size_t i, c
   return toDouble(*c);
 }
 
+namespace {
+template <typename T> Result<T> oneValue(const Node &n, Result<std::vector<T>> values, const std::string &what) {
+  if (!values) return values.status();
+  if (values->size() != 1)
+    return makeError(n.describe(), ": ", what, " must hold one value, it holds ", values->size());
+  return values->front();
+}
+} // namespace
+
+Result<int64_t> OnnxImporter::constInt(const Node &n, size_t i, const std::string &what) {
+  return oneValue(n, constInts(n, i, what), what);
+}
+
+Result<double> OnnxImporter::constFloat(const Node &n, size_t i, const std::string &what) {
+  return oneValue(n, constFloats(n, i, what), what);
+}
+
 Location OnnxImporter::locFor(const Node &n, const std::string &outputName) {
   if (!outputName.empty()) return nameLoc(outputName);
   SmallVector<Location> locs;

@@ -50,6 +50,10 @@ public:
   // A constant input as integers (shape, axes, pads...) or floats (scales, bounds).
   Result<std::vector<int64_t>> constInts(const Node &n, size_t i, const std::string &what);
   Result<std::vector<double>> constFloats(const Node &n, size_t i, const std::string &what);
+  // A constant input of one value (k, an axis, a threshold): another count is
+  // "<node>: <what> must hold one value, it holds N".
+  Result<int64_t> constInt(const Node &n, size_t i, const std::string &what);
+  Result<double> constFloat(const Node &n, size_t i, const std::string &what);
 
   using TopBuilder::bindConst;
   // The node's (first) output is the folded constant `a`.

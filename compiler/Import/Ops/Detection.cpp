@@ -1,8 +1,6 @@
 // ONNX object detection: NonMaxSuppression and RoiAlign.
 #include "compiler/Import/OnnxNodeImporter.h"
 
-#include <optional>
-
 using namespace mlir;
 
 namespace tpu::onnx {
@@ -14,28 +12,17 @@ namespace {
 // top.nms (its result's bound needs the maximum at compile time).
 Status nonMaxSuppression(OnnxImporter &im, const Node &n) {
   std::vector<NamedAttribute> attrs = {im.i64("center_point_box", n.getInt("center_point_box", 0))};
-  auto scalar = [&](size_t i, const char *what) -> Result<std::optional<double>> {
-    if (!im.present(n, i)) return std::optional<double>();
-    auto v = im.constFloats(n, i, what);
-    if (!v) return v.status();
-    if (v->size() != 1) return makeError(n.describe(), ": ", what, " must hold one value, it holds ", v->size());
-    return std::optional<double>((*v)[0]);
-  };
-  int64_t most = 0;
-  if (im.present(n, 2)) {
-    auto v = im.constInts(n, 2, "max_output_boxes_per_class");
-    if (!v) return v.status();
-    if (v->size() != 1)
-      return makeError(n.describe(), ": max_output_boxes_per_class must hold one value, it holds ", v->size());
-    most = (*v)[0];
+  auto most = im.present(n, 2) ? im.constInt(n, 2, "max_output_boxes_per_class") : Result<int64_t>(0);
+  auto iou = im.present(n, 3) ? im.constFloat(n, 3, "iou_threshold") : Result<double>(0.0);
+  if (!most) return most.status();
+  if (!iou) return iou.status();
+  attrs.push_back(im.i64("max_output_boxes_per_class", *most));
+  attrs.push_back(im.f64("iou_threshold", *iou));
+  if (im.present(n, 4)) {
+    auto minScore = im.constFloat(n, 4, "score_threshold");
+    if (!minScore) return minScore.status();
+    attrs.push_back(im.f64("score_threshold", *minScore));
   }
-  auto iou = scalar(3, "iou_threshold");
-  auto minScore = scalar(4, "score_threshold");
-  for (const auto *r : {&iou, &minScore})
-    if (!*r) return r->status();
-  attrs.push_back(im.i64("max_output_boxes_per_class", most));
-  attrs.push_back(im.f64("iou_threshold", iou->value_or(0.0)));
-  if (*minScore) attrs.push_back(im.f64("score_threshold", **minScore));
   auto boxes = im.operand(n, 0), scores = im.operand(n, 1);
   if (!boxes) return boxes.status();
   if (!scores) return scores.status();

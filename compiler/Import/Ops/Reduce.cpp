@@ -92,10 +92,9 @@ OpHandler composedReduceHandler(std::function<Value(Composer &, Value)> pre, std
 Status cumSum(OnnxImporter &im, const Node &n) {
   auto xs = im.shapeOf(n, 0);
   if (!xs) return xs.status();
-  auto axes = im.constInts(n, 1, "axis");
-  if (!axes) return axes.status();
-  if (axes->size() != 1) return makeError(n.describe(), ": axis must hold one value, it holds ", axes->size());
-  auto axis = normalizeAxis((*axes)[0], int64_t(xs->size()));
+  auto given = im.constInt(n, 1, "axis");
+  if (!given) return given.status();
+  auto axis = normalizeAxis(*given, int64_t(xs->size()));
   if (!axis) return Status(axis.status()).prefix(n.describe());
   return unary<top::CumSumOp>(im, n,
                               {im.i64("axis", *axis), im.boolean("exclusive", n.getInt("exclusive", 0) != 0),
@@ -109,10 +108,9 @@ Status topK(OnnxImporter &im, const Node &n) {
   if (!xs) return xs.status();
   int64_t k = n.getInt("k", -1);
   if (im.opset() >= 10) {
-    auto ks = im.constInts(n, 1, "k");
-    if (!ks) return ks.status();
-    if (ks->size() != 1) return makeError(n.describe(), ": k must hold one value, it holds ", ks->size());
-    k = (*ks)[0];
+    auto given = im.constInt(n, 1, "k");
+    if (!given) return given.status();
+    k = *given;
   }
   auto axis = normalizeAxis(n.getInt("axis", -1), int64_t(xs->size()));
   if (!axis) return Status(axis.status()).prefix(n.describe());

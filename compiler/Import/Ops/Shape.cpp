@@ -12,18 +12,25 @@ namespace tpu::onnx {
 
 namespace {
 
+// Whether input 0's shape comes from the data (a NonMaxSuppression or
+// NonZero result, or a host op's reading one): its type holds only the most
+// it can be.
+Result<bool> inputShapeFromData(OnnxImporter &im, const Node &n) {
+  if (im.constInput(n, 0)) return false;
+  auto v = im.operand(n, 0);
+  if (!v) return v.status();
+  return top::shapeFromData(*v);
+}
+
 // The static shape of input 0 for Shape and Size, which fold to constants:
-// refused when the shape comes from the data (a NonMaxSuppression or NonZero
-// result: its type holds the most it can be, folding that would be wrong).
+// refused when it comes from the data (folding the bound would be wrong).
 Result<std::vector<int64_t>> foldableShape(OnnxImporter &im, const Node &n) {
-  if (!im.constInput(n, 0)) {
-    auto v = im.operand(n, 0);
-    if (!v) return v.status();
-    if (top::shapeFromData(*v))
-      return makeError(n.describe(), ": the shape of '", n.inputs[0],
-                       "' comes from the data (it is known only when the model runs); no host op computes Shape or "
-                       "Size yet");
-  }
+  auto fromData = inputShapeFromData(im, n);
+  if (!fromData) return fromData.status();
+  if (*fromData)
+    return makeError(n.describe(), ": the shape of '", n.inputs[0],
+                     "' comes from the data (it is known only when the model runs); no host op computes Shape or "
+                     "Size yet");
   return im.shapeOf(n, 0);
 }
 
@@ -74,18 +81,11 @@ void registerShapeOps(OpTable &t) {
         axes = n.getInts("axes").value_or(std::vector<int64_t>{});
       }
       // A shape from the data (NMS rows) keeps its rule to the host.
-      if (!im.constInput(n, 0)) {
-        auto x = im.operand(n, 0);
-        if (!x) return x.status();
-        if (top::shapeFromData(*x) && squeeze) {
-          auto op = im.build<top::SqueezeOp>(n, {*x}, {im.ints("axes", axes)});
-          return op ? Status::ok() : op.status();
-        }
-        if (top::shapeFromData(*x)) {
-          auto op = im.build<top::UnsqueezeOp>(n, {*x}, {im.ints("axes", axes)});
-          return op ? Status::ok() : op.status();
-        }
-      }
+      auto fromData = inputShapeFromData(im, n);
+      if (!fromData) return fromData.status();
+      if (*fromData)
+        return squeeze ? unary<top::SqueezeOp>(im, n, {im.ints("axes", axes)})
+                       : unary<top::UnsqueezeOp>(im, n, {im.ints("axes", axes)});
       return reshapeTo(im, n, squeeze ? squeezeShape(*xs, axes) : unsqueezeShape(*xs, axes));
     };
   };
