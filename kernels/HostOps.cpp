@@ -53,6 +53,21 @@ std::string HostAttrs::describe() const {
   return s;
 }
 
+std::pair<float, float> unaryParams(UnaryKind kind, const HostAttrs &a) {
+  switch (kind) {
+  case UnaryKind::LeakyRelu:
+    return {float(a.real("alpha", 0.01)), 0.0f};
+  case UnaryKind::Elu:
+    return {float(a.real("alpha", 1.0)), 0.0f};
+  case UnaryKind::Clip:
+    return {float(a.real("min", 0.0)), float(a.real("max", 0.0))};
+  case UnaryKind::HardSigmoid:
+    return {float(a.real("alpha", 0.2)), float(a.real("beta", 0.5))};
+  default:
+    return {0.0f, 0.0f};
+  }
+}
+
 namespace {
 
 // ---- the ops ----------------------------------------------------------------
@@ -541,6 +556,215 @@ Status copyOp(const HostAttrs &, const std::vector<ConstView> &in, std::vector<M
   return Status::ok();
 }
 
+// ---- ops the chip also runs, on the host when a shape comes from the data ----
+// The Top interpreter evaluates these ops with the same code, so a tensor
+// whose shape is known only at run time (NMS rows) flows through the same
+// arithmetic; the shape rules work on the real shapes of the inputs.
+
+Result<Shapes> permuteShape(const HostAttrs &a, const Shapes &in) {
+  const std::vector<int64_t> *order = a.ints("order");
+  const size_t rank = in[0].size();
+  if (!order || order->size() != rank) return makeError("order must list the ", rank, " dims");
+  std::vector<bool> seen(rank, false);
+  Shape out;
+  for (int64_t d : *order) {
+    if (d < 0 || size_t(d) >= rank || seen[size_t(d)]) return makeError("order is not a permutation of 0..", rank - 1);
+    seen[size_t(d)] = true;
+    out.push_back(in[0][size_t(d)]);
+  }
+  return Shapes{out};
+}
+
+Status permuteOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  transpose(in[0].data, in[0].shape, *a.ints("order"), out[0].data);
+  return Status::ok();
+}
+
+// top.slice's starts, ends and steps (one per dim, clamped to the dims the
+// compiler saw) clamped again to the real dims: a dim that came out smaller
+// keeps what lies within it. A negative step needs the compiler's dims
+// (its start counts from their end), so it must find them unchanged.
+struct ClampedSlice {
+  Shape starts, steps, out;
+};
+Result<ClampedSlice> clampSlice(const HostAttrs &a, const Shape &in) {
+  const std::vector<int64_t> *starts = a.ints("starts"), *ends = a.ints("ends"), *steps = a.ints("steps");
+  const size_t rank = in.size();
+  if (!starts || !ends || !steps || starts->size() != rank || ends->size() != rank || steps->size() != rank)
+    return makeError("starts, ends and steps need one value per dim (", rank, ")");
+  ClampedSlice c;
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t dim = in[d], step = (*steps)[d];
+    int64_t start = (*starts)[d], end = (*ends)[d];
+    if (step == 0) return makeError("step 0 along dim ", d);
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, start, dim);
+      c.out.push_back((end - start + step - 1) / step);
+    } else {
+      if (start < -1 || start >= std::max<int64_t>(dim, 1) || end < -1 || end > start)
+        return makeError("a negative step along dim ", d, " of ", dim, " reads from ", start, " to ", end);
+      c.out.push_back(dim ? (start - end + (-step) - 1) / (-step) : 0);
+    }
+    c.starts.push_back(start);
+    c.steps.push_back(step);
+  }
+  return c;
+}
+
+Result<Shapes> sliceShape(const HostAttrs &a, const Shapes &in) {
+  auto c = clampSlice(a, in[0]);
+  if (!c) return c.status();
+  return Shapes{c->out};
+}
+
+Status sliceOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  auto c = clampSlice(a, in[0].shape);
+  if (!c) return c.status();
+  slice(in[0].data, in[0].shape, c->starts, c->steps, out[0].data, out[0].shape);
+  return Status::ok();
+}
+
+Result<Shapes> concatShape(const HostAttrs &a, const Shapes &in) {
+  auto axis = axisOf(a, in[0]);
+  if (!axis) return axis.status();
+  Shape out = in[0];
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (in[i].size() != out.size()) return makeError("input ", i, " has rank ", in[i].size(), ", not ", out.size());
+    for (size_t d = 0; d < out.size(); ++d)
+      if (d != *axis && in[i][d] != out[d])
+        return makeError("input ", i, " is ", shapeToString(in[i]), ", input 0 ", shapeToString(in[0]),
+                         ": they differ beyond axis ", *axis);
+    out[*axis] += in[i][*axis];
+  }
+  return Shapes{out};
+}
+
+Status concatOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  std::vector<const float *> data;
+  std::vector<Shape> shapes;
+  for (const ConstView &v : in) {
+    data.push_back(v.data);
+    shapes.push_back(v.shape);
+  }
+  concat(data, shapes, int64_t(*axisOf(a, in[0].shape)), out[0].data);
+  return Status::ok();
+}
+
+Result<Shapes> broadcastShapes(const HostAttrs &, const Shapes &in) {
+  auto out = broadcastShape(in[0], in[1]);
+  if (!out) return out.status();
+  return Shapes{*out};
+}
+
+template <BinaryKind Kind>
+Status binaryOp(const HostAttrs &, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  binary(Kind, in[0].data, in[0].shape, in[1].data, in[1].shape, out[0].data, out[0].shape);
+  return Status::ok();
+}
+
+template <UnaryKind Kind>
+Status unaryOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const auto [p, q] = unaryParams(Kind, a);
+  unary(Kind, in[0].data, out[0].data, numElements(in[0].shape), p, q);
+  return Status::ok();
+}
+
+// top.reduce_*: axes sorted, unique and in range; no axes is the identity.
+Result<Shapes> reduceShape(const HostAttrs &a, const Shapes &in) {
+  const std::vector<int64_t> *axes = a.ints("axes");
+  const int64_t rank = int64_t(in[0].size());
+  Shape out;
+  for (int64_t d = 0; d < rank; ++d) {
+    const bool reduced = axes && std::find(axes->begin(), axes->end(), d) != axes->end();
+    if (!reduced)
+      out.push_back(in[0][size_t(d)]);
+    else if (a.integer("keepdims", 1))
+      out.push_back(1);
+  }
+  if (axes)
+    for (size_t i = 0; i < axes->size(); ++i)
+      if ((*axes)[i] < 0 || (*axes)[i] >= rank || (i && (*axes)[i] <= (*axes)[i - 1]))
+        return makeError("axes must be sorted, unique and in [0, ", rank, ")");
+  return Shapes{out};
+}
+
+template <ReduceKind Kind>
+Status reduceOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const std::vector<int64_t> *axes = a.ints("axes");
+  reduce(Kind, in[0].data, in[0].shape, axes ? *axes : std::vector<int64_t>{}, out[0].data);
+  return Status::ok();
+}
+
+// ONNX Shape of a tensor whose shape comes from the data: its dims
+// [start, end) (normalized by the compiler: the rank is static) as values.
+Result<Shapes> shapeOfShape(const HostAttrs &a, const Shapes &in) {
+  const int64_t rank = int64_t(in[0].size()), start = a.integer("start", 0), end = a.integer("end", rank);
+  if (start < 0 || end < start || end > rank)
+    return makeError("dims [", start, ", ", end, ") of a rank-", rank, " tensor");
+  return Shapes{{end - start}};
+}
+
+Status shapeOfOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const int64_t start = a.integer("start", 0);
+  for (int64_t i = 0; i < out[0].shape[0]; ++i) out[0].data[i] = float(in[0].shape[size_t(start + i)]);
+  return Status::ok();
+}
+
+// ONNX If with both branches computed: the value of the branch `cond`
+// (one value) takes. Inputs: cond, then the then and else values, except a
+// branch whose value is an empty constant, whose shape is the attribute
+// then_empty or else_empty. The result's shape is the branch's, so it comes
+// from the data; the bound holds either (one rank, the larger of each dim).
+struct IfBranches {
+  Shape thenShape, elseShape;
+  int thenInput = -1, elseInput = -1; // -1: the empty constant
+};
+Result<IfBranches> ifBranches(const HostAttrs &a, const Shapes &in) {
+  IfBranches b;
+  const std::vector<int64_t> *thenEmpty = a.ints("then_empty"), *elseEmpty = a.ints("else_empty");
+  size_t next = 1;
+  auto take = [&](const std::vector<int64_t> *empty, Shape &shape, int &input) -> Status {
+    if (empty) {
+      if (numElements(*empty) != 0)
+        return makeError("an empty branch of shape ", shapeToString(*empty), " has elements");
+      shape = *empty;
+      return Status::ok();
+    }
+    if (next >= in.size()) return makeError("a branch value is missing");
+    input = int(next);
+    shape = in[next++];
+    return Status::ok();
+  };
+  TPU_RETURN_IF_ERROR(take(thenEmpty, b.thenShape, b.thenInput));
+  TPU_RETURN_IF_ERROR(take(elseEmpty, b.elseShape, b.elseInput));
+  if (next != in.size()) return makeError(in.size() - next, " inputs beyond the branch values");
+  return b;
+}
+
+Result<Shapes> ifShape(const HostAttrs &a, const Shapes &in) {
+  if (numElements(in[0]) != 1) return makeError("the condition must hold one value, it is ", shapeToString(in[0]));
+  auto b = ifBranches(a, in);
+  if (!b) return b.status();
+  if (b->thenShape.size() != b->elseShape.size())
+    return makeError("the branches give ranks ", b->thenShape.size(), " and ", b->elseShape.size(),
+                     "; they must agree");
+  Shape out = b->thenShape;
+  for (size_t d = 0; d < out.size(); ++d) out[d] = std::max(out[d], b->elseShape[d]);
+  return Shapes{out};
+}
+
+Status ifOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  Shapes shapes;
+  for (const ConstView &v : in) shapes.push_back(v.shape);
+  const IfBranches b = *ifBranches(a, shapes);
+  const bool takeThen = in[0].data[0] != 0.0f;
+  const int input = takeThen ? b.thenInput : b.elseInput;
+  out[0].shape = takeThen ? b.thenShape : b.elseShape;
+  if (input >= 0) std::copy(in[input].data, in[input].data + numElements(in[input].shape), out[0].data);
+  return Status::ok();
+}
+
 // ---- serialization ---------------------------------------------------------
 
 constexpr uint32_t kMaxRankOnHost = 8, kMaxListLength = 1u << 20, kMaxNameLength = 256;
@@ -608,6 +832,54 @@ const std::vector<HostOp> &hostOps() {
       {12, "top.roi_align", 3, 3, 1, roiAlignShape, roiAlignOp},
       {13, "top.squeeze", 1, 1, 1, squeezeLikeShape<true>, copyOp},
       {14, "top.unsqueeze", 1, 1, 1, squeezeLikeShape<false>, copyOp},
+      {15, "top.permute", 1, 1, 1, permuteShape, permuteOp},
+      {16, "top.slice", 1, 1, 1, sliceShape, sliceOp},
+      {17, "top.concat", 1, 1u << 16, 1, concatShape, concatOp},
+      {18, "top.add", 2, 2, 1, broadcastShapes, binaryOp<BinaryKind::Add>},
+      {19, "top.sub", 2, 2, 1, broadcastShapes, binaryOp<BinaryKind::Sub>},
+      {20, "top.mul", 2, 2, 1, broadcastShapes, binaryOp<BinaryKind::Mul>},
+      {21, "top.div", 2, 2, 1, broadcastShapes, binaryOp<BinaryKind::Div>},
+      {22, "top.max", 2, 2, 1, broadcastShapes, binaryOp<BinaryKind::Max>},
+      {23, "top.min", 2, 2, 1, broadcastShapes, binaryOp<BinaryKind::Min>},
+      {24, "top.pow", 2, 2, 1, broadcastShapes, binaryOp<BinaryKind::Pow>},
+      {25, "top.prelu", 2, 2, 1, broadcastShapes, binaryOp<BinaryKind::PRelu>},
+      {26, "top.equal", 2, 2, 1, broadcastShapes, binaryOp<BinaryKind::Equal>},
+      {27, "top.less", 2, 2, 1, broadcastShapes, binaryOp<BinaryKind::Less>},
+      {28, "top.greater", 2, 2, 1, broadcastShapes, binaryOp<BinaryKind::Greater>},
+      {29, "top.reduce_mean", 1, 1, 1, reduceShape, reduceOp<ReduceKind::Mean>},
+      {30, "top.reduce_sum", 1, 1, 1, reduceShape, reduceOp<ReduceKind::Sum>},
+      {31, "top.reduce_max", 1, 1, 1, reduceShape, reduceOp<ReduceKind::Max>},
+      {32, "top.reduce_min", 1, 1, 1, reduceShape, reduceOp<ReduceKind::Min>},
+      {33, "top.reduce_prod", 1, 1, 1, reduceShape, reduceOp<ReduceKind::Prod>},
+      {34, "top.reduce_l2", 1, 1, 1, reduceShape, reduceOp<ReduceKind::L2>},
+      {35, "top.shape", 1, 1, 1, shapeOfShape, shapeOfOp},
+      {36, "top.if", 2, 3, 1, ifShape, ifOp, true},
+      {37, "top.relu", 1, 1, 1, sameShape, unaryOp<UnaryKind::Relu>},
+      {38, "top.sigmoid", 1, 1, 1, sameShape, unaryOp<UnaryKind::Sigmoid>},
+      {39, "top.silu", 1, 1, 1, sameShape, unaryOp<UnaryKind::SiLU>},
+      {40, "top.tanh", 1, 1, 1, sameShape, unaryOp<UnaryKind::Tanh>},
+      {41, "top.gelu", 1, 1, 1, sameShape, unaryOp<UnaryKind::Gelu>},
+      {42, "top.exp", 1, 1, 1, sameShape, unaryOp<UnaryKind::Exp>},
+      {43, "top.log", 1, 1, 1, sameShape, unaryOp<UnaryKind::Log>},
+      {44, "top.sqrt", 1, 1, 1, sameShape, unaryOp<UnaryKind::Sqrt>},
+      {45, "top.neg", 1, 1, 1, sameShape, unaryOp<UnaryKind::Neg>},
+      {46, "top.abs", 1, 1, 1, sameShape, unaryOp<UnaryKind::Abs>},
+      {47, "top.reciprocal", 1, 1, 1, sameShape, unaryOp<UnaryKind::Reciprocal>},
+      {48, "top.erf", 1, 1, 1, sameShape, unaryOp<UnaryKind::Erf>},
+      {49, "top.floor", 1, 1, 1, sameShape, unaryOp<UnaryKind::Floor>},
+      {50, "top.ceil", 1, 1, 1, sameShape, unaryOp<UnaryKind::Ceil>},
+      {51, "top.round", 1, 1, 1, sameShape, unaryOp<UnaryKind::Round>},
+      {52, "top.sign", 1, 1, 1, sameShape, unaryOp<UnaryKind::Sign>},
+      {53, "top.softplus", 1, 1, 1, sameShape, unaryOp<UnaryKind::Softplus>},
+      {54, "top.softsign", 1, 1, 1, sameShape, unaryOp<UnaryKind::Softsign>},
+      {55, "top.mish", 1, 1, 1, sameShape, unaryOp<UnaryKind::Mish>},
+      {56, "top.sin", 1, 1, 1, sameShape, unaryOp<UnaryKind::Sin>},
+      {57, "top.cos", 1, 1, 1, sameShape, unaryOp<UnaryKind::Cos>},
+      {58, "top.hard_swish", 1, 1, 1, sameShape, unaryOp<UnaryKind::HardSwish>},
+      {59, "top.leaky_relu", 1, 1, 1, sameShape, unaryOp<UnaryKind::LeakyRelu>},
+      {60, "top.elu", 1, 1, 1, sameShape, unaryOp<UnaryKind::Elu>},
+      {61, "top.clip", 1, 1, 1, sameShape, unaryOp<UnaryKind::Clip>},
+      {62, "top.hard_sigmoid", 1, 1, 1, sameShape, unaryOp<UnaryKind::HardSigmoid>},
   };
   return ops;
 }

@@ -20,6 +20,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tpu::kernels {
@@ -107,6 +108,11 @@ struct HostCall {
   // the data; the result must still fit resultShapes[result] (its buffer).
   Result<HostTensor> run(const std::vector<ConstView> &inputs) const;
 };
+
+// A unary op's kernel parameters a, b (kernels::unary) from its attributes:
+// LeakyRelu and Elu alpha, Clip min and max, HardSigmoid alpha and beta; an
+// absent one is the Top op's default (KernelsHostOpsTest checks they agree).
+std::pair<float, float> unaryParams(UnaryKind kind, const HostAttrs &attrs);
 
 // Runs op `name` on `inputs` (the input count checked): every result of the
 // shape inferShapes gives for the inputs' shapes, or the smaller one the

@@ -2,6 +2,7 @@
 #include "compiler/Import/OnnxNodeImporter.h"
 
 #include <algorithm>
+#include <functional>
 
 using namespace mlir;
 
@@ -10,9 +11,15 @@ namespace tpu::onnx {
 Status OnnxImporter::run(ModuleOp module, const ImportOptions &opts) {
   // Every unsupported op at once, before any work.
   std::map<std::string, std::vector<std::string>> unsupported;
-  for (const Node &n : model_.nodes)
-    if ((!n.domain.empty() && n.domain != "ai.onnx") || !onnxOpTable().find(n.opType))
-      unsupported[(n.domain.empty() ? "" : n.domain + ".") + n.opType].push_back(n.name);
+  std::function<void(const std::vector<Node> &)> scan = [&](const std::vector<Node> &nodes) {
+    for (const Node &n : nodes) {
+      if ((!n.domain.empty() && n.domain != "ai.onnx") || !onnxOpTable().find(n.opType))
+        unsupported[(n.domain.empty() ? "" : n.domain + ".") + n.opType].push_back(n.name);
+      for (const auto &[name, a] : n.attrs)
+        if (a.graph) scan(a.graph->nodes);
+    }
+  };
+  scan(model_.nodes);
   if (!unsupported.empty()) {
     std::string msg = "unsupported ONNX ops (opset " + std::to_string(model_.opset) + "): ";
     bool first = true;
@@ -62,7 +69,16 @@ Status OnnxImporter::run(ModuleOp module, const ImportOptions &opts) {
   }
   beginMain(module, args);
 
-  for (const Node &n : model_.nodes) {
+  TPU_RETURN_IF_ERROR(importNodes(model_.nodes));
+
+  std::vector<std::string> outs = opts.outputNames;
+  if (outs.empty())
+    for (const auto &o : model_.outputs) outs.push_back(o.name);
+  return endMain(outs);
+}
+
+Status OnnxImporter::importNodes(const std::vector<Node> &nodes) {
+  for (const Node &n : nodes) {
     if (n.outputs.empty() || n.outputs[0].empty()) return makeError(n.describe(), ": has no output");
     const OpTable::Entry &op = *onnxOpTable().find(n.opType);
     size_t required = op.required.at(model_.opset);
@@ -74,11 +90,18 @@ Status OnnxImporter::run(ModuleOp module, const ImportOptions &opts) {
         return makeError(n.describe(), ": input '", in, "' is not produced by any earlier node (graph not in topological order?)");
     TPU_RETURN_IF_ERROR(op.handler(*this, n));
   }
+  return Status::ok();
+}
 
-  std::vector<std::string> outs = opts.outputNames;
-  if (outs.empty())
-    for (const auto &o : model_.outputs) outs.push_back(o.name);
-  return endMain(outs);
+Status OnnxImporter::importSubgraph(const Graph &g) {
+  // Names are unique across a model and its subgraphs (ONNX's SSA rule); a
+  // branch that rebinds one would change what the enclosing graph reads.
+  for (const Node &n : g.nodes)
+    for (const std::string &out : n.outputs)
+      if (!out.empty() && isKnown(out))
+        return makeError(n.describe(), ": output '", out, "' reuses the name of a value outside the subgraph");
+  for (const auto &[name, array] : g.initializers) bindConst(name, array);
+  return importNodes(g.nodes);
 }
 
 Result<ImportedModule> importModel(MLIRContext &context, const Model &model, const ImportOptions &options) {

@@ -222,7 +222,29 @@ ValueInfo decodeValueInfo(const pb::ValueInfoProto &v) {
   return info;
 }
 
-Result<Attribute> decodeAttribute(const pb::AttributeProto &p, const std::string &baseDir) {
+Result<std::vector<Node>> decodeNodes(const google::protobuf::RepeatedPtrField<pb::NodeProto> &protos,
+                                      const std::string &baseDir, int depth);
+
+// Subgraphs nest (an If inside a branch); a bound keeps a crafted file from
+// exhausting the stack.
+constexpr int kMaxGraphDepth = 16;
+
+Result<Graph> decodeGraph(const pb::GraphProto &g, const std::string &baseDir, int depth) {
+  if (depth > kMaxGraphDepth) return makeError("subgraphs nested deeper than ", kMaxGraphDepth);
+  Graph out;
+  for (const auto &init : g.initializer()) {
+    auto t = decodeTensor(init, baseDir);
+    if (!t) return Status(t.status()).prefix("initializer");
+    out.initializers[init.name()] = t.take();
+  }
+  for (const auto &o : g.output()) out.outputs.push_back(o.name());
+  auto nodes = decodeNodes(g.node(), baseDir, depth);
+  if (!nodes) return nodes.status();
+  out.nodes = nodes.take();
+  return out;
+}
+
+Result<Attribute> decodeAttribute(const pb::AttributeProto &p, const std::string &baseDir, int depth) {
   Attribute a;
   switch (p.type()) {
   case pb::AttributeProto::FLOAT: a.kind = Attribute::Float; a.f = p.f(); break;
@@ -238,9 +260,38 @@ Result<Attribute> decodeAttribute(const pb::AttributeProto &p, const std::string
     a.tensor = t.take();
     break;
   }
+  case pb::AttributeProto::GRAPH: {
+    auto g = decodeGraph(p.g(), baseDir, depth + 1);
+    if (!g) return g.status();
+    a.kind = Attribute::Graph;
+    a.graph = std::make_shared<const Graph>(g.take());
+    break;
+  }
   default: a.kind = Attribute::Other;
   }
   return a;
+}
+
+Result<std::vector<Node>> decodeNodes(const google::protobuf::RepeatedPtrField<pb::NodeProto> &protos,
+                                      const std::string &baseDir, int depth) {
+  std::vector<Node> nodes;
+  nodes.reserve(size_t(protos.size()));
+  for (int i = 0; i < protos.size(); ++i) {
+    const auto &pn = protos.Get(i);
+    Node n;
+    n.opType = pn.op_type();
+    n.domain = pn.domain();
+    n.name = pn.name().empty() ? "node" + std::to_string(i) : pn.name();
+    n.inputs.assign(pn.input().begin(), pn.input().end());
+    n.outputs.assign(pn.output().begin(), pn.output().end());
+    for (const auto &pa : pn.attribute()) {
+      auto a = decodeAttribute(pa, baseDir, depth);
+      if (!a) return Status(a.status()).prefix("node " + n.describe() + " attribute '" + pa.name() + "'");
+      n.attrs[pa.name()] = a.take();
+    }
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
 }
 
 } // namespace
@@ -265,22 +316,9 @@ Result<Model> parseModel(const void *data, size_t size, const std::string &baseD
   for (const auto &in : g.input())
     if (!m.initializers.count(in.name())) m.inputs.push_back(decodeValueInfo(in));
   for (const auto &out : g.output()) m.outputs.push_back(decodeValueInfo(out));
-  m.nodes.reserve(g.node_size());
-  for (int i = 0; i < g.node_size(); ++i) {
-    const auto &pn = g.node(i);
-    Node n;
-    n.opType = pn.op_type();
-    n.domain = pn.domain();
-    n.name = pn.name().empty() ? "node" + std::to_string(i) : pn.name();
-    n.inputs.assign(pn.input().begin(), pn.input().end());
-    n.outputs.assign(pn.output().begin(), pn.output().end());
-    for (const auto &pa : pn.attribute()) {
-      auto a = decodeAttribute(pa, baseDir);
-      if (!a) return Status(a.status()).prefix("node " + n.describe() + " attribute '" + pa.name() + "'");
-      n.attrs[pa.name()] = a.take();
-    }
-    m.nodes.push_back(std::move(n));
-  }
+  auto nodes = decodeNodes(g.node(), baseDir, 0);
+  if (!nodes) return nodes.status();
+  m.nodes = nodes.take();
   return m;
 }
 

@@ -10,14 +10,17 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace tpu::onnx {
 
+struct Graph;
+
 struct Attribute {
-  enum Kind { Float, Int, String, Tensor, Floats, Ints, Strings, Other } kind = Other;
+  enum Kind { Float, Int, String, Tensor, Floats, Ints, Strings, Graph, Other } kind = Other;
   double f = 0;
   int64_t i = 0;
   std::string s;
@@ -25,6 +28,7 @@ struct Attribute {
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
   std::optional<NpyArray> tensor;
+  std::shared_ptr<const onnx::Graph> graph; // a subgraph (If's branches)
 };
 
 struct Node {
@@ -43,6 +47,14 @@ struct Node {
   std::optional<std::vector<double>> getFloats(const std::string &key) const;
   // "Conv 'conv1'" for messages.
   std::string describe() const;
+};
+
+// A subgraph (an If branch): its nodes, the names of its outputs and its own
+// initializers; it reads the enclosing graph's values by name.
+struct Graph {
+  std::vector<Node> nodes;
+  std::vector<std::string> outputs;
+  std::map<std::string, NpyArray> initializers;
 };
 
 // A graph input or output. dims: -1 where the model leaves a dim open

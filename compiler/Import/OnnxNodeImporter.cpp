@@ -1,5 +1,7 @@
 #include "compiler/Import/OnnxNodeImporter.h"
 
+#include "compiler/Dialect/Top/HostEval.h"
+
 using namespace mlir;
 
 namespace tpu::onnx {
@@ -12,6 +14,13 @@ Result<std::vector<int64_t>> OnnxImporter::shapeOf(const Node &n, size_t i) {
   auto t = dyn_cast<RankedTensorType>(v->getType());
   if (!t) return makeError(n.describe(), ": input '", n.inputs[i], "' has no known shape");
   return std::vector<int64_t>(t.getShape().begin(), t.getShape().end());
+}
+
+Result<bool> OnnxImporter::shapeFromData(const Node &n, size_t i) {
+  if (!present(n, i) || constInput(n, i)) return false;
+  auto v = operand(n, i);
+  if (!v) return v.status();
+  return top::shapeFromData(*v);
 }
 
 Result<std::vector<int64_t>> OnnxImporter::constInts(const Node &n, size_t i, const std::string &what) {
@@ -57,9 +66,9 @@ const OpTable &onnxOpTable() {
   static const OpTable table = [] {
     OpTable t;
     for (auto registerFamily :
-         {registerActivationOps, registerConstantOps, registerConvOps, registerDataMovementOps, registerDetectionOps,
-          registerElementwiseOps, registerLogicOps, registerMathOps, registerMatMulOps, registerNormalizationOps,
-          registerPoolOps, registerReduceOps, registerResizeOps, registerShapeOps})
+         {registerActivationOps, registerConstantOps, registerControlFlowOps, registerConvOps, registerDataMovementOps,
+          registerDetectionOps, registerElementwiseOps, registerLogicOps, registerMathOps, registerMatMulOps,
+          registerNormalizationOps, registerPoolOps, registerReduceOps, registerResizeOps, registerShapeOps})
       registerFamily(t);
     return t;
   }();

@@ -29,6 +29,10 @@ public:
   int64_t opset() const { return model_.opset; }
 
   Status run(mlir::ModuleOp module, const ImportOptions &opts);
+  // Imports nodes in order into the current function (the graph's, or a
+  // subgraph's, which reads the enclosing values by name).
+  Status importNodes(const std::vector<Node> &nodes);
+  Status importSubgraph(const Graph &g);
 
   // --- node inputs ---
   bool present(const Node &n, size_t i) const { return i < n.inputs.size() && !n.inputs[i].empty(); }
@@ -47,6 +51,10 @@ public:
     return present(n, i) ? operand(n, i) : Result<mlir::Value>(none());
   }
   Result<std::vector<int64_t>> shapeOf(const Node &n, size_t i);
+  // Whether input i's shape comes from the data (a NonMaxSuppression or
+  // NonZero result, or a host op's reading one): its type holds only the
+  // most it can be.
+  Result<bool> shapeFromData(const Node &n, size_t i);
   // A constant input as integers (shape, axes, pads...) or floats (scales, bounds).
   Result<std::vector<int64_t>> constInts(const Node &n, size_t i, const std::string &what);
   Result<std::vector<double>> constFloats(const Node &n, size_t i, const std::string &what);
@@ -115,6 +123,7 @@ const OpTable &onnxOpTable();
 // One per file under compiler/Import/Ops/.
 void registerActivationOps(OpTable &t);
 void registerConstantOps(OpTable &t);
+void registerControlFlowOps(OpTable &t);
 void registerConvOps(OpTable &t);
 void registerDataMovementOps(OpTable &t);
 void registerDetectionOps(OpTable &t);

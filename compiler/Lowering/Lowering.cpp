@@ -123,8 +123,9 @@ Status Lowerer::checkCalibration(func::FuncOp f) {
   std::vector<std::string> missing;
   for (Operation &op : f.getBody().front()) {
     if (op.getNumResults() != 1 || op.hasTrait<top::OpTrait::Constant>()) continue;
-    // Index tensors (i64) are never quantized: the calibration has no range for them.
-    if (cast<RankedTensorType>(op.getResult(0).getType()).getElementType().isInteger(64)) continue;
+    // Index (i64) and boolean (i1) tensors are never quantized: the
+    // calibration has no range for them.
+    if (isa<IntegerType>(cast<RankedTensorType>(op.getResult(0).getType()).getElementType())) continue;
     const std::string &name = names_[op.getResult(0)];
     if (!opt_.calibration->tensors.count(name)) missing.push_back(name);
   }
@@ -292,6 +293,8 @@ Status Lowerer::lower(Operation *op) {
   // Data movement works on C-order tensors of any rank; the other ops see NCHW.
   const bool anyRank = op->hasTrait<top::OpTrait::RankAgnosticMove>();
   for (Value r : op->getResults()) {
+    // Neither the chip nor a CPU sub-net holds an empty tensor in DDR.
+    if (llvm::is_contained(shapeOf(r), 0)) return noLowering(op, "an empty result");
     if (shapeOf(r).size() > backend::kMaxRank)
       return noLowering(op, "a result of more than " + std::to_string(backend::kMaxRank) + " dims");
     if (shapeOf(r).size() > 4 && !anyRank)
@@ -403,7 +406,9 @@ Result<LoweredModule> Lowerer::run() {
           continue;
         }
         Versions &ver = vals_[v];
-        if (!ver.f32 && ver.i32) { // an integer output of a host op
+        // An integer output of a host op, under its name (a chip op reading it
+        // has an fp32 copy, named <output>_f32).
+        if (ver.i32) {
           results.push_back(ver.i32);
           continue;
         }

@@ -16,8 +16,9 @@ def ConvertTopToTpu : Pass<"convert-top-to-tpu", "mlir::ModuleOp"> {
     The module's weights (top.weight_file, found beside the .mlir) are read;
     the lowered weights are written to `weight-file` (relative to the .mlir's
     directory; default <old stem>_tpu.npz) and the module then names it.
-    A Top op with no lowering is an error naming the op, its tensor and
-    location ("no lowering for ...").
+    A Top op with no lowering runs on the host (a tpu.cpu op, a CPU sub-net)
+    if it has a host op; otherwise, or with cpu-subnets=false, it is an error
+    naming the op, its tensor and location ("no lowering for ...").
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"F32\"", "F32 or INT8">,
@@ -31,7 +32,10 @@ def ConvertTopToTpu : Pass<"convert-top-to-tpu", "mlir::ModuleOp"> {
            "INT8: conv weights quantized per output channel (an int16 accumulator requantized by a "
            "per-channel tpu.affine; tpuc deploy --per-channel-weights)">,
     Option<"int16Pointwise", "int16-pointwise", "bool", /*default=*/"false",
-           "INT8: a conv read only by a 1x1 conv hands it its int16 accumulator (tpuc deploy --int16-pointwise)">
+           "INT8: a conv read only by a 1x1 conv hands it its int16 accumulator (tpuc deploy --int16-pointwise)">,
+    Option<"cpuSubnets", "cpu-subnets", "bool", /*default=*/"true",
+           "an op the chip refuses that has a host op runs in a CPU sub-net; false refuses it "
+           "(tpuc deploy --no-cpu-subnets)">
   ];
   let dependentDialects = ["::tpuir::TpuDialect"];
 }

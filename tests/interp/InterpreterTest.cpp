@@ -2,6 +2,9 @@
 // names, dump-all, and every bad-input path.
 #include "compiler/Interpreter/TopInterpreter.h"
 
+#include "compiler/Dialect/Top/HostEval.h"
+#include "compiler/Dialect/Top/TopOps.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
@@ -215,4 +218,43 @@ TEST(TopInterpreter, LoadTopModuleReportsParseErrorsOnOneLine) {
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.message().find("cannot open"), std::string::npos);
   std::remove(path.c_str());
+}
+
+// The host ops read a unary op's parameters from its attributes; an absent
+// one must be the Top op's default (one value, in ODS and in unaryParams).
+TEST(TopInterpreter, UnaryHostParamsAreTheOpsDefaults) {
+  auto l = parse(R"mlir(
+module {
+  func.func @main(%arg0: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %0 = "top.input"(%arg0) : (tensor<4xf32>) -> tensor<4xf32> loc("x")
+    %1 = "top.leaky_relu"(%0) : (tensor<4xf32>) -> tensor<4xf32> loc("leaky")
+    %2 = "top.elu"(%0) : (tensor<4xf32>) -> tensor<4xf32> loc("elu")
+    %3 = "top.hard_sigmoid"(%0) : (tensor<4xf32>) -> tensor<4xf32> loc("hsig")
+    return %1, %2, %3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+}
+)mlir");
+  ASSERT_TRUE(l->module);
+  namespace k = tpu::kernels;
+  auto params = [](mlir::Operation *op, k::UnaryKind kind) {
+    auto attrs = top::hostAttrsOf(op);
+    EXPECT_TRUE(attrs) << attrs.message();
+    return attrs ? k::unaryParams(kind, *attrs) : std::pair<float, float>{};
+  };
+  int seen = 0;
+  l->module->walk([&](mlir::Operation *op) {
+    if (auto o = mlir::dyn_cast<top::LeakyReluOp>(op)) {
+      EXPECT_FLOAT_EQ(params(op, k::UnaryKind::LeakyRelu).first, float(o.getAlpha().convertToDouble()));
+      ++seen;
+    } else if (auto o = mlir::dyn_cast<top::EluOp>(op)) {
+      EXPECT_FLOAT_EQ(params(op, k::UnaryKind::Elu).first, float(o.getAlpha().convertToDouble()));
+      ++seen;
+    } else if (auto o = mlir::dyn_cast<top::HardSigmoidOp>(op)) {
+      auto [a, b] = params(op, k::UnaryKind::HardSigmoid);
+      EXPECT_FLOAT_EQ(a, float(o.getAlpha().convertToDouble()));
+      EXPECT_FLOAT_EQ(b, float(o.getBeta().convertToDouble()));
+      ++seen;
+    }
+  });
+  EXPECT_EQ(seen, 3);
 }

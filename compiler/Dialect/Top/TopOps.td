@@ -23,5 +23,6 @@ include "compiler/Dialect/Top/Ops/Shape.td"
 include "compiler/Dialect/Top/Ops/DataMovement.td"
 include "compiler/Dialect/Top/Ops/Resize.td"
 include "compiler/Dialect/Top/Ops/Detection.td"
+include "compiler/Dialect/Top/Ops/ControlFlow.td"
 
 #endif // TOP_OPS_TD

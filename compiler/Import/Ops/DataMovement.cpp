@@ -39,6 +39,20 @@ Status slice(OnnxImporter &im, const Node &n) {
   }
   auto p = normalizeSlice(*xs, starts, ends, axes, steps);
   if (!p) return Status(p.status()).prefix(n.describe());
+  // On a shape that comes from the data the host clamps the slice to the
+  // real dims; an index counted from the end or a negative step would need
+  // them at import.
+  auto fromData = im.shapeFromData(n, 0);
+  if (!fromData) return fromData.status();
+  if (*fromData) {
+    auto negative = [](const std::vector<int64_t> &v) {
+      return std::any_of(v.begin(), v.end(), [](int64_t x) { return x < 0; });
+    };
+    if (negative(starts) || negative(ends) || negative(steps))
+      return makeError(n.describe(), ": '", n.inputs[0],
+                       "' has a shape that comes from the data; a start or end "
+                       "counted from the end, or a negative step, is not supported on it");
+  }
   if (const NpyArray *c = im.constInput(n, 0)) {
     im.bindConst(n.outputs[0], sliceArray(*c, *p));
     return Status::ok();

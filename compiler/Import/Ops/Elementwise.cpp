@@ -1,5 +1,6 @@
 // ONNX binary arithmetic with numpy broadcasting (Add, Sum, Sub, Mul, Div, Max, Min, Pow,
-// Mean, Mod), Where, Cast and CastLike. On constant inputs they fold.
+// Mean, Mod), Where, Cast and CastLike. On constant inputs they fold; integer Div and Mod
+// round as ONNX says.
 #include "compiler/Dialect/Top/WeightStore.h"
 #include "compiler/Import/OnnxNodeImporter.h"
 
@@ -39,16 +40,42 @@ Status castLikeNode(OnnxImporter &im, const Node &n) {
   return castTo(im, n, top::dtypeOfElement(cast<TensorType>(like->getType()).getElementType()));
 }
 
-// Mod has no Top op: it is folded where it computes on constants (shape
-// arithmetic such as padding a size up to a multiple).
+bool isInteger(Value v) { return isa<IntegerType>(cast<TensorType>(v.getType()).getElementType()); }
+
+// Integer Div rounds toward zero (ONNX, C): the quotient, then a cast to
+// i64 (which truncates). Integer tensors hold exact integers up to 2^24, whose
+// float quotient truncates to the integer one.
+Status divNode(OnnxImporter &im, const Node &n) {
+  if (im.allConst(n)) return binaryHandler<top::DivOp>("Div")(im, n);
+  Composer c(im, n);
+  Value a = c.input(0), b = c.input(1);
+  if (!a || !b) return c.status();
+  if (!isInteger(a) || !isInteger(b)) return binaryHandler<top::DivOp>("Div")(im, n);
+  c.op<top::CastOp>("", {c.op<top::DivOp>("quotient", {a, b})}, {im.attr("to", TypeAttr::get(im.b().getI64Type()))});
+  return c.status();
+}
+
+// Mod folds on constants (shape arithmetic such as padding a size up to a
+// multiple). On integer tensors it is a - b * q, q the quotient rounded
+// toward -inf (the remainder has the divisor's sign) or, with fmod, toward
+// zero (the dividend's sign). A float remainder at run time is refused: that
+// formula is not exact on floats.
 Status modNode(OnnxImporter &im, const Node &n) {
-  if (!im.allConst(n))
-    return makeError(n.describe(), ": Mod of run-time tensors is not supported (only constant inputs, such as ",
-                     "shape arithmetic, are folded)");
   bool fmod = n.getInt("fmod", 0) != 0;
-  if (!fmod && !im.constInput(n, 0)->is<int64_t>())
-    return makeError(n.describe(), ": Mod of floats needs fmod=1");
-  return im.bindConst(n, binaryArray(fmod ? "Fmod" : "Mod", *im.constInput(n, 0), *im.constInput(n, 1)));
+  if (im.allConst(n)) {
+    if (!fmod && !im.constInput(n, 0)->is<int64_t>()) return makeError(n.describe(), ": Mod of floats needs fmod=1");
+    return im.bindConst(n, binaryArray(fmod ? "Fmod" : "Mod", *im.constInput(n, 0), *im.constInput(n, 1)));
+  }
+  Composer c(im, n);
+  Value a = c.input(0), b = c.input(1);
+  if (!a || !b) return c.status();
+  if (!isInteger(a) || !isInteger(b))
+    return makeError(n.describe(), ": Mod of float tensors computed at run time is not supported (integers are)");
+  Value q = c.op<top::DivOp>("quotient", {a, b});
+  Value whole = fmod ? c.op<top::CastOp>("whole", {q}, {im.attr("to", TypeAttr::get(im.b().getI64Type()))})
+                     : c.op<top::FloorOp>("whole", {q});
+  c.op<top::SubOp>("", {a, c.op<top::MulOp>("multiple", {b, whole})});
+  return c.status();
 }
 
 } // namespace
@@ -61,7 +88,7 @@ void registerElementwiseOps(OpTable &t) {
   t.add("Sum", binaryHandler<top::AddOp>("Add"));
   t.add("Sub", binaryHandler<top::SubOp>("Sub"), {2});
   t.add("Mul", binaryHandler<top::MulOp>("Mul"), {2});
-  t.add("Div", binaryHandler<top::DivOp>("Div"), {2});
+  t.add("Div", divNode, {2});
   t.add("Max", binaryHandler<top::MaxOp>("Max"));
   t.add("Min", binaryHandler<top::MinOp>("Min"));
   t.add("Pow", binaryHandler<top::PowOp>("Pow"), {2});

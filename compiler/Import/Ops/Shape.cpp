@@ -1,7 +1,6 @@
 // ONNX ops on shapes only (no data moves): Reshape, Flatten, Squeeze, Unsqueeze, Identity,
-// Dropout (inference), and Shape and Size, constants of the static shapes (refused on a shape
-// that comes from the data).
-#include "compiler/Dialect/Top/HostEval.h"
+// Dropout (inference), and Shape and Size: constants of the static shapes, host ops of a shape
+// that comes from the data.
 #include "compiler/Import/OnnxNodeImporter.h"
 
 #include <algorithm>
@@ -12,26 +11,26 @@ namespace tpu::onnx {
 
 namespace {
 
-// Whether input 0's shape comes from the data (a NonMaxSuppression or
-// NonZero result, or a host op's reading one): its type holds only the most
-// it can be.
-Result<bool> inputShapeFromData(OnnxImporter &im, const Node &n) {
-  if (im.constInput(n, 0)) return false;
-  auto v = im.operand(n, 0);
-  if (!v) return v.status();
-  return top::shapeFromData(*v);
+// ONNX Shape's dims [start, end) of a rank-`rank` tensor, clamped.
+std::pair<int64_t, int64_t> shapeRange(const Node &n, int64_t rank) {
+  int64_t start = n.getInt("start", 0), end = n.getInt("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  return {start, std::max(start, end)};
 }
 
-// The static shape of input 0 for Shape and Size, which fold to constants:
-// refused when it comes from the data (folding the bound would be wrong).
-Result<std::vector<int64_t>> foldableShape(OnnxImporter &im, const Node &n) {
-  auto fromData = inputShapeFromData(im, n);
+// Shape and Size fold to constants, except of a shape that comes from the
+// data: top.shape gives its dims on the host, when the model runs (a null
+// value: the shape is static).
+Result<Value> shapeOnHost(OnnxImporter &im, const Node &n, int64_t start, int64_t end, const std::string &outputName) {
+  auto fromData = im.shapeFromData(n, 0);
   if (!fromData) return fromData.status();
-  if (*fromData)
-    return makeError(n.describe(), ": the shape of '", n.inputs[0],
-                     "' comes from the data (it is known only when the model runs); no host op computes Shape or "
-                     "Size yet");
-  return im.shapeOf(n, 0);
+  if (!*fromData) return Value();
+  auto x = im.operand(n, 0);
+  if (!x) return x.status();
+  auto op = im.build<top::ShapeOp>(n, {*x}, {im.i64("start", start), im.i64("end", end)}, 1, outputName);
+  if (!op) return op.status();
+  return op->getOutput();
 }
 
 Status reshapeTo(OnnxImporter &im, const Node &n, Result<std::vector<int64_t>> shape) {
@@ -81,7 +80,7 @@ void registerShapeOps(OpTable &t) {
         axes = n.getInts("axes").value_or(std::vector<int64_t>{});
       }
       // A shape from the data (NMS rows) keeps its rule to the host.
-      auto fromData = inputShapeFromData(im, n);
+      auto fromData = im.shapeFromData(n, 0);
       if (!fromData) return fromData.status();
       if (*fromData)
         return squeeze ? unary<top::SqueezeOp>(im, n, {im.ints("axes", axes)})
@@ -101,19 +100,25 @@ void registerShapeOps(OpTable &t) {
     return Status::ok();
   });
   t.add("Shape", [](OnnxImporter &im, const Node &n) -> Status {
-    auto xs = foldableShape(im, n);
+    auto xs = im.shapeOf(n, 0);
     if (!xs) return xs.status();
-    int64_t rank = xs->size();
-    int64_t start = n.getInt("start", 0), end = n.getInt("end", rank);
-    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-    std::vector<int64_t> dims(xs->begin() + start, xs->begin() + std::max(start, end));
+    auto [start, end] = shapeRange(n, int64_t(xs->size()));
+    auto onHost = shapeOnHost(im, n, start, end, "");
+    if (!onHost || *onHost) return onHost.status();
+    std::vector<int64_t> dims(xs->begin() + start, xs->begin() + end);
     im.bindConst(n.outputs[0], NpyArray::from<int64_t>({int64_t(dims.size())}, dims));
     return Status::ok();
   });
   t.add("Size", [](OnnxImporter &im, const Node &n) -> Status {
-    auto xs = foldableShape(im, n);
+    auto xs = im.shapeOf(n, 0);
     if (!xs) return xs.status();
+    const int64_t rank = int64_t(xs->size());
+    auto onHost = shapeOnHost(im, n, 0, rank, n.outputs[0] + "_dims");
+    if (!onHost) return onHost.status();
+    if (*onHost) {
+      auto op = im.build<top::ReduceProdOp>(n, {*onHost}, {im.ints("axes", {0}), im.boolean("keepdims", false)});
+      return op ? Status::ok() : op.status();
+    }
     int64_t total = 1;
     for (int64_t d : *xs) total *= d;
     im.bindConst(n.outputs[0], NpyArray::from<int64_t>({}, {total}));

@@ -66,10 +66,8 @@ Status Lowerer::lowerConcat(top::ConcatOp c) {
 
 Status Lowerer::lowerSlice(top::SliceOp s) {
   Operation *op = s;
-  auto inShape = shapeOf(s.getInput()), outShape = shapeOf(s.getOutput());
+  auto inShape = shapeOf(s.getInput());
   if (s.getInput().getDefiningOp<top::WeightOp>()) return noLowering(op, "a constant operand");
-  for (int64_t d : outShape)
-    if (d < 1) return noLowering(op, "an empty result");
   auto steps = s.getSteps();
   if (inShape.size() > 4 || llvm::any_of(steps, [](int64_t step) { return step < 1; })) return lowerSliceMove(s);
   return lowerSameScale<tpuir::SliceOp>(op, s.getStarts(), steps);

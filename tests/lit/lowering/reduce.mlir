@@ -14,7 +14,8 @@
 // RUN: FileCheck %s --check-prefix=WARN < %t/warn.txt
 // RUN: tpuc-opt %t/ok.mlir --convert-top-to-tpu="mode=F32" | FileCheck %s --check-prefix=FP32
 // RUN: tpuc-opt %t/scalar.mlir --verify-each --convert-top-to-tpu="mode=F32" | FileCheck %s --check-prefix=SCALAR
-// RUN: not tpuc-opt %t/rank5.mlir --convert-top-to-tpu="mode=F32" 2>&1 | FileCheck %s --check-prefix=RANK
+// RUN: not tpuc-opt %t/rank5.mlir --convert-top-to-tpu="mode=F32 cpu-subnets=false" 2>&1 | FileCheck %s --check-prefix=RANK
+// RUN: tpuc-opt %t/rank5.mlir --convert-top-to-tpu="mode=F32" | FileCheck %s --check-prefix=RANKHOST
 
 // CALI input 2 -2 2
 // CALI mean 1 -1 1
@@ -38,6 +39,8 @@
 // FP32: "tpu.reduce"({{.*}}mode = "max"{{.*}} -> tensor<2x6x1x1xf32>
 // SCALAR: "tpu.reduce"({{.*}}axes = array<i64: 0, 1>{{.*}}mode = "sum"{{.*}} : (tensor<2x3xf32>) -> tensor<f32>
 // RANK: error: no lowering for top.reduce_max 'deep' at loc("deep"): an input of more than 4 dims (the back end holds 1 to 4)
+// The chip refuses it, the host runs it (a CPU sub-net):
+// RANKHOST: "tpu.cpu"({{.*}}) <{op_name = "top.reduce_max"
 
 //--- ok.mlir
 module attributes {top.weight_file = "ok_weights.npz"} {

@@ -28,11 +28,7 @@ LogicalResult PermuteOp::inferShapes() {
   return success();
 }
 
-tpu::Status PermuteOp::evaluate(EvalContext &ctx) {
-  const TensorValue &x = ctx.operand(0);
-  k::transpose(x.ptr(), x.shape, toShape(getOrder()), ctx.result().ptr());
-  return tpu::Status::ok();
-}
+tpu::Status PermuteOp::evaluate(EvalContext &ctx) { return evaluateOnHost(*this, ctx); }
 
 LogicalResult ConcatOp::inferShapes() {
   Operation *op = getOperation();
@@ -56,16 +52,7 @@ LogicalResult ConcatOp::inferShapes() {
   return success();
 }
 
-tpu::Status ConcatOp::evaluate(EvalContext &ctx) {
-  std::vector<const float *> ptrs;
-  std::vector<std::vector<int64_t>> shapes;
-  for (unsigned i = 0; i < ctx.numOperands(); ++i) {
-    ptrs.push_back(ctx.operand(i).ptr());
-    shapes.push_back(ctx.operand(i).shape);
-  }
-  k::concat(ptrs, shapes, static_cast<int64_t>(getAxis()), ctx.result().ptr());
-  return tpu::Status::ok();
-}
+tpu::Status ConcatOp::evaluate(EvalContext &ctx) { return evaluateOnHost(*this, ctx); }
 
 LogicalResult SplitOp::inferShapes() {
   auto in = rankedOperand(getOperation(), 0);
@@ -113,12 +100,7 @@ LogicalResult SliceOp::inferShapes() {
   return success();
 }
 
-tpu::Status SliceOp::evaluate(EvalContext &ctx) {
-  const TensorValue &x = ctx.operand(0);
-  TensorValue &y = ctx.result();
-  k::slice(x.ptr(), x.shape, toShape(getStarts()), toShape(getSteps()), y.ptr(), y.shape);
-  return tpu::Status::ok();
-}
+tpu::Status SliceOp::evaluate(EvalContext &ctx) { return evaluateOnHost(*this, ctx); }
 
 LogicalResult PadOp::verify() {
   auto m = getMode();

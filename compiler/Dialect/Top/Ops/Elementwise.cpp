@@ -24,13 +24,6 @@ LogicalResult inferBroadcast(Operation *op, bool boolResult) {
   return success();
 }
 
-tpu::Status evaluateBinary(EvalContext &ctx, k::BinaryKind kind) {
-  const TensorValue &a = ctx.operand(0), &b = ctx.operand(1);
-  TensorValue &y = ctx.result();
-  k::binary(kind, a.ptr(), a.shape, b.ptr(), b.shape, y.ptr(), y.shape);
-  return tpu::Status::ok();
-}
-
 } // namespace
 
 LogicalResult WhereOp::inferShapes() {

@@ -1,14 +1,14 @@
 // Element-wise ops of several tensors with numpy broadcasting (top.add ...
-// top.greater in one class, the kernel each op is named in its def), and
+// top.greater in one class), and
 // top.where, top.cast.
 #ifndef TOP_OPS_ELEMENTWISE_TD
 #define TOP_OPS_ELEMENTWISE_TD
 
 include "compiler/Dialect/Top/TopBase.td"
 
-// y = kernels::binary(BinaryKind::<kernel>, lhs, rhs), both broadcast; a
-// comparison has an i1 result.
-class Top_BinaryOp<string mnemonic, string kernel, string what, bit isCompare = 0> : Top_Op<mnemonic> {
+// y = lhs <op> rhs, both broadcast (kernels::binary, through the host op of
+// the same name); a comparison has an i1 result.
+class Top_BinaryOp<string mnemonic, string what, bit isCompare = 0> : Top_Op<mnemonic> {
   let summary = what;
   let arguments = (ins Top_Tensor:$lhs, Top_Tensor:$rhs);
   let results = (outs Top_Tensor:$output);
@@ -18,23 +18,21 @@ class Top_BinaryOp<string mnemonic, string kernel, string what, bit isCompare = 
     }
   }];
   let evaluateDefinition = [{
-    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) {
-      return ::top::evaluateBinary(ctx, ::tpu::kernels::BinaryKind::}] # kernel # [{);
-    }
+    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) { return ::top::evaluateOnHost(*this, ctx); }
   }];
 }
 
-def Top_AddOp : Top_BinaryOp<"add", "Add", "lhs + rhs">;
-def Top_SubOp : Top_BinaryOp<"sub", "Sub", "lhs - rhs">;
-def Top_MulOp : Top_BinaryOp<"mul", "Mul", "lhs * rhs">;
-def Top_DivOp : Top_BinaryOp<"div", "Div", "lhs / rhs">;
-def Top_MaxOp : Top_BinaryOp<"max", "Max", "max(lhs, rhs)">;
-def Top_MinOp : Top_BinaryOp<"min", "Min", "min(lhs, rhs)">;
-def Top_PowOp : Top_BinaryOp<"pow", "Pow", "lhs ** rhs">;
-def Top_PReluOp : Top_BinaryOp<"prelu", "PRelu", "lhs >= 0 ? lhs : rhs * lhs (rhs is the slope)">;
-def Top_EqualOp : Top_BinaryOp<"equal", "Equal", "lhs == rhs (i1 result)", 1>;
-def Top_LessOp : Top_BinaryOp<"less", "Less", "lhs < rhs (i1 result)", 1>;
-def Top_GreaterOp : Top_BinaryOp<"greater", "Greater", "lhs > rhs (i1 result)", 1>;
+def Top_AddOp : Top_BinaryOp<"add", "lhs + rhs">;
+def Top_SubOp : Top_BinaryOp<"sub", "lhs - rhs">;
+def Top_MulOp : Top_BinaryOp<"mul", "lhs * rhs">;
+def Top_DivOp : Top_BinaryOp<"div", "lhs / rhs">;
+def Top_MaxOp : Top_BinaryOp<"max", "max(lhs, rhs)">;
+def Top_MinOp : Top_BinaryOp<"min", "min(lhs, rhs)">;
+def Top_PowOp : Top_BinaryOp<"pow", "lhs ** rhs">;
+def Top_PReluOp : Top_BinaryOp<"prelu", "lhs >= 0 ? lhs : rhs * lhs (rhs is the slope)">;
+def Top_EqualOp : Top_BinaryOp<"equal", "lhs == rhs (i1 result)", 1>;
+def Top_LessOp : Top_BinaryOp<"less", "lhs < rhs (i1 result)", 1>;
+def Top_GreaterOp : Top_BinaryOp<"greater", "lhs > rhs (i1 result)", 1>;
 
 def Top_WhereOp : Top_Op<"where"> {
   let summary = "cond ? x : y with three-way broadcasting";

@@ -29,14 +29,6 @@ LogicalResult inferReduce(Operation *op, ArrayRef<int64_t> axes, bool keepdims) 
   return success();
 }
 
-tpu::Status evaluateReduce(EvalContext &ctx, k::ReduceKind kind, ArrayRef<int64_t> axes) {
-  const TensorValue &x = ctx.operand(0);
-  for (int64_t a : axes)
-    if (a < 0 || a >= int64_t(x.shape.size())) return ctx.error("axis ", a, " out of range");
-  k::reduce(kind, x.ptr(), x.shape, toShape(axes), ctx.result().ptr());
-  return tpu::Status::ok();
-}
-
 LogicalResult inferArgReduce(Operation *op, int64_t axis, bool keepdims) {
   auto in = rankedOperand(op, 0);
   if (failed(in)) return failure();

@@ -1,12 +1,12 @@
-// Reductions: top.reduce_* (one class, the kernel named in the def),
+// Reductions: top.reduce_* (one class),
 // top.arg_max, top.arg_min, and the running sum top.cumsum.
 #ifndef TOP_OPS_REDUCE_TD
 #define TOP_OPS_REDUCE_TD
 
 include "compiler/Dialect/Top/TopBase.td"
 
-// kernels::reduce(ReduceKind::<kernel>) over `axes`.
-class Top_ReduceOp<string mnemonic, string kernel, string what> : Top_Op<mnemonic> {
+// A reduction over `axes` (kernels::reduce, through the host op of the same name).
+class Top_ReduceOp<string mnemonic, string what> : Top_Op<mnemonic> {
   let summary = what;
   let arguments = (ins Top_Tensor:$input, DenseI64ArrayAttr:$axes,
     DefaultValuedAttr<BoolAttr, "true">:$keepdims);
@@ -17,18 +17,16 @@ class Top_ReduceOp<string mnemonic, string kernel, string what> : Top_Op<mnemoni
     }
   }];
   let evaluateDefinition = [{
-    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) {
-      return ::top::evaluateReduce(ctx, ::tpu::kernels::ReduceKind::}] # kernel # [{, getAxes());
-    }
+    ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) { return ::top::evaluateOnHost(*this, ctx); }
   }];
 }
 
-def Top_ReduceMeanOp : Top_ReduceOp<"reduce_mean", "Mean", "Mean over axes (sorted, non-negative)">;
-def Top_ReduceSumOp : Top_ReduceOp<"reduce_sum", "Sum", "Sum over axes">;
-def Top_ReduceMaxOp : Top_ReduceOp<"reduce_max", "Max", "Max over axes">;
-def Top_ReduceMinOp : Top_ReduceOp<"reduce_min", "Min", "Min over axes">;
-def Top_ReduceProdOp : Top_ReduceOp<"reduce_prod", "Prod", "Product over axes">;
-def Top_ReduceL2Op : Top_ReduceOp<"reduce_l2", "L2", "sqrt(sum(x^2)) over axes">;
+def Top_ReduceMeanOp : Top_ReduceOp<"reduce_mean", "Mean over axes (sorted, non-negative)">;
+def Top_ReduceSumOp : Top_ReduceOp<"reduce_sum", "Sum over axes">;
+def Top_ReduceMaxOp : Top_ReduceOp<"reduce_max", "Max over axes">;
+def Top_ReduceMinOp : Top_ReduceOp<"reduce_min", "Min over axes">;
+def Top_ReduceProdOp : Top_ReduceOp<"reduce_prod", "Product over axes">;
+def Top_ReduceL2Op : Top_ReduceOp<"reduce_l2", "sqrt(sum(x^2)) over axes">;
 
 // Host ops (kernels/HostOps.h): the index of the max with `isMax`, else of the min.
 class Top_ArgReduceOp<string mnemonic, string what, bit isMax> : Top_Op<mnemonic> {

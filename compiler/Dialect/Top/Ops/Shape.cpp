@@ -1,4 +1,6 @@
-// Shape rule and evaluate of the ops on the shape only (Shape.td).
+// Shape rule and evaluate of the ops on the shape only (Shape.td; top.shape
+// is a host op, set in the td).
+#include "compiler/Dialect/Top/HostEval.h"
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
 #include "kernels/Kernels.h"

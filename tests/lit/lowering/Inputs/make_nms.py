@@ -5,7 +5,9 @@ NonZero lists the anchors scoring above 0.9. How many rows NMS keeps and how
 many NonZero finds comes from the data.
 Writes DIR/nms.onnx, two inputs DIR/nms_in.npz and DIR/nms_in2.npz, four
 calibration samples in DIR/samples/, DIR/nms_add.onnx, where an Add (a chip
-op) reads the NMS rows, and DIR/nms_shape.onnx, which takes their Shape."""
+op, run on the host here) reads the NMS rows, DIR/nms_shape.onnx, which takes
+their Shape, and DIR/nms_reshape.onnx, which flattens them (a Reshape has no
+host version yet)."""
 import os
 import sys
 
@@ -72,3 +74,12 @@ shape = helper.make_graph(
 shape_model = helper.make_model(shape, opset_imports=[helper.make_opsetid("", 13)])
 shape_model.ir_version = 8
 onnx.save(shape_model, os.path.join(out, "nms_shape.onnx"))
+
+# A Reshape of the NMS rows: its target shape would come from the data.
+flat = helper.make_graph(
+    nodes[:7] + [helper.make_node("Reshape", ["selected", "flat_shape"], ["rows_flat"])], "nms_reshape",
+    graph.input, [helper.make_tensor_value_info("rows_flat", I64, ["n"])],
+    list(graph.initializer) + [helper.make_tensor("flat_shape", I64, [1], [-1])])
+flat_model = helper.make_model(flat, opset_imports=[helper.make_opsetid("", 13)])
+flat_model.ir_version = 8
+onnx.save(flat_model, os.path.join(out, "nms_reshape.onnx"))
