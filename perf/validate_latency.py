@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""Simulated BM1684 latency of the published model set (reference §8) beside the chip's.
+"""Simulated BM1684 latency of the published model set (reference §8, §10) beside the chip's.
 
 For every model of models/latency (exported by models/latency/export.py when missing)
-and every published mode (FP32 b1, INT8 b1, INT8 b4), compiles the model with tpuc
+and every published mode (FP32 b1, INT8 b1, INT8 b4; a mode not published has no row), compiles the model with tpuc
 (import, calibrate on 4 seeded samples, deploy), simulates it with `tpuc sim --stats`
 and writes docs/validation.md's latency table: simulated and published ms per image,
-error, leave-one-model-out and leave-one-family-out error (FAMILIES: the YOLOs out at once),
+error, leave-one-model-out and leave-one-family-out error (FAMILIES: the YOLOs out at once, VGG19 with OpenPose),
 dominant engine and the three layers that take
 longest, plus an SVG scatter (simulated against published, log axes, +-10 % band), and the work
 report of each row (work_report: layer groups, commands, TIU MACs, DDR bytes, conversion ops).
@@ -48,7 +48,8 @@ MODELS = os.path.join(ROOT, "models", "out", "latency")
 DOC = os.path.join(ROOT, "docs", "validation.md")
 SVG = os.path.join(ROOT, "docs", "latency_scatter.svg")
 
-# Reference §8 (sophon-demo, SE5-16, bmrt_test, ms per image): FP32 b1, INT8 b1, INT8 b4.
+# Reference §8 and §10 (sophon-demo, SE5-16, bmrt_test, ms per image): FP32 b1, INT8 b1, INT8 b4; None where a
+# mode is not published (no row: out of the fits and the mean errors).
 PUBLISHED = {
     "resnet50": (6.36, 3.93, 1.24),
     "yolov8s": (26.47, 15.65, 9.36),
@@ -58,11 +59,23 @@ PUBLISHED = {
     "centernet_dlav0": (46.2, 22.5, 8.1),
     "openpose_coco": (125.0, 63.0, 16.0),
     "yolov4": (77.5, 28.6, 13.4),
+    # §10, sophon-demo READMEs.
+    "yolov8s_seg": (38.5, 26.4, 16.3),
+    "yolov9s": (36.52, 25.69, 18.66),
+    "yolov9c_seg": (108.30, 57.20, 24.53),
+    "yolact": (114.60, 135.59, 53.90),
+    # §10, tpu-perf tables of the model-zoo's pull requests (the chip attribution likely, not certain); UNet's
+    # INT8 b4 is 150.5 ms per batch of 4.
+    "vgg19": (36.2, 16.8, None),
+    "unet": (330.8, 132.2, 150.5 / 4),
+    # §10, tpu-perf; the zoo's config compiles it for BM1684X (models/latency/efficientnetv2.py).
+    "efficientnetv2": (10.39, 15.19, None),
 }
 MODES = (("FP32 b1", "F32", 1), ("INT8 b1", "INT8", 1), ("INT8 b4", "INT8", 4))
 # Families left out together by the leave-one-family-out fits (a model not named is a family of its own): a
 # family's members share a structure, so one member in the fit vouches for the others.
-FAMILIES = {"yolov8s": "yolo", "yolox_s": "yolo", "yolov4": "yolo"}
+FAMILIES = {"yolov8s": "yolo", "yolox_s": "yolo", "yolov4": "yolo", "yolov8s_seg": "yolo", "yolov9s": "yolo",
+            "yolov9c_seg": "yolo", "vgg19": "vgg", "openpose_coco": "vgg"}
 
 # The fitted parameters (isa/HwConfig.h; at most eight) with the box the fit searches.
 FITTED = (("tiuStartupCycles", 0, 4000), ("ddrLatencyNs", 0, 4000), ("ddrBurstBytes", 4, 256),
@@ -320,7 +333,7 @@ def mape(errors):
     return f"{np.mean(np.abs(errors)):.1f} %" if errors else "-"
 
 
-def latency_table(results, fit, model_count):
+def latency_table(results, fit, model_counts):
     loo, lofo = {}, {}
     if fit:
         loo = {(row["model"], row["mode"]): row["loo_ms"] for row in fit["rows"]}
@@ -349,8 +362,8 @@ def latency_table(results, fit, model_count):
                "| LOFO mean absolute error | LOFO worst |", "|---|---|---|---|---|---|---|---|"]
     for mode, (errs, loo_errs, lofo_errs) in errors.items():
         worst = lambda e: f"{max(abs(x) for x in e):.1f} %" if e else "-"  # noqa: E731
-        summary.append(f"| {mode} | {len(errs)} of {model_count} | {mape(errs)} | {worst(errs)} | {mape(loo_errs)} | "
-                       f"{worst(loo_errs)} | {mape(lofo_errs)} | {worst(lofo_errs)} |")
+        summary.append(f"| {mode} | {len(errs)} of {model_counts[mode]} | {mape(errs)} | {worst(errs)} | "
+                       f"{mape(loo_errs)} | {worst(loo_errs)} | {mape(lofo_errs)} | {worst(lofo_errs)} |")
     return "\n".join(rows + summary)
 
 
@@ -480,6 +493,8 @@ def main():
     results, failed = [], []
     for model in names:
         for (mode, quantize, batch), published in zip(MODES, PUBLISHED[model]):
+            if published is None:
+                continue  # not published: no row
             r = {"model": model, "mode": mode, "batch": batch, "published": published}
             try:
                 stats, r["bmodel"] = simulate(args.tpuc, model, quantize, batch, args.work, args.reuse_calibration,
@@ -498,7 +513,8 @@ def main():
         check_fit_prices_the_simulation(args.fit_timing, results, args.work, args.config)
         check_work_report(results)
     fit = None if args.quick or args.no_fit else fit_parameters(args.fit_timing, results, args.work, args.config)
-    table, report = latency_table(results, fit, len(names)), work_table(results)
+    published_counts = {mode: sum(PUBLISHED[m][i] is not None for m in names) for i, (mode, _, _) in enumerate(MODES)}
+    table, report = latency_table(results, fit, published_counts), work_table(results)
     print(table + "\n\n" + report)
     if args.check:
         sys.exit(check_committed(table, report))

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Export the latency validation set (reference §8: models whose BM1684 times are published)
+"""Export the latency validation set (reference §8 and §10: models whose BM1684 times are published)
 to ONNX at the published input sizes, after checking each architecture against its
 published parameter count and MACs (within 1 %).
 
@@ -34,7 +34,16 @@ def resnet50():
 RESNET50 = {"params": 25_557_032, "macs": 4.09e9, "input": (1, 3, 224, 224),
             "source": "torchvision resnet50 (25,557,032 params, 4.09 GMAC at 224)"}
 
-# name -> (module or builder, seed)
+
+def vgg19():
+    return torchvision.models.vgg19(weights=None)
+
+
+VGG19 = {"params": 143_667_240, "macs": 19.63e9, "input": (1, 3, 224, 224),
+         "source": "torchvision vgg19 (143,667,240 params, 19.63 GMAC at 224)"}
+
+# name -> (spec, seed); spec: a module of this folder (its build() and PUBLISHED), "module:builder:FIGURES" (a
+# builder and published figures of that module by name) or a (builder, published) pair.
 MODELS = {
     "resnet50": ((resnet50, RESNET50), 50),
     "yolov8s": ("yolov8", 8),
@@ -44,6 +53,13 @@ MODELS = {
     "centernet_dlav0": ("centernet", 34),
     "openpose_coco": ("openpose", 19),
     "yolov4": ("yolov4", 4),
+    "yolov8s_seg": ("yolov8_seg", 81),
+    "yolov9s": ("yolov9", 90),
+    "vgg19": ((vgg19, VGG19), 190),
+    "unet": ("unet", 64),
+    "yolov9c_seg": ("yolov9:yolov9c_seg:PUBLISHED_C_SEG", 93),
+    "yolact": ("yolact", 55),
+    "efficientnetv2": ("efficientnetv2", 288),
 }
 
 
@@ -51,6 +67,10 @@ def load(name):
     spec, seed = MODELS[name]
     if isinstance(spec, tuple):
         build, published = spec
+    elif ":" in spec:
+        module, builder, figures = spec.split(":")
+        mod = importlib.import_module(module)
+        build, published = getattr(mod, builder), getattr(mod, figures)
     else:
         mod = importlib.import_module(spec)
         build, published = mod.build, mod.PUBLISHED
@@ -61,16 +81,19 @@ def load(name):
 def check(name, model, published):
     example = torch.zeros(*published["input"])
     params, macs = blocks.count_params(model), blocks.count_macs(model, example)
-    errors = []
+    errors, deviations = [], []
     for what, got in (("params", params), ("macs", macs)):
         want = published.get(what)
+        if want:
+            deviations.append(f"{what} {100 * (got - want) / want:+.2f} %")
         if want and abs(got - want) / want > TOLERANCE:
             errors.append(f"{what} {got:,} vs published {want:,.0f} ({100 * (got - want) / want:+.2f} %)")
     line = f"{name}: {params / 1e6:.3f} M params, {macs / 1e9:.3f} GMAC at {'x'.join(map(str, published['input'][1:]))}"
     if errors:
         print(f"latency export: error: {name}: " + "; ".join(errors), file=sys.stderr)
         sys.exit(2)
-    print(line + f" (matches {published['source']})")
+    print(line + (f" ({', '.join(deviations)}: matches {published['source']})" if deviations
+                  else f" (no published count to check: {published['source']})"))
     return params, macs
 
 
