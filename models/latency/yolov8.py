@@ -77,7 +77,23 @@ class Detect(nn.Module):
         return [torch.cat((b(x), c(x)), 1) for x, b, c in zip(xs, self.box, self.cls)]
 
 
-class YOLOv8(nn.Module):
+class PanDetector(nn.Module):
+    """A backbone to P3/P4/P5, the PAN neck (top-down, then bottom-up) and a head on the three outputs: the
+    dataflow YOLOv8 and YOLOv9 share. Subclasses build stem, p3, p4, p5, up, top_down4, top_down3, down3,
+    bottom_up4, down4, bottom_up5 and detect."""
+
+    def forward(self, x):
+        p3 = self.p3(self.stem(x))
+        p4 = self.p4(p3)
+        p5 = self.p5(p4)
+        t4 = self.top_down4(torch.cat((self.up(p5), p4), 1))
+        t3 = self.top_down3(torch.cat((self.up(t4), p3), 1))
+        b4 = self.bottom_up4(torch.cat((self.down3(t3), t4), 1))
+        b5 = self.bottom_up5(torch.cat((self.down4(b4), p5), 1))
+        return tuple(self.detect([t3, b4, b5]))
+
+
+class YOLOv8(PanDetector):
     def __init__(self, depth=0.33, width=0.50, max_channels=1024, nc=80):
         super().__init__()
         ch = lambda c: int(min(c, max_channels) * width)  # noqa: E731
@@ -95,16 +111,6 @@ class YOLOv8(nn.Module):
         self.down4 = Conv(ch(512), ch(512), 3, 2)
         self.bottom_up5 = C2f(ch(512) + ch(1024), ch(1024), n(3))
         self.detect = Detect(nc, (ch(256), ch(512), ch(1024)))
-
-    def forward(self, x):
-        p3 = self.p3(self.stem(x))
-        p4 = self.p4(p3)
-        p5 = self.p5(p4)
-        t4 = self.top_down4(torch.cat((self.up(p5), p4), 1))
-        t3 = self.top_down3(torch.cat((self.up(t4), p3), 1))
-        b4 = self.bottom_up4(torch.cat((self.down3(t3), t4), 1))
-        b5 = self.bottom_up5(torch.cat((self.down4(b4), p5), 1))
-        return tuple(self.detect([t3, b4, b5]))
 
 
 def build():

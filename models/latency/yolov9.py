@@ -28,7 +28,7 @@ from blocks import ConvBnAct as Conv
 # A RepBottleneck with its RepConv fused (one 3x3 conv + BN + SiLU, then a 3x3 Conv, the residual)
 # is YOLOv8's Bottleneck.
 from yolov8 import Bottleneck as RepBottleneck
-from yolov8 import Detect
+from yolov8 import Detect, PanDetector
 from yolov8_seg import add_segment, thop_deconv_extra
 
 PUBLISHED = {"params": 7.2e6, "macs": 13.35e9, "input": (1, 3, 640, 640),
@@ -115,7 +115,7 @@ class SPPELAN(nn.Module):
         return self.cv5(torch.cat(y, 1))
 
 
-class YOLOv9(nn.Module):
+class YOLOv9(PanDetector):
     """The GELAN backbone and PAN neck of ultralytics' yolov9{s,c}.yaml; `down` is AConv (s) or ADown (c)."""
 
     def __init__(self, stem, elan1, stages, spp, neck, down, nc=80):
@@ -135,16 +135,6 @@ class YOLOv9(nn.Module):
         self.down4 = down(b4[0], d4)
         self.bottom_up5 = RepNCSPELAN4(d4 + spp[0], *b5)
         self.detect = Detect(nc, (t3[0], b4[0], b5[0]))
-
-    def forward(self, x):
-        p3 = self.p3(self.stem(x))
-        p4 = self.p4(p3)
-        p5 = self.p5(p4)
-        t4 = self.top_down4(torch.cat((self.up(p5), p4), 1))
-        t3 = self.top_down3(torch.cat((self.up(t4), p3), 1))
-        b4 = self.bottom_up4(torch.cat((self.down3(t3), t4), 1))
-        b5 = self.bottom_up5(torch.cat((self.down4(b4), p5), 1))
-        return tuple(self.detect([t3, b4, b5]))
 
 
 def yolov9s():
