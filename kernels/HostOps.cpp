@@ -625,7 +625,9 @@ Status sliceOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector
   return Status::ok();
 }
 
+// top.concat's axis is non-negative (the importers normalize it).
 Result<Shapes> concatShape(const HostAttrs &a, const Shapes &in) {
+  if (a.integer("axis", 0) < 0) return makeError("axis ", a.integer("axis", 0), " is negative");
   auto axis = axisOf(a, in[0]);
   if (!axis) return axis.status();
   Shape out = in[0];

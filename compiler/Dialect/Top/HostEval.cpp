@@ -48,6 +48,9 @@ LogicalResult inferShapesOnHost(Operation *op, Type element) {
   const k::HostOp *host = k::findHostOp(op->getName().getStringRef());
   auto attrs = hostAttrsOf(op);
   if (!host || !attrs) return op->emitOpError() << (host ? attrs.message() : "has no host op");
+  if (op->getNumOperands() < host->minInputs || op->getNumOperands() > host->maxInputs)
+    return op->emitOpError() << "takes " << host->minInputs << ".." << host->maxInputs << " operands, has "
+                             << op->getNumOperands();
   std::vector<k::Shape> inputs;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     auto t = rankedOperand(op, i);

@@ -12,45 +12,12 @@ namespace k = tpu::kernels;
 
 namespace top {
 
-LogicalResult PermuteOp::inferShapes() {
-  auto in = rankedOperand(getOperation(), 0);
-  if (failed(in)) return failure();
-  auto order = getOrder();
-  if (int64_t(order.size()) != in->getRank()) return emitOpError() << "order needs " << in->getRank() << " entries";
-  llvm::SmallVector<int64_t> out;
-  llvm::SmallVector<bool> seen(order.size(), false);
-  for (int64_t o : order) {
-    if (o < 0 || o >= in->getRank() || seen[o]) return emitOpError() << "order is not a permutation";
-    seen[o] = true;
-    out.push_back(in->getDimSize(o));
-  }
-  setResult(getOperation(), 0, out, in->getElementType());
-  return success();
-}
+// The shape rules of permute and concat are their host ops' (kernels/HostOps.cpp).
+LogicalResult PermuteOp::inferShapes() { return inferShapesOnHost(getOperation()); }
 
 tpu::Status PermuteOp::evaluate(EvalContext &ctx) { return evaluateOnHost(*this, ctx); }
 
-LogicalResult ConcatOp::inferShapes() {
-  Operation *op = getOperation();
-  if (op->getNumOperands() == 0) return emitOpError() << "needs at least one input";
-  auto first = rankedOperand(op, 0);
-  if (failed(first)) return failure();
-  int64_t axis = getAxis();
-  if (axis < 0 || axis >= first->getRank()) return emitOpError() << "axis out of range";
-  llvm::SmallVector<int64_t> out(first->getShape());
-  out[axis] = 0;
-  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-    auto t = rankedOperand(op, i);
-    if (failed(t)) return failure();
-    if (t->getRank() != first->getRank()) return emitOpError() << "inputs differ in rank";
-    for (int64_t d = 0; d < t->getRank(); ++d)
-      if (d != axis && t->getDimSize(d) != first->getDimSize(d))
-        return emitOpError() << "input " << i << " " << shapeStr(t->getShape()) << " differs off the concat axis";
-    out[axis] += t->getDimSize(axis);
-  }
-  setResult(op, 0, out, first->getElementType());
-  return success();
-}
+LogicalResult ConcatOp::inferShapes() { return inferShapesOnHost(getOperation()); }
 
 tpu::Status ConcatOp::evaluate(EvalContext &ctx) { return evaluateOnHost(*this, ctx); }
 

@@ -10,25 +10,6 @@ namespace k = tpu::kernels;
 namespace top {
 namespace {
 
-LogicalResult inferReduce(Operation *op, ArrayRef<int64_t> axes, bool keepdims) {
-  auto in = rankedOperand(op, 0);
-  if (failed(in)) return failure();
-  int64_t rank = in->getRank();
-  llvm::SmallVector<int64_t> out;
-  for (size_t i = 0; i < axes.size(); ++i)
-    if (axes[i] < 0 || axes[i] >= rank || (i && axes[i] <= axes[i - 1]))
-      return op->emitOpError() << "axes must be sorted, unique and in [0, " << rank << ")";
-  for (int64_t i = 0; i < rank; ++i) {
-    bool reduced = llvm::is_contained(axes, i);
-    if (!reduced)
-      out.push_back(in->getDimSize(i));
-    else if (keepdims)
-      out.push_back(1);
-  }
-  setResult(op, 0, out, in->getElementType());
-  return success();
-}
-
 LogicalResult inferArgReduce(Operation *op, int64_t axis, bool keepdims) {
   auto in = rankedOperand(op, 0);
   if (failed(in)) return failure();

@@ -5,16 +5,15 @@
 
 include "compiler/Dialect/Top/TopBase.td"
 
-// A reduction over `axes` (kernels::reduce, through the host op of the same name).
+// A reduction over `axes`: shape rule and evaluate are the host op of the same name
+// (kernels/HostOps.cpp, kernels::reduce).
 class Top_ReduceOp<string mnemonic, string what> : Top_Op<mnemonic> {
   let summary = what;
   let arguments = (ins Top_Tensor:$input, DenseI64ArrayAttr:$axes,
     DefaultValuedAttr<BoolAttr, "true">:$keepdims);
   let results = (outs Top_Tensor:$output);
   let shapeRuleDefinition = [{
-    ::mlir::LogicalResult $cppClass::inferShapes() {
-      return ::top::inferReduce(getOperation(), getAxes(), getKeepdims());
-    }
+    ::mlir::LogicalResult $cppClass::inferShapes() { return ::top::inferShapesOnHost(getOperation()); }
   }];
   let evaluateDefinition = [{
     ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) { return ::top::evaluateOnHost(*this, ctx); }
