@@ -125,13 +125,16 @@ Status castOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<
   return Status::ok();
 }
 
+// k is an attribute, or, with a second input, that input's one value at run
+// time, the attribute then its bound.
 Result<Shapes> topkShape(const HostAttrs &a, const Shapes &in) {
   auto axis = axisOf(a, in[0]);
   if (!axis) return axis.status();
   const int64_t k = a.integer("k", -1);
-  if (k < 0 || k > in[0][*axis]) return makeError("k ", k, " is not in [0, ", in[0][*axis], "]");
+  if (k < 0 || (in.size() == 1 && k > in[0][*axis])) return makeError("k ", k, " is not in [0, ", in[0][*axis], "]");
+  if (in.size() == 2 && numElements(in[1]) != 1) return makeError("k holds ", numElements(in[1]), " values, not one");
   Shape out = in[0];
-  out[*axis] = k;
+  out[*axis] = std::min(k, in[0][*axis]);
   return Shapes{out, out};
 }
 
@@ -141,8 +144,11 @@ Status topkOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<
   auto axis = axisOf(a, in[0].shape);
   if (!axis) return axis.status();
   const auto [outer, len, inner] = splitAtAxis(in[0].shape, *axis);
-  const int64_t k = a.integer("k", -1);
-  if (k < 0 || k > len) return makeError("k ", k, " is not in [0, ", len, "]");
+  const double given = in.size() == 2 ? double(in[1].data[0]) : double(a.integer("k", -1));
+  if (!(given >= 0 && given <= double(len)) || given != std::trunc(given))
+    return makeError("k ", given, " is not in [0, ", len, "]");
+  const int64_t k = int64_t(given);
+  for (MutableView &v : out) v.shape[*axis] = k;
   const bool largest = a.integer("largest", 1) != 0;
   std::vector<int64_t> order(static_cast<size_t>(len));
   for (int64_t o = 0; o < outer; ++o)
@@ -543,6 +549,15 @@ Status roiAlignOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vec
 // ONNX Squeeze / Unsqueeze of a tensor whose shape comes from the data (the
 // chip's reshape has a static shape): the same values in the shape the axes
 // give for the real input shape.
+// top.flatten: [product of the dims before axis, product of the rest].
+Result<Shapes> flattenShape(const HostAttrs &a, const Shapes &in) {
+  const int64_t axis = a.integer("axis", 1);
+  if (axis < 0 || axis > int64_t(in[0].size()))
+    return makeError("axis ", axis, " out of range for rank ", in[0].size());
+  const Shape before(in[0].begin(), in[0].begin() + axis), after(in[0].begin() + axis, in[0].end());
+  return Shapes{{numElements(before), numElements(after)}};
+}
+
 template <bool Squeeze> Result<Shapes> squeezeLikeShape(const HostAttrs &a, const Shapes &in) {
   const std::vector<int64_t> *axes = a.ints("axes");
   auto out = Squeeze ? squeezeShape(in[0], axes ? *axes : std::vector<int64_t>{})
@@ -653,10 +668,53 @@ Status concatOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vecto
   return Status::ok();
 }
 
+// top.split's pieces along a non-negative axis, consecutive, each clamped to
+// the real dim: a dim that came out smaller leaves the last pieces short.
+Result<Shapes> splitShape(const HostAttrs &a, const Shapes &in) {
+  if (a.integer("axis", 0) < 0) return makeError("axis ", a.integer("axis", 0), " is negative");
+  auto axis = axisOf(a, in[0]);
+  if (!axis) return axis.status();
+  const std::vector<int64_t> *sizes = a.ints("split");
+  if (!sizes || sizes->empty()) return makeError("split needs at least one size");
+  Shapes out;
+  int64_t start = 0;
+  for (int64_t size : *sizes) {
+    if (size < 0) return makeError("split size ", size, " is negative");
+    Shape piece = in[0];
+    piece[*axis] = std::clamp<int64_t>(in[0][*axis] - start, 0, size);
+    start += size;
+    out.push_back(std::move(piece));
+  }
+  if (start < in[0][*axis])
+    return makeError("split sizes sum to ", start, ", less than dim ", *axis, " (", in[0][*axis], ")");
+  return out;
+}
+
+Status splitOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const size_t axis = *axisOf(a, in[0].shape);
+  std::vector<int64_t> sizes;
+  std::vector<float *> data;
+  for (const MutableView &v : out) sizes.push_back(v.shape[axis]), data.push_back(v.data);
+  split(in[0].data, in[0].shape, int64_t(axis), sizes, data);
+  return Status::ok();
+}
+
 Result<Shapes> broadcastShapes(const HostAttrs &, const Shapes &in) {
   auto out = broadcastShape(in[0], in[1]);
+  for (size_t i = 2; i < in.size() && out; ++i) out = broadcastShape(*out, in[i]);
   if (!out) return out.status();
   return Shapes{*out};
+}
+
+// top.where: x where the condition is non-zero, else y (all broadcast).
+Status whereOp(const HostAttrs &, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const int64_t n = numElements(out[0].shape);
+  std::vector<float> c(static_cast<size_t>(n)), a(c), b(c);
+  broadcastTo(in[0].data, in[0].shape, c.data(), out[0].shape);
+  broadcastTo(in[1].data, in[1].shape, a.data(), out[0].shape);
+  broadcastTo(in[2].data, in[2].shape, b.data(), out[0].shape);
+  for (int64_t i = 0; i < n; ++i) out[0].data[i] = c[size_t(i)] != 0.0f ? a[size_t(i)] : b[size_t(i)];
+  return Status::ok();
 }
 
 template <BinaryKind Kind>
@@ -823,14 +881,14 @@ const std::vector<HostOp> &hostOps() {
       {1, "top.arg_max", 1, 1, 1, argReduceShape, argReduceOp<true>},
       {2, "top.arg_min", 1, 1, 1, argReduceShape, argReduceOp<false>},
       {3, "top.cast", 1, 1, 1, castShape, castOp},
-      {4, "top.topk", 1, 1, 2, topkShape, topkOp},
+      {4, "top.topk", 1, 2, 2, topkShape, topkOp, HostOp::DataShape::WithLastInput},
       {5, "top.gather", 2, 2, 1, gatherShape, gatherOp},
       {6, "top.gather_elements", 2, 2, 1, gatherElementsShape, gatherElementsOp},
       {7, "top.gather_nd", 2, 2, 1, gatherNdShape, gatherNdOp},
       {8, "top.scatter_nd", 3, 3, 1, scatterNdShape, scatterNdOp},
       {9, "top.scatter_elements", 3, 3, 1, scatterElementsShape, scatterElementsOp},
-      {10, "top.nms", 2, 2, 1, nmsShape, nmsOp, true},
-      {11, "top.nonzero", 1, 1, 1, nonzeroShape, nonzeroOp, true},
+      {10, "top.nms", 2, 2, 1, nmsShape, nmsOp, HostOp::DataShape::Always},
+      {11, "top.nonzero", 1, 1, 1, nonzeroShape, nonzeroOp, HostOp::DataShape::Always},
       {12, "top.roi_align", 3, 3, 1, roiAlignShape, roiAlignOp},
       {13, "top.squeeze", 1, 1, 1, squeezeLikeShape<true>, copyOp},
       {14, "top.unsqueeze", 1, 1, 1, squeezeLikeShape<false>, copyOp},
@@ -855,7 +913,7 @@ const std::vector<HostOp> &hostOps() {
       {33, "top.reduce_prod", 1, 1, 1, reduceShape, reduceOp<ReduceKind::Prod>},
       {34, "top.reduce_l2", 1, 1, 1, reduceShape, reduceOp<ReduceKind::L2>},
       {35, "top.shape", 1, 1, 1, shapeOfShape, shapeOfOp},
-      {36, "top.if", 2, 3, 1, ifShape, ifOp, true},
+      {36, "top.if", 2, 3, 1, ifShape, ifOp, HostOp::DataShape::Always},
       {37, "top.relu", 1, 1, 1, sameShape, unaryOp<UnaryKind::Relu>},
       {38, "top.sigmoid", 1, 1, 1, sameShape, unaryOp<UnaryKind::Sigmoid>},
       {39, "top.silu", 1, 1, 1, sameShape, unaryOp<UnaryKind::SiLU>},
@@ -882,6 +940,9 @@ const std::vector<HostOp> &hostOps() {
       {60, "top.elu", 1, 1, 1, sameShape, unaryOp<UnaryKind::Elu>},
       {61, "top.clip", 1, 1, 1, sameShape, unaryOp<UnaryKind::Clip>},
       {62, "top.hard_sigmoid", 1, 1, 1, sameShape, unaryOp<UnaryKind::HardSigmoid>},
+      {63, "top.split", 1, 1, 0, splitShape, splitOp},
+      {64, "top.where", 3, 3, 1, broadcastShapes, whereOp},
+      {65, "top.flatten", 1, 1, 1, flattenShape, copyOp},
   };
   return ops;
 }
@@ -896,6 +957,16 @@ const HostOp *findHostOp(uint32_t code) {
   for (const HostOp &op : hostOps())
     if (op.code == code) return &op;
   return nullptr;
+}
+
+bool resultShapesFixed(const HostOp &op, const HostAttrs &attrs, std::vector<Shape> inputs,
+                       const std::vector<bool> &fromData) {
+  if (op.shapeFromData(inputs.size())) return false;
+  auto compiled = op.inferShapes(attrs, inputs);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (fromData[i]) std::fill(inputs[i].begin(), inputs[i].end(), 1);
+  auto smaller = op.inferShapes(attrs, inputs);
+  return compiled && smaller && *compiled == *smaller;
 }
 
 namespace {
@@ -925,9 +996,9 @@ Result<std::vector<HostTensor>> runHostOp(std::string_view name, const HostAttrs
   TPU_RETURN_IF_ERROR(op->run(attrs, inputs, outputs));
   for (size_t i = 0; i < results.size(); ++i) {
     if (outputs[i].shape == results[i].shape) continue;
-    // Only a shapeFromData op may shrink a result, within its bound.
+    // Only an op whose shape comes from the data may shrink a result, within its bound.
     const Shape &bound = results[i].shape, &real = outputs[i].shape;
-    if (!op->shapeFromData || !fitsWithin(real, bound))
+    if (!op->shapeFromData(inputs.size()) || !fitsWithin(real, bound))
       return makeError(op->name, ": result ", i, " came out ", shapeToString(real), ", beyond ", shapeToString(bound));
     results[i].shape = real;
     results[i].values.resize(size_t(numElements(real)));
@@ -969,8 +1040,9 @@ Result<HostCall> HostCall::parse(const uint8_t *data, size_t size) {
   if (!r.u32(c.code) || !r.u32(c.result) || !r.count(results)) return truncated;
   const HostOp *op = findHostOp(c.code);
   if (!op) return makeError("unknown host op code ", c.code);
-  if (results != op->results || c.result >= results)
-    return makeError(op->name, ": result ", c.result, " of ", results, " (the op has ", op->results, ")");
+  if ((op->results ? results != op->results : results == 0) || c.result >= results)
+    return makeError(op->name, ": result ", c.result, " of ", results, " (the op has ",
+                     op->results ? std::to_string(op->results) : std::string("one per split"), ")");
   for (uint32_t i = 0; i < results; ++i) {
     uint32_t rank;
     if (!r.u32(rank) || rank > kMaxRankOnHost) return truncated;

@@ -61,7 +61,7 @@ struct MutableView {
 struct HostOp {
   uint32_t code;         // the bmodel's CpuParam.op_type
   std::string_view name; // the Top op, "top.arg_max"
-  unsigned minInputs, maxInputs, results;
+  unsigned minInputs, maxInputs, results; // results 0: as many as the attributes say (split)
   // The shapes of all results from the inputs' (the check that keeps a
   // bmodel's recorded shapes honest before anything is written). For an op
   // whose result shapes come from the data, the largest they can be.
@@ -71,9 +71,22 @@ struct HostOp {
   // result shapes come from the data (NonMaxSuppression, NonZero) shrinks
   // outputs[i].shape to the real one and writes its values first, in C order.
   Status (*run)(const HostAttrs &attrs, const std::vector<ConstView> &inputs, std::vector<MutableView> &outputs);
-  // Whether run() sets the result shapes from the data.
-  bool shapeFromData = false;
+  // Whether run() sets the result shapes from the data: never, always
+  // (NonMaxSuppression, NonZero), or when the op has its optional last input
+  // (TopK's k computed at run time).
+  enum class DataShape { Never, Always, WithLastInput } dataShape = DataShape::Never;
+  bool shapeFromData(size_t inputs) const {
+    return dataShape == DataShape::Always || (dataShape == DataShape::WithLastInput && inputs == maxInputs);
+  }
 };
+
+// Whether a use of `op` (attributes, input shapes as compiled) keeps its
+// result shapes when the inputs marked `fromData` come out smaller than
+// compiled: its shape rule gives the same shapes with every dim of those
+// inputs at 1 (a reduction over every dim, Shape of a tensor). False when
+// the op's own results come from the data.
+bool resultShapesFixed(const HostOp &op, const HostAttrs &attrs, std::vector<Shape> inputs,
+                       const std::vector<bool> &fromData);
 
 // A result of a host op: its real shape and its values.
 struct HostTensor {
@@ -116,7 +129,7 @@ std::pair<float, float> unaryParams(UnaryKind kind, const HostAttrs &attrs);
 
 // Runs op `name` on `inputs` (the input count checked): every result of the
 // shape inferShapes gives for the inputs' shapes, or the smaller one the
-// data gives (HostOp::shapeFromData).
+// data gives (HostOp::dataShape).
 Result<std::vector<HostTensor>> runHostOp(std::string_view name, const HostAttrs &attrs,
                                           const std::vector<ConstView> &inputs);
 

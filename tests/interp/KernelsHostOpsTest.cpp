@@ -192,6 +192,61 @@ TEST(HostOps, SqueezeAndUnsqueezeFollowTheRealShape) {
   EXPECT_EQ(error, "top.squeeze: cannot squeeze dim 1 of size 3");
 }
 
+// TopK's k from a second input at run time (the attribute its bound): the
+// results shrink to k; a k past the axis is refused.
+TEST(HostOps, TopKTakesKFromItsInputAtRunTime) {
+  const std::vector<float> x = {3, 9, 1, 7}, k = {2}, big = {5};
+  HostAttrs a;
+  a.setInts("k", {4});
+  a.setInts("axis", {0});
+  auto r = run("top.topk", a, {{{4}, x.data()}, {{1}, k.data()}}, {{2}, {2}});
+  EXPECT_EQ(r[0], (std::vector<float>{9, 7}));
+  EXPECT_EQ(r[1], (std::vector<float>{1, 3}));
+  std::string error;
+  run("top.topk", a, {{{4}, x.data()}, {{1}, big.data()}}, {}, &error);
+  EXPECT_EQ(error, "k 5 is not in [0, 4]"); // the sub-net names the op
+}
+
+// Split has as many results as sizes; on a dim that came out smaller the
+// last pieces come out short (here the second is empty).
+TEST(HostOps, SplitClampsItsPiecesToTheRealDim) {
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  HostAttrs a;
+  a.setInts("axis", {0});
+  a.setInts("split", {3, 2});
+  auto r = run("top.split", a, {{{3, 2}, x.data()}}, {{3, 2}, {0, 2}});
+  EXPECT_EQ(r[0], x);
+  EXPECT_TRUE(r[1].empty());
+  HostCall c;
+  c.code = findHostOp("top.split")->code;
+  c.attrs = a;
+  c.resultShapes = {{3, 2}, {2, 2}};
+  c.result = 1;
+  auto bytes = c.serialize();
+  auto parsed = HostCall::parse(bytes.data(), bytes.size());
+  ASSERT_TRUE(parsed) << parsed.message();
+  EXPECT_EQ(parsed->resultShapes.size(), 2u);
+  c.resultShapes.clear();
+  c.result = 0;
+  bytes = c.serialize();
+  EXPECT_EQ(HostCall::parse(bytes.data(), bytes.size()).message(),
+            "top.split: result 0 of 0 (the op has one per split)");
+}
+
+// A result's shape stays as compiled when the rule does not read the dims
+// that come from the data: a reduction over every dim, Shape; a Flatten of
+// them does not.
+TEST(HostOps, ResultShapesFixedWhenTheRuleIgnoresTheDataDims) {
+  HostAttrs none, all, flat;
+  all.setInts("axes", {0, 1});
+  flat.setInts("axis", {1});
+  EXPECT_TRUE(resultShapesFixed(*findHostOp("top.reduce_min"), all, {{60, 4}}, {true}));
+  EXPECT_FALSE(resultShapesFixed(*findHostOp("top.reduce_min"), none, {{60, 4}}, {true}));
+  EXPECT_TRUE(resultShapesFixed(*findHostOp("top.shape"), none, {{60, 4}}, {true}));
+  EXPECT_FALSE(resultShapesFixed(*findHostOp("top.flatten"), flat, {{60, 4}}, {true}));
+  EXPECT_FALSE(resultShapesFixed(*findHostOp("top.nonzero"), none, {{60, 4}}, {false}));
+}
+
 // A call whose result came from the data must fit the room the model has.
 TEST(HostOps, CallRefusesAResultBeyondItsRoom) {
   const std::vector<float> x = {1, 2, 3};

@@ -78,8 +78,16 @@ bool shapeFromData(const Graph &g, int id) {
     if (op.output != id) continue;
     if (op.kind != OpKind::Cpu) return false;
     const kernels::HostCall &call = op.params<CpuParams>().call;
-    if (kernels::findHostOp(call.code)->shapeFromData) return true;
-    return std::any_of(op.inputs.begin(), op.inputs.end(), [&](int in) { return shapeFromData(g, in); });
+    const kernels::HostOp &host = *kernels::findHostOp(call.code);
+    if (host.shapeFromData(op.inputs.size())) return true;
+    std::vector<bool> fromData;
+    std::vector<kernels::Shape> shapes;
+    for (int in : op.inputs) {
+      fromData.push_back(shapeFromData(g, in));
+      shapes.push_back(g.tensors[size_t(in)].shape);
+    }
+    return std::count(fromData.begin(), fromData.end(), true) &&
+           !kernels::resultShapesFixed(host, call.attrs, shapes, fromData);
   }
   return false;
 }

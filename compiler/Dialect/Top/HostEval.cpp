@@ -68,8 +68,18 @@ bool shapeFromData(Value v) {
   Operation *def = v.getDefiningOp();
   const k::HostOp *host = def ? k::findHostOp(def->getName().getStringRef()) : nullptr;
   if (!host) return false;
-  if (host->shapeFromData) return true;
-  return llvm::any_of(def->getOperands(), shapeFromData);
+  if (host->shapeFromData(def->getNumOperands())) return true;
+  std::vector<bool> fromData;
+  std::vector<k::Shape> shapes;
+  for (Value in : def->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(in.getType());
+    if (!t) return true;
+    fromData.push_back(shapeFromData(in));
+    shapes.emplace_back(t.getShape().begin(), t.getShape().end());
+  }
+  if (!llvm::is_contained(fromData, true)) return false;
+  auto attrs = hostAttrsOf(def);
+  return !attrs || !k::resultShapesFixed(*host, *attrs, shapes, fromData);
 }
 
 tpu::Status checkShapesFromData(Operation *root) {

@@ -101,23 +101,34 @@ Status cumSum(OnnxImporter &im, const Node &n) {
                                im.boolean("reverse", n.getInt("reverse", 0) != 0)});
 }
 
-// TopK(x, k): k a constant input (an attribute before opset 10); results
-// values and indices, always sorted.
+// TopK(x, k): k an input (an attribute before opset 10); results values and
+// indices, always sorted. A k computed at run time (torchvision's
+// min(candidates, boxes kept)) stays an input, bounded by the axis.
 Status topK(OnnxImporter &im, const Node &n) {
   auto xs = im.shapeOf(n, 0);
   if (!xs) return xs.status();
-  int64_t k = n.getInt("k", -1);
-  if (im.opset() >= 10) {
-    auto given = im.constInt(n, 1, "k");
-    if (!given) return given.status();
-    k = *given;
-  }
   auto axis = normalizeAxis(n.getInt("axis", -1), int64_t(xs->size()));
   if (!axis) return Status(axis.status()).prefix(n.describe());
   auto x = im.operand(n, 0);
   if (!x) return x.status();
+  std::vector<mlir::Value> operands{*x};
+  int64_t k = n.getInt("k", -1);
+  if (im.opset() >= 10 && im.constInput(n, 1)) {
+    auto given = im.constInt(n, 1, "k");
+    if (!given) return given.status();
+    k = *given;
+  } else if (im.opset() >= 10) {
+    auto ks = im.shapeOf(n, 1);
+    if (!ks) return ks.status();
+    if (tpu::kernels::numElements(*ks) != 1)
+      return makeError(n.describe(), ": k must hold one value, it holds ", tpu::kernels::numElements(*ks));
+    auto kv = im.operand(n, 1);
+    if (!kv) return kv.status();
+    operands.push_back(*kv);
+    k = (*xs)[size_t(*axis)];
+  }
   auto op =
-      im.build<top::TopKOp>(n, {*x},
+      im.build<top::TopKOp>(n, operands,
                             {im.i64("k", k), im.i64("axis", *axis), im.boolean("largest", n.getInt("largest", 1) != 0),
                              im.boolean("sorted", n.getInt("sorted", 1) != 0)},
                             2);

@@ -63,7 +63,12 @@ void registerShapeOps(OpTable &t) {
     if (!xs) return xs.status();
     int64_t axis = n.getInt("axis", 1), rank = xs->size();
     if (axis < -rank || axis > rank) return makeError(n.describe(), ": axis ", axis, " out of range");
-    return reshapeTo(im, n, flattenShape(*xs, axis < 0 ? axis + rank : axis));
+    if (axis < 0) axis += rank;
+    // A shape from the data (NMS rows) keeps its rule to the host.
+    auto fromData = im.shapeFromData(n, 0);
+    if (!fromData) return fromData.status();
+    if (*fromData) return unary<top::FlattenOp>(im, n, {im.i64("axis", axis)});
+    return reshapeTo(im, n, flattenShape(*xs, axis));
   });
   auto squeezeLike = [](bool squeeze) {
     return [squeeze](OnnxImporter &im, const Node &n) -> Status {

@@ -76,6 +76,8 @@ def Top_SqueezeOp : Top_HostOp<"squeeze", "Drops the dims of size 1 at axes (all
     (ins Top_Tensor:$input, DenseI64ArrayAttr:$axes)>;
 def Top_UnsqueezeOp : Top_HostOp<"unsqueeze", "Inserts dims of size 1 at axes, on the host",
     (ins Top_Tensor:$input, DenseI64ArrayAttr:$axes)>;
+def Top_FlattenOp : Top_HostOp<"flatten", "ONNX Flatten: the dims before axis and from axis each as one, on the host",
+    (ins Top_Tensor:$input, I64Attr:$axis)>;
 
 def Top_ExpandOp : Top_Op<"expand", [Top_RankAgnosticMove]> {
   let summary = "Broadcasts input to the broadcast of its shape and `shape`";

@@ -26,28 +26,14 @@ LogicalResult inferBroadcast(Operation *op, bool boolResult) {
 
 } // namespace
 
+// Where's shape rule and evaluate are its host op's; the result has x's type.
 LogicalResult WhereOp::inferShapes() {
-  Operation *op = getOperation();
-  auto c = rankedOperand(op, 0), x = rankedOperand(op, 1), y = rankedOperand(op, 2);
-  if (failed(c) || failed(x) || failed(y)) return failure();
-  auto xy = k::broadcastShape(toShape(x->getShape()), toShape(y->getShape()));
-  auto all = xy ? k::broadcastShape(toShape(c->getShape()), *xy) : xy;
-  if (!all) return emitOpError() << "operands do not broadcast";
-  setResult(op, 0, *all, x->getElementType());
-  return success();
+  auto x = rankedOperand(getOperation(), 1);
+  if (failed(x)) return failure();
+  return inferShapesOnHost(getOperation(), x->getElementType());
 }
 
-tpu::Status WhereOp::evaluate(EvalContext &ctx) {
-  TensorValue &y = ctx.result();
-  int64_t n = y.numElements();
-  std::vector<float> c(n), a(n), b(n);
-  k::broadcastTo(ctx.operand(0).ptr(), ctx.operand(0).shape, c.data(), y.shape);
-  k::broadcastTo(ctx.operand(1).ptr(), ctx.operand(1).shape, a.data(), y.shape);
-  k::broadcastTo(ctx.operand(2).ptr(), ctx.operand(2).shape, b.data(), y.shape);
-  float *dst = y.ptr();
-  for (int64_t i = 0; i < n; ++i) dst[i] = c[i] != 0.0f ? a[i] : b[i];
-  return tpu::Status::ok();
-}
+tpu::Status WhereOp::evaluate(EvalContext &ctx) { return evaluateOnHost(*this, ctx); }
 
 LogicalResult CastOp::inferShapes() {
   auto in = rankedOperand(getOperation(), 0);

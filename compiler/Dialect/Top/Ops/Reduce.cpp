@@ -29,10 +29,11 @@ LogicalResult inferTopK(Operation *op, int64_t k, int64_t axis) {
   auto in = rankedOperand(op, 0);
   if (failed(in)) return failure();
   if (axis < 0 || axis >= in->getRank()) return op->emitOpError() << "axis out of range";
-  if (k < 0 || k > in->getDimSize(axis))
+  const bool runtimeK = op->getNumOperands() == 2; // k is then the bound
+  if (k < 0 || (!runtimeK && k > in->getDimSize(axis)))
     return op->emitOpError() << "k " << k << " is not in [0, " << in->getDimSize(axis) << "]";
   llvm::SmallVector<int64_t> out(in->getShape());
-  out[axis] = k;
+  out[axis] = std::min(k, in->getDimSize(axis));
   setResult(op, 0, out, in->getElementType());
   setResult(op, 1, out, IntegerType::get(op->getContext(), 64));
   return success();

@@ -48,10 +48,12 @@ def Top_ArgMaxOp : Top_ArgReduceOp<"arg_max", "Index of the max along axis (i64 
 def Top_ArgMinOp : Top_ArgReduceOp<"arg_min", "Index of the min along axis (i64 result)", 0>;
 
 // ONNX TopK, a host op: the k largest (or smallest) along `axis`, always
-// sorted (ties by the lower index), and their indices (i64).
+// sorted (ties by the lower index), and their indices (i64). With `k_input`
+// (one value computed at run time) k is that value and the attribute its
+// bound: the results' shape comes from the data.
 def Top_TopKOp : Top_Op<"topk"> {
   let summary = "The k largest or smallest values along an axis and their indices";
-  let arguments = (ins Top_Tensor:$input, I64Attr:$k, I64Attr:$axis,
+  let arguments = (ins Top_Tensor:$input, Optional<Top_Tensor>:$k_input, I64Attr:$k, I64Attr:$axis,
     DefaultValuedAttr<BoolAttr, "true">:$largest, DefaultValuedAttr<BoolAttr, "true">:$sorted);
   let results = (outs Top_Tensor:$values, Top_Tensor:$indices);
   let shapeRuleDefinition = [{

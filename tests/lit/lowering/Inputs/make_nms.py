@@ -2,7 +2,8 @@
 boxes [x_center, y_center, w, h] and class scores, NonMaxSuppression keeps
 rows [batch, class, box], Gathers pick the kept boxes and their classes, and
 NonZero lists the anchors scoring above 0.9. How many rows NMS keeps and how
-many NonZero finds comes from the data.
+many NonZero finds comes from the data. DIR/tail.onnx applies torchvision
+detectors' post-processing to the kept boxes instead.
 Writes DIR/nms.onnx, two inputs DIR/nms_in.npz and DIR/nms_in2.npz, four
 calibration samples in DIR/samples/, DIR/nms_add.onnx, where an Add (a chip
 op, run on the host here) reads the NMS rows, DIR/nms_shape.onnx, which takes
@@ -83,3 +84,30 @@ flat = helper.make_graph(
 flat_model = helper.make_model(flat, opset_imports=[helper.make_opsetid("", 13)])
 flat_model.ir_version = 8
 onnx.save(flat_model, os.path.join(out, "nms_reshape.onnx"))
+
+# torchvision detectors' tail on the kept boxes (nodes 0..7, 9 and 10 keep them, [rows, 4]):
+# Split and Flatten of them, TopK whose k is min(60, rows) from their Shape
+# (RetinaNet's num_topk), Where on them.
+tail_nodes = nodes[:8] + nodes[9:11] + [
+    helper.make_node("Split", ["kept_boxes", "split"], ["first", "rest"], axis=1),    # [rows, 1], [rows, 3]
+    helper.make_node("Flatten", ["kept_boxes"], ["flat_kept"], axis=0),               # [1, rows * 4]
+    helper.make_node("Shape", ["kept_boxes"], ["kept_shape"]),
+    helper.make_node("Slice", ["kept_shape", "s0", "s1", "s0"], ["kept_rows"]),
+    helper.make_node("Concat", ["most_k", "kept_rows"], ["k_candidates"], axis=0),
+    helper.make_node("ReduceMin", ["k_candidates"], ["k"], keepdims=1),
+    helper.make_node("Squeeze", ["first", "s1"], ["first_col"]),                       # [rows]
+    helper.make_node("TopK", ["first_col", "k"], ["top_values", "top_indices"], axis=0),
+    helper.make_node("Greater", ["rest", "half"], ["big"]),
+    helper.make_node("Where", ["big", "rest", "zero"], ["masked"]),
+]
+tail = helper.make_graph(
+    tail_nodes, "tail", graph.input,
+    [helper.make_tensor_value_info("top_values", TensorProto.FLOAT, ["k"]),
+     helper.make_tensor_value_info("top_indices", I64, ["k"]),
+     helper.make_tensor_value_info("flat_kept", TensorProto.FLOAT, [1, "n"]),
+     helper.make_tensor_value_info("masked", TensorProto.FLOAT, ["rows", 3])],
+    list(graph.initializer) + [i64("split", [1, 3]), i64("most_k", [60]), f32c("half", 0.5), f32c("zero", 0.0)])
+tail_model = helper.make_model(tail, opset_imports=[helper.make_opsetid("", 13)])
+tail_model.ir_version = 8
+onnx.checker.check_model(tail_model)
+onnx.save(tail_model, os.path.join(out, "tail.onnx"))
