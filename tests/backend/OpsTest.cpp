@@ -602,19 +602,38 @@ TEST_P(OpTest, MoveBoxes) {
   }
 }
 
-// An attention permute (rows, heads, dims) -> (heads, dims, rows) in int8:
-// both sides 4N with the leading dim as the item, so every row is its own
-// item on the source side. Cut along the rows first, each row's heads x dims
-// run splits only at the destination's items: 20 x 3 commands, not one per
-// element (ViT-B/16's 197 x 768 exceeded a layer's 65535 GDMA ids).
-TEST(BackendMove, Int8PermuteAcrossItemsCutsRowsFirst) {
-  GraphBuilder gb;
-  int x = gb.act("x", {20, 3, 8}, DType::I8), y = gb.act("y", {3, 8, 20}, DType::I8);
-  gb.op(OpKind::Move, "move", {x}, y).params<MoveParams>().pieces = {
-      {0, {1, 1, 24, 20}, 0, 0, {0, 0, 1, 24}, {0, 0, 20, 1}}};
-  gb.g.inputs = {x}, gb.g.outputs = {y};
-  auto rep = expectMatchesReference(gb.g, Options{}, 5);
-  EXPECT_EQ(rep.ops.at(0).gdmaCommands, 20u * 3u);
+// Int8 permutes across 4N items, both sides 4N with the leading dim as the
+// item. An attention permute (rows, heads, dims) -> (heads, dims, rows) is
+// cut along the rows first, each row's heads x dims run only at the
+// destination's items: 20 x 3 commands, not one per element. A transpose of
+// [80, 2100] (a detector's classes x boxes), which item cuts would make one
+// command per element, past a layer's 65535 GDMA ids, is one command cut at
+// item and group bounds; a small one stays with the item cuts.
+TEST(BackendMove, Int8PermuteAcrossItemsCutsAtGroupBounds) {
+  struct PermuteCase {
+    const char *what;
+    std::vector<int64_t> in, out;
+    MovePiece piece;
+    size_t commands;
+  };
+  const PermuteCase cases[] = {
+      {"attention (20, 3, 8) -> (3, 8, 20)",
+       {20, 3, 8},
+       {3, 8, 20},
+       {0, {1, 1, 24, 20}, 0, 0, {0, 0, 1, 24}, {0, 0, 20, 1}},
+       60},
+      {"transpose [80, 2100]", {80, 2100}, {2100, 80}, {0, {1, 1, 2100, 80}, 0, 0, {0, 0, 1, 2100}, {0, 0, 80, 1}}, 1},
+      {"transpose [6, 10]", {6, 10}, {10, 6}, {0, {1, 1, 10, 6}, 0, 0, {0, 0, 1, 10}, {0, 0, 6, 1}}, 60},
+  };
+  for (const auto &pc : cases) {
+    SCOPED_TRACE(pc.what);
+    GraphBuilder gb;
+    int x = gb.act("x", pc.in, DType::I8), y = gb.act("y", pc.out, DType::I8);
+    gb.op(OpKind::Move, "move", {x}, y).params<MoveParams>().pieces = {pc.piece};
+    gb.g.inputs = {x}, gb.g.outputs = {y};
+    auto rep = expectMatchesReference(gb.g, Options{}, 5);
+    EXPECT_EQ(rep.ops.at(0).gdmaCommands, pc.commands);
+  }
 }
 
 TEST(BackendMove, BoxesOutsideTheTensorsOrGapsAreErrors) {

@@ -5,9 +5,10 @@
 // constant indices, depth-to-space and reversed slices are all pieces.
 // A piece becomes several commands where one cannot express it: a negative
 // stride (GDMA strides are unsigned) is walked index by index, a size past
-// 65535 is cut, and an int8 piece is cut until each command stays inside
-// one batch item on both sides (4N packs four items into a word: only
-// within an item are element addresses an affine function of the index).
+// 65535 is cut, and an int8 piece that crosses 4N items (four items share
+// each word) is cut until each command stays inside one item on both sides;
+// where that would pass a group's 65535 command ids, its dims are cut at
+// item and group bounds instead (groupAffine: one command when aligned).
 #include "compiler/Backend/Ops/Move.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 
 namespace tpu::backend {
 
@@ -131,6 +133,95 @@ DdrLayout layoutOf(const Tensor &t) {
   return {s[1] * s[2] * s[3], stored4N(t), int64_t(dtypeBytes(t.dtype))};
 }
 
+// The strides (bytes) of a box on a 4N side when its addresses are one
+// affine function of its indices: no index carries out of an item (dims
+// inside an item) or out of a group of four items (dims that walk items by
+// fewer than four). Strides in elements otherwise (1N).
+std::optional<std::array<int64_t, 4>> sideStrides(const MovePiece &m, bool src, const DdrLayout &l) {
+  const auto &s = src ? m.srcStride : m.dstStride;
+  const int64_t base = src ? m.src : m.dst;
+  std::array<int64_t, 4> out{};
+  if (!l.n4) {
+    for (int k = 0; k < 4; ++k) out[size_t(k)] = s[size_t(k)];
+    return out;
+  }
+  const int64_t e = l.itemElems;
+  int64_t inItem = base % e, inGroup = l.item(base) % 4;
+  for (int k = 0; k < 4; ++k) {
+    if (m.size[size_t(k)] == 1) continue;
+    const int64_t span = (m.size[size_t(k)] - 1) * s[size_t(k)];
+    if (s[size_t(k)] % e) {
+      inItem += span, out[size_t(k)] = 4 * s[size_t(k)];
+    } else if (s[size_t(k)] / e % 4) {
+      inGroup += span / e, out[size_t(k)] = s[size_t(k)] / e;
+    } else {
+      out[size_t(k)] = s[size_t(k)]; // whole groups: 4 * e bytes per four items
+    }
+  }
+  if (inItem >= e || inGroup >= 4) return std::nullopt;
+  return out;
+}
+
+// One command for a box that crosses 4N items, where cutting its dims at
+// item and group bounds (into size-1 dims the box leaves free) makes every
+// address affine: a dim that runs through whole items of a side becomes
+// (items, elements of an item), and one that walks items by one or two
+// becomes (groups, items of a group). An int8 transpose of [A, B] so takes
+// one command, not one per element. False when that does not fit in four
+// dims or the box does not start on the bounds.
+bool groupAffine(MovePiece m, const DdrLayout &x, const DdrLayout &y,
+                 const std::function<void(const MoveCommand &)> &fn) {
+  auto split = [&](int k, int64_t inner) {
+    int slot = -1;
+    for (int d = 0; d < 4 && slot < 0; ++d)
+      if (m.size[size_t(d)] == 1) slot = d;
+    if (slot < 0 || m.size[size_t(k)] % inner) return false;
+    m.size[size_t(slot)] = inner, m.srcStride[size_t(slot)] = m.srcStride[size_t(k)];
+    m.dstStride[size_t(slot)] = m.dstStride[size_t(k)];
+    m.size[size_t(k)] /= inner, m.srcStride[size_t(k)] *= inner, m.dstStride[size_t(k)] *= inner;
+    return true;
+  };
+  // Until both sides are affine: cut the first dim that carries on a side.
+  for (int side = 0; side < 2;) {
+    const DdrLayout &l = side ? y : x;
+    if (!l.n4 || sideStrides(m, side == 0, l)) {
+      ++side;
+      continue;
+    }
+    const auto &s = side ? m.dstStride : m.srcStride;
+    const int64_t base = side ? m.dst : m.src, e = l.itemElems;
+    int k = 0;
+    int64_t inner = 0;
+    for (; k < 4 && !inner; ++k) {
+      const int64_t span = (m.size[size_t(k)] - 1) * s[size_t(k)], step = s[size_t(k)] / e;
+      if (s[size_t(k)] % e && base % e + span >= e) { // through items
+        if (e % s[size_t(k)] || base % e) return false;
+        inner = e / s[size_t(k)];
+      } else if (s[size_t(k)] % e == 0 && (step == 1 || step == 2) &&
+                 l.item(base) % 4 + span / e >= 4) { // through groups
+        if (l.item(base) % 4) return false;
+        inner = 4 / step;
+      }
+    }
+    if (!inner || !split(k - 1, inner)) return false;
+    side = 0; // a cut changes both sides' boxes
+  }
+  auto srcStride = sideStrides(m, true, x), dstStride = sideStrides(m, false, y);
+  if (!srcStride || !dstStride) return false;
+  fn(MoveCommand{m.input, x.offset(m.src), y.offset(m.dst), m.size, *srcStride, *dstStride});
+  return true;
+}
+
+// Whether a box stays inside one item on each 4N side.
+bool insideItems(const MovePiece &p, const DdrLayout &x, const DdrLayout &y) {
+  const auto [slo, shi] = extent(p.size, p.src, p.srcStride);
+  const auto [dlo, dhi] = extent(p.size, p.dst, p.dstStride);
+  return (!x.n4 || x.item(slo) == x.item(shi)) && (!y.n4 || y.item(dlo) == y.item(dhi));
+}
+
+void itemCuts(const MovePiece &m, const DdrLayout &x, const DdrLayout &y,
+              const std::function<void(const MoveCommand &)> &fn);
+
 // The commands of one piece (see the file comment for the cuts).
 void commandsOf(MovePiece m, const DdrLayout &x, const DdrLayout &y, const std::function<void(const MoveCommand &)> &fn) {
   for (int k = 0; k < 4; ++k)
@@ -150,39 +241,51 @@ void commandsOf(MovePiece m, const DdrLayout &x, const DdrLayout &y, const std::
       for (int64_t i = 0; i < m.size[k]; i += 0xFFFF) cut(k, i, std::min<int64_t>(0xFFFF, m.size[k] - i));
       return;
     }
-  auto insideItems = [&](const MovePiece &p) {
-    const auto [slo, shi] = extent(p.size, p.src, p.srcStride);
-    const auto [dlo, dhi] = extent(p.size, p.dst, p.dstStride);
-    return (!x.n4 || x.item(slo) == x.item(shi)) && (!y.n4 || y.item(dlo) == y.item(dhi));
-  };
-  if (!insideItems(m)) {
-    // Cut the dim that crosses items fastest (the largest stride on a 4N
-    // side; of equals the outermost) into the longest runs that stay inside
-    // items (a run of one that still crosses is cut further inside). An
-    // attention permute (197, 12, 64) -> (12, 64, 197) so takes 197 x 12
-    // commands; cutting its outer dim first took one per element.
-    const auto crossing = [&](int d) {
-      return std::max(x.n4 ? m.srcStride[d] : 0, y.n4 ? m.dstStride[d] : 0);
-    };
-    int k = -1;
-    for (int d = 0; d < 4; ++d)
-      if (m.size[d] > 1 && (k < 0 || crossing(d) > crossing(k))) k = d;
-    for (int64_t i = 0; i < m.size[k];) {
-      int64_t len = 1;
-      auto run = [&](int64_t l) {
-        MovePiece part = m;
-        part.src += i * m.srcStride[k], part.dst += i * m.dstStride[k], part.size[k] = l;
-        return part;
-      };
-      while (i + len < m.size[k] && insideItems(run(len + 1))) ++len;
-      cut(k, i, len);
-      i += len;
-    }
+  if (!insideItems(m, x, y)) {
+    // Where the item cuts below would take more commands than a group has
+    // ids, cut at item and group bounds instead (a detector's int8 [80, 2100]
+    // transpose: one command, not one per element). Elsewhere the item cuts
+    // stay, so every bmodel that compiled keeps its commands.
+    std::vector<MoveCommand> cuts;
+    itemCuts(m, x, y, [&](const MoveCommand &c) { cuts.push_back(c); });
+    if (cuts.size() <= 0xFFFF || !groupAffine(m, x, y, fn))
+      for (const MoveCommand &c : cuts) fn(c);
     return;
   }
   MoveCommand c{m.input, x.offset(m.src), y.offset(m.dst), m.size, {}, {}};
   for (int k = 0; k < 4; ++k) c.srcStride[k] = m.srcStride[k] * x.step(), c.dstStride[k] = m.dstStride[k] * y.step();
   fn(c);
+}
+
+// The commands of a piece that crosses 4N items, each inside one item on
+// both sides.
+void itemCuts(const MovePiece &m, const DdrLayout &x, const DdrLayout &y,
+              const std::function<void(const MoveCommand &)> &fn) {
+  auto cut = [&](int k, int64_t from, int64_t count) {
+    MovePiece part = m;
+    part.src += from * m.srcStride[k], part.dst += from * m.dstStride[k], part.size[k] = count;
+    commandsOf(part, x, y, fn);
+  };
+  // Cut the dim that crosses items fastest (the largest stride on a 4N
+  // side; of equals the outermost) into the longest runs that stay inside
+  // items (a run of one that still crosses is cut further inside). An
+  // attention permute (197, 12, 64) -> (12, 64, 197) so takes 197 x 12
+  // commands; cutting its outer dim first took one per element.
+  const auto crossing = [&](int d) { return std::max(x.n4 ? m.srcStride[d] : 0, y.n4 ? m.dstStride[d] : 0); };
+  int k = -1;
+  for (int d = 0; d < 4; ++d)
+    if (m.size[d] > 1 && (k < 0 || crossing(d) > crossing(k))) k = d;
+  for (int64_t i = 0; i < m.size[k];) {
+    int64_t len = 1;
+    auto run = [&](int64_t l) {
+      MovePiece part = m;
+      part.src += i * m.srcStride[k], part.dst += i * m.dstStride[k], part.size[k] = l;
+      return part;
+    };
+    while (i + len < m.size[k] && insideItems(run(len + 1), x, y)) ++len;
+    cut(k, i, len);
+    i += len;
+  }
 }
 
 void forEachCommand(const Graph &g, const Op &op, const std::function<void(const MoveCommand &)> &fn) {
