@@ -1,6 +1,7 @@
 // Transpose, concat, split, slice and pad: index arithmetic, no math; the
 // ONNX axis, squeeze and unsqueeze shape rules.
 #include "kernels/Kernels.h"
+#include "support/Npz.h"
 #include "support/Parallel.h"
 
 #include <algorithm>
@@ -182,6 +183,35 @@ Result<std::vector<int64_t>> normalizeAxes(std::vector<int64_t> axes, int64_t ra
   std::sort(axes.begin(), axes.end());
   if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return makeError("repeated axis");
   return axes;
+}
+
+Result<Shape> reshapeTarget(const Shape &in, const Shape &shape, bool allowzero) {
+  Shape out(shape);
+  int inferred = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 0 && !allowzero) {
+      if (i >= in.size()) return makeError("reshape dim ", i, " copies a dim the input does not have");
+      out[i] = in[i];
+    }
+    if (out[i] == -1) {
+      if (inferred >= 0) return makeError("reshape target ", shapeToString(shape), " has more than one -1");
+      inferred = int(i);
+    } else if (out[i] < 0) {
+      return makeError("reshape target ", shapeToString(shape), " has a negative dim");
+    } else {
+      known *= out[i];
+    }
+  }
+  int64_t total = numElements(in);
+  if (inferred >= 0) {
+    if (known == 0 || total % known)
+      return makeError("cannot reshape ", shapeToString(in), " to ", shapeToString(shape));
+    out[inferred] = total / known;
+  } else if (known != total) {
+    return makeError("cannot reshape ", shapeToString(in), " to ", shapeToString(shape));
+  }
+  return out;
 }
 
 Result<Shape> squeezeShape(const Shape &in, const std::vector<int64_t> &axesIn) {

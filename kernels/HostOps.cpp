@@ -558,6 +558,35 @@ Result<Shapes> flattenShape(const HostAttrs &a, const Shapes &in) {
   return Shapes{{numElements(before), numElements(after)}};
 }
 
+// top.reshape to its static `shape` (where the chip refuses it: a scalar).
+Result<Shapes> reshapeShape(const HostAttrs &a, const Shapes &in) {
+  const std::vector<int64_t> *shape = a.ints("shape");
+  if (!shape) return makeError("needs its shape");
+  if (numElements(*shape) != numElements(in[0]))
+    return makeError("cannot reshape ", shapeToString(in[0]), " to ", shapeToString(*shape));
+  return Shapes{*shape};
+}
+
+// top.dynamic_reshape: ONNX Reshape to a shape tensor computed at run time;
+// `bound` is its result at the bounds (the compiler's), the room it has.
+Result<Shapes> dynamicReshapeShape(const HostAttrs &a, const Shapes &in) {
+  const std::vector<int64_t> *bound = a.ints("bound");
+  if (!bound) return makeError("needs its bound");
+  if (in[1].size() != 1 || in[1][0] != int64_t(bound->size()))
+    return makeError("the shape input is ", shapeToString(in[1]), ", not [", bound->size(), "]");
+  return Shapes{*bound};
+}
+
+Status dynamicReshapeOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  Shape target;
+  for (int64_t i = 0; i < numElements(in[1].shape); ++i) target.push_back(int64_t(in[1].data[i]));
+  auto shape = reshapeTarget(in[0].shape, target, a.integer("allowzero", 0) != 0);
+  if (!shape) return shape.status();
+  out[0].shape = *shape;
+  std::copy(in[0].data, in[0].data + numElements(in[0].shape), out[0].data);
+  return Status::ok();
+}
+
 template <bool Squeeze> Result<Shapes> squeezeLikeShape(const HostAttrs &a, const Shapes &in) {
   const std::vector<int64_t> *axes = a.ints("axes");
   auto out = Squeeze ? squeezeShape(in[0], axes ? *axes : std::vector<int64_t>{})
@@ -943,6 +972,8 @@ const std::vector<HostOp> &hostOps() {
       {63, "top.split", 1, 1, 0, splitShape, splitOp},
       {64, "top.where", 3, 3, 1, broadcastShapes, whereOp},
       {65, "top.flatten", 1, 1, 1, flattenShape, copyOp},
+      {66, "top.dynamic_reshape", 2, 2, 1, dynamicReshapeShape, dynamicReshapeOp, HostOp::DataShape::Always},
+      {67, "top.reshape", 1, 1, 1, reshapeShape, copyOp},
   };
   return ops;
 }

@@ -30,6 +30,9 @@ AxisSplit splitAtAxis(const Shape &shape, size_t axis);
 Result<int64_t> normalizeAxis(int64_t axis, int64_t rank, const std::string &what = "axis");
 Result<std::vector<int64_t>> normalizeAxes(std::vector<int64_t> axes, int64_t rank);
 // ONNX Squeeze (no axes: every dim of 1) and Unsqueeze result shapes.
+// ONNX Reshape's target: 0 copies the input's dim (unless allowzero), one -1
+// takes what is left; the element count must match.
+Result<Shape> reshapeTarget(const Shape &in, const Shape &shape, bool allowzero);
 Result<Shape> squeezeShape(const Shape &in, const std::vector<int64_t> &axes);
 Result<Shape> unsqueezeShape(const Shape &in, const std::vector<int64_t> &axes);
 

@@ -60,36 +60,6 @@ NpyArray emptyLike(const std::string &dtype, std::vector<int64_t> shape) {
 
 } // namespace
 
-Result<std::vector<int64_t>> reshapeTarget(const std::vector<int64_t> &in, const std::vector<int64_t> &shape,
-                                           bool allowzero) {
-  std::vector<int64_t> out(shape);
-  int inferred = -1;
-  int64_t known = 1;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == 0 && !allowzero) {
-      if (i >= in.size()) return makeError("reshape dim ", i, " copies a dim the input does not have");
-      out[i] = in[i];
-    }
-    if (out[i] == -1) {
-      if (inferred >= 0) return makeError("reshape target ", shapeToString(shape), " has more than one -1");
-      inferred = int(i);
-    } else if (out[i] < 0) {
-      return makeError("reshape target ", shapeToString(shape), " has a negative dim");
-    } else {
-      known *= out[i];
-    }
-  }
-  int64_t total = numelOf(in);
-  if (inferred >= 0) {
-    if (known == 0 || total % known)
-      return makeError("cannot reshape ", shapeToString(in), " to ", shapeToString(shape));
-    out[inferred] = total / known;
-  } else if (known != total) {
-    return makeError("cannot reshape ", shapeToString(in), " to ", shapeToString(shape));
-  }
-  return out;
-}
-
 std::vector<int64_t> flattenShape(const std::vector<int64_t> &in, int64_t axis) {
   int64_t a = 1, b = 1;
   for (size_t i = 0; i < in.size(); ++i) (int64_t(i) < axis ? a : b) *= in[i];

@@ -19,9 +19,7 @@ using kernels::normalizeAxis;
 using kernels::squeezeShape;
 using kernels::unsqueezeShape;
 
-// ONNX Reshape target: 0 copies the input dim (unless allowzero), one -1 is inferred.
-Result<std::vector<int64_t>> reshapeTarget(const std::vector<int64_t> &in, const std::vector<int64_t> &shape,
-                                           bool allowzero);
+using kernels::reshapeTarget;
 std::vector<int64_t> flattenShape(const std::vector<int64_t> &in, int64_t axis);
 
 // ONNX Slice inputs -> one clamped (start, end, step) per dim, the Top

@@ -43,6 +43,58 @@ TopBuilder::TopBuilder(MLIRContext &ctx, NpzMap &weights)
         return success();
       }) {}
 
+namespace {
+
+constexpr int64_t kMaxShapeValues = 64;
+
+Result<top::TensorValue> valueAtBounds(Value v, const NpzMap &weights) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape() || type.getNumElements() > kMaxShapeValues)
+    return makeError("it is not computed from shapes alone");
+  Operation *op = v.getDefiningOp();
+  if (!op) return makeError("it reads a graph input");
+  if (auto w = dyn_cast<top::WeightOp>(op)) {
+    auto it = weights.find(w.getName().str());
+    if (it == weights.end()) return makeError("weight '", w.getName().str(), "' is missing");
+    return top::TensorValue{it->second.shape, std::make_shared<std::vector<float>>(it->second.toFloat())};
+  }
+  if (auto s = dyn_cast<top::ShapeOp>(op)) {
+    auto in = cast<RankedTensorType>(s.getInput().getType()).getShape();
+    std::vector<float> dims(in.begin() + s.getStart(), in.begin() + s.getEnd());
+    return top::TensorValue{{int64_t(dims.size())}, std::make_shared<std::vector<float>>(dims)};
+  }
+  auto evaluable = dyn_cast<top::EvaluateInterface>(op);
+  if (!evaluable) return makeError(op->getName().getStringRef().str(), " cannot be evaluated");
+  std::vector<top::TensorValue> operands;
+  for (Value in : op->getOperands()) {
+    if (isa<top::NoneOp>(in.getDefiningOp())) {
+      operands.emplace_back();
+      continue;
+    }
+    auto value = valueAtBounds(in, weights);
+    if (!value) return value.status();
+    operands.push_back(value.take());
+  }
+  std::vector<std::vector<int64_t>> shapes;
+  for (Value r : op->getResults()) {
+    auto t = cast<RankedTensorType>(r.getType()).getShape();
+    shapes.emplace_back(t.begin(), t.end());
+  }
+  top::EvalContext ctx(std::move(operands), std::move(shapes), op->getName().getStringRef().str());
+  TPU_RETURN_IF_ERROR(evaluable.evaluate(ctx));
+  return ctx.result(cast<OpResult>(v).getResultNumber());
+}
+
+} // namespace
+
+Result<std::vector<int64_t>> TopBuilder::intsAtBounds(Value v) {
+  auto value = valueAtBounds(v, weights_);
+  if (!value) return value.status();
+  std::vector<int64_t> out;
+  for (float x : *value->values) out.push_back(int64_t(x));
+  return out;
+}
+
 Result<Value> TopBuilder::value(const std::string &name) {
   auto it = values_.find(name);
   if (it != values_.end()) return it->second;

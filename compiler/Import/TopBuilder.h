@@ -60,6 +60,11 @@ public:
   }
   // The value of a tensor, creating its top.weight if it is a constant.
   Result<mlir::Value> value(const std::string &name);
+  // What `v` holds when every shape that comes from the data is at its bound
+  // (a top.shape gives its operand's type), by the ops' own evaluate. Only
+  // shape arithmetic is followed (tensors of at most 64 elements, from
+  // top.shape and constants); anything computed from the data is an error.
+  Result<std::vector<int64_t>> intsAtBounds(mlir::Value v);
   mlir::Value none();
 
   // --- ops ---

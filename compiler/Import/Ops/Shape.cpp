@@ -42,6 +42,26 @@ Status reshapeTo(OnnxImporter &im, const Node &n, Result<std::vector<int64_t>> s
   return unary<top::ReshapeOp>(im, n, {im.ints("shape", *shape)});
 }
 
+// A Reshape of a tensor whose shape comes from the data, or to a shape
+// computed at run time from such shapes (torchvision reshapes clipped boxes
+// to another tensor's Shape), runs on the host: 0 and -1 resolve on the real
+// shapes; its result's bound is the target with every shape at its bound. A
+// shape computed from anything else keeps constInts' error.
+Status dynamicReshape(OnnxImporter &im, const Node &n, const std::vector<int64_t> &xs) {
+  auto shape = im.operand(n, 1);
+  if (!shape) return shape.status();
+  auto target = im.intsAtBounds(*shape);
+  if (!target) return im.constInts(n, 1, "shape").status();
+  const bool allowzero = n.getInt("allowzero", 0) != 0;
+  auto bound = reshapeTarget(xs, *target, allowzero);
+  if (!bound) return Status(bound.status()).prefix(n.describe());
+  auto x = im.operand(n, 0);
+  if (!x) return x.status();
+  auto op =
+      im.build<top::DynamicReshapeOp>(n, {*x, *shape}, {im.ints("bound", *bound), im.boolean("allowzero", allowzero)});
+  return op ? Status::ok() : op.status();
+}
+
 } // namespace
 
 void registerShapeOps(OpTable &t) {
@@ -52,6 +72,10 @@ void registerShapeOps(OpTable &t) {
     if (im.opset() < 5) {
       shape = n.getInts("shape").value_or(std::vector<int64_t>{});
     } else {
+      // Of a shape from the data (NMS rows), or to one computed at run time: on the host.
+      auto fromData = im.shapeFromData(n, 0);
+      if (!fromData) return fromData.status();
+      if (*fromData || !im.constInput(n, 1)) return dynamicReshape(im, n, *xs);
       auto s = im.constInts(n, 1, "shape");
       if (!s) return s.status();
       shape = *s;

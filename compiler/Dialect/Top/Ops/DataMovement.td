@@ -76,6 +76,11 @@ def Top_SqueezeOp : Top_HostOp<"squeeze", "Drops the dims of size 1 at axes (all
     (ins Top_Tensor:$input, DenseI64ArrayAttr:$axes)>;
 def Top_UnsqueezeOp : Top_HostOp<"unsqueeze", "Inserts dims of size 1 at axes, on the host",
     (ins Top_Tensor:$input, DenseI64ArrayAttr:$axes)>;
+// ONNX Reshape to a shape tensor computed at run time (a Shape of a tensor
+// whose shape comes from the data): `bound` is the shape at the bounds.
+def Top_DynamicReshapeOp : Top_HostOp<"dynamic_reshape", "ONNX Reshape to a shape computed at run time, on the host",
+    (ins Top_Tensor:$input, Top_Tensor:$shape, DenseI64ArrayAttr:$bound,
+         DefaultValuedAttr<BoolAttr, "false">:$allowzero)>;
 def Top_FlattenOp : Top_HostOp<"flatten", "ONNX Flatten: the dims before axis and from axis each as one, on the host",
     (ins Top_Tensor:$input, I64Attr:$axis)>;
 

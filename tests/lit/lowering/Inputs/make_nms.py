@@ -7,8 +7,8 @@ detectors' post-processing to the kept boxes instead.
 Writes DIR/nms.onnx, two inputs DIR/nms_in.npz and DIR/nms_in2.npz, four
 calibration samples in DIR/samples/, DIR/nms_add.onnx, where an Add (a chip
 op, run on the host here) reads the NMS rows, DIR/nms_shape.onnx, which takes
-their Shape, and DIR/nms_reshape.onnx, which flattens them (a Reshape has no
-host version yet)."""
+their Shape, and DIR/nms_reshape.onnx, which flattens them (a Reshape to [-1]
+on the host)."""
 import os
 import sys
 
@@ -76,7 +76,7 @@ shape_model = helper.make_model(shape, opset_imports=[helper.make_opsetid("", 13
 shape_model.ir_version = 8
 onnx.save(shape_model, os.path.join(out, "nms_shape.onnx"))
 
-# A Reshape of the NMS rows: its target shape would come from the data.
+# A Reshape of the NMS rows to [-1]: the -1 resolves on the real rows.
 flat = helper.make_graph(
     nodes[:7] + [helper.make_node("Reshape", ["selected", "flat_shape"], ["rows_flat"])], "nms_reshape",
     graph.input, [helper.make_tensor_value_info("rows_flat", I64, ["n"])],
@@ -87,7 +87,8 @@ onnx.save(flat_model, os.path.join(out, "nms_reshape.onnx"))
 
 # torchvision detectors' tail on the kept boxes (nodes 0..7, 9 and 10 keep them, [rows, 4]):
 # Split and Flatten of them, TopK whose k is min(60, rows) from their Shape
-# (RetinaNet's num_topk), Where on them.
+# (RetinaNet's num_topk), Where on them, and the flattened boxes reshaped to
+# their Shape (torchvision's clip_boxes_to_image).
 tail_nodes = nodes[:8] + nodes[9:11] + [
     helper.make_node("Split", ["kept_boxes", "split"], ["first", "rest"], axis=1),    # [rows, 1], [rows, 3]
     helper.make_node("Flatten", ["kept_boxes"], ["flat_kept"], axis=0),               # [1, rows * 4]
@@ -99,13 +100,15 @@ tail_nodes = nodes[:8] + nodes[9:11] + [
     helper.make_node("TopK", ["first_col", "k"], ["top_values", "top_indices"], axis=0),
     helper.make_node("Greater", ["rest", "half"], ["big"]),
     helper.make_node("Where", ["big", "rest", "zero"], ["masked"]),
+    helper.make_node("Reshape", ["flat_kept", "kept_shape"], ["unflat"]),            # back to [rows, 4]
 ]
 tail = helper.make_graph(
     tail_nodes, "tail", graph.input,
     [helper.make_tensor_value_info("top_values", TensorProto.FLOAT, ["k"]),
      helper.make_tensor_value_info("top_indices", I64, ["k"]),
      helper.make_tensor_value_info("flat_kept", TensorProto.FLOAT, [1, "n"]),
-     helper.make_tensor_value_info("masked", TensorProto.FLOAT, ["rows", 3])],
+     helper.make_tensor_value_info("masked", TensorProto.FLOAT, ["rows", 3]),
+     helper.make_tensor_value_info("unflat", TensorProto.FLOAT, ["rows", 4])],
     list(graph.initializer) + [i64("split", [1, 3]), i64("most_k", [60]), f32c("half", 0.5), f32c("zero", 0.0)])
 tail_model = helper.make_model(tail, opset_imports=[helper.make_opsetid("", 13)])
 tail_model.ir_version = 8
