@@ -37,6 +37,7 @@ constexpr LeverWord kLeverWords[] = {
     {"equalize-weights", &Int8Recipe::equalizeWeights, nullptr},
     {"per-channel-weights", nullptr, &lowering::Int8Levers::perChannelWeights},
     {"int16-pointwise", nullptr, &lowering::Int8Levers::int16Pointwise},
+    {"int16-hardswish", nullptr, &lowering::Int8Levers::int16Hardswish},
     {"bias-correction", nullptr, &lowering::Int8Levers::biasCorrection},
     {"round-weights", nullptr, &lowering::Int8Levers::roundWeights},
 };

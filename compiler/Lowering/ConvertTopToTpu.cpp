@@ -33,6 +33,7 @@ struct ConvertTopToTpuPass : impl::ConvertTopToTpuBase<ConvertTopToTpuPass> {
     options.mode = *quantize;
     options.levers.perChannelWeights = perChannelWeights;
     options.levers.int16Pointwise = int16Pointwise;
+    options.levers.int16Hardswish = int16Hardswish;
     options.cpuOps = cpuSubnets;
     calib::CalibrationTable table;
     TPU_RETURN_IF_ERROR(loadLoweringTables(calibrationTable, quantizeTable, table, options));

@@ -172,8 +172,9 @@ public:
                                  llvm::ArrayRef<int64_t> filterShape, const Window &window,
                                  const std::vector<float> &w, std::vector<float> &bias,
                                  const std::vector<double> &unit);
-  // An int16 accumulator handed from a conv to the 1x1 conv that reads it
-  // (Int8Levers::int16Pointwise): channel c's real value is acc * step[c] + bias[c].
+  // An int16 accumulator handed from a conv to the 1x1 conv or the
+  // hard_swish that reads it (Int8Levers::int16Pointwise, int16Hardswish):
+  // channel c's real value is acc * step[c] + bias[c].
   struct Int16Handoff {
     mlir::Value acc;
     std::vector<double> step, bias;
@@ -196,13 +197,23 @@ public:
   // The 1x1 conv (stride any, no padding, group 1, int8) that is the only
   // consumer of `v`, or null.
   top::ConvOp pointwiseConsumer(mlir::Value v);
-  // The int8 tpu.affine `outName` (outName's type) computing `a` on x: per
+  // Whether the only consumer of `v` is an int8 hard_swish
+  // (Int8Levers::int16Hardswish).
+  bool hardSwishConsumer(mlir::Value v);
+  // The int8 hard_swish `outName` (type `outType`, `after` applied to the
+  // function's value) from an accumulator handed to it: the table reads
+  // clip(x + 3, 0, 6) in uint8 (step 6/255), an affine gives relu(x - 3) at
+  // the output's scale, and they are added. Null, with nothing built, when
+  // an affine's integers do not fit or `after` has a factor <= 0.
+  mlir::Value hardSwishFromAccumulator(const Int16Handoff &h, const std::string &outName,
+                                       mlir::RankedTensorType outType, const backend::TableAffine &after);
+  // The int8 tpu.affine `outName` (of type outType) computing `a` on x: per
   // channel (weights <outName>_scale_i16, _bias_i32) or with scalar
   // multipliers; alpha and beta record the real factor and offset
   // (Ops/Elementwise.cpp).
-  mlir::Value int8Affine(const std::string &outName, mlir::Value x, const AffineIntegers &a, bool perChannel,
-                         const llvm::APFloat &alpha, const llvm::APFloat &beta, llvm::ArrayRef<int64_t> outShape,
-                         bool doRelu);
+  mlir::Value int8Affine(const std::string &outName, mlir::RankedTensorType outType, mlir::Value x,
+                         const AffineIntegers &a, bool perChannel, const llvm::APFloat &alpha,
+                         const llvm::APFloat &beta, bool doRelu);
   WeightPair addF32Weights(const std::string &name, const char *role, llvm::ArrayRef<int64_t> shape,
                            const std::vector<float> &w, const std::vector<float> &bias);
   // A weighted op in int8: `input` read as int8 x, the weights w * wk * 2^rshift

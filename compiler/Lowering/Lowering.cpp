@@ -196,7 +196,8 @@ Value Lowerer::i8(Value v) {
   Versions &ver = vals_[v];
   // A value handed over as an int16 accumulator, read by another op too.
   if (auto h = handoffs_.find(v); !ver.i8 && !ver.f32 && h != handoffs_.end())
-    ver.i8 = int8Affine(names_[v], h->second.acc, h->second.toInt8, true, f64(1.0), f64(0.0), shapeOf(v), false);
+    ver.i8 = int8Affine(names_[v], qType(shapeOf(v), names_[v]), h->second.acc, h->second.toInt8, true, f64(1.0),
+                        f64(0.0), false);
   if (!ver.i8) {
     const std::string &name = names_[v];
     Value f = ver.f32 || !ver.i32 ? ver.f32 : f32(v); // an integer input or host result: its fp32 copy

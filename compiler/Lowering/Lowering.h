@@ -46,6 +46,12 @@ struct Int8Levers {
   // its int16 accumulator: no int8 rounding between them (depthwise ->
   // pointwise blocks).
   bool int16Pointwise = false;
+  // with perChannelWeights: a conv (and the per-channel affine ops behind
+  // it) read only by a hard_swish hands it its int16 accumulator; the
+  // function is computed from two int8 tensors of it, a fine one over the
+  // curved part [-3, 3] (a table) and the linear part above 3 (an affine),
+  // added: the wide pre-activation is never rounded to 8 bits.
+  bool int16Hardswish = false;
   bool needSamples() const { return biasCorrection || roundWeights; }
 };
 

@@ -33,6 +33,8 @@ def ConvertTopToTpu : Pass<"convert-top-to-tpu", "mlir::ModuleOp"> {
            "per-channel tpu.affine; tpuc deploy --per-channel-weights)">,
     Option<"int16Pointwise", "int16-pointwise", "bool", /*default=*/"false",
            "INT8: a conv read only by a 1x1 conv hands it its int16 accumulator (tpuc deploy --int16-pointwise)">,
+    Option<"int16Hardswish", "int16-hardswish", "bool", /*default=*/"false",
+           "INT8: a conv read only by a hard_swish hands it its int16 accumulator (recipe word int16-hardswish)">,
     Option<"cpuSubnets", "cpu-subnets", "bool", /*default=*/"true",
            "an op the chip refuses that has a host op runs in a CPU sub-net; false refuses it "
            "(tpuc deploy --no-cpu-subnets)">

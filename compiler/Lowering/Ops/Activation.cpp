@@ -79,6 +79,7 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
   backend::TableAffine before, after;
   auto pre = tableInputs_.find(op);
   if (pre != tableInputs_.end()) input = pre->second.input, before = pre->second.affine;
+  std::vector<Operation *> afterOps;
   if (auto s = shapeOf(result); s.size() >= 2) {
     AffineChain chain = affineChain(result, s[1]);
     auto uniform = [](const std::vector<double> &v) {
@@ -86,13 +87,21 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
     };
     if (!chain.ops.empty() && uniform(chain.scale) && uniform(chain.bias) && wantInt8(names_[chain.result])) {
       after = {float(chain.scale[0]), float(chain.bias[0])};
-      fused_.insert(chain.ops.begin(), chain.ops.end());
+      afterOps = chain.ops;
       result = chain.result;
     }
   }
   const std::string &outName = names_[result];
-  Value x = i8(input);
   RankedTensorType outType = qType(shapeOf(result), outName);
+  // A conv's accumulator handed to this hard_swish (Int8Levers::int16Hardswish).
+  if (auto h = handoffs_.find(input); h != handoffs_.end() && kind == kernels::UnaryKind::HardSwish && !vals_[input].i8)
+    if (Value y = hardSwishFromAccumulator(h->second, outName, outType, after)) {
+      fused_.insert(afterOps.begin(), afterOps.end());
+      vals_[result].i8 = y;
+      return Status::ok();
+    }
+  fused_.insert(afterOps.begin(), afterOps.end());
+  Value x = i8(input);
   const backend::DType in = isUnsigned(x) ? backend::DType::U8 : backend::DType::I8;
   const backend::DType out = unsignedOf(outName) ? backend::DType::U8 : backend::DType::I8;
   backend::Bytes table =
@@ -101,6 +110,41 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
   Value t = addWeight(outName + "_table", std::move(array), outType.getElementType());
   vals_[result].i8 = make<tpuir::LutOp>(outName, outType, x, t);
   return Status::ok();
+}
+
+// hard_swish(x) = (t - 3) t / 6 + relu(x - 3) with t = clip(x + 3, 0, 6).
+// The curved part is a function of t alone: t in uint8 (a step of 6/255,
+// where the pre-activation's int8 step is its whole range over 127 or 255)
+// feeds the table. The linear part needs only the output's step. Both are
+// per-channel affines of the accumulator (the uint8 saturation is the clip);
+// their add at the output's scale is exact (multipliers 1, no shift).
+Value Lowerer::hardSwishFromAccumulator(const Int16Handoff &h, const std::string &outName, RankedTensorType outType,
+                                        const backend::TableAffine &after) {
+  if (!(after.scale > 0)) return Value();
+  const double st = 6.0 / 255.0, so = *tpuir::scaleOf(outType), k = after.scale;
+  const backend::DType out = outType.getElementType().isUnsignedInteger() ? backend::DType::U8 : backend::DType::I8;
+  backend::Bytes table = backend::activationTable(kernels::UnaryKind::HardSwish, 0, 0, backend::DType::U8, float(st),
+                                                  out, float(so), {1.0f, -3.0f}, after);
+  // The table's last entry, hard_swish(3), is rounded once for every x >= 3:
+  // the tail takes that error out, or it would shift all of them alike
+  // (unless it saturated: the sum then stays there, as the function's would).
+  const bool u8 = out == backend::DType::U8;
+  const int last = u8 ? int(table[255]) : int(int8_t(table[255]));
+  const double lastError = last == (u8 ? 255 : 127) ? 0.0 : last * so - (3 * k + after.shift);
+  std::vector<double> fineBias(h.bias), tailBias(h.bias);
+  for (double &b : fineBias) b += 3;
+  for (double &b : tailBias) b = (b - 3) * k - lastError;
+  auto fine = affineIntegers(1 / st, h.step, fineBias, st);
+  auto tail = affineIntegers(k / so, h.step, tailBias, so);
+  if (!fine || !tail) return Value();
+  auto fineType = tpuir::int8Type(outType.getShape(), float(st), ctx_, /*isUnsigned=*/true);
+  Value t = int8Affine(outName + "_hsig", fineType, h.acc, *fine, true, f64(1.0), f64(0.0), false);
+  Value r = int8Affine(outName + "_tail", outType, h.acc, *tail, true, f64(1.0), f64(0.0), true);
+  NpyArray array = NpyArray::fromBytes(backend::dtypeName(out), {256}, table.data(), table.size());
+  Value lut = make<tpuir::LutOp>(outName + "_curve", outType, t,
+                                 addWeight(outName + "_table", std::move(array), outType.getElementType()));
+  const std::vector<int64_t> ones{1, 1};
+  return make<tpuir::AddOp>(outName, outType, lut, r, false, uint64_t(0), ArrayRef<int64_t>(ones));
 }
 
 Status Lowerer::lowerClip(top::ClipOp c) {

@@ -185,7 +185,13 @@ Value Lowerer::lowerConvPerChannel(Value input, const std::string &name, const s
     *handoff = {acc, step, offset, {}};
     return acc;
   }
-  return int8Affine(outName, acc, *a, true, f64(1.0), f64(0.0), outShape, window.doRelu);
+  return int8Affine(outName, qType(outShape, outName), acc, *a, true, f64(1.0), f64(0.0), window.doRelu);
+}
+
+bool Lowerer::hardSwishConsumer(Value v) {
+  if (!v.hasOneUse()) return false;
+  auto hs = dyn_cast<top::HardSwishOp>(*v.getUsers().begin());
+  return hs && wantInt8(names_[hs.getOutput()]);
 }
 
 top::ConvOp Lowerer::pointwiseConsumer(Value v) {
@@ -271,10 +277,12 @@ Status Lowerer::lowerConv(top::ConvOp op) {
   // smaller shift (PP-OCR INT8 cosine 0.932 folded, 0.936 not).
   const int64_t oc = filterShape[0], perOc = int64_t(w.size()) / oc;
   // int8 hand-off: the conv and the per-channel affine ops behind it, read
-  // only by a 1x1 conv, give it their int16 accumulator (no relu between).
-  if (opt_.levers.int16Pointwise && wantInt8(name) && !op.getDoRelu()) {
+  // only by a 1x1 conv or a hard_swish, give it their int16 accumulator (no
+  // relu between).
+  if ((opt_.levers.int16Pointwise || opt_.levers.int16Hardswish) && wantInt8(name) && !op.getDoRelu()) {
     AffineChain chain = affineChain(op.getOutput(), oc);
-    top::ConvOp pw = pointwiseConsumer(chain.result);
+    top::ConvOp pw = opt_.levers.int16Pointwise ? pointwiseConsumer(chain.result) : nullptr;
+    const bool hardSwish = opt_.levers.int16Hardswish && hardSwishConsumer(chain.result);
     bool int8Chain = llvm::all_of(chain.ops, [&](Operation *o) { return wantInt8(names_[o->getResult(0)]); });
     Int16Handoff h;
     Window window{sw.kernel, sw.strides, sw.pads, sw.dilations, int64_t(op.getGroup()), false};
@@ -285,8 +293,9 @@ Status Lowerer::lowerConv(top::ConvOp op) {
       if (auto pwW = weightValues(pw.getFilter(), "filter", pw); pwW && int64_t(pwW->size()) % oc == 0)
         for (size_t i = 0; i < pwW->size(); ++i)
           columns[i % size_t(oc)] = std::max(columns[i % size_t(oc)], std::fabs((*pwW)[i] * chain.scale[i % size_t(oc)]));
-    if (pw && int8Chain && lowerConvPerChannel(op.getInput(), name, name, shapeOf(op.getOutput()), filterShape, w, bias,
-                                               window, &h, &columns)) {
+    if ((pw || hardSwish) && int8Chain &&
+        lowerConvPerChannel(op.getInput(), name, name, shapeOf(op.getOutput()), filterShape, w, bias, window, &h,
+                            pw ? &columns : nullptr)) {
       for (size_t c = 0; c < size_t(oc); ++c)
         h.step[c] *= chain.scale[c], h.bias[c] = h.bias[c] * chain.scale[c] + chain.bias[c];
       const double so = scaleOf(names_[chain.result]);

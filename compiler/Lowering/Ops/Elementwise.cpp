@@ -285,7 +285,7 @@ Status Lowerer::lowerAffine(Operation *op, Value input, std::vector<float> scale
     Value x = i8(input);
     const double so = scaleOf(outName);
     if (auto a = affineIntegers(double(scaleOfValue(x)) / so, {scale.begin(), scale.end()}, {bias.begin(), bias.end()}, so)) {
-      out = int8Affine(outName, x, *a, perChannel, alpha, beta, outShape, doRelu);
+      out = int8Affine(outName, qType(outShape, outName), x, *a, perChannel, alpha, beta, doRelu);
     } else {
       out_.fallbacks.push_back(outName + ": affine scale or offset does not fit int16/int32 with any right shift");
       int8 = false;
@@ -305,9 +305,8 @@ Status Lowerer::lowerAffine(Operation *op, Value input, std::vector<float> scale
   return Status::ok();
 }
 
-Value Lowerer::int8Affine(const std::string &outName, Value x, const AffineIntegers &a, bool perChannel,
-                          const llvm::APFloat &alpha, const llvm::APFloat &beta, ArrayRef<int64_t> outShape,
-                          bool doRelu) {
+Value Lowerer::int8Affine(const std::string &outName, RankedTensorType outType, Value x, const AffineIntegers &a,
+                          bool perChannel, const llvm::APFloat &alpha, const llvm::APFloat &beta, bool doRelu) {
   Value sw = none(), bw = none();
   std::vector<int64_t> multipliers;
   if (perChannel) {
@@ -317,8 +316,7 @@ Value Lowerer::int8Affine(const std::string &outName, Value x, const AffineInteg
   } else {
     multipliers = {a.multipliers[0], a.offsets[0]};
   }
-  return make<tpuir::AffineOp>(outName, qType(outShape, outName), x, sw, bw, alpha, beta, doRelu, uint64_t(a.rshift),
-                               multipliers);
+  return make<tpuir::AffineOp>(outName, outType, x, sw, bw, alpha, beta, doRelu, uint64_t(a.rshift), multipliers);
 }
 
 void addElementwiseLowerings(LoweringTable &t) {
