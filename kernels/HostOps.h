@@ -61,7 +61,8 @@ struct MutableView {
 struct HostOp {
   uint32_t code;         // the bmodel's CpuParam.op_type
   std::string_view name; // the Top op, "top.arg_max"
-  unsigned minInputs, maxInputs, results; // results 0: as many as the attributes say (split)
+  // results 0: as many as the attributes say (split).
+  unsigned minInputs, maxInputs, results;
   // The shapes of all results from the inputs' (the check that keeps a
   // bmodel's recorded shapes honest before anything is written). For an op
   // whose result shapes come from the data, the largest they can be.

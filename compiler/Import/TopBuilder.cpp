@@ -67,7 +67,7 @@ Result<top::TensorValue> valueAtBounds(Value v, const NpzMap &weights) {
   if (!evaluable) return makeError(op->getName().getStringRef().str(), " cannot be evaluated");
   std::vector<top::TensorValue> operands;
   for (Value in : op->getOperands()) {
-    if (isa<top::NoneOp>(in.getDefiningOp())) {
+    if (in.getDefiningOp<top::NoneOp>()) {
       operands.emplace_back();
       continue;
     }
