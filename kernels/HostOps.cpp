@@ -558,13 +558,26 @@ Result<Shapes> flattenShape(const HostAttrs &a, const Shapes &in) {
   return Shapes{{numElements(before), numElements(after)}};
 }
 
+template <bool Squeeze> Result<Shapes> squeezeLikeShape(const HostAttrs &a, const Shapes &in) {
+  const std::vector<int64_t> *axes = a.ints("axes");
+  auto out = Squeeze ? squeezeShape(in[0], axes ? *axes : std::vector<int64_t>{})
+                     : unsqueezeShape(in[0], axes ? *axes : std::vector<int64_t>{});
+  if (!out) return out.status();
+  return Shapes{*out};
+}
+
+Status copyOp(const HostAttrs &, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  std::copy(in[0].data, in[0].data + numElements(in[0].shape), out[0].data);
+  return Status::ok();
+}
+
 // top.reshape to its static `shape` (where the chip refuses it: a scalar).
 Result<Shapes> reshapeShape(const HostAttrs &a, const Shapes &in) {
   const std::vector<int64_t> *shape = a.ints("shape");
   if (!shape) return makeError("needs its shape");
-  if (numElements(*shape) != numElements(in[0]))
-    return makeError("cannot reshape ", shapeToString(in[0]), " to ", shapeToString(*shape));
-  return Shapes{*shape};
+  auto out = reshapeTarget(in[0], *shape, /*allowzero=*/true);
+  if (!out) return out.status();
+  return Shapes{*out};
 }
 
 // top.dynamic_reshape: ONNX Reshape to a shape tensor computed at run time;
@@ -583,21 +596,7 @@ Status dynamicReshapeOp(const HostAttrs &a, const std::vector<ConstView> &in, st
   auto shape = reshapeTarget(in[0].shape, target, a.integer("allowzero", 0) != 0);
   if (!shape) return shape.status();
   out[0].shape = *shape;
-  std::copy(in[0].data, in[0].data + numElements(in[0].shape), out[0].data);
-  return Status::ok();
-}
-
-template <bool Squeeze> Result<Shapes> squeezeLikeShape(const HostAttrs &a, const Shapes &in) {
-  const std::vector<int64_t> *axes = a.ints("axes");
-  auto out = Squeeze ? squeezeShape(in[0], axes ? *axes : std::vector<int64_t>{})
-                     : unsqueezeShape(in[0], axes ? *axes : std::vector<int64_t>{});
-  if (!out) return out.status();
-  return Shapes{*out};
-}
-
-Status copyOp(const HostAttrs &, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
-  std::copy(in[0].data, in[0].data + numElements(in[0].shape), out[0].data);
-  return Status::ok();
+  return copyOp(a, in, out);
 }
 
 // ---- ops the chip also runs, on the host when a shape comes from the data ----
@@ -990,14 +989,15 @@ const HostOp *findHostOp(uint32_t code) {
   return nullptr;
 }
 
-bool resultShapesFixed(const HostOp &op, const HostAttrs &attrs, std::vector<Shape> inputs,
-                       const std::vector<bool> &fromData) {
-  if (op.shapeFromData(inputs.size())) return false;
+bool resultShapeFromData(const HostOp &op, const HostAttrs &attrs, std::vector<Shape> inputs,
+                         const std::vector<bool> &fromData) {
+  if (op.shapeFromData(inputs.size())) return true;
+  if (std::find(fromData.begin(), fromData.end(), true) == fromData.end()) return false;
   auto compiled = op.inferShapes(attrs, inputs);
   for (size_t i = 0; i < inputs.size(); ++i)
     if (fromData[i]) std::fill(inputs[i].begin(), inputs[i].end(), 1);
   auto smaller = op.inferShapes(attrs, inputs);
-  return compiled && smaller && *compiled == *smaller;
+  return !compiled || !smaller || *compiled != *smaller;
 }
 
 namespace {

@@ -81,13 +81,13 @@ struct HostOp {
   }
 };
 
-// Whether a use of `op` (attributes, input shapes as compiled) keeps its
-// result shapes when the inputs marked `fromData` come out smaller than
-// compiled: its shape rule gives the same shapes with every dim of those
-// inputs at 1 (a reduction over every dim, Shape of a tensor). False when
-// the op's own results come from the data.
-bool resultShapesFixed(const HostOp &op, const HostAttrs &attrs, std::vector<Shape> inputs,
-                       const std::vector<bool> &fromData);
+// Whether a use of `op` (attributes, input shapes as compiled) has result
+// shapes that come from the data: its own (HostOp::shapeFromData), or its
+// inputs' marked `fromData` unless its shape rule ignores those dims (the
+// same shapes with every dim of those inputs at 1: a reduction over every
+// dim, Shape of a tensor). The Top check and the back end share it.
+bool resultShapeFromData(const HostOp &op, const HostAttrs &attrs, std::vector<Shape> inputs,
+                         const std::vector<bool> &fromData);
 
 // A result of a host op: its real shape and its values.
 struct HostTensor {

@@ -235,16 +235,17 @@ TEST(HostOps, SplitClampsItsPiecesToTheRealDim) {
 
 // A result's shape stays as compiled when the rule does not read the dims
 // that come from the data: a reduction over every dim, Shape; a Flatten of
-// them does not.
-TEST(HostOps, ResultShapesFixedWhenTheRuleIgnoresTheDataDims) {
+// them does not, nor NonZero's own result.
+TEST(HostOps, ResultShapeFromDataUnlessTheRuleIgnoresThoseDims) {
   HostAttrs none, all, flat;
   all.setInts("axes", {0, 1});
   flat.setInts("axis", {1});
-  EXPECT_TRUE(resultShapesFixed(*findHostOp("top.reduce_min"), all, {{60, 4}}, {true}));
-  EXPECT_FALSE(resultShapesFixed(*findHostOp("top.reduce_min"), none, {{60, 4}}, {true}));
-  EXPECT_TRUE(resultShapesFixed(*findHostOp("top.shape"), none, {{60, 4}}, {true}));
-  EXPECT_FALSE(resultShapesFixed(*findHostOp("top.flatten"), flat, {{60, 4}}, {true}));
-  EXPECT_FALSE(resultShapesFixed(*findHostOp("top.nonzero"), none, {{60, 4}}, {false}));
+  EXPECT_FALSE(resultShapeFromData(*findHostOp("top.reduce_min"), all, {{60, 4}}, {true}));
+  EXPECT_TRUE(resultShapeFromData(*findHostOp("top.reduce_min"), none, {{60, 4}}, {true}));
+  EXPECT_FALSE(resultShapeFromData(*findHostOp("top.shape"), none, {{60, 4}}, {true}));
+  EXPECT_TRUE(resultShapeFromData(*findHostOp("top.flatten"), flat, {{60, 4}}, {true}));
+  EXPECT_TRUE(resultShapeFromData(*findHostOp("top.nonzero"), none, {{60, 4}}, {false}));
+  EXPECT_FALSE(resultShapeFromData(*findHostOp("top.flatten"), flat, {{60, 4}}, {false}));
 }
 
 // A call whose result came from the data must fit the room the model has.

@@ -78,16 +78,13 @@ bool shapeFromData(const Graph &g, int id) {
     if (op.output != id) continue;
     if (op.kind != OpKind::Cpu) return false;
     const kernels::HostCall &call = op.params<CpuParams>().call;
-    const kernels::HostOp &host = *kernels::findHostOp(call.code);
-    if (host.shapeFromData(op.inputs.size())) return true;
     std::vector<bool> fromData;
     std::vector<kernels::Shape> shapes;
     for (int in : op.inputs) {
       fromData.push_back(shapeFromData(g, in));
       shapes.push_back(g.tensors[size_t(in)].shape);
     }
-    return std::count(fromData.begin(), fromData.end(), true) &&
-           !kernels::resultShapesFixed(host, call.attrs, shapes, fromData);
+    return kernels::resultShapeFromData(*kernels::findHostOp(call.code), call.attrs, shapes, fromData);
   }
   return false;
 }

@@ -68,7 +68,6 @@ bool shapeFromData(Value v) {
   Operation *def = v.getDefiningOp();
   const k::HostOp *host = def ? k::findHostOp(def->getName().getStringRef()) : nullptr;
   if (!host) return false;
-  if (host->shapeFromData(def->getNumOperands())) return true;
   std::vector<bool> fromData;
   std::vector<k::Shape> shapes;
   for (Value in : def->getOperands()) {
@@ -77,9 +76,8 @@ bool shapeFromData(Value v) {
     fromData.push_back(shapeFromData(in));
     shapes.emplace_back(t.getShape().begin(), t.getShape().end());
   }
-  if (!llvm::is_contained(fromData, true)) return false;
   auto attrs = hostAttrsOf(def);
-  return !attrs || !k::resultShapesFixed(*host, *attrs, shapes, fromData);
+  return !attrs || k::resultShapeFromData(*host, *attrs, shapes, fromData);
 }
 
 tpu::Status checkShapesFromData(Operation *root) {
