@@ -6,9 +6,9 @@
 // A piece becomes several commands where one cannot express it: a negative
 // stride (GDMA strides are unsigned) is walked index by index, a size past
 // 65535 is cut, and an int8 piece that crosses 4N items (four items share
-// each word) is cut until each command stays inside one item on both sides;
-// where that would pass a group's 65535 command ids, its dims are cut at
-// item and group bounds instead (groupAffine: one command when aligned).
+// each word) has its dims cut at item and group bounds (groupAffine: one
+// command when aligned), else is cut until each command stays inside one
+// item on both sides.
 #include "compiler/Backend/Ops/Move.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
@@ -242,14 +242,7 @@ void commandsOf(MovePiece m, const DdrLayout &x, const DdrLayout &y, const std::
       return;
     }
   if (!insideItems(m, x, y)) {
-    // Where the item cuts below would take more commands than a group has
-    // ids, cut at item and group bounds instead (a detector's int8 [80, 2100]
-    // transpose: one command, not one per element). Elsewhere the item cuts
-    // stay, so every bmodel that compiled keeps its commands.
-    std::vector<MoveCommand> cuts;
-    itemCuts(m, x, y, [&](const MoveCommand &c) { cuts.push_back(c); });
-    if (cuts.size() <= 0xFFFF || !groupAffine(m, x, y, fn))
-      for (const MoveCommand &c : cuts) fn(c);
+    if (!groupAffine(m, x, y, fn)) itemCuts(m, x, y, fn);
     return;
   }
   MoveCommand c{m.input, x.offset(m.src), y.offset(m.dst), m.size, {}, {}};

@@ -86,16 +86,56 @@ void evaluateResize(const RefArgs &r, Bytes &out) {
 }
 
 // ---- The emitter: through local memory -------------------------------------
+// Output indices first, first + step, ... (count of them) with one weight
+// whose sources advance by srcStep per index: one command (a copy) or two
+// (a mul and a mac) write them all, the destination with stride step, the
+// sources with stride srcStep (0: one source line repeated).
+struct Progression {
+  int64_t first, step, count, srcStep;
+};
+
+// Does output index y continue x's progression with source step d? A copy
+// reads i0 only, a blend i0 and i1.
+bool follows(const kernels::ResizeTaps &t, int64_t x, int64_t y, int64_t d) {
+  const size_t a = size_t(x), b = size_t(y);
+  return t.w[b] == t.w[a] && t.i0[b] - t.i0[a] == d && (t.w[a] == 0.0f || t.i1[b] - t.i1[a] == d);
+}
+
+// An axis' output indices as progressions: from the first index not yet
+// covered, the longest one over steps 1..kMaxStep (the shortest step on a
+// tie). A factor-s upsample is one progression per phase (step s) plus its
+// clamped edges (runs of step 1, source step 0), instead of one per index.
+std::vector<Progression> progressions(const kernels::ResizeTaps &t) {
+  constexpr int64_t kMaxStep = 16;
+  const int64_t n = int64_t(t.i0.size());
+  std::vector<bool> covered(size_t(n), false);
+  std::vector<Progression> ps;
+  for (int64_t a = 0; a < n; ++a) {
+    if (covered[size_t(a)]) continue;
+    Progression best{a, 1, 1, 0};
+    for (int64_t k = 1; k <= kMaxStep && a + k < n; ++k) {
+      const int64_t d = t.i0[size_t(a + k)] - t.i0[size_t(a)];
+      int64_t count = 1;
+      for (int64_t x = a; x + k < n && !covered[size_t(x + k)] && follows(t, x, x + k, d); x += k) ++count;
+      if (count > best.count) best = {a, k, count, d};
+    }
+    for (int64_t i = 0; i < best.count; ++i) covered[size_t(a + i * best.step)] = true;
+    ps.push_back(best);
+  }
+  return ps;
+}
+
 // Slices cut along output rows; each loads the input rows its output rows
-// read. The W pass writes every run of output columns with the same taps
-// (one command for a copy, a mul and a mac for a blend; the source column
-// read with w stride 0) into a temporary of the loaded rows; the H pass does
-// the same per run of output rows. An axis left as it is skips its pass.
+// read. The W pass writes each progression of output columns into a
+// temporary of the loaded rows; the H pass each progression of output rows
+// (the part inside the slice). An axis left as it is skips its pass.
 class ResizeOp : public SlicedOp {
 public:
   ResizeOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
     x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
     keepW_ = identity(p_.w, x_.s[3]), keepH_ = identity(p_.h, x_.s[2]);
+    if (!keepW_) psW_ = progressions(p_.w);
+    if (!keepH_) psH_ = progressions(p_.h);
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }
   std::vector<uint64_t> setBytes(int64_t ns, int64_t cs, int64_t hs) const override {
@@ -114,11 +154,11 @@ public:
   uint16_t compute(const Tile &t, unsigned set, uint16_t wait) override {
     const LocalTensor in = inBuf(t, set), out = outBuf(t, set);
     const int64_t r0 = rowsFor(t.h0, t.hs).first;
-    if (keepH_) return pass(in, out, p_.w, 0, y_.s[3], 0, /*alongW=*/true, wait);
-    if (keepW_) return pass(in, out, p_.h, t.h0, t.h0 + t.hs, r0, false, wait);
+    if (keepH_) return pass(in, out, p_.w, psW_, 0, y_.s[3], 0, /*alongW=*/true, wait);
+    if (keepW_) return pass(in, out, p_.h, psH_, t.h0, t.h0 + t.hs, r0, false, wait);
     const LocalTensor tmp = tmpBuf(t, set);
-    pass(in, tmp, p_.w, 0, y_.s[3], 0, true, wait); // TIU commands run in order
-    return pass(tmp, out, p_.h, t.h0, t.h0 + t.hs, r0, false, wait);
+    pass(in, tmp, p_.w, psW_, 0, y_.s[3], 0, true, wait); // TIU commands run in order
+    return pass(tmp, out, p_.h, psH_, t.h0, t.h0 + t.hs, r0, false, wait);
   }
   uint16_t store(const Tile &t, unsigned set, uint16_t wait) override {
     return e_.move(false, y_, t.n0, t.ns, t.c0, t.cs, t.h0, t.hs, outBuf(t, set), wait);
@@ -148,25 +188,30 @@ private:
     return LocalTensor::activation(bufOffset(set, 2), y_,
                                    {u32(t.ns), u32(t.cs), u32(rowsFor(t.h0, t.hs).second), u32(y_.s[3])}, lanes());
   }
-  // `src` moved along W (or H) into `dst` by taps t for output indices
-  // [lo, hi); src index i sits at i - srcBase of the buffer, dst index x at x - lo.
-  uint16_t pass(const LocalTensor &src, const LocalTensor &dst, const kernels::ResizeTaps &t, int64_t lo, int64_t hi,
-                int64_t srcBase, bool alongW, uint16_t wait) {
+  // `src` moved along W (or H) into `dst` by taps t, progressions ps, for
+  // output indices [lo, hi); src index i sits at i - srcBase of the buffer,
+  // dst index x at x - lo.
+  uint16_t pass(const LocalTensor &src, const LocalTensor &dst, const kernels::ResizeTaps &t,
+                const std::vector<Progression> &ps, int64_t lo, int64_t hi, int64_t srcBase, bool alongW,
+                uint16_t wait) {
     const int64_t e = int64_t(dtypeBytes(y_.dtype));
     const uint32_t srcStep = alongW ? src.stride.w : src.stride.h, dstStep = alongW ? dst.stride.w : dst.stride.h;
     uint16_t id = wait;
-    for (int64_t a = lo; a < hi;) {
-      int64_t b = a + 1;
-      while (b < hi && t.i0[size_t(b)] == t.i0[size_t(a)] && t.i1[size_t(b)] == t.i1[size_t(a)] && t.w[size_t(b)] == t.w[size_t(a)]) ++b;
+    for (const Progression &p : ps) {
+      // The progression's indices inside [lo, hi): a, a + step, ...
+      const int64_t skip = p.first < lo ? ceilDiv(lo - p.first, p.step) : 0, a = p.first + skip * p.step;
+      if (a >= hi || skip >= p.count) continue;
+      const int64_t count = std::min(p.count - skip, ceilDiv(hi - a, p.step));
       LocalTensor d = dst;
       d.offset += u32(int64_t(dstStep) * (a - lo) * e);
-      (alongW ? d.shape.w : d.shape.h) = u32(b - a);
-      // The source line repeated over the run (stride 0 along the axis).
+      (alongW ? d.shape.w : d.shape.h) = u32(count);
+      (alongW ? d.stride.w : d.stride.h) = u32(int64_t(dstStep) * p.step);
+      // The source lines of the progression (stride 0: one line repeated).
       auto source = [&](int64_t i) {
         LocalTensor s = src;
         s.offset += u32(int64_t(srcStep) * (i - srcBase) * e);
         s.shape = d.shape;
-        (alongW ? s.stride.w : s.stride.h) = 0;
+        (alongW ? s.stride.w : s.stride.h) = u32(int64_t(srcStep) * p.srcStep);
         return s;
       };
       const float w = t.w[size_t(a)];
@@ -183,13 +228,13 @@ private:
         c.opd0 = source(t.i0[size_t(a)]).operand(hw_), c.opd1 = constantF(1.0f - w), c.opd1.shape = d.shape;
         id = e_.b->tiu(c, wait);
       }
-      a = b;
     }
     return id;
   }
 
   DTensor x_, y_;
   bool keepW_ = false, keepH_ = false;
+  std::vector<Progression> psW_, psH_;
 };
 
 } // namespace
