@@ -134,7 +134,8 @@ public:
   ResizeOp(Emitter &e, const Op &op) : SlicedOp(e, op) {
     x_ = e.ddr(op.inputs[0]), y_ = e.ddr(op.output);
     keepW_ = identity(p_.w, x_.s[3]), keepH_ = identity(p_.h, x_.s[2]);
-    if (!keepW_) psW_ = progressions(p_.w);
+    // The W pass runs unless H alone moves (a resize to the same size copies along W).
+    if (!keepW_ || keepH_) psW_ = progressions(p_.w);
     if (!keepH_) psH_ = progressions(p_.h);
   }
   std::array<int64_t, 3> extents() const override { return {y_.s[0], y_.s[1], y_.s[2]}; }

@@ -1,9 +1,10 @@
-# Writes resize_net.onnx and its inputs x0..x2.npz in DIR. Five resizes of
+# Writes resize_net.onnx and its inputs x0..x2.npz in DIR. Six resizes of
 # input x (2, 5, 9, 11), each an output: bilinear 2x (half_pixel) and 3x
 # (pytorch_half_pixel), bilinear align_corners to 2x - 1 (17x21: every other
 # output on an input pixel) and to 2x (18x22: no period), nearest by 2.5
-# (asymmetric, floor). And relu, bilinear 2x (half_pixel), relu of input z
-# (1, 66, 96, 100): too large for one slice, in INT8 an fp32 island.
+# (asymmetric, floor), bilinear to the same size (a copy). And relu,
+# bilinear 2x (half_pixel), relu of input z (1, 66, 96, 100): too large for
+# one slice, in INT8 an fp32 island.
 #   make_resize_models.py DIR
 import os
 import sys
@@ -18,7 +19,8 @@ resizes = [("y2", "linear", "half_pixel", [1, 1, 2, 2], None, [18, 22]),
            ("y3", "linear", "pytorch_half_pixel", [1, 1, 3, 3], None, [27, 33]),
            ("ya", "linear", "align_corners", None, [2, 5, 17, 21], [17, 21]),
            ("yb", "linear", "align_corners", None, [2, 5, 18, 22], [18, 22]),
-           ("yn", "nearest", "asymmetric", [1, 1, 2.5, 2.5], None, [22, 27])]
+           ("yn", "nearest", "asymmetric", [1, 1, 2.5, 2.5], None, [22, 27]),
+           ("yi", "linear", "half_pixel", [1, 1, 1, 1], None, [9, 11])]
 nodes, outputs = [], []
 inits = [helper.make_tensor("two", TensorProto.FLOAT, [4], [1, 1, 2, 2])]
 for name, mode, coord, scales, sizes, hw in resizes:
