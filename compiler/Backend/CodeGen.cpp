@@ -27,13 +27,15 @@ using emit::Emitter;
 using emit::emitSegment;
 
 // Limits of the command fields an op's parameters go into: the kind's own
-// (OpImpl::encodable), then every input's dimensions.
+// (OpImpl::encodable), then every input's dimensions (a view and a host op
+// issue no command).
 Status checkEncodable(const Graph &g, const Op &op) {
   if (auto encodable = opImpl(op.kind).encodable) TPU_RETURN_IF_ERROR(encodable(g, op));
+  if (opKindInfo(op.kind).sharesInputBytes || opImpl(op.kind).runsOnHost()) return Status::ok();
   for (int t : op.inputs) {
     auto s = g.tensors[t].nchw();
     for (int64_t d : s)
-      if (d > 65535) return makeError("dimension ", d, " of '", g.tensors[t].name, "' exceeds 65535");
+      if (d > kMaxDim) return makeError("dimension ", d, " of '", g.tensors[t].name, "' exceeds ", kMaxDim);
   }
   return Status::ok();
 }

@@ -76,9 +76,12 @@ Status checkOp(const Graph &g, const Op &op) {
     for (int t : op.inputs)
       if (g.tensors[size_t(t)].isWeight())
         return makeError("input '", g.tensors[size_t(t)].name, "' is a weight; ", info.name, " takes activations");
-  for (int64_t d : c.ys)
-    if (d < 1 || d > kMaxDim) return makeError("output dimension ", d, " is outside [1, ", kMaxDim, "]");
   const bool int16 = opImpl(op.kind).int16Activations, host = opImpl(op.kind).runsOnHost();
+  // A view (no commands) and a host op may write any dims; a command's
+  // fields hold those of what it writes (of what it reads: checkEncodable).
+  if (!host && !info.sharesInputBytes)
+    for (int64_t d : c.ys)
+      if (d < 1 || d > kMaxDim) return makeError("output dimension ", d, " is outside [1, ", kMaxDim, "]");
   if (!c.int8 && c.y.dtype != DType::F32 && !(host && c.y.dtype == DType::I32))
     return makeError("output dtype ", dtypeName(c.y.dtype), " is not an activation type (float32, int8, uint8",
                      int16 ? ", int16" : "", ")");

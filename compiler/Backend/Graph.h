@@ -51,6 +51,16 @@ enum class OpKind {
 #include "compiler/Backend/OpKinds.def"
 };
 const char *opKindName(OpKind k);
+// Kinds whose output element i is a function of element i of each input
+// when every input has the output's element count or one element: on
+// such inputs they compute the same on any shape of that count.
+bool pointwiseKind(OpKind k);
+
+// The largest dim a command field holds (16 bits): every tensor a chip
+// command reads or writes has its NCHW dims within it. A TIU command's
+// second operand has 12 bits for n (opd1_n): more batch items than that
+// need more than one slice.
+constexpr int64_t kMaxDim = 65535, kMaxOperandItems = 4095;
 
 // One op. Integer (int8) requantization follows BM1684: exact int32/int64
 // accumulation, + int16 bias, a per-tensor rounding right shift (half up,

@@ -26,4 +26,33 @@ const char *opKindName(OpKind k) { return size_t(k) < kOpKindCount ? kInfo[size_
 
 const OpImpl &opImpl(OpKind k) { return *kImpl[size_t(k)]; }
 
+bool pointwiseKind(OpKind k) {
+  switch (k) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Pow:
+  case OpKind::PRelu:
+  case OpKind::Greater:
+  case OpKind::Less:
+  case OpKind::Equal:
+  case OpKind::Where:
+  case OpKind::Relu:
+  case OpKind::LeakyRelu:
+  case OpKind::Clip:
+  case OpKind::Sigmoid:
+  case OpKind::Unary:
+  case OpKind::Affine:
+  case OpKind::Cast:
+  case OpKind::Requant:
+  case OpKind::Lut:
+    return true;
+  default:
+    return false;
+  }
+}
+
 } // namespace tpu::backend

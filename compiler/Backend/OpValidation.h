@@ -13,7 +13,7 @@
 namespace tpu::backend {
 
 // Hardware limits of the fields the emitters fill (isa/tables/tiu_fields.def).
-constexpr int64_t kMaxPad = 15, kMaxStride = 15, kMaxDim = 65535;
+constexpr int64_t kMaxPad = 15, kMaxStride = 15;
 // Zeros inserted between input rows or kernel taps (the *_ins0 fields).
 constexpr int64_t kMaxZeroInsert = 15;
 

@@ -120,6 +120,10 @@ void addActivationLowerings(LoweringTable &t); // Ops/Activation.cpp: relu, clip
 void addShapeLowerings(LoweringTable &t);      // Ops/Shape.cpp: reshape, resize, concat
 void addReduceLowerings(LoweringTable &t);     // Ops/Reduce.cpp: reduce_*, global_max_pool, softmax, log_softmax
 
+// FlatViews.cpp: an fp32 pointwise op (backend::pointwiseKind) whose tensor
+// has a dim past a command field runs on a [1, c, h, w] view of it.
+void flattenOversizedPointwise(mlir::func::FuncOp fn);
+
 // Element-wise functions the chip evaluates through a 256-entry table
 // (Ops/Activation.cpp); an int8 scalar affine before one folds into it.
 bool isTableOp(mlir::Operation *op);

@@ -428,6 +428,7 @@ Result<LoweredModule> Lowerer::run() {
     }
     TPU_RETURN_IF_ERROR(lower(&op));
   }
+  flattenOversizedPointwise(fn);
   return std::move(out_);
 }
 

@@ -42,16 +42,17 @@ Status castLikeNode(OnnxImporter &im, const Node &n) {
 
 bool isInteger(Value v) { return isa<IntegerType>(cast<TensorType>(v.getType()).getElementType()); }
 
-// Integer Div rounds toward zero (ONNX, C): the quotient, then a cast to
-// i64 (which truncates). Integer tensors hold exact integers up to 2^24, whose
-// float quotient truncates to the integer one.
+// Integer Div rounds toward zero (ONNX, C): the float quotient of the
+// operands as float32, then a cast to i64 (which truncates). Integers up to
+// 2^24 are exact in float32, and so is their quotient's integer part.
 Status divNode(OnnxImporter &im, const Node &n) {
   if (im.allConst(n)) return binaryHandler<top::DivOp>("Div")(im, n);
   Composer c(im, n);
   Value a = c.input(0), b = c.input(1);
   if (!a || !b) return c.status();
   if (!isInteger(a) || !isInteger(b)) return binaryHandler<top::DivOp>("Div")(im, n);
-  c.op<top::CastOp>("", {c.op<top::DivOp>("quotient", {a, b})}, {im.attr("to", TypeAttr::get(im.b().getI64Type()))});
+  Value q = c.op<top::DivOp>("quotient", {c.asF32(0, "lhs_f32"), c.asF32(1, "rhs_f32")});
+  c.op<top::CastOp>("", {q}, {im.attr("to", TypeAttr::get(im.b().getI64Type()))});
   return c.status();
 }
 
@@ -71,9 +72,9 @@ Status modNode(OnnxImporter &im, const Node &n) {
   if (!a || !b) return c.status();
   if (!isInteger(a) || !isInteger(b))
     return makeError(n.describe(), ": Mod of float tensors computed at run time is not supported (integers are)");
-  Value q = c.op<top::DivOp>("quotient", {a, b});
-  Value whole = fmod ? c.op<top::CastOp>("whole", {q}, {im.attr("to", TypeAttr::get(im.b().getI64Type()))})
-                     : c.op<top::FloorOp>("whole", {q});
+  Value q = c.op<top::DivOp>("quotient", {c.asF32(0, "lhs_f32"), c.asF32(1, "rhs_f32")});
+  auto i64 = im.attr("to", TypeAttr::get(im.b().getI64Type()));
+  Value whole = c.op<top::CastOp>("whole", {fmod ? q : c.op<top::FloorOp>("floor", {q})}, {i64});
   c.op<top::SubOp>("", {a, c.op<top::MulOp>("multiple", {b, whole})});
   return c.status();
 }

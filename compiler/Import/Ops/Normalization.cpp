@@ -26,8 +26,7 @@ Status instanceNorm(OnnxImporter &im, const Node &n) {
   Value var = c.op<top::ReduceMeanOp>("variance", {c.op<top::MulOp>("square", {d, d})}, reduce);
   Value sd = c.op<top::SqrtOp>("stddev", {c.op<top::AddOp>("variance_eps", {var, c.scalar("epsilon", float(n.getFloat("epsilon", 1e-5)))})});
   Value norm = c.op<top::DivOp>("normalized", {d, sd});
-  Value scale = c.op<top::ReshapeOp>("scale", {c.input(1)}, {im.ints("shape", param)});
-  Value bias = c.op<top::ReshapeOp>("bias", {c.input(2)}, {im.ints("shape", param)});
+  Value scale = c.reshaped(1, "scale", param), bias = c.reshaped(2, "bias", param);
   c.op<top::AddOp>("", {c.op<top::MulOp>("scaled", {norm, scale}), bias});
   return c.status();
 }

@@ -47,6 +47,16 @@ std::vector<float> channelConstant(const std::vector<float> &values, std::vector
 
 Status Lowerer::lowerBinary(Operation *op) {
   Value lhs = op->getOperand(0), rhs = op->getOperand(1), result = op->getResult(0);
+  // A quotient rounded to an integer (ONNX integer Div and Mod: a floor or
+  // a cast to an integer type reads it) runs on the host: the chip divides
+  // by a constant as a multiply by its reciprocal, which can land just
+  // under an integer quotient.
+  if (isa<top::DivOp>(op) && llvm::any_of(result.getUsers(), [](Operation *u) {
+        auto cast = dyn_cast<top::CastOp>(u);
+        return isa<top::FloorOp>(u) ||
+               (cast && isa<IntegerType>(mlir::cast<RankedTensorType>(cast.getOutput().getType()).getElementType()));
+      }))
+    return lowerOnHostOr(op, noLowering(op, "a quotient rounded to an integer (the chip's division is not exact)"));
   if (shapeOf(result).size() > 4) return noLowering(op, "more than 4 dims");
   const bool lhsConst = bool(lhs.getDefiningOp<top::WeightOp>()), rhsConst = bool(rhs.getDefiningOp<top::WeightOp>());
   if (lhsConst && rhsConst) return noLowering(op, "two constant operands (constant folding leaves none)");

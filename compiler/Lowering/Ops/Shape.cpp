@@ -14,6 +14,8 @@ namespace tpu::lowering {
 Status Lowerer::lowerReshape(top::ReshapeOp op) {
   auto outShape = shapeOf(op.getOutput()), inShape = shapeOf(op->getOperand(0));
   if (outShape.empty() || inShape.empty()) return noLowering(op, "a scalar");
+  if (op.getInput().getDefiningOp<top::WeightOp>())
+    return noLowering(op, "a reshape of a constant (constant folding leaves none)");
   if (outShape[0] != inShape[0] && wantInt8(names_[op.getOutput()])) return lowerReshapeMove(op);
   return lowerSameScale<tpuir::ReshapeOp>(op);
 }

@@ -1,0 +1,75 @@
+// Pointwise chip ops on tensors whose NCHW does not fit the command fields:
+// RetinaNet's scores, sigmoid of [14400, 91] (14400 items: a TIU operand's
+// n has 12 bits), then flattened to [1310400] (past any field) before the
+// threshold compare. The op runs on a [1, c, h, w] view of the same
+// elements, free reshapes around it (the view keeps the op's name +
+// "_flat", the reshape back the op's name).
+#include "compiler/Lowering/Lowerer.h"
+
+#include "compiler/Backend/Graph.h"
+
+using namespace mlir;
+
+namespace tpu::lowering {
+
+namespace {
+
+// [1, c, h, w] with c the largest divisor of n up to the lanes (64) and
+// w the largest divisor of n / c within a field, when h then fits too.
+std::optional<std::vector<int64_t>> viewOf(int64_t n) {
+  int64_t c = 64;
+  while (n % c) --c;
+  const int64_t m = n / c;
+  for (int64_t w = std::min(m, backend::kMaxDim); w >= 1; --w)
+    if (m % w == 0) {
+      if (m / w > backend::kMaxDim) return std::nullopt;
+      return std::vector<int64_t>{1, c, m / w, w};
+    }
+  return std::nullopt;
+}
+
+bool fitsFields(ArrayRef<int64_t> shape) {
+  backend::Tensor t;
+  t.shape.assign(shape.begin(), shape.end());
+  const auto nchw = t.nchw();
+  return nchw[0] <= backend::kMaxOperandItems && llvm::all_of(nchw, [](int64_t d) { return d <= backend::kMaxDim; });
+}
+
+} // namespace
+
+void flattenOversizedPointwise(func::FuncOp fn) {
+  OpBuilder b(fn.getContext());
+  for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
+    auto kind = dyn_cast<tpuir::BackendOpInterface>(&op);
+    if (!kind || !backend::pointwiseKind(kind.getBackendKind()) || op.getNumResults() != 1) continue;
+    auto outType = cast<RankedTensorType>(op.getResult(0).getType());
+    if (!outType.getElementType().isF32() || fitsFields(outType.getShape())) continue;
+    auto view = viewOf(outType.getNumElements());
+    // Every operand an fp32 tensor of the output's shape (an int8 one is
+    // stored by batch item) or one value.
+    bool viewable = bool(view);
+    for (Value v : op.getOperands()) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      viewable &= t && t.getElementType().isF32() && (t.getShape() == outType.getShape() || t.getNumElements() == 1);
+    }
+    auto loc = dyn_cast<NameLoc>(op.getLoc());
+    if (!viewable || !loc) continue;
+    auto viewType = RankedTensorType::get(*view, b.getF32Type());
+    const std::string name = loc.getName().str();
+    b.setInsertionPoint(&op);
+    for (OpOperand &use : op.getOpOperands())
+      if (cast<RankedTensorType>(use.get().getType()).getShape() == outType.getShape())
+        use.set(b.create<tpuir::ReshapeOp>(
+                     NameLoc::get(b.getStringAttr(name + "_in" + std::to_string(use.getOperandNumber()) + "_flat")),
+                     viewType, use.get())
+                    .getOutput());
+    Value result = op.getResult(0);
+    result.setType(viewType);
+    op.setLoc(NameLoc::get(b.getStringAttr(name + "_flat")));
+    b.setInsertionPointAfter(&op);
+    Value back = b.create<tpuir::ReshapeOp>(NameLoc::get(b.getStringAttr(name)), outType, result).getOutput();
+    result.replaceAllUsesExcept(back, back.getDefiningOp());
+  }
+}
+
+} // namespace tpu::lowering
