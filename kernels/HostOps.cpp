@@ -580,16 +580,18 @@ Result<Shapes> reshapeShape(const HostAttrs &a, const Shapes &in) {
   return Shapes{*out};
 }
 
-// top.dynamic_reshape: ONNX Reshape to a shape tensor computed at run time;
-// `bound` is its result at the bounds (the compiler's), the room it has.
-Result<Shapes> dynamicReshapeShape(const HostAttrs &a, const Shapes &in) {
+// An op whose result shape is read from operand I at run time (one value
+// per dim): `bound` is its result at the bounds (the compiler's), the room
+// it has.
+template <size_t I> Result<Shapes> boundedShape(const HostAttrs &a, const Shapes &in) {
   const std::vector<int64_t> *bound = a.ints("bound");
   if (!bound) return makeError("needs its bound");
-  if (in[1].size() != 1 || in[1][0] != int64_t(bound->size()))
-    return makeError("the shape input is ", shapeToString(in[1]), ", not [", bound->size(), "]");
+  if (in[I].size() != 1 || in[I][0] != int64_t(bound->size()))
+    return makeError("the shape input has shape ", shapeToString(in[I]), ", not ", bound->size());
   return Shapes{*bound};
 }
 
+// top.dynamic_reshape: ONNX Reshape to a shape tensor computed at run time.
 Status dynamicReshapeOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
   Shape target;
   for (int64_t i = 0; i < numElements(in[1].shape); ++i) target.push_back(int64_t(in[1].data[i]));
@@ -597,6 +599,21 @@ Status dynamicReshapeOp(const HostAttrs &a, const std::vector<ConstView> &in, st
   if (!shape) return shape.status();
   out[0].shape = *shape;
   return copyOp(a, in, out);
+}
+
+// top.constant_of_shape: the shape read from the input at run time.
+Status constantOfShapeOp(const HostAttrs &a, const std::vector<ConstView> &in, std::vector<MutableView> &out) {
+  const std::vector<int64_t> &bound = *a.ints("bound");
+  Shape shape;
+  for (int64_t i = 0; i < numElements(in[0].shape); ++i) {
+    const int64_t d = int64_t(in[0].data[i]);
+    if (d < 0 || d > bound[size_t(i)])
+      return makeError("dim ", i, " of the shape is ", d, ", outside [0, ", bound[size_t(i)], "] (its bound)");
+    shape.push_back(d);
+  }
+  out[0].shape = shape;
+  std::fill_n(out[0].data, numElements(shape), float(a.real("value", 0.0)));
+  return Status::ok();
 }
 
 // ---- ops the chip also runs, on the host when a shape comes from the data ----
@@ -971,8 +988,9 @@ const std::vector<HostOp> &hostOps() {
       {63, "top.split", 1, 1, 0, splitShape, splitOp},
       {64, "top.where", 3, 3, 1, broadcastShapes, whereOp},
       {65, "top.flatten", 1, 1, 1, flattenShape, copyOp},
-      {66, "top.dynamic_reshape", 2, 2, 1, dynamicReshapeShape, dynamicReshapeOp, HostOp::DataShape::Always},
+      {66, "top.dynamic_reshape", 2, 2, 1, boundedShape<1>, dynamicReshapeOp, HostOp::DataShape::Always},
       {67, "top.reshape", 1, 1, 1, reshapeShape, copyOp},
+      {68, "top.constant_of_shape", 1, 1, 1, boundedShape<0>, constantOfShapeOp, HostOp::DataShape::Always},
   };
   return ops;
 }

@@ -63,6 +63,23 @@ TEST(HostOps, ArgMaxCastAndGather) {
   EXPECT_EQ(error, "index 2 out of range for dim 0 of size 2");
 }
 
+// The shape read at run time, within its bound; a dim past it (a corrupt
+// bmodel's or a wrong bound) is an error, not a write past the buffer.
+TEST(HostOps, ConstantOfShapeFillsTheShapeReadAtRunTime) {
+  HostAttrs a;
+  a.setInts("bound", {1, 8});
+  a.setReals("value", {7.0});
+  const std::vector<float> shape = {1, 3};
+  EXPECT_EQ(run("top.constant_of_shape", a, {{{2}, shape.data()}}, {{1, 3}})[0], (std::vector<float>{7, 7, 7}));
+  std::string error;
+  const std::vector<float> past = {1, 9};
+  run("top.constant_of_shape", a, {{{2}, past.data()}}, {}, &error);
+  EXPECT_NE(error.find("dim 1 of the shape is 9, outside [0, 8] (its bound)"), std::string::npos) << error;
+  const std::vector<float> rank3 = {1, 2, 3};
+  run("top.constant_of_shape", a, {{{3}, rank3.data()}}, {}, &error);
+  EXPECT_NE(error.find("the shape input has shape 3, not 2"), std::string::npos) << error;
+}
+
 TEST(HostOps, RefusesAttributesAndOpsItDoesNotKnow) {
   const std::vector<float> x = {1, 2, 3, 4};
   HostAttrs a;

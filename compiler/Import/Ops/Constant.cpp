@@ -90,11 +90,24 @@ void registerConstantOps(OpTable &t) {
   });
   t.add("Constant", constantNode, {0});
   t.add("ConstantOfShape", [](OnnxImporter &im, const Node &n) -> Status {
-    auto shape = im.constInts(n, 0, "shape");
-    if (!shape) return shape.status();
     const Attribute *v = n.attr("value");
     NpyArray fillv = v && v->tensor ? *v->tensor : NpyArray::from<float>({1}, {0.0f});
     if (fillv.numel() != 1) return makeError(n.describe(), ": value must have one element");
+    auto shape = im.constInts(n, 0, "shape");
+    if (!shape) {
+      // A shape computed at run time from shapes that come from the data
+      // (SSDLite's per-class labels): on the host, bounded by the shape at
+      // the bounds. A shape computed from anything else keeps the error.
+      auto operand = im.operand(n, 0);
+      if (!operand) return shape.status();
+      auto bound = im.intsAtBounds(*operand);
+      if (!bound) return shape.status();
+      const bool integer = fillv.dtype != "float32" && fillv.dtype != "float64" && fillv.dtype != "float16";
+      auto op = im.build<top::ConstantOfShapeOp>(
+          n, {*operand},
+          {im.ints("bound", *bound), im.f64("value", toDouble(fillv)[0]), im.boolean("integer", integer)});
+      return op ? Status::ok() : op.status();
+    }
     TPU_RETURN_IF_ERROR(checkFoldedSize(n, *shape));
     return im.bindConst(n, expandArray(reshapeArray(fillv, {}), *shape));
   });

@@ -81,6 +81,21 @@ def Top_UnsqueezeOp : Top_HostOp<"unsqueeze", "Inserts dims of size 1 at axes, o
 def Top_DynamicReshapeOp : Top_HostOp<"dynamic_reshape", "ONNX Reshape to a shape computed at run time, on the host",
     (ins Top_Tensor:$input, Top_Tensor:$shape, DenseI64ArrayAttr:$bound,
          DefaultValuedAttr<BoolAttr, "false">:$allowzero)>;
+// ONNX ConstantOfShape of a shape computed at run time (a Shape of a tensor
+// whose shape comes from the data; a constant shape folds at import):
+// `bound` is the shape at the bounds, `value` the fill, an i64 result when
+// `integer`.
+def Top_ConstantOfShapeOp : Top_HostOp<"constant_of_shape",
+    "ONNX ConstantOfShape: a tensor of the shape given at run time filled with value, on the host",
+    (ins Top_Tensor:$shape, DenseI64ArrayAttr:$bound, F64Attr:$value,
+         DefaultValuedAttr<BoolAttr, "false">:$integer)> {
+  let shapeRuleDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferShapes() {
+      return ::top::inferShapesOnHost(getOperation(), getInteger() ? ::mlir::Type(::mlir::IntegerType::get(getContext(), 64))
+                                                                  : ::mlir::Type(::mlir::Float32Type::get(getContext())));
+    }
+  }];
+}
 def Top_FlattenOp : Top_HostOp<"flatten", "ONNX Flatten: the dims before axis and from axis each as one, on the host",
     (ins Top_Tensor:$input, I64Attr:$axis)>;
 
