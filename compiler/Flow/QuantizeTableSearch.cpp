@@ -263,12 +263,16 @@ private:
       if (id >= 0 && backend::shapeFromData(g, id)) continue;
       if (id < 0 || g.tensors[size_t(id)].numel() != ref.numel())
         return makeError("output '", name, "' of the Tpu module does not match the Top module's");
-      // An integer output (a host op's indices) scores the share of equal elements.
-      if (g.tensors[size_t(id)].dtype == backend::DType::I32 && ref.dtype != "float32") {
+      // An integer output (a host op's indices, int32; or integers the chip
+      // moved, as fp32) scores the share of equal elements.
+      const backend::DType dtype = g.tensors[size_t(id)].dtype;
+      if ((dtype == backend::DType::I32 || dtype == backend::DType::F32) && ref.dtype != "float32") {
         const std::vector<float> want = ref.toFloat();
-        const auto *got = reinterpret_cast<const int32_t *>(val[size_t(id)]->data());
+        const auto *ints = reinterpret_cast<const int32_t *>(val[size_t(id)]->data());
+        const auto *floats = reinterpret_cast<const float *>(val[size_t(id)]->data());
         size_t equal = 0;
-        for (size_t i = 0; i < want.size(); ++i) equal += float(got[i]) == want[i];
+        for (size_t i = 0; i < want.size(); ++i)
+          equal += (dtype == backend::DType::I32 ? float(ints[i]) : floats[i]) == want[i];
         worst = std::min(worst, want.empty() ? 1.0 : double(equal) / double(want.size()));
         continue;
       }

@@ -121,6 +121,10 @@ Status Lowerer::checkCalibration(func::FuncOp f) {
   if (opt_.mode != Quantize::INT8) return Status::ok();
   if (!opt_.calibration) return makeError("INT8 needs a calibration table (--calibration-table)");
   std::vector<std::string> missing;
+  for (Operation &op : f.getBody().front())
+    for (Value r : op.getResults())
+      if (auto t = dyn_cast<RankedTensorType>(r.getType()); t && isa<IntegerType>(t.getElementType()))
+        indexTensors_.insert(names_[r]);
   for (Operation &op : f.getBody().front()) {
     if (op.getNumResults() != 1 || op.hasTrait<top::OpTrait::Constant>()) continue;
     // Index (i64) and boolean (i1) tensors are never quantized: the
