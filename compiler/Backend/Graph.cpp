@@ -39,6 +39,13 @@ std::array<int64_t, 4> Tensor::nchw() const {
   return s;
 }
 
+bool fitsCommandFields(const std::vector<int64_t> &shape) {
+  Tensor t;
+  t.shape = shape;
+  const auto nchw = t.nchw();
+  return nchw[0] <= kMaxOperandItems && std::all_of(nchw.begin(), nchw.end(), [](int64_t d) { return d <= kMaxDim; });
+}
+
 std::array<int64_t, 4> broadcastNchw(const Tensor &in, const Tensor &out) {
   Tensor aligned;
   aligned.shape = in.shape;

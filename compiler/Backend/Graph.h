@@ -61,6 +61,8 @@ bool pointwiseKind(OpKind k);
 // second operand has 12 bits for n (opd1_n): more batch items than that
 // need more than one slice.
 constexpr int64_t kMaxDim = 65535, kMaxOperandItems = 4095;
+// Whether a tensor of `shape` fits those fields as its NCHW (Tensor::nchw).
+bool fitsCommandFields(const std::vector<int64_t> &shape);
 
 // One op. Integer (int8) requantization follows BM1684: exact int32/int64
 // accumulation, + int16 bias, a per-tensor rounding right shift (half up,

@@ -28,13 +28,6 @@ std::optional<std::vector<int64_t>> viewOf(int64_t n) {
   return std::nullopt;
 }
 
-bool fitsFields(ArrayRef<int64_t> shape) {
-  backend::Tensor t;
-  t.shape.assign(shape.begin(), shape.end());
-  const auto nchw = t.nchw();
-  return nchw[0] <= backend::kMaxOperandItems && llvm::all_of(nchw, [](int64_t d) { return d <= backend::kMaxDim; });
-}
-
 } // namespace
 
 void flattenOversizedPointwise(func::FuncOp fn) {
@@ -43,7 +36,7 @@ void flattenOversizedPointwise(func::FuncOp fn) {
     auto kind = dyn_cast<tpuir::BackendOpInterface>(&op);
     if (!kind || !backend::pointwiseKind(kind.getBackendKind()) || op.getNumResults() != 1) continue;
     auto outType = cast<RankedTensorType>(op.getResult(0).getType());
-    if (!outType.getElementType().isF32() || fitsFields(outType.getShape())) continue;
+    if (!outType.getElementType().isF32() || backend::fitsCommandFields(outType.getShape().vec())) continue;
     auto view = viewOf(outType.getNumElements());
     // Every operand an fp32 tensor of the output's shape (an int8 one is
     // stored by batch item) or one value.

@@ -351,9 +351,8 @@ public:
   static float scaleOfValue(mlir::Value x) { return *tpuir::scaleOf(x.getType()); }
   static int64_t lowest(mlir::Value x) { return isUnsigned(x) ? 0 : -128; }
   static int64_t highest(mlir::Value x) { return isUnsigned(x) ? 255 : 127; }
-  // Index and boolean tensors (i64, i1) have no calibrated range: never int8.
   bool wantInt8(const std::string &name) const {
-    return opt_.mode == Quantize::INT8 && !opt_.keepF32.count(name) && !indexTensors_.count(name);
+    return opt_.mode == Quantize::INT8 && !opt_.keepF32.count(name) && !fp32Only_.count(name);
   }
   // The op result a Top op's value is finally known by: a following
   // single-use relu is fused into conv, fc and add (do_relu).
@@ -401,7 +400,7 @@ public:
   const LoweringOptions &opt_;
   LoweredModule out_;
   llvm::DenseMap<mlir::Value, std::string> names_;
-  std::set<std::string> indexTensors_; // integer-typed results (INT8: checkCalibration)
+  std::set<std::string> fp32Only_; // never int8 (INT8: checkCalibration)
   llvm::DenseMap<mlir::Value, Versions> vals_;
   std::set<mlir::Operation *> fused_;
   llvm::DenseMap<mlir::Value, Int16Handoff> handoffs_; // by the Top value the accumulator stands for

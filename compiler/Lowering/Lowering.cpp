@@ -121,10 +121,14 @@ Status Lowerer::checkCalibration(func::FuncOp f) {
   if (opt_.mode != Quantize::INT8) return Status::ok();
   if (!opt_.calibration) return makeError("INT8 needs a calibration table (--calibration-table)");
   std::vector<std::string> missing;
+  // Never int8: index and boolean tensors (no calibrated range), and tensors
+  // whose NCHW passes the command fields (RetinaNet's flattened scores),
+  // which fp32 ops run on a view (FlatViews.cpp) and an int8 one cannot (4N).
   for (Operation &op : f.getBody().front())
     for (Value r : op.getResults())
-      if (auto t = dyn_cast<RankedTensorType>(r.getType()); t && isa<IntegerType>(t.getElementType()))
-        indexTensors_.insert(names_[r]);
+      if (auto t = dyn_cast<RankedTensorType>(r.getType());
+          t && (isa<IntegerType>(t.getElementType()) || !backend::fitsCommandFields(t.getShape().vec())))
+        fp32Only_.insert(names_[r]);
   for (Operation &op : f.getBody().front()) {
     if (op.getNumResults() != 1 || op.hasTrait<top::OpTrait::Constant>()) continue;
     // Index (i64) and boolean (i1) tensors are never quantized: the

@@ -167,15 +167,20 @@ std::optional<std::array<int64_t, 4>> sideStrides(const MovePiece &m, bool src, 
 // address affine: a dim that runs through whole items of a side becomes
 // (items, elements of an item), and one that walks items by one or two
 // becomes (groups, items of a group). An int8 transpose of [A, B] so takes
-// one command, not one per element. False when that does not fit in four
-// dims or the box does not start on the bounds.
+// one command, not one per element. A dim whose count is not a multiple of
+// its cut (a last group of fewer items: SSDLite's 3234 boxes) is cut into
+// the multiple and the rest, each moved on its own. False when that does
+// not fit in four dims or the box does not start on the bounds.
+void commandsOf(MovePiece m, const DdrLayout &x, const DdrLayout &y,
+                const std::function<void(const MoveCommand &)> &fn);
+
 bool groupAffine(MovePiece m, const DdrLayout &x, const DdrLayout &y,
                  const std::function<void(const MoveCommand &)> &fn) {
   auto split = [&](int k, int64_t inner) {
     int slot = -1;
     for (int d = 0; d < 4 && slot < 0; ++d)
       if (m.size[size_t(d)] == 1) slot = d;
-    if (slot < 0 || m.size[size_t(k)] % inner) return false;
+    if (slot < 0 || m.size[size_t(k)] % inner) return false; // fewer than `inner`
     m.size[size_t(slot)] = inner, m.srcStride[size_t(slot)] = m.srcStride[size_t(k)];
     m.dstStride[size_t(slot)] = m.dstStride[size_t(k)];
     m.size[size_t(k)] /= inner, m.srcStride[size_t(k)] *= inner, m.dstStride[size_t(k)] *= inner;
@@ -203,7 +208,16 @@ bool groupAffine(MovePiece m, const DdrLayout &x, const DdrLayout &y,
         inner = 4 / step;
       }
     }
-    if (!inner || !split(k - 1, inner)) return false;
+    if (!inner) return false;
+    if (const int64_t size = m.size[size_t(k - 1)], whole = size - size % inner; whole > 0 && whole < size) {
+      MovePiece rest = m;
+      m.size[size_t(k - 1)] = whole, rest.size[size_t(k - 1)] = size - whole;
+      rest.src += whole * m.srcStride[size_t(k - 1)], rest.dst += whole * m.dstStride[size_t(k - 1)];
+      commandsOf(m, x, y, fn);
+      commandsOf(rest, x, y, fn);
+      return true;
+    }
+    if (!split(k - 1, inner)) return false;
     side = 0; // a cut changes both sides' boxes
   }
   auto srcStride = sideStrides(m, true, x), dstStride = sideStrides(m, false, y);
