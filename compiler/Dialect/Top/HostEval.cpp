@@ -44,7 +44,7 @@ tpu::Result<k::HostAttrs> hostAttrsOf(llvm::StringRef opName, llvm::ArrayRef<Nam
   return attrs;
 }
 
-LogicalResult inferShapesOnHost(Operation *op, Type element) {
+LogicalResult inferShapesOnHost(Operation *op, ArrayRef<Type> elements) {
   const k::HostOp *host = k::findHostOp(op->getName().getStringRef());
   auto attrs = hostAttrsOf(op);
   if (!host || !attrs) return op->emitOpError() << (host ? attrs.message() : "has no host op");
@@ -59,8 +59,11 @@ LogicalResult inferShapesOnHost(Operation *op, Type element) {
   }
   auto shapes = host->inferShapes(*attrs, inputs);
   if (!shapes) return op->emitOpError() << shapes.message();
-  if (!element) element = cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
-  for (unsigned i = 0; i < op->getNumResults(); ++i) setResult(op, i, (*shapes)[i], element);
+  if (elements.size() > 1 && elements.size() != op->getNumResults())
+    return op->emitOpError() << elements.size() << " result types for " << op->getNumResults() << " results";
+  const Type data = cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    setResult(op, i, (*shapes)[i], elements.empty() ? data : elements[elements.size() > 1 ? i : 0]);
   return success();
 }
 

@@ -19,9 +19,10 @@ bool hasHostOp(mlir::Operation *op);
 // attribute is an error naming it.
 tpu::Result<tpu::kernels::HostAttrs> hostAttrsOf(mlir::Operation *op);
 tpu::Result<tpu::kernels::HostAttrs> hostAttrsOf(llvm::StringRef opName, llvm::ArrayRef<mlir::NamedAttribute> attrs);
-// inferShapes() of an op whose shape rule is its host op's: results of
-// `element`, by default the element type of operand 0 (the data).
-mlir::LogicalResult inferShapesOnHost(mlir::Operation *op, mlir::Type element = {});
+// inferShapes() of an op whose shape rule is its host op's: results of the
+// element types `elements` (one for all, or one per result), by default the
+// element type of operand 0 (the data).
+mlir::LogicalResult inferShapesOnHost(mlir::Operation *op, llvm::ArrayRef<mlir::Type> elements = {});
 // Whether `v`'s shape is known only at run time: a result of a host op whose
 // shapes come from the data (its type holds the most it can be), or of a
 // host op reading such a value. Only host ops and graph outputs may read it.

@@ -1,4 +1,5 @@
-// Shape rules and evaluate of the reductions, the running sum and top-k (Reduce.td).
+// Shape rules and evaluate of the reductions and the running sum (Reduce.td; arg max/min and top-k are
+// host ops).
 #include "compiler/Dialect/Top/HostEval.h"
 #include "compiler/Dialect/Top/ShapeRules.h"
 #include "compiler/Dialect/Top/TopOps.h"
@@ -9,35 +10,6 @@ namespace k = tpu::kernels;
 
 namespace top {
 namespace {
-
-LogicalResult inferArgReduce(Operation *op, int64_t axis, bool keepdims) {
-  auto in = rankedOperand(op, 0);
-  if (failed(in)) return failure();
-  if (axis < 0 || axis >= in->getRank()) return op->emitOpError() << "axis out of range";
-  llvm::SmallVector<int64_t> out;
-  for (int64_t i = 0; i < in->getRank(); ++i) {
-    if (i != axis)
-      out.push_back(in->getDimSize(i));
-    else if (keepdims)
-      out.push_back(1);
-  }
-  setResult(op, 0, out, IntegerType::get(op->getContext(), 64));
-  return success();
-}
-
-LogicalResult inferTopK(Operation *op, int64_t k, int64_t axis) {
-  auto in = rankedOperand(op, 0);
-  if (failed(in)) return failure();
-  if (axis < 0 || axis >= in->getRank()) return op->emitOpError() << "axis out of range";
-  const bool runtimeK = op->getNumOperands() == 2; // k is then the bound
-  if (k < 0 || (!runtimeK && k > in->getDimSize(axis)))
-    return op->emitOpError() << "k " << k << " is not in [0, " << in->getDimSize(axis) << "]";
-  llvm::SmallVector<int64_t> out(in->getShape());
-  out[axis] = std::min(k, in->getDimSize(axis));
-  setResult(op, 0, out, in->getElementType());
-  setResult(op, 1, out, IntegerType::get(op->getContext(), 64));
-  return success();
-}
 
 LogicalResult inferCumSum(Operation *op, int64_t axis) {
   auto in = rankedOperand(op, 0);

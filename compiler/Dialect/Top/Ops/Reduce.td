@@ -27,8 +27,8 @@ def Top_ReduceMinOp : Top_ReduceOp<"reduce_min", "Min over axes">;
 def Top_ReduceProdOp : Top_ReduceOp<"reduce_prod", "Product over axes">;
 def Top_ReduceL2Op : Top_ReduceOp<"reduce_l2", "sqrt(sum(x^2)) over axes">;
 
-// Host ops (kernels/HostOps.h): the index of the max with `isMax`, else of the min.
-class Top_ArgReduceOp<string mnemonic, string what, bit isMax> : Top_Op<mnemonic> {
+// Host ops (kernels/HostOps.h top.arg_max, top.arg_min).
+class Top_ArgReduceOp<string mnemonic, string what> : Top_Op<mnemonic> {
   let summary = what;
   let arguments = (ins Top_Tensor:$input, I64Attr:$axis,
     DefaultValuedAttr<BoolAttr, "true">:$keepdims,
@@ -36,7 +36,7 @@ class Top_ArgReduceOp<string mnemonic, string what, bit isMax> : Top_Op<mnemonic
   let results = (outs Top_Tensor:$output);
   let shapeRuleDefinition = [{
     ::mlir::LogicalResult $cppClass::inferShapes() {
-      return ::top::inferArgReduce(getOperation(), getAxis(), getKeepdims());
+      return ::top::inferShapesOnHost(getOperation(), ::mlir::IntegerType::get(getContext(), 64));
     }
   }];
   let evaluateDefinition = [{
@@ -44,8 +44,8 @@ class Top_ArgReduceOp<string mnemonic, string what, bit isMax> : Top_Op<mnemonic
   }];
 }
 
-def Top_ArgMaxOp : Top_ArgReduceOp<"arg_max", "Index of the max along axis (i64 result)", 1>;
-def Top_ArgMinOp : Top_ArgReduceOp<"arg_min", "Index of the min along axis (i64 result)", 0>;
+def Top_ArgMaxOp : Top_ArgReduceOp<"arg_max", "Index of the max along axis (i64 result)">;
+def Top_ArgMinOp : Top_ArgReduceOp<"arg_min", "Index of the min along axis (i64 result)">;
 
 // ONNX TopK, a host op: the k largest (or smallest) along `axis`, always
 // sorted (ties by the lower index), and their indices (i64). With `k_input`
@@ -57,7 +57,11 @@ def Top_TopKOp : Top_Op<"topk"> {
     DefaultValuedAttr<BoolAttr, "true">:$largest, DefaultValuedAttr<BoolAttr, "true">:$sorted);
   let results = (outs Top_Tensor:$values, Top_Tensor:$indices);
   let shapeRuleDefinition = [{
-    ::mlir::LogicalResult $cppClass::inferShapes() { return ::top::inferTopK(getOperation(), getK(), getAxis()); }
+    ::mlir::LogicalResult $cppClass::inferShapes() {
+      auto in = ::mlir::dyn_cast<::mlir::RankedTensorType>(getInput().getType());
+      if (!in) return emitOpError() << "needs a ranked input";
+      return ::top::inferShapesOnHost(getOperation(), {in.getElementType(), ::mlir::IntegerType::get(getContext(), 64)});
+    }
   }];
   let evaluateDefinition = [{
     ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) { return ::top::evaluateOnHost(*this, ctx); }
