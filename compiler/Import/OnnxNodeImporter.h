@@ -232,32 +232,28 @@ public:
     if (!v) st_ = v.status();
     return v ? *v : mlir::Value();
   }
-  mlir::Value scalar(const std::string &tag, float value) {
+  // A constant of this node, named <output>_<tag>.
+  mlir::Value constant(const std::string &tag, NpyArray a) {
     std::string name = out_ + "_" + tag;
-    im_.bindConst(name, NpyArray::from<float>({}, {value}));
+    im_.bindConst(name, std::move(a));
     auto v = im_.value(name);
     return v ? *v : mlir::Value();
   }
+  mlir::Value scalar(const std::string &tag, float value) { return constant(tag, NpyArray::from<float>({}, {value})); }
   // Input i as `shape`: a constant reshaped at import (a weight the chip
   // lowering reads as it is), else a top.reshape.
   mlir::Value reshaped(size_t i, const std::string &tag, const std::vector<int64_t> &shape) {
     if (!st_) return {};
     const NpyArray *a = im_.constInput(n_, i);
     if (!a) return op<top::ReshapeOp>(tag, {input(i)}, {im_.ints("shape", shape)});
-    std::string name = out_ + "_" + tag;
-    im_.bindConst(name, reshapeArray(*a, shape));
-    auto v = im_.value(name);
-    return v ? *v : mlir::Value();
+    return constant(tag, reshapeArray(*a, shape));
   }
   // Input i as float32: a constant cast at import, else a top.cast.
   mlir::Value asF32(size_t i, const std::string &tag) {
     if (!st_) return {};
     const NpyArray *a = im_.constInput(n_, i);
     if (!a) return op<top::CastOp>(tag, {input(i)}, {im_.attr("to", mlir::TypeAttr::get(im_.b().getF32Type()))});
-    std::string name = out_ + "_" + tag;
-    im_.bindConst(name, castArray(*a, "float32"));
-    auto v = im_.value(name);
-    return v ? *v : mlir::Value();
+    return constant(tag, castArray(*a, "float32"));
   }
   template <typename OpT>
   mlir::Value op(const std::string &tag, mlir::ArrayRef<mlir::Value> ins,

@@ -162,6 +162,13 @@ std::optional<std::array<int64_t, 4>> sideStrides(const MovePiece &m, bool src, 
   return out;
 }
 
+// Indices [from, from + count) of dim k of box m.
+MovePiece subBox(const MovePiece &m, int k, int64_t from, int64_t count) {
+  MovePiece part = m;
+  part.src += from * m.srcStride[size_t(k)], part.dst += from * m.dstStride[size_t(k)], part.size[size_t(k)] = count;
+  return part;
+}
+
 // One command for a box that crosses 4N items, where cutting its dims at
 // item and group bounds (into size-1 dims the box leaves free) makes every
 // address affine: a dim that runs through whole items of a side becomes
@@ -210,11 +217,8 @@ bool groupAffine(MovePiece m, const DdrLayout &x, const DdrLayout &y,
     }
     if (!inner) return false;
     if (const int64_t size = m.size[size_t(k - 1)], whole = size - size % inner; whole > 0 && whole < size) {
-      MovePiece rest = m;
-      m.size[size_t(k - 1)] = whole, rest.size[size_t(k - 1)] = size - whole;
-      rest.src += whole * m.srcStride[size_t(k - 1)], rest.dst += whole * m.dstStride[size_t(k - 1)];
-      commandsOf(m, x, y, fn);
-      commandsOf(rest, x, y, fn);
+      commandsOf(subBox(m, k - 1, 0, whole), x, y, fn);
+      commandsOf(subBox(m, k - 1, whole, size - whole), x, y, fn);
       return true;
     }
     if (!split(k - 1, inner)) return false;
@@ -240,11 +244,7 @@ void itemCuts(const MovePiece &m, const DdrLayout &x, const DdrLayout &y,
 void commandsOf(MovePiece m, const DdrLayout &x, const DdrLayout &y, const std::function<void(const MoveCommand &)> &fn) {
   for (int k = 0; k < 4; ++k)
     if (m.size[k] == 1) m.srcStride[k] = m.dstStride[k] = 0;
-  auto cut = [&](int k, int64_t from, int64_t count) {
-    MovePiece part = m;
-    part.src += from * m.srcStride[k], part.dst += from * m.dstStride[k], part.size[k] = count;
-    commandsOf(part, x, y, fn);
-  };
+  auto cut = [&](int k, int64_t from, int64_t count) { commandsOf(subBox(m, k, from, count), x, y, fn); };
   for (int k = 0; k < 4; ++k)
     if (m.srcStride[k] < 0 || m.dstStride[k] < 0) {
       for (int64_t i = 0; i < m.size[k]; ++i) cut(k, i, 1);
@@ -268,11 +268,7 @@ void commandsOf(MovePiece m, const DdrLayout &x, const DdrLayout &y, const std::
 // both sides.
 void itemCuts(const MovePiece &m, const DdrLayout &x, const DdrLayout &y,
               const std::function<void(const MoveCommand &)> &fn) {
-  auto cut = [&](int k, int64_t from, int64_t count) {
-    MovePiece part = m;
-    part.src += from * m.srcStride[k], part.dst += from * m.dstStride[k], part.size[k] = count;
-    commandsOf(part, x, y, fn);
-  };
+  auto cut = [&](int k, int64_t from, int64_t count) { commandsOf(subBox(m, k, from, count), x, y, fn); };
   // Cut the dim that crosses items fastest (the largest stride on a 4N
   // side; of equals the outermost) into the longest runs that stay inside
   // items (a run of one that still crosses is cut further inside). An
@@ -284,12 +280,7 @@ void itemCuts(const MovePiece &m, const DdrLayout &x, const DdrLayout &y,
     if (m.size[d] > 1 && (k < 0 || crossing(d) > crossing(k))) k = d;
   for (int64_t i = 0; i < m.size[k];) {
     int64_t len = 1;
-    auto run = [&](int64_t l) {
-      MovePiece part = m;
-      part.src += i * m.srcStride[k], part.dst += i * m.dstStride[k], part.size[k] = l;
-      return part;
-    };
-    while (i + len < m.size[k] && insideItems(run(len + 1), x, y)) ++len;
+    while (i + len < m.size[k] && insideItems(subBox(m, k, i, len + 1), x, y)) ++len;
     cut(k, i, len);
     i += len;
   }

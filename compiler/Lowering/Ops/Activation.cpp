@@ -79,7 +79,6 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
   backend::TableAffine before, after;
   auto pre = tableInputs_.find(op);
   if (pre != tableInputs_.end()) input = pre->second.input, before = pre->second.affine;
-  std::vector<Operation *> afterOps;
   if (auto s = shapeOf(result); s.size() >= 2) {
     AffineChain chain = affineChain(result, s[1]);
     auto uniform = [](const std::vector<double> &v) {
@@ -87,7 +86,7 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
     };
     if (!chain.ops.empty() && uniform(chain.scale) && uniform(chain.bias) && wantInt8(names_[chain.result])) {
       after = {float(chain.scale[0]), float(chain.bias[0])};
-      afterOps = chain.ops;
+      fused_.insert(chain.ops.begin(), chain.ops.end());
       result = chain.result;
     }
   }
@@ -96,11 +95,9 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
   // A conv's accumulator handed to this hard_swish (Int8Levers::int16Hardswish).
   if (auto h = handoffs_.find(input); h != handoffs_.end() && kind == kernels::UnaryKind::HardSwish && !vals_[input].i8)
     if (Value y = hardSwishFromAccumulator(h->second, outName, outType, after)) {
-      fused_.insert(afterOps.begin(), afterOps.end());
       vals_[result].i8 = y;
       return Status::ok();
     }
-  fused_.insert(afterOps.begin(), afterOps.end());
   Value x = i8(input);
   const backend::DType in = isUnsigned(x) ? backend::DType::U8 : backend::DType::I8;
   const backend::DType out = unsignedOf(outName) ? backend::DType::U8 : backend::DType::I8;
