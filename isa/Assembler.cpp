@@ -369,9 +369,7 @@ private:
     while (start < sh.text.size()) {
       size_t comma = sh.text.find_first_of(",]", start);
       uint64_t d;
-      if (auto e = parseUint(std::string_view(sh.text).substr(start, comma - start), sh.col + start, d))
-        return e;
-      if (d == 0) return errAt(sh.col + start, "zero-sized dimension");
+      if (auto e = parseUint(std::string_view(sh.text).substr(start, comma - start), sh.col + start, d)) return e;
       t.shape.push_back(d);
       if (t.shape.size() > bmodel::kMaxDims) return errAt(sh.col, "more than ", bmodel::kMaxDims, " dimensions");
       start = comma + 1;
@@ -413,10 +411,11 @@ private:
     unsigned bytes = bmodel::dataTypeBytes(t.dtype);
     if ((t.storeMode == bmodel::StoreMode::N4 && bytes != 1) || (t.storeMode == bmodel::StoreMode::N2 && bytes != 2))
       return errAt(toks[2].col, "store mode ", storeModeName(t.storeMode), " does not fit ", toks[2].text);
-    uint64_t need = t.storageBytes();
-    if (need == 0) return errAt(sh.col, "shape exceeds the 2^40-byte address space");
-    t.size = size.value_or(need);
-    if (t.size < need) return errAt(toks[0].col, "size ", t.size, " is smaller than the ", need, " bytes of the shape");
+    std::optional<uint64_t> need = t.checkedStorageBytes();
+    if (!need) return errAt(sh.col, "shape exceeds the 2^40-byte address space");
+    t.size = size.value_or(*need);
+    if (t.size < *need)
+      return errAt(toks[0].col, "size ", t.size, " is smaller than the ", *need, " bytes of the shape");
     if (t.size > bmodel::kAddressLimit - t.deviceAddr)
       return errAt(toks[0].col, "tensor extends beyond the 40-bit address space");
     auto &list = toks[0].text == ".input" ? net_->inputs : net_->outputs;

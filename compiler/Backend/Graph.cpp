@@ -84,6 +84,14 @@ Status checkOp(const Graph &g, const Op &op) {
       if (g.tensors[size_t(t)].isWeight())
         return makeError("input '", g.tensors[size_t(t)].name, "' is a weight; ", info.name, " takes activations");
   const bool int16 = opImpl(op.kind).int16Activations, host = opImpl(op.kind).runsOnHost();
+  // Only the host reads or writes an empty tensor (no command has a 0 field).
+  if (!host) {
+    std::vector<int> touched = op.inputs;
+    touched.push_back(op.output);
+    for (int t : touched)
+      if (g.tensors[size_t(t)].numel() == 0)
+        return makeError("tensor '", g.tensors[size_t(t)].name, "' is empty; only host ops take empty tensors");
+  }
   // A view (no commands) and a host op may write any dims; a command's
   // fields hold those of what it writes (of what it reads: checkEncodable).
   if (!host && !info.sharesInputBytes)
@@ -115,7 +123,7 @@ Status Graph::validate() const {
     if (x.shape.size() > kMaxRank)
       return makeError("tensor '", x.name, "': ", x.shape.size(), " dims (0..", kMaxRank, " supported)");
     for (int64_t d : x.shape)
-      if (d < 1) return makeError("tensor '", x.name, "': dimension ", d, " < 1");
+      if (d < 0) return makeError("tensor '", x.name, "': dimension ", d, " < 0");
     if (x.isWeight() && x.data.size() != x.bytes())
       return makeError("weight '", x.name, "': ", x.data.size(), " bytes of data, shape needs ", x.bytes());
     if (x.isWeight()) defined[t] = 1;

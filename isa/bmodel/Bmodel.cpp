@@ -423,16 +423,13 @@ public:
     // align 8-byte elements, so anything else is corrupt (and a misaligned load).
     if (dims->size() && reinterpret_cast<uintptr_t>(dims->Data()) % alignof(uint64_t) != 0)
       return makeError(where, ": misaligned shape vector (corrupted FlatBuffers part)");
-    for (uint64_t d : *dims) {
-      if (d == 0) return makeError(where, ": zero-sized dimension");
-      out.shape.push_back(d);
-    }
-    uint64_t need = out.storageBytes();
-    if (need == 0) return makeError(where, ": shape exceeds the 2^40-byte address space");
+    out.shape.assign(dims->begin(), dims->end()); // a dim of 0: an empty tensor (of a host op)
+    std::optional<uint64_t> need = out.checkedStorageBytes();
+    if (!need) return makeError(where, ": shape exceeds the 2^40-byte address space");
     out.deviceAddr = t->device_addr();
     out.size = t->size();
-    if (out.size < need)
-      return makeError(where, ": size ", out.size, " smaller than the ", need, " bytes its shape needs");
+    if (out.size < *need)
+      return makeError(where, ": size ", out.size, " smaller than the ", *need, " bytes its shape needs");
     if (out.deviceAddr >= kAddressLimit || out.size > kAddressLimit - out.deviceAddr)
       return makeError(where, ": device range beyond the 40-bit address space");
     out.scale = t->scale();

@@ -6,6 +6,7 @@
 #include "isa/Fields.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,21 +51,25 @@ struct Tensor {
 
   // Bytes the tensor occupies in global memory given its store mode:
   // 4N packs four batch items into each 32-bit word, so the batch is rounded
-  // up to a multiple of 4 (2N: of 2). 0 if the shape overflows 2^40 bytes.
-  uint64_t storageBytes() const {
+  // up to a multiple of 4 (2N: of 2). 0 for an empty tensor (a dim of 0);
+  // nullopt if the shape overflows 2^40 bytes.
+  std::optional<uint64_t> checkedStorageBytes() const {
     uint64_t batchGroup = storeMode == StoreMode::N4 ? 4 : storeMode == StoreMode::N2 ? 2 : 1;
     uint64_t n = shape.empty() ? 1 : shape[0];
     uint64_t rest = 1;
     for (size_t i = 1; i < shape.size(); ++i) {
-      if (shape[i] != 0 && rest > kAddressLimit / shape[i]) return 0;
+      if (shape[i] != 0 && rest > kAddressLimit / shape[i]) return std::nullopt;
       rest *= shape[i];
     }
     uint64_t nRounded = (n + batchGroup - 1) / batchGroup * batchGroup;
-    if (rest != 0 && nRounded > kAddressLimit / rest) return 0;
-    uint64_t elems = nRounded * rest;
-    uint64_t bytes = elems * dataTypeBytes(dtype);
-    return bytes > kAddressLimit ? 0 : bytes;
+    if (rest != 0 && nRounded > kAddressLimit / rest) return std::nullopt;
+    uint64_t bytes = nRounded * rest * dataTypeBytes(dtype);
+    if (bytes > kAddressLimit) return std::nullopt;
+    return bytes;
   }
+  // The same for a tensor of a loaded or assembled net, whose shape was
+  // checked to fit.
+  uint64_t storageBytes() const { return checkedStorageBytes().value_or(0); }
 };
 
 // One command group: the TIU and GDMA queues, each in its engine's order,
