@@ -121,14 +121,33 @@ Status Lowerer::checkCalibration(func::FuncOp f) {
   if (opt_.mode != Quantize::INT8) return Status::ok();
   if (!opt_.calibration) return makeError("INT8 needs a calibration table (--calibration-table)");
   std::vector<std::string> missing;
-  // Never int8: index and boolean tensors (no calibrated range), and tensors
+  // Never int8: index and boolean tensors (no calibrated range); tensors
   // whose NCHW passes the command fields (RetinaNet's flattened scores),
-  // which fp32 ops run on a view (FlatViews.cpp) and an int8 one cannot (4N).
+  // which fp32 ops run on a view (FlatViews.cpp) and an int8 one cannot (4N);
+  // and 1- to 3-D tensors whose dim 0 is larger than the model's batch (a
+  // detector's [3234, 4] boxes): int8 takes dim 0 as the 4N batch, so their
+  // moves would go row by row, one GDMA command per few bytes.
+  int64_t batch = 1;
+  for (Type t : f.getFunctionType().getInputs())
+    if (auto rt = dyn_cast<RankedTensorType>(t); rt && rt.getRank() > 0) batch = std::max(batch, rt.getDimSize(0));
+  auto whyFp32 = [&](RankedTensorType t) -> std::string {
+    if (!backend::fitsCommandFields(t.getShape().vec())) return "its shape passes the command fields (an fp32 view)";
+    if (t.getRank() >= 1 && t.getRank() <= 3 && t.getDimSize(0) > batch)
+      return "its dim 0 (" + std::to_string(t.getDimSize(0)) + ") is not the batch (" + std::to_string(batch) +
+             "): int8 would move it row by row";
+    return "";
+  };
   for (Operation &op : f.getBody().front())
-    for (Value r : op.getResults())
-      if (auto t = dyn_cast<RankedTensorType>(r.getType());
-          t && (isa<IntegerType>(t.getElementType()) || !backend::fitsCommandFields(t.getShape().vec())))
+    for (Value r : op.getResults()) {
+      auto t = dyn_cast<RankedTensorType>(r.getType());
+      if (!t) continue;
+      if (isa<IntegerType>(t.getElementType())) {
         fp32Only_.insert(names_[r]);
+      } else if (std::string why = whyFp32(t); !why.empty()) {
+        fp32Only_.insert(names_[r]);
+        if (!op.hasTrait<top::OpTrait::Constant>()) out_.fallbacks.push_back(names_[r] + ": " + why);
+      }
+    }
   for (Operation &op : f.getBody().front()) {
     if (op.getNumResults() != 1 || op.hasTrait<top::OpTrait::Constant>()) continue;
     // Index (i64) and boolean (i1) tensors are never quantized: the

@@ -1,5 +1,5 @@
 module attributes {top.weight_file = "data_movement_weights.npz"} {
-func.func @main(%arg0: tensor<2x4x3x5xf32>, %arg1: tensor<2x1x3x1xf32>) -> (tensor<2x3x6x6xf32>, tensor<2x4x5x9xf32>, tensor<2x4x4x6xf32>, tensor<2x4x6x5xf32>, tensor<2x4x3x5xf32>, tensor<2x1x6x10xf32>, tensor<2x4x3x4xf32>, tensor<2x1x3x5xf32>, tensor<2x3x3x5xf32>, tensor<4x4x3x5xf32>, tensor<8x3x5xf32>, tensor<2x4x3x5xf32>, tensor<2x6x3x5xf32>, tensor<2x5x3x5xf32>) attributes {top.input_names = ["x", "z"], top.output_names = ["padded", "reflected", "edged", "tiled", "expanded", "d2s", "gathered", "part0", "part1", "stacked", "rows", "reversed", "chpad", "tokens"]} {
+func.func @main(%arg0: tensor<2x4x3x5xf32>, %arg1: tensor<2x1x3x1xf32>) -> (tensor<2x3x6x6xf32>, tensor<2x4x5x9xf32>, tensor<2x4x4x6xf32>, tensor<2x4x6x5xf32>, tensor<2x4x3x5xf32>, tensor<2x1x6x10xf32>, tensor<2x4x3x4xf32>, tensor<2x1x3x5xf32>, tensor<2x3x3x5xf32>, tensor<4x4x3x5xf32>, tensor<8x3x5x1xf32>, tensor<8x3x5xf32>, tensor<2x4x3x5xf32>, tensor<2x6x3x5xf32>, tensor<2x5x3x5xf32>) attributes {top.input_names = ["x", "z"], top.output_names = ["padded", "reflected", "edged", "tiled", "expanded", "d2s", "gathered", "part0", "part1", "stacked", "rows", "rows3", "reversed", "chpad", "tokens"]} {
   %0 = top.input %arg0 : (tensor<2x4x3x5xf32>) -> tensor<2x4x3x5xf32> loc("x")
   %1 = top.input %arg1 : (tensor<2x1x3x1xf32>) -> tensor<2x1x3x1xf32> loc("z")
   %idx = top.weight "idx" : tensor<4xi64> loc("idx")
@@ -15,10 +15,11 @@ func.func @main(%arg0: tensor<2x4x3x5xf32>, %arg1: tensor<2x1x3x1xf32>) -> (tens
   %9 = "top.gather"(%0, %idx) <{axis = 3 : i64}> : (tensor<2x4x3x5xf32>, tensor<4xi64>) -> tensor<2x4x3x4xf32> loc("gathered")
   %10:2 = "top.split"(%0) <{axis = 1 : i64, split = array<i64: 1, 3>}> : (tensor<2x4x3x5xf32>) -> (tensor<2x1x3x5xf32>, tensor<2x3x3x5xf32>) loc(fused["part0", "part1"])
   %11 = "top.concat"(%0, %7) <{axis = 0 : i64}> : (tensor<2x4x3x5xf32>, tensor<2x4x3x5xf32>) -> tensor<4x4x3x5xf32> loc("stacked")
-  %12 = "top.reshape"(%0) <{shape = array<i64: 8, 3, 5>}> : (tensor<2x4x3x5xf32>) -> tensor<8x3x5xf32> loc("rows")
+  %12 = "top.reshape"(%0) <{shape = array<i64: 8, 3, 5, 1>}> : (tensor<2x4x3x5xf32>) -> tensor<8x3x5x1xf32> loc("rows")
+  %rows3 = "top.reshape"(%0) <{shape = array<i64: 8, 3, 5>}> : (tensor<2x4x3x5xf32>) -> tensor<8x3x5xf32> loc("rows3")
   %13 = "top.slice"(%0) <{starts = array<i64: 0, 3, 2, 0>, ends = array<i64: 2, -1, -1, 5>, steps = array<i64: 1, -1, -1, 1>}> : (tensor<2x4x3x5xf32>) -> tensor<2x4x3x5xf32> loc("reversed")
   %14 = "top.concat"(%0, %zeros) <{axis = 1 : i64}> : (tensor<2x4x3x5xf32>, tensor<2x2x3x5xf32>) -> tensor<2x6x3x5xf32> loc("chpad")
   %15 = "top.concat"(%cls, %0) <{axis = 1 : i64}> : (tensor<2x1x3x5xf32>, tensor<2x4x3x5xf32>) -> tensor<2x5x3x5xf32> loc("tokens")
-  return %3, %4, %5, %6, %7, %8, %9, %10#0, %10#1, %11, %12, %13, %14, %15 : tensor<2x3x6x6xf32>, tensor<2x4x5x9xf32>, tensor<2x4x4x6xf32>, tensor<2x4x6x5xf32>, tensor<2x4x3x5xf32>, tensor<2x1x6x10xf32>, tensor<2x4x3x4xf32>, tensor<2x1x3x5xf32>, tensor<2x3x3x5xf32>, tensor<4x4x3x5xf32>, tensor<8x3x5xf32>, tensor<2x4x3x5xf32>, tensor<2x6x3x5xf32>, tensor<2x5x3x5xf32>
+  return %3, %4, %5, %6, %7, %8, %9, %10#0, %10#1, %11, %12, %rows3, %13, %14, %15 : tensor<2x3x6x6xf32>, tensor<2x4x5x9xf32>, tensor<2x4x4x6xf32>, tensor<2x4x6x5xf32>, tensor<2x4x3x5xf32>, tensor<2x1x6x10xf32>, tensor<2x4x3x4xf32>, tensor<2x1x3x5xf32>, tensor<2x3x3x5xf32>, tensor<4x4x3x5xf32>, tensor<8x3x5x1xf32>, tensor<8x3x5xf32>, tensor<2x4x3x5xf32>, tensor<2x6x3x5xf32>, tensor<2x5x3x5xf32>
 }
 }
