@@ -63,8 +63,7 @@ Result<top::TensorValue> valueAtBounds(Value v, const NpzMap &weights) {
     std::vector<float> dims(in.begin() + s.getStart(), in.begin() + s.getEnd());
     return top::TensorValue{{int64_t(dims.size())}, std::make_shared<std::vector<float>>(dims)};
   }
-  auto evaluable = dyn_cast<top::EvaluateInterface>(op);
-  if (!evaluable) return makeError(op->getName().getStringRef().str(), " cannot be evaluated");
+  if (!isa<top::EvaluateInterface>(op)) return makeError(op->getName().getStringRef().str(), " cannot be evaluated");
   std::vector<top::TensorValue> operands;
   for (Value in : op->getOperands()) {
     if (in.getDefiningOp<top::NoneOp>()) {
@@ -75,14 +74,9 @@ Result<top::TensorValue> valueAtBounds(Value v, const NpzMap &weights) {
     if (!value) return value.status();
     operands.push_back(value.take());
   }
-  std::vector<std::vector<int64_t>> shapes;
-  for (Value r : op->getResults()) {
-    auto t = cast<RankedTensorType>(r.getType()).getShape();
-    shapes.emplace_back(t.begin(), t.end());
-  }
-  top::EvalContext ctx(std::move(operands), std::move(shapes), op->getName().getStringRef().str());
-  TPU_RETURN_IF_ERROR(evaluable.evaluate(ctx));
-  return ctx.result(cast<OpResult>(v).getResultNumber());
+  auto results = top::evaluateOp(op, std::move(operands), op->getName().getStringRef().str());
+  if (!results) return results.status();
+  return std::move((*results)[cast<OpResult>(v).getResultNumber()]);
 }
 
 } // namespace

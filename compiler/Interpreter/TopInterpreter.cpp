@@ -234,19 +234,14 @@ tpu::Status TopInterpreter::Impl::execute(Operation *op, llvm::DenseMap<Value, T
       if (auto w = weights.find(r); w != weights.end()) env[r] = w->second;
     return tpu::Status::ok();
   }
-  std::string label = opLabel(op, op->getNumResults() ? names[op->getResult(0)] : "");
-  auto evaluable = dyn_cast<EvaluateInterface>(op);
-  if (!evaluable) return tpu::makeError(label, ": the interpreter does not implement this op");
   std::vector<TensorValue> operands;
   for (Value v : op->getOperands()) {
     auto it = env.find(v);
     operands.push_back(it == env.end() ? TensorValue() : it->second);
   }
-  std::vector<Shape> resultShapes;
-  for (Value r : op->getResults()) resultShapes.push_back(shapeOf(r));
-  EvalContext ctx(std::move(operands), std::move(resultShapes), std::move(label));
-  TPU_RETURN_IF_ERROR(evaluable.evaluate(ctx));
-  for (unsigned i = 0; i < op->getNumResults(); ++i) env[op->getResult(i)] = std::move(ctx.result(i));
+  auto results = evaluateOp(op, std::move(operands), opLabel(op, op->getNumResults() ? names[op->getResult(0)] : ""));
+  if (!results) return results.status();
+  for (unsigned i = 0; i < op->getNumResults(); ++i) env[op->getResult(i)] = std::move((*results)[i]);
   return tpu::Status::ok();
 }
 

@@ -266,6 +266,10 @@ public:
   Status lowerLayerNorm(top::LayerNormOp op);
   // Ops/Activation.cpp
   Status lowerLut(mlir::Operation *op, kernels::UnaryKind kind, float a = 0, float b = 0);
+  // A tpu.lut `name` of type `type` mapping the bytes of `x` through
+  // `table` (256 entries of type's element type), a weight `tableName`.
+  mlir::Value lookupTable(const std::string &name, mlir::RankedTensorType type, mlir::Value x,
+                          const backend::Bytes &table, const std::string &tableName);
   Status lowerHardSigmoidF32(mlir::Operation *op, double alpha, double beta, bool timesInput);
   Status lowerClip(top::ClipOp op);
   Status lowerClipRange(mlir::Operation *op, double lo, double hi); // of op's operand 0

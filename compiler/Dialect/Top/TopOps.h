@@ -24,6 +24,13 @@ constexpr const char *kOutputNamesAttr = "top.output_names"; // function: the mo
 // The only reader of `v` when it is an op its producer can apply as it
 // writes (FusesIntoProducer: a relu after a conv, fc or add), else null.
 mlir::Operation *fusibleActivation(mlir::Value v);
+
+// Every result of `op` from its own evaluate (EvaluateInterface) on
+// `operands` (an absent operand has no values), at the results' static
+// shapes; errors name the op as `label`. The Top interpreter and the
+// importer's shape folding run ops through it.
+tpu::Result<std::vector<TensorValue>> evaluateOp(mlir::Operation *op, std::vector<TensorValue> operands,
+                                                 std::string label);
 } // namespace top
 
 #define GET_OP_CLASSES

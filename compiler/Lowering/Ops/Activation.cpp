@@ -103,10 +103,15 @@ Status Lowerer::lowerLut(Operation *op, kernels::UnaryKind kind, float a, float 
   const backend::DType out = unsignedOf(outName) ? backend::DType::U8 : backend::DType::I8;
   backend::Bytes table =
       backend::activationTable(kind, a, b, in, scaleOfValue(x), out, scaleOf(outName), before, after);
-  NpyArray array = NpyArray::fromBytes(backend::dtypeName(out), {256}, table.data(), table.size());
-  Value t = addWeight(outName + "_table", std::move(array), outType.getElementType());
-  vals_[result].i8 = make<tpuir::LutOp>(outName, outType, x, t);
+  vals_[result].i8 = lookupTable(outName, outType, x, table, outName + "_table");
   return Status::ok();
+}
+
+Value Lowerer::lookupTable(const std::string &name, RankedTensorType type, Value x, const backend::Bytes &table,
+                           const std::string &tableName) {
+  const backend::DType out = type.getElementType().isUnsignedInteger() ? backend::DType::U8 : backend::DType::I8;
+  NpyArray array = NpyArray::fromBytes(backend::dtypeName(out), {256}, table.data(), table.size());
+  return make<tpuir::LutOp>(name, type, x, addWeight(tableName, std::move(array), type.getElementType()));
 }
 
 // hard_swish(x) = (t - 3) t / 6 + relu(x - 3) with t = clip(x + 3, 0, 6).
@@ -137,9 +142,7 @@ Value Lowerer::hardSwishFromAccumulator(const Int16Handoff &h, const std::string
   auto fineType = tpuir::int8Type(outType.getShape(), float(st), ctx_, /*isUnsigned=*/true);
   Value t = int8Affine(outName + "_hsig", fineType, h.acc, *fine, true, f64(1.0), f64(0.0), false);
   Value r = int8Affine(outName + "_tail", outType, h.acc, *tail, true, f64(1.0), f64(0.0), true);
-  NpyArray array = NpyArray::fromBytes(backend::dtypeName(out), {256}, table.data(), table.size());
-  Value lut = make<tpuir::LutOp>(outName + "_curve", outType, t,
-                                 addWeight(outName + "_table", std::move(array), outType.getElementType()));
+  Value lut = lookupTable(outName + "_curve", outType, t, table, outName + "_table");
   const std::vector<int64_t> ones{1, 1};
   return make<tpuir::AddOp>(outName, outType, lut, r, false, uint64_t(0), ArrayRef<int64_t>(ones));
 }
