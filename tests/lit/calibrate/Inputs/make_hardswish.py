@@ -9,8 +9,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(34)
@@ -41,10 +42,7 @@ nodes = [helper.make_node("Conv", ["input", "w1", "b1"], ["conv1"], pads=[1, 1, 
          helper.make_node("Conv", ["act2", "w3", "b3"], ["output"])]
 graph = helper.make_graph(nodes, "lcnet", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 16, 16])],
                           [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 4, 16, 16])], inits)
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-model.ir_version = 8
-onnx.checker.check_model(model)
-onnx.save(model, os.path.join(out, "lcnet.onnx"))
+save_model(graph, os.path.join(out, "lcnet.onnx"), opset=14, ir_version=8, check=True)
 os.makedirs(os.path.join(out, "samples"), exist_ok=True)
 for i in range(8):
     x = rng.normal(0, 1, (1, 3, 16, 16)).astype(np.float32)

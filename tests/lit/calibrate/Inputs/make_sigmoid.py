@@ -4,8 +4,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(7)
@@ -15,9 +16,7 @@ nodes = [helper.make_node("Conv", ["input", "w", "b"], ["logits"]),
          helper.make_node("Sigmoid", ["logits"], ["prob"])]
 graph = helper.make_graph(nodes, "det", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 1, 32, 32])],
                           [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 1, 32, 32])], [w, b])
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-model.ir_version = 8
-onnx.save(model, os.path.join(out, "det.onnx"))
+save_model(graph, os.path.join(out, "det.onnx"), ir_version=8)
 os.makedirs(os.path.join(out, "samples"), exist_ok=True)
 for i in range(8):
     x = rng.normal(-6, 1, (1, 1, 32, 32)).astype(np.float32)

@@ -7,8 +7,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -16,9 +17,7 @@ F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
 def save(name, nodes, inputs, outputs, inits=()):
     graph = helper.make_graph(nodes, name, inputs, outputs, list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    onnx.save(model, os.path.join(out, name + ".onnx"))
+    save_model(graph, os.path.join(out, name + ".onnx"), ir_version=8)
 
 
 def branch(name, nodes, outs):

@@ -5,8 +5,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 I64 = TensorProto.INT64
@@ -18,8 +19,6 @@ nodes = [
 ]
 graph = helper.make_graph(nodes, "int_arith", [helper.make_tensor_value_info(n, I64, [8]) for n in ("a", "b")],
                           [helper.make_tensor_value_info(n, I64, [8]) for n in ("q", "qb", "mod", "fmod")])
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-model.ir_version = 8
-onnx.save(model, os.path.join(out, "int_arith.onnx"))
+save_model(graph, os.path.join(out, "int_arith.onnx"), ir_version=8)
 np.savez(os.path.join(out, "int_arith_in.npz"), a=np.array([7, -7, 7, -7, 9, 0, 1000001, -5], np.int64),
          b=np.array([2, 2, -2, -2, 3, 5, 7, 1000], np.int64))

@@ -6,8 +6,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -15,8 +16,7 @@ os.makedirs(out, exist_ok=True)
 
 def save(name, nodes, inputs, outputs, inits=(), opset=13):
     graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    onnx.save(model, os.path.join(out, name + ".onnx"))
+    model = save_model(graph, os.path.join(out, name + ".onnx"), opset=opset)
 
 
 def vi(name, shape, dtype=TensorProto.FLOAT):

@@ -10,8 +10,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -26,8 +27,7 @@ def save(name, nodes, inputs, inits=(), opset=13):
                                for n, s in inputs],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    onnx.save(model, os.path.join(out, name + ".onnx"))
+    save_model(graph, os.path.join(out, name + ".onnx"), opset=opset)
     np.savez(os.path.join(out, name + "_in.npz"),
              **{n: rng.standard_normal(s).astype(np.float32) for n, s in inputs})
 
@@ -170,7 +170,7 @@ graph = helper.make_graph([N("Mod", ["x", "three"], ["y"], name="mod", fmod=1)],
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
                           initializer=[numpy_helper.from_array(np.array([3.0], np.float32), "three")])
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "mod_runtime.onnx"))
+save_model(graph, os.path.join(out, "mod_runtime.onnx"))
 
 # torch's AvgPool2d export: a Pad of all-zero pads before the AveragePool (the identity).
 save("zero_pad_avgpool", [N("Pad", ["x", "zero_pads"], ["padded"], mode="constant"),

@@ -5,8 +5,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(11)
@@ -32,10 +33,7 @@ nodes = [
 graph = helper.make_graph(nodes, "flownet",
                           [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 16, 16])],
                           [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 5])], inits)
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-model.ir_version = 8
-onnx.checker.check_model(model)
-onnx.save(model, os.path.join(out, "flownet.onnx"))
+save_model(graph, os.path.join(out, "flownet.onnx"), ir_version=8, check=True)
 os.makedirs(os.path.join(out, "samples"), exist_ok=True)
 for i in range(8):
     np.savez(os.path.join(out, "samples", f"s{i}.npz"),

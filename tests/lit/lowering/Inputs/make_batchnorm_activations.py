@@ -10,8 +10,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -29,9 +30,7 @@ def model(name, runtime):
     node = helper.make_node("BatchNormalization", list(vals), ["y"], epsilon=EPS)
     graph = helper.make_graph([node], name, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4, 5])],
                               initializer=inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
-    onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(out, name + ".onnx"))
+    save_model(graph, os.path.join(out, name + ".onnx"), opset=15, check=True)
     c = lambda k: vals[k].astype(np.float64).reshape(1, 3, 1, 1)  # noqa: E731
     y = (vals["x"].astype(np.float64) - c("mean")) / np.sqrt(c("var") + EPS) * c("scale") + c("b")
     np.savez(os.path.join(out, name + "_in.npz"), **feeds)

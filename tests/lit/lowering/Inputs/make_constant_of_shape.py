@@ -7,8 +7,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 nodes = [
@@ -27,6 +28,6 @@ graph = helper.make_graph(nodes, "constant_of_shape", [helper.make_tensor_value_
                           [helper.make_tensor_value_info("labels", TensorProto.INT64, [1, None]),
                            helper.make_tensor_value_info("scaled", TensorProto.FLOAT, [1, None])],
                           [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])])
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "cos.onnx"))
+save_model(graph, os.path.join(out, "cos.onnx"))
 np.savez(os.path.join(out, "cos_in1.npz"), x=np.array([1, -1, 2, -2, 0, 3, -3, -1], np.float32))
 np.savez(os.path.join(out, "cos_in2.npz"), x=np.array([1, 2, -1, 3, 4, -2, 5, 0], np.float32))

@@ -6,8 +6,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(11)
@@ -21,9 +22,6 @@ graph = helper.make_graph(
     [helper.make_tensor_value_info("y", f32, [1, 3, 5, 5]), helper.make_tensor_value_info("z", f32, [1, 4, 11, 11])],
     [numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "b"),
      numpy_helper.from_array(rng.standard_normal((3, 4, 3, 3)).astype(np.float32), "wt")])
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-model.ir_version = 8
-onnx.checker.check_model(model)
-onnx.save(model, os.path.join(out, "conv_act.onnx"))
+save_model(graph, os.path.join(out, "conv_act.onnx"), ir_version=8, check=True)
 np.savez(os.path.join(out, "conv_act_in.npz"), x=rng.standard_normal((1, 2, 5, 5)).astype(np.float32),
          w=rng.standard_normal((3, 2, 3, 3)).astype(np.float32), bt=rng.standard_normal(4).astype(np.float32))

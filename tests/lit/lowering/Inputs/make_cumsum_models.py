@@ -9,8 +9,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -37,7 +38,7 @@ outputs = [c[0] for c in cases] + ["oned", "long"]
 graph = helper.make_graph(nodes, "cumsum", [helper.make_tensor_value_info("x", TensorProto.FLOAT, X)],
                           [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
                           initializer=inits)
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), os.path.join(out, "cumsum.onnx"))
+save_model(graph, os.path.join(out, "cumsum.onnx"), opset=14)
 os.makedirs(os.path.join(out, "cumsum_samples"), exist_ok=True)
 for i in range(8):
     np.savez(os.path.join(out, "cumsum_samples", f"s{i}.npz"), x=rng.normal(0, 1, X).astype(np.float32))

@@ -6,8 +6,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(5)
@@ -36,7 +37,7 @@ nodes = [
     helper.make_node("Floor", ["es"], ["f"], name="floor"),
 ]
 g = helper.make_graph(nodes, "elementwise", [x, b], outs, [slope, two])
-onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "elementwise.onnx"))
+save_model(g, os.path.join(out, "elementwise.onnx"))
 os.makedirs(os.path.join(out, "samples"), exist_ok=True)
 def sample():
     return {"x": rng.normal(0, 1, (N, C, H, W)).astype(np.float32),

@@ -12,8 +12,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -31,9 +32,7 @@ def model(name, trans_a, trans_b, alpha, beta, c_shape=None, c_const=False, a_co
     node = helper.make_node("Gemm", list(values), ["y"], alpha=alpha, beta=beta, transA=trans_a, transB=trans_b)
     graph = helper.make_graph([node], name, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])],
                               initializer=inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(out, name + ".onnx"))
+    save_model(graph, os.path.join(out, name + ".onnx"), check=True)
     a, b = values["a"].astype(np.float64), values["b"].astype(np.float64)
     y = alpha * (a.T if trans_a else a) @ (b.T if trans_b else b)
     if c_shape:

@@ -7,8 +7,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(7)
@@ -46,10 +47,7 @@ graph = helper.make_graph(
     [numpy_helper.from_array(W, "W"), numpy_helper.from_array(W2, "W2"), numpy_helper.from_array(table, "table"),
      numpy_helper.from_array(np.array([3], np.int64), "k3"), numpy_helper.from_array(np.array([2], np.int64), "k2"),
      numpy_helper.from_array(np.array(0.5, np.float32), "half"), numpy_helper.from_array(np.array([3], np.int64), "axis3")])
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-model.ir_version = 8
-onnx.checker.check_model(model)
-onnx.save(model, os.path.join(out, "host_ops.onnx"))
+save_model(graph, os.path.join(out, "host_ops.onnx"), ir_version=8, check=True)
 np.savez(os.path.join(out, "host_ops_in.npz"), x=rng.standard_normal((1, 4, 6, 6)).astype(np.float32))
 os.makedirs(os.path.join(out, "host_ops_samples"), exist_ok=True)
 for i in range(8):

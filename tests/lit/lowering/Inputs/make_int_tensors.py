@@ -7,8 +7,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(5)
@@ -26,6 +27,6 @@ graph = helper.make_graph(nodes, "int_tensors", [helper.make_tensor_value_info("
                            helper.make_tensor_value_info("pair", TensorProto.INT64, [1, 2, 5, 6])],
                           [helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 1, 1], w.ravel()),
                            helper.make_tensor("col", TensorProto.INT64, [1], [1])])
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "int_tensors.onnx"))
+save_model(graph, os.path.join(out, "int_tensors.onnx"))
 for i in range(3):
     np.savez(os.path.join(out, f"x{i}.npz"), x=rng.standard_normal((1, 3, 5, 6)).astype(np.float32))

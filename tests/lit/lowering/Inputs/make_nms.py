@@ -13,8 +13,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(11)
@@ -50,10 +51,7 @@ graph = helper.make_graph(
     [numpy_helper.from_array(W, "W"), numpy_helper.from_array(B, "B"), i64("flat", [1, 4 + C, A]),
      i64("s0", [0]), i64("s4", [4]), i64("s7", [4 + C]), i64("s1", [1]), i64("most", [20]), f32c("iou", [0.4]),
      f32c("min_score", [0.3]), i64("two", 2), i64("one", 1), i64("flat_boxes", [A, 4]), f32c("cut", 0.9)])
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-model.ir_version = 8
-onnx.checker.check_model(model)
-onnx.save(model, os.path.join(out, "nms.onnx"))
+save_model(graph, os.path.join(out, "nms.onnx"), ir_version=8, check=True)
 for name in ("nms_in.npz", "nms_in2.npz"):
     np.savez(os.path.join(out, name), x=rng.standard_normal((1, 4, 8, 8)).astype(np.float32))
 os.makedirs(os.path.join(out, "samples"), exist_ok=True)
@@ -64,26 +62,20 @@ for i in range(4):
 bad = helper.make_graph(
     nodes[:7] + [helper.make_node("Add", ["selected", "one"], ["rows_plus_one"])], "nms_add", graph.input,
     [helper.make_tensor_value_info("rows_plus_one", I64, ["rows", 3])], graph.initializer)
-bad_model = helper.make_model(bad, opset_imports=[helper.make_opsetid("", 13)])
-bad_model.ir_version = 8
-onnx.save(bad_model, os.path.join(out, "nms_add.onnx"))
+save_model(bad, os.path.join(out, "nms_add.onnx"), ir_version=8)
 
 # Shape of the NMS rows: known only at run time.
 shape = helper.make_graph(
     nodes[:7] + [helper.make_node("Shape", ["selected"], ["rows_shape"])], "nms_shape", graph.input,
     [helper.make_tensor_value_info("rows_shape", I64, [2])], graph.initializer)
-shape_model = helper.make_model(shape, opset_imports=[helper.make_opsetid("", 13)])
-shape_model.ir_version = 8
-onnx.save(shape_model, os.path.join(out, "nms_shape.onnx"))
+save_model(shape, os.path.join(out, "nms_shape.onnx"), ir_version=8)
 
 # A Reshape of the NMS rows to [-1]: the -1 resolves on the real rows.
 flat = helper.make_graph(
     nodes[:7] + [helper.make_node("Reshape", ["selected", "flat_shape"], ["rows_flat"])], "nms_reshape",
     graph.input, [helper.make_tensor_value_info("rows_flat", I64, ["n"])],
     list(graph.initializer) + [helper.make_tensor("flat_shape", I64, [1], [-1])])
-flat_model = helper.make_model(flat, opset_imports=[helper.make_opsetid("", 13)])
-flat_model.ir_version = 8
-onnx.save(flat_model, os.path.join(out, "nms_reshape.onnx"))
+save_model(flat, os.path.join(out, "nms_reshape.onnx"), ir_version=8)
 
 # torchvision detectors' tail on the kept boxes (nodes 0..7, 9 and 10 keep them, [rows, 4]):
 # Split and Flatten of them, TopK whose k is min(60, rows) from their Shape
@@ -110,7 +102,4 @@ tail = helper.make_graph(
      helper.make_tensor_value_info("masked", TensorProto.FLOAT, ["rows", 3]),
      helper.make_tensor_value_info("unflat", TensorProto.FLOAT, ["rows", 4])],
     list(graph.initializer) + [i64("split", [1, 3]), i64("most_k", [60]), f32c("half", 0.5), f32c("zero", 0.0)])
-tail_model = helper.make_model(tail, opset_imports=[helper.make_opsetid("", 13)])
-tail_model.ir_version = 8
-onnx.checker.check_model(tail_model)
-onnx.save(tail_model, os.path.join(out, "tail.onnx"))
+save_model(tail, os.path.join(out, "tail.onnx"), ir_version=8, check=True)

@@ -10,8 +10,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 xs, zs = [2, 5, 9, 11], [1, 66, 96, 100]
@@ -39,7 +40,7 @@ nodes += [helper.make_node("Relu", ["z"], ["zr"]),
 outputs.append(helper.make_tensor_value_info("yz", TensorProto.FLOAT, [1, 66, 192, 200]))
 inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, xs), helper.make_tensor_value_info("z", TensorProto.FLOAT, zs)]
 graph = helper.make_graph(nodes, "resize_net", inputs, outputs, inits)
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "resize_net.onnx"))
+save_model(graph, os.path.join(out, "resize_net.onnx"))
 rng = np.random.default_rng(5)
 for i in range(3):
     np.savez(os.path.join(out, f"x{i}.npz"), x=rng.normal(size=xs).astype(np.float32),

@@ -12,8 +12,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(5)
@@ -40,10 +41,7 @@ graph = helper.make_graph(
      helper.make_tensor_value_info("head", f32, [R, 2, 2, 2])],
     [numpy_helper.from_array(W, "W"), numpy_helper.from_array(B, "B"), numpy_helper.from_array(W2, "W2"),
      numpy_helper.from_array(np.array([0, 1, 1, 0, 1], np.int64), "batch")])
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
-model.ir_version = 8
-onnx.checker.check_model(model)
-onnx.save(model, os.path.join(out, "roi_align.onnx"))
+save_model(graph, os.path.join(out, "roi_align.onnx"), opset=16, ir_version=8, check=True)
 
 
 def sample():
@@ -68,10 +66,7 @@ only = helper.make_graph(nodes[2:4], "roi_only", [features, graph.input[1]], gra
 bad = helper.make_graph(nodes[2:3], "roi_bad", [features, graph.input[1]], graph.output[:1],
                         [numpy_helper.from_array(np.array([0, 1, 2, 0, 1], np.int64), "batch")])
 for g, name in ((only, "roi_only.onnx"), (bad, "roi_bad.onnx")):
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)])
-    m.ir_version = 8
-    onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(out, name))
+    save_model(g, os.path.join(out, name), opset=16, ir_version=8, check=True)
 s = sample()
 np.savez(os.path.join(out, "roi_only_in.npz"), rois=s["rois"],
          features=rng.standard_normal((N, C, F, F)).astype(np.float32))

@@ -10,8 +10,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -26,7 +27,7 @@ def save(name, nodes, x_shape, outputs, inits):
     graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
                               [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
                               initializer=inits)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, name + ".onnx"))
+    save_model(graph, os.path.join(out, name + ".onnx"))
     os.makedirs(os.path.join(out, name + "_samples"), exist_ok=True)
     for i in range(8):
         np.savez(os.path.join(out, name + "_samples", f"s{i}.npz"), x=rng.normal(0, 1, x_shape).astype(np.float32))

@@ -5,9 +5,10 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
 from PIL import Image
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(5)
@@ -17,9 +18,7 @@ def relu_model(name, shape):
     node = helper.make_node("Relu", ["input"], ["output"])
     graph = helper.make_graph([node], name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
                               [helper.make_tensor_value_info("output", TensorProto.FLOAT, shape)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    onnx.save(model, os.path.join(out, name + ".onnx"))
+    save_model(graph, os.path.join(out, name + ".onnx"), ir_version=8)
 
 
 relu_model("nchw", [1, 3, 12, 16])

@@ -6,8 +6,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out, seed = sys.argv[1], int(sys.argv[2])
 rng = np.random.default_rng(seed)
@@ -29,7 +30,4 @@ graph = helper.make_graph(
     nodes, "conv_stages", [helper.make_tensor_value_info("x", f32, [1, 3, 16, "w"])],
     [helper.make_tensor_value_info("y", f32, [1, 4, 16, "w"])],
     [numpy_helper.from_array(W1, "W1"), numpy_helper.from_array(B1, "B1"), numpy_helper.from_array(W2, "W2")])
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-model.ir_version = 8
-onnx.checker.check_model(model)
-onnx.save(model, os.path.join(out, "conv.onnx"))
+save_model(graph, os.path.join(out, "conv.onnx"), ir_version=8, check=True)

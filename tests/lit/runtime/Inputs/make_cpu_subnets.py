@@ -6,8 +6,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(3)
@@ -21,8 +22,5 @@ nodes = [
 graph = helper.make_graph(nodes, "subnets", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
                           [numpy_helper.from_array(W, "W")])
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-model.ir_version = 8
-onnx.checker.check_model(model)
-onnx.save(model, os.path.join(out, "subnets.onnx"))
+save_model(graph, os.path.join(out, "subnets.onnx"), ir_version=8, check=True)
 np.savez(os.path.join(out, "subnets_in.npz"), x=rng.standard_normal((1, 3, 8, 8)).astype(np.float32))

@@ -5,8 +5,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from onnx_writer import save_model  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(3)
@@ -19,10 +20,7 @@ g = helper.make_graph(
      helper.make_tensor_value_info("idx2", TensorProto.INT64, [5, 2])],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3]),
      helper.make_tensor_value_info("z", TensorProto.FLOAT, [5, 2])])
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-m.ir_version = 8
-onnx.checker.check_model(m)
-onnx.save(m, os.path.join(out, "idx.onnx"))
+save_model(g, os.path.join(out, "idx.onnx"), ir_version=8, check=True)
 
 
 def sample():
