@@ -324,6 +324,7 @@ public:
   }
 
   Status noLowering(mlir::Operation *op, const std::string &why);
+  bool highRankPointwise(mlir::Operation *op) const;
   // An op the chip cannot run (`refusal`, from noLowering) as tpu.cpu ops,
   // one per result the model reads, when it has a host implementation and
   // CPU sub-nets are allowed; else the refusal.

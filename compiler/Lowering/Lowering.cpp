@@ -310,6 +310,17 @@ const LoweringTable &loweringTable() {
 }
 } // namespace
 
+// A pointwise op whose operands have its result's shape or one element:
+// it runs on a 4-D view of them (FlatViews.cpp), whatever its rank.
+bool Lowerer::highRankPointwise(Operation *op) const {
+  if (!op->hasTrait<top::OpTrait::Pointwise>() || op->getNumResults() != 1) return false;
+  auto out = shapeOf(op->getResult(0));
+  return llvm::all_of(op->getOperands(), [&](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && (t.getShape() == ArrayRef<int64_t>(out) || t.getNumElements() == 1);
+  });
+}
+
 Status Lowerer::lower(Operation *op) {
   if (fused_.count(op)) return Status::ok();
   if (op->hasTrait<top::OpTrait::Constant>()) return Status::ok();
@@ -328,7 +339,7 @@ Status Lowerer::lower(Operation *op) {
   for (Value r : op->getResults()) {
     if (shapeOf(r).size() > backend::kMaxRank)
       return noLowering(op, "a result of more than " + std::to_string(backend::kMaxRank) + " dims");
-    if (shapeOf(r).size() > 4 && !anyRank)
+    if (shapeOf(r).size() > 4 && !anyRank && !highRankPointwise(op))
       return noLowering(op, "a result of more than 4 dims (the back end holds 1 to 4)");
   }
   refusal_.clear();

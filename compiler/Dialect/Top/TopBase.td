@@ -92,6 +92,10 @@ def Top_CommutesWithChannelScale : Top_Trait<"CommutesWithChannelScale">;
 // The chip's conv, fc and add apply it as they write their output (do_relu):
 // a single-use one after such an op is fused into it (fusibleActivation).
 def Top_FusesIntoProducer : Top_Trait<"FusesIntoProducer">;
+// Each result element comes from the operands' elements at its index (after
+// broadcasting): the op runs on any view of same-shaped operands that keeps
+// the element order (a 5-D relu on a 4-D view, compiler/Lowering/FlatViews.cpp).
+def Top_Pointwise : Top_Trait<"Pointwise">;
 
 //===----------------------------------------------------------------------===//
 // Op classes

@@ -12,5 +12,6 @@ template <typename Op> class JoinsOperands : public mlir::OpTrait::TraitBase<Op,
 template <typename Op>
 class CommutesWithChannelScale : public mlir::OpTrait::TraitBase<Op, CommutesWithChannelScale> {};
 template <typename Op> class FusesIntoProducer : public mlir::OpTrait::TraitBase<Op, FusesIntoProducer> {};
+template <typename Op> class Pointwise : public mlir::OpTrait::TraitBase<Op, Pointwise> {};
 
 } // namespace top::OpTrait

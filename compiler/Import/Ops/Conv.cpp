@@ -7,13 +7,54 @@ namespace tpu::onnx {
 
 namespace {
 
+// A 3-D convolution as one 2-D convolution (the chip has no 3-D window):
+// each output depth reads KD input depths, which become the channels
+// c * KD + kd of a [N * OD, C * KD, H, W] tensor gathered by strided slices
+// along depth; the filter [OC, C / g, KD, KH, KW] read as [OC, C / g * KD,
+// KH, KW] is in the same order (group-major, so groups stay contiguous).
+Status conv3d(OnnxImporter &im, const Node &n, const std::vector<int64_t> &xs, const std::vector<int64_t> &ws,
+              const std::vector<int64_t> &k, const std::vector<int64_t> &s, const std::vector<int64_t> &d,
+              const std::vector<int64_t> &pads, int64_t group) {
+  const int64_t N = xs[0], C = xs[1], D = xs[2] + pads[0] + pads[3], H = xs[3], W = xs[4], KD = k[0];
+  const int64_t OD = (D - d[0] * (KD - 1) - 1) / s[0] + 1;
+  const int64_t OH = (H + pads[1] + pads[4] - d[1] * (k[1] - 1) - 1) / s[1] + 1;
+  const int64_t OW = (W + pads[2] + pads[5] - d[2] * (k[2] - 1) - 1) / s[2] + 1;
+  if (OD < 1 || OH < 1 || OW < 1) return makeError(n.describe(), ": the window is larger than the padded input");
+  auto bias = im.operandOrNone(n, 2);
+  if (!bias) return bias.status();
+  Composer c(im, n);
+  Value x = c.input(0);
+  if (pads[0] || pads[3])
+    x = c.op<top::PadOp>("depth_pad", {x}, {im.ints("pads", {0, 0, pads[0], 0, 0, 0, 0, pads[3], 0, 0})});
+  Value depthMajor = c.op<top::PermuteOp>("depth_major", {x}, {im.ints("order", {0, 2, 1, 3, 4})}); // [N, D, C, H, W]
+  std::vector<Value> taps;
+  for (int64_t kd = 0; kd < KD; ++kd) {
+    const int64_t start = kd * d[0], end = start + (OD - 1) * s[0] + 1;
+    Value tap = c.op<top::SliceOp>("depth_tap" + std::to_string(kd), {depthMajor},
+                                   {im.ints("starts", {0, start, 0, 0, 0}), im.ints("ends", {N, end, C, H, W}),
+                                    im.ints("steps", {1, s[0], 1, 1, 1})});
+    taps.push_back(
+        c.op<top::ReshapeOp>("depth_tap" + std::to_string(kd) + "_6d", {tap}, {im.ints("shape", {N, OD, C, 1, H, W})}));
+  }
+  Value stacked = KD > 1 ? c.op<top::ConcatOp>("depth_taps", taps, {im.i64("axis", 3)}) : taps[0];
+  Value planes = c.op<top::ReshapeOp>("depth_im2col", {stacked}, {im.ints("shape", {N * OD, C * KD, H, W})});
+  Value filter = c.reshaped(1, "filter_2d", {ws[0], ws[1] * KD, ws[3], ws[4]});
+  Value y = c.op<top::ConvOp>("conv_2d", {planes, filter, *bias},
+                              {im.ints("kernel_shape", {k[1], k[2]}), im.ints("strides", {s[1], s[2]}),
+                               im.ints("pads", {pads[1], pads[2], pads[4], pads[5]}),
+                               im.ints("dilations", {d[1], d[2]}), im.i64("group", group)});
+  Value byDepth = c.op<top::ReshapeOp>("depth_major_out", {y}, {im.ints("shape", {N, OD, ws[0], OH, OW})});
+  c.op<top::PermuteOp>("", {byDepth}, {im.ints("order", {0, 2, 1, 3, 4})});
+  return c.status();
+}
+
 Status convLike(OnnxImporter &im, const Node &n, bool transpose) {
   auto xs = im.shapeOf(n, 0), ws = im.shapeOf(n, 1);
   if (!xs) return xs.status();
   if (!ws) return ws.status();
-  if (ws->size() < 3 || xs->size() != ws->size())
+  if (ws->size() < 3 || xs->size() != ws->size() || ws->size() > (transpose ? 4 : 5))
     return makeError(n.describe(), ": input ", shapeToString(*xs), " and weight ", shapeToString(*ws),
-                     " must both be rank 3 or 4");
+                     " must both be rank 3 or 4", transpose ? "" : " or 5");
   size_t sp = ws->size() - 2;
   auto k = n.getInts("kernel_shape").value_or(std::vector<int64_t>(ws->begin() + 2, ws->end()));
   auto s = intsOr(n, "strides", sp, 1), d = intsOr(n, "dilations", sp, 1);
@@ -21,6 +62,11 @@ Status convLike(OnnxImporter &im, const Node &n, bool transpose) {
     return makeError(n.describe(), ": kernel_shape/strides/dilations need ", sp, " values");
   for (size_t i = 0; i < sp; ++i)
     if (s[i] < 1 || d[i] < 1) return makeError(n.describe(), ": strides and dilations must be >= 1");
+  if (!transpose && sp == 3) { // before the 5-D filter becomes a value of the module
+    auto pads = windowPads(n, *xs, k, s, d);
+    if (!pads) return pads.status();
+    return conv3d(im, n, *xs, *ws, k, s, d, *pads, n.getInt("group", 1));
+  }
   auto x = im.operand(n, 0), w = im.operand(n, 1), bias = im.operandOrNone(n, 2);
   if (!x) return x.status();
   if (!w) return w.status();
@@ -40,8 +86,7 @@ Status convLike(OnnxImporter &im, const Node &n, bool transpose) {
   std::string autoPad = n.getString("auto_pad", "NOTSET");
   if (outShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     std::vector<int64_t> target(sp);
-    for (size_t i = 0; i < sp; ++i)
-      target[i] = outShape ? (*outShape)[outShape->size() - sp + i] : (*xs)[i + 2] * s[i];
+    for (size_t i = 0; i < sp; ++i) target[i] = outShape ? (*outShape)[outShape->size() - sp + i] : (*xs)[i + 2] * s[i];
     for (size_t i = 0; i < sp; ++i) {
       int64_t total = s[i] * ((*xs)[i + 2] - 1) + outPad[i] + (k[i] - 1) * d[i] + 1 - target[i];
       if (total < 0) { // the output is larger than the conv transpose covers: extend via output_padding
@@ -56,10 +101,10 @@ Status convLike(OnnxImporter &im, const Node &n, bool transpose) {
     if (p->size() != 2 * sp) return makeError(n.describe(), ": pads needs ", 2 * sp, " values");
     pads = *p;
   }
-  auto op = im.build<top::ConvTransposeOp>(
-      n, {*x, *w, *bias},
-      {im.ints("kernel_shape", k), im.ints("strides", s), im.ints("pads", pads), im.ints("dilations", d),
-       im.ints("output_padding", outPad), im.i64("group", group)});
+  auto op = im.build<top::ConvTransposeOp>(n, {*x, *w, *bias},
+                                           {im.ints("kernel_shape", k), im.ints("strides", s), im.ints("pads", pads),
+                                            im.ints("dilations", d), im.ints("output_padding", outPad),
+                                            im.i64("group", group)});
   return op ? Status::ok() : op.status();
 }
 

@@ -57,7 +57,7 @@ Status Lowerer::lowerBinary(Operation *op) {
                (cast && isa<IntegerType>(mlir::cast<RankedTensorType>(cast.getOutput().getType()).getElementType()));
       }))
     return lowerOnHostOr(op, noLowering(op, "a quotient rounded to an integer (the chip's division is not exact)"));
-  if (shapeOf(result).size() > 4) return noLowering(op, "more than 4 dims");
+  if (shapeOf(result).size() > 4 && !highRankPointwise(op)) return noLowering(op, "more than 4 dims");
   const bool lhsConst = bool(lhs.getDefiningOp<top::WeightOp>()), rhsConst = bool(rhs.getDefiningOp<top::WeightOp>());
   if (lhsConst && rhsConst) return noLowering(op, "two constant operands (constant folding leaves none)");
   if (lhsConst || rhsConst) return lowerConstantBinary(op, lhsConst ? rhs : lhs, lhsConst ? lhs : rhs);

@@ -8,7 +8,7 @@ include "compiler/Dialect/Top/TopBase.td"
 // y = f(x), kernels::unary through the host op of the same name, which reads
 // the op's attributes as the kernel's a and b (kernels::unaryParams).
 class Top_UnaryOp<string mnemonic, string what, dag attrs = (ins), list<Trait> traits = []>
-    : Top_SameShapeOp<mnemonic, what, attrs, traits> {
+    : Top_SameShapeOp<mnemonic, what, attrs, !listconcat(traits, [Top_Pointwise])> {
   let evaluateDefinition = [{
     ::tpu::Status $cppClass::evaluate(::top::EvalContext &ctx) { return ::top::evaluateOnHost(*this, ctx); }
   }];

@@ -8,7 +8,7 @@ include "compiler/Dialect/Top/TopBase.td"
 
 // y = lhs <op> rhs, both broadcast (kernels::binary, through the host op of
 // the same name); a comparison has an i1 result.
-class Top_BinaryOp<string mnemonic, string what, bit isCompare = 0> : Top_Op<mnemonic> {
+class Top_BinaryOp<string mnemonic, string what, bit isCompare = 0> : Top_Op<mnemonic, [Top_Pointwise]> {
   let summary = what;
   let arguments = (ins Top_Tensor:$lhs, Top_Tensor:$rhs);
   let results = (outs Top_Tensor:$output);
