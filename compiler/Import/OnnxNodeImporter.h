@@ -268,6 +268,29 @@ public:
     if (tag.empty()) im_.bind(out_, r->getOutput());
     return r->getOutput();
   }
+  // 3-D windows as 2-D ones (Ops/Conv.cpp, Ops/Pool.cpp), on [N, C, D, H, W]
+  // tensors of static shape `s`: depths first, first + step, ... (`count`
+  // of them) as [N, C, count, H, W].
+  mlir::Value depthTaps(const std::string &tag, mlir::Value x, const std::vector<int64_t> &s, int64_t first,
+                        int64_t step, int64_t count) {
+    return op<top::SliceOp>(tag, {x},
+                            {im_.ints("starts", {0, 0, first, 0, 0}),
+                             im_.ints("ends", {s[0], s[1], first + (count - 1) * step + 1, s[3], s[4]}),
+                             im_.ints("steps", {1, 1, step, 1, 1})});
+  }
+  // Rows [N, C, planes * perPlane, W] of a 2-D window over stacked depth
+  // planes as [N, C, planes, rows, W]: the first `rows` of each plane (the
+  // rest straddle two planes). `tag` "" names it as the node's output.
+  mlir::Value planeRows(const std::string &tag, mlir::Value flat, int64_t n, int64_t c, int64_t planes,
+                        int64_t perPlane, int64_t rows, int64_t w) {
+    const bool cut = rows != perPlane;
+    mlir::Value v =
+        op<top::ReshapeOp>(cut ? tag + "_planes" : tag, {flat}, {im_.ints("shape", {n, c, planes, perPlane, w})});
+    if (!cut) return v;
+    return op<top::SliceOp>(tag, {v},
+                            {im_.ints("starts", {0, 0, 0, 0, 0}), im_.ints("ends", {n, c, planes, rows, w}),
+                             im_.ints("steps", {1, 1, 1, 1, 1})});
+  }
   Status status() const { return st_; }
 
 private:

@@ -7,44 +7,47 @@ namespace tpu::onnx {
 
 namespace {
 
-// A 3-D convolution as one 2-D convolution (the chip has no 3-D window):
-// each output depth reads KD input depths, which become the channels
-// c * KD + kd of a [N * OD, C * KD, H, W] tensor gathered by strided slices
-// along depth; the filter [OC, C / g, KD, KH, KW] read as [OC, C / g * KD,
-// KH, KW] is in the same order (group-major, so groups stay contiguous).
+// A 3-D convolution as one 2-D convolution (the chip has no 3-D window),
+// in NCDHW order throughout: the input padded in depth and height, each
+// depth tap (a strided depth slice) becomes channels c * KD + kd and the
+// output depths become row blocks, [N, C * KD, OD * Hp, W]; the filter
+// [OC, C/g, KD, KH, KW] read as [OC, C/g * KD, KH, KW] matches (groups stay
+// contiguous). The 2-D conv runs over the stacked blocks; each block's last
+// rows straddle two depths and are dropped ([N, OC, OD, OH, OW]). Hp is a
+// multiple of the row stride, so every block starts a window.
 Status conv3d(OnnxImporter &im, const Node &n, const std::vector<int64_t> &xs, const std::vector<int64_t> &ws,
               const std::vector<int64_t> &k, const std::vector<int64_t> &s, const std::vector<int64_t> &d,
               const std::vector<int64_t> &pads, int64_t group) {
-  const int64_t N = xs[0], C = xs[1], D = xs[2] + pads[0] + pads[3], H = xs[3], W = xs[4], KD = k[0];
-  const int64_t OD = (D - d[0] * (KD - 1) - 1) / s[0] + 1;
-  const int64_t OH = (H + pads[1] + pads[4] - d[1] * (k[1] - 1) - 1) / s[1] + 1;
+  const int64_t N = xs[0], C = xs[1], KD = k[0], W = xs[4];
+  const int64_t Dp = xs[2] + pads[0] + pads[3], OD = (Dp - d[0] * (KD - 1) - 1) / s[0] + 1;
+  const int64_t H = xs[3] + pads[1] + pads[4], OH = (H - d[1] * (k[1] - 1) - 1) / s[1] + 1;
   const int64_t OW = (W + pads[2] + pads[5] - d[2] * (k[2] - 1) - 1) / s[2] + 1;
   if (OD < 1 || OH < 1 || OW < 1) return makeError(n.describe(), ": the window is larger than the padded input");
+  const int64_t Hp = (H + s[1] - 1) / s[1] * s[1];
   auto bias = im.operandOrNone(n, 2);
   if (!bias) return bias.status();
   Composer c(im, n);
   Value x = c.input(0);
-  if (pads[0] || pads[3])
-    x = c.op<top::PadOp>("depth_pad", {x}, {im.ints("pads", {0, 0, pads[0], 0, 0, 0, 0, pads[3], 0, 0})});
-  Value depthMajor = c.op<top::PermuteOp>("depth_major", {x}, {im.ints("order", {0, 2, 1, 3, 4})}); // [N, D, C, H, W]
+  if (Dp != xs[2] || Hp != xs[3])
+    x = c.op<top::PadOp>("depth_pad", {x},
+                         {im.ints("pads", {0, 0, pads[0], pads[1], 0, 0, 0, pads[3], Hp - xs[3] - pads[1], 0})});
+  const std::vector<int64_t> padded{N, C, Dp, Hp, W};
+  // Tap kd as rows [N, C, OD * Hp, W]; stacked along the rows, [N, C, KD *
+  // OD * Hp, W] is [N, C * KD, OD * Hp, W] in C order (4-D all the way, so
+  // every move's dims fit the command fields).
   std::vector<Value> taps;
-  for (int64_t kd = 0; kd < KD; ++kd) {
-    const int64_t start = kd * d[0], end = start + (OD - 1) * s[0] + 1;
-    Value tap = c.op<top::SliceOp>("depth_tap" + std::to_string(kd), {depthMajor},
-                                   {im.ints("starts", {0, start, 0, 0, 0}), im.ints("ends", {N, end, C, H, W}),
-                                    im.ints("steps", {1, s[0], 1, 1, 1})});
-    taps.push_back(
-        c.op<top::ReshapeOp>("depth_tap" + std::to_string(kd) + "_6d", {tap}, {im.ints("shape", {N, OD, C, 1, H, W})}));
-  }
-  Value stacked = KD > 1 ? c.op<top::ConcatOp>("depth_taps", taps, {im.i64("axis", 3)}) : taps[0];
-  Value planes = c.op<top::ReshapeOp>("depth_im2col", {stacked}, {im.ints("shape", {N * OD, C * KD, H, W})});
+  for (int64_t kd = 0; kd < KD; ++kd)
+    taps.push_back(c.op<top::ReshapeOp>("depth_tap" + std::to_string(kd) + "_rows",
+                                        {c.depthTaps("depth_tap" + std::to_string(kd), x, padded, kd * d[0], s[0], OD)},
+                                        {im.ints("shape", {N, C, OD * Hp, W})}));
+  Value stacked = KD > 1 ? c.op<top::ConcatOp>("depth_taps", taps, {im.i64("axis", 2)}) : taps[0];
+  Value blocks = c.op<top::ReshapeOp>("depth_blocks", {stacked}, {im.ints("shape", {N, C * KD, OD * Hp, W})});
   Value filter = c.reshaped(1, "filter_2d", {ws[0], ws[1] * KD, ws[3], ws[4]});
-  Value y = c.op<top::ConvOp>("conv_2d", {planes, filter, *bias},
+  Value y = c.op<top::ConvOp>("conv_2d", {blocks, filter, *bias},
                               {im.ints("kernel_shape", {k[1], k[2]}), im.ints("strides", {s[1], s[2]}),
-                               im.ints("pads", {pads[1], pads[2], pads[4], pads[5]}),
+                               im.ints("pads", {0, pads[2], d[1] * (k[1] - 1), pads[5]}),
                                im.ints("dilations", {d[1], d[2]}), im.i64("group", group)});
-  Value byDepth = c.op<top::ReshapeOp>("depth_major_out", {y}, {im.ints("shape", {N, OD, ws[0], OH, OW})});
-  c.op<top::PermuteOp>("", {byDepth}, {im.ints("order", {0, 2, 1, 3, 4})});
+  c.planeRows("", y, N, ws[0], OD, Hp / s[1], OH, OW);
   return c.status();
 }
 

@@ -1,6 +1,7 @@
 // ONNX MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
 #include "compiler/Import/OnnxNodeImporter.h"
 
+#include <limits>
 #include <type_traits>
 
 using namespace mlir;
@@ -9,47 +10,59 @@ namespace tpu::onnx {
 
 namespace {
 
-// A 3-D max or average pool as a 2-D pool of every depth plane, then the
-// max (or the mean) of KD strided depth slices of the result. Depth pads,
-// dilation and ceil-mode windows past the end are refused.
+// A 3-D max or average pool as a 2-D pool over the depth planes stacked as
+// rows, [N, C, D * Hp, W] (each plane padded in height to Hp, a multiple of
+// the row stride, so every plane starts a window; the rows whose windows
+// straddle two planes are dropped), then the max (or the mean) of its KD
+// strided depth taps. Height and depth pads are explicit (a max pads with
+// the lowest float, an average with zeros, counted: count_include_pad);
+// an average that does not count its pads, or ceil-mode windows, only
+// without height and depth pads.
 template <typename OpT>
 Status pool3d(OnnxImporter &im, const Node &n, const std::vector<int64_t> &xs, const std::vector<int64_t> &k,
               const std::vector<int64_t> &s, const std::vector<int64_t> &d, const std::vector<int64_t> &pads, bool ceil,
               bool countIncludePad) {
-  const int64_t N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4], KD = k[0];
-  if (pads[0] || pads[3] || d[0] != 1)
-    return makeError(n.describe(), ": a 3-D pool with depth pads or depth dilation is not supported");
-  if (D < KD) return makeError(n.describe(), ": the window is deeper than the input");
-  const int64_t OD = (D - KD) / s[0] + 1;
-  if (ceil && (D - KD) % s[0] != 0)
-    return makeError(n.describe(), ": a 3-D pool whose ceil-mode windows run past the depth is not supported");
+  constexpr bool isMax = std::is_same_v<OpT, top::MaxPoolOp>;
+  const int64_t N = xs[0], C = xs[1], KD = k[0], W = xs[4];
+  const int64_t D = xs[2] + pads[0] + pads[3], H = xs[3] + pads[1] + pads[4];
+  if (!isMax && !countIncludePad && (pads[0] || pads[1] || pads[3] || pads[4]))
+    return makeError(n.describe(), ": a 3-D average pool that leaves out its depth or height pads is not supported");
+  auto windows = [&](int64_t size, int64_t i) { return (size - d[i] * (k[i] - 1) - 1) / s[i] + 1; };
+  const int64_t OD = windows(D, 0), OH = windows(H, 1);
+  if (OD < 1 || OH < 1) return makeError(n.describe(), ": the window is larger than the padded input");
+  if (ceil && ((D - d[0] * (k[0] - 1) - 1) % s[0] || (H - d[1] * (k[1] - 1) - 1) % s[1]))
+    return makeError(n.describe(),
+                     ": a 3-D pool whose ceil-mode windows run past the depth or height is not supported");
+  const int64_t Hp = (H + s[1] - 1) / s[1] * s[1];
   Composer c(im, n);
-  Value depthMajor = c.op<top::PermuteOp>("depth_major", {c.input(0)}, {im.ints("order", {0, 2, 1, 3, 4})});
-  Value planes = c.op<top::ReshapeOp>("depth_planes", {depthMajor}, {im.ints("shape", {N * D, C, H, W})});
-  Value pooled = c.op<OpT>("pool_2d", {planes},
-                           {im.ints("kernel_shape", {k[1], k[2]}), im.ints("strides", {s[1], s[2]}),
-                            im.ints("pads", {pads[1], pads[2], pads[4], pads[5]}), im.ints("dilations", {d[1], d[2]}),
-                            im.boolean("ceil_mode", ceil), im.boolean("count_include_pad", countIncludePad)});
+  Value x = c.input(0);
+  if (D != xs[2] || Hp != xs[3])
+    x = c.op<top::PadOp>("depth_pad", {x},
+                         {im.ints("pads", {0, 0, pads[0], pads[1], 0, 0, 0, pads[3], Hp - xs[3] - pads[1], 0}),
+                          im.f64("value", isMax ? double(std::numeric_limits<float>::lowest()) : 0.0)});
+  Value rows = c.op<top::ReshapeOp>("depth_rows", {x}, {im.ints("shape", {N, C, D * Hp, W})});
+  Value pooled =
+      c.op<OpT>("pool_2d", {rows},
+                {im.ints("kernel_shape", {k[1], k[2]}), im.ints("strides", {s[1], s[2]}),
+                 im.ints("pads", {0, pads[2], d[1] * (k[1] - 1), pads[5]}), im.ints("dilations", {d[1], d[2]}),
+                 im.boolean("ceil_mode", ceil), im.boolean("count_include_pad", countIncludePad)});
   if (!pooled) return c.status();
-  auto ps = cast<RankedTensorType>(pooled.getType()).getShape();
-  Value byDepth = c.op<top::ReshapeOp>("depth_pooled", {pooled}, {im.ints("shape", {N, D, C, ps[2], ps[3]})});
+  const int64_t OW = cast<RankedTensorType>(pooled.getType()).getShape()[3];
+  Value planes = c.planeRows("depth_pooled", pooled, N, C, D, Hp / s[1], OH, OW);
+  const std::vector<int64_t> shape{N, C, D, OH, OW};
   Value acc;
   for (int64_t kd = 0; kd < KD; ++kd) {
-    Value tap = c.op<top::SliceOp>("depth_tap" + std::to_string(kd), {byDepth},
-                                   {im.ints("starts", {0, kd, 0, 0, 0}),
-                                    im.ints("ends", {N, kd + (OD - 1) * s[0] + 1, C, ps[2], ps[3]}),
-                                    im.ints("steps", {1, s[0], 1, 1, 1})});
-    const std::string tag = "depth_acc" + std::to_string(kd);
+    const std::string tag = KD == 1 ? "" : "depth_tap" + std::to_string(kd);
+    Value tap = c.depthTaps(tag, planes, shape, kd * d[0], s[0], OD);
     if (!acc)
       acc = tap;
-    else if constexpr (std::is_same_v<OpT, top::MaxPoolOp>)
-      acc = c.op<top::MaxOp>(tag, {acc, tap});
+    else if constexpr (isMax)
+      acc = c.op<top::MaxOp>(kd + 1 == KD ? "" : "depth_max" + std::to_string(kd), {acc, tap});
     else
-      acc = c.op<top::AddOp>(tag, {acc, tap});
+      acc = c.op<top::AddOp>("depth_sum" + std::to_string(kd), {acc, tap});
   }
-  if constexpr (!std::is_same_v<OpT, top::MaxPoolOp>)
-    if (KD > 1) acc = c.op<top::MulOp>("depth_mean", {acc, c.scalar("depth_taps", 1.0f / float(KD))});
-  c.op<top::PermuteOp>("", {acc}, {im.ints("order", {0, 2, 1, 3, 4})});
+  if constexpr (!isMax)
+    if (KD > 1) c.op<top::MulOp>("", {acc, c.scalar("depth_taps", 1.0f / float(KD))});
   return c.status();
 }
 
