@@ -269,8 +269,22 @@ public:
     return r->getOutput();
   }
   // 3-D windows as 2-D ones (Ops/Conv.cpp, Ops/Pool.cpp), on [N, C, D, H, W]
-  // tensors of static shape `s`: depths first, first + step, ... (`count`
-  // of them) as [N, C, count, H, W].
+  // tensors. `x` of static shape `s` padded in depth and height by `pads`
+  // (ONNX order: 3 begins, 3 ends) with `value`, its height then rounded up
+  // to a multiple of `rowStride`, so that stacked as rows every plane starts
+  // a window; `s` becomes the padded shape.
+  mlir::Value depthHeightPadded(mlir::Value x, std::vector<int64_t> &s, const std::vector<int64_t> &pads,
+                                int64_t rowStride, double value) {
+    const int64_t d = s[2] + pads[0] + pads[3], h = (s[3] + pads[1] + pads[4] + rowStride - 1) / rowStride * rowStride;
+    if (d != s[2] || h != s[3])
+      x = op<top::PadOp>("depth_pad", {x},
+                         {im_.ints("pads", {0, 0, pads[0], pads[1], 0, 0, 0, pads[3], h - s[3] - pads[1], 0}),
+                          im_.f64("value", value)});
+    s[2] = d, s[3] = h;
+    return x;
+  }
+  // Depths first, first + step, ... (`count` of them) of `x` (static shape
+  // `s`) as [N, C, count, H, W].
   mlir::Value depthTaps(const std::string &tag, mlir::Value x, const std::vector<int64_t> &s, int64_t first,
                         int64_t step, int64_t count) {
     return op<top::SliceOp>(tag, {x},

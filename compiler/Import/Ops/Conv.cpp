@@ -1,5 +1,6 @@
 // ONNX Conv and ConvTranspose.
 #include "compiler/Import/OnnxNodeImporter.h"
+#include "kernels/Kernels.h"
 
 using namespace mlir;
 
@@ -19,19 +20,17 @@ Status conv3d(OnnxImporter &im, const Node &n, const std::vector<int64_t> &xs, c
               const std::vector<int64_t> &k, const std::vector<int64_t> &s, const std::vector<int64_t> &d,
               const std::vector<int64_t> &pads, int64_t group) {
   const int64_t N = xs[0], C = xs[1], KD = k[0], W = xs[4];
-  const int64_t Dp = xs[2] + pads[0] + pads[3], OD = (Dp - d[0] * (KD - 1) - 1) / s[0] + 1;
-  const int64_t H = xs[3] + pads[1] + pads[4], OH = (H - d[1] * (k[1] - 1) - 1) / s[1] + 1;
-  const int64_t OW = (W + pads[2] + pads[5] - d[2] * (k[2] - 1) - 1) / s[2] + 1;
+  auto windows = [&](size_t i) {
+    return tpu::kernels::poolOutputSize(xs[i + 2], k[i], s[i], d[i], pads[i], pads[i + 3], false);
+  };
+  const int64_t OD = windows(0), OH = windows(1), OW = windows(2);
   if (OD < 1 || OH < 1 || OW < 1) return makeError(n.describe(), ": the window is larger than the padded input");
-  const int64_t Hp = (H + s[1] - 1) / s[1] * s[1];
   auto bias = im.operandOrNone(n, 2);
   if (!bias) return bias.status();
   Composer c(im, n);
-  Value x = c.input(0);
-  if (Dp != xs[2] || Hp != xs[3])
-    x = c.op<top::PadOp>("depth_pad", {x},
-                         {im.ints("pads", {0, 0, pads[0], pads[1], 0, 0, 0, pads[3], Hp - xs[3] - pads[1], 0})});
-  const std::vector<int64_t> padded{N, C, Dp, Hp, W};
+  std::vector<int64_t> padded = xs;
+  Value x = c.depthHeightPadded(c.input(0), padded, pads, s[1], 0.0);
+  const int64_t Hp = padded[3];
   // Tap kd as rows [N, C, OD * Hp, W]; stacked along the rows, [N, C, KD *
   // OD * Hp, W] is [N, C * KD, OD * Hp, W] in C order (4-D all the way, so
   // every move's dims fit the command fields).

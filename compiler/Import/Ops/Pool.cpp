@@ -1,5 +1,6 @@
 // ONNX MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
 #include "compiler/Import/OnnxNodeImporter.h"
+#include "kernels/Kernels.h"
 
 #include <limits>
 #include <type_traits>
@@ -24,22 +25,24 @@ Status pool3d(OnnxImporter &im, const Node &n, const std::vector<int64_t> &xs, c
               bool countIncludePad) {
   constexpr bool isMax = std::is_same_v<OpT, top::MaxPoolOp>;
   const int64_t N = xs[0], C = xs[1], KD = k[0], W = xs[4];
-  const int64_t D = xs[2] + pads[0] + pads[3], H = xs[3] + pads[1] + pads[4];
   if (!isMax && !countIncludePad && (pads[0] || pads[1] || pads[3] || pads[4]))
     return makeError(n.describe(), ": a 3-D average pool that leaves out its depth or height pads is not supported");
-  auto windows = [&](int64_t size, int64_t i) { return (size - d[i] * (k[i] - 1) - 1) / s[i] + 1; };
-  const int64_t OD = windows(D, 0), OH = windows(H, 1);
+  auto windows = [&](size_t i, bool ceilMode) {
+    return tpu::kernels::poolOutputSize(xs[i + 2], k[i], s[i], d[i], pads[i], pads[i + 3], ceilMode);
+  };
+  const int64_t OD = windows(0, false), OH = windows(1, false);
   if (OD < 1 || OH < 1) return makeError(n.describe(), ": the window is larger than the padded input");
-  if (ceil && ((D - d[0] * (k[0] - 1) - 1) % s[0] || (H - d[1] * (k[1] - 1) - 1) % s[1]))
+  // Whether the ceil-mode count exceeds the floor's (the rounding, before
+  // poolOutputSize drops a window that starts in the end padding).
+  auto ceilAdds = [&](size_t i) { return (xs[i + 2] + pads[i] + pads[i + 3] - d[i] * (k[i] - 1) - 1) % s[i] != 0; };
+  if (ceil && (ceilAdds(0) || ceilAdds(1)))
     return makeError(n.describe(),
                      ": a 3-D pool whose ceil-mode windows run past the depth or height is not supported");
-  const int64_t Hp = (H + s[1] - 1) / s[1] * s[1];
   Composer c(im, n);
-  Value x = c.input(0);
-  if (D != xs[2] || Hp != xs[3])
-    x = c.op<top::PadOp>("depth_pad", {x},
-                         {im.ints("pads", {0, 0, pads[0], pads[1], 0, 0, 0, pads[3], Hp - xs[3] - pads[1], 0}),
-                          im.f64("value", isMax ? double(std::numeric_limits<float>::lowest()) : 0.0)});
+  std::vector<int64_t> padded = xs;
+  Value x =
+      c.depthHeightPadded(c.input(0), padded, pads, s[1], isMax ? double(std::numeric_limits<float>::lowest()) : 0.0);
+  const int64_t D = padded[2], Hp = padded[3];
   Value rows = c.op<top::ReshapeOp>("depth_rows", {x}, {im.ints("shape", {N, C, D * Hp, W})});
   Value pooled =
       c.op<OpT>("pool_2d", {rows},

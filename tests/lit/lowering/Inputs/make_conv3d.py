@@ -34,3 +34,16 @@ np.savez(os.path.join(out, "conv3d_in.npz"), x=rng.standard_normal((1, 3, 8, 12,
 os.makedirs(os.path.join(out, "samples"), exist_ok=True)
 for i in range(4):
     np.savez(os.path.join(out, "samples", f"s{i}.npz"), x=rng.standard_normal((1, 3, 8, 12, 12)).astype(np.float32))
+
+# A 3-D max pool with depth dilation (its taps 2 depths apart), then the
+# refused 3-D pools (one-line import errors): an average that leaves out its
+# height pads, ceil-mode windows past the depth.
+pools = {
+    "max_depth_dilation": helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2, 2], dilations=[2, 1, 1]),
+    "avg_pads_excluded": helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 3, 3], pads=[0, 1, 1, 0, 1, 1]),
+    "max_ceil_depth": helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 2, 2], strides=[2, 2, 2], ceil_mode=1),
+}
+for name, node in pools.items():
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 12, 12])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    save_model(g, os.path.join(out, name + ".onnx"), ir_version=8)
