@@ -636,6 +636,32 @@ TEST(BackendMove, Int8PermuteAcrossItemsCutsAtGroupBounds) {
   }
 }
 
+// An int8 move of every item of a 4N tensor copies 32-bit words (the four
+// items' bytes of one element position), so it costs what the fp32 move of
+// the same shape does: a transpose of h and w (a strided read) and a
+// channel concat, at 8 items (two groups) and 6 (a partial last group,
+// whose padding bytes travel with the word), each matching the reference.
+// Before, each such command moved single bytes 4 apart.
+TEST(BackendMove, Int8MovesOfAllItemsCopyWords) {
+  for (int64_t n : {8, 6}) {
+    double cycles[2] = {};
+    for (DType t : {DType::F32, DType::I8}) {
+      GraphBuilder gb;
+      int x = gb.act("x", {n, 3, 16, 20}, t), z = gb.act("z", {n, 2, 20, 16}, t), y = gb.act("y", {n, 5, 20, 16}, t);
+      const int64_t e = 3 * 16 * 20, ey = 5 * 20 * 16;
+      gb.op(OpKind::Move, "move", {x, z}, y).params<MoveParams>().pieces = {
+          {0, {n, 3, 20, 16}, 0, 0, {e, 320, 1, 20}, {ey, 320, 16, 1}},
+          {1, {n, 2, 20, 16}, 0, 3 * 320, {2 * 320, 320, 16, 1}, {ey, 320, 16, 1}}};
+      gb.g.inputs = {x, z}, gb.g.outputs = {y};
+      SCOPED_TRACE(std::string(dtypeName(t)) + " n " + std::to_string(n));
+      auto rep = expectMatchesReference(gb.g, Options{}, 5, /*fp32BitExact=*/true);
+      EXPECT_EQ(rep.ops.at(0).gdmaCommands, 2u);
+      cycles[t == DType::I8] = rep.ops.at(0).cycles;
+    }
+    EXPECT_LE(cycles[1], cycles[0] * 1.05) << "n " << n;
+  }
+}
+
 TEST(BackendMove, BoxesOutsideTheTensorsOrGapsAreErrors) {
   auto check = [](MovePiece piece, const char *message) {
     GraphBuilder gb;

@@ -8,13 +8,17 @@
 // 65535 is cut, and an int8 piece that crosses 4N items (four items share
 // each word) has its dims cut at item and group bounds (groupAffine: one
 // command when aligned), else is cut until each command stays inside one
-// item on both sides.
+// item on both sides. A piece that moves every valid item of the 4N groups
+// it touches, at the same place in a group on both sides, moves 32-bit
+// words instead (wordBox): each word holds the four items' bytes, so its
+// rows stay contiguous runs, not single bytes 4 apart.
 #include "compiler/Backend/Ops/Move.h"
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
 #include "compiler/Backend/ReferenceEval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -110,6 +114,7 @@ void evaluateMove(const RefArgs &r, Bytes &out) {
 // elements of the dtype.
 struct MoveCommand {
   int input;
+  bool words; // 32-bit words of 4N groups, strides in words
   uint64_t srcOffset, dstOffset;
   std::array<int64_t, 4> shape, srcStride, dstStride;
 };
@@ -117,6 +122,7 @@ struct MoveCommand {
 // Where element `f` of a tensor starts (bytes) and the element step in DDR.
 struct DdrLayout {
   int64_t itemElems;  // C*H*W
+  int64_t items;      // N
   bool n4;            // int8 4N: four items share each word
   int64_t bytes;      // element bytes
   int64_t item(int64_t f) const { return f / itemElems; }
@@ -130,7 +136,7 @@ struct DdrLayout {
 
 DdrLayout layoutOf(const Tensor &t) {
   const auto s = t.nchw();
-  return {s[1] * s[2] * s[3], stored4N(t), int64_t(dtypeBytes(t.dtype))};
+  return {s[1] * s[2] * s[3], s[0], stored4N(t), int64_t(dtypeBytes(t.dtype))};
 }
 
 // The strides (bytes) of a box on a 4N side when its addresses are one
@@ -160,6 +166,13 @@ std::optional<std::array<int64_t, 4>> sideStrides(const MovePiece &m, bool src, 
   }
   if (inItem >= e || inGroup >= 4) return std::nullopt;
   return out;
+}
+
+// Whether a box stays inside one item on each 4N side.
+bool insideItems(const MovePiece &p, const DdrLayout &x, const DdrLayout &y) {
+  const auto [slo, shi] = extent(p.size, p.src, p.srcStride);
+  const auto [dlo, dhi] = extent(p.size, p.dst, p.dstStride);
+  return (!x.n4 || x.item(slo) == x.item(shi)) && (!y.n4 || y.item(dlo) == y.item(dhi));
 }
 
 // Indices [from, from + count) of dim k of box m.
@@ -226,15 +239,43 @@ bool groupAffine(MovePiece m, const DdrLayout &x, const DdrLayout &y,
   }
   auto srcStride = sideStrides(m, true, x), dstStride = sideStrides(m, false, y);
   if (!srcStride || !dstStride) return false;
-  fn(MoveCommand{m.input, x.offset(m.src), y.offset(m.dst), m.size, *srcStride, *dstStride});
+  fn(MoveCommand{m.input, false, x.offset(m.src), y.offset(m.dst), m.size, *srcStride, *dstStride});
   return true;
 }
 
-// Whether a box stays inside one item on each 4N side.
-bool insideItems(const MovePiece &p, const DdrLayout &x, const DdrLayout &y) {
-  const auto [slo, shi] = extent(p.size, p.src, p.srcStride);
-  const auto [dlo, dhi] = extent(p.size, p.dst, p.dstStride);
-  return (!x.n4 || x.item(slo) == x.item(shi)) && (!y.n4 || y.item(dlo) == y.item(dhi));
+// The piece in 32-bit words of 4N groups, when both sides are 4N and one
+// dim steps one item at a time through whole groups on both sides (it
+// starts a group, and covers a multiple of four items or runs to the last
+// item of both tensors: padding items share the words), while the other
+// dims stay inside an item. A dim that runs through the items and a block
+// inside each (n and c merged into one dim of a piece) is cut into the two
+// first. Element strides inside an item are word strides; the item dim
+// becomes one step per group (itemElems words).
+std::optional<MovePiece> wordBox(MovePiece m, const DdrLayout &x, const DdrLayout &y) {
+  if (!x.n4 || !y.n4) return std::nullopt;
+  int k = -1;
+  for (int d = 0; d < 4; ++d)
+    if (m.size[size_t(d)] > 1 && m.srcStride[size_t(d)] == x.itemElems && m.dstStride[size_t(d)] == y.itemElems) k = d;
+  for (int d = 0; d < 4 && k < 0; ++d) {
+    const int64_t sx = m.srcStride[size_t(d)], sy = m.dstStride[size_t(d)];
+    if (m.size[size_t(d)] < 2 || sx <= 0 || sy <= 0 || x.itemElems % sx || y.itemElems % sy) continue;
+    const int64_t inner = x.itemElems / sx;
+    if (inner != y.itemElems / sy || m.size[size_t(d)] <= inner || m.size[size_t(d)] % inner) continue;
+    const auto slot = std::find(m.size.begin(), m.size.end(), 1);
+    if (slot == m.size.end()) return std::nullopt;
+    k = int(slot - m.size.begin());
+    m.size[size_t(k)] = m.size[size_t(d)] / inner, m.size[size_t(d)] = inner;
+    m.srcStride[size_t(k)] = x.itemElems, m.dstStride[size_t(k)] = y.itemElems;
+  }
+  if (k < 0) return std::nullopt;
+  const int64_t n = m.size[size_t(k)], xi = x.item(m.src), yi = y.item(m.dst);
+  if (xi % 4 || yi % 4 || (n % 4 && (xi + n != x.items || yi + n != y.items))) return std::nullopt;
+  MovePiece w = m;
+  w.size[size_t(k)] = 1, w.srcStride[size_t(k)] = w.dstStride[size_t(k)] = 0;
+  if (!insideItems(w, x, y)) return std::nullopt;
+  w.size[size_t(k)] = (n + 3) / 4, w.srcStride[size_t(k)] = x.itemElems, w.dstStride[size_t(k)] = y.itemElems;
+  w.src = xi / 4 * x.itemElems + m.src % x.itemElems, w.dst = yi / 4 * y.itemElems + m.dst % y.itemElems;
+  return w;
 }
 
 void itemCuts(const MovePiece &m, const DdrLayout &x, const DdrLayout &y,
@@ -244,6 +285,14 @@ void itemCuts(const MovePiece &m, const DdrLayout &x, const DdrLayout &y,
 void commandsOf(MovePiece m, const DdrLayout &x, const DdrLayout &y, const std::function<void(const MoveCommand &)> &fn) {
   for (int k = 0; k < 4; ++k)
     if (m.size[k] == 1) m.srcStride[k] = m.dstStride[k] = 0;
+  if (const auto w = wordBox(m, x, y)) {
+    const DdrLayout words{1, 1, false, 4};
+    commandsOf(*w, words, words, [&](MoveCommand c) {
+      c.words = true;
+      fn(c);
+    });
+    return;
+  }
   auto cut = [&](int k, int64_t from, int64_t count) { commandsOf(subBox(m, k, from, count), x, y, fn); };
   for (int k = 0; k < 4; ++k)
     if (m.srcStride[k] < 0 || m.dstStride[k] < 0) {
@@ -259,7 +308,7 @@ void commandsOf(MovePiece m, const DdrLayout &x, const DdrLayout &y, const std::
     if (!groupAffine(m, x, y, fn)) itemCuts(m, x, y, fn);
     return;
   }
-  MoveCommand c{m.input, x.offset(m.src), y.offset(m.dst), m.size, {}, {}};
+  MoveCommand c{m.input, false, x.offset(m.src), y.offset(m.dst), m.size, {}, {}};
   for (int k = 0; k < 4; ++k) c.srcStride[k] = m.srcStride[k] * x.step(), c.dstStride[k] = m.dstStride[k] * y.step();
   fn(c);
 }
@@ -378,7 +427,7 @@ void emitMove(Emitter &e, const Op &op) {
   const DTensor y = e.ddr(op.output);
   forEachCommand(e.g, op, [&](const MoveCommand &c) {
     const DTensor x = e.ddr(op.inputs[size_t(c.input)]);
-    emitCommand(e, x.addr + c.srcOffset, y.addr + c.dstOffset, c, x.dtype);
+    emitCommand(e, x.addr + c.srcOffset, y.addr + c.dstOffset, c, c.words ? DType::I32 : x.dtype);
   });
 }
 
