@@ -15,18 +15,49 @@ template <typename OpT> OpT soleUseProducer(Value v) {
   return op && op->hasOneUse() ? op : OpT();
 }
 
+// The conv that `v` is, or that it reaches back through single-use
+// reshapes, slices and permutes (they commute with a pointwise activation:
+// they only select and reorder elements), when that conv has one use and no
+// activation yet; the ops crossed, last first, in `moves`. A 3-D conv
+// imported as a 2-D one ends in such a chain (docs/compiler.md, "Importer").
+ConvOp activationConv(Value v, llvm::SmallVectorImpl<Operation *> &moves) {
+  for (Operation *op = v.getDefiningOp(); op && op->hasOneUse(); op = op->getOperand(0).getDefiningOp()) {
+    if (auto conv = dyn_cast<ConvOp>(op)) return conv.getDoRelu() ? ConvOp() : conv;
+    if (!isa<ReshapeOp, SliceOp, PermuteOp>(op)) return ConvOp();
+    moves.push_back(op);
+  }
+  return ConvOp();
+}
+
+// conv [-> moves] -> act  =>  conv{do_relu, relu_limit} [-> moves]. Without
+// moves the conv takes the activation's name (its output is the
+// activation's); with them the last move does, and the conv and the other
+// moves get "_relu" names, so no name of the imported model (a conv
+// output's) holds activated values.
+LogicalResult fuseActivation(Operation *act, Value input, std::optional<APFloat> limit, PatternRewriter &rewriter) {
+  llvm::SmallVector<Operation *> moves;
+  ConvOp conv = activationConv(input, moves);
+  if (!conv) return failure();
+  auto renamed = [&](Operation *op) {
+    auto name = dyn_cast<NameLoc>(op->getLoc());
+    return name ? Location(NameLoc::get(rewriter.getStringAttr(name.getName().str() + "_relu"))) : op->getLoc();
+  };
+  rewriter.modifyOpInPlace(conv, [&] {
+    conv.setDoRelu(true);
+    if (limit) conv.setReluLimit(*limit);
+    conv->setLoc(moves.empty() ? act->getLoc() : renamed(conv));
+  });
+  for (size_t i = 0; i < moves.size(); ++i)
+    rewriter.modifyOpInPlace(moves[i], [&] { moves[i]->setLoc(i == 0 ? act->getLoc() : renamed(moves[i])); });
+  rewriter.replaceOp(act, input);
+  return success();
+}
+
 // conv -> relu  =>  conv{do_relu}
 struct FuseConvRelu : OpRewritePattern<ReluOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReluOp relu, PatternRewriter &rewriter) const override {
-    auto conv = soleUseProducer<ConvOp>(relu.getInput());
-    if (!conv || conv.getDoRelu()) return failure();
-    rewriter.modifyOpInPlace(conv, [&] {
-      conv.setDoRelu(true);
-      conv->setLoc(relu.getLoc());
-    });
-    rewriter.replaceOp(relu, conv.getOutput());
-    return success();
+    return fuseActivation(relu, relu.getInput(), std::nullopt, rewriter);
   }
 };
 
@@ -34,17 +65,10 @@ struct FuseConvRelu : OpRewritePattern<ReluOp> {
 struct FuseConvClip : OpRewritePattern<ClipOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ClipOp clip, PatternRewriter &rewriter) const override {
-    auto conv = soleUseProducer<ConvOp>(clip.getInput());
-    if (!conv || conv.getDoRelu() || clip.getMin().convertToDouble() != 0.0 ||
-        !(clip.getMax().convertToDouble() > 0) || std::isinf(clip.getMax().convertToDouble()))
+    if (clip.getMin().convertToDouble() != 0.0 || !(clip.getMax().convertToDouble() > 0) ||
+        std::isinf(clip.getMax().convertToDouble()))
       return failure();
-    rewriter.modifyOpInPlace(conv, [&] {
-      conv.setDoRelu(true);
-      conv.setReluLimit(clip.getMax());
-      conv->setLoc(clip.getLoc());
-    });
-    rewriter.replaceOp(clip, conv.getOutput());
-    return success();
+    return fuseActivation(clip, clip.getInput(), clip.getMax(), rewriter);
   }
 };
 

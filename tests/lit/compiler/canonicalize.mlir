@@ -1,4 +1,5 @@
 // RUN: tpuc-opt %s --canonicalize --split-input-file | FileCheck %s
+// RUN: tpuc-opt %s --canonicalize --split-input-file --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=LOC
 
 // Zero pad on spatial dims folds into the conv's pads, and the ReLU fuses.
 // CHECK-LABEL: func @pad_conv_relu
@@ -78,4 +79,42 @@ func.func @no_fusion(%arg0: tensor<1x3x8x8xf32>) -> (tensor<1x4x6x6xf32>, tensor
   %p = "top.pad"(%arg0) {pads = array<i64: 0,0,1,1,0,0,1,1>, value = 1.0 : f64} : (tensor<1x3x8x8xf32>) -> tensor<1x3x10x10xf32>
   %5 = "top.conv"(%p, %w, %n) {kernel_shape = array<i64: 3,3>, strides = array<i64: 1,1>, pads = array<i64: 0,0,0,0>, dilations = array<i64: 1,1>} : (tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>, none) -> tensor<1x4x8x8xf32>
   return %1, %2, %4, %5 : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x8x8xf32>
+}
+
+// -----
+// A ReLU behind single-use reshapes and slices of a conv (a 3-D conv imported
+// as a 2-D one ends so) fuses into the conv: the last move takes the ReLU's
+// name, the conv and the other moves "_relu" names. A move with a second
+// reader keeps its ReLU.
+// CHECK-LABEL: func @conv_moves_relu
+// CHECK: "top.conv"{{.*}}do_relu = true
+// CHECK-NEXT: "top.reshape"
+// CHECK-NEXT: "top.slice"
+// CHECK-NOT: top.relu
+// LOC-LABEL: func @conv_moves_relu
+// LOC: "top.conv"{{.*}} loc("conv_relu")
+// LOC-NEXT: "top.reshape"{{.*}} loc("planes_relu")
+// LOC-NEXT: "top.slice"{{.*}} loc("relu")
+// CHECK-LABEL: func @shared_move_keeps_relu
+// CHECK: "top.conv"
+// CHECK-NOT: do_relu = true
+// CHECK: "top.relu"
+module attributes {top.weight_file = "w.npz"} {
+  func.func @conv_moves_relu(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x4x2x2x6xf32> {
+    %w = top.weight "conv_w" : tensor<4x3x3x3xf32>
+    %n = top.none
+    %1 = "top.conv"(%arg0, %w, %n) {kernel_shape = array<i64: 3,3>, strides = array<i64: 1,1>, pads = array<i64: 0,0,0,0>, dilations = array<i64: 1,1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, none) -> tensor<1x4x6x6xf32> loc("conv")
+    %2 = "top.reshape"(%1) {shape = array<i64: 1, 4, 2, 3, 6>} : (tensor<1x4x6x6xf32>) -> tensor<1x4x2x3x6xf32> loc("planes")
+    %3 = "top.slice"(%2) {starts = array<i64: 0, 0, 0, 0, 0>, ends = array<i64: 1, 4, 2, 2, 6>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<1x4x2x3x6xf32>) -> tensor<1x4x2x2x6xf32> loc("conv_out")
+    %4 = "top.relu"(%3) : (tensor<1x4x2x2x6xf32>) -> tensor<1x4x2x2x6xf32> loc("relu")
+    return %4 : tensor<1x4x2x2x6xf32>
+  }
+  func.func @shared_move_keeps_relu(%arg0: tensor<1x3x8x8xf32>) -> (tensor<1x4x36xf32>, tensor<1x4x36xf32>) {
+    %w = top.weight "conv_w" : tensor<4x3x3x3xf32>
+    %n = top.none
+    %1 = "top.conv"(%arg0, %w, %n) {kernel_shape = array<i64: 3,3>, strides = array<i64: 1,1>, pads = array<i64: 0,0,0,0>, dilations = array<i64: 1,1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, none) -> tensor<1x4x6x6xf32>
+    %2 = "top.reshape"(%1) {shape = array<i64: 1, 4, 36>} : (tensor<1x4x6x6xf32>) -> tensor<1x4x36xf32>
+    %3 = "top.relu"(%2) : (tensor<1x4x36xf32>) -> tensor<1x4x36xf32>
+    return %3, %2 : tensor<1x4x36xf32>, tensor<1x4x36xf32>
+  }
 }
