@@ -124,6 +124,11 @@ void addReduceLowerings(LoweringTable &t);     // Ops/Reduce.cpp: reduce_*, glob
 // has a dim past a command field runs on a [1, c, h, w] view of it.
 void flattenOversizedPointwise(mlir::func::FuncOp fn);
 
+// MoveChains.cpp: a tpu.move that only other tpu.moves read (through views)
+// is absorbed into them (a 3-D conv's depth pad, taps and concat become one
+// move).
+void fuseMoveChains(mlir::func::FuncOp fn);
+
 // Element-wise functions the chip evaluates through a 256-entry table
 // (Ops/Activation.cpp); an int8 scalar affine before one folds into it.
 bool isTableOp(mlir::Operation *op);

@@ -470,6 +470,7 @@ Result<LoweredModule> Lowerer::run() {
     TPU_RETURN_IF_ERROR(lower(&op));
   }
   flattenOversizedPointwise(fn);
+  fuseMoveChains(fn);
   return std::move(out_);
 }
 
