@@ -60,6 +60,7 @@ MODELS = {
     "yolov9c_seg": ("yolov9:yolov9c_seg:PUBLISHED_C_SEG", 93),
     "yolact": ("yolact", 55),
     "efficientnetv2": ("efficientnetv2", 288),
+    "c3d": ("c3d", 3),
 }
 
 
