@@ -27,74 +27,20 @@ namespace tpu::lowering {
 
 namespace {
 
-// One piece of a tpu.move (TpuOps.td): element i goes from src + i . srcStride
-// of input `input` to dst + i . dstStride of the output.
-struct Box {
-  int64_t input = 0;
-  std::array<int64_t, 4> size{1, 1, 1, 1};
-  int64_t src = 0;
-  std::array<int64_t, 4> srcStride{0, 0, 0, 0};
-  int64_t dst = 0;
-  std::array<int64_t, 4> dstStride{0, 0, 0, 0};
-  bool sameShape(const Box &o) const {
-    return input == o.input && size == o.size && srcStride == o.srcStride && dstStride == o.dstStride;
-  }
-};
+using backend::everyElement;
+using backend::MovePiece;
 
-std::vector<Box> boxesOf(llvm::ArrayRef<int64_t> v) {
-  std::vector<Box> boxes;
-  for (size_t i = 0; i + tpuir::kMovePieceValues <= v.size(); i += tpuir::kMovePieceValues) {
-    Box b;
-    b.input = v[i];
-    for (int k = 0; k < 4; ++k) {
-      b.size[size_t(k)] = v[i + 1 + size_t(k)];
-      b.srcStride[size_t(k)] = v[i + 6 + size_t(k)];
-      b.dstStride[size_t(k)] = v[i + 11 + size_t(k)];
-    }
-    b.src = v[i + 5], b.dst = v[i + 10];
-    boxes.push_back(b);
-  }
-  return boxes;
+// Pieces that differ at most in their offsets.
+bool sameShape(const MovePiece &a, const MovePiece &b) {
+  return a.input == b.input && a.size == b.size && a.srcStride == b.srcStride && a.dstStride == b.dstStride;
 }
 
-std::vector<int64_t> valuesOf(const std::vector<Box> &boxes) {
-  std::vector<int64_t> v;
-  for (const Box &b : boxes) {
-    v.push_back(b.input);
-    v.insert(v.end(), b.size.begin(), b.size.end());
-    v.push_back(b.src);
-    v.insert(v.end(), b.srcStride.begin(), b.srcStride.end());
-    v.push_back(b.dst);
-    v.insert(v.end(), b.dstStride.begin(), b.dstStride.end());
-  }
-  return v;
-}
-
-// fn(source element, destination element) over a box, until fn returns false.
-template <class Fn> bool everyElement(const Box &b, Fn fn) {
-  for (int64_t i0 = 0; i0 < b.size[0]; ++i0)
-    for (int64_t i1 = 0; i1 < b.size[1]; ++i1)
-      for (int64_t i2 = 0; i2 < b.size[2]; ++i2)
-        for (int64_t i3 = 0; i3 < b.size[3]; ++i3) {
-          const int64_t s =
-              b.src + i0 * b.srcStride[0] + i1 * b.srcStride[1] + i2 * b.srcStride[2] + i3 * b.srcStride[3];
-          const int64_t d =
-              b.dst + i0 * b.dstStride[0] + i1 * b.dstStride[1] + i2 * b.dstStride[2] + i3 * b.dstStride[3];
-          if (!fn(s, d)) return false;
-        }
-  return true;
-}
-
-int64_t numel(Value v) {
-  int64_t n = 1;
-  for (int64_t d : cast<RankedTensorType>(v.getType()).getShape()) n *= d;
-  return n;
-}
+int64_t numel(Value v) { return cast<RankedTensorType>(v.getType()).getNumElements(); }
 
 // The move being absorbed: its pieces, which one writes each output element
 // (-1: none, the fill), and its fill.
 struct Absorbed {
-  std::vector<Box> pieces;
+  std::vector<MovePiece> pieces;
   std::vector<int16_t> writer;
   std::optional<double> fill;
 };
@@ -108,7 +54,7 @@ constexpr size_t kMaxCuts = 1 << 18; // recursive cuts per reader piece
 std::optional<Absorbed> absorbedOf(tpuir::MoveOp m) {
   const int64_t n = numel(m.getResult());
   Absorbed a;
-  a.pieces = boxesOf(m.getPieces());
+  a.pieces = tpuir::movePiecesOf(m.getPieces());
   if (n > kMaxAbsorbedElements || a.pieces.size() > 0x7FFF) return std::nullopt;
   if (auto f = m.getFill()) a.fill = f->convertToDouble();
   a.writer.assign(size_t(n), -1);
@@ -124,7 +70,7 @@ std::optional<Absorbed> absorbedOf(tpuir::MoveOp m) {
 
 // The index of piece w that writes output element e (dims of positive
 // destination strides taken largest first), when that finds it.
-std::optional<std::array<int64_t, 4>> indexOf(const Box &w, int64_t e) {
+std::optional<std::array<int64_t, 4>> indexOf(const MovePiece &w, int64_t e) {
   std::array<int, 4> order{0, 1, 2, 3};
   std::sort(order.begin(), order.end(), [&](int a, int b) { return w.dstStride[size_t(a)] > w.dstStride[size_t(b)]; });
   std::array<int64_t, 4> idx{0, 0, 0, 0};
@@ -140,9 +86,9 @@ std::optional<std::array<int64_t, 4>> indexOf(const Box &w, int64_t e) {
   return idx;
 }
 
-// Box p (reading the absorbed output) as one box of piece w's input, when
+// Piece p (reading the absorbed output) as one box of piece w's input, when
 // p's elements are w's at indices affine in p's.
-std::optional<Box> affinePart(const Box &p, const Box &w) {
+std::optional<MovePiece> affinePart(const MovePiece &p, const MovePiece &w) {
   auto i0 = indexOf(w, p.src);
   if (!i0) return std::nullopt;
   std::array<std::array<int64_t, 4>, 4> delta{};
@@ -162,7 +108,7 @@ std::optional<Box> affinePart(const Box &p, const Box &w) {
     }
     if (lo < 0 || hi >= w.size[size_t(i)]) return std::nullopt;
   }
-  Box out = p;
+  MovePiece out = p;
   out.input = w.input, out.src = w.src;
   for (int i = 0; i < 4; ++i) out.src += (*i0)[size_t(i)] * w.srcStride[size_t(i)];
   for (int k = 0; k < 4; ++k) {
@@ -176,7 +122,7 @@ std::optional<Box> affinePart(const Box &p, const Box &w) {
 // own dims (a slice's box merges what is contiguous in its source: all
 // planes and rows of a channel) into those rows, in p's unused dims: cuts
 // then fall on the absorbed output's row bounds, not on every element.
-void splitAtRows(Box &p, llvm::ArrayRef<int64_t> shape) {
+void splitAtRows(MovePiece &p, llvm::ArrayRef<int64_t> shape) {
   std::vector<int64_t> rowStrides;
   int64_t stride = 1;
   for (size_t i = shape.size(); i-- > 1;) rowStrides.push_back(stride *= shape[i]);
@@ -204,7 +150,7 @@ struct Composer {
   size_t cuts = 0;
 
   // Appends the parts of p to `out` (absorbed inputs numbered as in `a`).
-  bool compose(const Box &p, std::vector<Box> &out) {
+  bool compose(const MovePiece &p, std::vector<MovePiece> &out) {
     if (++cuts > kMaxCuts) return false;
     int w = -2;
     everyElement(p, [&](int64_t s, int64_t) {
@@ -227,30 +173,30 @@ struct Composer {
       if (p.size[size_t(d)] > 1 && (k < 0 || std::abs(p.srcStride[size_t(d)]) > std::abs(p.srcStride[size_t(k)])))
         k = d;
     if (k < 0) return false; // one element of one piece that indexOf cannot place
-    std::vector<std::vector<Box>> slabs(size_t(p.size[size_t(k)]));
+    std::vector<std::vector<MovePiece>> slabs(size_t(p.size[size_t(k)]));
     for (int64_t i = 0; i < p.size[size_t(k)]; ++i) {
-      Box s = p;
+      MovePiece s = p;
       s.size[size_t(k)] = 1, s.src += i * p.srcStride[size_t(k)], s.dst += i * p.dstStride[size_t(k)];
       if (!compose(s, slabs[size_t(i)])) return false;
     }
     // Runs of slabs whose parts differ by constant offsets: one part each
     // along dim k.
     for (size_t i = 0; i < slabs.size();) {
-      const std::vector<Box> &first = slabs[i];
+      const std::vector<MovePiece> &first = slabs[i];
       std::vector<std::pair<int64_t, int64_t>> step(first.size());
       size_t j = i + 1;
       for (; j < slabs.size(); ++j) {
-        const std::vector<Box> &prev = slabs[j - 1], &next = slabs[j];
+        const std::vector<MovePiece> &prev = slabs[j - 1], &next = slabs[j];
         bool same = next.size() == first.size();
         for (size_t m = 0; same && m < first.size(); ++m) {
           const std::pair<int64_t, int64_t> d{next[m].src - prev[m].src, next[m].dst - prev[m].dst};
-          same = next[m].sameShape(first[m]) && (j == i + 1 || d == step[m]);
+          same = sameShape(next[m], first[m]) && (j == i + 1 || d == step[m]);
           if (same && j == i + 1) step[m] = d;
         }
         if (!same) break;
       }
       for (size_t m = 0; m < first.size(); ++m) {
-        Box b = first[m];
+        MovePiece b = first[m];
         b.size[size_t(k)] = int64_t(j - i);
         b.srcStride[size_t(k)] = j > i + 1 ? step[m].first : 0;
         b.dstStride[size_t(k)] = j > i + 1 ? step[m].second : 0;
@@ -296,9 +242,9 @@ bool movesReading(tpuir::MoveOp m, std::vector<tpuir::MoveOp> &readers, std::vec
 // The reader with `absorbed` folded in, or null when a piece does not
 // compose (or its pieces overlap, or the fills differ).
 Operation *rewriteReader(tpuir::MoveOp reader, tpuir::MoveOp absorbed, const Absorbed &a, OpBuilder &b) {
-  const std::vector<Box> pieces = boxesOf(reader.getPieces());
+  const std::vector<MovePiece> pieces = tpuir::movePiecesOf(reader.getPieces());
   std::vector<char> written(size_t(numel(reader.getResult())), 0);
-  for (const Box &p : pieces)
+  for (const MovePiece &p : pieces)
     if (!everyElement(p, [&](int64_t, int64_t d) { return !written[size_t(d)]++; })) return nullptr;
   // Operands: the reader's others, then the absorbed move's, each once.
   std::vector<Value> operands;
@@ -313,19 +259,19 @@ Operation *rewriteReader(tpuir::MoveOp reader, tpuir::MoveOp absorbed, const Abs
   std::vector<int64_t> absorbedIndex;
   for (Value v : absorbed.getInputs()) absorbedIndex.push_back(operandIndex(v));
   Composer c{a};
-  std::vector<Box> out;
-  for (const Box &p : pieces) {
+  std::vector<MovePiece> out;
+  for (const MovePiece &p : pieces) {
     if (kept[size_t(p.input)] >= 0) {
-      Box q = p;
-      q.input = kept[size_t(p.input)];
+      MovePiece q = p;
+      q.input = int(kept[size_t(p.input)]);
       out.push_back(q);
       continue;
     }
-    std::vector<Box> parts;
-    Box q = p;
+    std::vector<MovePiece> parts;
+    MovePiece q = p;
     splitAtRows(q, cast<RankedTensorType>(absorbed.getResult().getType()).getShape());
     if (!c.compose(q, parts)) return nullptr;
-    for (Box &part : parts) part.input = absorbedIndex[size_t(part.input)], out.push_back(part);
+    for (MovePiece &part : parts) part.input = int(absorbedIndex[size_t(part.input)]), out.push_back(part);
   }
   std::optional<double> fill;
   if (auto f = reader.getFill()) fill = f->convertToDouble();
@@ -337,7 +283,7 @@ Operation *rewriteReader(tpuir::MoveOp reader, tpuir::MoveOp absorbed, const Abs
   state.addOperands(operands);
   state.addTypes(reader.getResult().getType());
   state.addAttributes(reader->getAttrs());
-  state.addAttribute("pieces", b.getDenseI64ArrayAttr(valuesOf(out)));
+  state.addAttribute("pieces", b.getDenseI64ArrayAttr(tpuir::movePieceValues(out)));
   if (fill) state.addAttribute("fill", b.getF64FloatAttr(*fill));
   b.setInsertionPoint(reader);
   return b.create(state);

@@ -41,21 +41,14 @@ std::pair<int64_t, int64_t> extent(const std::array<int64_t, 4> &size, int64_t b
   return {lo, hi};
 }
 
-// fn(source element, destination element) for every element of a piece.
-template <class Fn> void forEachElement(const MovePiece &m, Fn fn) {
-  for (int64_t a = 0; a < m.size[0]; ++a)
-    for (int64_t b = 0; b < m.size[1]; ++b)
-      for (int64_t h = 0; h < m.size[2]; ++h)
-        for (int64_t w = 0; w < m.size[3]; ++w)
-          fn(m.src + a * m.srcStride[0] + b * m.srcStride[1] + h * m.srcStride[2] + w * m.srcStride[3],
-             m.dst + a * m.dstStride[0] + b * m.dstStride[1] + h * m.dstStride[2] + w * m.dstStride[3]);
-}
-
 // Which output elements the pieces write.
 std::vector<char> writtenElements(const Op &op, int64_t count) {
   std::vector<char> written(size_t(count), 0);
   for (const MovePiece &m : op.params<MoveParams>().pieces)
-    forEachElement(m, [&](int64_t, int64_t d) { written[size_t(d)] = 1; });
+    everyElement(m, [&](int64_t, int64_t d) {
+      written[size_t(d)] = 1;
+      return true;
+    });
   return written;
 }
 
@@ -106,7 +99,10 @@ void evaluateMove(const RefArgs &r, Bytes &out) {
   }
   for (const MovePiece &m : mp.pieces) {
     const Bytes &x = *r.in[size_t(m.input)];
-    forEachElement(m, [&](int64_t s, int64_t d) { std::memcpy(&out[size_t(d) * e], &x[size_t(s) * e], e); });
+    everyElement(m, [&](int64_t s, int64_t d) {
+      std::memcpy(&out[size_t(d) * e], &x[size_t(s) * e], e);
+      return true;
+    });
   }
 }
 

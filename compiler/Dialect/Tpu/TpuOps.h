@@ -2,6 +2,7 @@
 #pragma once
 
 #include "compiler/Backend/Graph.h"
+#include "compiler/Backend/Ops/Move.h"
 #include "support/Status.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
@@ -31,6 +32,10 @@ namespace tpuir {
 // tpu.move's `pieces`: values per box (input, 4 sizes, source offset and 4
 // strides, destination offset and 4 strides).
 constexpr size_t kMovePieceValues = 15;
+// The boxes of `pieces` (a count not a multiple of kMovePieceValues is the
+// verifier's error; a trailing partial box is ignored here), and back.
+std::vector<tpu::backend::MovePiece> movePiecesOf(llvm::ArrayRef<int64_t> pieces);
+std::vector<int64_t> movePieceValues(llvm::ArrayRef<tpu::backend::MovePiece> pieces);
 // An int8 activation type: element i8 (ui8 if isUnsigned), encoding = its
 // scale (f32 attr).
 mlir::RankedTensorType int8Type(llvm::ArrayRef<int64_t> shape, float scale, mlir::MLIRContext *ctx,

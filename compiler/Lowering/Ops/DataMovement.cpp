@@ -8,6 +8,7 @@
 
 #include "compiler/Lowering/Lowerer.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -60,12 +61,13 @@ void MovePieces::add(int input, std::vector<int64_t> size, int64_t src, std::vec
     return;
   }
   while (sz.size() < 4) sz.insert(sz.begin(), 1), ss.insert(ss.begin(), 0), ds.insert(ds.begin(), 0);
-  values.push_back(input);
-  values.insert(values.end(), sz.begin(), sz.end());
-  values.push_back(src);
-  values.insert(values.end(), ss.begin(), ss.end());
-  values.push_back(dst);
-  values.insert(values.end(), ds.begin(), ds.end());
+  backend::MovePiece m;
+  m.input = input, m.src = src, m.dst = dst;
+  std::copy(sz.begin(), sz.end(), m.size.begin());
+  std::copy(ss.begin(), ss.end(), m.srcStride.begin());
+  std::copy(ds.begin(), ds.end(), m.dstStride.begin());
+  const std::vector<int64_t> piece = tpuir::movePieceValues({m});
+  values.insert(values.end(), piece.begin(), piece.end());
 }
 
 Result<std::vector<Value>> Lowerer::int8AtScaleOf(Operation *op, ValueRange inputs, const std::string &name) {
