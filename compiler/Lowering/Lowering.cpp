@@ -244,11 +244,7 @@ Result<std::vector<float>> Lowerer::weightValues(Value v, const std::string &rol
 std::vector<int8_t> Lowerer::int8Filter(Value input, ArrayRef<int64_t> outShape, ArrayRef<int64_t> filterShape,
                                         const Window &window, const std::vector<float> &w, std::vector<float> &bias,
                                         const std::vector<double> &unit) {
-  const std::vector<std::vector<float>> *samples = nullptr;
-  if (opt_.levers.needSamples() && opt_.samples)
-    if (auto it = opt_.samples->find(names_[input]); it != opt_.samples->end() && !it->second.empty())
-      samples = &it->second;
-  if (!samples) return nearestInt8(w, unit);
+  if (!opt_.levers.needSamples() || !opt_.samples || !opt_.samples->find(names_[input])) return nearestInt8(w, unit);
   const size_t perOc = w.size() / size_t(filterShape[0]);
   auto unitOf = [&](size_t o) { return unit.size() == 1 ? unit[0] : unit[o]; };
   auto in = shapeOf(input);
@@ -262,11 +258,11 @@ std::vector<int8_t> Lowerer::int8Filter(Value input, ArrayRef<int64_t> outShape,
   // Enough positions for a well-conditioned patch moment (2 per weight of
   // one output channel), bounded for the wide layers.
   const int64_t positions = std::clamp<int64_t>(2 * g.patchSize(), 1024, 4096);
-  auto moments = patchMoments(*samples, g, positions);
+  auto moments = opt_.samples->patchMoments(names_[input], g, positions);
   std::vector<double> t(w.size());
   for (size_t i = 0; i < w.size(); ++i) t[i] = double(w[i]) * unitOf(i / perOc);
   std::vector<int8_t> wq;
-  std::vector<double> shift = roundWeights(t, g, moments, opt_.levers.roundWeights, opt_.levers.biasCorrection, wq);
+  std::vector<double> shift = roundWeights(t, g, *moments, opt_.levers.roundWeights, opt_.levers.biasCorrection, wq);
   if (!shift.empty()) {
     bias.resize(size_t(g.oc), 0.0f);
     for (size_t o = 0; o < shift.size(); ++o) bias[o] = float(double(bias[o]) - shift[o] / unitOf(o));

@@ -9,6 +9,7 @@
 
 #include "compiler/Calibration/CalibrationTable.h"
 #include "compiler/Dialect/Top/WeightStore.h"
+#include "compiler/Lowering/WeightRounding.h"
 #include "support/Npz.h"
 #include "support/Status.h"
 
@@ -16,6 +17,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -26,8 +28,28 @@ enum class Quantize { F32, INT8 };
 Result<Quantize> parseQuantize(const std::string &name); // "F32" / "INT8"
 
 // fp32 values of Top tensors on calibration samples: name -> one C-order
-// array per sample (what bias correction and weight rounding read).
-using TensorSamples = std::map<std::string, std::vector<std::vector<float>>>;
+// array per sample (what bias correction and weight rounding read), and the
+// moments of a conv's input patches computed from them once: a threshold
+// search lowers the module hundreds of times with the same samples, and the
+// moments were half its time (a pose landmark net's tuning with bias
+// correction). Copies share the moments; the values never change.
+class TensorSamples {
+public:
+  using Values = std::map<std::string, std::vector<std::vector<float>>>;
+  TensorSamples() = default;
+  explicit TensorSamples(Values values);
+  // The tensor's samples; null when it has none.
+  const std::vector<std::vector<float>> *find(const std::string &tensor) const;
+  // patchMoments (WeightRounding.h) of the tensor's samples as the input of
+  // a conv of geometry `g`; the tensor must have samples (find).
+  std::shared_ptr<const std::vector<PatchMoments>> patchMoments(const std::string &tensor, const ConvGeometry &g,
+                                                                int64_t maxPositions) const;
+
+private:
+  struct MomentCache;
+  Values values_;
+  std::shared_ptr<MomentCache> moments_;
+};
 // The fp32 input of every conv of a Top module on each sample (the Top
 // interpreter's values, named as the lowering names them; ConvInputSamples.cpp).
 Result<TensorSamples> convInputSamples(mlir::ModuleOp module, const std::vector<NpzMap> &samples);
