@@ -5,12 +5,14 @@
 // one on held-out data of the same distribution), and bias correction
 // leaves no mean output error.
 #include "compiler/Lowering/WeightRounding.h"
+#include "compiler/Lowering/Lowering.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <thread>
 
 using namespace tpu::lowering;
 
@@ -141,6 +143,38 @@ TEST(WeightRounding, BiasCorrectionRemovesTheMeanError) {
     EXPECT_GT(meanRaw, 0.1);
     EXPECT_LT(mse, mseRaw);
   }
+}
+
+// The moments a lowering reads from TensorSamples are patchMoments' of the
+// tensor's samples, computed once per geometry and shared by copies and by
+// lowerings on several threads.
+TEST(WeightRounding, TensorSamplesComputeEachConvsMomentsOnce) {
+  ConvGeometry g = geometry(4, 4, 2), strided = g;
+  strided.strideH = strided.strideW = 2, strided.oh = 5, strided.ow = 4;
+  auto s = inputs(g, 3, 11);
+  const TensorSamples samples(TensorSamples::Values{{"x", s}});
+  EXPECT_EQ(samples.find("y"), nullptr);
+  ASSERT_NE(samples.find("x"), nullptr);
+  std::vector<std::shared_ptr<const std::vector<PatchMoments>>> seen(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < seen.size(); ++i)
+    threads.emplace_back([&, i] { seen[i] = samples.patchMoments("x", g, 1 << 20); });
+  for (std::thread &t : threads) t.join();
+  auto direct = patchMoments(s, g, 1 << 20);
+  for (const auto &m : seen) {
+    ASSERT_EQ(m->size(), direct.size());
+    for (size_t k = 0; k < direct.size(); ++k) {
+      EXPECT_EQ((*m)[k].mean, direct[k].mean);
+      EXPECT_EQ((*m)[k].second, direct[k].second);
+    }
+  }
+  auto first = samples.patchMoments("x", g, 1 << 20);
+  EXPECT_EQ(samples.patchMoments("x", g, 1 << 20), first); // cached, not computed again
+  const TensorSamples copy = samples;
+  EXPECT_EQ(copy.patchMoments("x", g, 1 << 20), first);
+  auto other = samples.patchMoments("x", strided, 1 << 20);
+  EXPECT_NE(other, first);
+  EXPECT_EQ(other->front().mean, patchMoments(s, strided, 1 << 20).front().mean);
 }
 
 } // namespace
