@@ -486,16 +486,18 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
     r.method.reset();
     return r.text();
   };
-  const Int8Recipe untuned = result.recipe;
-  std::optional<Int8Recipe> runnerUp;
+  std::vector<Int8Recipe> toTune{result.recipe};
   double runnerUpCosine = -1;
   for (const auto &[r, cosine] : turnedDown)
-    if (levers(r) != levers(untuned) && cosine > runnerUpCosine) runnerUp = r, runnerUpCosine = cosine;
-  for (std::optional<Int8Recipe> base : {std::optional<Int8Recipe>(untuned), runnerUp}) {
-    if (Int8Recipe candidate = base.value_or(Int8Recipe{}); base && tuneStep(candidate)) {
-      auto kept = tryCandidate(candidate, /*firstPass=*/true);
-      if (!kept) return kept.status();
+    if (levers(r) != levers(toTune.front()) && cosine > runnerUpCosine) {
+      toTune.resize(1);
+      toTune.push_back(r);
+      runnerUpCosine = cosine;
     }
+  for (Int8Recipe candidate : toTune) {
+    if (!tuneStep(candidate)) continue;
+    auto kept = tryCandidate(candidate, /*firstPass=*/true);
+    if (!kept) return kept.status();
   }
   // Mixed precision when the levers stay below the target: the tensors that
   // raise the held-back cosine most kept in fp32 (each ranked alone on one
