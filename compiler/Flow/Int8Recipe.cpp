@@ -399,7 +399,9 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
     });
   };
   // Another threshold method costs a table from the statistics already
-  // gathered: cheaper than rounding or equalization, so it comes first.
+  // gathered: cheaper than bias correction, rounding or equalization, which
+  // read every conv's input moments or gather statistics again (ResNet-50,
+  // one run: 3.2 s against 20.3 s for bias correction), so it comes first.
   auto methodStep = [&](calib::Method m) {
     steps.push_back([m, method](Int8Recipe &r) {
       if (r.method.value_or(method) == m) return false;
@@ -407,9 +409,9 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
       return true;
     });
   };
-  for (const char *name : {"per-channel-weights", "int16-pointwise", "bias-correction"}) leverStep(name);
+  for (const char *name : {"per-channel-weights", "int16-pointwise"}) leverStep(name);
   for (calib::Method m : {calib::Method::Percentile9999, calib::Method::Mse}) methodStep(m);
-  for (const char *name : {"round-weights", "equalize-weights"}) leverStep(name);
+  for (const char *name : {"bias-correction", "round-weights", "equalize-weights"}) leverStep(name);
   auto tuneStep = [](Int8Recipe &r) {
     if (r.tune >= kSearchTune) return false;
     r.tune = kSearchTune;
