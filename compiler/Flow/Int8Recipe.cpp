@@ -488,14 +488,11 @@ Result<RecipeSearchResult> searchInt8Recipe(mlir::ModuleOp topModule, const std:
     r.method.reset();
     return r.text();
   };
+  const std::pair<Int8Recipe, double> *runnerUp = nullptr;
+  for (const auto &t : turnedDown)
+    if (levers(t.first) != levers(result.recipe) && (!runnerUp || t.second > runnerUp->second)) runnerUp = &t;
   std::vector<Int8Recipe> toTune{result.recipe};
-  double runnerUpCosine = -1;
-  for (const auto &[r, cosine] : turnedDown)
-    if (levers(r) != levers(toTune.front()) && cosine > runnerUpCosine) {
-      toTune.resize(1);
-      toTune.push_back(r);
-      runnerUpCosine = cosine;
-    }
+  if (runnerUp) toTune.push_back(runnerUp->first);
   for (Int8Recipe candidate : toTune) {
     if (!tuneStep(candidate)) continue;
     auto kept = tryCandidate(candidate, /*firstPass=*/true);

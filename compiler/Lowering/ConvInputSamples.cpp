@@ -6,6 +6,7 @@
 
 #include <mutex>
 #include <set>
+#include <tuple>
 
 namespace tpu::lowering {
 
@@ -24,8 +25,9 @@ Result<TensorSamples> convInputSamples(mlir::ModuleOp module, const std::vector<
 }
 
 struct TensorSamples::MomentCache {
+  using Key = std::tuple<std::string, decltype(ConvGeometry().patchFields()), int64_t>; // tensor, geometry, positions
   std::mutex mutex;
-  std::map<std::pair<std::string, std::vector<int64_t>>, std::shared_ptr<const std::vector<PatchMoments>>> moments;
+  std::map<Key, std::shared_ptr<const std::vector<PatchMoments>>> moments;
 };
 
 TensorSamples::TensorSamples(Values values) : values_(std::move(values)), moments_(std::make_shared<MomentCache>()) {}
@@ -37,10 +39,7 @@ const std::vector<std::vector<float>> *TensorSamples::find(const std::string &te
 
 std::shared_ptr<const std::vector<PatchMoments>>
 TensorSamples::patchMoments(const std::string &tensor, const ConvGeometry &g, int64_t maxPositions) const {
-  std::pair<std::string, std::vector<int64_t>> key{tensor,
-                                                   {g.n, g.c, g.h, g.w, g.groups, g.kh, g.kw, g.strideH, g.strideW,
-                                                    g.dilationH, g.dilationW, g.padTop, g.padLeft, g.oh, g.ow,
-                                                    maxPositions}};
+  MomentCache::Key key{tensor, g.patchFields(), maxPositions};
   {
     std::lock_guard<std::mutex> lock(moments_->mutex);
     if (auto it = moments_->moments.find(key); it != moments_->moments.end()) return it->second;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 namespace tpu::lowering {
@@ -18,6 +19,11 @@ struct ConvGeometry {
   int64_t strideH = 1, strideW = 1, dilationH = 1, dilationW = 1, padTop = 0, padLeft = 0;
   int64_t oh = 1, ow = 1;              // output
   int64_t patchSize() const { return c / groups * kh * kw; }
+  // What patchMoments reads (every field but oc), as one comparable value:
+  // a field added above belongs here too when the moments depend on it.
+  auto patchFields() const {
+    return std::make_tuple(n, c, h, w, groups, kh, kw, strideH, strideW, dilationH, dilationW, padTop, padLeft, oh, ow);
+  }
 };
 
 // Per group, the mean E[x] and second moment E[x x^T] (patchSize()^2, row
