@@ -1,5 +1,6 @@
 #include "isa/Assembler.h"
 
+#include "isa/AsmSyntax.h"
 #include "isa/Disassembler.h"
 #include "isa/Opcodes.h"
 #include "isa/ProgramOrder.h"
@@ -18,87 +19,12 @@ namespace tpu::isa {
 
 namespace {
 
-// An error at a column of the current line (1-based).
-struct LineError {
-  size_t col;
-  std::string msg;
-};
-template <typename... Args> LineError errAt(size_t col, const Args &...args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return {col, os.str()};
-}
-using MaybeError = std::optional<LineError>;
+using namespace asmsyntax;
 
-struct Token {
-  std::string text; // quotes removed, escapes resolved
-  size_t col;       // 1-based column of the first character
-};
-
-// Splits a line into whitespace-separated tokens; "..." may appear anywhere
-// in a token (type="tpuc asm"); '#' outside quotes starts a comment.
-MaybeError tokenize(std::string_view line, std::vector<Token> &out) {
-  size_t i = 0;
-  while (i < line.size()) {
-    if (std::isspace((unsigned char)line[i])) {
-      ++i;
-      continue;
-    }
-    if (line[i] == '#') break;
-    Token t{std::string(), i + 1};
-    while (i < line.size() && !std::isspace((unsigned char)line[i]) && line[i] != '#') {
-      if (line[i] != '"') {
-        t.text += line[i++];
-        continue;
-      }
-      size_t open = i++;
-      while (i < line.size() && line[i] != '"') {
-        if (line[i] == '\\' && i + 1 < line.size()) ++i;
-        t.text += line[i++];
-      }
-      if (i >= line.size()) return errAt(open + 1, "unterminated string");
-      ++i;
-    }
-    out.push_back(std::move(t));
-  }
-  return std::nullopt;
-}
-
-MaybeError parseUint(std::string_view text, size_t col, uint64_t &out) {
-  std::string s(text);
-  if (s.empty() || s[0] == '-' || s[0] == '+' || std::isspace((unsigned char)s[0]))
-    return errAt(col, "expected a non-negative integer, got '", s, "'");
-  errno = 0;
-  char *end = nullptr;
-  unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-  if (*end != '\0') return errAt(col, "expected an integer, got '", s, "'");
-  if (errno == ERANGE) return errAt(col, "integer '", s, "' does not fit in 64 bits");
-  out = v;
-  return std::nullopt;
-}
-
-// "name=value" split; col of the value.
-struct KeyValue {
-  std::string key, value;
-  size_t keyCol, valueCol;
-};
-MaybeError splitKeyValue(const Token &t, KeyValue &kv) {
-  size_t eq = t.text.find('=');
-  if (eq == std::string::npos || eq == 0) return errAt(t.col, "expected name=value, got '", t.text, "'");
-  kv = {t.text.substr(0, eq), t.text.substr(eq + 1), t.col, t.col + eq + 1};
-  return std::nullopt;
-}
-
-// "%B12" / "%D7": engine letter and id.
+// "%B12" / "%D7": engine letter and a 16-bit id.
 MaybeError parseCmdName(const Token &t, char expect, uint16_t &id) {
-  if (t.text.size() < 3 || t.text[0] != '%' || (t.text[1] != 'B' && t.text[1] != 'D'))
-    return errAt(t.col, "expected %B<id> or %D<id>, got '", t.text, "'");
-  if (t.text[1] != expect)
-    return errAt(t.col, "expected a ", expect == 'B' ? "TIU (%B)" : "GDMA (%D)", " command name, got '",
-                 t.text, "'");
   uint64_t v;
-  if (auto e = parseUint(std::string_view(t.text).substr(2), t.col + 2, v)) return e;
-  if (v > 0xffff) return errAt(t.col + 2, "command id ", v, " does not fit in 16 bits");
+  if (auto e = asmsyntax::parseCmdName(t, expect, 16, v)) return e;
   id = uint16_t(v);
   return std::nullopt;
 }

@@ -1,5 +1,6 @@
 #include "isa/Disassembler.h"
 
+#include "isa/AsmSyntax.h"
 #include "isa/Opcodes.h"
 #include "isa/ProgramOrder.h"
 
@@ -18,17 +19,7 @@ unsigned gdmaUsedBits() {
   return last.offset + last.width;
 }
 
-// Addresses, lane masks and constant bit patterns read best in hex.
-bool printsHex(std::string_view name) {
-  return name.find("addr") != std::string_view::npos || name.find("mask") != std::string_view::npos ||
-         name == "constant_value";
-}
-
-std::string formatValue(std::string_view name, uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, printsHex(name) ? "0x%llx" : "%llu", (unsigned long long)v);
-  return buf;
-}
+using asmsyntax::formatValue;
 
 // Fields shown by the mnemonic and the %-names, not as name=value.
 bool tiuImplicit(TiuField f) {

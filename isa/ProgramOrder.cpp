@@ -19,7 +19,7 @@ const char *idPrefix(Engine e) { return e == Engine::Tiu ? "%B" : "%D"; }
 
 Status checkIncreasing(const std::vector<SyncIds> &q, Engine e) {
   for (size_t i = 0; i < q.size(); ++i) {
-    uint16_t prev = i ? q[i - 1].id : 0;
+    uint32_t prev = i ? q[i - 1].id : 0;
     if (q[i].id <= prev)
       return makeError(engineName(e), " command ", i, " has id ", q[i].id,
                        i ? " not greater than the previous id " : " (ids start at 1)",
@@ -43,7 +43,7 @@ Result<std::vector<OrderedCommand>> programOrder(const std::vector<SyncIds> &tiu
   std::vector<OrderedCommand> order;
   order.reserve(tiu.size() + gdma.size());
   size_t t = 0, g = 0;
-  uint16_t tiuDone = 0, gdmaDone = 0;
+  uint32_t tiuDone = 0, gdmaDone = 0;
   while (t < tiu.size() || g < gdma.size()) {
     bool gdmaReady = g < gdma.size() && syncSatisfied(gdma[g].waitId, tiuDone);
     bool tiuReady = t < tiu.size() && syncSatisfied(tiu[t].waitId, gdmaDone);

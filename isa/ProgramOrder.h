@@ -1,8 +1,9 @@
 // Rebuilds one program order from a command group's two queues by the cmd_id
 // rule (BM1684.md §2, docs/isa.md): a TIU command waits until the GDMA engine
 // has completed the id in its cmd_id_gdma, a GDMA command until the TIU engine
-// has completed the id in its eng0_sync_id. Ids are 16 bits, restart in each
-// group, and strictly increase along each queue; 0 means "waits for nothing".
+// has completed the id in its eng0_sync_id. Ids are 16 bits on the BM1684
+// (20 on the BM1684X), restart in each group, and strictly increase along each
+// queue; 0 means "waits for nothing".
 #pragma once
 
 #include "isa/Fields.h"
@@ -18,8 +19,8 @@ enum class Engine : uint8_t { Tiu = 0, Gdma = 1 };
 // The synchronisation fields of one command: its own id and the id of the
 // other engine's command it waits for.
 struct SyncIds {
-  uint16_t id = 0;
-  uint16_t waitId = 0;
+  uint32_t id = 0;
+  uint32_t waitId = 0;
 };
 SyncIds tiuSyncIds(const CommandBytes &cmd);
 SyncIds gdmaSyncIds(const CommandBytes &cmd);
@@ -27,7 +28,7 @@ SyncIds gdmaSyncIds(const CommandBytes &cmd);
 // The rule itself, shared with the SystemC engines: may a command that waits
 // for `waitId` start once the other engine has completed `completedId`
 // (0 = nothing completed yet)?
-inline bool syncSatisfied(uint16_t waitId, uint16_t completedId) { return waitId <= completedId; }
+inline bool syncSatisfied(uint32_t waitId, uint32_t completedId) { return waitId <= completedId; }
 
 struct OrderedCommand {
   Engine engine;

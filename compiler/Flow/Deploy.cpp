@@ -7,6 +7,7 @@
 #include "compiler/Export/TpuToGraph.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
+#include "isa/Chip.h"
 #include "kernels/Compare.h"
 #include "runtime/Runtime.h"
 
@@ -59,7 +60,7 @@ double bitDifference(const NpzMap &a, const NpzMap &b, std::string &where) {
 } // namespace
 
 Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &options, std::ostream &log) {
-  if (options.chip != "bm1684") return makeError("--chip '", options.chip, "' is not supported (bm1684)");
+  if (auto chip = isa::parseCompilerChip(options.chip); !chip) return chip.status();
   if (options.output.empty()) return makeError("missing -o model.bmodel");
   lowering::LoweringOptions lo;
   lo.mode = options.mode;

@@ -2,10 +2,14 @@
 // comments, then every command of every group in program order) — wiring
 // only; the work is in isa/bmodel/Bmodel.h and isa/Disassembler.h. With
 // --work, the work each net asks of the chip as JSON instead
-// (tools/explore/BmodelWork.h).
+// (tools/explore/BmodelWork.h). With --chip bm1684x, a subnet's two command
+// buffers (isa/bm1684x/Text.h) instead of a bmodel.
+#include "isa/Chip.h"
 #include "isa/Disassembler.h"
+#include "isa/bm1684x/Text.h"
 #include "isa/bmodel/Bmodel.h"
 #include "kernels/HostOps.h"
+#include "support/ReadFile.h"
 #include "tools/explore/BmodelWork.h"
 #include "tools/tpuc/Subcommand.h"
 #include "tools/tpuc/SubcommandArgs.h"
@@ -58,9 +62,27 @@ int writeOut(const tpuc::SubcommandArgs &args, const std::string &out) {
   return tpuc::kExitOk;
 }
 
+// BM1684X: the TIU and DMA command buffers of one subnet, in program order.
+int disassembleBm1684x(const tpuc::SubcommandArgs &args) {
+  if (args.args().size() != 2) return tpuc::fail("dis", "--chip bm1684x takes two files: TIU.bin DMA.bin");
+  if (args.isSet("--work") || args.isSet("--coeff-files"))
+    return tpuc::fail("dis", "--work and --coeff-files are for BM1684 bmodels");
+  std::vector<uint8_t> buffers[2];
+  for (size_t i = 0; i < 2; ++i) {
+    auto bytes = tpu::readFile(args.args()[i]);
+    if (!bytes) return tpuc::fail("dis", bytes.message());
+    buffers[i].assign(bytes->begin(), bytes->end());
+  }
+  auto text = tpu::isa::bm1684x::disassembleBuffers(buffers[0], buffers[1]);
+  if (!text) return tpuc::fail("dis", args.args()[0] + ", " + args.args()[1] + ": " + text.message());
+  return writeOut(args, "# BM1684X commands of " + args.args()[0] + " and " + args.args()[1] + "\n" + *text);
+}
+
 int runDis(int argc, char **argv) {
-  tpuc::SubcommandArgs args("dis", "model.bmodel [-o model.s [--coeff-files] | --work]");
-  args.positionals(1, 1, "model.bmodel");
+  tpuc::SubcommandArgs args("dis",
+                            "model.bmodel [-o model.s [--coeff-files] | --work] | --chip bm1684x TIU.bin DMA.bin");
+  args.positionals(1, 2, "model.bmodel | TIU.bin DMA.bin");
+  args.option("--chip", "the chip the input is for (bm1684, bm1684x; default bm1684)");
   args.option("--output", "write the text here instead of stdout", "-o");
   args.flag("--coeff-files", "with -o: write each net's coefficients to <output>.net<i>.coeff.bin "
                              "and refer to them with .coeff_file instead of inline hex");
@@ -70,6 +92,10 @@ int runDis(int argc, char **argv) {
       "and layers, per layer its commands, TIU multiply-accumulates and the DDR payload bytes its GDMA commands read "
       "(coefficients among them) and write");
   if (auto done = args.parseCommandLine(argc, argv)) return *done;
+  auto chip = tpu::isa::parseChip(args.get("--chip", "bm1684"));
+  if (!chip) return tpuc::fail("dis", chip.message());
+  if (*chip == tpu::isa::Chip::BM1684X) return disassembleBm1684x(args);
+  if (args.args().size() != 1) return tpuc::fail("dis", "takes one bmodel (two command buffers with --chip bm1684x)");
   const std::string &path = args.args()[0];
   tpu::bmodel::Header header;
   auto model = tpu::bmodel::readFile(path, &header);
