@@ -118,7 +118,8 @@ Result<Command> assembleLine(std::string_view line) {
   return parsed;
 }
 
-Result<std::string> disassembleBuffers(const std::vector<uint8_t> &tiuBytes, const std::vector<uint8_t> &dmaBytes) {
+Result<std::string> disassembleBuffers(const std::vector<uint8_t> &tiuBytes, const std::vector<uint8_t> &dmaBytes,
+                                       const Annotation &annotate) {
   auto tiu = decodeBuffer(Engine::Tiu, tiuBytes.data(), tiuBytes.size());
   if (!tiu) return tiu.status();
   auto dma = decodeBuffer(Engine::Gdma, dmaBytes.data(), dmaBytes.size());
@@ -126,8 +127,12 @@ Result<std::string> disassembleBuffers(const std::vector<uint8_t> &tiuBytes, con
   auto order = programOrder(*tiu, *dma);
   if (!order) return order.status();
   std::string text;
-  for (const OrderedCommand &o : *order)
-    text += disassemble(o.engine == Engine::Tiu ? (*tiu)[o.index] : (*dma)[o.index]) + "\n";
+  for (const OrderedCommand &o : *order) {
+    const Command &c = o.engine == Engine::Tiu ? (*tiu)[o.index] : (*dma)[o.index];
+    text += disassemble(c);
+    if (annotate) text += "  # " + annotate(c);
+    text += "\n";
+  }
   return text;
 }
 

@@ -11,6 +11,7 @@
 #include "isa/bm1684x/Command.h"
 #include "support/Status.h"
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,8 +23,11 @@ std::string disassemble(const Command &command);
 // One line; errors are "column N: message".
 Result<Command> assembleLine(std::string_view line);
 
-// Both engines' buffers (decodeBuffer) as text in program order.
-Result<std::string> disassembleBuffers(const std::vector<uint8_t> &tiu, const std::vector<uint8_t> &dma);
+// Both engines' buffers (decodeBuffer) as text in program order. `annotate`, when given, adds a comment to
+// each line (tpuc dis --operands: the command's operands, from memory/bm1684x).
+using Annotation = std::function<std::string(const Command &)>;
+Result<std::string> disassembleBuffers(const std::vector<uint8_t> &tiu, const std::vector<uint8_t> &dma,
+                                       const Annotation &annotate = {});
 
 // Text (commands, blank lines and '#' comments) back into the two buffers (encodeBuffer). Errors are
 // "fileName:line:column: message"; the ids must give a program order.

@@ -9,6 +9,7 @@
 #include "isa/bm1684x/Text.h"
 #include "isa/bmodel/Bmodel.h"
 #include "kernels/HostOps.h"
+#include "memory/bm1684x/Operands.h"
 #include "support/ReadFile.h"
 #include "tools/explore/BmodelWork.h"
 #include "tools/tpuc/Subcommand.h"
@@ -62,6 +63,18 @@ int writeOut(const tpuc::SubcommandArgs &args, const std::string &out) {
   return tpuc::kExitOk;
 }
 
+// "%R10 memref<...> = %R0 memref<...>, %C0 f32": what a BM1684X command writes and reads.
+std::string describeOperands(const tpu::isa::bm1684x::Command &c) {
+  auto ops = tpu::memory::bm1684x::operandsOf(c);
+  if (!ops) return ops.message();
+  auto list = [](const std::vector<tpu::memory::bm1684x::Operand> &v) {
+    std::string s;
+    for (const auto &o : v) s += (s.empty() ? "" : ", ") + o.name() + " " + o.typeText();
+    return s;
+  };
+  return list(ops->results) + " = " + list(ops->operands);
+}
+
 // BM1684X: the TIU and DMA command buffers of one subnet, in program order.
 int disassembleBm1684x(const tpuc::SubcommandArgs &args) {
   if (args.args().size() != 2) return tpuc::fail("dis", "--chip bm1684x takes two files: TIU.bin DMA.bin");
@@ -73,7 +86,9 @@ int disassembleBm1684x(const tpuc::SubcommandArgs &args) {
     if (!bytes) return tpuc::fail("dis", bytes.message());
     buffers[i].assign(bytes->begin(), bytes->end());
   }
-  auto text = tpu::isa::bm1684x::disassembleBuffers(buffers[0], buffers[1]);
+  tpu::isa::bm1684x::Annotation annotate;
+  if (args.isSet("--operands")) annotate = describeOperands;
+  auto text = tpu::isa::bm1684x::disassembleBuffers(buffers[0], buffers[1], annotate);
   if (!text) return tpuc::fail("dis", args.args()[0] + ", " + args.args()[1] + ": " + text.message());
   return writeOut(args, "# BM1684X commands of " + args.args()[0] + " and " + args.args()[1] + "\n" + *text);
 }
@@ -83,6 +98,8 @@ int runDis(int argc, char **argv) {
                             "model.bmodel [-o model.s [--coeff-files] | --work] | --chip bm1684x TIU.bin DMA.bin");
   args.positionals(1, 2, "model.bmodel | TIU.bin DMA.bin");
   args.option("--chip", "the chip the input is for (bm1684, bm1684x; default bm1684)");
+  args.flag("--operands", "with --chip bm1684x: after each command, what it writes and reads (memory, address, "
+                          "shape, strides, type)");
   args.option("--output", "write the text here instead of stdout", "-o");
   args.flag("--coeff-files", "with -o: write each net's coefficients to <output>.net<i>.coeff.bin "
                              "and refer to them with .coeff_file instead of inline hex");
@@ -95,6 +112,7 @@ int runDis(int argc, char **argv) {
   auto chip = tpu::isa::parseChip(args.get("--chip", "bm1684"));
   if (!chip) return tpuc::fail("dis", chip.message());
   if (*chip == tpu::isa::Chip::BM1684X) return disassembleBm1684x(args);
+  if (args.isSet("--operands")) return tpuc::fail("dis", "--operands is for --chip bm1684x");
   if (args.args().size() != 1) return tpuc::fail("dis", "takes one bmodel (two command buffers with --chip bm1684x)");
   const std::string &path = args.args()[0];
   tpu::bmodel::Header header;

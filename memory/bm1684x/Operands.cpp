@@ -1,0 +1,418 @@
+#include "memory/bm1684x/Operands.h"
+
+#include "isa/bm1684x/MemoryMap.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+namespace tpu::memory::bm1684x {
+
+using isa::bm1684x::Command;
+namespace map = isa::bm1684x;
+
+unsigned DataType::bits() const {
+  switch (prec) {
+  case 0:
+    return 8;
+  case 1:
+  case 3:
+  case 5:
+    return 16;
+  case 2:
+  case 4:
+    return 32;
+  case 6:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+std::string DataType::name() const {
+  switch (prec) {
+  case 1:
+    return "f16";
+  case 2:
+    return "f32";
+  case 5:
+    return "bf16";
+  default:
+    break;
+  }
+  std::string base = "i" + std::to_string(bits());
+  return sign == Sign::Signed ? "s" + base : sign == Sign::Unsigned ? "u" + base : base;
+}
+
+std::string Operand::name() const {
+  char buf[64];
+  switch (space) {
+  case Space::Lmem: {
+    uint64_t lane = address / map::kLaneBytes, inLane = address % map::kLaneBytes;
+    std::string s = "%R" + std::to_string(inLane / map::kBankBytes);
+    if (inLane % map::kBankBytes) s += "." + std::to_string(inLane % map::kBankBytes);
+    if (lane) s += ".L" + std::to_string(lane);
+    return s;
+  }
+  case Space::Static:
+    return "%S" + std::to_string(address);
+  case Space::L2:
+    return "%L" + std::to_string(address);
+  case Space::Global:
+    return "%G" + std::to_string(address);
+  case Space::Const:
+    std::snprintf(buf, sizeof buf, "%%C%.9g", constValue());
+    return buf;
+  }
+  return "%?";
+}
+
+std::string Operand::typeText() const {
+  if (space == Space::Const) return type.name();
+  std::string s = "memref<";
+  for (uint64_t d : shape) s += std::to_string(d) + "x";
+  s += type.name();
+  if (stride && std::any_of(stride->begin(), stride->end(), [](int64_t v) { return v != 0; })) {
+    s += ", strides: [";
+    for (size_t i = 0; i < 4; ++i) s += (i ? ", " : "") + std::to_string((*stride)[i]);
+    s += "]";
+  }
+  return s + ">";
+}
+
+double Operand::constValue() const {
+  uint32_t bits = uint32_t(address);
+  switch (type.prec) {
+  case 2: {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  }
+  case 5: { // bf16: the high half of an fp32
+    uint32_t wide = bits << 16;
+    float f;
+    std::memcpy(&f, &wide, sizeof f);
+    return f;
+  }
+  case 1: { // fp16
+    uint32_t sign = (bits >> 15) & 1, exp = (bits >> 10) & 0x1f, man = bits & 0x3ff;
+    double v = exp == 0    ? man / 1024.0 * (1.0 / 16384)
+               : exp == 31 ? (man ? 0.0 / 0.0 : 1.0 / 0.0)
+                           : (1 + man / 1024.0) * double(1u << exp) / 32768;
+    return sign ? -v : v;
+  }
+  default: {
+    unsigned n = type.bits();
+    uint64_t v = n >= 64 ? bits : bits & ((1ull << n) - 1);
+    if (type.sign == DataType::Sign::Signed && n < 64 && (v >> (n - 1)) & 1)
+      return double(int64_t(v) - int64_t(1ull << n));
+    return double(v);
+  }
+  }
+}
+
+namespace {
+
+// One operand as the command's fields describe it, before it is placed in a memory.
+struct Desc {
+  uint64_t address = 0;
+  std::array<uint64_t, 4> shape{};
+  std::optional<std::array<int64_t, 4>> stride;
+  DataType type;
+  LocalLayout layout = LocalLayout::AlignEU;
+  bool isConst = false;
+};
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// The strides a local layout implies (TPU-MLIR's local_layout_to_stride): channels are spread over the
+// lanes from the operand's own lane on, so the n stride counts the channel rows one lane holds.
+std::optional<std::array<int64_t, 4>> layoutStride(const Desc &d, uint64_t lane) {
+  auto [n, c, h, w] = d.shape;
+  (void)n;
+  uint64_t bytes = std::max(1u, d.type.bits() / 8), perEu = map::kEuBytes / bytes;
+  uint64_t rows = ceilDiv(c + lane, map::kLanes);
+  switch (d.layout) {
+  case LocalLayout::AlignEU: {
+    uint64_t cs = ceilDiv(h * w, perEu) * perEu;
+    return std::array<int64_t, 4>{int64_t(rows * cs), int64_t(cs), int64_t(w), 1};
+  }
+  case LocalLayout::Compact:
+    return std::array<int64_t, 4>{int64_t(rows * h * w), int64_t(h * w), int64_t(w), 1};
+  case LocalLayout::Offset:
+    return std::array<int64_t, 4>{0, 1, 0, 0};
+  case LocalLayout::Stride:
+    return d.stride;
+  default:
+    return std::nullopt; // weight layouts: the shape says it all
+  }
+}
+
+Result<Operand> place(const Desc &d) {
+  Operand o;
+  o.type = d.type;
+  o.shape = d.shape;
+  o.layout = d.layout;
+  if (d.isConst) {
+    o.space = Space::Const;
+    o.address = d.address & 0xffffffffu;
+    return o;
+  }
+  uint64_t a = d.address < map::kLmemBytes ? d.address + map::kLmemStart : d.address;
+  if (a >= map::kLmemStart && a < map::kLmemEnd) {
+    o.space = Space::Lmem;
+    o.address = a - map::kLmemStart;
+    o.stride = layoutStride(d, o.address / map::kLaneBytes);
+  } else {
+    if (a >= map::kStaticStart && a < map::kStaticEnd)
+      o.space = Space::Static, o.address = a - map::kStaticStart;
+    else if (a >= map::kL2Start && a < map::kL2End)
+      o.space = Space::L2, o.address = a - map::kL2Start;
+    else if (a >= map::kGlobalStart && a < map::kGlobalEnd)
+      o.space = Space::Global, o.address = a - map::kGlobalStart;
+    else {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)d.address);
+      return makeError("address ", buf, " is in no memory");
+    }
+    o.stride = d.stride;
+  }
+  return o;
+}
+
+std::array<uint64_t, 4> dims(const Command &c, const char *prefix) {
+  std::string p(prefix);
+  return {c.get(p + "_n"), c.get(p + "_c"), c.get(p + "_h"), c.get(p + "_w")};
+}
+std::array<int64_t, 4> strides(const Command &c, const char *prefix) {
+  std::string p(prefix);
+  return {int64_t(c.get(p + "_n_str")), int64_t(c.get(p + "_c_str")), int64_t(c.get(p + "_h_str")),
+          int64_t(c.get(p + "_w_str"))};
+}
+DataType typeOf(const Command &c, const std::string &precField, bool isSigned) {
+  return DataType::of(unsigned(c.get(precField)), isSigned);
+}
+DataType signless(unsigned prec) { return {prec, DataType::Sign::Signless}; }
+
+Result<LocalLayout> layoutCode(const Command &c, const char *field) {
+  uint64_t v = c.get(field);
+  if (v > 3) return makeError(field, " = ", v, " is no tensor layout (0 aligned, 1 compact, 2 offset, 3 strided)");
+  return LocalLayout(v);
+}
+
+struct Parts {
+  std::vector<Desc> results, operands;
+};
+
+Result<Parts> conv(const Command &c) {
+  auto l0 = layoutCode(c, "opd0_str");
+  if (!l0) return l0.status();
+  bool s0 = c.get("opd0_sign"), s1 = c.get("opd1_sign"), s2 = c.get("opd2_sign");
+  unsigned prec = unsigned(c.get("opd0_prec"));
+  Desc in{c.get("opd0_addr"),
+          {c.get("res0_n"), c.get("opd0_c"), c.get("opd0_h"), c.get("opd0_w")},
+          strides(c, "opd0"),
+          DataType::of(prec, s0),
+          *l0};
+  Desc out{c.get("res0_addr"), dims(c, "res0"), {}, typeOf(c, "res0_prec", s0 || s1 || s2)};
+  Desc weight{c.get("opd1_addr"),
+              {c.get("res0_c"), c.get("opd0_c"), c.get("opd1_h"), c.get("opd1_w")},
+              {},
+              DataType::of(prec, s1),
+              prec == 0   ? LocalLayout::Ic64
+              : prec == 2 ? LocalLayout::Ic1
+                          : LocalLayout::Ic32,
+              bool(c.get("opd1_const"))};
+  Desc bias{c.get("opd2_addr"),  {1, c.get("res0_c"), 1, 1}, {},
+            DataType::of(2, s0), LocalLayout::Compact,       bool(c.get("opd2_const"))};
+  Desc pad{c.get("opd3_addr"),   {1, c.get("opd0_c"), 1, 2}, {}, in.type,
+           LocalLayout::Compact, bool(c.get("opd3_const"))};
+  if (prec == 0) {
+    if (c.op().sub == 0) { // input zero points per channel
+      bias.shape = {1, c.get("opd0_c"), 1, 1};
+      bias.type = DataType::of(0, s2);
+      out.type = typeOf(c, "res0_prec", s0 || s1 || s2 || c.get("opd2_addr"));
+    } else { // requantising forms: int16 bias, uint8 shift
+      bias.type = DataType::of(3, s2);
+      pad.type = DataType::of(0, false);
+    }
+  }
+  return Parts{{out}, {in, weight, bias, pad}};
+}
+
+Result<Parts> poolOrDepthwise(const Command &c) {
+  bool s0 = c.get("opd0_sign"), s1 = c.get("opd1_sign"), s2 = c.get("opd2_sign");
+  auto [n, ch, h, w] = dims(c, "res0");
+  (void)h, (void)w;
+  unsigned prec = unsigned(c.get("opd0_prec"));
+  Desc in{c.get("opd0_addr"), {n, ch, c.get("opd0_h"), c.get("opd0_w")}, {}, DataType::of(prec, s0)};
+  Desc out{c.get("res0_addr"), dims(c, "res0"), {}, typeOf(c, "res0_prec", s0)};
+  Desc weight{c.get("opd1_addr"),
+              {1, ch, c.get("opd1_h"), c.get("opd1_w")},
+              {},
+              DataType::of(prec, s1),
+              LocalLayout::Compact,
+              bool(c.get("opd1_const"))};
+  Desc bias{c.get("opd2_addr"),     {1, ch, 1, 1},        {},
+            DataType::of(prec, s2), LocalLayout::Compact, bool(c.get("opd2_const"))};
+  Desc pad{c.get("opd3_addr"), {1, ch, 1, 2}, {}, in.type, LocalLayout::Compact, bool(c.get("opd3_const"))};
+  switch (c.op().sub) {
+  case 1:
+  case 4:
+    return Parts{{out}, {in, pad}}; // average, max
+  case 0:
+  case 2: { // depthwise (+ relu)
+    out.type = typeOf(c, "res0_prec", s0 || s1 || s2);
+    if (c.op().sub == 2) out.type = typeOf(c, "res0_prec", c.get("res0_prec") == 4);
+    bias.type = prec == 0 ? DataType::of(4, true) : in.type;
+    return Parts{{out}, {in, weight, bias, pad}};
+  }
+  default: { // ROI forms: per output position four int16 coordinates
+    pad.shape = {1, c.get("res0_w"), 1, 4};
+    pad.type = DataType::of(3, true);
+    if (c.op().sub == 5) return Parts{{out}, {in, weight, pad}};
+    return Parts{{out}, {in, pad}};
+  }
+  }
+}
+
+Result<Parts> arith(const Command &c) {
+  if (c.op().sub == 24 || c.op().sub == 25)
+    return makeError("operands of ", c.op().mnemonic, " (index generation) are not described yet");
+  auto shape = dims(c, "res0");
+  std::array<LocalLayout, 3> layouts{};
+  const char *layoutFields[3] = {"res0_str", "opd0_str", "opd1_str"};
+  for (size_t i = 0; i < 3; ++i) {
+    auto l = layoutCode(c, layoutFields[i]);
+    if (!l) return l.status();
+    layouts[i] = *l;
+  }
+  bool s0 = c.get("opd0_sign"), s1 = c.get("opd1_sign");
+  Desc out{c.get("res0_addr"), shape, strides(c, "res0"), typeOf(c, "res0_prec", s0 || s1), layouts[0]};
+  Desc a{c.get("opd0_addr"),         shape,      strides(c, "opd0"),
+         typeOf(c, "opd0_prec", s0), layouts[1], bool(c.get("opd0_const"))};
+  Desc b{c.get("opd1_addr"),         shape,      strides(c, "opd1"),
+         typeOf(c, "opd1_prec", s1), layouts[2], bool(c.get("opd1_const"))};
+  Desc third{c.get("opd2_addr"),   {1, shape[1], 1, 1},      {}, typeOf(c, "opd2_prec", c.get("opd2_sign")),
+             LocalLayout::Compact, bool(c.get("opd2_const"))};
+  if (c.op().sub == 17) third.shape[3] = 2;                                    // clamp: min and max
+  if (c.op().sub == 28) a.shape[0] = 1;                                        // copy_mb
+  if (c.op().sub == 14) out.type = typeOf(c, "res0_prec", c.get("opd2_sign")); // cast
+  // A strided operand whose stride is 0 along a dimension is broadcast along it: its own extent there is 1.
+  for (Desc *d : {&a, &b})
+    if (d->layout == LocalLayout::Stride)
+      for (size_t i = 0; i < 4; ++i)
+        if ((*d->stride)[i] == 0) d->shape[i] = 1;
+  std::vector<Desc> all{a, b, third};
+  all.resize(std::min<size_t>(3, c.get("tsk_opd_num")));
+  return Parts{{out}, all};
+}
+
+Result<Parts> sfu(const Command &c) {
+  auto shape = dims(c, "res0");
+  Desc in{c.get("opd0_addr"), shape, {}, typeOf(c, "opd0_prec", true)};
+  Desc out{c.get("res0_addr"), shape, {}, typeOf(c, "res0_prec", true)};
+  int64_t terms = int64_t(c.get("opd1_n"));
+  Desc table{c.get("opd1_addr"),
+             {1, std::min<uint64_t>(shape[1], map::kLanes), 1, uint64_t(terms)},
+             std::array<int64_t, 4>{0, 0, terms, 1},
+             in.type,
+             LocalLayout::Stride};
+  if (c.op().sub == 12 || c.op().sub == 13) return Parts{{out}, {in, table}}; // Taylor series: coefficients
+  return Parts{{out}, {in}};
+}
+
+Result<Parts> transposeOrBroadcast(const Command &c) {
+  auto [n, ch, h, w] = dims(c, "res0");
+  DataType type = signless(unsigned(c.get("res0_prec")));
+  Desc in{c.get("opd0_addr"), {n, ch, h, w}, {}, type};
+  Desc out{c.get("res0_addr"), {n, ch, h, w}, {}, type};
+  switch (c.op().sub) {
+  case 0:
+  case 1:
+    in.shape = {n, w, h, ch};
+    break; // c <-> w transposes
+  case 3:
+    in.shape[1] = 1;
+    break; // lane broadcast
+  case 4:
+    out.shape = {1, ch, 1, w};
+    break; // static broadcast
+  case 5:
+    out.shape = {1, ch, 1, 1}, out.layout = LocalLayout::Compact;
+    break;
+  default:
+    break;
+  }
+  if (c.op().sub == 0) // cw_ts reads its input with rows of w padded to the EU vector
+    in.layout = LocalLayout::Stride, in.stride = [&] {
+      uint64_t perEu = map::kEuBytes / std::max(1u, type.bits() / 8), hs = ceilDiv(ch, perEu) * perEu;
+      return std::array<int64_t, 4>{int64_t(ceilDiv(w, map::kLanes) * h * hs), int64_t(h * hs), int64_t(hs), 1};
+    }();
+  return Parts{{out}, {in}};
+}
+
+Result<Parts> tensorDma(const Command &c) {
+  enum { None = 0, Transpose = 1, Collect = 2, Broadcast = 3, Distribute = 4, Bank4Copy = 5, Bank4Broadcast = 6 };
+  uint64_t fn = c.op().sub;
+  if (fn == Bank4Copy || fn == Bank4Broadcast)
+    return makeError("operands of ", c.op().mnemonic, " (four-bank forms) are not described yet");
+  DataType type = signless(unsigned(c.get("src_data_format")));
+  Desc src{(c.get("src_start_addr_h8") << 32) | c.get("src_start_addr_l32"), {}, {}, type, LocalLayout::Stride};
+  src.shape = {c.get("src_nsize"), c.get("src_csize"), c.get("src_hsize"), c.get("src_wsize")};
+  src.stride = std::array<int64_t, 4>{int64_t(c.get("src_nstride")), int64_t(c.get("src_cstride")),
+                                      int64_t(c.get("src_hstride")), int64_t(c.get("src_wstride"))};
+  Desc dst = src;
+  dst.address = (c.get("dst_start_addr_h8") << 32) | c.get("dst_start_addr_l32");
+  dst.shape = {c.get("dst_nsize"), c.get("dst_csize"), c.get("dst_hsize"), c.get("dst_wsize")};
+  dst.stride = std::array<int64_t, 4>{int64_t(c.get("dst_nstride")), int64_t(c.get("dst_cstride")),
+                                      int64_t(c.get("dst_hstride")), int64_t(c.get("dst_wstride"))};
+  if (c.get("nchw_copy")) dst.shape = src.shape;
+  auto [n, ch, h, w] = src.shape;
+  if (fn == Broadcast) src.shape[1] = 1, dst.shape = {dst.shape[0], c.get("dst_csize"), dst.shape[2], dst.shape[3]};
+  if (fn == Transpose) dst.shape = {ch, n, h, w};
+  if (fn == Collect || fn == Distribute) dst.shape = {n, w, h, ch};
+  if (fn != None) (*src.stride)[3] = 1, (*dst.stride)[3] = 1;
+  if (c.get("fill_constant_en")) src = Desc{c.get("constant_value"), {}, {}, type, LocalLayout::Stride, true};
+  return Parts{{dst}, {src}};
+}
+
+} // namespace
+
+Result<Operands> operandsOf(const Command &c) {
+  Result<Parts> parts = makeError("operands of ", c.op().mnemonic, " are not described yet");
+  bool tiu = c.op().engine == isa::Engine::Tiu;
+  switch (tiu ? c.op().type : 100 + c.op().type) {
+  case 0:
+    parts = conv(c);
+    break;
+  case 1:
+    parts = poolOrDepthwise(c);
+    break;
+  case 3:
+    parts = arith(c);
+    break;
+  case 5:
+    parts = transposeOrBroadcast(c);
+    break;
+  case 9:
+    parts = sfu(c);
+    break;
+  case 100:
+    parts = tensorDma(c);
+    break;
+  default:
+    break;
+  }
+  if (!parts) return parts.status();
+  Operands out;
+  for (auto [from, to] : {std::pair{&parts->results, &out.results}, std::pair{&parts->operands, &out.operands}})
+    for (const Desc &d : *from) {
+      auto o = place(d);
+      if (!o) return makeError(c.op().mnemonic, ": ", o.message());
+      to->push_back(*o);
+    }
+  return out;
+}
+
+} // namespace tpu::memory::bm1684x
