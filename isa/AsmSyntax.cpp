@@ -23,7 +23,12 @@ MaybeError tokenize(std::string_view line, std::vector<Token> &out) {
       }
       size_t open = i++;
       while (i < line.size() && line[i] != '"') {
-        if (line[i] == '\\' && i + 1 < line.size()) ++i;
+        if (line[i] == '\\' && i + 1 < line.size()) {
+          ++i;
+          t.text += line[i] == 'n' ? '\n' : line[i]; // \n, \" and \\ escaped
+          ++i;
+          continue;
+        }
         t.text += line[i++];
       }
       if (i >= line.size()) return errAt(open + 1, "unterminated string");

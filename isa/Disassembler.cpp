@@ -119,6 +119,10 @@ std::string quoted(const std::string &s) {
   if (bare) return s;
   std::string out = "\"";
   for (char c : s) {
+    if (c == '\n') { // a line break would end the statement (TPU-MLIR's time strings end in one)
+      out += "\\n";
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }

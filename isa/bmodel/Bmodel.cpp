@@ -565,9 +565,17 @@ private:
         return makeError("coefficient sha256 mismatch: coefficients corrupted");
     }
     if (p->sub_net() && p->sub_net()->size()) {
-      if (p->cmd_group() && p->cmd_group()->size())
-        return makeError("command groups both in the net and in its sub-nets");
       TPU_RETURN_IF_ERROR(subnets(p->sub_net(), out));
+      // TPU-MLIR also writes the TPU sub-nets' command groups at the net level, a copy (BMRuntime reads the
+      // sub-nets'). Accept the copy, nothing else.
+      if (p->cmd_group() && p->cmd_group()->size()) {
+        Net copy;
+        TPU_RETURN_IF_ERROR(groups(p->cmd_group(), copy));
+        bool same = copy.groups.size() == out.groups.size();
+        for (size_t i = 0; same && i < copy.groups.size(); ++i)
+          same = copy.groups[i].tiu == out.groups[i].tiu && copy.groups[i].gdma == out.groups[i].gdma;
+        if (!same) return makeError("command groups in the net that are not a copy of its sub-nets'");
+      }
     } else {
       TPU_RETURN_IF_ERROR(groups(p->cmd_group(), out));
     }
@@ -604,11 +612,15 @@ private:
   // Sub-nets run in file order: BMRuntime's ids and next ids may describe
   // other graphs, this project only writes (and runs) the linear chain.
   Status subnet(const fb::SubNet *s, size_t i, size_t count, Net &out) const {
-    if (s->id() != int64_t(i)) return makeError("id ", s->id(), " breaks the sub-net order (expected ", i, ")");
+    // id -1 is the schema's "unset"; TPU-MLIR leaves it so when a net is one sub-net.
+    if (s->id() != int64_t(i) && !(s->id() == -1 && count == 1))
+      return makeError("id ", s->id(), " breaks the sub-net order (expected ", i, ")");
     const auto *next = s->next_subnet_ids();
     const bool last = i + 1 == count;
     const size_t nextCount = next ? next->size() : 0;
-    if (last ? nextCount != 0 : nextCount != 1 || next->Get(0) != int64_t(i + 1))
+    // The last one names no next sub-net, or -1 (TPU-MLIR's "none").
+    const bool endsHere = nextCount == 0 || (nextCount == 1 && next->Get(0) == -1);
+    if (last ? !endsHere : nextCount != 1 || next->Get(0) != int64_t(i + 1))
       return makeError("next_subnet_ids ", idList(next), " break the sub-net order (expected ",
                        last ? "{}" : "{" + std::to_string(i + 1) + "}", ")");
     if (s->is_dynamic()) return makeError("dynamic sub-nets are not supported");

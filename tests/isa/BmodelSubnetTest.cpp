@@ -213,13 +213,15 @@ struct SubnetSpec {
   int params = 0;
   int id = -1;               // -1: its position
   std::vector<int> next{-1}; // {-1}: the next position (none for the last)
+  bool unsetIds = false;     // as TPU-MLIR writes a lone sub-net: id -1, next_subnet_ids {-1}
   ::bmodel::Binary param{0, 8};
   int opType = 1;
 };
 
 // A one-net bmodel whose NetParameter holds `specs` as its sub_net list (empty
 // command groups, no tensors) over a 16-byte blob.
-std::vector<uint8_t> withSubnets(const std::vector<SubnetSpec> &specs, bool netGroupsToo = false) {
+// netGroups: command groups also at the net level (TPU-MLIR writes the sub-nets' there too).
+std::vector<uint8_t> withSubnets(const std::vector<SubnetSpec> &specs, int netGroups = 0) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<::bmodel::SubNet>> subnets;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -236,16 +238,17 @@ std::vector<uint8_t> withSubnets(const std::vector<SubnetSpec> &specs, bool netG
     sb.add_subnet_mode(s.mode);
     if (s.groups) sb.add_cmd_group(gv);
     if (s.params) sb.add_cpu_param(pv);
-    sb.add_id(s.id == -1 ? int(i) : s.id);
-    if (!next.empty()) sb.add_next_subnet_ids(nv);
+    if (s.unsetIds) nv = b.CreateVector(std::vector<int>{-1});
+    sb.add_id(s.unsetIds ? -1 : s.id == -1 ? int(i) : s.id);
+    if (!next.empty() || s.unsetIds) sb.add_next_subnet_ids(nv);
     subnets.push_back(sb.Finish());
   }
   auto sv = b.CreateVector(subnets);
-  std::vector<flatbuffers::Offset<::bmodel::CmdGroup>> netGroups{::bmodel::CreateCmdGroup(b)};
-  auto ngv = b.CreateVector(netGroups);
+  std::vector<flatbuffers::Offset<::bmodel::CmdGroup>> netGroupList(size_t(netGroups), ::bmodel::CreateCmdGroup(b));
+  auto ngv = b.CreateVector(netGroupList);
   ::bmodel::NetParameterBuilder pb(b);
   pb.add_sub_net(sv);
-  if (netGroupsToo) pb.add_cmd_group(ngv);
+  if (netGroups) pb.add_cmd_group(ngv);
   std::vector<flatbuffers::Offset<::bmodel::NetParameter>> params{pb.Finish()};
   auto pv = b.CreateVector(params);
   std::vector<flatbuffers::Offset<::bmodel::Net>> nets{::bmodel::CreateNet(b, b.CreateString("n"), 0, 0, pv)};
@@ -324,8 +327,24 @@ TEST(BmodelSubnets, ModeAndContentsMustAgree) {
   SubnetSpec negative = cpuSpec();
   negative.opType = -2;
   EXPECT_EQ(parseError(withSubnets({negative})), "net 0 'n': sub-net 0: negative op_type -2");
-  EXPECT_EQ(parseError(withSubnets({tpuSpec()}, /*netGroupsToo=*/true)),
-            "net 0 'n': command groups both in the net and in its sub-nets");
+  EXPECT_EQ(parseError(withSubnets({tpuSpec()}, /*netGroups=*/2)),
+            "net 0 'n': command groups in the net that are not a copy of its sub-nets'");
+}
+
+// TPU-MLIR writes a net of one TPU sub-net with id -1, next_subnet_ids {-1}, and a copy of its command
+// groups at the net level (its yolov5s_bm1684_f32.bmodel does): read like any one-sub-net net.
+TEST(BmodelSubnets, TpuMlirsLoneSubnetIsRead) {
+  SubnetSpec lone = tpuSpec();
+  lone.unsetIds = true;
+  auto bytes = withSubnets({lone}, /*netGroups=*/1);
+  auto m = parse(bytes.data(), bytes.size());
+  ASSERT_TRUE(m.isOk()) << m.message();
+  ASSERT_EQ(m->nets[0].subnets.size(), 1u);
+  EXPECT_EQ(m->nets[0].groups.size(), 1u);
+  // Unset ids are a lone sub-net's privilege.
+  SubnetSpec second = tpuSpec();
+  EXPECT_EQ(parseError(withSubnets({lone, second})),
+            "net 0 'n': sub-net 0: id -1 breaks the sub-net order (expected 0)");
 }
 
 TEST(BmodelSubnets, BinaryParamOutsideBlobRejected) {
