@@ -40,8 +40,8 @@ constexpr uint32_t kValidEu[kTiuTaskCount] = {
     kAr0To20,            // vc
 };
 
-constexpr std::string_view kPrecNames[kPrecCount] = {"int8", "int16", "int32", "fp32"};
-constexpr unsigned kPrecBytes[kPrecCount] = {1, 2, 4, 4};
+constexpr std::string_view kPrecNames[kPrecCodeCount] = {"int8", "fp16", "fp32", "int16", "int32"};
+constexpr unsigned kPrecBytes[kPrecCodeCount] = {1, 2, 4, 2, 4};
 constexpr std::string_view kDirNames[] = {"s2l", "l2s", "s2s", "l2l"};
 constexpr std::string_view kSfuncNames[] = {"copy", "transpose", "lrn_shift", "convert",
                                             "fill", "cw_transpose", "winograd", "filter"};
@@ -75,7 +75,7 @@ std::optional<std::pair<TiuTask, EuOp>> parseTiuMnemonic(std::string_view m) {
 
 unsigned precBytes(Prec p) { return kPrecBytes[unsigned(p)]; }
 std::string_view precName(Prec p) { return kPrecNames[unsigned(p)]; }
-bool isValidPrec(uint64_t code) { return code < kPrecCount; }
+bool isValidPrec(uint64_t code) { return code < kPrecCodeCount && Prec(code) != Prec::Fp16; }
 
 std::string_view gdmaDirectionName(GdmaDirection d) { return kDirNames[unsigned(d)]; }
 std::string_view gdmaSpecialFuncName(GdmaSpecialFunc f) { return kSfuncNames[unsigned(f)]; }

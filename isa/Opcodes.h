@@ -36,12 +36,16 @@ std::string tiuMnemonic(TiuTask t, EuOp e);
 // Parses a mnemonic back; nullopt if unknown or not a valid combination.
 std::optional<std::pair<TiuTask, EuOp>> parseTiuMnemonic(std::string_view m);
 
-// Operand precision (opt_*_prec, 3 bits). Signedness is the separate
-// opt_*_sign bit. (ours)
-enum class Prec : uint8_t { Int8 = 0, Int16 = 1, Int32 = 2, Fp32 = 3 };
-constexpr unsigned kPrecCount = 4;
+// Operand precision (opt_*_prec, 3 bits), the chip's codes: Sophgo's BM1684
+// profiler definitions (TPU-MLIR python/profile_helper/bm1684_defs.py,
+// BDFormat), and what TPU-MLIR's own BM1684 bmodels carry (fp32 = 2, int32 = 4;
+// tests/data/bm1684). Signedness is the separate opt_*_sign bit. The BM1684's
+// TIU computes no fp16: the code exists, no command here uses it.
+enum class Prec : uint8_t { Int8 = 0, Fp16 = 1, Fp32 = 2, Int16 = 3, Int32 = 4 };
+constexpr unsigned kPrecCodeCount = 5;
 unsigned precBytes(Prec p);
-std::string_view precName(Prec p);         // "int8", "int16", "int32", "fp32"
+std::string_view precName(Prec p); // "int8", "fp16", "fp32", "int16", "int32"
+// A code a command may carry: int8, fp32, int16 or int32.
 bool isValidPrec(uint64_t code);
 
 // GDMA enumerations (published numbering).

@@ -112,6 +112,8 @@ struct Decoder {
     const OperandSlot &s = r.slot;
     o = LocalOperand{};
     uint64_t prec = raw.get(s.prec);
+    if (prec == uint64_t(Prec::Fp16))
+      return fail(makeError(fieldInfo(s.prec).name, " = 1 (fp16): the BM1684 TIU computes no fp16"));
     if (!isValidPrec(prec))
       return fail(makeError(fieldInfo(s.prec).name, " = ", prec, " is not a precision code"));
     uint64_t mode = raw.get(s.strideMode);

@@ -151,6 +151,10 @@ Status Runtime::loadBmodel(const uint8_t *data, size_t size, const std::string &
 // All nets of a model or none: a failure undoes the nets placed before it.
 Status Runtime::adopt(bmodel::Model model, const std::string &origin,
                       std::shared_ptr<const std::vector<uint8_t>> image) {
+  if (backend_->kind() == BackendKind::Device && model.type == bmodel::kToolkitModelType)
+    return makeError(origin, ": built by tpuc, whose BM1684 commands follow this toolkit's own operand conventions, "
+                             "not yet the chip's (docs/isa.md): a BM1684 would compute something else; run it on "
+                             "the sim or func backend");
   const size_t before = nets_.size();
   for (const bmodel::StageRun &run : bmodel::stageRuns(model.nets)) {
     auto entry = std::make_unique<NetEntry>();

@@ -220,7 +220,7 @@ Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, Compil
   if (!groups) return groups.status();
 
   bmodel::Model m;
-  m.type = "tpuc codegen";
+  m.type = bmodel::kToolkitModelType;
   m.version = "1";
   bmodel::Net net;
   net.name = g.name;

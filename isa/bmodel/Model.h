@@ -127,6 +127,11 @@ inline std::vector<StageRun> stageRuns(const std::vector<Net> &nets) {
   return runs;
 }
 
+// The type tpuc's code generator writes. Its BM1684 commands follow this toolkit's own operand conventions
+// (docs/isa.md), not yet the chip's: the device backend refuses such a bmodel rather than let a real BM1684
+// compute something else.
+inline constexpr const char *kToolkitModelType = "tpuc codegen";
+
 struct Model {
   std::string chip = "BM1684";
   std::string type;              // free text, e.g. "tpuc asm"

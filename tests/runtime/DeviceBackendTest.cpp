@@ -122,3 +122,26 @@ TEST(DeviceBackend, FourNTensorsAreMarshalledInTheirStoreMode) {
   EXPECT_TRUE(has("  out 0 i8 5x3x7 4N 168 bytes"));
   EXPECT_TRUE(has("bmrt_load_bmodel_data size=" + std::to_string(bytes->size()) + " magic=ff55aaee"));
 }
+
+// A bmodel tpuc's code generator wrote carries the toolkit's own operand conventions (docs/isa.md): the device
+// backend refuses it before the chip sees it, and says where it can run.
+TEST(DeviceBackend, RefusesBmodelsOfTheToolkitsOwnConventions) {
+  const std::string log = useStubs("refused.log");
+  auto rt = Runtime::create(isa::HwConfig(), BackendKind::Device);
+  ASSERT_TRUE(rt) << rt.message();
+  ConvAddNet net(1);
+  bmodel::Model model = net.model();
+  model.type = bmodel::kToolkitModelType;
+  auto bytes = bmodel::serialize(model);
+  ASSERT_TRUE(bytes);
+  Status st = (*rt)->loadBmodel(bytes->data(), bytes->size(), "tpuc.bmodel");
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.message(), "tpuc.bmodel: built by tpuc, whose BM1684 commands follow this toolkit's own operand "
+                          "conventions, not yet the chip's (docs/isa.md): a BM1684 would compute something else; "
+                          "run it on the sim or func backend");
+  for (const std::string &line : readLines(log)) EXPECT_EQ(line.find("bmrt_load_bmodel_data"), std::string::npos);
+  // The other backends run it.
+  auto sim = Runtime::create(isa::HwConfig(), BackendKind::Func);
+  ASSERT_TRUE(sim) << sim.message();
+  EXPECT_TRUE((*sim)->loadBmodel(bytes->data(), bytes->size(), "tpuc.bmodel").isOk());
+}

@@ -986,9 +986,12 @@ TEST(TiuExec, RandomCommandWordsRunOrFailCleanly) {
     unsigned task = unsigned(f.rng() % kTiuTaskCount), eu;
     do eu = unsigned(f.rng() % kEuOpCount); while (!isValidTiuOp(task, eu));
     raw.set(TiuField::tsk_typ, task), raw.set(TiuField::tsk_eu_typ, eu);
-    for (TiuField p : {TiuField::opt_res0_prec, TiuField::opt_opd0_prec, TiuField::opt_opd1_prec,
-                       TiuField::opt_opd2_prec, TiuField::short_res0_str, TiuField::short_opd0_str,
-                       TiuField::short_opd1_str, TiuField::short_opd2_str})
+    const Prec precs[] = {Prec::Int8, Prec::Fp32, Prec::Int16, Prec::Int32};
+    for (TiuField p :
+         {TiuField::opt_res0_prec, TiuField::opt_opd0_prec, TiuField::opt_opd1_prec, TiuField::opt_opd2_prec})
+      if (f.rng() % 8) raw.set(p, unsigned(precs[f.rng() % 4]));
+    for (TiuField p :
+         {TiuField::short_res0_str, TiuField::short_opd0_str, TiuField::short_opd1_str, TiuField::short_opd2_str})
       if (f.rng() % 8) raw.set(p, f.rng() % 4);
     if (f.rng() % 8) raw.set(TiuField::tsk_opd_num, 2 + f.rng() % 2);
     for (TiuField s : small)
