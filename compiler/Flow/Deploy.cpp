@@ -7,7 +7,7 @@
 #include "compiler/Export/TpuToGraph.h"
 #include "compiler/Interpreter/TopInterpreter.h"
 #include "compiler/TpuInterpreter/TpuInterpreter.h"
-#include "isa/Chip.h"
+#include "isa/chips/Registry.h"
 #include "kernels/Compare.h"
 #include "runtime/Runtime.h"
 

@@ -35,11 +35,17 @@ struct Header {
 Result<std::vector<uint8_t>> serialize(const Model &model);
 Status writeFile(const Model &model, const std::string &path);
 
+// Which chips' bmodels a reader takes: the BM1684's (what the simulator and
+// the compiler work on), or any chip of the registry (isa/chips/Registry.h;
+// `tpuc dis`), whose groups then keep their command streams as stored when
+// its commands vary in length.
+enum class ChipScope { Bm1684, AnyKnown };
+
 // Parses and validates a bmodel held in memory. Errors name the net, group
 // and command index; `readFile` prefixes them with the file name.
-Result<Model> parse(const uint8_t *data, size_t size);
+Result<Model> parse(const uint8_t *data, size_t size, ChipScope scope = ChipScope::Bm1684);
 // `header`, when given, receives the file's header.
-Result<Model> readFile(const std::string &path, Header *header = nullptr);
+Result<Model> readFile(const std::string &path, Header *header = nullptr, ChipScope scope = ChipScope::Bm1684);
 
 // Reads just the header (for `tpuc dis`); validates the magic and sizes.
 Result<Header> parseHeader(const uint8_t *data, size_t size);

@@ -79,6 +79,10 @@ struct CmdGroup {
   std::vector<isa::CommandBytes> gdma;
   std::vector<std::string> tiuLayer;   // same length as tiu
   std::vector<std::string> gdmaLayer;  // same length as gdma
+  // A chip whose commands vary in length (isa::ChipInfo::commandWordBytes 0, the BM1684X) keeps each
+  // engine's commands as stored, back to back, with their count; tiu and gdma are then empty.
+  std::vector<uint8_t> tiuStream, gdmaStream;
+  uint32_t tiuStreamCount = 0, gdmaStreamCount = 0;
 };
 
 // A step of a net, in the order the net runs them (BMRuntime's sub_net,

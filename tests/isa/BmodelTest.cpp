@@ -5,6 +5,7 @@
 #include "isa/bmodel/bmodel_generated.h" // to hand-build containers the writer never makes
 
 #include "isa/Opcodes.h"
+#include "isa/bm1684x/Command.h"
 
 #include <gtest/gtest.h>
 
@@ -439,4 +440,44 @@ TEST(BmodelLimits, BadLayerTablesRejected) {
   EXPECT_EQ(withProfile({magic, 0, 1, 5, 0, 0, 1, 0}),
             "net 0 'big': net_profile run 0 names group 5 engine 0 layer 0, which do not exist");
   EXPECT_EQ(withProfile({magic, 0, 2, 5, 0, 0}), "net 0 'big': net_profile layer table truncated");
+}
+
+// A BM1684X bmodel keeps each engine's command stream as stored (its commands vary in length): written and
+// read back unchanged when the reader takes any known chip; the default reader refuses it by name.
+TEST(Bmodel, Bm1684xStreamsRoundTrip) {
+  auto add = isa::bm1684x::Command::make(*isa::bm1684x::findOp("arith.add"), true);
+  auto sys = isa::bm1684x::Command::make(*isa::bm1684x::findOp("sys.end"), false);
+  auto dsys = isa::bm1684x::Command::make(*isa::bm1684x::findOp("dma.sys"), true);
+  ASSERT_TRUE(add.isOk() && sys.isOk() && dsys.isOk());
+  ASSERT_TRUE(add->set("cmd_id", 1).isOk() && sys->set("cmd_id", 2).isOk() && dsys->set("cmd_id", 1).isOk());
+  Model m;
+  m.chip = "BM1684X";
+  Net net;
+  net.name = "x";
+  CmdGroup g;
+  g.tiuStream = isa::bm1684x::encodeBuffer({*add, *sys});
+  g.gdmaStream = isa::bm1684x::encodeBuffer({*dsys});
+  g.tiuStreamCount = 2, g.gdmaStreamCount = 1;
+  net.groups.push_back(g);
+  m.nets.push_back(net);
+  auto bytes = serialize(m);
+  ASSERT_TRUE(bytes.isOk()) << bytes.message();
+  auto back = parse(bytes->data(), bytes->size(), ChipScope::AnyKnown);
+  ASSERT_TRUE(back.isOk()) << back.message();
+  EXPECT_EQ(back->nets[0].groups[0].tiuStream, g.tiuStream);
+  EXPECT_EQ(back->nets[0].groups[0].gdmaStream, g.gdmaStream);
+  EXPECT_EQ(back->nets[0].groups[0].tiuStreamCount, 2u);
+  EXPECT_TRUE(back->nets[0].groups[0].tiu.empty());
+  EXPECT_EQ(parseError(*bytes),
+            "bmodel is for chip 'BM1684X', not BM1684 (tpuc dis reads it; nothing here compiles or runs it yet)");
+
+  // A count that is not what the stream holds, and words where streams belong, are refused by name.
+  m.nets[0].groups[0].tiuStreamCount = 3;
+  auto wrong = serialize(m);
+  ASSERT_FALSE(wrong.isOk());
+  EXPECT_EQ(wrong.message(), "net 'x' group 0: count 3 does not match the 2 commands its 128-byte binary holds");
+  m.nets[0].groups[0] = sampleModel().nets[0].groups[0];
+  wrong = serialize(m);
+  ASSERT_FALSE(wrong.isOk());
+  EXPECT_EQ(wrong.message(), "net 'x' group 0: BM1684X commands are streams, not 128-byte words");
 }

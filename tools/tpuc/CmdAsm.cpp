@@ -2,9 +2,9 @@
 // toolkit does not build yet) — wiring only; the work is in isa/Assembler.h, isa/bm1684x/Text.h and
 // isa/bmodel/Bmodel.h.
 #include "isa/Assembler.h"
-#include "isa/Chip.h"
 #include "isa/bm1684x/Text.h"
 #include "isa/bmodel/Bmodel.h"
+#include "isa/chips/Registry.h"
 #include "support/ReadFile.h"
 #include "tools/tpuc/Subcommand.h"
 #include "tools/tpuc/SubcommandArgs.h"

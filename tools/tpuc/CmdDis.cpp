@@ -4,10 +4,10 @@
 // --work, the work each net asks of the chip as JSON instead
 // (tools/explore/BmodelWork.h). With --chip bm1684x, a subnet's two command
 // buffers (isa/bm1684x/Text.h) instead of a bmodel.
-#include "isa/Chip.h"
 #include "isa/Disassembler.h"
 #include "isa/bm1684x/Text.h"
 #include "isa/bmodel/Bmodel.h"
+#include "isa/chips/Registry.h"
 #include "kernels/HostOps.h"
 #include "memory/bm1684x/Operands.h"
 #include "support/ReadFile.h"
@@ -52,6 +52,32 @@ std::string describeStage(const tpu::bmodel::Net &stage) {
   return "inputs " + list(stage.inputs) + " -> outputs " + list(stage.outputs);
 }
 
+// The header, the nets, their stages and sub-nets, as comments.
+std::string summary(const std::string &path, const tpu::bmodel::Header &header, const tpu::bmodel::Model &model) {
+  char magic[16];
+  std::snprintf(magic, sizeof magic, "0x%08X", header.magic);
+  std::string out = "# " + path + ": magic " + magic + ", header_size " + std::to_string(header.headerSize) +
+                    ", flatbuffers_size " + std::to_string(header.flatbuffersSize) + ", binary_size " +
+                    std::to_string(header.binarySize) + "\n# chip " + model.chip + ", " +
+                    std::to_string(tpu::bmodel::stageRuns(model.nets).size()) + " net(s)\n";
+  for (const tpu::bmodel::StageRun &run : tpu::bmodel::stageRuns(model.nets))
+    for (size_t stage = 0; stage < run.count; ++stage) {
+      const auto &net = model.nets[run.first + stage];
+      if (run.count > 1)
+        out += "# net '" + net.name + "' stage " + std::to_string(stage) + " of " + std::to_string(run.count) + ": " +
+               describeStage(net) + "\n";
+      size_t tiu = 0, gdma = 0;
+      for (const auto &g : net.groups)
+        tiu += g.tiu.size() + g.tiuStreamCount, gdma += g.gdma.size() + g.gdmaStreamCount;
+      out += "# net " + net.name + ": " + std::to_string(net.inputs.size()) + " input(s), " +
+             std::to_string(net.outputs.size()) + " output(s), " + std::to_string(net.groups.size()) + " group(s), " +
+             std::to_string(tiu) + " TIU + " + std::to_string(gdma) + " GDMA commands, " +
+             std::to_string(net.coeff.size()) + " coefficient bytes\n";
+      for (size_t i = 0; i < net.subnets.size(); ++i) out += "#   " + describeSubnet(net.subnets[i], i) + "\n";
+    }
+  return out;
+}
+
 // The text to stdout, or to -o.
 int writeOut(const tpuc::SubcommandArgs &args, const std::string &out) {
   if (!args.has("--output")) {
@@ -75,9 +101,30 @@ std::string describeOperands(const tpu::isa::bm1684x::Command &c) {
   return list(ops->results) + " = " + list(ops->operands);
 }
 
+// A BM1684X bmodel: each group's commands in program order, after the summary. No directives: the text
+// does not assemble back into a bmodel (tpuc asm --chip bm1684x makes command buffers).
+int disassembleBm1684xModel(const tpuc::SubcommandArgs &args, const std::string &path,
+                            const tpu::bmodel::Header &header, const tpu::bmodel::Model &model) {
+  if (args.isSet("--work") || args.isSet("--coeff-files"))
+    return tpuc::fail("dis", "--work and --coeff-files are for BM1684 bmodels");
+  tpu::isa::bm1684x::Annotation annotate;
+  if (args.isSet("--operands")) annotate = describeOperands;
+  std::string out = summary(path, header, model);
+  for (const auto &net : model.nets)
+    for (size_t g = 0; g < net.groups.size(); ++g) {
+      const auto &group = net.groups[g];
+      out += "\n# net " + net.name + " group " + std::to_string(g) + ": " + std::to_string(group.tiuStreamCount) +
+             " TIU, " + std::to_string(group.gdmaStreamCount) + " DMA\n";
+      auto text = tpu::isa::bm1684x::disassembleBuffers(group.tiuStream, group.gdmaStream, annotate);
+      if (!text)
+        return tpuc::fail("dis", path + ": net '" + net.name + "' group " + std::to_string(g) + ": " + text.message());
+      out += *text;
+    }
+  return writeOut(args, out);
+}
+
 // BM1684X: the TIU and DMA command buffers of one subnet, in program order.
 int disassembleBm1684x(const tpuc::SubcommandArgs &args) {
-  if (args.args().size() != 2) return tpuc::fail("dis", "--chip bm1684x takes two files: TIU.bin DMA.bin");
   if (args.isSet("--work") || args.isSet("--coeff-files"))
     return tpuc::fail("dis", "--work and --coeff-files are for BM1684 bmodels");
   std::vector<uint8_t> buffers[2];
@@ -98,8 +145,8 @@ int runDis(int argc, char **argv) {
                             "model.bmodel [-o model.s [--coeff-files] | --work] | --chip bm1684x TIU.bin DMA.bin");
   args.positionals(1, 2, "model.bmodel | TIU.bin DMA.bin");
   args.option("--chip", "the chip the input is for (bm1684, bm1684x; default bm1684)");
-  args.flag("--operands", "with --chip bm1684x: after each command, what it writes and reads (memory, address, "
-                          "shape, strides, type)");
+  args.flag("--operands", "BM1684X commands: after each, what it writes and reads (memory, address, shape, "
+                          "strides, type)");
   args.option("--output", "write the text here instead of stdout", "-o");
   args.flag("--coeff-files", "with -o: write each net's coefficients to <output>.net<i>.coeff.bin "
                              "and refer to them with .coeff_file instead of inline hex");
@@ -111,13 +158,19 @@ int runDis(int argc, char **argv) {
   if (auto done = args.parseCommandLine(argc, argv)) return *done;
   auto chip = tpu::isa::parseChip(args.get("--chip", "bm1684"));
   if (!chip) return tpuc::fail("dis", chip.message());
-  if (*chip == tpu::isa::Chip::BM1684X) return disassembleBm1684x(args);
-  if (args.isSet("--operands")) return tpuc::fail("dis", "--operands is for --chip bm1684x");
-  if (args.args().size() != 1) return tpuc::fail("dis", "takes one bmodel (two command buffers with --chip bm1684x)");
+  if (args.args().size() == 2) {
+    if (*chip != tpu::isa::Chip::BM1684X) return tpuc::fail("dis", "two command buffers need --chip bm1684x");
+    return disassembleBm1684x(args);
+  }
   const std::string &path = args.args()[0];
   tpu::bmodel::Header header;
-  auto model = tpu::bmodel::readFile(path, &header);
+  auto model = tpu::bmodel::readFile(path, &header, tpu::bmodel::ChipScope::AnyKnown);
   if (!model) return tpuc::fail("dis", model.message());
+  const tpu::isa::ChipInfo &info = *tpu::isa::chipByBmodelName(model->chip); // the reader knew it
+  if (args.has("--chip") && info.chip != *chip)
+    return tpuc::fail("dis", path + ": bmodel is for chip " + model->chip + ", not --chip " + args.get("--chip"));
+  if (info.chip == tpu::isa::Chip::BM1684X) return disassembleBm1684xModel(args, path, header, *model);
+  if (args.isSet("--operands")) return tpuc::fail("dis", "--operands is for BM1684X commands");
   if (args.isSet("--work")) {
     if (args.isSet("--coeff-files")) return tpuc::fail("dis", "--coeff-files writes the text, not --work");
     auto work = tpu::explore::workJson(*model);
@@ -142,28 +195,7 @@ int runDis(int argc, char **argv) {
   auto text = tpu::isa::disassembleModel(*model, options);
   if (!text) return tpuc::fail("dis", path + ": " + text.message());
 
-  char magic[16];
-  std::snprintf(magic, sizeof magic, "0x%08X", header.magic);
-  std::string out = "# " + path + ": magic " + magic + ", header_size " + std::to_string(header.headerSize) +
-                    ", flatbuffers_size " + std::to_string(header.flatbuffersSize) + ", binary_size " +
-                    std::to_string(header.binarySize) + "\n# chip " + model->chip + ", " +
-                    std::to_string(tpu::bmodel::stageRuns(model->nets).size()) + " net(s)\n";
-  for (const tpu::bmodel::StageRun &run : tpu::bmodel::stageRuns(model->nets))
-    for (size_t stage = 0; stage < run.count; ++stage) {
-      const auto &net = model->nets[run.first + stage];
-      if (run.count > 1)
-        out += "# net '" + net.name + "' stage " + std::to_string(stage) + " of " + std::to_string(run.count) + ": " +
-               describeStage(net) + "\n";
-      size_t tiu = 0, gdma = 0;
-      for (const auto &g : net.groups) tiu += g.tiu.size(), gdma += g.gdma.size();
-      out += "# net " + net.name + ": " + std::to_string(net.inputs.size()) + " input(s), " +
-             std::to_string(net.outputs.size()) + " output(s), " + std::to_string(net.groups.size()) + " group(s), " +
-             std::to_string(tiu) + " TIU + " + std::to_string(gdma) + " GDMA commands, " +
-             std::to_string(net.coeff.size()) + " coefficient bytes\n";
-      for (size_t i = 0; i < net.subnets.size(); ++i) out += "#   " + describeSubnet(net.subnets[i], i) + "\n";
-    }
-  out += *text;
-  return writeOut(args, out);
+  return writeOut(args, summary(path, header, *model) + *text);
 }
 
 tpuc::RegisterSubcommand registerDis("dis", "print a bmodel's header, tensors and commands as assembler text",

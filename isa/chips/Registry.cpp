@@ -1,13 +1,23 @@
-#include "isa/Chip.h"
+#include "isa/chips/Registry.h"
 
-#include <iterator>
+#include "isa/bm1684x/Command.h"
 
 namespace tpu::isa {
 
 namespace {
+
+Status checkBm1684xStream(Engine engine, const uint8_t *bytes, size_t size, uint32_t count) {
+  auto commands = bm1684x::decodeBuffer(engine, bytes, size);
+  if (!commands) return commands.status();
+  if (commands->size() != count)
+    return makeError("count ", count, " does not match the ", commands->size(), " commands its ", size,
+                     "-byte binary holds");
+  return Status::ok();
+}
+
 constexpr ChipInfo kChips[] = {
-    {Chip::BM1684, "bm1684", true, true},
-    {Chip::BM1684X, "bm1684x", false, false}, // its command set: isa/bm1684x (tpuc asm/dis --chip bm1684x)
+    {Chip::BM1684, "bm1684", "BM1684", true, true, kCommandBytes, nullptr}, // words: the bmodel reader checks each
+    {Chip::BM1684X, "bm1684x", "BM1684X", false, false, 0, checkBm1684xStream},
 };
 
 std::string chipList() {
@@ -15,6 +25,7 @@ std::string chipList() {
   for (const ChipInfo &c : kChips) s += (s.empty() ? "" : ", ") + std::string(c.name);
   return s;
 }
+
 } // namespace
 
 const ChipInfo &chipInfo(Chip chip) { return kChips[size_t(chip)]; }
@@ -34,6 +45,12 @@ Result<Chip> parseCompilerChip(std::string_view name) {
                      "disassembles: tpuc asm/dis --chip ",
                      name, ")");
   return chip;
+}
+
+const ChipInfo *chipByBmodelName(std::string_view bmodelName) {
+  for (const ChipInfo &c : kChips)
+    if (c.bmodelName == bmodelName) return &c;
+  return nullptr;
 }
 
 } // namespace tpu::isa
