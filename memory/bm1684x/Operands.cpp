@@ -308,6 +308,43 @@ Result<Parts> arith(const Command &c) {
   return Parts{{out}, all};
 }
 
+// Requantise (rq0: fp32 scale and zero point; rq1: int32 multiplier, int8 shift, zero point) and dequantise
+// (dq0: zero point and fp32 scale; dq1: zero point, multiplier, shift). The parameters are per channel, one
+// 4-byte word after another from opd1_addr, or constants packed into opd1_addr / opd2_addr.
+Result<Parts> requantOrDequant(const Command &c) {
+  auto shape = dims(c, "res0");
+  const bool s0 = c.get("opd0_sign"), s2 = c.get("opd2_sign"), isConst = c.get("opd1_const");
+  Desc in{c.get("opd0_addr"), shape, {}, typeOf(c, "opd0_prec", s0)};
+  Desc out{c.get("res0_addr"), shape, {}, typeOf(c, "res0_prec", s2)};
+  // The k-th per-channel parameter word, or the constant `bits`.
+  auto param = [&](unsigned k, DataType type, uint64_t bits) {
+    Desc d{isConst ? bits : c.get("opd1_addr") + 4 * k, {1, shape[1], 1, 1}, {}, type};
+    d.isConst = isConst;
+    return d;
+  };
+  const uint64_t p1 = c.get("opd1_addr"), p2 = c.get("opd2_addr");
+  const DataType f32{2, DataType::Sign::Signless}, si32 = DataType::of(4, true);
+  switch (c.op().sub) {
+  case 0:
+    return Parts{{out}, {in, param(0, f32, p1), param(1, f32, p2)}};
+  case 1:
+    if (isConst)
+      return Parts{
+          {out}, {in, param(0, si32, p1), param(1, DataType::of(0, true), p2), param(2, DataType::of(3, s2), p2 >> 8)}};
+    return Parts{{out}, {in, param(0, si32, 0), param(1, si32, 0), param(2, si32, 0)}};
+  case 3:
+    return Parts{{out}, {in, param(0, DataType::of(4, s0), p1), param(1, f32, p2)}};
+  case 4:
+    if (isConst) // zero point, then scale, then shift (packed above the zero point)
+      return Parts{
+          {out},
+          {in, param(0, DataType::of(3, s0), p1), param(0, si32, p2), param(0, DataType::of(3, true), p1 >> 16)}};
+    return Parts{{out}, {in, param(0, si32, 0), param(1, si32, 0), param(2, si32, 0)}};
+  default:
+    return makeError("operands of ", c.op().mnemonic, " are not described yet");
+  }
+}
+
 Result<Parts> sfu(const Command &c) {
   auto shape = dims(c, "res0");
   Desc in{c.get("opd0_addr"), shape, {}, typeOf(c, "opd0_prec", true)};
@@ -391,6 +428,9 @@ Result<Operands> operandsOf(const Command &c) {
     break;
   case 3:
     parts = arith(c);
+    break;
+  case 4:
+    parts = requantOrDequant(c);
     break;
   case 5:
     parts = transposeOrBroadcast(c);

@@ -161,3 +161,29 @@ TEST(Bm1684xOperands, LocalViewsFollowTheirLane) {
   EXPECT_EQ(ops->results[0].name(), "%R2.64.L3");
   EXPECT_EQ(ops->results[0].typeText(), "memref<2x70x3x7xf32, strides: [64, 32, 7, 1]>");
 }
+
+TEST(Bm1684xOperands, RequantiseConstantsArePackedAsTpuMlirReadsThem) {
+  // rq1 with constant parameters: the multiplier is opd1_addr; opd2_addr holds the int8 shift in its low byte
+  // and the int16 zero point above it.
+  auto rq = Command::make(*findOp("quant.rq1"), true);
+  ASSERT_TRUE(rq.isOk());
+  for (auto [field, value] : {std::pair{"res0_n", uint64_t(1)},
+                              {"res0_c", 8},
+                              {"res0_h", 2},
+                              {"res0_w", 2},
+                              {"opd0_prec", 4},
+                              {"opd0_sign", 1},
+                              {"opd2_sign", 1},
+                              {"opd1_const", 1},
+                              {"opd1_addr", 74565},
+                              {"opd2_addr", (0xff85u << 8) | 0xf9u}})
+    ASSERT_TRUE(rq->set(field, value).isOk()) << field;
+  auto ops = memory::bm1684x::operandsOf(*rq);
+  ASSERT_TRUE(ops.isOk()) << ops.message();
+  ASSERT_EQ(ops->operands.size(), 4u);
+  EXPECT_EQ(ops->results[0].typeText(), "memref<1x8x2x2xsi8, strides: [64, 64, 2, 1]>");
+  EXPECT_EQ(ops->operands[0].typeText(), "memref<1x8x2x2xsi32, strides: [16, 16, 2, 1]>");
+  EXPECT_EQ(ops->operands[1].name() + " " + ops->operands[1].typeText(), "%C74565 si32");
+  EXPECT_EQ(ops->operands[2].name() + " " + ops->operands[2].typeText(), "%C-7 si8");
+  EXPECT_EQ(ops->operands[3].name() + " " + ops->operands[3].typeText(), "%C-123 si16");
+}
