@@ -233,14 +233,14 @@ std::vector<uint8_t> withSubnets(const std::vector<SubnetSpec> &specs, int netGr
     if (next == std::vector<int>{-1}) next = i + 1 < specs.size() ? std::vector<int>{int(i + 1)} : std::vector<int>{};
     auto gv = s.groups ? b.CreateVector(groups) : 0;
     auto pv = s.params ? b.CreateVector(params) : 0;
+    if (s.unsetIds) next = {-1};
     auto nv = next.empty() ? 0 : b.CreateVector(next);
     ::bmodel::SubNetBuilder sb(b);
     sb.add_subnet_mode(s.mode);
     if (s.groups) sb.add_cmd_group(gv);
     if (s.params) sb.add_cpu_param(pv);
-    if (s.unsetIds) nv = b.CreateVector(std::vector<int>{-1});
     sb.add_id(s.unsetIds ? -1 : s.id == -1 ? int(i) : s.id);
-    if (!next.empty() || s.unsetIds) sb.add_next_subnet_ids(nv);
+    if (!next.empty()) sb.add_next_subnet_ids(nv);
     subnets.push_back(sb.Finish());
   }
   auto sv = b.CreateVector(subnets);
