@@ -1,5 +1,6 @@
-// libFuzzer target: the bmodel reader (isa/bmodel). Any byte string must parse
-// or be rejected with an error; an accepted model must serialise again, and
+// libFuzzer target: the bmodel reader (isa/bmodel), for the BM1684 and for any
+// known chip. Any byte string must parse or be rejected with an error; an
+// accepted model must serialise again, and
 // its CPU sub-nets' host op parameters parse (kernels::HostCall) or are
 // rejected, a parsed call writing back what it parsed.
 #include "isa/bmodel/Bmodel.h"
@@ -8,6 +9,9 @@
 #include <cstdlib>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  // tpuc dis reads any chip of the registry (a BM1684X bmodel keeps its command streams): the same promise.
+  auto anyChip = tpu::bmodel::parse(data, size, tpu::bmodel::ChipScope::AnyKnown);
+  if (anyChip.isOk() && !tpu::bmodel::serialize(*anyChip).isOk()) std::abort();
   auto model = tpu::bmodel::parse(data, size);
   if (!model.isOk()) return 0;
   // What the reader accepts, the writer can write (no inconsistent model escapes).

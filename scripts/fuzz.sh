@@ -43,6 +43,8 @@ mkdir -p "$seeds"/{fuzz_bmodel,fuzz_command,fuzz_asm,fuzz_npz,fuzz_onnx,fuzz_tfl
 mapfile -t asm < <(find "$root/tests" -name '*.s' -not -path '*/build*' | sort)
 cp "${asm[@]}" "$seeds/fuzz_asm/"
 "$build/fuzz/fuzz_seeds" "$seeds/fuzz_bmodel" "$seeds/fuzz_command" "${asm[@]}" >&2
+# The bmodels TPU-MLIR made (BM1684 and BM1684X): what other compilers write, and the BM1684X streams.
+cp "$root"/tests/data/bm1684/*.bmodel "$root"/tests/data/bm1684x/*.bmodel "$seeds/fuzz_bmodel/"
 # Small arrays only: big members make every execution slow without new paths.
 find "$root/tests" "$root/models/out" \( -name '*.npz' -o -name '*.npy' \) -size -64k \
   -not -path '*/build*' -exec cp --backup=numbered -t "$seeds/fuzz_npz/" {} + 2>/dev/null || true
