@@ -1,0 +1,48 @@
+// BM1684X commands executed on the data (no timing): the memories as the chip's commands address them, and
+// each command's effect on them, read through its operand views (memory/bm1684x/Operands.h). Executed so
+// far: tensor DMA (plain, broadcast, n<->c transpose, constant fill; lane masks) and fp32 arithmetic (add,
+// sub, mul, max, min, copy), whose results IEEE single precision fixes. Every other command, and these on
+// other data types, is an error naming it: nothing is approximated.
+#pragma once
+
+#include "isa/bm1684x/Command.h"
+#include "memory/Memory.h"
+#include "memory/bm1684x/Operands.h"
+#include "support/Status.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tpu::sim::bm1684x {
+
+// Local memory (64 lanes of 256 KiB), the 16 KiB static memory, and DDR (sparse).
+class Memories {
+public:
+  Memories();
+
+  LocalMemory &local() { return local_; }
+  GlobalMemory &global() { return global_; }
+  std::vector<uint8_t> &staticMemory() { return static_; }
+
+  // Element (n, c, h, w) of a view, `bytes` wide: read into / written from `value`. Errors name the view's
+  // memory and the range that falls outside it; L2 SRAM is not modelled.
+  Status read(const memory::bm1684x::Operand &view, const std::array<uint64_t, 4> &at, void *value) const;
+  Status write(const memory::bm1684x::Operand &view, const std::array<uint64_t, 4> &at, const void *value,
+               uint64_t laneMask = ~0ull);
+
+private:
+  Result<uint8_t *> hostBytes(const memory::bm1684x::Operand &view, uint32_t lane, uint64_t byte, uint64_t bytes);
+
+  LocalMemory local_;
+  GlobalMemory global_;
+  std::vector<uint8_t> static_;
+};
+
+// Runs one command.
+Status execute(Memories &memories, const isa::bm1684x::Command &command);
+
+// Runs both engines' commands in program order (isa::bm1684x::programOrder); an error names the command.
+Status run(Memories &memories, const std::vector<isa::bm1684x::Command> &tiu,
+           const std::vector<isa::bm1684x::Command> &dma);
+
+} // namespace tpu::sim::bm1684x
