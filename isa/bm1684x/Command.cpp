@@ -6,7 +6,6 @@ namespace tpu::isa::bm1684x {
 
 namespace {
 const char *engineName(Engine e) { return e == Engine::Tiu ? "TIU" : "DMA"; }
-bool isSys(const OpInfo &op) { return op.type == (op.engine == Engine::Tiu ? 15u : 6u); }
 } // namespace
 
 Result<Command> Command::make(const OpInfo &op, bool isShort, unsigned sub) {
@@ -78,7 +77,7 @@ Result<std::vector<Command>> decodeBuffer(Engine engine, const uint8_t *bytes, s
     auto c = Command::decode(engine, bytes + offset, size - offset);
     if (!c) return makeError(engineName(engine), " command ", out.size(), " at byte ", offset, ": ", c.message());
     offset += c->layout().bytes();
-    bool sys = isSys(c->op());
+    bool sys = c->op().isSys();
     out.push_back(std::move(*c));
     size_t rest = size - offset;
     if (sys && rest < 128 && std::all_of(bytes + offset, bytes + size, [](uint8_t b) { return b == 0; })) break;
@@ -92,7 +91,7 @@ std::vector<uint8_t> encodeBuffer(const std::vector<Command> &commands) {
     auto bytes = c.encode();
     out.insert(out.end(), bytes.begin(), bytes.end());
   }
-  if (!commands.empty() && isSys(commands.back().op())) out.resize((out.size() + 127) / 128 * 128, 0);
+  if (!commands.empty() && commands.back().op().isSys()) out.resize((out.size() + 127) / 128 * 128, 0);
   return out;
 }
 

@@ -40,6 +40,8 @@ struct OpInfo {
 
   // Both forms exist and differ: bit cmd_short chooses, and the mnemonic of the short one starts "s.".
   bool hasTwoForms() const { return longLayout && shortLayout && longLayout != shortLayout; }
+  // A sys command (TIU tsk_typ 15, DMA cmd_type 6): an end, barrier or nop, which ends a buffer and moves no data.
+  bool isSys() const { return type == (engine == Engine::Tiu ? 15u : 6u); }
   const Layout *layout(bool isShort) const { return isShort ? shortLayout : longLayout; }
 };
 

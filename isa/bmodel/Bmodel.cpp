@@ -480,40 +480,35 @@ public:
     return Status::ok();
   }
 
-  Status commands(const fb::Binary *bin, uint32_t num, uint32_t cmdBytes, bool tiu,
-                  std::vector<isa::CommandBytes> &out) const {
+  // One engine's queue of a group: 128-byte words, each checked, or, for a chip whose commands vary in
+  // length, the stream as stored, checked by the chip's codec.
+  Status queue(const fb::Binary *bin, uint32_t num, uint32_t cmdBytes, bool tiu, CmdGroup &grp) const {
     const char *engine = tiu ? "TIU" : "GDMA";
     if (num > kMaxCommandsPerQueue)
       return makeError(num, " ", engine, " commands (limit ", kMaxCommandsPerQueue, ")");
     uint64_t start, size;
     TPU_RETURN_IF_ERROR(range(bin, tiu ? "binary_bdc" : "binary_gdma", start, size));
-    if (size % isa::kCommandBytes != 0)
+    const bool words = chip_.commandWordBytes != 0;
+    if (words && size % isa::kCommandBytes != 0)
       return makeError(engine, " binary of ", size, " bytes is not a multiple of 128");
-    if (size != uint64_t(num) * isa::kCommandBytes)
+    if (words && size != uint64_t(num) * isa::kCommandBytes)
       return makeError(engine, " count ", num, " does not match its ", size, "-byte binary");
     if (cmdBytes != 0 && cmdBytes != size)
       return makeError(engine, " cmd_byte ", cmdBytes, " does not match its ", size, "-byte binary");
+    if (!words) {
+      Status st = chip_.checkStream(tiu ? isa::Engine::Tiu : isa::Engine::Gdma, blob_ + start, size, num);
+      if (!st) return st.prefix(std::string(engine) + " commands");
+      (tiu ? grp.tiuStream : grp.gdmaStream).assign(blob_ + start, blob_ + start + size);
+      (tiu ? grp.tiuStreamCount : grp.gdmaStreamCount) = num;
+      return Status::ok();
+    }
+    std::vector<isa::CommandBytes> &out = tiu ? grp.tiu : grp.gdma;
     out.resize(num);
     for (uint32_t i = 0; i < num; ++i) {
       std::memcpy(out[i].data(), blob_ + start + uint64_t(i) * isa::kCommandBytes, isa::kCommandBytes);
       Status st = tiu ? isa::checkTiuCommand(out[i]) : isa::checkGdmaCommand(out[i]);
       if (!st) return st.prefix(std::string(engine) + " command " + std::to_string(i));
     }
-    return Status::ok();
-  }
-
-  // A chip whose commands vary in length: the engine's stream as stored, checked by the chip's codec.
-  Status stream(const fb::Binary *bin, uint32_t num, uint32_t cmdBytes, bool tiu, CmdGroup &grp) const {
-    const char *engine = tiu ? "TIU" : "GDMA";
-    if (num > kMaxCommandsPerQueue) return makeError(num, " ", engine, " commands (limit ", kMaxCommandsPerQueue, ")");
-    uint64_t start, size;
-    TPU_RETURN_IF_ERROR(range(bin, tiu ? "binary_bdc" : "binary_gdma", start, size));
-    if (cmdBytes != 0 && cmdBytes != size)
-      return makeError(engine, " cmd_byte ", cmdBytes, " does not match its ", size, "-byte binary");
-    Status st = chip_.checkStream(tiu ? isa::Engine::Tiu : isa::Engine::Gdma, blob_ + start, size, num);
-    if (!st) return st.prefix(std::string(engine) + " commands");
-    (tiu ? grp.tiuStream : grp.gdmaStream).assign(blob_ + start, blob_ + start + size);
-    (tiu ? grp.tiuStreamCount : grp.gdmaStreamCount) = num;
     return Status::ok();
   }
 
@@ -637,12 +632,8 @@ private:
       return makeError(out.groups.size() + list->size(), " command groups (limit ", kMaxGroupsPerNet, ")");
     for (const fb::CmdGroup *cg : *list) {
       CmdGroup grp;
-      const bool words = chip_.commandWordBytes != 0;
-      Status st = words ? commands(cg->binary_bdc(), cg->bdc_num(), cg->bdc_cmd_byte(), true, grp.tiu)
-                        : stream(cg->binary_bdc(), cg->bdc_num(), cg->bdc_cmd_byte(), true, grp);
-      if (st)
-        st = words ? commands(cg->binary_gdma(), cg->gdma_num(), cg->gdma_cmd_byte(), false, grp.gdma)
-                   : stream(cg->binary_gdma(), cg->gdma_num(), cg->gdma_cmd_byte(), false, grp);
+      Status st = queue(cg->binary_bdc(), cg->bdc_num(), cg->bdc_cmd_byte(), true, grp);
+      if (st) st = queue(cg->binary_gdma(), cg->gdma_num(), cg->gdma_cmd_byte(), false, grp);
       if (!st) return st.prefix("group " + std::to_string(out.groups.size()));
       grp.tiuLayer.assign(grp.tiu.size(), std::string());
       grp.gdmaLayer.assign(grp.gdma.size(), std::string());

@@ -414,36 +414,30 @@ Result<Parts> tensorDma(const Command &c) {
   return Parts{{dst}, {src}};
 }
 
+// Which command types have operand views, and who reads them.
+struct Describer {
+  isa::Engine engine;
+  unsigned type;
+  Result<Parts> (*describe)(const Command &);
+};
+constexpr Describer kDescribers[] = {
+    {isa::Engine::Tiu, 0, conv},
+    {isa::Engine::Tiu, 1, poolOrDepthwise},
+    {isa::Engine::Tiu, 3, arith},
+    {isa::Engine::Tiu, 4, requantOrDequant},
+    {isa::Engine::Tiu, 5, transposeOrBroadcast},
+    {isa::Engine::Tiu, 9, sfu},
+    {isa::Engine::Gdma, 0, tensorDma},
+};
+
 } // namespace
 
 Result<Operands> operandsOf(const Command &c) {
-  Result<Parts> parts = makeError("operands of ", c.op().mnemonic, " are not described yet");
-  bool tiu = c.op().engine == isa::Engine::Tiu;
-  switch (tiu ? c.op().type : 100 + c.op().type) {
-  case 0:
-    parts = conv(c);
-    break;
-  case 1:
-    parts = poolOrDepthwise(c);
-    break;
-  case 3:
-    parts = arith(c);
-    break;
-  case 4:
-    parts = requantOrDequant(c);
-    break;
-  case 5:
-    parts = transposeOrBroadcast(c);
-    break;
-  case 9:
-    parts = sfu(c);
-    break;
-  case 100:
-    parts = tensorDma(c);
-    break;
-  default:
-    break;
-  }
+  const Describer *describer = nullptr;
+  for (const Describer &d : kDescribers)
+    if (d.engine == c.op().engine && d.type == c.op().type) describer = &d;
+  if (!describer) return makeError("operands of ", c.op().mnemonic, " are not described yet");
+  Result<Parts> parts = describer->describe(c);
   if (!parts) return parts.status();
   Operands out;
   for (auto [from, to] : {std::pair{&parts->results, &out.results}, std::pair{&parts->operands, &out.operands}})

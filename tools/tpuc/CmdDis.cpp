@@ -101,21 +101,26 @@ std::string describeOperands(const tpu::isa::bm1684x::Command &c) {
   return list(ops->results) + " = " + list(ops->operands);
 }
 
+// What BM1684X text takes of the options: --operands; --work and --coeff-files are the BM1684's.
+tpu::Result<tpu::isa::bm1684x::Annotation> bm1684xAnnotation(const tpuc::SubcommandArgs &args) {
+  if (args.isSet("--work") || args.isSet("--coeff-files"))
+    return tpu::makeError("--work and --coeff-files are for BM1684 bmodels");
+  return args.isSet("--operands") ? tpu::isa::bm1684x::Annotation(describeOperands) : tpu::isa::bm1684x::Annotation();
+}
+
 // A BM1684X bmodel: each group's commands in program order, after the summary. No directives: the text
 // does not assemble back into a bmodel (tpuc asm --chip bm1684x makes command buffers).
 int disassembleBm1684xModel(const tpuc::SubcommandArgs &args, const std::string &path,
                             const tpu::bmodel::Header &header, const tpu::bmodel::Model &model) {
-  if (args.isSet("--work") || args.isSet("--coeff-files"))
-    return tpuc::fail("dis", "--work and --coeff-files are for BM1684 bmodels");
-  tpu::isa::bm1684x::Annotation annotate;
-  if (args.isSet("--operands")) annotate = describeOperands;
+  auto annotate = bm1684xAnnotation(args);
+  if (!annotate) return tpuc::fail("dis", annotate.message());
   std::string out = summary(path, header, model);
   for (const auto &net : model.nets)
     for (size_t g = 0; g < net.groups.size(); ++g) {
       const auto &group = net.groups[g];
       out += "\n# net " + net.name + " group " + std::to_string(g) + ": " + std::to_string(group.tiuStreamCount) +
              " TIU, " + std::to_string(group.gdmaStreamCount) + " DMA\n";
-      auto text = tpu::isa::bm1684x::disassembleBuffers(group.tiuStream, group.gdmaStream, annotate);
+      auto text = tpu::isa::bm1684x::disassembleBuffers(group.tiuStream, group.gdmaStream, *annotate);
       if (!text)
         return tpuc::fail("dis", path + ": net '" + net.name + "' group " + std::to_string(g) + ": " + text.message());
       out += *text;
@@ -125,17 +130,15 @@ int disassembleBm1684xModel(const tpuc::SubcommandArgs &args, const std::string 
 
 // BM1684X: the TIU and DMA command buffers of one subnet, in program order.
 int disassembleBm1684x(const tpuc::SubcommandArgs &args) {
-  if (args.isSet("--work") || args.isSet("--coeff-files"))
-    return tpuc::fail("dis", "--work and --coeff-files are for BM1684 bmodels");
+  auto annotate = bm1684xAnnotation(args);
+  if (!annotate) return tpuc::fail("dis", annotate.message());
   std::vector<uint8_t> buffers[2];
   for (size_t i = 0; i < 2; ++i) {
     auto bytes = tpu::readFile(args.args()[i]);
     if (!bytes) return tpuc::fail("dis", bytes.message());
     buffers[i].assign(bytes->begin(), bytes->end());
   }
-  tpu::isa::bm1684x::Annotation annotate;
-  if (args.isSet("--operands")) annotate = describeOperands;
-  auto text = tpu::isa::bm1684x::disassembleBuffers(buffers[0], buffers[1], annotate);
+  auto text = tpu::isa::bm1684x::disassembleBuffers(buffers[0], buffers[1], *annotate);
   if (!text) return tpuc::fail("dis", args.args()[0] + ", " + args.args()[1] + ": " + text.message());
   return writeOut(args, "# BM1684X commands of " + args.args()[0] + " and " + args.args()[1] + "\n" + *text);
 }

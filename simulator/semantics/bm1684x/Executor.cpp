@@ -173,12 +173,10 @@ Status fp32Arith(Memories &m, const Command &c, const memory::bm1684x::Operands 
   });
 }
 
-bool isSys(const Command &c) { return c.op().type == (c.op().engine == isa::Engine::Tiu ? 15u : 6u); }
-
 } // namespace
 
 Status execute(Memories &m, const Command &c) {
-  if (isSys(c)) return Status::ok(); // ends, barriers and nops move no data
+  if (c.op().isSys()) return Status::ok();
   const bool tiu = c.op().engine == isa::Engine::Tiu;
   const bool dmaTensor = !tiu && c.op().type == 0;
   const int sub = c.op().sub;
