@@ -3,6 +3,9 @@
 #include "isa/bm1684x/MemoryMap.h"
 
 #include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <utility>
 
 namespace tpu::sim::bm1684x {
 
@@ -38,6 +41,14 @@ struct Place {
   uint64_t byte = 0;
 };
 Result<Place> placeOf(const Operand &v, const Index &at, uint64_t bytes) {
+  if (v.layout == memory::bm1684x::LocalLayout::Ic1 && v.space == Space::Lmem) {
+    // 32-bit conv weights (oc, ic, kh, kw): output channel oc in its lane, its ic*kh*kw packed.
+    uint64_t lane0 = v.address / map::kLaneBytes, channel = lane0 + at[0];
+    auto [oc, ic, kh, kw] = v.shape;
+    (void)oc;
+    uint64_t elements = channel / map::kLanes * ic * kh * kw + (at[1] * kh + at[2]) * kw + at[3];
+    return Place{uint32_t(channel % map::kLanes), v.address % map::kLaneBytes + elements * bytes};
+  }
   if (!v.stride) return makeError(v.name(), ": a weight layout (no strides) is not modelled");
   const auto &s = *v.stride;
   if (v.space == Space::Lmem) {
@@ -58,7 +69,7 @@ Memories::Memories()
 // Local and static memory are flat host arrays: the element's bytes there, after the range check.
 Result<uint8_t *> Memories::hostBytes(const Operand &v, uint32_t lane, uint64_t byte, uint64_t bytes) {
   if (v.space == Space::Lmem) {
-    TPU_RETURN_IF_ERROR(local_.checkLaneRange(byte, bytes, v.name().c_str()));
+    if (!local_.inLane(byte, bytes)) return local_.checkLaneRange(byte, bytes, v.name().c_str());
     return local_.lane(lane) + byte;
   }
   if (v.space != Space::Static) return makeError(v.name(), ": L2 SRAM is not modelled");
@@ -100,6 +111,8 @@ Status Memories::write(const Operand &v, const Index &at, const void *value, uin
 
 namespace {
 
+using memory::bm1684x::Operands;
+
 // Calls fn(index) for every index of `shape`, stopping at the first error.
 template <typename Fn> Status forEach(const Index &shape, Fn &&fn) {
   for (uint64_t n = 0; n < shape[0]; ++n)
@@ -109,7 +122,28 @@ template <typename Fn> Status forEach(const Index &shape, Fn &&fn) {
   return Status::ok();
 }
 
-Status tensorDma(Memories &m, const Command &c, const memory::bm1684x::Operands &ops) {
+// Each view, named by its role, must hold fp32: the only type executed so far.
+Status fp32Only(std::initializer_list<std::pair<const char *, const Operand *>> views) {
+  for (auto [role, v] : views)
+    if (v->type.prec != 2) return makeError(role, " ", v->name(), " is ", v->type.name(), ": fp32 only so far");
+  return Status::ok();
+}
+
+// Fields whose effect is not modelled: an error when set.
+Status unmodelled(const Command &c, std::initializer_list<const char *> fields) {
+  for (const char *f : fields)
+    if (uint64_t v = c.get(f)) return makeError(f, " = ", v, " is not modelled");
+  return Status::ok();
+}
+
+float floatOf(uint64_t bits) {
+  uint32_t b = uint32_t(bits);
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+Status tensorDma(Memories &m, const Command &c, const Operands &ops) {
   enum { None = 0, Transpose = 1, Collect = 2, Broadcast = 3, Distribute = 4 };
   const Operand &dst = ops.results[0], &src = ops.operands[0];
   const bool fill = c.get("fill_constant_en");
@@ -131,14 +165,14 @@ Status tensorDma(Memories &m, const Command &c, const memory::bm1684x::Operands 
 }
 
 // fp32 elementwise arithmetic; an operand of extent 1 along a dimension is broadcast along it.
-Status fp32Arith(Memories &m, const Command &c, const memory::bm1684x::Operands &ops) {
+Status fp32Arith(Memories &m, const Command &c, const Operands &ops) {
   const Operand &out = ops.results[0];
   const bool unary = c.op().sub == 19; // copy
   if (ops.operands.size() < (unary ? 1u : 2u))
     return makeError("tsk_opd_num = ", c.get("tsk_opd_num"), " gives too few operands");
   if (c.get("opd2_n_str")) return makeError("round mode ", c.get("opd2_n_str"), " is not modelled");
-  for (const Operand *v : {&out, &ops.operands[0], unary ? &ops.operands[0] : &ops.operands[1]})
-    if (v->type.prec != 2) return makeError(v->name(), " is ", v->type.name(), ": fp32 only so far");
+  const Operand &lhs = ops.operands[0], &rhs = unary ? lhs : ops.operands[1];
+  TPU_RETURN_IF_ERROR(fp32Only({{"result", &out}, {"operand", &lhs}, {"operand", &rhs}}));
   auto element = [&](const Operand &v, const Index &at, float &x) {
     Index i = at;
     for (size_t d = 0; d < 4; ++d)
@@ -147,8 +181,8 @@ Status fp32Arith(Memories &m, const Command &c, const memory::bm1684x::Operands 
   };
   return forEach(out.shape, [&](const Index &at) -> Status {
     float a = 0, b = 0, r = 0;
-    TPU_RETURN_IF_ERROR(element(ops.operands[0], at, a));
-    if (!unary) TPU_RETURN_IF_ERROR(element(ops.operands[1], at, b));
+    TPU_RETURN_IF_ERROR(element(lhs, at, a));
+    if (!unary) TPU_RETURN_IF_ERROR(element(rhs, at, b));
     switch (c.op().sub) {
     case 0:
       r = a * b;
@@ -173,18 +207,198 @@ Status fp32Arith(Memories &m, const Command &c, const memory::bm1684x::Operands 
   });
 }
 
+// The sliding window of conv and pooling/depthwise, per axis (0 height, 1 width): the kernel, its stride and
+// dilation, the input's step (zeros inserted between its elements, for deconvolution), the padding before
+// it and the dilated input's extent; and the value the padding reads as.
+struct Window {
+  std::array<uint64_t, 2> kernel, stride, dilation, inputStep, padBefore, inputSpan;
+  float pad = 0;
+};
+
+Result<Window> windowOf(const Command &c, const Operand &in, const Operand &out, const Operand &padValue) {
+  TPU_RETURN_IF_ERROR(unmodelled(c, {"pad_mode", "kernel_rotate"}));
+  if (padValue.space != Space::Const) return makeError("a pad value in memory (opd3_const = 0) is not modelled");
+  Window w;
+  w.pad = floatOf(padValue.address);
+  const char *axes[2] = {"height", "width"};
+  const char *kernel[2] = {"opd1_h", "opd1_w"}, *stride[2] = {"res_op_y_str", "res_op_x_str"};
+  const char *dilation[2] = {"opd1_y_ins0", "opd1_x_ins0"}, *inserted[2] = {"opd0_y_ins0", "opd0_x_ins0"};
+  const char *before[2] = {"opd0_up_pad", "opd0_lf_pad"}, *after[2] = {"opd0_dn_pad", "opd0_rt_pad"};
+  for (size_t d = 0; d < 2; ++d) {
+    w.kernel[d] = c.get(kernel[d]), w.stride[d] = c.get(stride[d]);
+    w.dilation[d] = c.get(dilation[d]) + 1, w.inputStep[d] = c.get(inserted[d]) + 1;
+    w.padBefore[d] = c.get(before[d]);
+    if (!w.kernel[d]) return makeError(kernel[d], " = 0: an empty kernel");
+    if (!w.stride[d]) return makeError(stride[d], " = 0 is no stride");
+    const uint64_t extent = in.shape[2 + d];
+    if (!extent) return makeError("the input's ", axes[d], " is 0");
+    w.inputSpan[d] = (extent - 1) * w.inputStep[d] + 1;
+    const uint64_t padded = w.inputSpan[d] + w.padBefore[d] + c.get(after[d]);
+    const uint64_t span = (w.kernel[d] - 1) * w.dilation[d] + 1;
+    if (span > padded) return makeError("the kernel's ", axes[d], " ", span, " exceeds the padded input's ", padded);
+    const uint64_t want = (padded - span) / w.stride[d] + 1;
+    if (out.shape[2 + d] != want)
+      return makeError("output ", axes[d], " ", out.shape[2 + d], " is not (padded input ", padded, " - kernel ", span,
+                       ") / stride ", w.stride[d], " + 1 = ", want);
+  }
+  return w;
+}
+
+// Along each axis, for output position o and kernel tap k (entry o * kernel + k), what the tap reads: input
+// element index >= 0, kPadTap for the padding, or kInsertedTap for a zero inserted between elements.
+constexpr int64_t kPadTap = -1, kInsertedTap = -2;
+std::array<std::vector<int64_t>, 2> tapTables(const Window &w, const Operand &out) {
+  std::array<std::vector<int64_t>, 2> taps;
+  for (size_t d = 0; d < 2; ++d)
+    for (uint64_t o = 0; o < out.shape[2 + d]; ++o)
+      for (uint64_t k = 0; k < w.kernel[d]; ++k) {
+        const int64_t p = int64_t(o * w.stride[d] + k * w.dilation[d]) - int64_t(w.padBefore[d]);
+        taps[d].push_back(p < 0 || uint64_t(p) >= w.inputSpan[d] ? kPadTap
+                          : uint64_t(p) % w.inputStep[d]         ? kInsertedTap
+                                                                 : int64_t(uint64_t(p) / w.inputStep[d]));
+      }
+  return taps;
+}
+
+// A view's elements in (n, c, h, w) order, each read (and range-checked) once: the window commands then
+// compute on host arrays.
+Result<std::vector<float>> gather(const Memories &m, const Operand &v) {
+  std::vector<float> values;
+  values.reserve(size_t(v.shape[0] * v.shape[1] * v.shape[2] * v.shape[3]));
+  TPU_RETURN_IF_ERROR(forEach(v.shape, [&](const Index &at) -> Status {
+    float x = 0;
+    TPU_RETURN_IF_ERROR(m.read(v, at, &x));
+    values.push_back(x);
+    return Status::ok();
+  }));
+  return values;
+}
+
+// Calls fn(kh, kw, x) for the window of output position (oh, ow) over one input plane (`plane`, h x w
+// elements), in (kh, kw) order, x being what the tap reads: the input element, 0 for an inserted zero, or
+// the pad value.
+template <typename Fn>
+void forEachTap(const float *plane, uint64_t width, const Window &w, const std::array<std::vector<int64_t>, 2> &taps,
+                uint64_t oh, uint64_t ow, Fn &&fn) {
+  const int64_t *rows = &taps[0][oh * w.kernel[0]], *cols = &taps[1][ow * w.kernel[1]];
+  for (uint64_t kh = 0; kh < w.kernel[0]; ++kh)
+    for (uint64_t kw = 0; kw < w.kernel[1]; ++kw) {
+      const int64_t y = rows[kh], x = cols[kw];
+      const float value = y == kPadTap || x == kPadTap             ? w.pad
+                          : y == kInsertedTap || x == kInsertedTap ? 0.0f
+                                                                   : plane[uint64_t(y) * width + uint64_t(x)];
+      fn(kh, kw, value);
+    }
+}
+
+// conv.normal: each output is its window's taps times the weights summed over the input channels, plus the
+// bias, plus (res_add) what the output held. A modelling choice, the chip's order not being public: one fp32
+// accumulator from 0, the products added in (ic, kh, kw) order, then the bias, then the old output.
+Status conv(Memories &m, const Command &c, const Operands &ops) {
+  const Operand &out = ops.results[0], &in = ops.operands[0], &weight = ops.operands[1], &bias = ops.operands[2];
+  TPU_RETURN_IF_ERROR(fp32Only({{"output", &out}, {"input", &in}, {"weight", &weight}, {"bias", &bias}}));
+  TPU_RETURN_IF_ERROR(unmodelled(c, {"relu"}));
+  TPU_ASSIGN_OR_RETURN(const Window w, windowOf(c, in, out, ops.operands[3]));
+  TPU_ASSIGN_OR_RETURN(const std::vector<float> x, gather(m, in));
+  TPU_ASSIGN_OR_RETURN(const std::vector<float> k, gather(m, weight));
+  TPU_ASSIGN_OR_RETURN(const std::vector<float> b, gather(m, bias));
+  const auto taps = tapTables(w, out);
+  const bool accumulate = c.get("res_add");
+  const uint64_t ic = in.shape[1], plane = in.shape[2] * in.shape[3], kernel = w.kernel[0] * w.kernel[1];
+  return forEach(out.shape, [&](const Index &at) -> Status {
+    float acc = 0;
+    for (uint64_t i = 0; i < ic; ++i) {
+      const float *kernelOf = &k[(at[1] * ic + i) * kernel];
+      forEachTap(&x[(at[0] * ic + i) * plane], in.shape[3], w, taps, at[2], at[3],
+                 [&](uint64_t kh, uint64_t kw, float v) { acc += v * kernelOf[kh * w.kernel[1] + kw]; });
+    }
+    float r = acc + b[at[1]];
+    if (accumulate) {
+      float old = 0;
+      TPU_RETURN_IF_ERROR(m.read(out, at, &old));
+      r = old + r;
+    }
+    return m.write(out, at, &r);
+  });
+}
+
+// Pooling and depthwise conv, channel by channel over the window: max; the sum times avg's multiplier (the
+// fp32 constant in opd1, e.g. 1/(kh*kw)); or the taps times the channel's weights plus its bias, clamped at 0
+// by depthwiserelu. Sums run in (kh, kw) order from 0 (a modelling choice, as conv's); padding counts as the
+// pad value everywhere.
+Status poolOrDepthwise(Memories &m, const Command &c, const Operands &ops) {
+  enum { Depthwise = 0, Avg = 1, DepthwiseRelu = 2, Max = 4 };
+  const int sub = c.op().sub;
+  const bool depthwise = sub == Depthwise || sub == DepthwiseRelu;
+  const Operand &out = ops.results[0], &in = ops.operands[0];
+  TPU_RETURN_IF_ERROR(fp32Only({{"output", &out}, {"input", &in}}));
+  if (depthwise) TPU_RETURN_IF_ERROR(fp32Only({{"weight", &ops.operands[1]}, {"bias", &ops.operands[2]}}));
+  TPU_RETURN_IF_ERROR(unmodelled(c, {"res_add", "relu"}));
+  if (sub == Avg && !c.get("opd1_const"))
+    return makeError("an average's multiplier in memory (opd1_const = 0) is not modelled");
+  const float avgMultiplier = floatOf(c.get("opd1_addr"));
+  TPU_ASSIGN_OR_RETURN(const Window w, windowOf(c, in, out, ops.operands.back()));
+  TPU_ASSIGN_OR_RETURN(const std::vector<float> x, gather(m, in));
+  std::vector<float> k, b;
+  if (depthwise) {
+    TPU_ASSIGN_OR_RETURN(k, gather(m, ops.operands[1]));
+    TPU_ASSIGN_OR_RETURN(b, gather(m, ops.operands[2]));
+  }
+  const auto taps = tapTables(w, out);
+  const uint64_t channels = in.shape[1], plane = in.shape[2] * in.shape[3], kernel = w.kernel[0] * w.kernel[1];
+  return forEach(out.shape, [&](const Index &at) -> Status {
+    // Max starts below every number; a NaN in the window is skipped (the chip's handling is unknown).
+    float acc = sub == Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+    const float *kernelOf = depthwise ? &k[at[1] * kernel] : nullptr;
+    forEachTap(&x[(at[0] * channels + at[1]) * plane], in.shape[3], w, taps, at[2], at[3],
+               [&](uint64_t kh, uint64_t kw, float v) {
+                 if (sub == Max)
+                   acc = v > acc ? v : acc;
+                 else if (sub == Avg)
+                   acc += v;
+                 else
+                   acc += v * kernelOf[kh * w.kernel[1] + kw];
+               });
+    float r = acc;
+    if (sub == Avg) r = acc * avgMultiplier;
+    if (depthwise) r = acc + b[at[1]];
+    if (sub == DepthwiseRelu) r = r > 0 ? r : 0.0f;
+    return m.write(out, at, &r);
+  });
+}
+
+// The command families executed: engine, type, the sub-types (bit s for sub-type s) and what runs them.
+struct Family {
+  isa::Engine engine;
+  unsigned type;
+  uint64_t subs;
+  Status (*run)(Memories &, const Command &, const Operands &);
+};
+constexpr uint64_t subTypes(std::initializer_list<int> subs) {
+  uint64_t bits = 0;
+  for (int s : subs) bits |= 1ull << s;
+  return bits;
+}
+constexpr Family kFamilies[] = {
+    {isa::Engine::Gdma, 0, ~0ull, tensorDma},
+    {isa::Engine::Tiu, 0, subTypes({0}), conv},
+    {isa::Engine::Tiu, 1, subTypes({0, 1, 2, 4}), poolOrDepthwise},
+    {isa::Engine::Tiu, 3, subTypes({0, 2, 3, 4, 5, 19}), fp32Arith},
+};
+
 } // namespace
 
 Status execute(Memories &m, const Command &c) {
   if (c.op().isSys()) return Status::ok();
-  const bool tiu = c.op().engine == isa::Engine::Tiu;
-  const bool dmaTensor = !tiu && c.op().type == 0;
   const int sub = c.op().sub;
-  const bool arith = tiu && c.op().type == 3 && (sub == 0 || (sub >= 2 && sub <= 5) || sub == 19);
-  if (!dmaTensor && !arith) return makeError(c.op().mnemonic, " is not executed yet");
+  const Family *family = nullptr;
+  for (const Family &f : kFamilies)
+    if (f.engine == c.op().engine && f.type == c.op().type && sub >= 0 && sub < 64 && ((f.subs >> sub) & 1))
+      family = &f;
+  if (!family) return makeError(c.op().mnemonic, " is not executed yet");
   auto ops = memory::bm1684x::operandsOf(c);
   if (!ops) return ops.status();
-  Status st = dmaTensor ? tensorDma(m, c, *ops) : fp32Arith(m, c, *ops);
+  Status st = family->run(m, c, *ops);
   return st ? st : st.prefix(std::string(c.op().mnemonic));
 }
 

@@ -1,8 +1,10 @@
 // BM1684X commands executed on the data (no timing): the memories as the chip's commands address them, and
 // each command's effect on them, read through its operand views (memory/bm1684x/Operands.h). Executed so
-// far: tensor DMA (plain, broadcast, n<->c transpose, constant fill; lane masks) and fp32 arithmetic (add,
-// sub, mul, max, min, copy), whose results IEEE single precision fixes. Every other command, and these on
-// other data types, is an error naming it: nothing is approximated.
+// far: tensor DMA (plain, broadcast, n<->c transpose, constant fill; lane masks), fp32 arithmetic (add,
+// sub, mul, max, min, copy), whose results IEEE single precision fixes, and fp32 conv.normal, max and average
+// pooling and depthwise conv (+ relu), whose summation order is a modelling choice (Executor.cpp). Every
+// other command, these on other data types and fields whose effect is not modelled are errors naming them:
+// nothing is approximated.
 #pragma once
 
 #include "isa/bm1684x/Command.h"
