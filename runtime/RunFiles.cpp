@@ -1,8 +1,12 @@
 #include "runtime/RunFiles.h"
 
+#include "isa/bmodel/Bmodel.h"
+#include "isa/chips/Registry.h"
 #include "runtime/Runtime.h"
+#include "runtime/bm1684x/FuncRun.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -46,6 +50,36 @@ struct PendingFiles {
   }
 };
 
+// Chips whose bmodels run on their functional semantics alone, outside Runtime (no timing model, no device
+// yet): the runner of each.
+struct FuncOnlyChip {
+  isa::Chip chip;
+  Result<NpzMap> (*run)(const bmodel::Model &model, const std::string &net, const NpzMap &inputs);
+};
+constexpr FuncOnlyChip kFuncOnlyChips[] = {{isa::Chip::BM1684X, bm1684x::runFunc}};
+
+// The runner for the chip of the bmodel at `path`, or null for a BM1684 bmodel (Runtime runs it).
+Result<const FuncOnlyChip *> funcOnlyChipOf(const std::string &path, bmodel::Model &model) {
+  auto read = bmodel::readFile(path, nullptr, bmodel::ChipScope::AnyKnown);
+  if (!read) return read.status();
+  model = read.take();
+  const isa::ChipInfo *info = isa::chipByBmodelName(model.chip);
+  for (const FuncOnlyChip &c : kFuncOnlyChips)
+    if (info && info->chip == c.chip) return &c;
+  return nullptr;
+}
+
+Status writeOutputs(PendingFiles &pending, const std::string &path, const NpzMap &outputs) {
+  std::string tmp = tempNameFor(path);
+  pending.files.push_back({tmp, path});
+  Status st = writeNpz(tmp, outputs);
+  if (st) return st;
+  // Name the file the user asked for, not the temporary one.
+  std::string msg = st.message();
+  for (size_t at; (at = msg.find(tmp)) != std::string::npos;) msg.replace(at, tmp.size(), path);
+  return Status::error(msg);
+}
+
 } // namespace
 
 Status writeFileAtomically(const std::string &path, const std::string &bytes) {
@@ -62,6 +96,35 @@ Result<RunReport> runBmodelFiles(const RunFilesRequest &rq) {
     return makeError("--trace needs the timed backend (--backend sim)");
   if (!timed && !rq.statsPath.empty())
     return makeError("--stats needs the timed backend (--backend sim)");
+
+  bmodel::Model model;
+  auto funcOnly = funcOnlyChipOf(rq.bmodelPath, model);
+  if (!funcOnly) return funcOnly.status();
+  if (*funcOnly) {
+    const std::string chip = model.chip;
+    if (rq.backend != BackendKind::Func)
+      return makeError(rq.bmodelPath, ": a ", chip, " bmodel runs on --backend func only (no timing model yet)");
+    if (!rq.configPath.empty()) return makeError("--config describes a BM1684; ", rq.bmodelPath, " is for the ", chip);
+    auto inputs = readNpz(rq.inputPath);
+    if (!inputs) return inputs.status();
+    auto started = std::chrono::steady_clock::now();
+    auto outputs = (*funcOnly)->run(model, rq.netName, *inputs);
+    if (!outputs) return Status(outputs.status()).prefix(rq.bmodelPath);
+    RunReport report;
+    report.backend = BackendKind::Func;
+    report.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    for (const bmodel::Net &net : model.nets)
+      if (rq.netName.empty() || net.name == rq.netName)
+        for (const bmodel::CmdGroup &g : net.groups) {
+          ++report.groups;
+          report.tiuCommands += g.tiuStreamCount;
+          report.gdmaCommands += g.gdmaStreamCount;
+        }
+    PendingFiles pending;
+    TPU_RETURN_IF_ERROR(writeOutputs(pending, rq.outputPath, *outputs));
+    TPU_RETURN_IF_ERROR(pending.commit());
+    return report;
+  }
 
   isa::HwConfig cfg;
   if (!rq.configPath.empty()) {
@@ -98,17 +161,7 @@ Result<RunReport> runBmodelFiles(const RunFilesRequest &rq) {
   // Everything is computed: write each file beside its final name, then
   // rename them all.
   PendingFiles pending;
-  {
-    std::string tmp = tempNameFor(rq.outputPath);
-    pending.files.push_back({tmp, rq.outputPath});
-    Status st = writeNpz(tmp, *outputs);
-    if (!st) {
-      // Name the file the user asked for, not the temporary one.
-      std::string msg = st.message();
-      for (size_t at; (at = msg.find(tmp)) != std::string::npos;) msg.replace(at, tmp.size(), rq.outputPath);
-      return Status::error(msg);
-    }
-  }
+  TPU_RETURN_IF_ERROR(writeOutputs(pending, rq.outputPath, *outputs));
   auto addText = [&](const std::string &path, const std::string &text) -> Status {
     if (path.empty()) return Status::ok();
     std::string tmp = tempNameFor(path);

@@ -1,5 +1,6 @@
 #include "compiler/Flow/Deploy.h"
 
+#include "compiler/Backend/BM1684X/CodeGen.h"
 #include "compiler/Backend/CodeGen.h"
 #include "compiler/Calibration/Calibrator.h"
 #include "compiler/Dialect/Top/TopOps.h"
@@ -10,6 +11,7 @@
 #include "isa/chips/Registry.h"
 #include "kernels/Compare.h"
 #include "runtime/Runtime.h"
+#include "runtime/bm1684x/FuncRun.h"
 
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/Support/FileSystem.h"
@@ -57,10 +59,59 @@ double bitDifference(const NpzMap &a, const NpzMap &b, std::string &where) {
   return worst;
 }
 
+// What deploy does for each chip: compile the graph to a bmodel, and run that bmodel on the chip's
+// functional semantics for --test-input.
+struct ChipTarget {
+  isa::Chip chip;
+  bool quantizes; // lowers to INT8 (else F32 only)
+  Status (*compile)(const backend::Graph &graph, const DeployOptions &options, std::ostream &log);
+  Result<NpzMap> (*runFunc)(const std::string &bmodelPath, const std::string &net, const NpzMap &inputs);
+};
+
+Status compileBm1684(const backend::Graph &graph, const DeployOptions &options, std::ostream &log) {
+  backend::Options bo;
+  bo.layerGroups = options.layerGroup;
+  backend::CompileReport report;
+  TPU_RETURN_IF_ERROR(backend::writeBmodel(graph, bo, options.output, &report));
+  log << report.text();
+  if (options.layerGroup) {
+    auto gain = backend::layerGroupGain(graph, bo, report);
+    if (!gain) return makeError(gain.message());
+    log << *gain << "\n";
+  }
+  return Status::ok();
+}
+
+Result<NpzMap> runBm1684(const std::string &bmodelPath, const std::string &net, const NpzMap &inputs) {
+  auto rt = runtime::Runtime::create(isa::HwConfig{}, runtime::BackendKind::Func);
+  if (!rt) return rt.status();
+  TPU_RETURN_IF_ERROR((*rt)->loadBmodel(bmodelPath));
+  runtime::RunReport report;
+  return (*rt)->run(net, inputs, runtime::RunOptions{}, report);
+}
+
+Status compileBm1684x(const backend::Graph &graph, const DeployOptions &options, std::ostream &log) {
+  backend::bm1684x::CompileReport report;
+  TPU_RETURN_IF_ERROR(backend::bm1684x::writeBmodel(graph, options.output, &report));
+  log << "deploy: BM1684X: " << report.tiuCommands << " TIU + " << report.dmaCommands << " DMA commands, "
+      << report.coeffBytes << " coefficient bytes, " << report.neuronBytes << " neuron bytes\n";
+  return Status::ok();
+}
+
+constexpr ChipTarget kTargets[] = {
+    {isa::Chip::BM1684, true, compileBm1684, runBm1684},
+    {isa::Chip::BM1684X, false, compileBm1684x, runtime::bm1684x::runFuncFile},
+};
+
 } // namespace
 
 Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &options, std::ostream &log) {
-  if (auto chip = isa::parseCompilerChip(options.chip); !chip) return chip.status();
+  auto chip = isa::parseCompilerChip(options.chip);
+  if (!chip) return chip.status();
+  const ChipTarget &target =
+      *std::find_if(std::begin(kTargets), std::end(kTargets), [&](const ChipTarget &t) { return t.chip == *chip; });
+  if (!target.quantizes && options.mode != lowering::Quantize::F32)
+    return makeError("--chip ", options.chip, ": only --quantize F32 is compiled for this chip so far");
   if (options.output.empty()) return makeError("missing -o model.bmodel");
   lowering::LoweringOptions lo;
   lo.mode = options.mode;
@@ -125,16 +176,7 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   if (!graph) return makeError(tpuPath, ": ", graph.message());
   graph->name = llvm::sys::path::stem(llvm::sys::path::filename(stem)).str();
   if (graph->name.empty()) graph->name = "net";
-  backend::Options bo;
-  bo.layerGroups = options.layerGroup;
-  backend::CompileReport report;
-  TPU_RETURN_IF_ERROR(backend::writeBmodel(*graph, bo, options.output, &report));
-  log << report.text();
-  if (options.layerGroup) {
-    auto gain = backend::layerGroupGain(*graph, bo, report);
-    if (!gain) return makeError(gain.message());
-    log << *gain << "\n";
-  }
+  TPU_RETURN_IF_ERROR(target.compile(*graph, options, log));
   log << "deploy: wrote " << options.output << "\n";
 
   DeployResult result;
@@ -148,11 +190,7 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   result.tested = true;
   auto inputs = readNpz(options.testInput);
   if (!inputs) return makeError(inputs.message());
-  auto rt = runtime::Runtime::create(bo.hw, runtime::BackendKind::Func);
-  if (!rt) return makeError(rt.message());
-  TPU_RETURN_IF_ERROR((*rt)->loadBmodel(options.output));
-  runtime::RunReport runReport;
-  auto outputs = (*rt)->run(graph->name, *inputs, runtime::RunOptions{}, runReport);
+  auto outputs = target.runFunc(options.output, graph->name, *inputs);
   if (!outputs) return makeError(options.testInput, ": ", outputs.message());
   auto interp = tpuinterp::TpuInterpreter::create(std::move(*graph));
   if (!interp) return makeError(interp.message());

@@ -737,8 +737,9 @@ Result<Model> parse(const uint8_t *data, size_t size, ChipScope scope) {
   out.chip = m->chip()->str();
   const isa::ChipInfo *chip = isa::chipByBmodelName(out.chip);
   if (!chip || (scope == ChipScope::Bm1684 && out.chip != kChip))
-    return makeError("bmodel is for chip '", out.chip, "', not ", kChip,
-                     chip ? " (tpuc dis reads it; nothing here compiles or runs it yet)" : "");
+    return makeError(
+        "bmodel is for chip '", out.chip, "', not ", kChip,
+        chip ? " (tpuc run --backend func runs it; the runtime API, timing and device run BM1684 bmodels only)" : "");
   if (m->type()) out.type = m->type()->str();
   if (m->version()) out.version = m->version()->str();
   if (m->time()) out.time = m->time()->str();

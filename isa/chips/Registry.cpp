@@ -17,7 +17,7 @@ Status checkBm1684xStream(Engine engine, const uint8_t *bytes, size_t size, uint
 
 constexpr ChipInfo kChips[] = {
     {Chip::BM1684, "bm1684", "BM1684", true, true, kCommandBytes, nullptr}, // words: the bmodel reader checks each
-    {Chip::BM1684X, "bm1684x", "BM1684X", false, false, 0, checkBm1684xStream},
+    {Chip::BM1684X, "bm1684x", "BM1684X", true, true, 0, checkBm1684xStream},
 };
 
 std::string chipList() {

@@ -468,8 +468,8 @@ TEST(Bmodel, Bm1684xStreamsRoundTrip) {
   EXPECT_EQ(back->nets[0].groups[0].gdmaStream, g.gdmaStream);
   EXPECT_EQ(back->nets[0].groups[0].tiuStreamCount, 2u);
   EXPECT_TRUE(back->nets[0].groups[0].tiu.empty());
-  EXPECT_EQ(parseError(*bytes),
-            "bmodel is for chip 'BM1684X', not BM1684 (tpuc dis reads it; nothing here compiles or runs it yet)");
+  EXPECT_EQ(parseError(*bytes), "bmodel is for chip 'BM1684X', not BM1684 (tpuc run --backend func runs it; the "
+                                "runtime API, timing and device run BM1684 bmodels only)");
 
   // A count that is not what the stream holds, and words where streams belong, are refused by name.
   m.nets[0].groups[0].tiuStreamCount = 3;

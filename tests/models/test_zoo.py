@@ -7,7 +7,8 @@ Exports what is missing or stale (idempotent), then per model: `tpuc import` and
 interpreter must match onnxruntime's saved outputs (worst output cosine >= 0.9999).
 `tpuc deploy --quantize F32` either gives a bmodel whose func-backend outputs match
 onnxruntime too, or fails with exit 2 and one line (the `no lowering for ...` work queue,
-printed). A model that deploys F32 is also calibrated (its 8 samples) and deployed INT8:
+printed). A model that deploys F32 is also deployed F32 for the BM1684X (chip-only): its bmodel on the
+BM1684X semantics must match onnxruntime, or the deploy is refused with exit 2 (outcome pinned, x:). A model that deploys F32 is also calibrated (its 8 samples) and deployed INT8:
 the INT8 bmodel's func outputs must equal the Tpu interpreter's bit for bit, and for both
 bmodels the timed simulator (sim) must give the same bytes as func.
 Each model's outcome (pass: every check above passed; refused: F32 deploy refused with the
@@ -47,9 +48,13 @@ def read_expected():
             words = line.split("#")[0].split()
             if not words:
                 continue
-            if len(words) not in (2, 3) or words[1] not in ("pass", "refused") or words[2:] not in ([], ["ci"]):
-                sys.exit(f"{os.path.basename(EXPECTED)}:{n}: expected `<name> pass|refused [ci]`, got '{line.strip()}'")
-            pinned[words[0]] = (words[1], words[2:] == ["ci"])
+            x = next((w[2:] for w in words[2:] if w.startswith("x:")), None)
+            rest = [w for w in words[2:] if not w.startswith("x:")]
+            if words[1:2] not in (["pass"], ["refused"]) or rest not in ([], ["ci"]) or \
+                    x not in ((None,) if words[1] == "refused" else ("pass", "refused")):
+                sys.exit(f"{os.path.basename(EXPECTED)}:{n}: expected `<name> pass [ci] x:pass|x:refused` or "
+                         f"`<name> refused [ci]`, got '{line.strip()}'")
+            pinned[words[0]] = (words[1], rest == ["ci"], x)
     return pinned
 
 
@@ -128,13 +133,32 @@ def check_int8(name, top, x, tmp):
     return problems + ([sim] if sim else [])
 
 
+def check_bm1684x(name, top, x, ref, tmp):
+    """F32 for the BM1684X (a chip-only model) on its functional semantics against onnxruntime: ('pass' |
+    'refused' | 'fail', the failure or None). Refused: exit 2, the last line the compiler's error."""
+    bmodel, out = os.path.join(tmp, f"{name}_bm1684x.bmodel"), os.path.join(tmp, f"{name}_bm1684x.npz")
+    p = run(["deploy", top, "--quantize", "F32", "--chip", "bm1684x", "--no-cpu-subnets", "-o", bmodel])
+    if p.returncode:
+        last = (p.stderr.strip().splitlines() or [""])[-1]
+        if p.returncode == 2 and last.startswith("tpuc deploy: error: "):
+            print(f"     {name}: BM1684X F32 deploy refused: {last}")
+            return "refused", None
+        return "fail", f"{name}: BM1684X F32 deploy exited {p.returncode}: {p.stderr.strip()}"
+    p = run(["run", bmodel, "-i", x, "-o", out, "--backend", "func"])
+    c = worst_cosine(load(out), ref) if p.returncode == 0 else float("nan")
+    print(f"{'PASS' if c >= MIN_COSINE else 'FAIL'} {name}: BM1684X F32 bmodel (func) vs onnxruntime cosine {c:.6f}")
+    if c >= MIN_COSINE:
+        return "pass", None
+    return "fail", f"{name}: BM1684X F32 bmodel vs onnxruntime cosine {c:.6f} < {MIN_COSINE} {p.stderr.strip()}"
+
+
 def worst_cosine(got, ref):
     if sorted(got) != sorted(ref):
         return float("nan")
     return min(inputs.cosine(got[k], ref[k]) for k in ref)
 
 
-failures, deployed, refused = [], [], []
+failures, deployed, refused, x_outcome = [], [], [], {}
 with tempfile.TemporaryDirectory() as tmp:
     for name in zoo.names_of(MODELS):
         model, x = os.path.join(OUT, f"{name}.onnx"), os.path.join(OUT, f"{name}_in.npz")
@@ -168,6 +192,8 @@ with tempfile.TemporaryDirectory() as tmp:
             continue
         sim = check_sim_equals_func(name, bmodel, x, func_out, tmp, "F32")
         failures += ([sim] if sim else []) + check_int8(name, top, x, tmp)
+        x_outcome[name], problem = check_bm1684x(name, top, x, ref, tmp)
+        failures += [problem] if problem else []
 print(f"F32 deploys: {', '.join(deployed) or 'none'}; refused: {', '.join(refused) or 'none'}")
 for name in zoo.names_of(MODELS):
     outcome = "refused" if name in refused else "fail" if any(f.startswith(f"{name}: ") for f in failures) else "pass"
@@ -177,6 +203,10 @@ for name in zoo.names_of(MODELS):
         failures.append(f"{name}: a CI zoo model must deploy (F32 and INT8); its deploy was refused")
     if outcome != "fail" and outcome != pinned:
         failures.append(f"{name}: {outcome}, pinned {pinned} in {os.path.basename(EXPECTED)} (update it with the reason)")
+    x_pinned = expected[name][2]
+    if name in x_outcome and x_outcome[name] != "fail" and x_outcome[name] != x_pinned:
+        failures.append(f"{name}: BM1684X F32 {x_outcome[name]}, pinned x:{x_pinned} in {os.path.basename(EXPECTED)} "
+                        "(update it with the reason)")
 for f in failures:
     print(f"FAIL {f}")
 sys.exit(1 if failures else 0)

@@ -27,7 +27,7 @@ int runDeploy(int argc, char **argv) {
   args.option("--input-num", "how many of them (default 4)");
   args.flag("--no-layer-group", "compile every op alone (load, compute, store), for comparison with layer groups");
   args.flag("--no-cpu-subnets", "refuse ops the chip cannot run instead of running them on the host (CPU sub-nets)");
-  args.option("--chip", "target chip (bm1684)");
+  args.option("--chip", "target chip (bm1684; bm1684x: F32 only so far)");
   args.option("--output", "the bmodel to write; model.tpu.mlir is written beside it", "-o");
   args.option("--test-input", "npz of inputs: run the bmodel (func backend) and the Tpu interpreter");
   args.option("--test-reference", "npz of reference outputs (e.g. from tpuc run) to compare the bmodel with");

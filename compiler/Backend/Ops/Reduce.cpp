@@ -30,21 +30,6 @@ namespace {
 using namespace emit;
 using isa::EuOp;
 
-// Where the emitter puts the dims (local n and c: kept; h and w: reduced),
-// their sizes and DDR element strides, and how the output is stored.
-struct ReducePlan {
-  std::array<int64_t, 4> size{1, 1, 1, 1}, xStride{0, 0, 0, 0};
-  // Local n is the batch of an int8 input of more than 4 items: moved one
-  // 4N group (xGroupElems elements) at a time.
-  bool xGroups = false;
-  int64_t xGroupElems = 0;
-  // The output's element strides of local n and c; yGroups: local n is the
-  // int8 output's batch, stored one 4N group (yGroupElems) at a time.
-  std::array<int64_t, 2> yStride{0, 0};
-  bool yGroups = false;
-  int64_t yGroupElems = 0;
-};
-
 // The input's arrangement: kept dims merged onto n and c, reduced onto h and w.
 Result<ReducePlan> planAxes(const Tensor &x, const std::array<bool, 4> &axes) {
   struct Dim {
@@ -91,6 +76,8 @@ Result<ReducePlan> planAxes(const Tensor &x, const std::array<bool, 4> &axes) {
 }
 
 // The output strides of a Reduce: the kept elements in C order, local n outer.
+} // namespace
+
 Result<ReducePlan> planReduce(const Tensor &x, const Tensor &y, const std::array<bool, 4> &axes) {
   auto planned = planAxes(x, axes);
   if (!planned) return planned;
@@ -111,6 +98,8 @@ Result<ReducePlan> planReduce(const Tensor &x, const Tensor &y, const std::array
   }
   return p;
 }
+
+namespace {
 
 bool isSumLike(ReduceMode m) { return m == ReduceMode::Sum || m == ReduceMode::Mean; }
 

@@ -1,0 +1,800 @@
+#include "compiler/Backend/BM1684X/CodeGen.h"
+
+#include "compiler/Backend/Ops/Activation.h"
+#include "compiler/Backend/Ops/Affine.h"
+#include "compiler/Backend/Ops/Fc.h"
+#include "compiler/Backend/Ops/Move.h"
+#include "compiler/Backend/Ops/Reduce.h"
+#include "compiler/Backend/Ops/Slice.h"
+#include "compiler/Backend/Ops/Upsample.h"
+#include "compiler/Backend/Ops/Window.h"
+#include "isa/bm1684x/Command.h"
+#include "isa/bm1684x/MemoryMap.h"
+#include "isa/bmodel/Bmodel.h"
+#include "isa/chips/Registry.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+namespace tpu::backend::bm1684x {
+
+namespace map = isa::bm1684x;
+using isa::bm1684x::Command;
+using Dims = std::array<uint64_t, 4>;
+
+namespace {
+
+constexpr uint64_t kF32 = 4;       // bytes of an element: everything here is fp32
+constexpr unsigned kPrecF32 = 2;   // the commands' precision code for fp32
+constexpr uint64_t kDdrAlign = 64; // tensors in DDR start on 64-byte boundaries
+constexpr uint64_t kMaxPad = 15;   // the 4-bit pad fields
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t alignUp(uint64_t a, uint64_t b) { return ceilDiv(a, b) * b; }
+uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// Channel rows a lane holds for `c` channels starting at lane 0.
+uint64_t rows(uint64_t c) { return ceilDiv(c, map::kLanes); }
+// Elements one channel of an (h, w) plane takes in a lane, padded to the EU vector (the AlignEU layout).
+uint64_t alignedPlane(uint64_t hw) { return alignUp(hw, map::kEuBytes / kF32); }
+
+// Element strides of a compact (C order) tensor of these dims.
+std::array<int64_t, 4> compactStrides(const Dims &d) {
+  return {int64_t(d[1] * d[2] * d[3]), int64_t(d[2] * d[3]), int64_t(d[3]), 1};
+}
+
+// A tensor region as a DMA sees it: its first byte (a DDR or local-memory address as commands write it),
+// its shape and its element strides.
+struct Region {
+  uint64_t address;
+  Dims shape, stride;
+};
+// An (n, c, h, w) tensor in local memory at `offset` of every lane, channels from lane 0, AlignEU.
+Region localAligned(uint64_t offset, Dims shape) {
+  uint64_t cs = alignedPlane(shape[2] * shape[3]);
+  return {map::kLmemStart + offset, shape, {rows(shape[1]) * cs, cs, shape[3], 1}};
+}
+// An (n, c, h, w) box of a compact DDR tensor of dims `whole`, starting at `at`.
+Region ddrBox(uint64_t address, const Dims &whole, const Dims &at, const Dims &shape) {
+  Dims stride{whole[1] * whole[2] * whole[3], whole[2] * whole[3], whole[3], 1};
+  uint64_t offset = at[0] * stride[0] + at[1] * stride[1] + at[2] * stride[2] + at[3] * stride[3];
+  return {address + offset * kF32, shape, stride};
+}
+
+// The two engines' command queues of the one command group, each command waiting for everything the
+// other engine issued before it (the engines never overlap: a first compiler, correct before fast).
+class Program {
+public:
+  Status dma(const Region &src, const Region &dst) { return tensorDma(src, dst, std::nullopt); }
+  // Every element of the compact DDR region (address, shape) set to the fp32 `bits`.
+  Status fill(uint64_t address, const Dims &shape, uint32_t bits) {
+    Region r{address, shape, {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1}};
+    return tensorDma(r, r, bits);
+  }
+  Status tiu(Command c) { return add(std::move(c), true); }
+
+  // Ends both queues with their sys commands and returns the group.
+  Result<bmodel::CmdGroup> finish() {
+    TPU_ASSIGN_OR_RETURN(Command end, Command::make(*isa::bm1684x::findOp("sys.end"), false));
+    TPU_RETURN_IF_ERROR(add(std::move(end), true));
+    TPU_ASSIGN_OR_RETURN(Command sys, Command::make(*isa::bm1684x::findOp("dma.sys"), true));
+    TPU_RETURN_IF_ERROR(add(std::move(sys), false));
+    bmodel::CmdGroup g;
+    g.tiuStream = isa::bm1684x::encodeBuffer(tiu_);
+    g.gdmaStream = isa::bm1684x::encodeBuffer(dma_);
+    g.tiuStreamCount = uint32_t(tiu_.size());
+    g.gdmaStreamCount = uint32_t(dma_.size());
+    return g;
+  }
+
+private:
+  // A tensor DMA from src to dst, or (fillBits) writing the constant over dst.
+  Status tensorDma(const Region &src, const Region &dst, std::optional<uint32_t> fillBits) {
+    TPU_ASSIGN_OR_RETURN(Command c, Command::make(*isa::bm1684x::findOp("dma.tensor"), false));
+    if (fillBits) {
+      TPU_RETURN_IF_ERROR(c.set("fill_constant_en", 1));
+      TPU_RETURN_IF_ERROR(c.set("constant_value", *fillBits));
+    }
+    const char *dims = "nchw";
+    for (size_t i = 0; i < 4; ++i) {
+      std::string d(1, dims[i]);
+      TPU_RETURN_IF_ERROR(c.set("src_" + d + "size", src.shape[i]));
+      TPU_RETURN_IF_ERROR(c.set("dst_" + d + "size", dst.shape[i]));
+      TPU_RETURN_IF_ERROR(c.set("src_" + d + "stride", src.stride[i]));
+      TPU_RETURN_IF_ERROR(c.set("dst_" + d + "stride", dst.stride[i]));
+    }
+    for (auto [prefix, address] :
+         {std::pair{"src_start_addr_", src.address}, std::pair{"dst_start_addr_", dst.address}}) {
+      TPU_RETURN_IF_ERROR(c.set(std::string(prefix) + "l32", address & 0xffffffffu));
+      TPU_RETURN_IF_ERROR(c.set(std::string(prefix) + "h8", address >> 32));
+    }
+    for (auto [name, value] :
+         std::initializer_list<std::pair<const char *, uint64_t>>{{"stride_enable", 1},
+                                                                  {"nchw_copy", 1},
+                                                                  {"src_data_format", kPrecF32},
+                                                                  {"localmem_mask_l32", 0xffffffffu},
+                                                                  {"localmem_mask_h32", 0xffffffffu}})
+      TPU_RETURN_IF_ERROR(c.set(name, value));
+    return add(std::move(c), false);
+  }
+
+  Status add(Command c, bool isTiu) {
+    auto &queue = isTiu ? tiu_ : dma_;
+    const auto &other = isTiu ? dma_ : tiu_;
+    constexpr uint64_t kMaxId = (1u << 20) - 1;
+    if (queue.size() >= kMaxId) return makeError("more than ", kMaxId, " commands on one engine");
+    TPU_RETURN_IF_ERROR(c.set("cmd_id", queue.size() + 1));
+    TPU_RETURN_IF_ERROR(c.set("cmd_id_dep", other.size()));
+    TPU_RETURN_IF_ERROR(c.set("cmd_id_en", 1));
+    queue.push_back(std::move(c));
+    return Status::ok();
+  }
+  std::vector<Command> tiu_, dma_;
+};
+
+Result<Command> tiuCommand(const char *mnemonic, std::initializer_list<std::pair<const char *, uint64_t>> fields) {
+  TPU_ASSIGN_OR_RETURN(Command c, Command::make(*isa::bm1684x::findOp(mnemonic), true));
+  for (auto [name, value] : fields) {
+    Status st = c.set(name, value);
+    if (!st) return st.prefix(std::string(mnemonic) + " field " + name);
+  }
+  return c;
+}
+
+// One fp32 arithmetic command on local tiles of `shape` (all at lane 0, AlignEU): out = a OP b, b a tile
+// or a constant.
+struct TileOperand {
+  int tile = -1; // -1: the constant
+  float constant = 0;
+};
+Result<Command> arithCommand(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a,
+                             std::optional<uint64_t> bTile, float bConstant) {
+  TPU_ASSIGN_OR_RETURN(Command c, tiuCommand(mnemonic, {{"tsk_opd_num", 2},
+                                                        {"res0_prec", kPrecF32},
+                                                        {"opd0_prec", kPrecF32},
+                                                        {"opd1_prec", kPrecF32},
+                                                        {"res0_n", shape[0]},
+                                                        {"res0_c", shape[1]},
+                                                        {"res0_h", shape[2]},
+                                                        {"res0_w", shape[3]},
+                                                        {"res0_addr", out},
+                                                        {"opd0_addr", a}}));
+  TPU_RETURN_IF_ERROR(c.set("opd1_const", bTile ? 0 : 1));
+  TPU_RETURN_IF_ERROR(c.set("opd1_addr", bTile ? *bTile : floatBits(bConstant)));
+  return c;
+}
+
+// A window command (conv.normal or pord.*) on local tensors at lane 0: output `out` (1, c, oh, ow), input
+// `in` rows and width, the window's kernel, strides and dilations, pad rows above and below the input (the
+// columns' pads are the window's own), the pad value's fp32 bits.
+Result<Command> windowCommand(const char *mnemonic, const Dims &out, const std::array<uint64_t, 2> &in,
+                              const WindowParams &p, const std::array<uint64_t, 2> &padRows, uint32_t padValue,
+                              uint64_t inOffset, uint64_t outOffset) {
+  return tiuCommand(mnemonic, {{"res0_prec", kPrecF32},
+                               {"opd0_prec", kPrecF32},
+                               {"res0_n", out[0]},
+                               {"res0_c", out[1]},
+                               {"res0_h", out[2]},
+                               {"res0_w", out[3]},
+                               {"opd0_h", in[0]},
+                               {"opd0_w", in[1]},
+                               {"opd1_h", uint64_t(p.kh)},
+                               {"opd1_w", uint64_t(p.kw)},
+                               {"opd0_up_pad", padRows[0]},
+                               {"opd0_dn_pad", padRows[1]},
+                               {"opd0_lf_pad", uint64_t(p.padLeft)},
+                               {"opd0_rt_pad", uint64_t(p.padRight)},
+                               {"res_op_y_str", uint64_t(p.strideH)},
+                               {"res_op_x_str", uint64_t(p.strideW)},
+                               {"opd1_y_ins0", uint64_t(p.dilationH - 1)},
+                               {"opd1_x_ins0", uint64_t(p.dilationW - 1)},
+                               {"opd3_const", 1},
+                               {"opd3_addr", padValue},
+                               {"res0_addr", outOffset},
+                               {"opd0_addr", inOffset}});
+}
+// pord.avgpooling's multiplier of the window's sum: an fp32 constant in opd1.
+Status setMultiplier(Command &c, float multiplier) {
+  TPU_RETURN_IF_ERROR(c.set("opd1_const", 1));
+  return c.set("opd1_addr", floatBits(multiplier));
+}
+
+// Local memory of one lane, handed out in whole banks so that the operands of a command never share one.
+struct LmemPlan {
+  std::vector<uint64_t> offsets;
+  // Places buffers of `bytes` (per lane) one after the other; false when they do not fit.
+  bool place(const std::vector<uint64_t> &bytes) {
+    offsets.clear();
+    uint64_t at = 0;
+    for (uint64_t b : bytes) {
+      offsets.push_back(at);
+      at += alignUp(std::max<uint64_t>(b, 1), map::kBankBytes);
+    }
+    return at <= map::kLaneBytes;
+  }
+};
+
+// The sliced loops of one op: output channels in steps of whole lane rows, output rows in steps.
+struct Slicing {
+  uint64_t channelStep = 0, rowStep = 0;
+};
+
+// Output rows [oh0, oh0 + count) of a window over `inRows` input rows: the input rows they read and the
+// pads above and below them.
+struct RowWindow {
+  uint64_t first = 0, count = 0, padUp = 0, padDown = 0;
+};
+RowWindow inputRows(uint64_t oh0, uint64_t count, const WindowParams &p, uint64_t inRows) {
+  int64_t start = int64_t(oh0) * p.strideH - p.padTop;
+  int64_t end = int64_t(oh0 + count - 1) * p.strideH - p.padTop + (p.kh - 1) * p.dilationH; // inclusive
+  int64_t first = std::max<int64_t>(start, 0), last = std::min<int64_t>(end, int64_t(inRows) - 1);
+  RowWindow r;
+  r.first = uint64_t(first);
+  r.count = last >= first ? uint64_t(last - first + 1) : 0;
+  r.padUp = uint64_t(first - start);
+  r.padDown = uint64_t(end - std::max(last, first - 1));
+  return r;
+}
+
+// A transposed conv's weights [ic, oc, kh, kw] as the stride-1 conv over the zero-inserted input takes
+// them: [oc, ic, kh, kw], the kernel rotated by 180 degrees.
+std::vector<uint8_t> rotatedConvWeights(const Tensor &w) {
+  const auto [ic, oc, kh, kw] = w.nchw();
+  std::vector<uint8_t> out(w.data.size());
+  for (int64_t i = 0; i < ic; ++i)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t y = 0; y < kh; ++y)
+        for (int64_t x = 0; x < kw; ++x)
+          std::memcpy(&out[size_t(((o * ic + i) * kh + (kh - 1 - y)) * kw + (kw - 1 - x)) * kF32],
+                      &w.data[size_t(((i * oc + o) * kh + y) * kw + x) * kF32], kF32);
+  return out;
+}
+
+class Compiler {
+public:
+  explicit Compiler(const Graph &g) : g_(g) {}
+
+  Result<bmodel::Model> run(CompileReport *report);
+
+private:
+  Status emit(const Op &op);
+  Status emitWindow(const Op &op); // Conv, Fc, Pool, GlobalAvgPool
+  Status emitElementwise(const Op &op);
+  Status emitConcat(const Op &op);
+  Status emitCopies(const Op &op); // Move, Slice, Upsample
+  Status emitReduce(const Op &op);
+  Status copy(const Op &op, int from, int64_t src, const std::array<int64_t, 4> &srcStride, int64_t dst,
+              const std::array<int64_t, 4> &dstStride, const std::array<int64_t, 4> &size);
+
+  uint64_t addressOf(int tensor) const { return address_[size_t(tensor)]; }
+  Dims dims(int tensor) const {
+    auto s = g_.tensors[size_t(tensor)].nchw();
+    return {uint64_t(s[0]), uint64_t(s[1]), uint64_t(s[2]), uint64_t(s[3])};
+  }
+
+  const Graph &g_;
+  std::vector<uint64_t> address_; // DDR address of every tensor as commands write it
+  Program program_;
+};
+
+Status unsupported(const Op &op, const std::string &why) {
+  return makeError(opKindName(op.kind), " '", op.name, "': ", why, " (the BM1684X compiler is fp32 only so far)");
+}
+
+// The window op as one: Conv and Fc (as a 1x1 conv) with weights, Pool and GlobalAvgPool without.
+Status Compiler::emitWindow(const Op &op) {
+  const Tensor &x = g_.tensors[size_t(op.inputs[0])], &y = g_.tensors[size_t(op.output)];
+  const bool transposed = op.kind == OpKind::ConvTranspose;
+  const bool isConv = op.kind == OpKind::Conv || op.kind == OpKind::Fc || transposed;
+  WindowParams p;
+  if (op.kind == OpKind::Conv || op.kind == OpKind::Pool) p = effectiveWindow(op, x, y);
+  // A transposed conv runs as the stride-1 conv over its input with stride - 1 zeros inserted between
+  // elements (opd0_*_ins0), the kernel rotated (rotatedConvWeights), the pads of transposedPads.
+  std::array<uint64_t, 2> inserted{1, 1};
+  if (transposed) {
+    p = op.params<WindowParams>();
+    if (p.groups != 1) return unsupported(op, "a grouped transposed conv");
+    if (p.strideH > 16 || p.strideW > 16) return unsupported(op, "a stride above 16 (the 4-bit insertion fields)");
+    const TransposedPads t = transposedPads(op, x, y);
+    inserted = {uint64_t(p.strideH), uint64_t(p.strideW)};
+    p.strideH = p.strideW = 1;
+    p.padTop = t.top, p.padBottom = t.bottom, p.padLeft = t.left, p.padRight = t.right;
+  }
+  if (op.kind == OpKind::GlobalAvgPool) p.kh = x.nchw()[2], p.kw = x.nchw()[3];
+  if (op.kind == OpKind::Fc) {
+    if (x.shape.size() != 2 || op.params<FcParams>().transposedInput)
+      return unsupported(op, "only a 2-D input (N, K) is compiled");
+  }
+  const Dims xd = dims(op.inputs[0]), yd = dims(op.output);
+  // One channel per group runs as a depthwise pooling command; other groups as one conv each.
+  const bool depthwise = op.kind == OpKind::Conv && p.groups > 1 && uint64_t(p.groups) == xd[1] && xd[1] == yd[1];
+  const uint64_t groups = op.kind == OpKind::Conv && !depthwise ? uint64_t(p.groups) : 1;
+  const bool isAverage = op.kind == OpKind::GlobalAvgPool || (op.kind == OpKind::Pool && !p.isMax);
+  if (op.kind == OpKind::Pool && isAverage) {
+    auto th =
+        averageTaps(int64_t(xd[2]), int64_t(yd[2]), p.kh, p.strideH, p.dilationH, p.padTop, p.padBottom, p.countPad);
+    auto tw =
+        averageTaps(int64_t(xd[3]), int64_t(yd[3]), p.kw, p.strideW, p.dilationW, p.padLeft, p.padRight, p.countPad);
+    if (std::any_of(th.begin(), th.end(), [&](int64_t t) { return t != p.kh; }) ||
+        std::any_of(tw.begin(), tw.end(), [&](int64_t t) { return t != p.kw; }))
+      return unsupported(op, "an average whose windows divide by different counts");
+  }
+  for (int64_t v : {p.padTop, p.padBottom, p.padLeft, p.padRight})
+    if (v < 0 || uint64_t(v) > kMaxPad) return unsupported(op, "a pad of " + std::to_string(v) + " (at most 15)");
+  for (int64_t v : {p.strideH, p.strideW, p.dilationH, p.dilationW})
+    if (v < 1 || v > 15) return unsupported(op, "a stride or dilation of " + std::to_string(v) + " (1 to 15)");
+
+  const uint64_t kk = uint64_t(p.kh * p.kw);
+  const bool hasWeights = isConv;
+  const bool hasBias = isConv && op.inputs.size() > 2;
+  const uint64_t ic = xd[1] / groups, oc = yd[1] / groups; // per group
+  // Per lane, for a channel step of `cRows` lane rows and `oRows` output rows.
+  auto weightBytes = [&](uint64_t cRows) {
+    return !hasWeights ? 0 : depthwise ? cRows * kk * kF32 : cRows * ic * kk * kF32;
+  };
+  // Input rows as the window sees them: with zeros inserted, (h - 1) * step + 1.
+  const uint64_t windowRows = (xd[2] - 1) * inserted[0] + 1;
+  auto inputBytes = [&](uint64_t cRows, uint64_t oRows) {
+    RowWindow r = inputRows(0, oRows, p, windowRows);
+    uint64_t inChannels = isConv && !depthwise ? rows(ic) : cRows;
+    return inChannels * alignedPlane(std::max<uint64_t>(r.count, 1) * xd[3]) * kF32;
+  };
+  auto outputBytes = [&](uint64_t cRows, uint64_t oRows) { return cRows * alignedPlane(oRows * yd[3]) * kF32; };
+  LmemPlan plan;
+  Slicing s;
+  for (uint64_t cRows = rows(oc); cRows >= 1 && !s.rowStep; --cRows) {
+    // With inserted zeros the rows are not sliced (a slice could start on an inserted row).
+    for (uint64_t oRows = yd[2]; oRows >= (inserted[0] > 1 ? yd[2] : 1); --oRows)
+      if (plan.place(
+              {inputBytes(cRows, oRows), weightBytes(cRows), hasBias ? cRows * kF32 : 0, outputBytes(cRows, oRows)})) {
+        s = {cRows * map::kLanes, oRows};
+        break;
+      }
+  }
+  if (!s.rowStep)
+    return unsupported(op, "one output row of 64 channels needs " +
+                               std::to_string(inputBytes(1, 1) + weightBytes(1) + outputBytes(1, 1)) +
+                               " bytes of a lane's " + std::to_string(map::kLaneBytes));
+  plan.place({inputBytes(s.channelStep / map::kLanes, s.rowStep), weightBytes(s.channelStep / map::kLanes),
+              hasBias ? s.channelStep / map::kLanes * kF32 : 0, outputBytes(s.channelStep / map::kLanes, s.rowStep)});
+  const uint64_t inOff = plan.offsets[0], wOff = plan.offsets[1], bOff = plan.offsets[2], yOff = plan.offsets[3];
+
+  const uint32_t padValue = p.isMax && !isConv ? floatBits(-std::numeric_limits<float>::infinity()) : 0;
+  for (uint64_t g = 0; g < groups; ++g)
+    for (uint64_t c0 = 0; c0 < oc; c0 += s.channelStep) {
+      const uint64_t cs = std::min(s.channelStep, oc - c0), oc0 = g * oc + c0; // output channels from oc0
+      if (hasWeights) {
+        const uint64_t perChannel = depthwise ? kk : ic * kk;
+        Region src{addressOf(op.inputs[1]) + oc0 * perChannel * kF32,
+                   {1, cs, 1, perChannel},
+                   {cs * perChannel, perChannel, perChannel, 1}};
+        Region dst{map::kLmemStart + wOff, src.shape, {rows(cs) * perChannel, perChannel, perChannel, 1}};
+        TPU_RETURN_IF_ERROR(program_.dma(src, dst));
+        if (hasBias) {
+          Region bsrc{addressOf(op.inputs[2]) + oc0 * kF32, {1, cs, 1, 1}, {cs, 1, 1, 1}};
+          TPU_RETURN_IF_ERROR(program_.dma(bsrc, {map::kLmemStart + bOff, bsrc.shape, {rows(cs), 1, 1, 1}}));
+        }
+      }
+      for (uint64_t n = 0; n < yd[0]; ++n)
+        for (uint64_t oh0 = 0; oh0 < yd[2]; oh0 += s.rowStep) {
+          const uint64_t ohs = std::min(s.rowStep, yd[2] - oh0);
+          RowWindow r = inputRows(oh0, ohs, p, windowRows);
+          if (inserted[0] > 1) r.count = xd[2]; // the whole input: its rows, not the window's
+          if (r.padUp > kMaxPad || r.padDown > kMaxPad || r.count == 0)
+            return unsupported(op, "a slice whose rows lie wholly in the padding");
+          const uint64_t inC = isConv && !depthwise ? ic : cs, inC0 = isConv && !depthwise ? g * ic : c0;
+          Dims inShape{1, inC, r.count, xd[3]};
+          TPU_RETURN_IF_ERROR(program_.dma(ddrBox(addressOf(op.inputs[0]), xd, {n, inC0, r.first, 0}, inShape),
+                                           localAligned(inOff, inShape)));
+          Dims outShape{1, cs, ohs, yd[3]};
+          const char *mnemonic = isConv && !depthwise ? "conv.normal"
+                                 : depthwise          ? (op.relu ? "pord.depthwiserelu" : "pord.depthwise")
+                                 : isAverage          ? "pord.avgpooling"
+                                                      : "pord.maxpooling";
+          TPU_ASSIGN_OR_RETURN(Command c, windowCommand(mnemonic, outShape, {r.count, xd[3]}, p, {r.padUp, r.padDown},
+                                                        padValue, inOff, yOff));
+          if (isConv && !depthwise) TPU_RETURN_IF_ERROR(c.set("opd0_c", ic));
+          TPU_RETURN_IF_ERROR(c.set("opd0_y_ins0", inserted[0] - 1));
+          TPU_RETURN_IF_ERROR(c.set("opd0_x_ins0", inserted[1] - 1));
+          if (hasWeights) TPU_RETURN_IF_ERROR(c.set("opd1_addr", wOff));
+          if (isAverage) TPU_RETURN_IF_ERROR(setMultiplier(c, 1.0f / float(kk)));
+          if (isConv) {
+            TPU_RETURN_IF_ERROR(c.set("opd2_const", hasBias ? 0 : 1));
+            TPU_RETURN_IF_ERROR(c.set("opd2_addr", hasBias ? bOff : 0));
+          }
+          TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+          Region out = localAligned(yOff, outShape);
+          if (op.relu && !depthwise) {
+            TPU_ASSIGN_OR_RETURN(Command r, arithCommand("arith.max", outShape, yOff, yOff, std::nullopt, 0.0f));
+            TPU_RETURN_IF_ERROR(program_.tiu(std::move(r)));
+          }
+          TPU_RETURN_IF_ERROR(program_.dma(out, ddrBox(addressOf(op.output), yd, {n, oc0, oh0, 0}, outShape)));
+        }
+    }
+  return Status::ok();
+}
+
+// The element-wise kinds as steps on local tiles: tiles 0..loads-1 hold the inputs named in `loads` (NumPy-
+// broadcast to the output tile; a per-channel weight along channels), further tiles are scratch; each step
+// writes `out` = `a` OP `b`; the result is tile 0.
+struct ElementwisePlan {
+  struct Step {
+    const char *mnemonic;
+    int out, a;
+    TileOperand b;
+  };
+  std::vector<int> loads;
+  int tiles = 1;
+  std::vector<Step> steps;
+};
+
+ElementwisePlan planElementwise(const Graph &g, const Op &op) {
+  ElementwisePlan plan;
+  plan.loads = {op.inputs[0]};
+  auto step = [&](const char *mnemonic, int out, int a, TileOperand b) { plan.steps.push_back({mnemonic, out, a, b}); };
+  // The second operand: a one-value weight as a constant, anything else loaded into the next tile.
+  auto operand = [&](int tensor) {
+    const Tensor &t = g.tensors[size_t(tensor)];
+    if (t.isWeight() && t.numel() == 1) {
+      float v;
+      std::memcpy(&v, t.data.data(), sizeof v);
+      return TileOperand{-1, v};
+    }
+    plan.loads.push_back(tensor);
+    return TileOperand{int(plan.loads.size()) - 1, 0};
+  };
+  const char *binary = op.kind == OpKind::Add   ? "arith.add"
+                       : op.kind == OpKind::Sub ? "arith.sub"
+                       : op.kind == OpKind::Mul ? "arith.mul"
+                       : op.kind == OpKind::Max ? "arith.max"
+                       : op.kind == OpKind::Min ? "arith.min"
+                                                : nullptr;
+  if (binary) {
+    step(binary, 0, 0, operand(op.inputs[1]));
+  } else if (op.kind == OpKind::PRelu) { // max(x, 0) + min(x, 0) * slope, as the BM1684's recipe
+    const TileOperand slope = operand(op.inputs[1]);
+    const int scratch = int(plan.loads.size());
+    step("arith.min", scratch, 0, {-1, 0.0f});
+    step("arith.mul", scratch, scratch, slope);
+    step("arith.max", 0, 0, {-1, 0.0f});
+    step("arith.add", 0, 0, {scratch, 0});
+    plan.tiles = scratch + 1;
+  } else if (op.kind == OpKind::LeakyRelu) { // max(x, x * alpha), alpha in [0, 1] (validated)
+    step("arith.mul", 1, 0, {-1, op.params<LeakyReluParams>().alpha});
+    step("arith.max", 0, 0, {1, 0});
+    plan.tiles = 2;
+  } else if (op.kind == OpKind::Affine) { // x * scale + bias, scalars or per channel
+    if (op.inputs.size() == 3) {
+      step("arith.mul", 0, 0, operand(op.inputs[1]));
+      step("arith.add", 0, 0, operand(op.inputs[2]));
+    } else {
+      step("arith.mul", 0, 0, {-1, op.params<AffineParams>().alpha});
+      step("arith.add", 0, 0, {-1, op.params<AffineParams>().beta});
+    }
+  }
+  if (op.kind == OpKind::Clip) {
+    step("arith.max", 0, 0, {-1, op.params<ClipParams>().min});
+    step("arith.min", 0, 0, {-1, op.params<ClipParams>().max});
+  } else if (op.kind == OpKind::Relu || op.relu) {
+    step("arith.max", 0, 0, {-1, 0.0f});
+  }
+  plan.tiles = std::max(plan.tiles, int(plan.loads.size()));
+  return plan;
+}
+
+// Element-wise kinds: output channels and rows sliced over local memory; each input loaded broadcast to the
+// slice (DMA strides of 0 along its dims of extent 1), the steps run, the result stored.
+Status Compiler::emitElementwise(const Op &op) {
+  const Tensor &y = g_.tensors[size_t(op.output)];
+  const Dims yd = dims(op.output);
+  const ElementwisePlan plan = planElementwise(g_, op);
+  // Each load's dims (1 where it is broadcast) and its compact DDR strides, 0 along broadcast dims.
+  std::vector<std::pair<Dims, Dims>> sources;
+  for (int t : plan.loads) {
+    const Tensor &in = g_.tensors[size_t(t)];
+    std::array<int64_t, 4> d =
+        isChannelWeight(in, y) ? std::array<int64_t, 4>{1, int64_t(yd[1]), 1, 1} : broadcastNchw(in, y);
+    Dims extent{}, stride{};
+    uint64_t step = 1;
+    for (int i = 3; i >= 0; --i) {
+      extent[size_t(i)] = uint64_t(d[size_t(i)]);
+      if (extent[size_t(i)] != yd[size_t(i)] && extent[size_t(i)] != 1)
+        return unsupported(op, "an input '" + in.name + "' that does not broadcast to the output along NCHW");
+      stride[size_t(i)] = extent[size_t(i)] == 1 && yd[size_t(i)] > 1 ? 0 : step;
+      step *= extent[size_t(i)];
+    }
+    sources.push_back({extent, stride});
+  }
+  LmemPlan lmem;
+  Slicing s;
+  auto fits = [&](uint64_t cRows, uint64_t hRows) {
+    const uint64_t plane = cRows * alignedPlane(hRows * yd[3]) * kF32;
+    std::vector<uint64_t> bytes(size_t(plan.tiles), plane);
+    return lmem.place(bytes);
+  };
+  for (uint64_t cRows = rows(yd[1]); cRows >= 1 && !s.rowStep; --cRows)
+    for (uint64_t hRows = yd[2]; hRows >= 1; --hRows)
+      if (fits(cRows, hRows)) {
+        s = {cRows * map::kLanes, hRows};
+        break;
+      }
+  if (!s.rowStep) return unsupported(op, "one row of " + std::to_string(yd[3]) + " elements does not fit a lane");
+  fits(s.channelStep / map::kLanes, s.rowStep);
+  const std::vector<uint64_t> tile = lmem.offsets;
+  for (uint64_t c0 = 0; c0 < yd[1]; c0 += s.channelStep)
+    for (uint64_t n = 0; n < yd[0]; ++n)
+      for (uint64_t h0 = 0; h0 < yd[2]; h0 += s.rowStep) {
+        const Dims shape{1, std::min(s.channelStep, yd[1] - c0), std::min(s.rowStep, yd[2] - h0), yd[3]};
+        const Dims at{n, c0, h0, 0};
+        for (size_t i = 0; i < plan.loads.size(); ++i) {
+          const auto &[extent, stride] = sources[i];
+          uint64_t offset = 0;
+          for (size_t d = 0; d < 4; ++d) offset += at[d] * stride[d];
+          Region src{addressOf(plan.loads[i]) + offset * kF32, shape, stride};
+          TPU_RETURN_IF_ERROR(program_.dma(src, localAligned(tile[i], shape)));
+        }
+        for (const ElementwisePlan::Step &st : plan.steps) {
+          std::optional<uint64_t> b;
+          if (st.b.tile >= 0) b = tile[size_t(st.b.tile)];
+          TPU_ASSIGN_OR_RETURN(
+              Command c, arithCommand(st.mnemonic, shape, tile[size_t(st.out)], tile[size_t(st.a)], b, st.b.constant));
+          TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+        }
+        TPU_RETURN_IF_ERROR(program_.dma(localAligned(tile[0], shape), ddrBox(addressOf(op.output), yd, at, shape)));
+      }
+  return Status::ok();
+}
+
+// Sum, mean, max and min over the reduced dims: the kept dims (merged onto two, planReduce) on n and on
+// the lanes, the reduced ones (merged onto two) as the window of one average or max pooling; min is
+// -max(-x), the mean's multiplier 1 / count.
+Status Compiler::emitReduce(const Op &op) {
+  const Tensor &x = g_.tensors[size_t(op.inputs[0])], &y = g_.tensors[size_t(op.output)];
+  const ReduceMode mode = op.params<ReduceParams>().mode;
+  if (mode == ReduceMode::Prod || mode == ReduceMode::L2) return unsupported(op, "a product or L2 norm");
+  auto planned = planReduce(x, y, op.params<ReduceParams>().axes);
+  if (!planned) return unsupported(op, planned.message());
+  const ReducePlan &plan = *planned;
+  const uint64_t k0 = uint64_t(plan.size[0]), k1 = uint64_t(plan.size[1]);
+  const uint64_t r0 = uint64_t(plan.size[2]), r1 = uint64_t(plan.size[3]);
+  LmemPlan lmem;
+  uint64_t cRows = rows(k1);
+  while (cRows >= 1 && !lmem.place({cRows * alignedPlane(r0 * r1) * kF32, cRows * alignedPlane(1) * kF32})) --cRows;
+  if (!cRows) return unsupported(op, "a reduction of " + std::to_string(r0 * r1) + " elements does not fit a lane");
+  const uint64_t inOff = lmem.offsets[0], outOff = lmem.offsets[1], step = cRows * map::kLanes;
+  const bool isMax = mode == ReduceMode::Max || mode == ReduceMode::Min, negate = mode == ReduceMode::Min;
+  WindowParams window;
+  window.kh = int64_t(r0), window.kw = int64_t(r1);
+  const Dims xs{uint64_t(plan.xStride[0]), uint64_t(plan.xStride[1]), uint64_t(plan.xStride[2]),
+                uint64_t(plan.xStride[3])};
+  for (uint64_t n = 0; n < k0; ++n)
+    for (uint64_t c0 = 0; c0 < k1; c0 += step) {
+      const uint64_t cs = std::min(step, k1 - c0);
+      const Dims inShape{1, cs, r0, r1}, outShape{1, cs, 1, 1};
+      TPU_RETURN_IF_ERROR(program_.dma({addressOf(op.inputs[0]) + (n * xs[0] + c0 * xs[1]) * kF32, inShape, xs},
+                                       localAligned(inOff, inShape)));
+      auto negateTile = [&](uint64_t offset, const Dims &shape) -> Status {
+        TPU_ASSIGN_OR_RETURN(Command c, arithCommand("arith.mul", shape, offset, offset, std::nullopt, -1.0f));
+        return program_.tiu(std::move(c));
+      };
+      if (negate) TPU_RETURN_IF_ERROR(negateTile(inOff, inShape));
+      TPU_ASSIGN_OR_RETURN(Command c, windowCommand(isMax ? "pord.maxpooling" : "pord.avgpooling", outShape, {r0, r1},
+                                                    window, {0, 0}, 0, inOff, outOff));
+      if (!isMax) TPU_RETURN_IF_ERROR(setMultiplier(c, mode == ReduceMode::Mean ? 1.0f / float(r0 * r1) : 1.0f));
+      TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+      if (negate) TPU_RETURN_IF_ERROR(negateTile(outOff, outShape));
+      const Dims ys{uint64_t(plan.yStride[0]), uint64_t(plan.yStride[1]), 1, 1};
+      TPU_RETURN_IF_ERROR(program_.dma(localAligned(outOff, outShape),
+                                       {addressOf(op.output) + (n * ys[0] + c0 * ys[1]) * kF32, outShape, ys}));
+    }
+  return Status::ok();
+}
+
+// DDR-to-DDR copies: one DMA per box, a box longer than the 16-bit size fields along a dim cut into
+// pieces along it. Element strides must be non-negative (a DMA's stride fields are unsigned).
+Status Compiler::copy(const Op &op, int from, int64_t src, const std::array<int64_t, 4> &srcStride, int64_t dst,
+                      const std::array<int64_t, 4> &dstStride, const std::array<int64_t, 4> &size) {
+  for (size_t d = 0; d < 4; ++d)
+    if (size[d] > kMaxDim) {
+      for (int64_t at = 0; at < size[d]; at += kMaxDim) {
+        std::array<int64_t, 4> part = size;
+        part[d] = std::min<int64_t>(kMaxDim, size[d] - at);
+        TPU_RETURN_IF_ERROR(
+            copy(op, from, src + at * srcStride[d], srcStride, dst + at * dstStride[d], dstStride, part));
+      }
+      return Status::ok();
+    }
+  Dims shape{}, ss{}, ds{};
+  for (size_t d = 0; d < 4; ++d) {
+    if (srcStride[d] < 0 || dstStride[d] < 0) return unsupported(op, "a copy with a negative stride");
+    shape[d] = uint64_t(size[d]), ss[d] = uint64_t(srcStride[d]), ds[d] = uint64_t(dstStride[d]);
+  }
+  if (src < 0 || dst < 0) return unsupported(op, "a copy from before a tensor's start");
+  return program_.dma({addressOf(from) + uint64_t(src) * kF32, shape, ss},
+                      {addressOf(op.output) + uint64_t(dst) * kF32, shape, ds});
+}
+
+// Move (its pieces after an optional fill), Slice and Upsample as DDR-to-DDR copies.
+Status Compiler::emitCopies(const Op &op) {
+  const Tensor &y = g_.tensors[size_t(op.output)];
+  const Dims yd = dims(op.output), xd = dims(op.inputs[0]);
+  const std::array<int64_t, 4> ys = compactStrides(yd), xs = compactStrides(xd);
+  const std::array<int64_t, 4> ye{int64_t(yd[0]), int64_t(yd[1]), int64_t(yd[2]), int64_t(yd[3])};
+  if (op.kind == OpKind::Slice) {
+    const auto &[start, step] = op.params<SliceParams>();
+    int64_t src = 0;
+    std::array<int64_t, 4> stride{};
+    for (size_t d = 0; d < 4; ++d) src += start[d] * xs[d], stride[d] = step[d] * xs[d];
+    return copy(op, op.inputs[0], src, stride, 0, ys, ye);
+  }
+  if (op.kind == OpKind::Upsample) { // one copy per (dy, dx) of the factors: every row and column replicated
+    const auto &p = op.params<UpsampleParams>();
+    const std::array<int64_t, 4> size{int64_t(xd[0]), int64_t(xd[1]), int64_t(xd[2]), int64_t(xd[3])};
+    for (int64_t dy = 0; dy < p.scaleH; ++dy)
+      for (int64_t dx = 0; dx < p.scaleW; ++dx)
+        TPU_RETURN_IF_ERROR(
+            copy(op, op.inputs[0], 0, xs, dy * ys[2] + dx, {ys[0], ys[1], ys[2] * p.scaleH, p.scaleW}, size));
+    return Status::ok();
+  }
+  const MoveParams &m = op.params<MoveParams>();
+  if (m.fills) {
+    if (y.numel() > kMaxDim * kMaxDim) return unsupported(op, "a fill of more than 65535 x 65535 elements");
+    // The output as rows of up to 65535 elements, and the rest.
+    const uint64_t count = uint64_t(y.numel()), width = std::min<uint64_t>(count, uint64_t(kMaxDim));
+    const uint64_t full = count / width, rest = count % width;
+    TPU_RETURN_IF_ERROR(program_.fill(addressOf(op.output), {1, 1, full, width}, floatBits(m.fillValue)));
+    if (rest)
+      TPU_RETURN_IF_ERROR(
+          program_.fill(addressOf(op.output) + full * width * kF32, {1, 1, 1, rest}, floatBits(m.fillValue)));
+  }
+  for (const MovePiece &piece : m.pieces)
+    TPU_RETURN_IF_ERROR(
+        copy(op, op.inputs[size_t(piece.input)], piece.src, piece.srcStride, piece.dst, piece.dstStride, piece.size));
+  return Status::ok();
+}
+
+// Along channels: each input copied DDR to DDR into its channels of the output.
+Status Compiler::emitConcat(const Op &op) {
+  const Dims yd = dims(op.output);
+  const std::array<int64_t, 4> ys = compactStrides(yd);
+  int64_t c0 = 0;
+  for (int in : op.inputs) {
+    const Dims xd = dims(in);
+    if (xd[0] != yd[0] || xd[2] != yd[2] || xd[3] != yd[3]) return unsupported(op, "inputs of other n, h or w");
+    TPU_RETURN_IF_ERROR(copy(op, in, 0, compactStrides(xd), c0 * ys[1], ys,
+                             {int64_t(xd[0]), int64_t(xd[1]), int64_t(xd[2]), int64_t(xd[3])}));
+    c0 += int64_t(xd[1]);
+  }
+  return Status::ok();
+}
+
+Status Compiler::emit(const Op &op) {
+  for (int t : op.inputs)
+    if (g_.tensors[size_t(t)].dtype != DType::F32) return unsupported(op, "a non-fp32 input");
+  switch (op.kind) {
+  case OpKind::Conv:
+  case OpKind::ConvTranspose:
+  case OpKind::Fc:
+  case OpKind::Pool:
+  case OpKind::GlobalAvgPool:
+    return emitWindow(op);
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Relu:
+  case OpKind::Clip:
+  case OpKind::LeakyRelu:
+  case OpKind::PRelu:
+  case OpKind::Affine:
+    return emitElementwise(op);
+  case OpKind::Move:
+  case OpKind::Slice:
+  case OpKind::Upsample:
+    return emitCopies(op);
+  case OpKind::Concat:
+    return emitConcat(op);
+  case OpKind::Reduce:
+    return emitReduce(op);
+  case OpKind::Reshape:
+    return Status::ok(); // shares its input's bytes (address_ says so)
+  default:
+    return unsupported(op, "this kind is not compiled for the BM1684X yet");
+  }
+}
+
+Result<bmodel::Model> Compiler::run(CompileReport *report) {
+  TPU_RETURN_IF_ERROR(g_.validate());
+  // DDR: the coefficients first, then every activation in its own range (no reuse yet).
+  bmodel::Net net;
+  net.name = g_.name;
+  net.coeffAddr = map::kGlobalStart;
+  address_.assign(g_.tensors.size(), 0);
+  // A transposed conv's weights are stored as the conv the chip runs takes them.
+  std::vector<const Op *> transposedBy(g_.tensors.size(), nullptr);
+  for (const Op &op : g_.ops)
+    if (op.kind == OpKind::ConvTranspose) transposedBy[size_t(op.inputs[1])] = &op;
+  for (const Op &op : g_.ops)
+    for (size_t k = 0; k < op.inputs.size(); ++k)
+      if (const Op *t = transposedBy[size_t(op.inputs[k])]; t && (t != &op || k != 1))
+        return unsupported(*t, "weights another op reads too");
+  for (size_t i = 0; i < g_.tensors.size(); ++i) {
+    const Tensor &t = g_.tensors[i];
+    if (!t.isWeight()) continue;
+    if (t.dtype != DType::F32)
+      return makeError("weight '", t.name, "' is ", dtypeName(t.dtype), " (the BM1684X compiler is fp32 only so far)");
+    net.coeff.resize(alignUp(net.coeff.size(), kDdrAlign));
+    address_[i] = net.coeffAddr + net.coeff.size();
+    const std::vector<uint8_t> bytes = transposedBy[i] ? rotatedConvWeights(t) : t.data;
+    net.coeff.insert(net.coeff.end(), bytes.begin(), bytes.end());
+  }
+  net.ctxAddr = alignUp(net.coeffAddr + net.coeff.size(), 4096);
+  uint64_t neurons = 0;
+  std::vector<bool> placed(g_.tensors.size(), false);
+  for (size_t i = 0; i < g_.tensors.size(); ++i) placed[i] = g_.tensors[i].isWeight();
+  auto placeTensor = [&](int t) -> Status {
+    const Tensor &tensor = g_.tensors[size_t(t)];
+    if (tensor.dtype != DType::F32)
+      return makeError("tensor '", tensor.name, "' is ", dtypeName(tensor.dtype),
+                       " (the BM1684X compiler is fp32 only so far)");
+    address_[size_t(t)] = net.ctxAddr + neurons;
+    neurons = alignUp(neurons + tensor.bytes(), kDdrAlign);
+    placed[size_t(t)] = true;
+    return Status::ok();
+  };
+  for (int t : g_.inputs) TPU_RETURN_IF_ERROR(placeTensor(t));
+  for (const Op &op : g_.ops) {
+    if (op.kind == OpKind::Reshape) {
+      address_[size_t(op.output)] = address_[size_t(op.inputs[0])];
+      placed[size_t(op.output)] = true;
+    } else if (!placed[size_t(op.output)]) {
+      TPU_RETURN_IF_ERROR(placeTensor(op.output));
+    }
+  }
+  net.ctxSize = std::max<uint64_t>(neurons, kDdrAlign);
+  for (const Op &op : g_.ops) TPU_RETURN_IF_ERROR(emit(op));
+  TPU_ASSIGN_OR_RETURN(bmodel::CmdGroup group, program_.finish());
+  auto io = [&](int t) {
+    const Tensor &tensor = g_.tensors[size_t(t)];
+    bmodel::Tensor b;
+    b.name = tensor.name;
+    b.dtype = bmodel::DataType::Float32;
+    b.deviceAddr = address_[size_t(t)];
+    for (int64_t d : tensor.shape) b.shape.push_back(uint64_t(d));
+    b.size = tensor.bytes();
+    return b;
+  };
+  for (int t : g_.inputs) net.inputs.push_back(io(t));
+  for (int t : g_.outputs) net.outputs.push_back(io(t));
+  if (report) {
+    report->tiuCommands = group.tiuStreamCount;
+    report->dmaCommands = group.gdmaStreamCount;
+    report->coeffBytes = net.coeff.size();
+    report->neuronBytes = neurons;
+  }
+  net.groups.push_back(std::move(group));
+  bmodel::Model model;
+  model.chip = std::string(isa::chipInfo(isa::Chip::BM1684X).bmodelName);
+  model.type = bmodel::kToolkitModelType;
+  model.neuronSize = net.ctxSize;
+  model.nets.push_back(std::move(net));
+  return model;
+}
+
+} // namespace
+
+Result<bmodel::Model> compileToBmodel(const Graph &g, CompileReport *report) { return Compiler(g).run(report); }
+
+Status writeBmodel(const Graph &g, const std::string &path, CompileReport *report) {
+  TPU_ASSIGN_OR_RETURN(bmodel::Model model, compileToBmodel(g, report));
+  return bmodel::writeFile(model, path);
+}
+
+} // namespace tpu::backend::bm1684x

@@ -1,0 +1,266 @@
+// The BM1684X code generator (compiler/Backend/BM1684X): graphs of every kind it compiles, run on the
+// BM1684X semantics (runtime/bm1684x/FuncRun.h) and compared with the fp32 reference (QuantRef's evalGraph);
+// slicing forced by tensors larger than a lane; kinds and forms it does not compile refused by name.
+#include "compiler/Backend/BM1684X/CodeGen.h"
+#include "compiler/Backend/Ops/Activation.h"
+#include "compiler/Backend/Ops/Affine.h"
+#include "compiler/Backend/Ops/Move.h"
+#include "compiler/Backend/Ops/Reduce.h"
+#include "compiler/Backend/Ops/Slice.h"
+#include "compiler/Backend/Ops/Upsample.h"
+#include "compiler/Backend/Ops/Window.h"
+#include "isa/bmodel/Bmodel.h"
+#include "runtime/bm1684x/FuncRun.h"
+#include "tests/backend/BackendHarness.h"
+
+#include <gtest/gtest.h>
+
+using namespace tpu;
+using namespace tpu::backend;
+using namespace tpu::backend::test;
+
+namespace {
+
+// Compiles `g`, writes and reads the bmodel back, runs it and compares each output with the reference
+// within 1e-5 relative to max(1, |reference|). Returns the compile report.
+bm1684x::CompileReport expectRunsLikeReference(const Graph &g, uint32_t seed = 7) {
+  bm1684x::CompileReport report;
+  auto inputs = randomInputs(g, seed);
+  auto ref = evalGraph(g, inputs);
+  EXPECT_TRUE(ref.isOk()) << ref.message();
+  auto model = bm1684x::compileToBmodel(g, &report);
+  EXPECT_TRUE(model.isOk()) << model.message();
+  if (!ref || !model) return report;
+  auto bytes = bmodel::serialize(*model);
+  EXPECT_TRUE(bytes.isOk()) << bytes.message();
+  if (!bytes) return report;
+  auto parsed = bmodel::parse(bytes->data(), bytes->size(), bmodel::ChipScope::AnyKnown);
+  EXPECT_TRUE(parsed.isOk()) << parsed.message();
+  if (!parsed) return report;
+  EXPECT_EQ(parsed->chip, "BM1684X");
+  NpzMap given;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Tensor &t = g.tensors[size_t(g.inputs[i])];
+    given[t.name] = NpyArray::from(t.shape, reinterpret_cast<const float *>(inputs[i].data()), inputs[i].size() / 4);
+  }
+  auto outputs = runtime::bm1684x::runFunc(*parsed, "", given);
+  EXPECT_TRUE(outputs.isOk()) << outputs.message();
+  if (!outputs) return report;
+  for (int o : g.outputs) {
+    const Tensor &t = g.tensors[size_t(o)];
+    const float *want = reinterpret_cast<const float *>((*ref)[size_t(o)].data());
+    std::vector<float> got = outputs->at(t.name).toFloat();
+    EXPECT_EQ(got.size(), size_t(t.numel())) << t.name;
+    size_t bad = 0;
+    for (size_t k = 0; k < got.size(); ++k)
+      if (!(std::fabs(want[k] - got[k]) <= 1e-5f * std::max(1.0f, std::fabs(want[k]))) && bad++ < 5)
+        ADD_FAILURE() << t.name << "[" << k << "]: want " << want[k] << " got " << got[k];
+  }
+  return report;
+}
+
+WindowParams window(int64_t k, int64_t stride, int64_t pad, int64_t dilation = 1) {
+  WindowParams p;
+  p.kh = p.kw = k;
+  p.strideH = p.strideW = stride;
+  p.dilationH = p.dilationW = dilation;
+  p.padTop = p.padBottom = p.padLeft = p.padRight = pad;
+  return p;
+}
+
+TEST(Bm1684xCodeGen, ConvPoolElementwiseFc) {
+  GraphBuilder b;
+  int x = b.act("x", {1, 70, 20, 20}, DType::F32);
+  int w = b.weight("w", {70, 70, 3, 3}, DType::F32), bias = b.weight("bias", {70}, DType::F32);
+  int c = b.act("conv", {1, 70, 20, 20}, DType::F32);
+  Op &conv = b.op(OpKind::Conv, "conv", {x, w, bias}, c);
+  conv.params<WindowParams>() = window(3, 1, 1);
+  conv.relu = true;
+  int p = b.act("pool", {1, 70, 10, 10}, DType::F32);
+  b.op(OpKind::Pool, "pool", {c}, p).params<WindowParams>() = [] {
+    WindowParams w3 = window(3, 2, 1);
+    w3.isMax = true;
+    return w3;
+  }();
+  int scale = b.weight("scale", {70}, DType::F32), s = b.act("scaled", {1, 70, 10, 10}, DType::F32);
+  b.op(OpKind::Mul, "scaled", {p, scale}, s);
+  int sum = b.act("sum", {1, 70, 10, 10}, DType::F32);
+  b.op(OpKind::Add, "sum", {s, p}, sum).relu = true;
+  int gap = b.act("gap", {1, 70, 1, 1}, DType::F32);
+  b.op(OpKind::GlobalAvgPool, "gap", {sum}, gap);
+  int flat = b.act("flat", {1, 70}, DType::F32);
+  b.op(OpKind::Reshape, "flat", {gap}, flat);
+  int fw = b.weight("fw", {10, 70}, DType::F32), fb = b.weight("fb", {10}, DType::F32);
+  int y = b.act("y", {1, 10}, DType::F32);
+  b.op(OpKind::Fc, "fc", {flat, fw, fb}, y);
+  b.g.inputs = {x};
+  b.g.outputs = {y, c};
+  auto report = expectRunsLikeReference(b.g);
+  EXPECT_GT(report.tiuCommands, 6u);
+  EXPECT_GT(report.coeffBytes, 70u * 70 * 9 * 4);
+}
+
+// A 7x7 stride-2 conv on 224x224 and 130 output channels: neither the input nor the output fits a lane, so
+// rows are sliced with halos, and output channels run over three lane rows.
+// Groups of 4 input and 6 output channels: one conv per group, its channels from lane 0.
+TEST(Bm1684xCodeGen, GroupedConv) {
+  GraphBuilder b;
+  int x = b.act("x", {1, 12, 9, 9}, DType::F32);
+  int w = b.weight("w", {18, 4, 3, 3}, DType::F32), bias = b.weight("bias", {18}, DType::F32);
+  int y = b.act("y", {1, 18, 5, 5}, DType::F32);
+  Op &conv = b.op(OpKind::Conv, "grouped", {x, w, bias}, y);
+  conv.params<WindowParams>() = window(3, 2, 1);
+  conv.params<WindowParams>().groups = 3;
+  conv.relu = true;
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  expectRunsLikeReference(b.g);
+}
+
+// A transposed conv (stride 2, pads 1, an output padding row and column) as the chip runs it, then PRelu.
+TEST(Bm1684xCodeGen, TransposedConvAndPRelu) {
+  GraphBuilder b;
+  int x = b.act("x", {1, 70, 7, 9}, DType::F32);
+  int w = b.weight("w", {70, 5, 3, 3}, DType::F32), bias = b.weight("bias", {5}, DType::F32);
+  int y = b.act("y", {1, 5, 14, 18}, DType::F32);
+  b.op(OpKind::ConvTranspose, "up", {x, w, bias}, y).params<WindowParams>() = window(3, 2, 1);
+  int slope = b.weight("slope", {5}, DType::F32), z = b.act("z", {1, 5, 14, 18}, DType::F32);
+  b.op(OpKind::PRelu, "prelu", {y, slope}, z);
+  b.g.inputs = {x};
+  b.g.outputs = {z};
+  expectRunsLikeReference(b.g);
+}
+
+TEST(Bm1684xCodeGen, SlicedConvWithHalos) {
+  GraphBuilder b;
+  int x = b.act("x", {1, 3, 224, 224}, DType::F32);
+  int w = b.weight("w", {130, 3, 7, 7}, DType::F32);
+  int y = b.act("y", {1, 130, 112, 112}, DType::F32);
+  b.op(OpKind::Conv, "conv", {x, w}, y).params<WindowParams>() = window(7, 2, 3);
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  auto report = expectRunsLikeReference(b.g);
+  EXPECT_GT(report.tiuCommands, 2u); // more than one conv before sys.end
+}
+
+TEST(Bm1684xCodeGen, DepthwiseAveragePoolClipConcatBinary) {
+  GraphBuilder b;
+  int x = b.act("x", {2, 32, 16, 16}, DType::F32);
+  int dw = b.weight("dw", {32, 1, 3, 3}, DType::F32), db = b.weight("db", {32}, DType::F32);
+  int d = b.act("dw", {2, 32, 8, 8}, DType::F32);
+  Op &depthwise = b.op(OpKind::Conv, "dw", {x, dw, db}, d);
+  depthwise.params<WindowParams>() = window(3, 2, 1);
+  depthwise.params<WindowParams>().groups = 32;
+  depthwise.relu = true;
+  int a = b.act("avg", {2, 32, 4, 4}, DType::F32);
+  b.op(OpKind::Pool, "avg", {d}, a).params<WindowParams>() = window(2, 2, 0);
+  int clip = b.act("clip", {2, 32, 4, 4}, DType::F32);
+  b.op(OpKind::Clip, "clip", {a}, clip).params<ClipParams>() = {0.0f, 0.25f};
+  int diff = b.act("diff", {2, 32, 4, 4}, DType::F32), half = b.weight("half", {1}, DType::F32);
+  b.op(OpKind::Sub, "diff", {a, clip}, diff);
+  int m = b.act("m", {2, 32, 4, 4}, DType::F32), lo = b.act("lo", {2, 32, 4, 4}, DType::F32);
+  b.op(OpKind::Max, "m", {diff, half}, m);
+  b.op(OpKind::Min, "lo", {m, clip}, lo);
+  int cat = b.act("cat", {2, 64, 4, 4}, DType::F32);
+  b.op(OpKind::Concat, "cat", {lo, a}, cat);
+  b.g.inputs = {x};
+  b.g.outputs = {cat};
+  expectRunsLikeReference(b.g);
+}
+
+// Broadcasts of either input, leaky relu, affine (scalars and per channel), then the copy kinds: a strided
+// slice, nearest upsampling, and a move that fills and places a transposed box.
+TEST(Bm1684xCodeGen, BroadcastAffineAndCopies) {
+  GraphBuilder b;
+  int x = b.act("x", {2, 70, 6, 10}, DType::F32), row = b.act("row", {1, 1, 6, 10}, DType::F32);
+  int col = b.act("col", {2, 70, 1, 1}, DType::F32);
+  int s = b.act("s", {2, 70, 6, 10}, DType::F32), t = b.act("t", {2, 70, 6, 10}, DType::F32);
+  b.op(OpKind::Sub, "s", {row, x}, s); // the first input broadcast over n and c
+  b.op(OpKind::Mul, "t", {s, col}, t); // the second over h and w
+  int l = b.act("l", {2, 70, 6, 10}, DType::F32);
+  b.op(OpKind::LeakyRelu, "l", {t}, l).params<LeakyReluParams>().alpha = 0.125f;
+  int a = b.act("a", {2, 70, 6, 10}, DType::F32);
+  b.op(OpKind::Affine, "a", {l}, a).params<AffineParams>() = {1.5f, -0.25f};
+  int sc = b.weight("sc", {70}, DType::F32), bi = b.weight("bi", {70}, DType::F32);
+  int pc = b.act("pc", {2, 70, 6, 10}, DType::F32);
+  b.op(OpKind::Affine, "pc", {a, sc, bi}, pc).relu = true;
+  int sl = b.act("sl", {2, 35, 3, 4}, DType::F32);
+  b.op(OpKind::Slice, "sl", {pc}, sl).params<SliceParams>() = {{0, 1, 0, 2}, {1, 2, 2, 2}};
+  int up = b.act("up", {2, 35, 6, 12}, DType::F32);
+  b.op(OpKind::Upsample, "up", {sl}, up).params<UpsampleParams>() = {2, 3};
+  int mv = b.act("mv", {2, 35, 12, 8}, DType::F32);
+  MoveParams &m = b.op(OpKind::Move, "mv", {up}, mv).params<MoveParams>();
+  m.fills = true, m.fillValue = -2.0f;
+  // up's (n, c, h, w) box of 2 x 35 x 6 x 8 written transposed in h and w at row 2 of mv... as columns.
+  MovePiece piece;
+  piece.size = {2, 35, 6, 8};
+  piece.srcStride = {35 * 6 * 12, 6 * 12, 12, 1};
+  piece.dstStride = {35 * 12 * 8, 12 * 8, 1, 8};
+  piece.dst = 2 * 8;
+  m.pieces = {piece};
+  b.g.inputs = {x, row, col};
+  b.g.outputs = {mv};
+  expectRunsLikeReference(b.g);
+}
+
+// Reductions whose kept and reduced dims merge in different ways, each mode.
+TEST(Bm1684xCodeGen, Reductions) {
+  GraphBuilder b;
+  int x = b.act("x", {2, 70, 5, 6}, DType::F32);
+  struct Case {
+    const char *name;
+    ReduceMode mode;
+    ReduceAxes axes;
+    std::vector<int64_t> shape;
+  };
+  const Case cases[] = {{"mean_hw", ReduceMode::Mean, {false, false, true, true}, {2, 70}},
+                        {"sum_c", ReduceMode::Sum, {false, true, false, false}, {2, 1, 5, 6}},
+                        {"min_nw", ReduceMode::Min, {true, false, false, true}, {70, 5}},
+                        {"max_all", ReduceMode::Max, {true, true, true, true}, {1}}};
+  for (const Case &c : cases) {
+    int y = b.act(c.name, c.shape, DType::F32);
+    b.op(OpKind::Reduce, c.name, {x}, y).params<ReduceParams>() = {c.mode, c.axes};
+    b.g.outputs.push_back(y);
+  }
+  b.g.inputs = {x};
+  expectRunsLikeReference(b.g);
+}
+
+TEST(Bm1684xCodeGen, RefusesWhatItDoesNotCompile) {
+  {
+    GraphBuilder b;
+    int x = b.act("x", {1, 4, 4, 4}, DType::F32), y = b.act("y", {1, 4, 4, 4}, DType::F32);
+    b.op(OpKind::Sigmoid, "sig", {x}, y);
+    b.g.inputs = {x};
+    b.g.outputs = {y};
+    auto model = bm1684x::compileToBmodel(b.g);
+    ASSERT_FALSE(model.isOk());
+    EXPECT_EQ(model.message(), "Sigmoid 'sig': this kind is not compiled for the BM1684X yet (the BM1684X compiler "
+                               "is fp32 only so far)");
+  }
+  {
+    GraphBuilder b;
+    int x = b.act("x", {1, 4, 32, 32}, DType::F32), w = b.weight("w", {4, 4, 16, 16}, DType::F32);
+    int y = b.act("y", {1, 4, 2, 2}, DType::F32);
+    Op &conv = b.op(OpKind::Conv, "wide", {x, w}, y);
+    conv.params<WindowParams>() = window(16, 16, 0);
+    b.g.inputs = {x};
+    b.g.outputs = {y};
+    auto model = bm1684x::compileToBmodel(b.g);
+    ASSERT_FALSE(model.isOk());
+    EXPECT_NE(model.message().find("Conv 'wide': a stride or dilation of 16 (1 to 15)"), std::string::npos)
+        << model.message();
+  }
+  {
+    GraphBuilder b;
+    int x = b.act("x", {1, 4, 4, 4}, DType::I8), y = b.act("y", {1, 4, 4, 4}, DType::I8);
+    b.op(OpKind::Relu, "r", {x}, y);
+    b.g.inputs = {x};
+    b.g.outputs = {y};
+    auto model = bm1684x::compileToBmodel(b.g);
+    ASSERT_FALSE(model.isOk());
+    EXPECT_NE(model.message().find("fp32 only"), std::string::npos) << model.message();
+  }
+}
+
+} // namespace
