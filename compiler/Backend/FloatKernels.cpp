@@ -3,6 +3,7 @@
 // to registers, the recipes, the reference interpreter and the emitter.
 #include "compiler/Backend/FloatKernels.h"
 #include "compiler/Backend/Emit.h"
+#include "compiler/Backend/QuantRef.h"
 
 #include "arith/IntArith.h"
 #include "isa/GdmaCommand.h"
@@ -415,6 +416,19 @@ const KernelProgram &powKernel() {
     V odd = R.lshl(R.iand(R.toInt(b), i(1)), 31);
     V y = asFloat(R.ixor(asInt(e), R.iand(odd, signBit(R, a))));
     return R.finish(R.select(b, y, f(1.0f)));
+  }();
+  return p;
+}
+
+const KernelProgram &sigmoidKernel() {
+  static const KernelProgram p = [] {
+    using S = SigmoidRecipe;
+    Recipe R(1);
+    V t = R.min(R.max(R.in(0), f(-S::kClamp)), f(S::kClamp));
+    t = R.mul(t, f(-1.0f / float(1u << S::kSquarings)));
+    V e = R.taylor(t, std::vector<float>(S::expCoefficients().begin(), S::expCoefficients().end()));
+    for (unsigned k = 0; k < S::kSquarings; ++k) e = R.mul(e, e);
+    return R.finish(R.div(f(1.0f), R.add(e, f(1.0f))));
   }();
   return p;
 }

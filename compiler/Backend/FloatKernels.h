@@ -55,6 +55,8 @@ std::optional<KernelProgram> unaryKernel(kernels::UnaryKind kind, float a = 0.0f
 // pow(a, b) of two fp32 inputs: exp(b * log|a|), negative for a < 0 and an
 // odd integer b, 1 for b = 0.
 const KernelProgram &powKernel();
+// sigmoidChip (QuantRef.h) as a program: the same operations in the same order.
+const KernelProgram &sigmoidKernel();
 // prelu(a, slope b) = max(a, 0) + min(a, 0) * b.
 const KernelProgram &preluKernel();
 // a > b, a < b, a == b as 1.0 or 0.0 (isGreater/isLess both false: equal).

@@ -359,6 +359,36 @@ Result<Parts> sfu(const Command &c) {
   return Parts{{out}, {in}};
 }
 
+// Compare-and-select (TPU-MLIR's sCMP converter), all over res0's shape: opd0 and opd1 of opd0's type, opd2
+// and opd3 of opd2_prec (signless). sel_gt/sel_eq/sel_lt have one result, res0 of opd2_prec; gt_and_sel and
+// lt_and_sel two, res0 of opd0's type and res1 (res1_addr) of opd2_prec.
+Result<Parts> compareSelect(const Command &c) {
+  auto shape = dims(c, "res0");
+  const DataType cmpType = typeOf(c, "opd0_prec", c.get("opd0_sign")),
+                 valueType = signless(unsigned(c.get("opd2_prec")));
+  auto compared = [&](const char *addr, const char *layoutField, const char *constField) -> Result<Desc> {
+    auto l = layoutCode(c, layoutField);
+    if (!l) return l.status();
+    Desc d{c.get(addr), shape, {}, cmpType, *l, bool(c.get(constField))};
+    if (*l == LocalLayout::Stride) d.stride = std::array<int64_t, 4>{0, 0, 0, 0}; // as TPU-MLIR: sCMP has none
+    return d;
+  };
+  auto a = compared("opd0_addr", "opd0_str", "opd0_const");
+  if (!a) return a.status();
+  auto b = compared("opd1_addr", "opd1_str", "opd1_const");
+  if (!b) return b.status();
+  Desc ifTrue{c.get("opd2_addr"), shape, {}, valueType, LocalLayout::AlignEU, bool(c.get("opd2_const"))};
+  Desc ifFalse{c.get("opd3_addr"), shape, {}, valueType, LocalLayout::AlignEU, bool(c.get("opd3_const"))};
+  Desc res0{c.get("res0_addr"), shape, {}, cmpType};
+  Desc res1{c.get("res1_addr"), shape, {}, valueType};
+  const int sub = c.op().sub;
+  if (sub == 23 || sub == 24 || sub == 26) { // sel_gt, sel_eq, sel_lt: the choice only
+    res0.type = valueType;
+    return Parts{{res0}, {*a, *b, ifTrue, ifFalse}};
+  }
+  return Parts{{res0, res1}, {*a, *b, ifTrue, ifFalse}};
+}
+
 Result<Parts> transposeOrBroadcast(const Command &c) {
   auto [n, ch, h, w] = dims(c, "res0");
   DataType type = signless(unsigned(c.get("res0_prec")));
@@ -427,6 +457,7 @@ constexpr Describer kDescribers[] = {
     {isa::Engine::Tiu, 4, requantOrDequant},
     {isa::Engine::Tiu, 5, transposeOrBroadcast},
     {isa::Engine::Tiu, 9, sfu},
+    {isa::Engine::Tiu, 13, compareSelect},
     {isa::Engine::Gdma, 0, tensorDma},
 };
 

@@ -66,8 +66,8 @@ struct Operands {
 };
 
 // The command's results and operands. Error: a type whose operands are not described yet (they are for
-// conv, pooling/depthwise, arithmetic, requantise/dequantise, SFU, transpose/broadcast and tensor DMA), or a
-// field with a value the convention does not define (a layout code, an address in no memory).
+// conv, pooling/depthwise, arithmetic, requantise/dequantise, SFU, compare-select, transpose/broadcast and
+// tensor DMA), or a field with a value the convention does not define (a layout code, an address in no memory).
 Result<Operands> operandsOf(const isa::bm1684x::Command &command);
 
 } // namespace tpu::memory::bm1684x

@@ -4,6 +4,7 @@
 // group partly empty, and a small-LMEM configuration that forces slices
 // along N, C and H (with halo rows for windows).
 #include "BackendHarness.h"
+#include "arith/IntArith.h"
 #include "compiler/Backend/FloatKernels.h"
 #include "compiler/Backend/Ops/Activation.h"
 #include "compiler/Backend/Ops/Affine.h"
@@ -1127,6 +1128,17 @@ TEST(BackendUnary, PowRecipe) {
     float in[2] = {v.a, v.b};
     float want = std::pow(v.a, v.b), got = runKernel(powKernel(), in);
     EXPECT_TRUE(got == want || std::fabs(got - want) <= 2e-6f * std::fabs(want)) << v.a << "^" << v.b << " " << got;
+  }
+}
+
+// The program form of the sigmoid recipe (the BM1684X compiler runs it) is sigmoidChip bit for bit.
+TEST(BackendUnary, SigmoidProgramIsTheRecipe) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-30.0f, 30.0f);
+  for (int k = 0; k < 20000; ++k) {
+    float x = k < 4 ? std::array<float, 4>{0.0f, -0.0f, 1e-30f, 25.0f}[size_t(k)] : d(rng);
+    float want = sigmoidChip(x), got = runKernel(sigmoidKernel(), &x);
+    ASSERT_EQ(sim::floatBits(got), sim::floatBits(want)) << x;
   }
 }
 

@@ -1,8 +1,10 @@
 // BM1684X commands executed on the data (simulator/semantics/bm1684x): a load, fp32 arithmetic with a
 // constant and with a lane-broadcast tensor, a store, checked against the same arithmetic done here; DMA
 // broadcast, transpose and lane masks; fp32 conv, pooling and depthwise conv checked bit for bit against
-// plain loops over an explicitly padded input, summing in the executor's order; and the commands and forms
-// not executed failing by name.
+// plain loops over an explicitly padded input, summing in the executor's order; fp32 and int32 arithmetic,
+// casts, compare-selects and the SFU's Taylor series and rsqrt checked bit for bit against references
+// computed here, with their edge cases (wrap vs saturation, shifts by any amount, round modes); and the
+// commands and forms not executed failing by name.
 #include "isa/bm1684x/MemoryMap.h"
 #include "simulator/semantics/bm1684x/Executor.h"
 
@@ -134,6 +136,26 @@ struct Local {
       for (uint64_t c = 0; c < C; ++c)
         for (uint64_t h = 0; h < H; ++h)
           for (uint64_t w = 0; w < W; ++w) std::memcpy(at(m, n, c, h, w), &t.v[t.index(n, c, h, w)], 4);
+  }
+  // 32-bit elements (fp32 or int32) as their bits, packed n, c, h, w.
+  void putWords(Memories &m, Shape s, const std::vector<uint32_t> &v) const {
+    size_t i = 0;
+    for (uint64_t n = 0; n < s[0]; ++n)
+      for (uint64_t c = 0; c < s[1]; ++c)
+        for (uint64_t h = 0; h < s[2]; ++h)
+          for (uint64_t w = 0; w < s[3]; ++w) std::memcpy(at(m, n, c, h, w), &v[i++], 4);
+  }
+  std::vector<uint32_t> getWords(Memories &m, Shape s) const {
+    std::vector<uint32_t> v;
+    for (uint64_t n = 0; n < s[0]; ++n)
+      for (uint64_t c = 0; c < s[1]; ++c)
+        for (uint64_t h = 0; h < s[2]; ++h)
+          for (uint64_t w = 0; w < s[3]; ++w) {
+            uint32_t x;
+            std::memcpy(&x, at(m, n, c, h, w), 4);
+            v.push_back(x);
+          }
+    return v;
   }
   Host get(Memories &m, Shape shape) const {
     Host t(shape);
@@ -312,6 +334,123 @@ template <typename Fn> void forEachWindow(const Host &p, Shape out, const Window
         }
 }
 
+using Words = std::vector<uint32_t>;
+using Fields = std::initializer_list<std::pair<const char *, uint64_t>>;
+
+float floatOf(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+int64_t s32(uint32_t bits) { return int32_t(bits); }
+uint32_t clampS32(int64_t v) { return uint32_t(int32_t(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX))); }
+uint32_t clampU32(int64_t v) { return uint32_t(std::clamp<int64_t>(v, 0, UINT32_MAX)); }
+uint32_t bitsOfInt(int64_t v) { return uint32_t(v); }
+
+// The typed elementwise tests' tensors: 1x70x3x5 (two rows of lanes), aligned, all from lane 5.
+const Shape kShape{1, 70, 3, 5};
+const Local kA = aligned(5, 0, kShape), kB = aligned(5, 0x1000, kShape), kC = aligned(5, 0x2000, kShape),
+            kD = aligned(5, 0x3000, kShape), kOut = aligned(5, 0x4000, kShape);
+
+// A short arith command on kA, kB -> kOut of `shape`: all of precision `prec`, signed as `isSigned`; then
+// `extra` fields.
+Command typedArith(const char *mnemonic, unsigned prec, bool isSigned, Shape shape, Fields extra = {}) {
+  Command c = make(mnemonic, true,
+                   {{"tsk_opd_num", 2},
+                    {"res0_prec", prec},
+                    {"opd0_prec", prec},
+                    {"opd1_prec", prec},
+                    {"opd0_sign", isSigned},
+                    {"opd1_sign", isSigned},
+                    {"res0_n", shape[0]},
+                    {"res0_c", shape[1]},
+                    {"res0_h", shape[2]},
+                    {"res0_w", shape[3]},
+                    {"res0_addr", kOut.address()},
+                    {"opd0_addr", kA.address()},
+                    {"opd1_addr", kB.address()}});
+  for (auto [name, value] : extra) EXPECT_TRUE(c.set(name, value).isOk()) << mnemonic << "." << name;
+  return c;
+}
+
+// Runs `c` with a at kA and b at kB (words of `shape`); the words at kOut, or the error.
+Result<Words> runOn(const Command &c, Shape shape, const Words &a, const Words &b = {}) {
+  Memories m;
+  kA.putWords(m, shape, a);
+  if (!b.empty()) kB.putWords(m, shape, b);
+  TPU_RETURN_IF_ERROR(sim::bm1684x::execute(m, c));
+  return kOut.getWords(m, shape);
+}
+
+size_t elements(Shape s) { return s[0] * s[1] * s[2] * s[3]; }
+
+// `n` random words: fp32 values in [-4, 4), or int32 over the whole range, or (shift amounts) in [-40, 40].
+enum class Data { Fp32, Int32, Shift };
+Words randomWords(Data kind, size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  Words v(n);
+  if (kind == Data::Fp32) {
+    auto f = randomFloats(n, seed);
+    for (size_t i = 0; i < n; ++i) v[i] = bitsOf(f[i]);
+  } else {
+    std::uniform_int_distribution<int32_t> shift(-40, 40);
+    for (uint32_t &x : v) x = kind == Data::Shift ? uint32_t(shift(rng)) : uint32_t(rng());
+  }
+  return v;
+}
+
+// One elementwise operation on one type: its reference on a pair of words, and what opd1 holds.
+struct TypedCase {
+  const char *mnemonic;
+  unsigned prec;
+  bool isSigned;
+  uint32_t (*want)(uint32_t a, uint32_t b);
+  Data b = Data::Int32;
+};
+
+// Pairs every elementwise test starts with, before the random ones: limits, signs and zeros.
+const std::vector<std::pair<uint32_t, uint32_t>> kEdgePairs{
+    {0x7fffffffu, 1},
+    {0x80000000u, 0xffffffffu},
+    {0x80000000u, 1},
+    {0xffffffffu, 0xffffffffu},
+    {0x80000000u, 0x80000000u},
+    {0xffffffffu, 1},
+    {0, 1},
+    {0x10000u, 0x10000u},
+    {bitsOf(0.0f), bitsOf(-0.0f)},
+    {bitsOf(-0.0f), bitsOf(0.0f)},
+    {bitsOf(1.0f), bitsOf(0.0f)},
+    {bitsOf(-3.0f), bitsOf(std::numeric_limits<float>::infinity())}};
+const std::vector<std::pair<uint32_t, uint32_t>> kShiftPairs{{0x80000001u, bitsOfInt(-1)},
+                                                             {0x80000001u, 31},
+                                                             {1, 32},
+                                                             {0x80000001u, bitsOfInt(-32)},
+                                                             {0x80000001u, bitsOfInt(-31)},
+                                                             {bitsOfInt(-5), bitsOfInt(-1)},
+                                                             {bitsOfInt(-6), bitsOfInt(-2)},
+                                                             {0x40000000u, 1},
+                                                             {0xc0000000u, 1},
+                                                             {1, 40},
+                                                             {0xffffffffu, 40},
+                                                             {0, 100},
+                                                             {0xffffffffu, bitsOfInt(-40)},
+                                                             {7, 0x80000000u},
+                                                             {7, 0x7fffffffu},
+                                                             {0x80000000u, bitsOfInt(-32)}};
+
+// Rounding arithmetic right shift (half up) and saturating left shift of v by the signed amount s.
+int64_t ashiftRef(int64_t v, int64_t s) {
+  if (s >= 0) return s >= 32 ? (v > 0 ? INT64_MAX : v < 0 ? INT64_MIN : 0) : v * (int64_t(1) << s);
+  const int64_t n = -s;
+  return n >= 40 ? 0 : (v + (int64_t(1) << (n - 1))) >> n;
+}
+uint32_t logicShiftRef(uint32_t a, uint32_t b) {
+  const int64_t s = int32_t(b);
+  if (s >= 32 || s <= -32) return 0;
+  return s >= 0 ? uint32_t(uint64_t(a) << s) : uint32_t(a >> -s);
+}
+
 } // namespace
 
 TEST(Bm1684xExec, LoadComputeStoreMatchesFp32Arithmetic) {
@@ -396,7 +535,7 @@ TEST(Bm1684xExec, WhatIsNotExecutedFailsByName) {
   ASSERT_TRUE(int8Add.set("opd0_prec", 0).isOk());
   st = sim::bm1684x::execute(m, int8Add);
   ASSERT_FALSE(st.isOk());
-  EXPECT_EQ(st.message(), "arith.add: operand %R0 is ui8: fp32 only so far");
+  EXPECT_EQ(st.message(), "arith.add: operand %R0 is ui8: fp32 or int32 only so far");
   Command stray = tensorDma(1, 0, false, kGlobalEnd - kGlobalStart - 256, 0, 1, 64, 1, 64); // past DDR's end
   st = sim::bm1684x::execute(m, stray);
   ASSERT_FALSE(st.isOk());
@@ -527,4 +666,439 @@ TEST(Bm1684xExec, RefusedWindowFormsFailByName) {
   st = sim::bm1684x::execute(m, longMax);
   ASSERT_FALSE(st.isOk());
   EXPECT_EQ(st.message(), "pord.maxpooling: relu = 1 is not modelled");
+}
+
+TEST(Bm1684xExec, TypedArithmeticMatchesReferenceBitForBit) {
+  const TypedCase cases[] = {
+      // fp32, IEEE single
+      {"arith.add", 2, true, [](uint32_t a, uint32_t b) { return bitsOf(floatOf(a) + floatOf(b)); }, Data::Fp32},
+      {"arith.sub", 2, true, [](uint32_t a, uint32_t b) { return bitsOf(floatOf(a) - floatOf(b)); }, Data::Fp32},
+      {"arith.mul", 2, true, [](uint32_t a, uint32_t b) { return bitsOf(floatOf(a) * floatOf(b)); }, Data::Fp32},
+      {"arith.div", 2, true, [](uint32_t a, uint32_t b) { return bitsOf(floatOf(a) / floatOf(b)); }, Data::Fp32},
+      {"arith.max", 2, true, [](uint32_t a, uint32_t b) { return floatOf(a) > floatOf(b) ? a : b; }, Data::Fp32},
+      {"arith.min", 2, true, [](uint32_t a, uint32_t b) { return floatOf(a) < floatOf(b) ? a : b; }, Data::Fp32},
+      {"arith.copy", 2, true, [](uint32_t a, uint32_t) { return a; }, Data::Fp32},
+      // signed int32
+      {"arith.add", 4, true, [](uint32_t a, uint32_t b) { return bitsOfInt(s32(a) + s32(b)); }},
+      {"arith.sub", 4, true, [](uint32_t a, uint32_t b) { return bitsOfInt(s32(a) - s32(b)); }},
+      {"arith.mul", 4, true, [](uint32_t a, uint32_t b) { return bitsOfInt(s32(a) * s32(b)); }},
+      {"arith.max", 4, true, [](uint32_t a, uint32_t b) { return s32(a) > s32(b) ? a : b; }},
+      {"arith.min", 4, true, [](uint32_t a, uint32_t b) { return s32(a) < s32(b) ? a : b; }},
+      {"arith.and", 4, true, [](uint32_t a, uint32_t b) { return a & b; }},
+      {"arith.or", 4, true, [](uint32_t a, uint32_t b) { return a | b; }},
+      {"arith.xor", 4, true, [](uint32_t a, uint32_t b) { return a ^ b; }},
+      {"arith.adds", 4, true, [](uint32_t a, uint32_t b) { return clampS32(s32(a) + s32(b)); }},
+      {"arith.subs", 4, true, [](uint32_t a, uint32_t b) { return clampS32(s32(a) - s32(b)); }},
+      {"arith.copy", 4, true, [](uint32_t a, uint32_t) { return a; }},
+      {"arith.logicShift", 4, true, logicShiftRef, Data::Shift},
+      {"arith.ashift", 4, true, [](uint32_t a, uint32_t b) { return clampS32(ashiftRef(s32(a), s32(b))); },
+       Data::Shift},
+      // unsigned int32
+      {"arith.add", 4, false, [](uint32_t a, uint32_t b) { return a + b; }},
+      {"arith.mul", 4, false, [](uint32_t a, uint32_t b) { return uint32_t(uint64_t(a) * b); }},
+      {"arith.max", 4, false, [](uint32_t a, uint32_t b) { return a > b ? a : b; }},
+      {"arith.min", 4, false, [](uint32_t a, uint32_t b) { return a < b ? a : b; }},
+      {"arith.adds", 4, false, [](uint32_t a, uint32_t b) { return clampU32(int64_t(a) + b); }},
+      {"arith.subs", 4, false, [](uint32_t a, uint32_t b) { return clampU32(int64_t(a) - b); }},
+      {"arith.logicShift", 4, false, logicShiftRef, Data::Shift},
+      {"arith.ashift", 4, false, [](uint32_t a, uint32_t b) { return clampU32(ashiftRef(a, s32(b))); }, Data::Shift},
+  };
+  unsigned seed = 100;
+  for (const TypedCase &k : cases) {
+    const std::string what = std::string(k.mnemonic) + (k.prec == 2 ? " f32" : k.isSigned ? " si32" : " ui32");
+    const bool fp = k.b == Data::Fp32;
+    Words a = randomWords(fp ? Data::Fp32 : Data::Int32, elements(kShape), seed++);
+    Words b = randomWords(k.b, elements(kShape), seed++);
+    const auto &edges = k.b == Data::Shift ? kShiftPairs : kEdgePairs;
+    for (size_t i = 0; i < edges.size(); ++i) a[i] = edges[i].first, b[i] = edges[i].second;
+    const bool unary = std::string(k.mnemonic) == "arith.copy";
+    Command c = typedArith(k.mnemonic, k.prec, k.isSigned, kShape, {{"tsk_opd_num", unary ? 1 : 2}});
+    auto got = runOn(c, kShape, a, b);
+    ASSERT_TRUE(got.isOk()) << what << ": " << got.message();
+    for (size_t i = 0; i < a.size(); ++i)
+      ASSERT_EQ((*got)[i], k.want(a[i], b[i])) << what << " at " << i << ": " << a[i] << ", " << b[i];
+  }
+}
+
+// A few pairs, one per channel (1 x n x 1 x 1 from lane 5): the results.
+Words runPairs(const char *mnemonic, unsigned prec, bool isSigned,
+               const std::vector<std::pair<uint32_t, uint32_t>> &pairs, Fields extra = {}) {
+  const Shape shape{1, pairs.size(), 1, 1};
+  Words a, b;
+  for (auto [x, y] : pairs) a.push_back(x), b.push_back(y);
+  auto got = runOn(typedArith(mnemonic, prec, isSigned, shape, extra), shape, a, b);
+  EXPECT_TRUE(got.isOk()) << mnemonic << ": " << got.message();
+  return got.isOk() ? *got : Words{};
+}
+
+TEST(Bm1684xExec, Int32WrapsOrSaturatesAndShiftsByAnyAmount) {
+  const uint32_t max = 0x7fffffffu, min = 0x80000000u, umax = 0xffffffffu;
+  // INT32_MAX + 1 and INT32_MIN - 1: add and sub wrap, adds and subs saturate.
+  EXPECT_EQ(runPairs("arith.add", 4, true, {{max, 1}}), Words{min});
+  EXPECT_EQ(runPairs("arith.adds", 4, true, {{max, 1}, {min, umax}}), (Words{max, min}));
+  EXPECT_EQ(runPairs("arith.sub", 4, true, {{min, 1}}), Words{max});
+  EXPECT_EQ(runPairs("arith.subs", 4, true, {{min, 1}, {max, umax}}), (Words{min, max}));
+  EXPECT_EQ(runPairs("arith.mul", 4, true, {{0x10000u, 0x10000u}, {umax, umax}}), (Words{0, 1}));
+  // Unsigned: the uint32 range; max and min compare as unsigned.
+  EXPECT_EQ(runPairs("arith.adds", 4, false, {{umax, 1}}), Words{umax});
+  EXPECT_EQ(runPairs("arith.subs", 4, false, {{0, 1}}), Words{0});
+  EXPECT_EQ(runPairs("arith.max", 4, false, {{min, 1}}), Words{min});
+  EXPECT_EQ(runPairs("arith.max", 4, true, {{min, 1}}), Words{1});
+  // adds with its third operand, the constant right shift 0.
+  EXPECT_EQ(runPairs("arith.adds", 4, true, {{max, 1}}, {{"tsk_opd_num", 3}, {"opd2_const", 1}, {"opd2_prec", 0}}),
+            Words{max});
+  // logicShift: left for s >= 0, logical right for s < 0, 0 from |s| >= 32.
+  EXPECT_EQ(runPairs("arith.logicShift", 4, true,
+                     {{0x80000001u, bitsOfInt(-1)},
+                      {0x80000001u, 31},
+                      {0x80000001u, bitsOfInt(-31)},
+                      {1, 32},
+                      {0x80000001u, bitsOfInt(-32)},
+                      {3, bitsOfInt(-40)},
+                      {3, 0x80000000u}}),
+            (Words{0x40000000u, 0x80000000u, 1, 0, 0, 0, 0}));
+  // ashift: right shifts round half up (-2.5 -> -2, -1.5 -> -1, 2.5 -> 3, +-0.875 -> +-1), left shifts
+  // saturate; shifting 2^30 left by one just overflows, -2^30 just fits.
+  EXPECT_EQ(runPairs("arith.ashift", 4, true,
+                     {{bitsOfInt(-5), bitsOfInt(-1)},
+                      {bitsOfInt(-6), bitsOfInt(-2)},
+                      {5, bitsOfInt(-1)},
+                      {7, bitsOfInt(-3)},
+                      {bitsOfInt(-7), bitsOfInt(-3)},
+                      {0x40000000u, 1},
+                      {0xc0000000u, 1},
+                      {1, 40},
+                      {umax, 40},
+                      {0, 100},
+                      {umax, bitsOfInt(-40)},
+                      {max, bitsOfInt(-32)}}),
+            (Words{bitsOfInt(-2), bitsOfInt(-1), 3, 1, bitsOfInt(-1), max, min, max, min, 0, 0, 0}));
+}
+
+// arith.cast of a 1 x n x 1 x 1 tensor (one value per channel) from `from` to `to` precision, the result
+// signed as `isSigned`, under round mode `mode`.
+Result<Words> runCast(unsigned from, unsigned to, bool isSigned, uint64_t mode, const Words &in) {
+  const Shape shape{1, in.size(), 1, 1};
+  Command c = typedArith("arith.cast", from, true, shape,
+                         {{"tsk_opd_num", 1}, {"res0_prec", to}, {"opd2_sign", isSigned}, {"opd2_n_str", mode}});
+  return runOn(c, shape, in);
+}
+
+TEST(Bm1684xExec, CastRoundsAsItsModeSaysAndSaturates) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x{2.5f, -2.5f, 3.5f, -0.5f, 1.25f, -1.75f, 1e10f, -1e10f, nan, inf, -inf, 2147483520.0f};
+  // Per round mode (0 half to even, 1 half away, 2 towards zero, 3 down, 4 up, 5 half up, 6 half down).
+  const int64_t M = INT32_MAX, m = INT32_MIN;
+  const std::vector<std::vector<int64_t>> want{
+      {2, -2, 4, 0, 1, -2, M, m, 0, M, m, 2147483520}, {3, -3, 4, -1, 1, -2, M, m, 0, M, m, 2147483520},
+      {2, -2, 3, 0, 1, -1, M, m, 0, M, m, 2147483520}, {2, -3, 3, -1, 1, -2, M, m, 0, M, m, 2147483520},
+      {3, -2, 4, 0, 2, -1, M, m, 0, M, m, 2147483520}, {3, -2, 4, 0, 1, -2, M, m, 0, M, m, 2147483520},
+      {2, -3, 3, -1, 1, -2, M, m, 0, M, m, 2147483520}};
+  Words in;
+  for (float f : x) in.push_back(bitsOf(f));
+  for (uint64_t mode = 0; mode < want.size(); ++mode) {
+    auto got = runCast(2, 4, true, mode, in);
+    ASSERT_TRUE(got.isOk()) << got.message();
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(s32((*got)[i]), want[mode][i]) << "mode " << mode << ": " << x[i];
+  }
+  // An unsigned result saturates to the uint32 range.
+  auto u = runCast(2, 4, false, 0, {bitsOf(-2.5f), bitsOf(1e10f), bitsOf(3e9f), bitsOf(nan)});
+  ASSERT_TRUE(u.isOk()) << u.message();
+  EXPECT_EQ(*u, (Words{0, 0xffffffffu, 3000000000u, 0}));
+
+  // int32 -> fp32: to nearest, ties to even.
+  auto f = runCast(4, 2, true, 0, {16777217u, 16777219u, 0x7fffffffu, bitsOfInt(-16777217), bitsOfInt(-3)});
+  ASSERT_TRUE(f.isOk()) << f.message();
+  EXPECT_EQ(*f, (Words{bitsOf(16777216.0f), bitsOf(16777220.0f), bitsOf(2147483648.0f), bitsOf(-16777216.0f),
+                       bitsOf(-3.0f)}));
+  auto uf = typedArith("arith.cast", 4, false, {1, 1, 1, 1}, {{"tsk_opd_num", 1}, {"res0_prec", 2}});
+  auto ufGot = runOn(uf, {1, 1, 1, 1}, {0xffffffffu});
+  ASSERT_TRUE(ufGot.isOk()) << ufGot.message();
+  EXPECT_EQ(*ufGot, Words{bitsOf(4294967296.0f)});
+
+  // Random values over a 70-channel tensor, half to even against nearbyint.
+  Words r = randomWords(Data::Fp32, elements(kShape), 7);
+  for (uint32_t &w : r) w = bitsOf(floatOf(w) * 1000.0f);
+  Command c = typedArith("arith.cast", 2, true, kShape, {{"tsk_opd_num", 1}, {"res0_prec", 4}, {"opd2_sign", 1}});
+  auto got = runOn(c, kShape, r);
+  ASSERT_TRUE(got.isOk()) << got.message();
+  for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(s32((*got)[i]), int64_t(std::nearbyint(floatOf(r[i])))) << i;
+
+  // Casts not modelled.
+  EXPECT_EQ(runCast(2, 2, true, 0, {0}).message(), "arith.cast: a cast from f32 to f32 is not modelled");
+  EXPECT_EQ(runCast(4, 4, true, 0, {0}).message(), "arith.cast: a cast from si32 to si32 is not modelled");
+  EXPECT_EQ(runCast(2, 4, true, 7, {0}).message(), "arith.cast: round mode 7 is not modelled");
+  EXPECT_EQ(runCast(4, 2, true, 1, {0}).message(), "arith.cast: round mode 1 is not modelled to fp32 (0 only)");
+}
+
+TEST(Bm1684xExec, TypedArithmeticRefusesWhatItDoesNotModel) {
+  const Shape shape{1, 2, 1, 1};
+  auto refused = [&](Command c) {
+    auto got = runOn(c, shape, {0, 0}, {0, 0});
+    EXPECT_FALSE(got.isOk());
+    return got.message();
+  };
+  // Mixed types: an int32 operand in an fp32 add, a signed with an unsigned one.
+  EXPECT_EQ(refused(typedArith("arith.add", 2, true, shape, {{"opd1_prec", 4}, {"opd1_sign", 1}})),
+            "arith.add: operand %R0.4096.L5 is si32, the result f32: operands and result of one type only");
+  EXPECT_EQ(refused(typedArith("arith.add", 4, true, shape, {{"opd1_sign", 0}})),
+            "arith.add: operand %R0.4096.L5 is ui32, the result si32: operands and result of one type only");
+  // Bitwise operations, shifts and saturating forms on fp32; div on int32.
+  for (const char *op : {"arith.and", "arith.xor", "arith.or", "arith.logicShift", "arith.ashift", "arith.adds"})
+    EXPECT_EQ(refused(typedArith(op, 2, true, shape)),
+              std::string(op) + ": f32 operands are not modelled (int32 only)");
+  EXPECT_EQ(refused(typedArith("arith.div", 4, true, shape)), "arith.div: si32 operands are not modelled (fp32 only)");
+  // adds/subs shift their result right by a third operand: only the constant 0 is modelled.
+  EXPECT_EQ(refused(typedArith("arith.adds", 4, true, shape,
+                               {{"tsk_opd_num", 3}, {"opd2_const", 1}, {"opd2_prec", 0}, {"opd2_addr", 3}})),
+            "arith.adds: a right shift by %C3 is not modelled (the constant 0 only)");
+  EXPECT_EQ(refused(typedArith("arith.subs", 4, true, shape, {{"tsk_opd_num", 3}, {"opd2_addr", 0x2000}})),
+            "arith.subs: a right shift by %R0.8192 is not modelled (the constant 0 only)");
+  EXPECT_EQ(refused(typedArith("arith.add", 4, true, shape, {{"tsk_opd_num", 3}, {"opd2_const", 1}})),
+            "arith.add: a third operand (tsk_opd_num = 3) is not modelled");
+  // opd2_n_str is a round mode (cast) or an iteration count (div) only.
+  EXPECT_EQ(refused(typedArith("arith.add", 2, true, shape, {{"opd2_n_str", 2}})),
+            "arith.add: round mode 2 is not modelled");
+  EXPECT_EQ(refused(typedArith("arith.mul", 2, true, shape, {{"tsk_opd_num", 1}})),
+            "arith.mul: tsk_opd_num = 1 gives too few operands");
+  EXPECT_EQ(refused(typedArith("arith.not", 4, true, shape)), "arith.not is not executed yet");
+  EXPECT_EQ(refused(typedArith("arith.add", 3, true, shape)),
+            "arith.add: result %R1.L5 is si16: fp32 or int32 only so far");
+}
+
+TEST(Bm1684xExec, Int32WithConstantAndLaneBroadcastOperands) {
+  // adds of a per-channel int32 row (opd1 strided, stride 0 along h and w) and then of a constant.
+  Words a = randomWords(Data::Int32, elements(kShape), 40), row(kShape[1]);
+  for (size_t i = 0; i < row.size(); ++i) row[i] = i % 2 ? 0x7fffff00u : 0x80000100u;
+  Memories m;
+  kA.putWords(m, kShape, a);
+  const Local rowAt{5, 0x1000, {0, 1, 0, 0}};
+  rowAt.putWords(m, {1, kShape[1], 1, 1}, row);
+  Command c = typedArith("arith.adds", 4, true, kShape,
+                         {{"opd1_str", 3}, {"opd1_n_str", 0}, {"opd1_c_str", 1}, {"opd1_h_str", 0}, {"opd1_w_str", 0}});
+  auto st = sim::bm1684x::execute(m, c);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  Words got = kOut.getWords(m, kShape);
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(got[i], clampS32(s32(a[i]) + s32(row[i / 15]))) << i;
+
+  Command k = typedArith("arith.sub", 4, true, kShape, {{"opd0_const", 1}, {"opd0_addr", bitsOfInt(-7)}});
+  kB.putWords(m, kShape, a);
+  st = sim::bm1684x::execute(m, k);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  got = kOut.getWords(m, kShape);
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(got[i], bitsOfInt(-7 - s32(a[i]))) << i;
+}
+
+// A c stride of 0 broadcasts within each lane: every channel reads the word at the same offset of its own
+// lane (lanes work in parallel), not lane 0's.
+TEST(Bm1684xExec, ChannelStrideZeroReadsEachLanesOwnWord) {
+  Words a = randomWords(Data::Int32, elements(kShape), 41), rowPerLane(kShape[1]);
+  for (size_t i = 0; i < rowPerLane.size(); ++i) rowPerLane[i] = uint32_t(1000 * i);
+  Memories m;
+  kA.putWords(m, kShape, a);
+  // One word per lane (lanes 5.. for the channels from kA's lane), at offset 0x1000 of each lane.
+  const Local rowAt{5, 0x1000, {0, 1, 0, 0}};
+  rowAt.putWords(m, {1, kShape[1], 1, 1}, rowPerLane);
+  Command c = typedArith("arith.add", 4, true, kShape,
+                         {{"opd1_str", 3}, {"opd1_n_str", 0}, {"opd1_c_str", 0}, {"opd1_h_str", 0}, {"opd1_w_str", 0}});
+  auto st = sim::bm1684x::execute(m, c);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  Words got = kOut.getWords(m, kShape);
+  // Channel ch lies in lane (5 + ch) % 64 and reads row 0 there: what channel lane - 5 wrote (lanes 0-4 hold
+  // only row 1, channels 59-63 read zeros from their row 0).
+  for (size_t i = 0; i < a.size(); ++i) {
+    const size_t lane = (5 + i / 15 % kShape[1]) % 64;
+    const uint32_t word = lane >= 5 ? rowPerLane[lane - 5] : 0;
+    ASSERT_EQ(got[i], uint32_t(s32(a[i]) + s32(word))) << i;
+  }
+}
+
+// A short compare-select on kA, kB, kC, kD -> kOut: compared as (cmpPrec, cmpSigned), selected values of
+// valuePrec; then `extra` fields.
+Command compareSelect(const char *mnemonic, unsigned cmpPrec, bool cmpSigned, unsigned valuePrec, Fields extra = {}) {
+  Command c = make(mnemonic, true,
+                   {{"opd0_prec", cmpPrec},
+                    {"opd0_sign", cmpSigned},
+                    {"opd2_prec", valuePrec},
+                    {"res0_n", kShape[0]},
+                    {"res0_c", kShape[1]},
+                    {"res0_h", kShape[2]},
+                    {"res0_w", kShape[3]},
+                    {"res0_addr", kOut.address()},
+                    {"opd0_addr", kA.address()},
+                    {"opd1_addr", kB.address()},
+                    {"opd2_addr", kC.address()},
+                    {"opd3_addr", kD.address()}});
+  for (auto [name, value] : extra) EXPECT_TRUE(c.set(name, value).isOk()) << mnemonic << "." << name;
+  return c;
+}
+
+TEST(Bm1684xExec, CompareSelectMatchesReference) {
+  // Compared values from a small set, so that equal pairs are frequent: fp32 with NaN and both zeros, int32
+  // with the sign bit set (signed and unsigned order differ).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Words floats{bitsOf(-1.0f), bitsOf(0.0f), bitsOf(-0.0f), bitsOf(0.5f), bitsOf(2.0f), bitsOf(nan)};
+  const Words ints{0, 1, 0x80000000u, 0xffffffffu, 7};
+  auto pick = [](const Words &set, unsigned seed) {
+    std::mt19937 rng(seed);
+    Words v(elements(kShape));
+    for (uint32_t &x : v) x = set[rng() % set.size()];
+    return v;
+  };
+  struct Case {
+    const char *mnemonic;
+    unsigned cmpPrec;
+    bool cmpSigned;
+    unsigned valuePrec;
+    Fields consts; // operands given as constants
+    bool (*holds)(uint32_t a, uint32_t b);
+  };
+  const Case cases[] = {
+      {"cmp.sel_gt", 2, true, 4, {}, [](uint32_t a, uint32_t b) { return floatOf(a) > floatOf(b); }},
+      {"cmp.sel_eq", 2, true, 2, {}, [](uint32_t a, uint32_t b) { return floatOf(a) == floatOf(b); }},
+      {"cmp.sel_lt", 2, true, 4, {}, [](uint32_t a, uint32_t b) { return floatOf(a) < floatOf(b); }},
+      {"cmp.sel_gt", 4, true, 2, {}, [](uint32_t a, uint32_t b) { return s32(a) > s32(b); }},
+      {"cmp.sel_lt", 4, false, 4, {}, [](uint32_t a, uint32_t b) { return a < b; }},
+      {"cmp.sel_eq", 4, true, 4, {}, [](uint32_t a, uint32_t b) { return a == b; }},
+      // opd1 the constant 0.5 and opd3 the constant -7 (int32)
+      {"cmp.sel_gt",
+       2,
+       true,
+       4,
+       {{"opd1_const", 1}, {"opd1_addr", bitsOf(0.5f)}, {"opd3_const", 1}, {"opd3_addr", bitsOfInt(-7)}},
+       [](uint32_t a, uint32_t) { return floatOf(a) > 0.5f; }},
+      // opd0 the constant 1 (signed), opd2 the constant 1.5 (fp32)
+      {"cmp.sel_lt",
+       4,
+       true,
+       2,
+       {{"opd0_const", 1}, {"opd0_addr", 1}, {"opd2_const", 1}, {"opd2_addr", bitsOf(1.5f)}},
+       [](uint32_t, uint32_t b) { return 1 < s32(b); }},
+  };
+  unsigned seed = 200;
+  for (const Case &k : cases) {
+    const Words &set = k.cmpPrec == 2 ? floats : ints;
+    Words a = pick(set, seed++), b = pick(set, seed++);
+    Words t = randomWords(k.valuePrec == 2 ? Data::Fp32 : Data::Int32, a.size(), seed++);
+    Words f = randomWords(k.valuePrec == 2 ? Data::Fp32 : Data::Int32, a.size(), seed++);
+    Command c = compareSelect(k.mnemonic, k.cmpPrec, k.cmpSigned, k.valuePrec, k.consts);
+    for (auto [name, value] : k.consts) {
+      const std::string field(name);
+      if (field == "opd2_addr") std::fill(t.begin(), t.end(), uint32_t(value));
+      if (field == "opd3_addr") std::fill(f.begin(), f.end(), uint32_t(value));
+    }
+    Memories m;
+    kA.putWords(m, kShape, a), kB.putWords(m, kShape, b), kC.putWords(m, kShape, t), kD.putWords(m, kShape, f);
+    auto st = sim::bm1684x::execute(m, c);
+    ASSERT_TRUE(st.isOk()) << k.mnemonic << ": " << st.message();
+    Words got = kOut.getWords(m, kShape);
+    size_t chosen = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const bool holds = k.holds(a[i], b[i]);
+      chosen += holds;
+      ASSERT_EQ(got[i], holds ? t[i] : f[i]) << k.mnemonic << " at " << i;
+    }
+    EXPECT_GT(chosen, 0u) << k.mnemonic;
+    EXPECT_LT(chosen, a.size()) << k.mnemonic;
+  }
+}
+
+TEST(Bm1684xExec, CompareSelectViewsAndRefusals) {
+  // TPU-MLIR's sCMP reading: a strided opd0 has strides 0; gt_and_sel writes the winner (opd0's type) and the
+  // choice (opd2's type).
+  Command gt = compareSelect("cmp.gt_and_sel", 4, true, 2, {{"opd0_str", 3}, {"res1_addr", 0x5000}});
+  auto ops = memory::bm1684x::operandsOf(gt);
+  ASSERT_TRUE(ops.isOk()) << ops.message();
+  ASSERT_EQ(ops->results.size(), 2u);
+  ASSERT_EQ(ops->operands.size(), 4u);
+  EXPECT_EQ(ops->results[0].typeText(), "memref<1x70x3x5xsi32, strides: [32, 16, 5, 1]>");
+  EXPECT_EQ(ops->results[1].name() + " " + ops->results[1].typeText(),
+            "%R1.4096 memref<1x70x3x5xf32, strides: [32, 16, 5, 1]>");
+  EXPECT_EQ(ops->operands[0].typeText(), "memref<1x70x3x5xsi32>");
+  EXPECT_EQ(ops->operands[1].typeText(), "memref<1x70x3x5xsi32, strides: [32, 16, 5, 1]>");
+  EXPECT_EQ(ops->operands[3].typeText(), "memref<1x70x3x5xf32, strides: [32, 16, 5, 1]>");
+  Command sel = compareSelect("cmp.sel_eq", 2, false, 4, {{"opd3_const", 1}, {"opd3_addr", 9}});
+  ops = memory::bm1684x::operandsOf(sel);
+  ASSERT_TRUE(ops.isOk()) << ops.message();
+  ASSERT_EQ(ops->results.size(), 1u);
+  EXPECT_EQ(ops->results[0].typeText(), "memref<1x70x3x5xi32, strides: [32, 16, 5, 1]>");
+  EXPECT_EQ(ops->operands[3].name() + " " + ops->operands[3].typeText(), "%C9 i32");
+
+  Memories m;
+  auto st = sim::bm1684x::execute(m, gt);
+  EXPECT_EQ(st.message(), "cmp.gt_and_sel is not executed yet");
+  st = sim::bm1684x::execute(m, compareSelect("cmp.sel_gt", 1, true, 2));
+  EXPECT_EQ(st.message(), "cmp.sel_gt: operand %R0.L5 is f16: fp32 or int32 only so far");
+  st = sim::bm1684x::execute(m, compareSelect("cmp.sel_gt", 2, true, 0));
+  EXPECT_EQ(st.message(), "cmp.sel_gt: result %R1.L5 is i8: fp32 or int32 only so far");
+}
+
+// A short SFU command on kA -> kOut, fp32; then `extra` fields.
+Command sfuCommand(const char *mnemonic, Fields extra = {}) {
+  Command c = make(mnemonic, true,
+                   {{"res0_prec", 2},
+                    {"opd0_prec", 2},
+                    {"res0_n", kShape[0]},
+                    {"res0_c", kShape[1]},
+                    {"res0_h", kShape[2]},
+                    {"res0_w", kShape[3]},
+                    {"res0_addr", kOut.address()},
+                    {"opd0_addr", kA.address()}});
+  for (auto [name, value] : extra) EXPECT_TRUE(c.set(name, value).isOk()) << mnemonic << "." << name;
+  return c;
+}
+
+TEST(Bm1684xExec, TaylorSeriesReadsEachLanesOwnTable) {
+  // 7 terms per lane at byte 0x6000 of every lane, different in every lane; the input's 70 channels from
+  // lane 5 wrap past lane 63, so channels c and c + 64 share a lane and its table.
+  const uint64_t terms = 7, tableBase = 0x6000;
+  std::vector<std::vector<float>> tables(kLanes);
+  for (uint32_t lane = 0; lane < kLanes; ++lane) tables[lane] = randomFloats(terms, 300 + lane);
+  Words x = randomWords(Data::Fp32, elements(kShape), 50);
+  for (const char *mnemonic : {"sfu.taylor", "sfu.taylor_4x"}) {
+    Memories m;
+    kA.putWords(m, kShape, x);
+    for (uint32_t lane = 0; lane < kLanes; ++lane)
+      std::memcpy(m.local().lane(lane) + tableBase, tables[lane].data(), 4 * terms);
+    auto st = sim::bm1684x::execute(m, sfuCommand(mnemonic, {{"opd1_n", terms}, {"opd1_addr", tableBase}}));
+    ASSERT_TRUE(st.isOk()) << mnemonic << ": " << st.message();
+    Words got = kOut.getWords(m, kShape);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const uint64_t channel = i / 15;
+      const std::vector<float> &k = tables[(5 + channel) % kLanes];
+      float v = 0;
+      for (size_t t = terms; t-- > 0;) {
+        const float product = v * floatOf(x[i]);
+        v = product + k[t];
+      }
+      ASSERT_EQ(got[i], bitsOf(v)) << mnemonic << " at " << i;
+    }
+  }
+}
+
+TEST(Bm1684xExec, RsqrtAndSfuRefusals) {
+  Words x = randomWords(Data::Fp32, elements(kShape), 60);
+  for (uint32_t &w : x) w = bitsOf(std::fabs(floatOf(w)));
+  x[0] = bitsOf(0.0f), x[1] = bitsOf(-1.0f), x[2] = bitsOf(std::numeric_limits<float>::infinity());
+  Memories m;
+  kA.putWords(m, kShape, x);
+  auto st = sim::bm1684x::execute(m, sfuCommand("sfu.rsqrt", {{"opd2_n_str", 2}}));
+  ASSERT_TRUE(st.isOk()) << st.message();
+  Words got = kOut.getWords(m, kShape);
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(got[i], bitsOf(1.0f / std::sqrt(floatOf(x[i])))) << i;
+  EXPECT_EQ(floatOf(got[0]), std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(floatOf(got[1])));
+
+  auto ops = memory::bm1684x::operandsOf(sfuCommand("sfu.rsqrt", {{"opd1_n", 4}}));
+  ASSERT_TRUE(ops.isOk()) << ops.message();
+  EXPECT_EQ(ops->operands.size(), 1u); // the input only: no table
+
+  st = sim::bm1684x::execute(m, sfuCommand("sfu.taylor", {{"opd1_n", 3}, {"opd2_n_str", 1}}));
+  EXPECT_EQ(st.message(), "sfu.taylor: opd2_n_str = 1 is not modelled");
+  st = sim::bm1684x::execute(m, sfuCommand("sfu.taylor", {{"opd1_n", 3}, {"opd0_prec", 1}}));
+  EXPECT_EQ(st.message(), "sfu.taylor: input %R0.L5 is f16: fp32 only so far");
+  st = sim::bm1684x::execute(m, sfuCommand("sfu.rsqrt", {{"res0_prec", 4}}));
+  EXPECT_EQ(st.message(), "sfu.rsqrt: result %R1.L5 is si32: fp32 only so far");
+  st = sim::bm1684x::execute(m, sfuCommand("sfu.normalize"));
+  EXPECT_EQ(st.message(), "sfu.normalize is not executed yet");
 }

@@ -1,13 +1,16 @@
 #include "compiler/Backend/BM1684X/CodeGen.h"
 
+#include "compiler/Backend/FloatKernels.h"
 #include "compiler/Backend/Ops/Activation.h"
 #include "compiler/Backend/Ops/Affine.h"
 #include "compiler/Backend/Ops/Fc.h"
 #include "compiler/Backend/Ops/Move.h"
 #include "compiler/Backend/Ops/Reduce.h"
 #include "compiler/Backend/Ops/Slice.h"
+#include "compiler/Backend/Ops/Unary.h"
 #include "compiler/Backend/Ops/Upsample.h"
 #include "compiler/Backend/Ops/Window.h"
+#include "compiler/Backend/QuantRef.h"
 #include "isa/bm1684x/Command.h"
 #include "isa/bm1684x/MemoryMap.h"
 #include "isa/bmodel/Bmodel.h"
@@ -16,6 +19,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 
 namespace tpu::backend::bm1684x {
@@ -269,6 +273,11 @@ private:
   Status emitConcat(const Op &op);
   Status emitCopies(const Op &op); // Move, Slice, Upsample
   Status emitReduce(const Op &op);
+  Status emitProgram(const Op &op, const KernelProgram &p, const std::vector<uint64_t> &tile, uint64_t tables,
+                     const Dims &shape);
+  Status emitSoftmax(const Op &op);
+  Status loadTables(const Op &op, uint64_t bytes, uint64_t offset);
+  Status perChannel(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a, uint64_t v);
   Status copy(const Op &op, int from, int64_t src, const std::array<int64_t, 4> &srcStride, int64_t dst,
               const std::array<int64_t, 4> &dstStride, const std::array<int64_t, 4> &size);
 
@@ -279,7 +288,8 @@ private:
   }
 
   const Graph &g_;
-  std::vector<uint64_t> address_; // DDR address of every tensor as commands write it
+  std::vector<uint64_t> address_;         // DDR address of every tensor as commands write it
+  std::map<const Op *, uint64_t> tables_; // DDR address of the polynomial tables of an op's program
   Program program_;
 };
 
@@ -340,10 +350,12 @@ Status Compiler::emitWindow(const Op &op) {
   };
   // Input rows as the window sees them: with zeros inserted, (h - 1) * step + 1.
   const uint64_t windowRows = (xd[2] - 1) * inserted[0] + 1;
+  // The most input rows a slice of oRows output rows reads: its whole window span (the first slice's pads
+  // take some of it, a later slice's do not).
   auto inputBytes = [&](uint64_t cRows, uint64_t oRows) {
-    RowWindow r = inputRows(0, oRows, p, windowRows);
-    uint64_t inChannels = isConv && !depthwise ? rows(ic) : cRows;
-    return inChannels * alignedPlane(std::max<uint64_t>(r.count, 1) * xd[3]) * kF32;
+    const uint64_t span = (oRows - 1) * uint64_t(p.strideH) + uint64_t((p.kh - 1) * p.dilationH) + 1;
+    const uint64_t inChannels = isConv && !depthwise ? rows(ic) : cRows;
+    return inChannels * alignedPlane(std::min(span, windowRows) * xd[3]) * kF32;
   };
   auto outputBytes = [&](uint64_t cRows, uint64_t oRows) { return cRows * alignedPlane(oRows * yd[3]) * kF32; };
   LmemPlan plan;
@@ -389,6 +401,8 @@ Status Compiler::emitWindow(const Op &op) {
           if (r.padUp > kMaxPad || r.padDown > kMaxPad || r.count == 0)
             return unsupported(op, "a slice whose rows lie wholly in the padding");
           const uint64_t inC = isConv && !depthwise ? ic : cs, inC0 = isConv && !depthwise ? g * ic : c0;
+          if (rows(inC) * alignedPlane(r.count * xd[3]) * kF32 > wOff - inOff)
+            return makeError("internal: ", op.name, ": an input slice overruns its local buffer");
           Dims inShape{1, inC, r.count, xd[3]};
           TPU_RETURN_IF_ERROR(program_.dma(ddrBox(addressOf(op.inputs[0]), xd, {n, inC0, r.first, 0}, inShape),
                                            localAligned(inOff, inShape)));
@@ -429,15 +443,65 @@ struct ElementwisePlan {
     int out, a;
     TileOperand b;
   };
-  std::vector<int> loads;
+  std::vector<std::pair<int, int>> loads; // (tensor, tile)
   int tiles = 1;
+  std::optional<KernelProgram> program; // run first when present: register r is tile r
   std::vector<Step> steps;
 };
 
+// The fp32 program of a function kind (FloatKernels.h, the BM1684's recipes), or nullopt.
+std::optional<KernelProgram> programOf(const Op &op) {
+  switch (op.kind) {
+  case OpKind::Sigmoid:
+    return sigmoidKernel();
+  case OpKind::Unary: {
+    const auto &p = op.params<UnaryParams>();
+    return unaryKernel(p.function, p.alpha, p.beta);
+  }
+  case OpKind::Pow:
+    return powKernel();
+  case OpKind::PRelu:
+    return preluKernel();
+  case OpKind::Greater:
+    return compareKernel(true, false);
+  case OpKind::Less:
+    return compareKernel(false, true);
+  case OpKind::Equal:
+    return compareKernel(false, false);
+  case OpKind::Where:
+    return whereKernel();
+  default:
+    return std::nullopt;
+  }
+}
+
+// Every program an op runs, in the order its polynomial tables are stored (the tables of program k after
+// those of programs 0..k-1).
+std::vector<KernelProgram> programsOf(const Op &op) {
+  if (op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax) {
+    std::vector<KernelProgram> p{*unaryKernel(kernels::UnaryKind::Exp)};
+    if (op.kind == OpKind::LogSoftmax) p.push_back(*unaryKernel(kernels::UnaryKind::Log));
+    return p;
+  }
+  if (auto p = programOf(op)) return {*p};
+  return {};
+}
+uint64_t tableBytesOf(const std::vector<KernelProgram> &programs) {
+  uint64_t n = 0;
+  for (const KernelProgram &p : programs) n += p.coefficientCount();
+  return n * kF32;
+}
+
 ElementwisePlan planElementwise(const Graph &g, const Op &op) {
   ElementwisePlan plan;
-  plan.loads = {op.inputs[0]};
   auto step = [&](const char *mnemonic, int out, int a, TileOperand b) { plan.steps.push_back({mnemonic, out, a, b}); };
+  plan.program = programOf(op);
+  if (plan.program) { // the inputs in registers 1.., the result in 0, then the temps
+    for (size_t k = 0; k < op.inputs.size(); ++k) plan.loads.push_back({op.inputs[k], int(k) + 1});
+    plan.tiles = 1 + int(plan.program->inputs + plan.program->temps);
+  } else {
+    plan.loads = {{op.inputs[0], 0}};
+  }
   // The second operand: a one-value weight as a constant, anything else loaded into the next tile.
   auto operand = [&](int tensor) {
     const Tensor &t = g.tensors[size_t(tensor)];
@@ -446,25 +510,18 @@ ElementwisePlan planElementwise(const Graph &g, const Op &op) {
       std::memcpy(&v, t.data.data(), sizeof v);
       return TileOperand{-1, v};
     }
-    plan.loads.push_back(tensor);
-    return TileOperand{int(plan.loads.size()) - 1, 0};
+    plan.loads.push_back({tensor, int(plan.loads.size())});
+    return TileOperand{plan.loads.back().second, 0};
   };
   const char *binary = op.kind == OpKind::Add   ? "arith.add"
                        : op.kind == OpKind::Sub ? "arith.sub"
                        : op.kind == OpKind::Mul ? "arith.mul"
+                       : op.kind == OpKind::Div ? "arith.div"
                        : op.kind == OpKind::Max ? "arith.max"
                        : op.kind == OpKind::Min ? "arith.min"
                                                 : nullptr;
   if (binary) {
     step(binary, 0, 0, operand(op.inputs[1]));
-  } else if (op.kind == OpKind::PRelu) { // max(x, 0) + min(x, 0) * slope, as the BM1684's recipe
-    const TileOperand slope = operand(op.inputs[1]);
-    const int scratch = int(plan.loads.size());
-    step("arith.min", scratch, 0, {-1, 0.0f});
-    step("arith.mul", scratch, scratch, slope);
-    step("arith.max", 0, 0, {-1, 0.0f});
-    step("arith.add", 0, 0, {scratch, 0});
-    plan.tiles = scratch + 1;
   } else if (op.kind == OpKind::LeakyRelu) { // max(x, x * alpha), alpha in [0, 1] (validated)
     step("arith.mul", 1, 0, {-1, op.params<LeakyReluParams>().alpha});
     step("arith.max", 0, 0, {1, 0});
@@ -496,8 +553,8 @@ Status Compiler::emitElementwise(const Op &op) {
   const ElementwisePlan plan = planElementwise(g_, op);
   // Each load's dims (1 where it is broadcast) and its compact DDR strides, 0 along broadcast dims.
   std::vector<std::pair<Dims, Dims>> sources;
-  for (int t : plan.loads) {
-    const Tensor &in = g_.tensors[size_t(t)];
+  for (const auto &load : plan.loads) {
+    const Tensor &in = g_.tensors[size_t(load.first)];
     std::array<int64_t, 4> d =
         isChannelWeight(in, y) ? std::array<int64_t, 4>{1, int64_t(yd[1]), 1, 1} : broadcastNchw(in, y);
     Dims extent{}, stride{};
@@ -511,11 +568,14 @@ Status Compiler::emitElementwise(const Op &op) {
     }
     sources.push_back({extent, stride});
   }
+  // The program's polynomial tables: one copy per lane, after the tiles.
+  const uint64_t tableBytes = plan.program ? uint64_t(plan.program->coefficientCount()) * kF32 : 0;
   LmemPlan lmem;
   Slicing s;
   auto fits = [&](uint64_t cRows, uint64_t hRows) {
     const uint64_t plane = cRows * alignedPlane(hRows * yd[3]) * kF32;
     std::vector<uint64_t> bytes(size_t(plan.tiles), plane);
+    if (tableBytes) bytes.push_back(tableBytes);
     return lmem.place(bytes);
   };
   for (uint64_t cRows = rows(yd[1]); cRows >= 1 && !s.rowStep; --cRows)
@@ -527,6 +587,7 @@ Status Compiler::emitElementwise(const Op &op) {
   if (!s.rowStep) return unsupported(op, "one row of " + std::to_string(yd[3]) + " elements does not fit a lane");
   fits(s.channelStep / map::kLanes, s.rowStep);
   const std::vector<uint64_t> tile = lmem.offsets;
+  if (tableBytes) TPU_RETURN_IF_ERROR(loadTables(op, tableBytes, tile.back()));
   for (uint64_t c0 = 0; c0 < yd[1]; c0 += s.channelStep)
     for (uint64_t n = 0; n < yd[0]; ++n)
       for (uint64_t h0 = 0; h0 < yd[2]; h0 += s.rowStep) {
@@ -536,9 +597,11 @@ Status Compiler::emitElementwise(const Op &op) {
           const auto &[extent, stride] = sources[i];
           uint64_t offset = 0;
           for (size_t d = 0; d < 4; ++d) offset += at[d] * stride[d];
-          Region src{addressOf(plan.loads[i]) + offset * kF32, shape, stride};
-          TPU_RETURN_IF_ERROR(program_.dma(src, localAligned(tile[i], shape)));
+          Region src{addressOf(plan.loads[i].first) + offset * kF32, shape, stride};
+          TPU_RETURN_IF_ERROR(program_.dma(src, localAligned(tile[size_t(plan.loads[i].second)], shape)));
         }
+        if (plan.program)
+          TPU_RETURN_IF_ERROR(emitProgram(op, *plan.program, tile, tableBytes ? tile.back() : 0, shape));
         for (const ElementwisePlan::Step &st : plan.steps) {
           std::optional<uint64_t> b;
           if (st.b.tile >= 0) b = tile[size_t(st.b.tile)];
@@ -593,6 +656,229 @@ Status Compiler::emitReduce(const Op &op) {
       TPU_RETURN_IF_ERROR(program_.dma(localAligned(outOff, outShape),
                                        {addressOf(op.output) + (n * ys[0] + c0 * ys[1]) * kF32, outShape, ys}));
     }
+  return Status::ok();
+}
+
+// An op's polynomial tables from DDR into `offset` of every lane (a DMA source with a channel stride of 0).
+Status Compiler::loadTables(const Op &op, uint64_t bytes, uint64_t offset) {
+  const uint64_t count = bytes / kF32;
+  return program_.dma({tables_.at(&op), {1, map::kLanes, 1, count}, {0, 0, 0, 1}},
+                      {map::kLmemStart + offset, {1, map::kLanes, 1, count}, {count, count, count, 1}});
+}
+
+// Softmax and LogSoftmax over the dims of `axes`, step for step as the reference: the max, d = x - max,
+// e = exp(d) (the Exp program), the sum of e, then e / sum, or d - log(sum) (the Log program on the sums).
+// The kept dims on n and the lanes, the softmax dims as the window of the max and the sum (planReduce).
+Status Compiler::emitSoftmax(const Op &op) {
+  const Tensor &x = g_.tensors[size_t(op.inputs[0])];
+  const ReduceAxes &axes = op.params<SoftmaxParams>().axes;
+  const auto xn = x.nchw();
+  Tensor kept;
+  kept.shape = {1};
+  for (size_t d = 0; d < 4; ++d)
+    if (!axes[d]) kept.shape[0] *= xn[d];
+  auto planned = planReduce(x, kept, axes);
+  if (!planned) return unsupported(op, planned.message());
+  const ReducePlan &plan = *planned;
+  const uint64_t k0 = uint64_t(plan.size[0]), k1 = uint64_t(plan.size[1]);
+  const uint64_t r0 = uint64_t(plan.size[2]), r1 = uint64_t(plan.size[3]);
+  const Dims xs{uint64_t(plan.xStride[0]), uint64_t(plan.xStride[1]), uint64_t(plan.xStride[2]),
+                uint64_t(plan.xStride[3])};
+  const bool isLog = op.kind == OpKind::LogSoftmax;
+  const std::vector<KernelProgram> programs = programsOf(op);
+  const KernelProgram &exp = programs[0];
+  const uint64_t tableBytes = tableBytesOf(programs);
+  // Per lane: d, e and exp's temps as planes of r0 x r1; the max, the sum, log's result and its temps as
+  // one value per channel; the tables.
+  const size_t planes = 2 + exp.temps, values = isLog ? 3 + programs[1].temps : 2;
+  LmemPlan lmem;
+  auto fits = [&](uint64_t cRows) {
+    std::vector<uint64_t> bytes(planes, cRows * alignedPlane(r0 * r1) * kF32);
+    bytes.resize(planes + values, cRows * alignedPlane(1) * kF32);
+    if (tableBytes) bytes.push_back(tableBytes);
+    return lmem.place(bytes);
+  };
+  uint64_t cRows = rows(k1);
+  while (cRows >= 1 && !fits(cRows)) --cRows;
+  if (!cRows) return unsupported(op, "a softmax over " + std::to_string(r0 * r1) + " elements does not fit a lane");
+  const std::vector<uint64_t> tile = lmem.offsets;
+  const uint64_t d = tile[0], e = tile[1], m = tile[planes], sum = tile[planes + 1];
+  if (tableBytes) TPU_RETURN_IF_ERROR(loadTables(op, tableBytes, tile.back()));
+  // exp's registers: the result e, the input d, its temps; log's: its result, the sums, its temps.
+  std::vector<uint64_t> expTiles{e, d};
+  expTiles.insert(expTiles.end(), tile.begin() + 2, tile.begin() + long(planes));
+  std::vector<uint64_t> logTiles;
+  if (isLog) {
+    logTiles = {tile[planes + 2], sum};
+    logTiles.insert(logTiles.end(), tile.begin() + long(planes) + 3, tile.begin() + long(planes + values));
+  }
+  const uint64_t step = cRows * map::kLanes;
+  WindowParams window;
+  window.kh = int64_t(r0), window.kw = int64_t(r1);
+  for (uint64_t n = 0; n < k0; ++n)
+    for (uint64_t c0 = 0; c0 < k1; c0 += step) {
+      const uint64_t cs = std::min(step, k1 - c0);
+      const Dims shape{1, cs, r0, r1}, one{1, cs, 1, 1};
+      const uint64_t at = (n * xs[0] + c0 * xs[1]) * kF32;
+      TPU_RETURN_IF_ERROR(program_.dma({addressOf(op.inputs[0]) + at, shape, xs}, localAligned(d, shape)));
+      TPU_ASSIGN_OR_RETURN(Command max, windowCommand("pord.maxpooling", one, {r0, r1}, window, {0, 0}, 0, d, m));
+      TPU_RETURN_IF_ERROR(program_.tiu(std::move(max)));
+      TPU_RETURN_IF_ERROR(perChannel("arith.sub", shape, d, d, m));
+      TPU_RETURN_IF_ERROR(emitProgram(op, exp, expTiles, tile.back(), shape));
+      TPU_ASSIGN_OR_RETURN(Command total, windowCommand("pord.avgpooling", one, {r0, r1}, window, {0, 0}, 0, e, sum));
+      TPU_RETURN_IF_ERROR(setMultiplier(total, 1.0f));
+      TPU_RETURN_IF_ERROR(program_.tiu(std::move(total)));
+      if (isLog) {
+        TPU_RETURN_IF_ERROR(
+            emitProgram(op, programs[1], logTiles, tile.back() + uint64_t(exp.coefficientCount()) * kF32, one));
+        TPU_RETURN_IF_ERROR(perChannel("arith.sub", shape, d, d, logTiles[0]));
+      } else {
+        TPU_RETURN_IF_ERROR(perChannel("arith.div", shape, e, e, sum));
+      }
+      TPU_RETURN_IF_ERROR(program_.dma(localAligned(isLog ? d : e, shape), {addressOf(op.output) + at, shape, xs}));
+    }
+  return Status::ok();
+}
+
+// out = a OP v on local tiles of `shape`, v one value per channel (AlignEU, read with strides 0 along h, w).
+Status Compiler::perChannel(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a, uint64_t v) {
+  TPU_ASSIGN_OR_RETURN(Command c, arithCommand(mnemonic, shape, out, a, v, 0.0f));
+  for (auto [name, value] :
+       std::initializer_list<std::pair<const char *, uint64_t>>{{"opd1_str", 3}, {"opd1_c_str", alignedPlane(1)}})
+    TPU_RETURN_IF_ERROR(c.set(name, value));
+  return program_.tiu(std::move(c));
+}
+
+// A program (FloatKernels.h: the fp32 functions as straight-line steps over 32-bit registers) as BM1684X
+// commands: register r is local tile r of `shape`, read as fp32 or int32 as each step says; fp32 steps run
+// on fp32 arithmetic, integer steps on int32 arithmetic (add and sub saturating, as the program's
+// reference), conversions as casts (half to even), selects as cmp.sel_*, Taylor series as sfu.taylor over
+// the per-lane tables at `tables`.
+Status Compiler::emitProgram(const Op &op, const KernelProgram &p, const std::vector<uint64_t> &tile, uint64_t tables,
+                             const Dims &shape) {
+  using O = KernelProgram::Operand;
+  constexpr unsigned kPrecI32 = 4;
+  auto isInt = [](const O &o) { return o.kind == O::Reg ? o.asInt : o.kind == O::I32; };
+  auto prec = [&](const O &o) { return uint64_t(isInt(o) ? kPrecI32 : kPrecF32); };
+  // Sets operand k's fields ("opd<k>_addr", "opd<k>_const") from a register or a constant.
+  auto operand = [&](Command &c, int k, const O &o) -> Status {
+    const std::string name = "opd" + std::to_string(k);
+    if (o.kind == O::None) return Status::ok();
+    TPU_RETURN_IF_ERROR(c.set(name + "_const", o.kind == O::Reg ? 0 : 1));
+    return c.set(name + "_addr", o.kind == O::Reg ? tile[o.reg] : o.bits);
+  };
+  auto fields = [&](const char *mnemonic) {
+    return tiuCommand(mnemonic,
+                      {{"res0_n", shape[0]}, {"res0_c", shape[1]}, {"res0_h", shape[2]}, {"res0_w", shape[3]}});
+  };
+  for (const KernelProgram::Step &st : p.steps) {
+    const bool intOp = isInt(st.a);
+    const uint64_t out = tile[st.dst];
+    Command c;
+    switch (st.eu) {
+    case isa::EuOp::Taylor: {
+      TPU_ASSIGN_OR_RETURN(c, fields("sfu.taylor"));
+      for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
+               {"res0_prec", kPrecF32},
+               {"opd0_prec", kPrecF32},
+               {"res0_addr", out},
+               {"opd0_addr", tile[st.a.reg]},
+               {"opd1_addr", tables + uint64_t(p.polyOffset(st.poly)) * kF32},
+               {"opd1_n", p.polys[st.poly].size()}})
+        TPU_RETURN_IF_ERROR(c.set(name, value));
+      break;
+    }
+    case isa::EuOp::Rsqrt: {
+      TPU_ASSIGN_OR_RETURN(c, fields("sfu.rsqrt"));
+      for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
+               {"res0_prec", kPrecF32}, {"opd0_prec", kPrecF32}, {"res0_addr", out}, {"opd0_addr", tile[st.a.reg]}})
+        TPU_RETURN_IF_ERROR(c.set(name, value));
+      break;
+    }
+    case isa::EuOp::Select:     // a != 0 ? b : c, as (a == 0) ? c : b
+    case isa::EuOp::SelectEq:   // a == b ? c : d
+    case isa::EuOp::SelectGt: { // a > b ? c : d
+      const bool gt = st.eu == isa::EuOp::SelectGt, isSelect = st.eu == isa::EuOp::Select;
+      const O zero{isInt(st.a) ? O::I32 : O::F32, 0, false, 0};
+      const O ops[4] = {st.a, isSelect ? zero : st.b, st.c, isSelect ? st.b : st.d};
+      TPU_ASSIGN_OR_RETURN(c, fields(gt ? "cmp.sel_gt" : "cmp.sel_eq"));
+      for (int k = 0; k < 4; ++k) TPU_RETURN_IF_ERROR(operand(c, k, ops[k]));
+      for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{{"opd0_prec", prec(ops[0])},
+                                                                                         {"opd0_sign", isInt(ops[0])},
+                                                                                         {"opd2_prec", prec(ops[2])},
+                                                                                         {"res0_addr", out}})
+        TPU_RETURN_IF_ERROR(c.set(name, value));
+      break;
+    }
+    case isa::EuOp::Copy:
+    case isa::EuOp::Fp32ToInt: {
+      const bool cast = intOp != st.dstInt;
+      TPU_ASSIGN_OR_RETURN(c, fields(cast ? "arith.cast" : "arith.copy"));
+      TPU_RETURN_IF_ERROR(operand(c, 0, st.a));
+      for (auto [name, value] :
+           std::initializer_list<std::pair<const char *, uint64_t>>{{"tsk_opd_num", 1},
+                                                                    {"res0_prec", st.dstInt ? kPrecI32 : kPrecF32},
+                                                                    {"opd0_prec", prec(st.a)},
+                                                                    {"opd0_sign", intOp},
+                                                                    {"opd2_sign", st.dstInt},
+                                                                    {"res0_addr", out}})
+        TPU_RETURN_IF_ERROR(c.set(name, value));
+      break;
+    }
+    default: {
+      if (intOp != st.dstInt) return unsupported(op, "a program step whose result changes type");
+      const char *mnemonic = nullptr;
+      switch (st.eu) {
+      case isa::EuOp::Add:
+        mnemonic = intOp ? "arith.adds" : "arith.add";
+        break;
+      case isa::EuOp::Sub:
+        mnemonic = intOp ? "arith.subs" : "arith.sub";
+        break;
+      case isa::EuOp::Mul:
+        mnemonic = intOp ? nullptr : "arith.mul";
+        break;
+      case isa::EuOp::Divide:
+        mnemonic = intOp ? nullptr : "arith.div";
+        break;
+      case isa::EuOp::Max:
+        mnemonic = "arith.max";
+        break;
+      case isa::EuOp::Min:
+        mnemonic = "arith.min";
+        break;
+      case isa::EuOp::And:
+        mnemonic = intOp ? "arith.and" : nullptr;
+        break;
+      case isa::EuOp::Or:
+        mnemonic = intOp ? "arith.or" : nullptr;
+        break;
+      case isa::EuOp::Xor:
+        mnemonic = intOp ? "arith.xor" : nullptr;
+        break;
+      case isa::EuOp::Shift:
+        mnemonic = !intOp ? nullptr : st.logical ? "arith.logicShift" : "arith.ashift";
+        break;
+      default:
+        break;
+      }
+      if (!mnemonic) return unsupported(op, "a program step with no BM1684X command");
+      TPU_ASSIGN_OR_RETURN(c, fields(mnemonic));
+      TPU_RETURN_IF_ERROR(operand(c, 0, st.a));
+      TPU_RETURN_IF_ERROR(operand(c, 1, st.b));
+      for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{{"tsk_opd_num", 2},
+                                                                                         {"res0_prec", prec(st.a)},
+                                                                                         {"opd0_prec", prec(st.a)},
+                                                                                         {"opd1_prec", prec(st.b)},
+                                                                                         {"opd0_sign", intOp},
+                                                                                         {"opd1_sign", intOp},
+                                                                                         {"res0_addr", out}})
+        TPU_RETURN_IF_ERROR(c.set(name, value));
+      break;
+    }
+    }
+    TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+  }
   return Status::ok();
 }
 
@@ -694,6 +980,17 @@ Status Compiler::emit(const Op &op) {
   case OpKind::LeakyRelu:
   case OpKind::PRelu:
   case OpKind::Affine:
+  case OpKind::Div:
+  case OpKind::Sigmoid:
+  case OpKind::Pow:
+  case OpKind::Greater:
+  case OpKind::Less:
+  case OpKind::Equal:
+  case OpKind::Where:
+    return emitElementwise(op);
+  case OpKind::Unary:
+    if (!programOf(op))
+      return unsupported(op, std::string("no fp32 recipe for ") + unaryName(op.params<UnaryParams>().function));
     return emitElementwise(op);
   case OpKind::Move:
   case OpKind::Slice:
@@ -703,6 +1000,9 @@ Status Compiler::emit(const Op &op) {
     return emitConcat(op);
   case OpKind::Reduce:
     return emitReduce(op);
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+    return emitSoftmax(op);
   case OpKind::Reshape:
     return Status::ok(); // shares its input's bytes (address_ says so)
   default:
@@ -735,6 +1035,19 @@ Result<bmodel::Model> Compiler::run(CompileReport *report) {
     const std::vector<uint8_t> bytes = transposedBy[i] ? rotatedConvWeights(t) : t.data;
     net.coeff.insert(net.coeff.end(), bytes.begin(), bytes.end());
   }
+  // The polynomial tables of the ops' programs, lowest term first, each table after the previous one.
+  for (const Op &op : g_.ops)
+    if (const auto programs = programsOf(op); tableBytesOf(programs)) {
+      net.coeff.resize(alignUp(net.coeff.size(), kDdrAlign));
+      tables_[&op] = net.coeffAddr + net.coeff.size();
+      for (const KernelProgram &program : programs)
+        for (const std::vector<float> &poly : program.polys)
+          for (float v : poly) {
+            const uint32_t bits = floatBits(v);
+            const uint8_t *b = reinterpret_cast<const uint8_t *>(&bits);
+            net.coeff.insert(net.coeff.end(), b, b + sizeof bits);
+          }
+    }
   net.ctxAddr = alignUp(net.coeffAddr + net.coeff.size(), 4096);
   uint64_t neurons = 0;
   std::vector<bool> placed(g_.tensors.size(), false);

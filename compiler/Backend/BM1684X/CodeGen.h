@@ -5,7 +5,8 @@
 // TPU-MLIR's own reading of BM1684X command buffers. What is compiled, and how: docs/bm1684x.md.
 //
 // Kinds: Conv (any groups), ConvTranspose (groups 1), Fc (2-D input), Pool (max; average when every window
-// divides by its full size), GlobalAvgPool, Reduce (sum, mean, max, min), the binary element-wise kinds
+// divides by its full size), GlobalAvgPool, Reduce (sum, mean, max, min), Softmax, LogSoftmax, the fp32
+// functions (Sigmoid, Unary, Div, Pow, comparisons, Where) as FloatKernels.h programs, the binary element-wise kinds
 // with NumPy broadcasting, Relu, LeakyRelu, PRelu, Clip, Affine, and the copy kinds Concat, Slice, Move and
 // Upsample. Anything else is an error naming the op and its kind.
 #pragma once

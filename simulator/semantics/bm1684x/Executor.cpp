@@ -1,7 +1,10 @@
 #include "simulator/semantics/bm1684x/Executor.h"
 
+#include "arith/IntArith.h"
 #include "isa/bm1684x/MemoryMap.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
@@ -164,46 +167,273 @@ Status tensorDma(Memories &m, const Command &c, const Operands &ops) {
   });
 }
 
-// fp32 elementwise arithmetic; an operand of extent 1 along a dimension is broadcast along it.
-Status fp32Arith(Memories &m, const Command &c, const Operands &ops) {
-  const Operand &out = ops.results[0];
-  const bool unary = c.op().sub == 19; // copy
-  if (ops.operands.size() < (unary ? 1u : 2u))
-    return makeError("tsk_opd_num = ", c.get("tsk_opd_num"), " gives too few operands");
-  if (c.get("opd2_n_str")) return makeError("round mode ", c.get("opd2_n_str"), " is not modelled");
-  const Operand &lhs = ops.operands[0], &rhs = unary ? lhs : ops.operands[1];
-  TPU_RETURN_IF_ERROR(fp32Only({{"result", &out}, {"operand", &lhs}, {"operand", &rhs}}));
-  auto element = [&](const Operand &v, const Index &at, float &x) {
-    Index i = at;
-    for (size_t d = 0; d < 4; ++d)
-      if (v.shape[d] == 1) i[d] = 0;
-    return m.read(v, i, &x);
-  };
+// The element types the elementwise families (arith, cmp, sfu) execute: fp32, and int32 signed or unsigned
+// (a signless int32, whose bits are only copied, counts as signed).
+enum class Num : uint8_t { F32, S32, U32 };
+
+Result<Num> numOf(const char *role, const Operand &v) {
+  if (v.type.prec == 2) return Num::F32;
+  if (v.type.prec == 4) return v.type.sign == memory::bm1684x::DataType::Sign::Unsigned ? Num::U32 : Num::S32;
+  return makeError(role, " ", v.name(), " is ", v.type.name(), ": fp32 or int32 only so far");
+}
+
+float asFloat(uint32_t bits) { return sim::bitsFloat(bits); }
+uint32_t bitsOf(float f) { return sim::floatBits(f); }
+// An int32 element's value, signed or unsigned as its type says; and a value saturated to that type.
+int64_t valueOf(uint32_t bits, Num n) { return n == Num::U32 ? int64_t(bits) : int64_t(int32_t(bits)); }
+sim::IntRange rangeOf(Num n) {
+  return n == Num::U32 ? sim::IntRange{0, UINT32_MAX} : sim::IntRange{INT32_MIN, INT32_MAX};
+}
+uint32_t saturated(int64_t v, Num n) { return uint32_t(sim::saturate(v, rangeOf(n))); }
+
+// Element `at` of a view of 32-bit elements, as its bits; a view of extent 1 along a dimension is broadcast
+// along it.
+Result<uint32_t> readWord(const Memories &m, const Operand &v, const Index &at) {
+  Index i = at;
+  // Lanes work in parallel, each on its own memory: a local view broadcast along c (c stride 0) gives each
+  // lane the word at the same offset of its own memory, so the channel still picks the lane.
+  for (size_t d = 0; d < 4; ++d)
+    if (v.shape[d] == 1 && !(d == 1 && v.space == Space::Lmem && v.stride)) i[d] = 0;
+  uint32_t bits = 0;
+  TPU_RETURN_IF_ERROR(m.read(v, i, &bits));
+  return bits;
+}
+
+// The elementwise loop of arith, cmp and sfu: for every index of out's shape, the inputs' words there (as
+// readWord reads them) and fn(words, index) written to out, a 32-bit view.
+using Words = std::array<uint32_t, 4>;
+template <typename Fn>
+Status elementwise(Memories &m, const Operand &out, std::initializer_list<const Operand *> inputs, Fn &&fn) {
+  Words words{};
   return forEach(out.shape, [&](const Index &at) -> Status {
-    float a = 0, b = 0, r = 0;
-    TPU_RETURN_IF_ERROR(element(lhs, at, a));
-    if (!unary) TPU_RETURN_IF_ERROR(element(rhs, at, b));
-    switch (c.op().sub) {
-    case 0:
-      r = a * b;
-      break;
-    case 2:
-      r = a + b;
-      break;
-    case 3:
-      r = a - b;
-      break;
-    case 4:
-      r = a > b ? a : b;
-      break;
-    case 5:
-      r = a < b ? a : b;
-      break;
-    default:
-      r = a;
-      break;
+    size_t k = 0;
+    for (const Operand *v : inputs) {
+      TPU_ASSIGN_OR_RETURN(words[k++], readWord(m, *v, at));
     }
+    const uint32_t r = fn(words, at);
     return m.write(out, at, &r);
+  });
+}
+
+// fp32 -> integer under a rounding mode of TPU-MLIR's rounding_mode_t for the BM1684X (tpu_defs.h): 0 half
+// to even, 1 half away from zero, 2 towards zero, 3 down, 4 up, 5 half up, 6 half down; then saturated to r,
+// NaN -> 0.
+int64_t roundToInt(float x, unsigned mode, sim::IntRange r) {
+  if (std::isnan(x)) return 0;
+  const double d = x, down = std::floor(d), frac = d - down; // exact: a float's fraction fits a double
+  double v = down;
+  switch (mode) {
+  case 0:
+    v = frac > 0.5 || (frac == 0.5 && std::fmod(down, 2.0) != 0) ? down + 1 : down;
+    break;
+  case 1:
+    v = frac > 0.5 || (frac == 0.5 && d > 0) ? down + 1 : down;
+    break;
+  case 2:
+    v = std::trunc(d);
+    break;
+  case 4:
+    v = std::ceil(d);
+    break;
+  case 5:
+    v = frac >= 0.5 ? down + 1 : down;
+    break;
+  case 6:
+    v = frac > 0.5 ? down + 1 : down;
+    break;
+  default: // 3: down
+    break;
+  }
+  return v <= double(r.lo) ? r.lo : v >= double(r.hi) ? r.hi : int64_t(v);
+}
+
+// Elementwise arithmetic (arith.*) on fp32 or int32, every operand and the result of one type (cast: fp32 to
+// int32 or back). A modelling choice mirroring this project's BM1684 model (arith/IntArith.h, the compiler's
+// runKernel), the BM1684X's exact results not being public: fp32 as IEEE single; int32 add/sub/mul wrapping,
+// adds/subs saturating to the type, ashift saturating left (sim::satShl) and rounding half up right
+// (sim::roundingRightShift), logicShift's zeros shifted in; cast rounding as opd2_n_str says and saturating.
+struct ArithTypes {
+  Num in, out;
+  unsigned roundMode; // cast from fp32
+};
+using ArithFn = uint32_t (*)(uint32_t a, uint32_t b, const ArithTypes &t);
+
+uint32_t multiply(uint32_t a, uint32_t b, const ArithTypes &t) {
+  return t.in == Num::F32 ? bitsOf(asFloat(a) * asFloat(b)) : a * b;
+}
+uint32_t addWrapping(uint32_t a, uint32_t b, const ArithTypes &t) {
+  return t.in == Num::F32 ? bitsOf(asFloat(a) + asFloat(b)) : a + b;
+}
+uint32_t subtractWrapping(uint32_t a, uint32_t b, const ArithTypes &t) {
+  return t.in == Num::F32 ? bitsOf(asFloat(a) - asFloat(b)) : a - b;
+}
+bool greater(uint32_t a, uint32_t b, Num n) {
+  return n == Num::F32 ? asFloat(a) > asFloat(b) : valueOf(a, n) > valueOf(b, n);
+}
+uint32_t maximum(uint32_t a, uint32_t b, const ArithTypes &t) { return greater(a, b, t.in) ? a : b; }
+uint32_t minimum(uint32_t a, uint32_t b, const ArithTypes &t) { return greater(b, a, t.in) ? a : b; }
+// The shift amount is opd1's value as a signed int32: left when >= 0, else right.
+uint32_t logicShift(uint32_t a, uint32_t b, const ArithTypes &) {
+  const int64_t s = int32_t(b);
+  return s >= 32 || s <= -32 ? 0 : s >= 0 ? a << s : a >> -s;
+}
+uint32_t arithmeticShift(uint32_t a, uint32_t b, const ArithTypes &t) {
+  const int64_t s = int32_t(b), v = valueOf(a, t.in);
+  return saturated(s >= 0 ? sim::satShl(v, unsigned(s)) : sim::roundingRightShift(v, unsigned(-s)), t.in);
+}
+uint32_t bitAnd(uint32_t a, uint32_t b, const ArithTypes &) { return a & b; }
+uint32_t bitOr(uint32_t a, uint32_t b, const ArithTypes &) { return a | b; }
+uint32_t bitXor(uint32_t a, uint32_t b, const ArithTypes &) { return a ^ b; }
+// The chip divides by iterating on a reciprocal (TPU-MLIR's kernel API gives div a num_iter, opd2_n_str + 1
+// here): IEEE division, whatever the count, so the last bits may differ from the chip's.
+uint32_t divide(uint32_t a, uint32_t b, const ArithTypes &) { return bitsOf(asFloat(a) / asFloat(b)); }
+uint32_t convert(uint32_t a, uint32_t, const ArithTypes &t) {
+  return t.in == Num::F32 ? uint32_t(roundToInt(asFloat(a), t.roundMode, rangeOf(t.out)))
+                          : bitsOf(static_cast<float>(valueOf(a, t.in))); // nearest even
+}
+uint32_t addSaturating(uint32_t a, uint32_t b, const ArithTypes &t) {
+  return saturated(valueOf(a, t.in) + valueOf(b, t.in), t.in);
+}
+uint32_t subtractSaturating(uint32_t a, uint32_t b, const ArithTypes &t) {
+  return saturated(valueOf(a, t.in) - valueOf(b, t.in), t.in);
+}
+uint32_t copyBits(uint32_t a, uint32_t, const ArithTypes &) { return a; }
+
+enum : uint8_t { kOnF32 = 1, kOnInt32 = 2 };
+struct ArithOp {
+  int sub;
+  unsigned inputs; // operands read: opd0, or opd0 and opd1
+  uint8_t on;      // the input types it is modelled on
+  ArithFn fn;
+};
+constexpr ArithOp kArithOps[] = {
+    {0, 2, kOnF32 | kOnInt32, multiply},         // mul
+    {2, 2, kOnF32 | kOnInt32, addWrapping},      // add
+    {3, 2, kOnF32 | kOnInt32, subtractWrapping}, // sub
+    {4, 2, kOnF32 | kOnInt32, maximum},          // max
+    {5, 2, kOnF32 | kOnInt32, minimum},          // min
+    {6, 2, kOnInt32, logicShift},                // logicShift
+    {7, 2, kOnInt32, bitAnd},                    // and
+    {8, 2, kOnInt32, bitOr},                     // or
+    {9, 2, kOnInt32, bitXor},                    // xor
+    {12, 2, kOnF32, divide},                     // div
+    {14, 1, kOnF32 | kOnInt32, convert},         // cast
+    {15, 2, kOnInt32, addSaturating},            // adds
+    {16, 2, kOnInt32, subtractSaturating},       // subs
+    {19, 1, kOnF32 | kOnInt32, copyBits},        // copy
+    {21, 2, kOnInt32, arithmeticShift},          // ashift
+};
+constexpr uint64_t arithSubTypes() {
+  uint64_t bits = 0;
+  for (const ArithOp &op : kArithOps) bits |= 1ull << op.sub;
+  return bits;
+}
+
+Status arith(Memories &m, const Command &c, const Operands &ops) {
+  enum { Div = 12, Cast = 14, Adds = 15, Subs = 16 };
+  const int sub = c.op().sub;
+  const ArithOp *op = nullptr;
+  for (const ArithOp &o : kArithOps)
+    if (o.sub == sub) op = &o;
+  if (!op) return makeError("not executed yet"); // kFamilies lists only kArithOps' sub-types
+  if (ops.operands.size() < op->inputs)
+    return makeError("tsk_opd_num = ", c.get("tsk_opd_num"), " gives too few operands");
+  TPU_RETURN_IF_ERROR(unmodelled(c, {"res_add", "relu"}));
+  const Operand &out = ops.results[0], &a = ops.operands[0], &b = ops.operands[op->inputs - 1];
+  ArithTypes t{};
+  TPU_ASSIGN_OR_RETURN(t.out, numOf("result", out));
+  TPU_ASSIGN_OR_RETURN(t.in, numOf("operand", a));
+  TPU_RETURN_IF_ERROR(numOf("operand", b).status());
+  if (sub != Cast)
+    for (const Operand *v : {&a, &b})
+      if (!(v->type == out.type))
+        return makeError("operand ", v->name(), " is ", v->type.name(), ", the result ", out.type.name(),
+                         ": operands and result of one type only");
+  if (!(op->on & (t.in == Num::F32 ? kOnF32 : kOnInt32)))
+    return makeError(a.type.name(), " operands are not modelled (", op->on == kOnF32 ? "fp32" : "int32", " only)");
+  // opd2_n_str: cast's round mode, div's iteration count - 1; set on any other, an error.
+  const uint64_t mode = c.get("opd2_n_str");
+  if (sub == Cast) {
+    if ((t.in == Num::F32) == (t.out == Num::F32))
+      return makeError("a cast from ", a.type.name(), " to ", out.type.name(), " is not modelled");
+    if (mode > 6 || (t.in != Num::F32 && mode != 0))
+      return makeError("round mode ", mode, " is not modelled", t.in == Num::F32 ? "" : " to fp32 (0 only)");
+    t.roundMode = unsigned(mode);
+  } else if (mode && sub != Div) {
+    return makeError("round mode ", mode, " is not modelled");
+  }
+  if (ops.operands.size() > 2) { // adds/subs: a right shift of the result, modelled when the constant 0
+    const Operand &shift = ops.operands[2];
+    if (sub != Adds && sub != Subs) return makeError("a third operand (tsk_opd_num = 3) is not modelled");
+    if (shift.space != Space::Const || shift.constValue() != 0)
+      return makeError("a right shift by ", shift.name(), " is not modelled (the constant 0 only)");
+  }
+  const ArithFn fn = op->fn;
+  return elementwise(m, out, {&a, &b}, [&](const Words &w, const Index &) { return fn(w[0], w[1], t); });
+}
+
+// Compare and select (cmp.sel_gt, sel_eq, sel_lt): res0 = opd0 OP opd1 ? opd2 : opd3, opd0 and opd1 compared
+// in their type (fp32: a NaN compares false, -0 equals +0; int32 signed or unsigned), the chosen bits copied
+// (fp32 or int32). A modelling choice mirroring the BM1684 model's selects (the compiler's runKernel), the
+// BM1684X's exact results not being public. gt_and_sel and lt_and_sel are not executed yet.
+bool equal(uint32_t a, uint32_t b, Num n) { return n == Num::F32 ? asFloat(a) == asFloat(b) : a == b; }
+bool less(uint32_t a, uint32_t b, Num n) { return greater(b, a, n); }
+struct Comparison {
+  int sub;
+  bool (*holds)(uint32_t a, uint32_t b, Num n);
+};
+constexpr Comparison kComparisons[] = {{23, greater}, {24, equal}, {26, less}};
+
+Status compareSelect(Memories &m, const Command &c, const Operands &ops) {
+  const Comparison *cmp = nullptr;
+  for (const Comparison &k : kComparisons)
+    if (k.sub == c.op().sub) cmp = &k;
+  if (!cmp || ops.results.size() != 1) return makeError("not executed yet");
+  TPU_RETURN_IF_ERROR(unmodelled(c, {"res_add", "relu"}));
+  const Operand &out = ops.results[0], &a = ops.operands[0], &b = ops.operands[1];
+  const Operand &ifTrue = ops.operands[2], &ifFalse = ops.operands[3];
+  TPU_ASSIGN_OR_RETURN(const Num n, numOf("operand", a));
+  for (auto [role, v] : {std::pair{"operand", &b}, {"result", &out}, {"operand", &ifTrue}, {"operand", &ifFalse}})
+    TPU_RETURN_IF_ERROR(numOf(role, *v).status());
+  return elementwise(m, out, {&a, &b, &ifTrue, &ifFalse},
+                     [&](const Words &w, const Index &) { return cmp->holds(w[0], w[1], n) ? w[2] : w[3]; });
+}
+
+// SFU on fp32. taylor and taylor_4x: a polynomial in x whose opd1_n fp32 coefficients, lowest power first,
+// each lane holds from opd1_addr's offset for its own channels; evaluated by Horner from the highest term,
+// rounding the product and the sum (two roundings per term). rsqrt: 1 / sqrt(x) in fp32, whatever the
+// iteration count in opd2_n_str (TPU-MLIR's rsqrt_n - 1); the chip's SFU result may differ in the last bits.
+// A modelling choice mirroring the compiler's runKernel, the BM1684X's exact results not being public.
+Status sfu(Memories &m, const Command &c, const Operands &ops) {
+  enum { Rsqrt = 17 };
+  const Operand &out = ops.results[0], &in = ops.operands[0];
+  TPU_RETURN_IF_ERROR(fp32Only({{"result", &out}, {"input", &in}}));
+  if (c.op().sub == Rsqrt)
+    return elementwise(m, out, {&in},
+                       [](const Words &w, const Index &) { return bitsOf(1.0f / std::sqrt(asFloat(w[0]))); });
+  TPU_RETURN_IF_ERROR(unmodelled(c, {"opd2_n_str"}));
+  const Operand &table = ops.operands[1];
+  if (in.space != Space::Lmem || table.space != Space::Lmem)
+    return makeError("an input or coefficient table outside local memory is not modelled");
+  // The tables of the lanes the input's channels are in, each read once: lane L's is the table view's
+  // channel (L - the table's lane).
+  const uint64_t terms = c.get("opd1_n"), inLane = in.address / map::kLaneBytes;
+  const uint64_t tableLane = table.address / map::kLaneBytes;
+  std::vector<float> coef(map::kLanes * terms);
+  for (uint64_t ch = 0; ch < std::min<uint64_t>(in.shape[1], map::kLanes); ++ch) {
+    const uint64_t lane = (inLane + ch) % map::kLanes;
+    for (uint64_t k = 0; k < terms; ++k)
+      TPU_RETURN_IF_ERROR(
+          m.read(table, {0, (lane + map::kLanes - tableLane) % map::kLanes, 0, k}, &coef[lane * terms + k]));
+  }
+  return elementwise(m, out, {&in}, [&](const Words &w, const Index &at) {
+    const float x = asFloat(w[0]), *k = &coef[(inLane + at[1]) % map::kLanes * terms];
+    float v = 0;
+    for (uint64_t t = terms; t-- > 0;) {
+      const float product = v * x;
+      v = product + k[t];
+    }
+    return bitsOf(v);
   });
 }
 
@@ -383,7 +613,9 @@ constexpr Family kFamilies[] = {
     {isa::Engine::Gdma, 0, ~0ull, tensorDma},
     {isa::Engine::Tiu, 0, subTypes({0}), conv},
     {isa::Engine::Tiu, 1, subTypes({0, 1, 2, 4}), poolOrDepthwise},
-    {isa::Engine::Tiu, 3, subTypes({0, 2, 3, 4, 5, 19}), fp32Arith},
+    {isa::Engine::Tiu, 3, arithSubTypes(), arith},
+    {isa::Engine::Tiu, 9, subTypes({12, 13, 17}), sfu},
+    {isa::Engine::Tiu, 13, subTypes({23, 24, 26}), compareSelect},
 };
 
 } // namespace

@@ -1,9 +1,12 @@
 // BM1684X commands executed on the data (no timing): the memories as the chip's commands address them, and
 // each command's effect on them, read through its operand views (memory/bm1684x/Operands.h). Executed so
-// far: tensor DMA (plain, broadcast, n<->c transpose, constant fill; lane masks), fp32 arithmetic (add,
-// sub, mul, max, min, copy), whose results IEEE single precision fixes, and fp32 conv.normal, max and average
-// pooling and depthwise conv (+ relu), whose summation order is a modelling choice (Executor.cpp). Every
-// other command, these on other data types and fields whose effect is not modelled are errors naming them:
+// far: tensor DMA (plain, broadcast, n<->c transpose, constant fill; lane masks); fp32 and int32 elementwise
+// arithmetic (add, sub, mul, max, min, copy; fp32 div; int32 adds, subs, and, or, xor, logical and
+// arithmetic shifts; casts between fp32 and int32), compare-select (sel_gt, sel_eq, sel_lt) and the fp32 SFU's
+// Taylor series and rsqrt; fp32 conv.normal, max and average pooling and depthwise conv (+ relu). Where the
+// BM1684X's results are not public (integer saturation and shifts, rounding, division, the SFU, summation
+// order) they are modelling choices mirroring this project's BM1684 model (Executor.cpp). Every other
+// command, these on other data types and fields whose effect is not modelled are errors naming them:
 // nothing is approximated.
 #pragma once
 
