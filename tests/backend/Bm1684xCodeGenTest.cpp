@@ -4,8 +4,10 @@
 #include "compiler/Backend/BM1684X/CodeGen.h"
 #include "compiler/Backend/Ops/Activation.h"
 #include "compiler/Backend/Ops/Affine.h"
+#include "compiler/Backend/Ops/Fc.h"
 #include "compiler/Backend/Ops/Move.h"
 #include "compiler/Backend/Ops/Reduce.h"
+#include "compiler/Backend/Ops/Resize.h"
 #include "compiler/Backend/Ops/Slice.h"
 #include "compiler/Backend/Ops/Unary.h"
 #include "compiler/Backend/Ops/Upsample.h"
@@ -273,6 +275,34 @@ TEST(Bm1684xCodeGen, FunctionPrograms) {
   expectRunsLikeReference(b.g);
 }
 
+// Fc on a 3-D input (a 1x1 conv over its 2 x 90 rows of 70) and on a transposed (K, M) input.
+TEST(Bm1684xCodeGen, FcOnRowsAndTransposedInput) {
+  GraphBuilder b;
+  int x = b.act("x", {2, 90, 70}, DType::F32), w = b.weight("w", {100, 70}, DType::F32);
+  int bias = b.weight("bias", {100}, DType::F32), y = b.act("y", {2, 90, 100}, DType::F32);
+  b.op(OpKind::Fc, "rows", {x, w, bias}, y).relu = true;
+  int xt = b.act("xt", {70, 6}, DType::F32), yt = b.act("yt", {6, 100}, DType::F32);
+  b.op(OpKind::Fc, "transposed", {xt, w}, yt).params<FcParams>().transposedInput = true;
+  b.g.inputs = {x, xt};
+  b.g.outputs = {y, yt};
+  expectRunsLikeReference(b.g);
+}
+
+// A batched MatMul of two activations (the right one read transposed as the weights), and ViT's patch
+// embedding: a 16 x 16 kernel at stride 16, beyond the 4-bit stride fields.
+TEST(Bm1684xCodeGen, MatMulAndPatchConv) {
+  GraphBuilder b;
+  int l = b.act("l", {2, 3, 70, 50}, DType::F32), r = b.act("r", {2, 3, 50, 90}, DType::F32);
+  int y = b.act("y", {2, 3, 70, 90}, DType::F32);
+  b.op(OpKind::MatMul, "mm", {l, r}, y);
+  int x = b.act("x", {1, 3, 64, 48}, DType::F32), w = b.weight("w", {20, 3, 16, 16}, DType::F32);
+  int bias = b.weight("bias", {20}, DType::F32), p = b.act("p", {1, 20, 4, 3}, DType::F32);
+  b.op(OpKind::Conv, "patches", {x, w, bias}, p).params<WindowParams>() = window(16, 16, 0);
+  b.g.inputs = {l, r, x};
+  b.g.outputs = {y, p};
+  expectRunsLikeReference(b.g);
+}
+
 // Softmax over the channels (across lanes) and LogSoftmax over h and w.
 TEST(Bm1684xCodeGen, SoftmaxAndLogSoftmax) {
   GraphBuilder b;
@@ -285,24 +315,40 @@ TEST(Bm1684xCodeGen, SoftmaxAndLogSoftmax) {
   expectRunsLikeReference(b.g);
 }
 
+// LayerNorm over the channels (across lanes) with scale and bias, and over h and w without.
+TEST(Bm1684xCodeGen, LayerNorm) {
+  GraphBuilder b;
+  int x = b.act("x", {2, 70, 3, 5}, DType::F32);
+  int scale = b.weight("scale", {70}, DType::F32), bias = b.weight("bias", {70}, DType::F32);
+  int c = b.act("c", {2, 70, 3, 5}, DType::F32), hw = b.act("hw", {2, 70, 3, 5}, DType::F32);
+  LayerNormParams &overC = b.op(OpKind::LayerNorm, "c", {x, scale, bias}, c).params<LayerNormParams>();
+  overC.axes = {false, true, false, false}, overC.epsilon = 1e-5f;
+  LayerNormParams &overHw = b.op(OpKind::LayerNorm, "hw", {x}, hw).params<LayerNormParams>();
+  overHw.axes = {false, false, true, true}, overHw.epsilon = 1e-3f;
+  b.g.inputs = {x};
+  b.g.outputs = {c, hw};
+  expectRunsLikeReference(b.g);
+}
+
 TEST(Bm1684xCodeGen, RefusesWhatItDoesNotCompile) {
   {
     GraphBuilder b;
     int x = b.act("x", {1, 4, 4, 4}, DType::F32), y = b.act("y", {1, 4, 4, 4}, DType::F32);
-    b.op(OpKind::LayerNorm, "norm", {x}, y).params<LayerNormParams>().axes = {false, true, false, false};
+    ResizeParams &p = b.op(OpKind::Resize, "up", {x}, y).params<ResizeParams>();
+    p.h = p.w = kernels::ResizeTaps{{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 0, 0, 0}};
     b.g.inputs = {x};
     b.g.outputs = {y};
     auto model = bm1684x::compileToBmodel(b.g);
     ASSERT_FALSE(model.isOk());
-    EXPECT_EQ(model.message(), "LayerNorm 'norm': this kind is not compiled for the BM1684X yet (the BM1684X compiler "
+    EXPECT_EQ(model.message(), "Resize 'up': this kind is not compiled for the BM1684X yet (the BM1684X compiler "
                                "is fp32 only so far)");
   }
   {
     GraphBuilder b;
-    int x = b.act("x", {1, 4, 32, 32}, DType::F32), w = b.weight("w", {4, 4, 16, 16}, DType::F32);
+    int x = b.act("x", {1, 4, 32, 32}, DType::F32), w = b.weight("w", {4, 4, 3, 3}, DType::F32);
     int y = b.act("y", {1, 4, 2, 2}, DType::F32);
     Op &conv = b.op(OpKind::Conv, "wide", {x, w}, y);
-    conv.params<WindowParams>() = window(16, 16, 0);
+    conv.params<WindowParams>() = window(3, 16, 0);
     b.g.inputs = {x};
     b.g.outputs = {y};
     auto model = bm1684x::compileToBmodel(b.g);

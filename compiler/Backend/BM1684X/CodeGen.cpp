@@ -4,6 +4,7 @@
 #include "compiler/Backend/Ops/Activation.h"
 #include "compiler/Backend/Ops/Affine.h"
 #include "compiler/Backend/Ops/Fc.h"
+#include "compiler/Backend/Ops/MatMul.h"
 #include "compiler/Backend/Ops/Move.h"
 #include "compiler/Backend/Ops/Reduce.h"
 #include "compiler/Backend/Ops/Slice.h"
@@ -49,8 +50,10 @@ uint64_t rows(uint64_t c) { return ceilDiv(c, map::kLanes); }
 uint64_t alignedPlane(uint64_t hw) { return alignUp(hw, map::kEuBytes / kF32); }
 
 // Element strides of a compact (C order) tensor of these dims.
+Dims compactDims(const Dims &d) { return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1}; }
 std::array<int64_t, 4> compactStrides(const Dims &d) {
-  return {int64_t(d[1] * d[2] * d[3]), int64_t(d[2] * d[3]), int64_t(d[3]), 1};
+  const Dims s = compactDims(d);
+  return {int64_t(s[0]), int64_t(s[1]), int64_t(s[2]), int64_t(s[3])};
 }
 
 // A tensor region as a DMA sees it: its first byte (a DDR or local-memory address as commands write it),
@@ -64,9 +67,8 @@ Region localAligned(uint64_t offset, Dims shape) {
   uint64_t cs = alignedPlane(shape[2] * shape[3]);
   return {map::kLmemStart + offset, shape, {rows(shape[1]) * cs, cs, shape[3], 1}};
 }
-// An (n, c, h, w) box of a compact DDR tensor of dims `whole`, starting at `at`.
-Region ddrBox(uint64_t address, const Dims &whole, const Dims &at, const Dims &shape) {
-  Dims stride{whole[1] * whole[2] * whole[3], whole[2] * whole[3], whole[3], 1};
+// An (n, c, h, w) box of a DDR tensor with these element strides, starting at `at`.
+Region ddrBox(uint64_t address, const Dims &stride, const Dims &at, const Dims &shape) {
   uint64_t offset = at[0] * stride[0] + at[1] * stride[1] + at[2] * stride[2] + at[3] * stride[3];
   return {address + offset * kF32, shape, stride};
 }
@@ -276,6 +278,9 @@ private:
   Status emitProgram(const Op &op, const KernelProgram &p, const std::vector<uint64_t> &tile, uint64_t tables,
                      const Dims &shape);
   Status emitSoftmax(const Op &op);
+  Status loadPatches(const Op &op, const Dims &x, const std::array<uint64_t, 2> &kernel, uint64_t n, uint64_t oh0,
+                     const Dims &shape, uint64_t offset);
+  Status emitLayerNorm(const Op &op);
   Status loadTables(const Op &op, uint64_t bytes, uint64_t offset);
   Status perChannel(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a, uint64_t v);
   Status copy(const Op &op, int from, int64_t src, const std::array<int64_t, 4> &srcStride, int64_t dst,
@@ -301,9 +306,17 @@ Status unsupported(const Op &op, const std::string &why) {
 Status Compiler::emitWindow(const Op &op) {
   const Tensor &x = g_.tensors[size_t(op.inputs[0])], &y = g_.tensors[size_t(op.output)];
   const bool transposed = op.kind == OpKind::ConvTranspose;
-  const bool isConv = op.kind == OpKind::Conv || op.kind == OpKind::Fc || transposed;
+  const bool isMatMul = op.kind == OpKind::MatMul;
+  const bool isConv = op.kind == OpKind::Conv || op.kind == OpKind::Fc || transposed || isMatMul;
   WindowParams p;
   if (op.kind == OpKind::Conv || op.kind == OpKind::Pool) p = effectiveWindow(op, x, y);
+  // A conv whose kernel is its stride, unpadded (ViT's patches), beyond the 4-bit stride fields: the 1x1 conv
+  // over the patches' elements as channels (q = (ic * kh + ky) * kw + kx, the weights' own order), its
+  // input gathered by DMA (one per input channel and kernel row).
+  const bool patches = op.kind == OpKind::Conv && p.groups == 1 && p.kh == p.strideH && p.kw == p.strideW &&
+                       (p.strideH > 15 || p.strideW > 15) && p.dilationH == 1 && p.dilationW == 1 &&
+                       !(p.padTop || p.padBottom || p.padLeft || p.padRight) && uint64_t(p.kw) <= map::kLanes;
+  const uint64_t patchH = patches ? uint64_t(p.kh) : 1, patchW = patches ? uint64_t(p.kw) : 1;
   // A transposed conv runs as the stride-1 conv over its input with stride - 1 zeros inserted between
   // elements (opd0_*_ins0), the kernel rotated (rotatedConvWeights), the pads of transposedPads.
   std::array<uint64_t, 2> inserted{1, 1};
@@ -317,11 +330,31 @@ Status Compiler::emitWindow(const Op &op) {
     p.padTop = t.top, p.padBottom = t.bottom, p.padLeft = t.left, p.padRight = t.right;
   }
   if (op.kind == OpKind::GlobalAvgPool) p.kh = x.nchw()[2], p.kw = x.nchw()[3];
-  if (op.kind == OpKind::Fc) {
-    if (x.shape.size() != 2 || op.params<FcParams>().transposedInput)
-      return unsupported(op, "only a 2-D input (N, K) is compiled");
+  Dims xd = dims(op.inputs[0]), yd = dims(op.output);
+  // The tensors as the window sees them: dims and DDR element strides (compact NCHW but for Fc and MatMul);
+  // the weights' element strides along output and input channels; per item (n) address steps of the
+  // input, the weights (MatMul: the right matrix of each item) and the output.
+  Dims xStride = compactDims(xd), yStride = compactDims(yd);
+  uint64_t wOcStride = 0, wIcStride = 1, wItem = 0; // wOcStride 0: the weights' own rows
+  if (isMatMul) { // item i: a 1x1 conv over M rows of K, its weights [n][k] the rhs read transposed
+    const MatMulDims d = *matMulDims(x, g_.tensors[size_t(op.inputs[1])], y);
+    const uint64_t m = uint64_t(d.m), k = uint64_t(d.k), n = uint64_t(d.n);
+    xd = {uint64_t(d.b), k, m, 1}, xStride = {m * k, 1, k, 1};
+    yd = {uint64_t(d.b), n, m, 1}, yStride = {m * n, 1, n, 1};
+    wOcStride = 1, wIcStride = n, wItem = k * n;
   }
-  const Dims xd = dims(op.inputs[0]), yd = dims(op.output);
+  const Dims xOrig = xd;
+  if (patches) { // the window: 1x1 over (n, ic * kh * kw, oh, ow)
+    xd = {xd[0], xd[1] * patchH * patchW, yd[2], yd[3]};
+    p = WindowParams{};
+  }
+  if (op.kind == OpKind::Fc) { // a 1x1 conv over M rows of K: x (M, K) (or (K, M) transposed), y (M, n)
+    const uint64_t k = uint64_t(g_.tensors[size_t(op.inputs[1])].shape[1]), n = uint64_t(y.shape.back());
+    const uint64_t m = uint64_t(y.numel()) / n;
+    const bool t = op.params<FcParams>().transposedInput;
+    xd = {1, k, m, 1}, xStride = {m * k, t ? m : 1, t ? 1 : k, 1};
+    yd = {1, n, m, 1}, yStride = {m * n, 1, n, 1};
+  }
   // One channel per group runs as a depthwise pooling command; other groups as one conv each.
   const bool depthwise = op.kind == OpKind::Conv && p.groups > 1 && uint64_t(p.groups) == xd[1] && xd[1] == yd[1];
   const uint64_t groups = op.kind == OpKind::Conv && !depthwise ? uint64_t(p.groups) : 1;
@@ -381,19 +414,21 @@ Status Compiler::emitWindow(const Op &op) {
   for (uint64_t g = 0; g < groups; ++g)
     for (uint64_t c0 = 0; c0 < oc; c0 += s.channelStep) {
       const uint64_t cs = std::min(s.channelStep, oc - c0), oc0 = g * oc + c0; // output channels from oc0
-      if (hasWeights) {
-        const uint64_t perChannel = depthwise ? kk : ic * kk;
-        Region src{addressOf(op.inputs[1]) + oc0 * perChannel * kF32,
+      // The weights of item n (the same for every item but MatMul's) into the Ic1 layout, and the bias.
+      auto loadWeights = [&](uint64_t n) -> Status {
+        const uint64_t perChannel = depthwise ? kk : ic * kk, ocStride = wOcStride ? wOcStride : perChannel;
+        Region src{addressOf(op.inputs[1]) + (n * wItem + oc0 * ocStride) * kF32,
                    {1, cs, 1, perChannel},
-                   {cs * perChannel, perChannel, perChannel, 1}};
+                   {0, ocStride, 0, wIcStride}};
         Region dst{map::kLmemStart + wOff, src.shape, {rows(cs) * perChannel, perChannel, perChannel, 1}};
         TPU_RETURN_IF_ERROR(program_.dma(src, dst));
-        if (hasBias) {
-          Region bsrc{addressOf(op.inputs[2]) + oc0 * kF32, {1, cs, 1, 1}, {cs, 1, 1, 1}};
-          TPU_RETURN_IF_ERROR(program_.dma(bsrc, {map::kLmemStart + bOff, bsrc.shape, {rows(cs), 1, 1, 1}}));
-        }
-      }
-      for (uint64_t n = 0; n < yd[0]; ++n)
+        if (!hasBias) return Status::ok();
+        Region bsrc{addressOf(op.inputs[2]) + oc0 * kF32, {1, cs, 1, 1}, {cs, 1, 1, 1}};
+        return program_.dma(bsrc, {map::kLmemStart + bOff, bsrc.shape, {rows(cs), 1, 1, 1}});
+      };
+      if (hasWeights && !wItem) TPU_RETURN_IF_ERROR(loadWeights(0));
+      for (uint64_t n = 0; n < yd[0]; ++n) {
+        if (hasWeights && wItem) TPU_RETURN_IF_ERROR(loadWeights(n));
         for (uint64_t oh0 = 0; oh0 < yd[2]; oh0 += s.rowStep) {
           const uint64_t ohs = std::min(s.rowStep, yd[2] - oh0);
           RowWindow r = inputRows(oh0, ohs, p, windowRows);
@@ -404,8 +439,12 @@ Status Compiler::emitWindow(const Op &op) {
           if (rows(inC) * alignedPlane(r.count * xd[3]) * kF32 > wOff - inOff)
             return makeError("internal: ", op.name, ": an input slice overruns its local buffer");
           Dims inShape{1, inC, r.count, xd[3]};
-          TPU_RETURN_IF_ERROR(program_.dma(ddrBox(addressOf(op.inputs[0]), xd, {n, inC0, r.first, 0}, inShape),
-                                           localAligned(inOff, inShape)));
+          if (patches) {
+            TPU_RETURN_IF_ERROR(loadPatches(op, xOrig, {patchH, patchW}, n, oh0, inShape, inOff));
+          } else {
+            TPU_RETURN_IF_ERROR(program_.dma(ddrBox(addressOf(op.inputs[0]), xStride, {n, inC0, r.first, 0}, inShape),
+                                             localAligned(inOff, inShape)));
+          }
           Dims outShape{1, cs, ohs, yd[3]};
           const char *mnemonic = isConv && !depthwise ? "conv.normal"
                                  : depthwise          ? (op.relu ? "pord.depthwiserelu" : "pord.depthwise")
@@ -428,8 +467,28 @@ Status Compiler::emitWindow(const Op &op) {
             TPU_ASSIGN_OR_RETURN(Command r, arithCommand("arith.max", outShape, yOff, yOff, std::nullopt, 0.0f));
             TPU_RETURN_IF_ERROR(program_.tiu(std::move(r)));
           }
-          TPU_RETURN_IF_ERROR(program_.dma(out, ddrBox(addressOf(op.output), yd, {n, oc0, oh0, 0}, outShape)));
+          TPU_RETURN_IF_ERROR(program_.dma(out, ddrBox(addressOf(op.output), yStride, {n, oc0, oh0, 0}, outShape)));
         }
+      }
+    }
+  return Status::ok();
+}
+
+// The patches of output rows [oh0, oh0 + shape[2]) of item n, as the channels of local `shape` at `offset`:
+// channel (ic * kh + ky) * kw + kx, row oh, column ow holds x[n][ic][oh * kh + ky][ow * kw + kx]; one DMA
+// per input channel and kernel row (its kw channels).
+Status Compiler::loadPatches(const Op &op, const Dims &x, const std::array<uint64_t, 2> &kernel, uint64_t n,
+                             uint64_t oh0, const Dims &shape, uint64_t offset) {
+  const auto [kh, kw] = kernel;
+  const Region tile = localAligned(offset, shape);
+  for (uint64_t ic = 0; ic < x[1]; ++ic)
+    for (uint64_t ky = 0; ky < kh; ++ky) {
+      const uint64_t q = (ic * kh + ky) * kw; // the first of these kw channels
+      const uint64_t from = ((n * x[1] + ic) * x[2] + oh0 * kh + ky) * x[3];
+      const Region src{addressOf(op.inputs[0]) + from * kF32, {1, kw, shape[2], shape[3]}, {0, 1, kh * x[3], kw}};
+      const Region dst{tile.address + (q % map::kLanes) * map::kLaneBytes + q / map::kLanes * tile.stride[1] * kF32,
+                       src.shape, tile.stride};
+      TPU_RETURN_IF_ERROR(program_.dma(src, dst));
     }
   return Status::ok();
 }
@@ -609,7 +668,8 @@ Status Compiler::emitElementwise(const Op &op) {
               Command c, arithCommand(st.mnemonic, shape, tile[size_t(st.out)], tile[size_t(st.a)], b, st.b.constant));
           TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
         }
-        TPU_RETURN_IF_ERROR(program_.dma(localAligned(tile[0], shape), ddrBox(addressOf(op.output), yd, at, shape)));
+        TPU_RETURN_IF_ERROR(
+            program_.dma(localAligned(tile[0], shape), ddrBox(addressOf(op.output), compactDims(yd), at, shape)));
       }
   return Status::ok();
 }
@@ -736,6 +796,87 @@ Status Compiler::emitSoftmax(const Op &op) {
         TPU_RETURN_IF_ERROR(perChannel("arith.div", shape, e, e, sum));
       }
       TPU_RETURN_IF_ERROR(program_.dma(localAligned(isLog ? d : e, shape), {addressOf(op.output) + at, shape, xs}));
+    }
+  return Status::ok();
+}
+
+// LayerNorm over the dims of `axes`, as the reference: mean = the sum of x / n (a depthwise window of the
+// constant 1/n, products then sums), d = x - mean, var = the sum of d * d / n, d * rsqrt(var + epsilon),
+// then * scale and + bias (weights of the normalized elements, one copy in every lane).
+Status Compiler::emitLayerNorm(const Op &op) {
+  const Tensor &x = g_.tensors[size_t(op.inputs[0])];
+  const LayerNormParams &params = op.params<LayerNormParams>();
+  const auto xn = x.nchw();
+  Tensor kept;
+  kept.shape = {1};
+  for (size_t d = 0; d < 4; ++d)
+    if (!params.axes[d]) kept.shape[0] *= xn[d];
+  auto planned = planReduce(x, kept, params.axes);
+  if (!planned) return unsupported(op, planned.message());
+  const ReducePlan &plan = *planned;
+  const uint64_t k0 = uint64_t(plan.size[0]), k1 = uint64_t(plan.size[1]);
+  const uint64_t r0 = uint64_t(plan.size[2]), r1 = uint64_t(plan.size[3]);
+  const Dims xs{uint64_t(plan.xStride[0]), uint64_t(plan.xStride[1]), uint64_t(plan.xStride[2]),
+                uint64_t(plan.xStride[3])};
+  const size_t weights = op.inputs.size() - 1; // scale, then bias
+  const uint64_t weightPlane = alignedPlane(r0 * r1) * kF32;
+  LmemPlan lmem;
+  auto fits = [&](uint64_t cRows) {
+    std::vector<uint64_t> bytes(2, cRows * alignedPlane(r0 * r1) * kF32);
+    bytes.resize(4, cRows * alignedPlane(1) * kF32);
+    bytes.resize(4 + weights, weightPlane);
+    return lmem.place(bytes);
+  };
+  uint64_t cRows = rows(k1);
+  while (cRows >= 1 && !fits(cRows)) --cRows;
+  if (!cRows) return unsupported(op, "a norm over " + std::to_string(r0 * r1) + " elements does not fit a lane");
+  const std::vector<uint64_t> tile = lmem.offsets;
+  const uint64_t d = tile[0], square = tile[1], mean = tile[2], var = tile[3];
+  for (size_t w = 0; w < weights; ++w) // every lane gets the weights
+    TPU_RETURN_IF_ERROR(program_.dma({addressOf(op.inputs[1 + w]), {1, map::kLanes, r0, r1}, {0, 0, r1, 1}},
+                                     localAligned(tile[4 + w], {1, map::kLanes, r0, r1})));
+  const float k = 1.0f / float(r0 * r1);
+  WindowParams window;
+  window.kh = int64_t(r0), window.kw = int64_t(r1);
+  const uint64_t step = cRows * map::kLanes;
+  for (uint64_t n = 0; n < k0; ++n)
+    for (uint64_t c0 = 0; c0 < k1; c0 += step) {
+      const uint64_t cs = std::min(step, k1 - c0);
+      const Dims shape{1, cs, r0, r1}, one{1, cs, 1, 1};
+      const uint64_t at = (n * xs[0] + c0 * xs[1]) * kF32;
+      TPU_RETURN_IF_ERROR(program_.dma({addressOf(op.inputs[0]) + at, shape, xs}, localAligned(d, shape)));
+      auto meanOf = [&](uint64_t from, uint64_t to) -> Status { // sum of k * from over the window
+        TPU_ASSIGN_OR_RETURN(Command c, windowCommand("pord.depthwise", one, {r0, r1}, window, {0, 0}, 0, from, to));
+        for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
+                 {"opd1_const", 1}, {"opd1_addr", floatBits(k)}, {"opd2_const", 1}, {"opd2_addr", 0}})
+          TPU_RETURN_IF_ERROR(c.set(name, value));
+        return program_.tiu(std::move(c));
+      };
+      TPU_RETURN_IF_ERROR(meanOf(d, mean));
+      TPU_RETURN_IF_ERROR(perChannel("arith.sub", shape, d, d, mean));
+      TPU_ASSIGN_OR_RETURN(Command sq, arithCommand("arith.mul", shape, square, d, d, 0.0f));
+      TPU_RETURN_IF_ERROR(program_.tiu(std::move(sq)));
+      TPU_RETURN_IF_ERROR(meanOf(square, var));
+      TPU_ASSIGN_OR_RETURN(Command eps, arithCommand("arith.add", one, var, var, std::nullopt, params.epsilon));
+      TPU_RETURN_IF_ERROR(program_.tiu(std::move(eps)));
+      TPU_ASSIGN_OR_RETURN(Command inv, tiuCommand("sfu.rsqrt", {{"res0_prec", kPrecF32},
+                                                                 {"opd0_prec", kPrecF32},
+                                                                 {"res0_n", 1},
+                                                                 {"res0_c", cs},
+                                                                 {"res0_h", 1},
+                                                                 {"res0_w", 1},
+                                                                 {"res0_addr", var},
+                                                                 {"opd0_addr", var}}));
+      TPU_RETURN_IF_ERROR(program_.tiu(std::move(inv)));
+      TPU_RETURN_IF_ERROR(perChannel("arith.mul", shape, d, d, var));
+      for (size_t w = 0; w < weights; ++w) { // the same plane in every lane and row: c stride 0
+        TPU_ASSIGN_OR_RETURN(Command c, arithCommand(w ? "arith.add" : "arith.mul", shape, d, d, tile[4 + w], 0.0f));
+        for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
+                 {"opd1_str", 3}, {"opd1_h_str", r1}, {"opd1_w_str", 1}})
+          TPU_RETURN_IF_ERROR(c.set(name, value));
+        TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+      }
+      TPU_RETURN_IF_ERROR(program_.dma(localAligned(d, shape), {addressOf(op.output) + at, shape, xs}));
     }
   return Status::ok();
 }
@@ -967,6 +1108,7 @@ Status Compiler::emit(const Op &op) {
   case OpKind::Conv:
   case OpKind::ConvTranspose:
   case OpKind::Fc:
+  case OpKind::MatMul:
   case OpKind::Pool:
   case OpKind::GlobalAvgPool:
     return emitWindow(op);
@@ -1003,6 +1145,8 @@ Status Compiler::emit(const Op &op) {
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
     return emitSoftmax(op);
+  case OpKind::LayerNorm:
+    return emitLayerNorm(op);
   case OpKind::Reshape:
     return Status::ok(); // shares its input's bytes (address_ says so)
   default:

@@ -4,11 +4,12 @@
 // The commands follow the operand conventions of memory/bm1684x/Operands.h, which are checked against
 // TPU-MLIR's own reading of BM1684X command buffers. What is compiled, and how: docs/bm1684x.md.
 //
-// Kinds: Conv (any groups), ConvTranspose (groups 1), Fc (2-D input), Pool (max; average when every window
-// divides by its full size), GlobalAvgPool, Reduce (sum, mean, max, min), Softmax, LogSoftmax, the fp32
-// functions (Sigmoid, Unary, Div, Pow, comparisons, Where) as FloatKernels.h programs, the binary element-wise kinds
-// with NumPy broadcasting, Relu, LeakyRelu, PRelu, Clip, Affine, and the copy kinds Concat, Slice, Move and
-// Upsample. Anything else is an error naming the op and its kind.
+// Kinds: Conv (any groups; a kernel equal to its stride beyond 15 as patches), ConvTranspose (groups 1), Fc,
+// MatMul, Pool (max; average when every window divides by its full size), GlobalAvgPool, Reduce (sum, mean,
+// max, min), Softmax, LogSoftmax, LayerNorm, the fp32 functions (Sigmoid, Unary, Div, Pow, comparisons,
+// Where) as FloatKernels.h programs, the binary element-wise kinds with NumPy broadcasting, Relu, LeakyRelu,
+// PRelu, Clip, Affine, and the copy kinds Concat, Slice, Move and Upsample. Anything else is an error naming
+// the op and its kind.
 #pragma once
 
 #include "compiler/Backend/Graph.h"

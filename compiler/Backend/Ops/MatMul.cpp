@@ -6,21 +6,14 @@
 // lanes, right (B, K, 1, N), result (B, M, 1, N), which are the C-order
 // tensors' own layouts, so loads and stores are plain moves. Slices cut B
 // and M (the right matrices of a slice's batches are loaded whole).
+#include "compiler/Backend/Ops/MatMul.h"
+
 #include "compiler/Backend/Emit.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
 #include "compiler/Backend/ReferenceEval.h"
 
 namespace tpu::backend {
-
-namespace {
-
-using namespace emit;
-
-// B, M, K and N of a MatMul, from its tensors' shapes.
-struct MatMulDims {
-  int64_t b = 1, m = 1, k = 1, n = 1;
-};
 
 Result<MatMulDims> matMulDims(const Tensor &lhs, const Tensor &rhs, const Tensor &y) {
   const auto &l = lhs.shape, &r = rhs.shape;
@@ -39,6 +32,10 @@ Result<MatMulDims> matMulDims(const Tensor &lhs, const Tensor &rhs, const Tensor
   if (y.shape != want) return makeError("output must be the leading dims, M = ", d.m, " and N = ", d.n);
   return d;
 }
+
+namespace {
+
+using namespace emit;
 
 Status validateMatMul(const OpCheck &c) {
   if (c.in(0).isWeight() || c.in(1).isWeight()) return makeError("both inputs must be activations");
