@@ -7,6 +7,7 @@
 #include "compiler/Backend/Ops/MatMul.h"
 #include "compiler/Backend/Ops/Move.h"
 #include "compiler/Backend/Ops/Reduce.h"
+#include "compiler/Backend/Ops/Resize.h"
 #include "compiler/Backend/Ops/Slice.h"
 #include "compiler/Backend/Ops/Unary.h"
 #include "compiler/Backend/Ops/Upsample.h"
@@ -78,11 +79,8 @@ Region ddrBox(uint64_t address, const Dims &stride, const Dims &at, const Dims &
 class Program {
 public:
   Status dma(const Region &src, const Region &dst) { return tensorDma(src, dst, std::nullopt); }
-  // Every element of the compact DDR region (address, shape) set to the fp32 `bits`.
-  Status fill(uint64_t address, const Dims &shape, uint32_t bits) {
-    Region r{address, shape, {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1}};
-    return tensorDma(r, r, bits);
-  }
+  // Every element of a region (DDR or local) set to the fp32 `bits`.
+  Status fill(const Region &r, uint32_t bits) { return tensorDma(r, r, bits); }
   Status tiu(Command c) { return add(std::move(c), true); }
 
   // Ends both queues with their sys commands and returns the group.
@@ -205,6 +203,17 @@ Result<Command> windowCommand(const char *mnemonic, const Dims &out, const std::
                                {"res0_addr", outOffset},
                                {"opd0_addr", inOffset}});
 }
+// sfu.rsqrt in place on one value per channel of cs channels at `offset`.
+Result<Command> rsqrtCommand(uint64_t offset, uint64_t cs) {
+  return tiuCommand("sfu.rsqrt", {{"res0_prec", kPrecF32},
+                                  {"opd0_prec", kPrecF32},
+                                  {"res0_n", 1},
+                                  {"res0_c", cs},
+                                  {"res0_h", 1},
+                                  {"res0_w", 1},
+                                  {"res0_addr", offset},
+                                  {"opd0_addr", offset}});
+}
 // pord.avgpooling's multiplier of the window's sum: an fp32 constant in opd1.
 Status setMultiplier(Command &c, float multiplier) {
   TPU_RETURN_IF_ERROR(c.set("opd1_const", 1));
@@ -278,6 +287,9 @@ private:
   Status emitProgram(const Op &op, const KernelProgram &p, const std::vector<uint64_t> &tile, uint64_t tables,
                      const Dims &shape);
   Status emitSoftmax(const Op &op);
+  Status emitResize(const Op &op);
+  Status resizeAxis(const Op &op, size_t axis, const kernels::ResizeTaps &t, uint64_t weights, uint64_t from,
+                    const Dims &in, uint64_t to);
   Status loadPatches(const Op &op, const Dims &x, const std::array<uint64_t, 2> &kernel, uint64_t n, uint64_t oh0,
                      const Dims &shape, uint64_t offset);
   Status emitLayerNorm(const Op &op);
@@ -293,8 +305,9 @@ private:
   }
 
   const Graph &g_;
-  std::vector<uint64_t> address_;         // DDR address of every tensor as commands write it
-  std::map<const Op *, uint64_t> tables_; // DDR address of the polynomial tables of an op's program
+  std::vector<uint64_t> address_;          // DDR address of every tensor as commands write it
+  std::map<const Op *, uint64_t> tables_;  // DDR address of an op's constant tables (constantsOf)
+  std::map<const Op *, uint64_t> scratch_; // DDR address of a Resize's intermediate (resized along w only)
   Program program_;
 };
 
@@ -369,9 +382,17 @@ Status Compiler::emitWindow(const Op &op) {
       return unsupported(op, "an average whose windows divide by different counts");
   }
   for (int64_t v : {p.padTop, p.padBottom, p.padLeft, p.padRight})
-    if (v < 0 || uint64_t(v) > kMaxPad) return unsupported(op, "a pad of " + std::to_string(v) + " (at most 15)");
-  for (int64_t v : {p.strideH, p.strideW, p.dilationH, p.dilationW})
-    if (v < 1 || v > 15) return unsupported(op, "a stride or dilation of " + std::to_string(v) + " (1 to 15)");
+    if (v < 0) return unsupported(op, "a negative pad");
+  // Pads beyond the 4-bit fields are written into local memory around the input: the tile is filled with
+  // the pad value, the input rows loaded inside it, and the command pads nothing.
+  const bool padInMemory = std::max({p.padTop, p.padBottom, p.padLeft, p.padRight}) > int64_t(kMaxPad);
+  if (padInMemory && inserted[0] * inserted[1] > 1) return unsupported(op, "a transposed conv with a pad above 15");
+  const uint64_t padLeft = padInMemory ? uint64_t(p.padLeft) : 0, padRight = padInMemory ? uint64_t(p.padRight) : 0;
+  const uint64_t tileWidth = xd[3] + padLeft + padRight; // of the input tile
+  for (int64_t v : {p.strideH, p.strideW})               // res_op_*_str: 4 bits
+    if (v < 1 || v > 15) return unsupported(op, "a stride of " + std::to_string(v) + " (1 to 15)");
+  for (int64_t v : {p.dilationH, p.dilationW}) // opd1_*_ins0 = dilation - 1: 4 bits
+    if (v < 1 || v > 16) return unsupported(op, "a dilation of " + std::to_string(v) + " (1 to 16)");
 
   const uint64_t kk = uint64_t(p.kh * p.kw);
   const bool hasWeights = isConv;
@@ -388,7 +409,7 @@ Status Compiler::emitWindow(const Op &op) {
   auto inputBytes = [&](uint64_t cRows, uint64_t oRows) {
     const uint64_t span = (oRows - 1) * uint64_t(p.strideH) + uint64_t((p.kh - 1) * p.dilationH) + 1;
     const uint64_t inChannels = isConv && !depthwise ? rows(ic) : cRows;
-    return inChannels * alignedPlane(std::min(span, windowRows) * xd[3]) * kF32;
+    return inChannels * alignedPlane((padInMemory ? span : std::min(span, windowRows)) * tileWidth) * kF32;
   };
   auto outputBytes = [&](uint64_t cRows, uint64_t oRows) { return cRows * alignedPlane(oRows * yd[3]) * kF32; };
   LmemPlan plan;
@@ -433,13 +454,22 @@ Status Compiler::emitWindow(const Op &op) {
           const uint64_t ohs = std::min(s.rowStep, yd[2] - oh0);
           RowWindow r = inputRows(oh0, ohs, p, windowRows);
           if (inserted[0] > 1) r.count = xd[2]; // the whole input: its rows, not the window's
-          if (r.padUp > kMaxPad || r.padDown > kMaxPad || r.count == 0)
+          if ((!padInMemory && (r.padUp > kMaxPad || r.padDown > kMaxPad)) || r.count == 0)
             return unsupported(op, "a slice whose rows lie wholly in the padding");
           const uint64_t inC = isConv && !depthwise ? ic : cs, inC0 = isConv && !depthwise ? g * ic : c0;
-          if (rows(inC) * alignedPlane(r.count * xd[3]) * kF32 > wOff - inOff)
+          const Dims tileShape{1, inC, r.count + (padInMemory ? r.padUp + r.padDown : 0), tileWidth};
+          if (rows(inC) * alignedPlane(tileShape[2] * tileShape[3]) * kF32 > wOff - inOff)
             return makeError("internal: ", op.name, ": an input slice overruns its local buffer");
           Dims inShape{1, inC, r.count, xd[3]};
-          if (patches) {
+          if (padInMemory) { // the pad value around, the rows inside
+            const Region tile = localAligned(inOff, tileShape);
+            TPU_RETURN_IF_ERROR(program_.fill(tile, padValue));
+            Region inside = tile;
+            inside.address += (r.padUp * tileWidth + padLeft) * kF32, inside.shape = inShape;
+            TPU_RETURN_IF_ERROR(
+                program_.dma(ddrBox(addressOf(op.inputs[0]), xStride, {n, inC0, r.first, 0}, inShape), inside));
+            r.padUp = r.padDown = 0;
+          } else if (patches) {
             TPU_RETURN_IF_ERROR(loadPatches(op, xOrig, {patchH, patchW}, n, oh0, inShape, inOff));
           } else {
             TPU_RETURN_IF_ERROR(program_.dma(ddrBox(addressOf(op.inputs[0]), xStride, {n, inC0, r.first, 0}, inShape),
@@ -450,8 +480,10 @@ Status Compiler::emitWindow(const Op &op) {
                                  : depthwise          ? (op.relu ? "pord.depthwiserelu" : "pord.depthwise")
                                  : isAverage          ? "pord.avgpooling"
                                                       : "pord.maxpooling";
-          TPU_ASSIGN_OR_RETURN(Command c, windowCommand(mnemonic, outShape, {r.count, xd[3]}, p, {r.padUp, r.padDown},
-                                                        padValue, inOff, yOff));
+          WindowParams commandWindow = p;
+          if (padInMemory) commandWindow.padLeft = commandWindow.padRight = 0;
+          TPU_ASSIGN_OR_RETURN(Command c, windowCommand(mnemonic, outShape, {tileShape[2], tileWidth}, commandWindow,
+                                                        {r.padUp, r.padDown}, padValue, inOff, yOff));
           if (isConv && !depthwise) TPU_RETURN_IF_ERROR(c.set("opd0_c", ic));
           TPU_RETURN_IF_ERROR(c.set("opd0_y_ins0", inserted[0] - 1));
           TPU_RETURN_IF_ERROR(c.set("opd0_x_ins0", inserted[1] - 1));
@@ -549,6 +581,37 @@ uint64_t tableBytesOf(const std::vector<KernelProgram> &programs) {
   uint64_t n = 0;
   for (const KernelProgram &p : programs) n += p.coefficientCount();
   return n * kF32;
+}
+
+// A Resize's per-index weights along one axis, (1 - w) then w, as the reference's blend takes them.
+std::vector<float> blendWeights(const kernels::ResizeTaps &t) {
+  std::vector<float> v;
+  for (float w : t.w) v.push_back(1.0f - w);
+  v.insert(v.end(), t.w.begin(), t.w.end());
+  return v;
+}
+// Whether a Resize leaves an axis as it is.
+bool identity(const kernels::ResizeTaps &t, uint64_t in) {
+  if (t.i0.size() != in) return false;
+  for (size_t x = 0; x < t.i0.size(); ++x)
+    if (t.i0[x] != int64_t(x) || t.w[x] != 0.0f) return false;
+  return true;
+}
+
+// The constants an op reads from DDR: its programs' polynomial tables (lowest term first, one table after
+// another), a Resize's blend weights along w and then h.
+std::vector<float> constantsOf(const Op &op) {
+  std::vector<float> v;
+  for (const KernelProgram &program : programsOf(op))
+    for (const std::vector<float> &poly : program.polys) v.insert(v.end(), poly.begin(), poly.end());
+  if (op.kind == OpKind::Resize) {
+    const auto &p = op.params<ResizeParams>();
+    for (const auto *t : {&p.w, &p.h}) {
+      const std::vector<float> w = blendWeights(*t);
+      v.insert(v.end(), w.begin(), w.end());
+    }
+  }
+  return v;
 }
 
 ElementwisePlan planElementwise(const Graph &g, const Op &op) {
@@ -680,7 +743,7 @@ Status Compiler::emitElementwise(const Op &op) {
 Status Compiler::emitReduce(const Op &op) {
   const Tensor &x = g_.tensors[size_t(op.inputs[0])], &y = g_.tensors[size_t(op.output)];
   const ReduceMode mode = op.params<ReduceParams>().mode;
-  if (mode == ReduceMode::Prod || mode == ReduceMode::L2) return unsupported(op, "a product or L2 norm");
+  if (mode == ReduceMode::Prod) return unsupported(op, "a product");
   auto planned = planReduce(x, y, op.params<ReduceParams>().axes);
   if (!planned) return unsupported(op, planned.message());
   const ReducePlan &plan = *planned;
@@ -707,11 +770,30 @@ Status Compiler::emitReduce(const Op &op) {
         return program_.tiu(std::move(c));
       };
       if (negate) TPU_RETURN_IF_ERROR(negateTile(inOff, inShape));
-      TPU_ASSIGN_OR_RETURN(Command c, windowCommand(isMax ? "pord.maxpooling" : "pord.avgpooling", outShape, {r0, r1},
+      if (mode == ReduceMode::L2) {
+        TPU_ASSIGN_OR_RETURN(Command sq, arithCommand("arith.mul", inShape, inOff, inOff, inOff, 0.0f));
+        TPU_RETURN_IF_ERROR(program_.tiu(std::move(sq)));
+      }
+      // Sums as the reference adds them: k * x term by term (a depthwise window of the constant k).
+      TPU_ASSIGN_OR_RETURN(Command c, windowCommand(isMax ? "pord.maxpooling" : "pord.depthwise", outShape, {r0, r1},
                                                     window, {0, 0}, 0, inOff, outOff));
-      if (!isMax) TPU_RETURN_IF_ERROR(setMultiplier(c, mode == ReduceMode::Mean ? 1.0f / float(r0 * r1) : 1.0f));
+      if (!isMax)
+        for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
+                 {"opd1_const", 1},
+                 {"opd1_addr", floatBits(mode == ReduceMode::Mean ? 1.0f / float(r0 * r1) : 1.0f)},
+                 {"opd2_const", 1},
+                 {"opd2_addr", 0}})
+          TPU_RETURN_IF_ERROR(c.set(name, value));
       TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
       if (negate) TPU_RETURN_IF_ERROR(negateTile(outOff, outShape));
+      if (mode == ReduceMode::L2) { // 1 / (1 / sqrt(sum)), as the reference
+        TPU_ASSIGN_OR_RETURN(Command r, rsqrtCommand(outOff, cs));
+        TPU_RETURN_IF_ERROR(program_.tiu(std::move(r)));
+        TPU_ASSIGN_OR_RETURN(Command inv, arithCommand("arith.div", outShape, outOff, outOff, outOff, 0.0f));
+        TPU_RETURN_IF_ERROR(inv.set("opd0_const", 1));
+        TPU_RETURN_IF_ERROR(inv.set("opd0_addr", floatBits(1.0f)));
+        TPU_RETURN_IF_ERROR(program_.tiu(std::move(inv)));
+      }
       const Dims ys{uint64_t(plan.yStride[0]), uint64_t(plan.yStride[1]), 1, 1};
       TPU_RETURN_IF_ERROR(program_.dma(localAligned(outOff, outShape),
                                        {addressOf(op.output) + (n * ys[0] + c0 * ys[1]) * kF32, outShape, ys}));
@@ -859,14 +941,7 @@ Status Compiler::emitLayerNorm(const Op &op) {
       TPU_RETURN_IF_ERROR(meanOf(square, var));
       TPU_ASSIGN_OR_RETURN(Command eps, arithCommand("arith.add", one, var, var, std::nullopt, params.epsilon));
       TPU_RETURN_IF_ERROR(program_.tiu(std::move(eps)));
-      TPU_ASSIGN_OR_RETURN(Command inv, tiuCommand("sfu.rsqrt", {{"res0_prec", kPrecF32},
-                                                                 {"opd0_prec", kPrecF32},
-                                                                 {"res0_n", 1},
-                                                                 {"res0_c", cs},
-                                                                 {"res0_h", 1},
-                                                                 {"res0_w", 1},
-                                                                 {"res0_addr", var},
-                                                                 {"opd0_addr", var}}));
+      TPU_ASSIGN_OR_RETURN(Command inv, rsqrtCommand(var, cs));
       TPU_RETURN_IF_ERROR(program_.tiu(std::move(inv)));
       TPU_RETURN_IF_ERROR(perChannel("arith.mul", shape, d, d, var));
       for (size_t w = 0; w < weights; ++w) { // the same plane in every lane and row: c stride 0
@@ -1023,6 +1098,86 @@ Status Compiler::emitProgram(const Op &op, const KernelProgram &p, const std::ve
   return Status::ok();
 }
 
+// Resize, as the reference: along w, then along h (through a DDR intermediate when both change).
+Status Compiler::emitResize(const Op &op) {
+  const auto &p = op.params<ResizeParams>();
+  const Dims xd = dims(op.inputs[0]), yd = dims(op.output);
+  const bool alongW = !identity(p.w, xd[3]), alongH = !identity(p.h, xd[2]);
+  const uint64_t weights = tables_.at(&op), hWeights = weights + 2 * p.w.w.size() * kF32;
+  const Dims mid{xd[0], xd[1], xd[2], yd[3]};
+  const uint64_t from = addressOf(op.inputs[0]), to = addressOf(op.output);
+  if (!alongW && !alongH)
+    return copy(op, op.inputs[0], 0, compactStrides(xd), 0, compactStrides(yd),
+                {int64_t(xd[0]), int64_t(xd[1]), int64_t(xd[2]), int64_t(xd[3])});
+  if (alongW) TPU_RETURN_IF_ERROR(resizeAxis(op, 3, p.w, weights, from, xd, alongH ? scratch_.at(&op) : to));
+  if (alongH) TPU_RETURN_IF_ERROR(resizeAxis(op, 2, p.h, hWeights, alongW ? scratch_.at(&op) : from, mid, to));
+  return Status::ok();
+}
+
+// One axis (2: h, 3: w) of a resize from the compact DDR tensor `from` of dims `in` to `to`: channels and the
+// other axis sliced; per slice, output index x gathers source lines i0[x] into tile a and i1[x] into tile b
+// (one DMA each), then b * w, a * (1 - w), their sum (the weights one copy per lane, from `weights`), and
+// the indices whose w is 0 copied again over the blend (the reference returns the source there).
+Status Compiler::resizeAxis(const Op &op, size_t axis, const kernels::ResizeTaps &t, uint64_t weights, uint64_t from,
+                            const Dims &in, uint64_t to) {
+  const uint64_t count = t.i0.size(), other = axis == 3 ? in[2] : in[3];
+  Dims out = in;
+  out[axis] = count;
+  LmemPlan lmem;
+  Slicing s;
+  auto fits = [&](uint64_t cRows, uint64_t otherStep) {
+    const uint64_t plane = cRows * alignedPlane(otherStep * count) * kF32, vector = alignedPlane(count) * kF32;
+    return lmem.place({plane, plane, vector, vector});
+  };
+  for (uint64_t cRows = rows(in[1]); cRows >= 1 && !s.rowStep; --cRows)
+    for (uint64_t step = other; step >= 1; --step)
+      if (fits(cRows, step)) {
+        s = {cRows * map::kLanes, step};
+        break;
+      }
+  if (!s.rowStep) return unsupported(op, "one line of " + std::to_string(count) + " elements does not fit a lane");
+  fits(s.channelStep / map::kLanes, s.rowStep);
+  const uint64_t a = lmem.offsets[0], b = lmem.offsets[1], w0 = lmem.offsets[2], w1 = lmem.offsets[3];
+  for (auto [offset, tile] : {std::pair{uint64_t(0), w0}, std::pair{count, w1}})
+    TPU_RETURN_IF_ERROR(program_.dma({weights + offset * kF32, {1, map::kLanes, 1, count}, {0, 0, 0, 1}},
+                                     localAligned(tile, {1, map::kLanes, 1, count})));
+  const Dims inStride = compactDims(in), outStride = compactDims(out);
+  for (uint64_t n = 0; n < in[0]; ++n)
+    for (uint64_t c0 = 0; c0 < in[1]; c0 += s.channelStep)
+      for (uint64_t o0 = 0; o0 < other; o0 += s.rowStep) {
+        const uint64_t cs = std::min(s.channelStep, in[1] - c0), os = std::min(s.rowStep, other - o0);
+        const Dims shape = axis == 3 ? Dims{1, cs, os, count} : Dims{1, cs, count, os};
+        Dims line = shape; // one index of the axis
+        line[axis] = 1;
+        const Dims at = axis == 3 ? Dims{n, c0, o0, 0} : Dims{n, c0, 0, o0};
+        const Region ta = localAligned(a, shape), tb = localAligned(b, shape);
+        auto gather = [&](const Region &tile, int64_t source, uint64_t x) {
+          Dims src = at;
+          src[axis] = uint64_t(source);
+          Region dst = tile;
+          dst.address += x * tile.stride[axis] * kF32, dst.shape = line;
+          return program_.dma(ddrBox(from, inStride, src, line), dst);
+        };
+        for (uint64_t x = 0; x < count; ++x) {
+          TPU_RETURN_IF_ERROR(gather(ta, t.i0[x], x));
+          TPU_RETURN_IF_ERROR(gather(tb, t.i1[x], x));
+        }
+        for (auto [mnemonic, dst, lhs, weight] :
+             {std::tuple{"arith.mul", b, b, w1}, std::tuple{"arith.mul", a, a, w0}, std::tuple{"arith.add", a, a, b}}) {
+          TPU_ASSIGN_OR_RETURN(Command c, arithCommand(mnemonic, shape, dst, lhs, weight, 0.0f));
+          if (weight != b) // the weights: index x along the axis, the same in every lane, row and line
+            for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
+                     {"opd1_str", 3}, {axis == 3 ? "opd1_w_str" : "opd1_h_str", 1}})
+              TPU_RETURN_IF_ERROR(c.set(name, value));
+          TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+        }
+        for (uint64_t x = 0; x < count; ++x)
+          if (t.w[x] == 0.0f) TPU_RETURN_IF_ERROR(gather(ta, t.i0[x], x));
+        TPU_RETURN_IF_ERROR(program_.dma(ta, ddrBox(to, outStride, at, shape)));
+      }
+  return Status::ok();
+}
+
 // DDR-to-DDR copies: one DMA per box, a box longer than the 16-bit size fields along a dim cut into
 // pieces along it. Element strides must be non-negative (a DMA's stride fields are unsigned).
 Status Compiler::copy(const Op &op, int from, int64_t src, const std::array<int64_t, 4> &srcStride, int64_t dst,
@@ -1075,10 +1230,11 @@ Status Compiler::emitCopies(const Op &op) {
     // The output as rows of up to 65535 elements, and the rest.
     const uint64_t count = uint64_t(y.numel()), width = std::min<uint64_t>(count, uint64_t(kMaxDim));
     const uint64_t full = count / width, rest = count % width;
-    TPU_RETURN_IF_ERROR(program_.fill(addressOf(op.output), {1, 1, full, width}, floatBits(m.fillValue)));
+    const uint64_t at = addressOf(op.output);
+    TPU_RETURN_IF_ERROR(program_.fill({at, {1, 1, full, width}, {0, 0, width, 1}}, floatBits(m.fillValue)));
     if (rest)
       TPU_RETURN_IF_ERROR(
-          program_.fill(addressOf(op.output) + full * width * kF32, {1, 1, 1, rest}, floatBits(m.fillValue)));
+          program_.fill({at + full * width * kF32, {1, 1, 1, rest}, {0, 0, 0, 1}}, floatBits(m.fillValue)));
   }
   for (const MovePiece &piece : m.pieces)
     TPU_RETURN_IF_ERROR(
@@ -1147,6 +1303,8 @@ Status Compiler::emit(const Op &op) {
     return emitSoftmax(op);
   case OpKind::LayerNorm:
     return emitLayerNorm(op);
+  case OpKind::Resize:
+    return emitResize(op);
   case OpKind::Reshape:
     return Status::ok(); // shares its input's bytes (address_ says so)
   default:
@@ -1179,18 +1337,13 @@ Result<bmodel::Model> Compiler::run(CompileReport *report) {
     const std::vector<uint8_t> bytes = transposedBy[i] ? rotatedConvWeights(t) : t.data;
     net.coeff.insert(net.coeff.end(), bytes.begin(), bytes.end());
   }
-  // The polynomial tables of the ops' programs, lowest term first, each table after the previous one.
+  // The ops' constant tables (constantsOf) after the weights.
   for (const Op &op : g_.ops)
-    if (const auto programs = programsOf(op); tableBytesOf(programs)) {
+    if (const std::vector<float> values = constantsOf(op); !values.empty()) {
       net.coeff.resize(alignUp(net.coeff.size(), kDdrAlign));
       tables_[&op] = net.coeffAddr + net.coeff.size();
-      for (const KernelProgram &program : programs)
-        for (const std::vector<float> &poly : program.polys)
-          for (float v : poly) {
-            const uint32_t bits = floatBits(v);
-            const uint8_t *b = reinterpret_cast<const uint8_t *>(&bits);
-            net.coeff.insert(net.coeff.end(), b, b + sizeof bits);
-          }
+      const uint8_t *b = reinterpret_cast<const uint8_t *>(values.data());
+      net.coeff.insert(net.coeff.end(), b, b + values.size() * sizeof(float));
     }
   net.ctxAddr = alignUp(net.coeffAddr + net.coeff.size(), 4096);
   uint64_t neurons = 0;
@@ -1213,6 +1366,12 @@ Result<bmodel::Model> Compiler::run(CompileReport *report) {
       placed[size_t(op.output)] = true;
     } else if (!placed[size_t(op.output)]) {
       TPU_RETURN_IF_ERROR(placeTensor(op.output));
+    }
+    if (op.kind == OpKind::Resize) { // the intermediate (n, c, h, out w), whether used or not
+      const Tensor &x = g_.tensors[size_t(op.inputs[0])];
+      scratch_[&op] = net.ctxAddr + neurons;
+      neurons = alignUp(neurons + uint64_t(x.numel() / x.nchw()[3]) * op.params<ResizeParams>().w.i0.size() * kF32,
+                        kDdrAlign);
     }
   }
   net.ctxSize = std::max<uint64_t>(neurons, kDdrAlign);
