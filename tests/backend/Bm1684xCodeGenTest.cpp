@@ -248,7 +248,9 @@ TEST(Bm1684xCodeGen, Reductions) {
                         {"sum_c", ReduceMode::Sum, {false, true, false, false}, {2, 1, 5, 6}},
                         {"min_nw", ReduceMode::Min, {true, false, false, true}, {70, 5}},
                         {"max_all", ReduceMode::Max, {true, true, true, true}, {1}},
-                        {"l2_hw", ReduceMode::L2, {false, false, true, true}, {2, 70, 1, 1}}};
+                        {"l2_hw", ReduceMode::L2, {false, false, true, true}, {2, 70, 1, 1}},
+                        {"prod_hw", ReduceMode::Prod, {false, false, true, true}, {2, 70}},
+                        {"prod_c", ReduceMode::Prod, {false, true, false, false}, {2, 5, 6}}};
   for (const Case &c : cases) {
     int y = b.act(c.name, c.shape, DType::F32);
     b.op(OpKind::Reduce, c.name, {x}, y).params<ReduceParams>() = {c.mode, c.axes};
@@ -368,14 +370,28 @@ TEST(Bm1684xCodeGen, Resizes) {
 TEST(Bm1684xCodeGen, RefusesWhatItDoesNotCompile) {
   {
     GraphBuilder b;
-    int x = b.act("x", {1, 4, 4, 4}, DType::F32), y = b.act("y", {1, 1, 4, 4}, DType::F32);
-    b.op(OpKind::Reduce, "prod", {x}, y).params<ReduceParams>() = {ReduceMode::Prod, {false, true, false, false}};
+    int x = b.act("x", {1, 4, 4, 4}, DType::F32), y = b.act("y", {1, 4, 4, 4}, DType::F32);
+    ResizeParams &p = b.op(OpKind::Resize, "up", {x}, y).params<ResizeParams>();
+    p.h = kernels::ResizeTaps{{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 0, 0, 0}};
+    p.w = kernels::ResizeTaps{{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 0, 0, 0}};
+    b.g.inputs = {x};
+    b.g.outputs = {y};
+    auto model = bm1684x::compileToBmodel(b.g);
+    ASSERT_TRUE(model.isOk()) << model.message(); // an identity resize: one copy
+  }
+  {
+    GraphBuilder b;
+    int x = b.act("x", {1, 4, 4, 4}, DType::F32), y = b.act("y", {1, 4, 4, 4}, DType::F32);
+    Op &pool = b.op(OpKind::Pool, "uneven", {x}, y);
+    pool.params<WindowParams>() = window(3, 1, 1);
+    pool.params<WindowParams>().countPad = false;
     b.g.inputs = {x};
     b.g.outputs = {y};
     auto model = bm1684x::compileToBmodel(b.g);
     ASSERT_FALSE(model.isOk());
-    EXPECT_EQ(model.message(), "Reduce 'prod': a product (the BM1684X compiler "
-                               "is fp32 only so far)");
+    EXPECT_EQ(model.message(),
+              "Pool 'uneven': an average whose windows divide by different counts (the BM1684X compiler "
+              "is fp32 only so far)");
   }
   {
     GraphBuilder b;

@@ -288,6 +288,7 @@ private:
                      const Dims &shape);
   Status emitSoftmax(const Op &op);
   Status emitResize(const Op &op);
+  Status productTree(const Dims &shape, uint64_t offset);
   Status resizeAxis(const Op &op, size_t axis, const kernels::ResizeTaps &t, uint64_t weights, uint64_t from,
                     const Dims &in, uint64_t to);
   Status loadPatches(const Op &op, const Dims &x, const std::array<uint64_t, 2> &kernel, uint64_t n, uint64_t oh0,
@@ -743,7 +744,6 @@ Status Compiler::emitElementwise(const Op &op) {
 Status Compiler::emitReduce(const Op &op) {
   const Tensor &x = g_.tensors[size_t(op.inputs[0])], &y = g_.tensors[size_t(op.output)];
   const ReduceMode mode = op.params<ReduceParams>().mode;
-  if (mode == ReduceMode::Prod) return unsupported(op, "a product");
   auto planned = planReduce(x, y, op.params<ReduceParams>().axes);
   if (!planned) return unsupported(op, planned.message());
   const ReducePlan &plan = *planned;
@@ -770,6 +770,14 @@ Status Compiler::emitReduce(const Op &op) {
         return program_.tiu(std::move(c));
       };
       if (negate) TPU_RETURN_IF_ERROR(negateTile(inOff, inShape));
+      if (mode == ReduceMode::Prod) { // the reference's tree: each row halved, then column 0
+        TPU_RETURN_IF_ERROR(productTree(inShape, inOff));
+        const Region tile = localAligned(inOff, inShape);
+        const Dims ys{uint64_t(plan.yStride[0]), uint64_t(plan.yStride[1]), 1, 1};
+        TPU_RETURN_IF_ERROR(program_.dma({tile.address, outShape, tile.stride},
+                                         {addressOf(op.output) + (n * ys[0] + c0 * ys[1]) * kF32, outShape, ys}));
+        continue;
+      }
       if (mode == ReduceMode::L2) {
         TPU_ASSIGN_OR_RETURN(Command sq, arithCommand("arith.mul", inShape, inOff, inOff, inOff, 0.0f));
         TPU_RETURN_IF_ERROR(program_.tiu(std::move(sq)));
@@ -1175,6 +1183,35 @@ Status Compiler::resizeAxis(const Op &op, size_t axis, const kernels::ResizeTaps
           if (t.w[x] == 0.0f) TPU_RETURN_IF_ERROR(gather(ta, t.i0[x], x));
         TPU_RETURN_IF_ERROR(program_.dma(ta, ddrBox(to, outStride, at, shape)));
       }
+  return Status::ok();
+}
+
+// The product of each channel's r0 x r1 plane of the local tile (AlignEU at `offset`) into its element
+// (0, 0), as the reference's productTree: every row folded in halves (a[e] * a[e + half], an odd count's
+// last value into a[0]), then column 0 the same way; each fold one mul over strided views of the tile.
+Status Compiler::productTree(const Dims &shape, uint64_t offset) {
+  const Region tile = localAligned(offset, shape);
+  // out = view(at) * view(at + distance), both `extent`, in place.
+  auto mul = [&](const Dims &extent, uint64_t at, uint64_t distance) -> Status {
+    TPU_ASSIGN_OR_RETURN(Command c, arithCommand("arith.mul", extent, offset + at * kF32, offset + at * kF32,
+                                                 offset + (at + distance) * kF32, 0.0f));
+    for (const char *v : {"res0", "opd0", "opd1"}) {
+      const std::string name(v);
+      TPU_RETURN_IF_ERROR(c.set(name + "_str", 3));
+      const char *dims[4] = {"_n_str", "_c_str", "_h_str", "_w_str"};
+      for (size_t d = 0; d < 4; ++d) TPU_RETURN_IF_ERROR(c.set(name + dims[d], tile.stride[d]));
+    }
+    return program_.tiu(std::move(c));
+  };
+  const uint64_t cs = shape[1], rowsOf = shape[2], cols = shape[3];
+  // Along w in every row (step 1), then along h in column 0 (step cols).
+  for (auto [count, lines, step] : {std::tuple{cols, rowsOf, uint64_t(1)}, std::tuple{rowsOf, uint64_t(1), cols}})
+    for (uint64_t len = count; len > 1; len /= 2) {
+      const uint64_t half = len / 2;
+      const bool alongW = step == 1;
+      TPU_RETURN_IF_ERROR(mul(alongW ? Dims{1, cs, lines, half} : Dims{1, cs, half, 1}, 0, half * step));
+      if (len % 2) TPU_RETURN_IF_ERROR(mul(alongW ? Dims{1, cs, lines, 1} : Dims{1, cs, 1, 1}, 0, 2 * half * step));
+    }
   return Status::ok();
 }
 
