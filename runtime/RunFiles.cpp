@@ -58,12 +58,12 @@ struct FuncOnlyChip {
 };
 constexpr FuncOnlyChip kFuncOnlyChips[] = {{isa::Chip::BM1684X, bm1684x::runFunc}};
 
-// The runner for the chip of the bmodel at `path`, or null for a BM1684 bmodel (Runtime runs it).
-Result<const FuncOnlyChip *> funcOnlyChipOf(const std::string &path, bmodel::Model &model) {
-  auto read = bmodel::readFile(path, nullptr, bmodel::ChipScope::AnyKnown);
-  if (!read) return read.status();
-  model = read.take();
-  const isa::ChipInfo *info = isa::chipByBmodelName(model.chip);
+// The runner for the chip of the bmodel at `path` (read from its head only), or null for a BM1684 bmodel
+// (Runtime reads and runs it).
+Result<const FuncOnlyChip *> funcOnlyChipOf(const std::string &path) {
+  auto chip = bmodel::readChip(path);
+  if (!chip) return chip.status();
+  const isa::ChipInfo *info = isa::chipByBmodelName(*chip);
   for (const FuncOnlyChip &c : kFuncOnlyChips)
     if (info && info->chip == c.chip) return &c;
   return nullptr;
@@ -97,10 +97,12 @@ Result<RunReport> runBmodelFiles(const RunFilesRequest &rq) {
   if (!timed && !rq.statsPath.empty())
     return makeError("--stats needs the timed backend (--backend sim)");
 
-  bmodel::Model model;
-  auto funcOnly = funcOnlyChipOf(rq.bmodelPath, model);
+  auto funcOnly = funcOnlyChipOf(rq.bmodelPath);
   if (!funcOnly) return funcOnly.status();
   if (*funcOnly) {
+    auto read = bmodel::readFile(rq.bmodelPath, nullptr, bmodel::ChipScope::AnyKnown);
+    if (!read) return read.status();
+    const bmodel::Model &model = *read;
     const std::string chip = model.chip;
     if (rq.backend != BackendKind::Func)
       return makeError(rq.bmodelPath, ": a ", chip, " bmodel runs on --backend func only (no timing model yet)");

@@ -24,6 +24,16 @@ Result<std::string> readFile(const std::string &path, const std::string &what) {
   return bytes;
 }
 
+Result<std::string> readFileHead(const std::string &path, uint64_t bytes, const std::string &what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return cannotOpen(path, what);
+  std::string head(size_t(bytes), '\0');
+  in.read(head.data(), std::streamsize(bytes));
+  if (in.bad()) return makeError(path, ": read error");
+  head.resize(size_t(in.gcount()));
+  return head;
+}
+
 Result<uint64_t> fileSize(const std::string &path, const std::string &what) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return cannotOpen(path, what);

@@ -14,6 +14,10 @@ namespace tpu {
 // it fails.
 Result<std::string> readFile(const std::string &path, const std::string &what = "");
 
+// The first `bytes` bytes of the file (all of it when it is shorter), for readers that need only its
+// head; errors as readFile's.
+Result<std::string> readFileHead(const std::string &path, uint64_t bytes, const std::string &what = "");
+
 // The size in bytes of the file at `path`, for readers that refuse a file
 // over a limit before reading it; errors as readFile's.
 Result<uint64_t> fileSize(const std::string &path, const std::string &what = "");

@@ -715,15 +715,18 @@ private:
 
 } // namespace
 
-Result<Model> parse(const uint8_t *data, size_t size, ChipScope scope) {
-  auto header = parseHeader(data, size);
-  if (!header) return header.status();
-  const uint8_t *fbuf = data + kHeaderSize;
-  size_t fsize = header->flatbuffersSize;
-  // Copy to an aligned buffer so the verifier's alignment checks hold.
-  std::vector<uint64_t> aligned((fsize + 7) / 8);
-  if (fsize) std::memcpy(aligned.data(), fbuf, fsize); // an empty vector's data() may be null
-  const uint8_t *fb8 = reinterpret_cast<const uint8_t *>(aligned.data());
+// The FlatBuffers part of a bmodel (fsize bytes at fbuf), copied to an aligned buffer (so the verifier's
+// alignment checks hold) and verified; its model table and chip name.
+struct VerifiedTable {
+  std::vector<uint64_t> aligned;
+  std::string chip;
+  const fb::Model *model() const { return fb::GetModel(aligned.data()); }
+};
+Result<VerifiedTable> verifiedTable(const uint8_t *fbuf, size_t fsize) {
+  VerifiedTable t;
+  t.aligned.resize((fsize + 7) / 8);
+  if (fsize) std::memcpy(t.aligned.data(), fbuf, fsize); // an empty vector's data() may be null
+  const uint8_t *fb8 = reinterpret_cast<const uint8_t *>(t.aligned.data());
   // Every table visit costs at least one 4-byte offset in the buffer, so a
   // table budget of one per byte keeps verification linear in the file size
   // and lets the reader's own limits (nets, groups, commands) name what is absurd.
@@ -732,9 +735,20 @@ Result<Model> parse(const uint8_t *data, size_t size, ChipScope scope) {
   if (!fb::VerifyModelBuffer(verifier))
     return makeError("corrupted: the FlatBuffers part fails verification");
   const fb::Model *m = fb::GetModel(fb8);
-  Model out;
   if (!m->chip()) return makeError("no chip name");
-  out.chip = m->chip()->str();
+  t.chip = m->chip()->str();
+  return t;
+}
+
+Result<Model> parse(const uint8_t *data, size_t size, ChipScope scope) {
+  auto header = parseHeader(data, size);
+  if (!header) return header.status();
+  const size_t fsize = header->flatbuffersSize;
+  auto table = verifiedTable(data + kHeaderSize, fsize);
+  if (!table) return table.status();
+  const fb::Model *m = table->model();
+  Model out;
+  out.chip = table->chip;
   const isa::ChipInfo *chip = isa::chipByBmodelName(out.chip);
   if (!chip || (scope == ChipScope::Bm1684 && out.chip != kChip))
     return makeError(
@@ -747,7 +761,7 @@ Result<Model> parse(const uint8_t *data, size_t size, ChipScope scope) {
   out.deviceNum = m->device_num();
   if (!m->net()) return out;
   if (m->net()->size() > kMaxNets) return makeError(m->net()->size(), " nets (limit ", kMaxNets, ")");
-  Reader reader(fbuf + fsize, header->binarySize, *chip);
+  Reader reader(data + kHeaderSize + fsize, header->binarySize, *chip);
   std::map<std::string, size_t> netIndex; // a net's stages are its parameter list, never a second Net
   for (size_t i = 0; i < m->net()->size(); ++i) {
     TPU_RETURN_IF_ERROR(reader.net(m->net()->Get(i), i, out.nets));
@@ -757,6 +771,22 @@ Result<Model> parse(const uint8_t *data, size_t size, ChipScope scope) {
                        " has this name too (the stages of a net are its parameter list)");
   }
   return out;
+}
+
+Result<std::string> readChip(const std::string &path) {
+  auto len = fileSize(path);
+  if (!len) return len.status();
+  auto head = tpu::readFileHead(path, kHeaderSize);
+  if (!head) return head.status();
+  // The header's sizes are checked against the whole file's.
+  const size_t size = head->size() < kHeaderSize ? head->size() : size_t(*len);
+  auto header = parseHeader(reinterpret_cast<const uint8_t *>(head->data()), size);
+  if (!header) return Status(header.status()).prefix(path);
+  auto part = tpu::readFileHead(path, uint64_t(kHeaderSize) + header->flatbuffersSize);
+  if (!part) return part.status();
+  auto table = verifiedTable(reinterpret_cast<const uint8_t *>(part->data()) + kHeaderSize, header->flatbuffersSize);
+  if (!table) return Status(table.status()).prefix(path);
+  return table->chip;
 }
 
 Result<Model> readFile(const std::string &path, Header *header, ChipScope scope) {

@@ -47,6 +47,10 @@ Result<Model> parse(const uint8_t *data, size_t size, ChipScope scope = ChipScop
 // `header`, when given, receives the file's header.
 Result<Model> readFile(const std::string &path, Header *header = nullptr, ChipScope scope = ChipScope::Bm1684);
 
+// The chip a bmodel file is for, from its header and FlatBuffers part only (neither its coefficients nor
+// its commands are read): for a caller choosing the reader. Errors as readFile's for those parts.
+Result<std::string> readChip(const std::string &path);
+
 // Reads just the header (for `tpuc dis`); validates the magic and sizes.
 Result<Header> parseHeader(const uint8_t *data, size_t size);
 

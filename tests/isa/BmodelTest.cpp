@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cstring>
 #include <random>
 
@@ -165,6 +167,32 @@ TEST(Bmodel, FileRoundTripAndMissingFile) {
   auto missing = readFile(path + ".none");
   ASSERT_FALSE(missing.isOk());
   EXPECT_NE(missing.message().find("cannot open"), std::string::npos);
+}
+
+// readChip reads the header and FlatBuffers part only: the chip of a good file, and for a file cut anywhere
+// or missing the error readFile gives when the cut is in those parts (and none past them).
+TEST(Bmodel, ReadChipFromTheHeadOnly) {
+  const std::string path = ::testing::TempDir() + "/chip.bmodel";
+  ASSERT_TRUE(writeFile(sampleModel(), path).isOk());
+  auto chip = readChip(path);
+  ASSERT_TRUE(chip.isOk()) << chip.message();
+  EXPECT_EQ(*chip, "BM1684");
+  const auto bytes = sampleBytes();
+  const size_t head = 64 + parseHeader(bytes.data(), bytes.size())->flatbuffersSize;
+  for (size_t len = 0; len < bytes.size(); len += 7) {
+    const std::string cut = ::testing::TempDir() + "/cut.bmodel";
+    std::ofstream(cut, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(len));
+    auto fromHead = readChip(cut);
+    auto whole = readFile(cut);
+    ASSERT_FALSE(whole.isOk()) << len;
+    if (len < head || len < 64) {
+      ASSERT_FALSE(fromHead.isOk()) << len;
+      EXPECT_EQ(fromHead.message(), whole.message()) << len;
+    }
+  }
+  auto missing = readChip(path + ".none");
+  ASSERT_FALSE(missing.isOk());
+  EXPECT_EQ(missing.message(), readFile(path + ".none").message());
 }
 
 TEST(Bmodel, RejectsTruncatedAtEveryLength) {

@@ -1,5 +1,6 @@
 #include "compiler/Backend/BM1684X/CodeGen.h"
 
+#include "arith/IntArith.h"
 #include "compiler/Backend/FloatKernels.h"
 #include "compiler/Backend/Ops/Activation.h"
 #include "compiler/Backend/Ops/Affine.h"
@@ -39,11 +40,7 @@ constexpr uint64_t kMaxPad = 15;   // the 4-bit pad fields
 
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 uint64_t alignUp(uint64_t a, uint64_t b) { return ceilDiv(a, b) * b; }
-uint32_t floatBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
+using sim::floatBits;
 
 // Channel rows a lane holds for `c` channels starting at lane 0.
 uint64_t rows(uint64_t c) { return ceilDiv(c, map::kLanes); }
@@ -72,6 +69,14 @@ Region localAligned(uint64_t offset, Dims shape) {
 Region ddrBox(uint64_t address, const Dims &stride, const Dims &at, const Dims &shape) {
   uint64_t offset = at[0] * stride[0] + at[1] * stride[1] + at[2] * stride[2] + at[3] * stride[3];
   return {address + offset * kF32, shape, stride};
+}
+
+using Fields = std::initializer_list<std::pair<const char *, uint64_t>>;
+// Sets the fields of a command; an error names the command and the field.
+Status setFields(Command &c, Fields fields) {
+  for (auto [name, value] : fields)
+    if (Status st = c.set(name, value); !st) return st.prefix(std::string(c.op().mnemonic) + " field " + name);
+  return Status::ok();
 }
 
 // The two engines' command queues of the one command group, each command waiting for everything the
@@ -118,13 +123,11 @@ private:
       TPU_RETURN_IF_ERROR(c.set(std::string(prefix) + "l32", address & 0xffffffffu));
       TPU_RETURN_IF_ERROR(c.set(std::string(prefix) + "h8", address >> 32));
     }
-    for (auto [name, value] :
-         std::initializer_list<std::pair<const char *, uint64_t>>{{"stride_enable", 1},
-                                                                  {"nchw_copy", 1},
-                                                                  {"src_data_format", kPrecF32},
-                                                                  {"localmem_mask_l32", 0xffffffffu},
-                                                                  {"localmem_mask_h32", 0xffffffffu}})
-      TPU_RETURN_IF_ERROR(c.set(name, value));
+    TPU_RETURN_IF_ERROR(setFields(c, {{"stride_enable", 1},
+                                      {"nchw_copy", 1},
+                                      {"src_data_format", kPrecF32},
+                                      {"localmem_mask_l32", 0xffffffffu},
+                                      {"localmem_mask_h32", 0xffffffffu}}));
     return add(std::move(c), false);
   }
 
@@ -142,12 +145,9 @@ private:
   std::vector<Command> tiu_, dma_;
 };
 
-Result<Command> tiuCommand(const char *mnemonic, std::initializer_list<std::pair<const char *, uint64_t>> fields) {
+Result<Command> tiuCommand(const char *mnemonic, Fields fields) {
   TPU_ASSIGN_OR_RETURN(Command c, Command::make(*isa::bm1684x::findOp(mnemonic), true));
-  for (auto [name, value] : fields) {
-    Status st = c.set(name, value);
-    if (!st) return st.prefix(std::string(mnemonic) + " field " + name);
-  }
+  TPU_RETURN_IF_ERROR(setFields(c, fields));
   return c;
 }
 
@@ -786,12 +786,11 @@ Status Compiler::emitReduce(const Op &op) {
       TPU_ASSIGN_OR_RETURN(Command c, windowCommand(isMax ? "pord.maxpooling" : "pord.depthwise", outShape, {r0, r1},
                                                     window, {0, 0}, 0, inOff, outOff));
       if (!isMax)
-        for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
-                 {"opd1_const", 1},
-                 {"opd1_addr", floatBits(mode == ReduceMode::Mean ? 1.0f / float(r0 * r1) : 1.0f)},
-                 {"opd2_const", 1},
-                 {"opd2_addr", 0}})
-          TPU_RETURN_IF_ERROR(c.set(name, value));
+        TPU_RETURN_IF_ERROR(
+            setFields(c, {{"opd1_const", 1},
+                          {"opd1_addr", floatBits(mode == ReduceMode::Mean ? 1.0f / float(r0 * r1) : 1.0f)},
+                          {"opd2_const", 1},
+                          {"opd2_addr", 0}}));
       TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
       if (negate) TPU_RETURN_IF_ERROR(negateTile(outOff, outShape));
       if (mode == ReduceMode::L2) { // 1 / (1 / sqrt(sum)), as the reference
@@ -937,9 +936,8 @@ Status Compiler::emitLayerNorm(const Op &op) {
       TPU_RETURN_IF_ERROR(program_.dma({addressOf(op.inputs[0]) + at, shape, xs}, localAligned(d, shape)));
       auto meanOf = [&](uint64_t from, uint64_t to) -> Status { // sum of k * from over the window
         TPU_ASSIGN_OR_RETURN(Command c, windowCommand("pord.depthwise", one, {r0, r1}, window, {0, 0}, 0, from, to));
-        for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
-                 {"opd1_const", 1}, {"opd1_addr", floatBits(k)}, {"opd2_const", 1}, {"opd2_addr", 0}})
-          TPU_RETURN_IF_ERROR(c.set(name, value));
+        TPU_RETURN_IF_ERROR(
+            setFields(c, {{"opd1_const", 1}, {"opd1_addr", floatBits(k)}, {"opd2_const", 1}, {"opd2_addr", 0}}));
         return program_.tiu(std::move(c));
       };
       TPU_RETURN_IF_ERROR(meanOf(d, mean));
@@ -954,9 +952,7 @@ Status Compiler::emitLayerNorm(const Op &op) {
       TPU_RETURN_IF_ERROR(perChannel("arith.mul", shape, d, d, var));
       for (size_t w = 0; w < weights; ++w) { // the same plane in every lane and row: c stride 0
         TPU_ASSIGN_OR_RETURN(Command c, arithCommand(w ? "arith.add" : "arith.mul", shape, d, d, tile[4 + w], 0.0f));
-        for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
-                 {"opd1_str", 3}, {"opd1_h_str", r1}, {"opd1_w_str", 1}})
-          TPU_RETURN_IF_ERROR(c.set(name, value));
+        TPU_RETURN_IF_ERROR(setFields(c, {{"opd1_str", 3}, {"opd1_h_str", r1}, {"opd1_w_str", 1}}));
         TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
       }
       TPU_RETURN_IF_ERROR(program_.dma(localAligned(d, shape), {addressOf(op.output) + at, shape, xs}));
@@ -967,9 +963,7 @@ Status Compiler::emitLayerNorm(const Op &op) {
 // out = a OP v on local tiles of `shape`, v one value per channel (AlignEU, read with strides 0 along h, w).
 Status Compiler::perChannel(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a, uint64_t v) {
   TPU_ASSIGN_OR_RETURN(Command c, arithCommand(mnemonic, shape, out, a, v, 0.0f));
-  for (auto [name, value] :
-       std::initializer_list<std::pair<const char *, uint64_t>>{{"opd1_str", 3}, {"opd1_c_str", alignedPlane(1)}})
-    TPU_RETURN_IF_ERROR(c.set(name, value));
+  TPU_RETURN_IF_ERROR(setFields(c, {{"opd1_str", 3}, {"opd1_c_str", alignedPlane(1)}}));
   return program_.tiu(std::move(c));
 }
 
@@ -1002,21 +996,18 @@ Status Compiler::emitProgram(const Op &op, const KernelProgram &p, const std::ve
     switch (st.eu) {
     case isa::EuOp::Taylor: {
       TPU_ASSIGN_OR_RETURN(c, fields("sfu.taylor"));
-      for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
-               {"res0_prec", kPrecF32},
-               {"opd0_prec", kPrecF32},
-               {"res0_addr", out},
-               {"opd0_addr", tile[st.a.reg]},
-               {"opd1_addr", tables + uint64_t(p.polyOffset(st.poly)) * kF32},
-               {"opd1_n", p.polys[st.poly].size()}})
-        TPU_RETURN_IF_ERROR(c.set(name, value));
+      TPU_RETURN_IF_ERROR(setFields(c, {{"res0_prec", kPrecF32},
+                                        {"opd0_prec", kPrecF32},
+                                        {"res0_addr", out},
+                                        {"opd0_addr", tile[st.a.reg]},
+                                        {"opd1_addr", tables + uint64_t(p.polyOffset(st.poly)) * kF32},
+                                        {"opd1_n", p.polys[st.poly].size()}}));
       break;
     }
     case isa::EuOp::Rsqrt: {
       TPU_ASSIGN_OR_RETURN(c, fields("sfu.rsqrt"));
-      for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
-               {"res0_prec", kPrecF32}, {"opd0_prec", kPrecF32}, {"res0_addr", out}, {"opd0_addr", tile[st.a.reg]}})
-        TPU_RETURN_IF_ERROR(c.set(name, value));
+      TPU_RETURN_IF_ERROR(setFields(
+          c, {{"res0_prec", kPrecF32}, {"opd0_prec", kPrecF32}, {"res0_addr", out}, {"opd0_addr", tile[st.a.reg]}}));
       break;
     }
     case isa::EuOp::Select:     // a != 0 ? b : c, as (a == 0) ? c : b
@@ -1027,11 +1018,10 @@ Status Compiler::emitProgram(const Op &op, const KernelProgram &p, const std::ve
       const O ops[4] = {st.a, isSelect ? zero : st.b, st.c, isSelect ? st.b : st.d};
       TPU_ASSIGN_OR_RETURN(c, fields(gt ? "cmp.sel_gt" : "cmp.sel_eq"));
       for (int k = 0; k < 4; ++k) TPU_RETURN_IF_ERROR(operand(c, k, ops[k]));
-      for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{{"opd0_prec", prec(ops[0])},
-                                                                                         {"opd0_sign", isInt(ops[0])},
-                                                                                         {"opd2_prec", prec(ops[2])},
-                                                                                         {"res0_addr", out}})
-        TPU_RETURN_IF_ERROR(c.set(name, value));
+      TPU_RETURN_IF_ERROR(setFields(c, {{"opd0_prec", prec(ops[0])},
+                                        {"opd0_sign", isInt(ops[0])},
+                                        {"opd2_prec", prec(ops[2])},
+                                        {"res0_addr", out}}));
       break;
     }
     case isa::EuOp::Copy:
@@ -1039,14 +1029,12 @@ Status Compiler::emitProgram(const Op &op, const KernelProgram &p, const std::ve
       const bool cast = intOp != st.dstInt;
       TPU_ASSIGN_OR_RETURN(c, fields(cast ? "arith.cast" : "arith.copy"));
       TPU_RETURN_IF_ERROR(operand(c, 0, st.a));
-      for (auto [name, value] :
-           std::initializer_list<std::pair<const char *, uint64_t>>{{"tsk_opd_num", 1},
-                                                                    {"res0_prec", st.dstInt ? kPrecI32 : kPrecF32},
-                                                                    {"opd0_prec", prec(st.a)},
-                                                                    {"opd0_sign", intOp},
-                                                                    {"opd2_sign", st.dstInt},
-                                                                    {"res0_addr", out}})
-        TPU_RETURN_IF_ERROR(c.set(name, value));
+      TPU_RETURN_IF_ERROR(setFields(c, {{"tsk_opd_num", 1},
+                                        {"res0_prec", st.dstInt ? kPrecI32 : kPrecF32},
+                                        {"opd0_prec", prec(st.a)},
+                                        {"opd0_sign", intOp},
+                                        {"opd2_sign", st.dstInt},
+                                        {"res0_addr", out}}));
       break;
     }
     default: {
@@ -1090,14 +1078,13 @@ Status Compiler::emitProgram(const Op &op, const KernelProgram &p, const std::ve
       TPU_ASSIGN_OR_RETURN(c, fields(mnemonic));
       TPU_RETURN_IF_ERROR(operand(c, 0, st.a));
       TPU_RETURN_IF_ERROR(operand(c, 1, st.b));
-      for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{{"tsk_opd_num", 2},
-                                                                                         {"res0_prec", prec(st.a)},
-                                                                                         {"opd0_prec", prec(st.a)},
-                                                                                         {"opd1_prec", prec(st.b)},
-                                                                                         {"opd0_sign", intOp},
-                                                                                         {"opd1_sign", intOp},
-                                                                                         {"res0_addr", out}})
-        TPU_RETURN_IF_ERROR(c.set(name, value));
+      TPU_RETURN_IF_ERROR(setFields(c, {{"tsk_opd_num", 2},
+                                        {"res0_prec", prec(st.a)},
+                                        {"opd0_prec", prec(st.a)},
+                                        {"opd1_prec", prec(st.b)},
+                                        {"opd0_sign", intOp},
+                                        {"opd1_sign", intOp},
+                                        {"res0_addr", out}}));
       break;
     }
     }
@@ -1174,9 +1161,7 @@ Status Compiler::resizeAxis(const Op &op, size_t axis, const kernels::ResizeTaps
              {std::tuple{"arith.mul", b, b, w1}, std::tuple{"arith.mul", a, a, w0}, std::tuple{"arith.add", a, a, b}}) {
           TPU_ASSIGN_OR_RETURN(Command c, arithCommand(mnemonic, shape, dst, lhs, weight, 0.0f));
           if (weight != b) // the weights: index x along the axis, the same in every lane, row and line
-            for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
-                     {"opd1_str", 3}, {axis == 3 ? "opd1_w_str" : "opd1_h_str", 1}})
-              TPU_RETURN_IF_ERROR(c.set(name, value));
+            TPU_RETURN_IF_ERROR(setFields(c, {{"opd1_str", 3}, {axis == 3 ? "opd1_w_str" : "opd1_h_str", 1}}));
           TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
         }
         for (uint64_t x = 0; x < count; ++x)
