@@ -343,7 +343,7 @@ Status Lowerer::lower(Operation *op) {
     Status st = (*fn)(*this, op);
     return st || refusal_.empty() ? st : lowerOnHostOr(op, st);
   }
-  return lowerOnHostOr(op, noLowering(op, "the BM1684 back end has no implementation of this op"));
+  return lowerOnHostOr(op, noLowering(op, "no chip lowering exists for this op"));
 }
 
 Status Lowerer::lowerOnHostOr(Operation *op, Status refusal) {

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 
 namespace tpu::backend::bm1684x {
@@ -271,6 +272,9 @@ std::vector<uint8_t> rotatedConvWeights(const Tensor &w) {
   return out;
 }
 
+// Whether an average pool's windows divide by different counts.
+bool unevenAverage(const Op &op, const Tensor &x, const Tensor &y) { return !averageTapsOf(op, x, y).uniform(); }
+
 class Compiler {
 public:
   explicit Compiler(const Graph &g) : g_(g) {}
@@ -373,15 +377,9 @@ Status Compiler::emitWindow(const Op &op) {
   const bool depthwise = op.kind == OpKind::Conv && p.groups > 1 && uint64_t(p.groups) == xd[1] && xd[1] == yd[1];
   const uint64_t groups = op.kind == OpKind::Conv && !depthwise ? uint64_t(p.groups) : 1;
   const bool isAverage = op.kind == OpKind::GlobalAvgPool || (op.kind == OpKind::Pool && !p.isMax);
-  if (op.kind == OpKind::Pool && isAverage) {
-    auto th =
-        averageTaps(int64_t(xd[2]), int64_t(yd[2]), p.kh, p.strideH, p.dilationH, p.padTop, p.padBottom, p.countPad);
-    auto tw =
-        averageTaps(int64_t(xd[3]), int64_t(yd[3]), p.kw, p.strideW, p.dilationW, p.padLeft, p.padRight, p.countPad);
-    if (std::any_of(th.begin(), th.end(), [&](int64_t t) { return t != p.kh; }) ||
-        std::any_of(tw.begin(), tw.end(), [&](int64_t t) { return t != p.kw; }))
-      return unsupported(op, "an average whose windows divide by different counts");
-  }
+  // An average whose windows divide by different counts (pads left out of the count, ceil mode) sums
+  // (multiplier 1) and multiplies each position by its own 1 / count (unevenDivisors) after.
+  const bool uneven = isAverage && op.kind == OpKind::Pool && unevenAverage(op, x, y);
   for (int64_t v : {p.padTop, p.padBottom, p.padLeft, p.padRight})
     if (v < 0) return unsupported(op, "a negative pad");
   // Pads beyond the 4-bit fields are written into local memory around the input: the tile is filled with
@@ -413,23 +411,30 @@ Status Compiler::emitWindow(const Op &op) {
     return inChannels * alignedPlane((padInMemory ? span : std::min(span, windowRows)) * tileWidth) * kF32;
   };
   auto outputBytes = [&](uint64_t cRows, uint64_t oRows) { return cRows * alignedPlane(oRows * yd[3]) * kF32; };
+  // Input, weights, bias, output and (uneven) the divisors' reciprocals.
+  auto buffers = [&](uint64_t cRows, uint64_t oRows) {
+    std::vector<uint64_t> b{inputBytes(cRows, oRows), weightBytes(cRows), hasBias ? cRows * kF32 : 0,
+                            outputBytes(cRows, oRows)};
+    if (uneven) b.push_back(outputBytes(cRows, oRows));
+    return b;
+  };
   LmemPlan plan;
   Slicing s;
   for (uint64_t cRows = rows(oc); cRows >= 1 && !s.rowStep; --cRows) {
     // With inserted zeros the rows are not sliced (a slice could start on an inserted row).
     for (uint64_t oRows = yd[2]; oRows >= (inserted[0] > 1 ? yd[2] : 1); --oRows)
-      if (plan.place(
-              {inputBytes(cRows, oRows), weightBytes(cRows), hasBias ? cRows * kF32 : 0, outputBytes(cRows, oRows)})) {
+      if (plan.place(buffers(cRows, oRows))) {
         s = {cRows * map::kLanes, oRows};
         break;
       }
   }
-  if (!s.rowStep)
+  if (!s.rowStep) {
+    const std::vector<uint64_t> one = buffers(1, 1);
     return unsupported(op, "one output row of 64 channels needs " +
-                               std::to_string(inputBytes(1, 1) + weightBytes(1) + outputBytes(1, 1)) +
+                               std::to_string(std::accumulate(one.begin(), one.end(), uint64_t(0))) +
                                " bytes of a lane's " + std::to_string(map::kLaneBytes));
-  plan.place({inputBytes(s.channelStep / map::kLanes, s.rowStep), weightBytes(s.channelStep / map::kLanes),
-              hasBias ? s.channelStep / map::kLanes * kF32 : 0, outputBytes(s.channelStep / map::kLanes, s.rowStep)});
+  }
+  plan.place(buffers(s.channelStep / map::kLanes, s.rowStep));
   const uint64_t inOff = plan.offsets[0], wOff = plan.offsets[1], bOff = plan.offsets[2], yOff = plan.offsets[3];
 
   const uint32_t padValue = p.isMax && !isConv ? floatBits(-std::numeric_limits<float>::infinity()) : 0;
@@ -489,13 +494,20 @@ Status Compiler::emitWindow(const Op &op) {
           TPU_RETURN_IF_ERROR(c.set("opd0_y_ins0", inserted[0] - 1));
           TPU_RETURN_IF_ERROR(c.set("opd0_x_ins0", inserted[1] - 1));
           if (hasWeights) TPU_RETURN_IF_ERROR(c.set("opd1_addr", wOff));
-          if (isAverage) TPU_RETURN_IF_ERROR(setMultiplier(c, 1.0f / float(kk)));
+          if (isAverage) TPU_RETURN_IF_ERROR(setMultiplier(c, uneven ? 1.0f : 1.0f / float(kk)));
           if (isConv) {
             TPU_RETURN_IF_ERROR(c.set("opd2_const", hasBias ? 0 : 1));
             TPU_RETURN_IF_ERROR(c.set("opd2_addr", hasBias ? bOff : 0));
           }
           TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
           Region out = localAligned(yOff, outShape);
+          if (uneven) { // the rows' reciprocals, the same for every channel, then sum * reciprocal
+            const uint64_t rOff = plan.offsets[4];
+            TPU_RETURN_IF_ERROR(program_.dma({tables_.at(&op) + oh0 * yd[3] * kF32, outShape, {0, 0, yd[3], 1}},
+                                             localAligned(rOff, outShape)));
+            TPU_ASSIGN_OR_RETURN(Command m, arithCommand("arith.mul", outShape, yOff, yOff, rOff, 0.0f));
+            TPU_RETURN_IF_ERROR(program_.tiu(std::move(m)));
+          }
           if (op.relu && !depthwise) {
             TPU_ASSIGN_OR_RETURN(Command r, arithCommand("arith.max", outShape, yOff, yOff, std::nullopt, 0.0f));
             TPU_RETURN_IF_ERROR(program_.tiu(std::move(r)));
@@ -600,8 +612,8 @@ bool identity(const kernels::ResizeTaps &t, uint64_t in) {
 }
 
 // The constants an op reads from DDR: its programs' polynomial tables (lowest term first, one table after
-// another), a Resize's blend weights along w and then h.
-std::vector<float> constantsOf(const Op &op) {
+// another), a Resize's blend weights along w and then h, an uneven average's 1 / count per output position.
+std::vector<float> constantsOf(const Graph &g, const Op &op) {
   std::vector<float> v;
   for (const KernelProgram &program : programsOf(op))
     for (const std::vector<float> &poly : program.polys) v.insert(v.end(), poly.begin(), poly.end());
@@ -611,6 +623,13 @@ std::vector<float> constantsOf(const Op &op) {
       const std::vector<float> w = blendWeights(*t);
       v.insert(v.end(), w.begin(), w.end());
     }
+  }
+  if (op.kind != OpKind::Pool || op.params<WindowParams>().isMax) return v;
+  const Tensor &x = g.tensors[size_t(op.inputs[0])], &y = g.tensors[size_t(op.output)];
+  if (unevenAverage(op, x, y)) {
+    const AverageTaps taps = averageTapsOf(op, x, y);
+    for (int64_t oy = 0; oy < y.nchw()[2]; ++oy)
+      for (int64_t ox = 0; ox < y.nchw()[3]; ++ox) v.push_back(1.0f / float(taps.at(oy, ox)));
   }
   return v;
 }
@@ -1201,24 +1220,32 @@ Status Compiler::productTree(const Dims &shape, uint64_t offset) {
 }
 
 // DDR-to-DDR copies: one DMA per box, a box longer than the 16-bit size fields along a dim cut into
-// pieces along it. Element strides must be non-negative (a DMA's stride fields are unsigned).
+// pieces along it. A DMA's stride fields are unsigned: a dim both sides step backwards along is walked
+// forwards from its last element; a dim only one side steps backwards along is cut into single elements.
 Status Compiler::copy(const Op &op, int from, int64_t src, const std::array<int64_t, 4> &srcStride, int64_t dst,
                       const std::array<int64_t, 4> &dstStride, const std::array<int64_t, 4> &size) {
-  for (size_t d = 0; d < 4; ++d)
-    if (size[d] > kMaxDim) {
-      for (int64_t at = 0; at < size[d]; at += kMaxDim) {
+  for (size_t d = 0; d < 4; ++d) {
+    const bool backwards = size[d] > 1 && (srcStride[d] < 0 || dstStride[d] < 0);
+    if (backwards && srcStride[d] < 0 && dstStride[d] < 0) {
+      std::array<int64_t, 4> ss = srcStride, ds = dstStride;
+      ss[d] = -ss[d], ds[d] = -ds[d];
+      return copy(op, from, src + (size[d] - 1) * srcStride[d], ss, dst + (size[d] - 1) * dstStride[d], ds, size);
+    }
+    const int64_t piece = backwards ? 1 : kMaxDim;
+    if (size[d] > piece) {
+      for (int64_t at = 0; at < size[d]; at += piece) {
         std::array<int64_t, 4> part = size;
-        part[d] = std::min<int64_t>(kMaxDim, size[d] - at);
+        part[d] = std::min<int64_t>(piece, size[d] - at);
         TPU_RETURN_IF_ERROR(
             copy(op, from, src + at * srcStride[d], srcStride, dst + at * dstStride[d], dstStride, part));
       }
       return Status::ok();
     }
-  Dims shape{}, ss{}, ds{};
-  for (size_t d = 0; d < 4; ++d) {
-    if (srcStride[d] < 0 || dstStride[d] < 0) return unsupported(op, "a copy with a negative stride");
-    shape[d] = uint64_t(size[d]), ss[d] = uint64_t(srcStride[d]), ds[d] = uint64_t(dstStride[d]);
   }
+  Dims shape{}, ss{}, ds{};
+  for (size_t d = 0; d < 4; ++d) // a backward stride is left only on dims of one element, which never step
+    shape[d] = uint64_t(size[d]), ss[d] = uint64_t(std::max<int64_t>(srcStride[d], 0)),
+    ds[d] = uint64_t(std::max<int64_t>(dstStride[d], 0));
   if (src < 0 || dst < 0) return unsupported(op, "a copy from before a tensor's start");
   return program_.dma({addressOf(from) + uint64_t(src) * kF32, shape, ss},
                       {addressOf(op.output) + uint64_t(dst) * kF32, shape, ds});
@@ -1361,7 +1388,7 @@ Result<bmodel::Model> Compiler::run(CompileReport *report) {
   }
   // The ops' constant tables (constantsOf) after the weights.
   for (const Op &op : g_.ops)
-    if (const std::vector<float> values = constantsOf(op); !values.empty()) {
+    if (const std::vector<float> values = constantsOf(g_, op); !values.empty()) {
       net.coeff.resize(alignUp(net.coeff.size(), kDdrAlign));
       tables_[&op] = net.coeffAddr + net.coeff.size();
       const uint8_t *b = reinterpret_cast<const uint8_t *>(values.data());

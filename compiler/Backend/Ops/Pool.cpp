@@ -27,24 +27,6 @@ Status averageMultipliers(const OpCheck &c, size_t n) {
   return Status::ok();
 }
 
-// Pool avg: the taps each output row and each output column covers (from
-// the declared pads: the divisor does not count ceil mode's extra padding).
-struct AverageTaps {
-  std::vector<int64_t> rows, cols;
-  int64_t at(int64_t oy, int64_t ox) const { return rows[size_t(oy)] * cols[size_t(ox)]; }
-  static bool constant(const std::vector<int64_t> &v) {
-    return std::all_of(v.begin(), v.end(), [&](int64_t t) { return t == v.front(); });
-  }
-  bool uniform() const { return constant(rows) && constant(cols); }
-};
-
-AverageTaps averageTapsOf(const Op &op, const Tensor &x, const Tensor &y) {
-  const WindowParams &w = op.params<WindowParams>();
-  auto xs = x.nchw(), ys = y.nchw();
-  return {averageTaps(xs[2], ys[2], w.kh, w.strideH, w.dilationH, w.padTop, w.padBottom, w.countPad),
-          averageTaps(xs[3], ys[3], w.kw, w.strideW, w.dilationW, w.padLeft, w.padRight, w.countPad)};
-}
-
 // The int8 multiplier of a window covering `taps` taps: one for all
 // windows, or one per count (entry taps - 1).
 int32_t averageMultiplier(const Op &op, int64_t taps) {

@@ -48,4 +48,18 @@ std::vector<int64_t> averageTaps(int64_t in, int64_t out, int64_t k, int64_t str
   return taps;
 }
 
+bool AverageTaps::uniform() const {
+  auto constant = [](const std::vector<int64_t> &v) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t t) { return t == v.front(); });
+  };
+  return constant(rows) && constant(cols);
+}
+
+AverageTaps averageTapsOf(const Op &op, const Tensor &x, const Tensor &y) {
+  const WindowParams &w = op.params<WindowParams>();
+  auto xs = x.nchw(), ys = y.nchw();
+  return {averageTaps(xs[2], ys[2], w.kh, w.strideH, w.dilationH, w.padTop, w.padBottom, w.countPad),
+          averageTaps(xs[3], ys[3], w.kw, w.strideW, w.dilationW, w.padLeft, w.padRight, w.countPad)};
+}
+
 } // namespace tpu::backend

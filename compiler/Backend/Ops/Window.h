@@ -44,4 +44,13 @@ WindowParams effectiveWindow(const Op &op, const Tensor &x, const Tensor &y);
 std::vector<int64_t> averageTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t padA,
                                  int64_t padB, bool countPad);
 
+// Pool avg: the taps each output row and each output column covers (from
+// the declared pads: the divisor does not count ceil mode's extra padding).
+struct AverageTaps {
+  std::vector<int64_t> rows, cols;
+  int64_t at(int64_t oy, int64_t ox) const { return rows[size_t(oy)] * cols[size_t(ox)]; }
+  bool uniform() const;
+};
+AverageTaps averageTapsOf(const Op &op, const Tensor &x, const Tensor &y);
+
 } // namespace tpu::backend
