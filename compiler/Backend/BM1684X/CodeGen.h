@@ -5,7 +5,7 @@
 // TPU-MLIR's own reading of BM1684X command buffers. What is compiled, and how: docs/bm1684x.md.
 //
 // Kinds: Conv (any groups; a kernel equal to its stride beyond 15 as patches), ConvTranspose (groups 1), Fc,
-// MatMul, Pool (max; average when every window divides by its full size), GlobalAvgPool, Reduce (sum, mean,
+// MatMul, Pool (max, average), GlobalAvgPool, Reduce (sum, mean,
 // L2, max, min, product), Resize, Softmax, LogSoftmax, LayerNorm, the fp32 functions (Sigmoid, Unary, Div,
 // Pow, comparisons, Where) as FloatKernels.h programs, the binary element-wise kinds with NumPy
 // broadcasting, Relu, LeakyRelu, PRelu, Clip, Affine, and the copy kinds Concat, Slice, Move and Upsample.
