@@ -105,8 +105,6 @@ TEST(Bm1684xCodeGen, ConvPoolElementwiseFc) {
   EXPECT_GT(report.coeffBytes, 70u * 70 * 9 * 4);
 }
 
-// A 7x7 stride-2 conv on 224x224 and 130 output channels: neither the input nor the output fits a lane, so
-// rows are sliced with halos, and output channels run over three lane rows.
 // An atrous conv (dilation 16) whose pads of 16 exceed the 4-bit pad fields: padded in local memory.
 TEST(Bm1684xCodeGen, PadsBeyondTheFieldsInLocalMemory) {
   GraphBuilder b;
@@ -116,6 +114,30 @@ TEST(Bm1684xCodeGen, PadsBeyondTheFieldsInLocalMemory) {
   b.op(OpKind::Conv, "atrous", {x, w, bias}, y).params<WindowParams>() = window(3, 1, 16, 16);
   b.g.inputs = {x};
   b.g.outputs = {y};
+  expectRunsLikeReference(b.g);
+}
+
+// Dilations beyond the 4-bit fields as phases: 24 (DeepLab's ASPP: 2 x 2 phases of dilation 12), a prime
+// 17 with stride 2 on a depthwise conv (17 x 17 phases of dilation 1, some with no output), and 20 along h
+// only with uneven pads.
+TEST(Bm1684xCodeGen, DilationsBeyondTheFieldsAsPhases) {
+  GraphBuilder b;
+  int x = b.act("x", {1, 70, 28, 28}, DType::F32);
+  int w = b.weight("w", {66, 70, 3, 3}, DType::F32), bias = b.weight("bias", {66}, DType::F32);
+  int aspp = b.act("aspp", {1, 66, 28, 28}, DType::F32);
+  b.op(OpKind::Conv, "aspp", {x, w, bias}, aspp).params<WindowParams>() = window(3, 1, 24, 24);
+  int dw = b.weight("dw", {70, 1, 3, 3}, DType::F32);
+  int prime = b.act("prime", {1, 70, 14, 14}, DType::F32);
+  WindowParams dp = window(3, 2, 17, 17);
+  dp.groups = 70;
+  b.op(OpKind::Conv, "prime", {x, dw}, prime).params<WindowParams>() = dp;
+  int w2 = b.weight("w2", {8, 70, 2, 3}, DType::F32);
+  int tall = b.act("tall", {1, 8, 13, 28}, DType::F32);
+  WindowParams tp = window(3, 1, 1);
+  tp.kh = 2, tp.dilationH = 20, tp.padTop = 3, tp.padBottom = 2;
+  b.op(OpKind::Conv, "tall", {x, w2}, tall).params<WindowParams>() = tp;
+  b.g.inputs = {x};
+  b.g.outputs = {aspp, prime, tall};
   expectRunsLikeReference(b.g);
 }
 
@@ -162,6 +184,8 @@ TEST(Bm1684xCodeGen, LaterSlicesReadTheirWholeWindow) {
   EXPECT_GT(report.tiuCommands, 3u); // sliced
 }
 
+// A 7x7 stride-2 conv on 224x224 and 130 output channels: neither the input nor the output fits a lane, so
+// rows are sliced with halos, and output channels run over three lane rows.
 TEST(Bm1684xCodeGen, SlicedConvWithHalos) {
   GraphBuilder b;
   int x = b.act("x", {1, 3, 224, 224}, DType::F32);

@@ -1,0 +1,330 @@
+// The element-wise kinds on the BM1684X, and the fp32 function programs (FloatKernels.h) as commands.
+#include "compiler/Backend/BM1684X/Compiler.h"
+
+#include "compiler/Backend/Ops/Activation.h"
+#include "compiler/Backend/Ops/Affine.h"
+#include "compiler/Backend/Ops/Unary.h"
+#include "compiler/Backend/QuantRef.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tpu::backend::bm1684x {
+
+std::optional<KernelProgram> programOf(const Op &op) {
+  switch (op.kind) {
+  case OpKind::Sigmoid:
+    return sigmoidKernel();
+  case OpKind::Unary: {
+    const auto &p = op.params<UnaryParams>();
+    return unaryKernel(p.function, p.alpha, p.beta);
+  }
+  case OpKind::Pow:
+    return powKernel();
+  case OpKind::PRelu:
+    return preluKernel();
+  case OpKind::Greater:
+    return compareKernel(true, false);
+  case OpKind::Less:
+    return compareKernel(false, true);
+  case OpKind::Equal:
+    return compareKernel(false, false);
+  case OpKind::Where:
+    return whereKernel();
+  default:
+    return std::nullopt;
+  }
+}
+
+std::vector<KernelProgram> programsOf(const Op &op) {
+  if (op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax) {
+    std::vector<KernelProgram> p{*unaryKernel(kernels::UnaryKind::Exp)};
+    if (op.kind == OpKind::LogSoftmax) p.push_back(*unaryKernel(kernels::UnaryKind::Log));
+    return p;
+  }
+  if (auto p = programOf(op)) return {*p};
+  return {};
+}
+uint64_t tableBytesOf(const std::vector<KernelProgram> &programs) {
+  uint64_t n = 0;
+  for (const KernelProgram &p : programs) n += p.coefficientCount();
+  return n * kF32;
+}
+
+namespace {
+
+// The element-wise kinds as steps on local tiles: tiles 0..loads-1 hold the inputs named in `loads` (NumPy-
+// broadcast to the output tile; a per-channel weight along channels), further tiles are scratch; each step
+// writes `out` = `a` OP `b`; the result is tile 0.
+struct ElementwisePlan {
+  struct Step {
+    const char *mnemonic;
+    int out, a;
+    TileOperand b;
+  };
+  std::vector<std::pair<int, int>> loads; // (tensor, tile)
+  int tiles = 1;
+  std::optional<KernelProgram> program; // run first when present: register r is tile r
+  std::vector<Step> steps;
+};
+
+ElementwisePlan planElementwise(const Graph &g, const Op &op) {
+  ElementwisePlan plan;
+  auto step = [&](const char *mnemonic, int out, int a, TileOperand b) { plan.steps.push_back({mnemonic, out, a, b}); };
+  plan.program = programOf(op);
+  if (plan.program) { // the inputs in registers 1.., the result in 0, then the temps
+    for (size_t k = 0; k < op.inputs.size(); ++k) plan.loads.push_back({op.inputs[k], int(k) + 1});
+    plan.tiles = 1 + int(plan.program->inputs + plan.program->temps);
+  } else {
+    plan.loads = {{op.inputs[0], 0}};
+  }
+  // The second operand: a one-value weight as a constant, anything else loaded into the next tile.
+  auto operand = [&](int tensor) {
+    const Tensor &t = g.tensors[size_t(tensor)];
+    if (t.isWeight() && t.numel() == 1) {
+      float v;
+      std::memcpy(&v, t.data.data(), sizeof v);
+      return TileOperand{-1, v};
+    }
+    plan.loads.push_back({tensor, int(plan.loads.size())});
+    return TileOperand{plan.loads.back().second, 0};
+  };
+  const char *binary = op.kind == OpKind::Add   ? "arith.add"
+                       : op.kind == OpKind::Sub ? "arith.sub"
+                       : op.kind == OpKind::Mul ? "arith.mul"
+                       : op.kind == OpKind::Div ? "arith.div"
+                       : op.kind == OpKind::Max ? "arith.max"
+                       : op.kind == OpKind::Min ? "arith.min"
+                                                : nullptr;
+  if (binary) {
+    step(binary, 0, 0, operand(op.inputs[1]));
+  } else if (op.kind == OpKind::LeakyRelu) { // max(x, x * alpha), alpha in [0, 1] (validated)
+    step("arith.mul", 1, 0, {-1, op.params<LeakyReluParams>().alpha});
+    step("arith.max", 0, 0, {1, 0});
+    plan.tiles = 2;
+  } else if (op.kind == OpKind::Affine) { // x * scale + bias, scalars or per channel
+    if (op.inputs.size() == 3) {
+      step("arith.mul", 0, 0, operand(op.inputs[1]));
+      step("arith.add", 0, 0, operand(op.inputs[2]));
+    } else {
+      step("arith.mul", 0, 0, {-1, op.params<AffineParams>().alpha});
+      step("arith.add", 0, 0, {-1, op.params<AffineParams>().beta});
+    }
+  }
+  if (op.kind == OpKind::Clip) {
+    step("arith.max", 0, 0, {-1, op.params<ClipParams>().min});
+    step("arith.min", 0, 0, {-1, op.params<ClipParams>().max});
+  } else if (op.kind == OpKind::Relu || op.relu) {
+    step("arith.max", 0, 0, {-1, 0.0f});
+  }
+  plan.tiles = std::max(plan.tiles, int(plan.loads.size()));
+  return plan;
+}
+
+} // namespace
+
+// Element-wise kinds: output channels and rows sliced over local memory; each input loaded broadcast to the
+// slice (DMA strides of 0 along its dims of extent 1), the steps run, the result stored.
+Status Compiler::emitElementwise(const Op &op) {
+  const Tensor &y = g_.tensors[size_t(op.output)];
+  const Dims yd = dims(op.output);
+  const ElementwisePlan plan = planElementwise(g_, op);
+  // Each load's dims (1 where it is broadcast) and its compact DDR strides, 0 along broadcast dims.
+  std::vector<std::pair<Dims, Dims>> sources;
+  for (const auto &load : plan.loads) {
+    const Tensor &in = g_.tensors[size_t(load.first)];
+    std::array<int64_t, 4> d =
+        isChannelWeight(in, y) ? std::array<int64_t, 4>{1, int64_t(yd[1]), 1, 1} : broadcastNchw(in, y);
+    Dims extent{}, stride{};
+    uint64_t step = 1;
+    for (int i = 3; i >= 0; --i) {
+      extent[size_t(i)] = uint64_t(d[size_t(i)]);
+      if (extent[size_t(i)] != yd[size_t(i)] && extent[size_t(i)] != 1)
+        return unsupported(op, "an input '" + in.name + "' that does not broadcast to the output along NCHW");
+      stride[size_t(i)] = extent[size_t(i)] == 1 && yd[size_t(i)] > 1 ? 0 : step;
+      step *= extent[size_t(i)];
+    }
+    sources.push_back({extent, stride});
+  }
+  // The program's polynomial tables: one copy per lane, after the tiles.
+  const uint64_t tableBytes = plan.program ? uint64_t(plan.program->coefficientCount()) * kF32 : 0;
+  LmemPlan lmem;
+  auto fits = [&](uint64_t cRows, uint64_t hRows) {
+    const uint64_t plane = cRows * alignedPlane(hRows * yd[3]) * kF32;
+    std::vector<uint64_t> bytes(size_t(plan.tiles), plane);
+    if (tableBytes) bytes.push_back(tableBytes);
+    return lmem.place(bytes);
+  };
+  const Slicing s = largestSlicing(yd[1], yd[2], 1, fits);
+  if (!s.rowStep) return unsupported(op, "one row of " + std::to_string(yd[3]) + " elements does not fit a lane");
+  fits(s.channelStep / map::kLanes, s.rowStep);
+  const std::vector<uint64_t> tile = lmem.offsets;
+  if (tableBytes) TPU_RETURN_IF_ERROR(loadTables(op, tableBytes, tile.back()));
+  for (uint64_t c0 = 0; c0 < yd[1]; c0 += s.channelStep)
+    for (uint64_t n = 0; n < yd[0]; ++n)
+      for (uint64_t h0 = 0; h0 < yd[2]; h0 += s.rowStep) {
+        const Dims shape{1, std::min(s.channelStep, yd[1] - c0), std::min(s.rowStep, yd[2] - h0), yd[3]};
+        const Dims at{n, c0, h0, 0};
+        for (size_t i = 0; i < plan.loads.size(); ++i) {
+          const auto &[extent, stride] = sources[i];
+          uint64_t offset = 0;
+          for (size_t d = 0; d < 4; ++d) offset += at[d] * stride[d];
+          Region src{addressOf(plan.loads[i].first) + offset * kF32, shape, stride};
+          TPU_RETURN_IF_ERROR(program_.dma(src, localAligned(tile[size_t(plan.loads[i].second)], shape)));
+        }
+        if (plan.program)
+          TPU_RETURN_IF_ERROR(emitProgram(op, *plan.program, tile, tableBytes ? tile.back() : 0, shape));
+        for (const ElementwisePlan::Step &st : plan.steps) {
+          std::optional<uint64_t> b;
+          if (st.b.tile >= 0) b = tile[size_t(st.b.tile)];
+          TPU_ASSIGN_OR_RETURN(
+              Command c, arithCommand(st.mnemonic, shape, tile[size_t(st.out)], tile[size_t(st.a)], b, st.b.constant));
+          TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+        }
+        TPU_RETURN_IF_ERROR(
+            program_.dma(localAligned(tile[0], shape), ddrBox(addressOf(op.output), compactDims(yd), at, shape)));
+      }
+  return Status::ok();
+}
+
+// out = a OP v on local tiles of `shape`, v one value per channel (AlignEU, read with strides 0 along h, w).
+Status Compiler::perChannel(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a, uint64_t v) {
+  TPU_ASSIGN_OR_RETURN(Command c, arithCommand(mnemonic, shape, out, a, v, 0.0f));
+  TPU_RETURN_IF_ERROR(setFields(c, {{"opd1_str", 3}, {"opd1_c_str", alignedPlane(1)}}));
+  return program_.tiu(std::move(c));
+}
+
+// A program (FloatKernels.h: the fp32 functions as straight-line steps over 32-bit registers) as BM1684X
+// commands: register r is local tile r of `shape`, read as fp32 or int32 as each step says; fp32 steps run
+// on fp32 arithmetic, integer steps on int32 arithmetic (add and sub saturating, as the program's
+// reference), conversions as casts (half to even), selects as cmp.sel_*, Taylor series as sfu.taylor over
+// the per-lane tables at `tables`.
+Status Compiler::emitProgram(const Op &op, const KernelProgram &p, const std::vector<uint64_t> &tile, uint64_t tables,
+                             const Dims &shape) {
+  using O = KernelProgram::Operand;
+  constexpr unsigned kPrecI32 = 4;
+  auto isInt = [](const O &o) { return o.kind == O::Reg ? o.asInt : o.kind == O::I32; };
+  auto prec = [&](const O &o) { return uint64_t(isInt(o) ? kPrecI32 : kPrecF32); };
+  // Sets operand k's fields ("opd<k>_addr", "opd<k>_const") from a register or a constant.
+  auto operand = [&](Command &c, int k, const O &o) -> Status {
+    const std::string name = "opd" + std::to_string(k);
+    if (o.kind == O::None) return Status::ok();
+    TPU_RETURN_IF_ERROR(c.set(name + "_const", o.kind == O::Reg ? 0 : 1));
+    return c.set(name + "_addr", o.kind == O::Reg ? tile[o.reg] : o.bits);
+  };
+  auto fields = [&](const char *mnemonic) {
+    return tiuCommand(mnemonic,
+                      {{"res0_n", shape[0]}, {"res0_c", shape[1]}, {"res0_h", shape[2]}, {"res0_w", shape[3]}});
+  };
+  for (const KernelProgram::Step &st : p.steps) {
+    const bool intOp = isInt(st.a);
+    const uint64_t out = tile[st.dst];
+    Command c;
+    switch (st.eu) {
+    case isa::EuOp::Taylor: {
+      TPU_ASSIGN_OR_RETURN(c, fields("sfu.taylor"));
+      TPU_RETURN_IF_ERROR(setFields(c, {{"res0_prec", kPrecF32},
+                                        {"opd0_prec", kPrecF32},
+                                        {"res0_addr", out},
+                                        {"opd0_addr", tile[st.a.reg]},
+                                        {"opd1_addr", tables + uint64_t(p.polyOffset(st.poly)) * kF32},
+                                        {"opd1_n", p.polys[st.poly].size()}}));
+      break;
+    }
+    case isa::EuOp::Rsqrt: {
+      TPU_ASSIGN_OR_RETURN(c, fields("sfu.rsqrt"));
+      TPU_RETURN_IF_ERROR(setFields(
+          c, {{"res0_prec", kPrecF32}, {"opd0_prec", kPrecF32}, {"res0_addr", out}, {"opd0_addr", tile[st.a.reg]}}));
+      break;
+    }
+    case isa::EuOp::Select:     // a != 0 ? b : c, as (a == 0) ? c : b
+    case isa::EuOp::SelectEq:   // a == b ? c : d
+    case isa::EuOp::SelectGt: { // a > b ? c : d
+      const bool gt = st.eu == isa::EuOp::SelectGt, isSelect = st.eu == isa::EuOp::Select;
+      const O zero{isInt(st.a) ? O::I32 : O::F32, 0, false, 0};
+      const O ops[4] = {st.a, isSelect ? zero : st.b, st.c, isSelect ? st.b : st.d};
+      TPU_ASSIGN_OR_RETURN(c, fields(gt ? "cmp.sel_gt" : "cmp.sel_eq"));
+      for (int k = 0; k < 4; ++k) TPU_RETURN_IF_ERROR(operand(c, k, ops[k]));
+      TPU_RETURN_IF_ERROR(setFields(c, {{"opd0_prec", prec(ops[0])},
+                                        {"opd0_sign", isInt(ops[0])},
+                                        {"opd2_prec", prec(ops[2])},
+                                        {"res0_addr", out}}));
+      break;
+    }
+    case isa::EuOp::Copy:
+    case isa::EuOp::Fp32ToInt: {
+      const bool cast = intOp != st.dstInt;
+      TPU_ASSIGN_OR_RETURN(c, fields(cast ? "arith.cast" : "arith.copy"));
+      TPU_RETURN_IF_ERROR(operand(c, 0, st.a));
+      TPU_RETURN_IF_ERROR(setFields(c, {{"tsk_opd_num", 1},
+                                        {"res0_prec", st.dstInt ? kPrecI32 : kPrecF32},
+                                        {"opd0_prec", prec(st.a)},
+                                        {"opd0_sign", intOp},
+                                        {"opd2_sign", st.dstInt},
+                                        {"res0_addr", out}}));
+      break;
+    }
+    default: {
+      if (intOp != st.dstInt) return unsupported(op, "a program step whose result changes type");
+      const char *mnemonic = nullptr;
+      switch (st.eu) {
+      case isa::EuOp::Add:
+        mnemonic = intOp ? "arith.adds" : "arith.add";
+        break;
+      case isa::EuOp::Sub:
+        mnemonic = intOp ? "arith.subs" : "arith.sub";
+        break;
+      case isa::EuOp::Mul:
+        mnemonic = intOp ? nullptr : "arith.mul";
+        break;
+      case isa::EuOp::Divide:
+        mnemonic = intOp ? nullptr : "arith.div";
+        break;
+      case isa::EuOp::Max:
+        mnemonic = "arith.max";
+        break;
+      case isa::EuOp::Min:
+        mnemonic = "arith.min";
+        break;
+      case isa::EuOp::And:
+        mnemonic = intOp ? "arith.and" : nullptr;
+        break;
+      case isa::EuOp::Or:
+        mnemonic = intOp ? "arith.or" : nullptr;
+        break;
+      case isa::EuOp::Xor:
+        mnemonic = intOp ? "arith.xor" : nullptr;
+        break;
+      case isa::EuOp::Shift:
+        mnemonic = !intOp ? nullptr : st.logical ? "arith.logicShift" : "arith.ashift";
+        break;
+      default:
+        break;
+      }
+      if (!mnemonic) return unsupported(op, "a program step with no BM1684X command");
+      TPU_ASSIGN_OR_RETURN(c, fields(mnemonic));
+      TPU_RETURN_IF_ERROR(operand(c, 0, st.a));
+      TPU_RETURN_IF_ERROR(operand(c, 1, st.b));
+      TPU_RETURN_IF_ERROR(setFields(c, {{"tsk_opd_num", 2},
+                                        {"res0_prec", prec(st.a)},
+                                        {"opd0_prec", prec(st.a)},
+                                        {"opd1_prec", prec(st.b)},
+                                        {"opd0_sign", intOp},
+                                        {"opd1_sign", intOp},
+                                        {"res0_addr", out}}));
+      break;
+    }
+    }
+    TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+  }
+  return Status::ok();
+}
+
+// An op's polynomial tables from DDR into `offset` of every lane (a DMA source with a channel stride of 0).
+Status Compiler::loadTables(const Op &op, uint64_t bytes, uint64_t offset) {
+  const uint64_t count = bytes / kF32;
+  return program_.dma({tables_.at(&op), {1, map::kLanes, 1, count}, {0, 0, 0, 1}},
+                      {map::kLmemStart + offset, {1, map::kLanes, 1, count}, {count, count, count, 1}});
+}
+
+} // namespace tpu::backend::bm1684x
