@@ -23,10 +23,11 @@ inline uint16_t floatToF16(float f) {
   const uint32_t u = floatBits(f), sign = (u >> 16) & 0x8000u, abs = u & 0x7fffffffu;
   if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00u | ((abs >> 13) & 0x3ffu)); // NaN, stays quiet
   if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u); // rounds to 65536 or beyond: infinity
-  if (abs < 0x38800000u) { // below 2^-14: a subnormal (or zero), in units of 2^-24
+  // Below 2^-14: a subnormal (or zero), in units of 2^-24.
+  if (abs < 0x38800000u) {
     const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
     const int shift = 126 - int(abs >> 23); // 2^-24 units: value = mant * 2^(e - 150), e = abs >> 23
-    if (shift > 24) return uint16_t(sign); // below half of the least subnormal (or exactly zero)
+    if (shift > 24) return uint16_t(sign);  // below half of the least subnormal (or exactly zero)
     const uint32_t q = mant >> shift, rest = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
     return uint16_t(sign | (q + (rest > halfway || (rest == halfway && (q & 1)))));
   }

@@ -63,6 +63,8 @@ std::string topDtypeOf(int t) {
 
 namespace {
 
+using sim::f16ToFloat;
+
 // Bytes per element of the raw little-endian encoding, 0 if unsupported.
 size_t rawElementSize(int t) {
   switch (t) {
@@ -84,7 +86,7 @@ template <typename T> T rawElement(const uint8_t *p, int t, size_t i) {
   switch (t) {
   case pb::TensorProto::FLOAT: return T(load(float()));
   case pb::TensorProto::DOUBLE: return T(load(double()));
-  case pb::TensorProto::FLOAT16: return T(sim::f16ToFloat(load(uint16_t())));
+  case pb::TensorProto::FLOAT16: return T(f16ToFloat(load(uint16_t())));
   case pb::TensorProto::INT8: return T(load(int8_t()));
   case pb::TensorProto::UINT8: return T(load(uint8_t()));
   case pb::TensorProto::INT16: return T(load(int16_t()));
@@ -191,7 +193,7 @@ Result<NpyArray> decodeTensor(const pb::TensorProto &t, const std::string &baseD
     TPU_RETURN_IF_ERROR(fill([&](int i) { return t.uint64_data(i); }, t.uint64_data_size()));
     break;
   case pb::TensorProto::FLOAT16:
-    TPU_RETURN_IF_ERROR(fill([&](int i) { return sim::f16ToFloat(uint16_t(t.int32_data(i))); }, t.int32_data_size()));
+    TPU_RETURN_IF_ERROR(fill([&](int i) { return f16ToFloat(uint16_t(t.int32_data(i))); }, t.int32_data_size()));
     break;
   default: // int8..int32, uint8, uint16, bool live in int32_data
     TPU_RETURN_IF_ERROR(fill([&](int i) { return t.int32_data(i); }, t.int32_data_size()));

@@ -33,8 +33,8 @@ uint16_t nearest(const std::vector<double> &values, double x, double overflow, u
   auto lo = hi - 1;
   if (hi == values.end()) return uint16_t(sign | (lo - values.begin()));
   const double dl = a - *lo, dh = *hi - a;
-  size_t pick = size_t((dl < dh || (dl == dh && ((lo - values.begin()) % 2 == 0))) ? lo - values.begin()
-                                                                                      : hi - values.begin());
+  size_t pick =
+      size_t((dl < dh || (dl == dh && ((lo - values.begin()) % 2 == 0))) ? lo - values.begin() : hi - values.begin());
   return uint16_t(sign | pick);
 }
 
@@ -64,8 +64,8 @@ TEST(Float16, RoundsToNearestEven) {
   std::vector<double> values; // patterns 0x0000..0x7bff
   for (uint32_t h = 0; h < 0x7c00; ++h) values.push_back(f16Value(uint16_t(h)));
   const double overflow = 65504.0 + 16.0;
-  std::vector<float> xs{0.0f, -0.0f, 65519.99f, 65520.0f, 1e9f, 5.9604645e-8f, 2.9802322e-8f, 2.98023259e-8f,
-                        1e-10f, 6.1035156e-5f, 6.10351525e-5f};
+  std::vector<float> xs{0.0f,          -0.0f,          65519.99f, 65520.0f,      1e9f,          5.9604645e-8f,
+                        2.9802322e-8f, 2.98023259e-8f, 1e-10f,    6.1035156e-5f, 6.10351525e-5f};
   for (uint32_t h = 0; h + 1 < 0x7c00; ++h) { // every halfway point and its neighbours
     const float mid = float((values[h] + values[h + 1]) / 2);
     xs.insert(xs.end(), {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e30f), -mid});
