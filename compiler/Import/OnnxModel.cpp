@@ -86,7 +86,8 @@ template <typename T> T rawElement(const uint8_t *p, int t, size_t i) {
   switch (t) {
   case pb::TensorProto::FLOAT: return T(load(float()));
   case pb::TensorProto::DOUBLE: return T(load(double()));
-  case pb::TensorProto::FLOAT16: return T(f16ToFloat(load(uint16_t())));
+  case pb::TensorProto::FLOAT16:
+    return T(f16ToFloat(load(uint16_t())));
   case pb::TensorProto::INT8: return T(load(int8_t()));
   case pb::TensorProto::UINT8: return T(load(uint8_t()));
   case pb::TensorProto::INT16: return T(load(int16_t()));
