@@ -47,6 +47,9 @@ bmodel::DataType bmodelType(DType t) {
   case DType::U8: return bmodel::DataType::Uint8;
   case DType::I16: return bmodel::DataType::Int16;
   case DType::I32: return bmodel::DataType::Int32;
+  case DType::F16:
+  case DType::BF16:
+    break; // refused by compileToBmodel
   }
   return bmodel::DataType::Float32;
 }
@@ -111,6 +114,9 @@ std::string CompileReport::text() const {
 
 Result<bmodel::Model> compileToBmodel(const Graph &g, const Options &opt, CompileReport *report) {
   TPU_RETURN_IF_ERROR(g.validate());
+  for (const Tensor &t : g.tensors)
+    if (isHalf(t.dtype))
+      return makeError("tensor '", t.name, "' is ", dtypeName(t.dtype), ": the BM1684 has no 16-bit float arithmetic");
   TPU_RETURN_IF_ERROR(opt.hw.validate());
   for (const Op &op : g.ops) {
     Status st = checkEncodable(g, op);

@@ -30,7 +30,8 @@ inline Prec precOf(DType t) {
   case DType::F32: return Prec::Fp32;
   case DType::I16: return Prec::Int16;
   case DType::I32: return Prec::Int32;
-  default: return Prec::Int8;
+  default:
+    return Prec::Int8; // 16-bit floats never reach the BM1684 (compileToBmodel refuses them)
   }
 }
 inline isa::GdmaFormat formatOf(DType t) {

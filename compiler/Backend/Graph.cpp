@@ -1,18 +1,23 @@
 #include "compiler/Backend/Graph.h"
 
+#include "arith/Float16.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace tpu::backend {
 
 unsigned dtypeBytes(DType t) {
   switch (t) {
   case DType::F32: case DType::I32: return 4;
-  case DType::I16: return 2;
+  case DType::I16:
+  case DType::F16:
+  case DType::BF16:
+    return 2;
   case DType::I8: case DType::U8: return 1;
   }
   return 0;
@@ -25,11 +30,16 @@ const char *dtypeName(DType t) {
   case DType::U8: return "uint8";
   case DType::I16: return "int16";
   case DType::I32: return "int32";
+  case DType::F16:
+    return "float16";
+  case DType::BF16:
+    return "bfloat16";
   }
   return "?";
 }
 
 bool isInt8Like(DType t) { return t == DType::I8 || t == DType::U8; }
+bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
 
 bool stored4N(const Tensor &t) { return isInt8Like(t.dtype) && !t.isWeight() && t.nchw()[0] > 1; }
 
@@ -59,6 +69,55 @@ bool isChannelWeight(const Tensor &w, const Tensor &out) {
   return w.isWeight() && w.numel() == c && (w.shape.size() == 1 || w.shape == std::vector<int64_t>{1, c, 1, 1});
 }
 
+std::vector<uint8_t> widenHalf(const std::vector<uint8_t> &values, DType from) {
+  std::vector<uint8_t> out(values.size() * 2);
+  for (size_t i = 0; i + 1 < values.size(); i += 2) {
+    const uint16_t h = uint16_t(values[i] | values[i + 1] << 8);
+    const float f = from == DType::BF16 ? sim::bf16ToFloat(h) : sim::f16ToFloat(h);
+    std::memcpy(&out[2 * i], &f, 4);
+  }
+  return out;
+}
+
+std::vector<uint8_t> roundToHalf(const std::vector<uint8_t> &values, DType to) {
+  std::vector<uint8_t> out(values.size() / 2);
+  for (size_t i = 0; i + 3 < values.size(); i += 4) {
+    float f;
+    std::memcpy(&f, &values[i], 4);
+    const uint16_t h = to == DType::BF16 ? sim::floatToBf16(f) : sim::floatToF16(f);
+    out[i / 2] = uint8_t(h), out[i / 2 + 1] = uint8_t(h >> 8);
+  }
+  return out;
+}
+
+bool isHalfOp(const Graph &g, const Op &op) {
+  if (op.kind == OpKind::Cast) return false;
+  if (isHalf(g.tensors[size_t(op.output)].dtype)) return true;
+  return std::any_of(op.inputs.begin(), op.inputs.end(), [&](int t) { return isHalf(g.tensors[size_t(t)].dtype); });
+}
+
+Graph widenedOp(const Graph &g, const Op &op) {
+  Graph w;
+  w.name = g.name;
+  Op o = op;
+  o.inputs.clear();
+  auto add = [&](int t) {
+    Tensor x = g.tensors[size_t(t)];
+    if (isHalf(x.dtype)) {
+      if (x.isWeight()) x.data = widenHalf(x.data, x.dtype);
+      x.dtype = DType::F32;
+    }
+    return w.addTensor(std::move(x));
+  };
+  for (int t : op.inputs) o.inputs.push_back(add(t));
+  o.output = add(op.output);
+  for (int t : o.inputs)
+    if (!w.tensors[size_t(t)].isWeight()) w.inputs.push_back(t);
+  w.outputs = {o.output};
+  w.ops.push_back(std::move(o));
+  return w;
+}
+
 int64_t Tensor::numel() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -73,9 +132,28 @@ void Op::wrongParams() const {
 
 namespace {
 
+Status checkOp(const Graph &g, const Op &op);
+
+// A 16-bit float op: one 16-bit type for its activations and its result (fp32 weights allowed: biases,
+// scales), then the checks of its fp32 form.
+Status checkHalfOp(const Graph &g, const Op &op) {
+  const DType half = g.tensors[size_t(op.output)].dtype;
+  if (!isHalf(half))
+    return makeError("output '", g.tensors[size_t(op.output)].name, "' is ", dtypeName(half),
+                     " but inputs are 16-bit floats: only a Cast changes a tensor's float type");
+  for (int t : op.inputs) {
+    const Tensor &x = g.tensors[size_t(t)];
+    if (x.dtype != half && !(x.isWeight() && x.dtype == DType::F32))
+      return makeError("input '", x.name, "' is ", dtypeName(x.dtype), ", the output ", dtypeName(half));
+  }
+  const Graph wide = widenedOp(g, op);
+  return checkOp(wide, wide.ops[0]);
+}
+
 // The checks every op gets, then its kind's own (OpImpl::validate).
 Status checkOp(const Graph &g, const Op &op) {
   if (size_t(op.kind) >= kOpKindCount) return makeError("unknown op kind");
+  if (isHalfOp(g, op)) return checkHalfOp(g, op);
   const OpKindInfo &info = opKindInfo(op.kind);
   const OpCheck c(g, op);
   if (op.rshift > 31) return makeError("rshift ", op.rshift, " exceeds 31");
@@ -97,7 +175,8 @@ Status checkOp(const Graph &g, const Op &op) {
   if (!host && !info.sharesInputBytes)
     for (int64_t d : c.ys)
       if (d < 1 || d > kMaxDim) return makeError("output dimension ", d, " is outside [1, ", kMaxDim, "]");
-  if (!c.int8 && c.y.dtype != DType::F32 && !(host && c.y.dtype == DType::I32))
+  // (A Cast's 16-bit float result: every other 16-bit float op was checked as its fp32 form.)
+  if (!c.int8 && c.y.dtype != DType::F32 && !(host && c.y.dtype == DType::I32) && !isHalf(c.y.dtype))
     return makeError("output dtype ", dtypeName(c.y.dtype), " is not an activation type (float32, int8, uint8",
                      int16 ? ", int16" : "", ")");
   if (c.y.dtype == DType::I16 && !int16) return makeError("output dtype int16: ", info.name, " has no int16 form");

@@ -14,10 +14,14 @@
 
 namespace tpu::backend {
 
-enum class DType : uint8_t { F32, I8, U8, I16, I32 };
+// F16 (IEEE binary16) and BF16 (bfloat16): the 16-bit floats of the BM1684X. A 16-bit float op computes
+// what its fp32 form computes on its inputs widened exactly, the result rounded once to its type
+// (arith/Float16.h); the BM1684 has no 16-bit float arithmetic.
+enum class DType : uint8_t { F32, I8, U8, I16, I32, F16, BF16 };
 unsigned dtypeBytes(DType t);
-const char *dtypeName(DType t); // numpy names: "float32", "int8", ...
+const char *dtypeName(DType t); // numpy names: "float32", "int8", ..., "float16", "bfloat16"
 bool isInt8Like(DType t);       // I8 or U8
+bool isHalf(DType t);           // F16 or BF16
 
 // A tensor: an activation (produced by an op or a graph input) or a weight
 // (`data` non-empty, C order, dtype's bytes). Shapes have 0..kMaxRank dims
@@ -113,6 +117,16 @@ struct Graph {
   // against its kind; an error names the op (or tensor) and what is wrong.
   Status validate() const;
 };
+
+// 16-bit float values: widened exactly to fp32, and fp32 rounded to the 16-bit type (arith/Float16.h).
+std::vector<uint8_t> widenHalf(const std::vector<uint8_t> &values, DType from);
+std::vector<uint8_t> roundToHalf(const std::vector<uint8_t> &values, DType to);
+// Whether an op other than a Cast reads or writes a 16-bit float tensor: it is checked and evaluated as
+// its fp32 form (widenedOp).
+bool isHalfOp(const Graph &g, const Op &op);
+// A 16-bit float op's fp32 form: the op alone on copies of its tensors (its inputs, then its output),
+// every 16-bit float tensor fp32 and its weight data widened.
+Graph widenedOp(const Graph &g, const Op &op);
 
 // NumPy broadcasting of an element-wise input against the output: the
 // input's dims right-aligned with the output's, as NCHW (1 = broadcast).

@@ -34,6 +34,20 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
     if (!inputs[i] || inputs[i]->size() != g.tensors[op.inputs[i]].bytes())
       return makeError(opKindName(op.kind), " '", op.name, "': value of input '",
                        g.tensors[op.inputs[i]].name, "' has the wrong size");
+  if (isHalfOp(g, op)) { // its fp32 form on the widened inputs, the result rounded once
+    const Graph wide = widenedOp(g, op);
+    std::vector<Bytes> values(inputs.size());
+    std::vector<const Bytes *> in;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const DType t = g.tensors[size_t(op.inputs[i])].dtype;
+      values[i] = isHalf(t) ? widenHalf(*inputs[i], t) : *inputs[i];
+      in.push_back(&values[i]);
+    }
+    Bytes wideOut;
+    TPU_RETURN_IF_ERROR(evalOp(wide, wide.ops[0], in, wideOut, nullptr));
+    out = roundToHalf(wideOut, g.tensors[size_t(op.output)].dtype);
+    return Status::ok();
+  }
   const OpImpl &impl = opImpl(op.kind);
   if (impl.runsOnHost()) {
     RefArgs args(g, op, inputs);

@@ -19,7 +19,10 @@ inline isa::Prec refPrec(DType t) {
   case DType::I8: case DType::U8: return isa::Prec::Int8;
   case DType::I16: return isa::Prec::Int16;
   case DType::I32: return isa::Prec::Int32;
-  case DType::F32: return isa::Prec::Fp32;
+  case DType::F32:
+  case DType::F16:
+  case DType::BF16:
+    return isa::Prec::Fp32; // integer paths only
   }
   return isa::Prec::Int32;
 }

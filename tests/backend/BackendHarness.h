@@ -29,6 +29,14 @@ inline Bytes randomBytes(const Tensor &t, std::mt19937 &rng, int lo = -128, int 
       float v = d(rng);
       std::memcpy(&b[4 * i], &v, 4);
     }
+  } else if (isHalf(t.dtype)) { // values in [-1, 1) rounded to the type
+    Bytes wide(b.size() * 2);
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (size_t i = 0; i < wide.size() / 4; ++i) {
+      float v = d(rng);
+      std::memcpy(&wide[4 * i], &v, 4);
+    }
+    b = roundToHalf(wide, t.dtype);
   } else if (t.dtype == DType::I16) {
     std::uniform_int_distribution<int> d(-2000, 2000);
     for (size_t i = 0; i < b.size() / 2; ++i) {

@@ -1,5 +1,6 @@
 // Cast: fp32 -> int8 (quantize with the output's scale, round half to even,
-// saturate) or int8 -> fp32 (q * the input's scale).
+// saturate) or int8 -> fp32 (q * the input's scale); fp32 <-> a 16-bit float
+// (rounded to nearest even, widened exactly: arith/Float16.h).
 #include "compiler/Backend/ElementwiseEmitter.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
@@ -14,6 +15,8 @@ using isa::EuOp;
 
 Status validateCast(const OpCheck &c) {
   const Tensor &x = c.in(0);
+  if ((x.dtype == DType::F32 && isHalf(c.y.dtype)) || (isHalf(x.dtype) && c.y.dtype == DType::F32))
+    return x.nchw() == c.ys ? Status::ok() : makeError("input and output shapes differ");
   bool toInt = x.dtype == DType::F32 && c.int8;
   bool toFloat = isInt8Like(x.dtype) && c.y.dtype == DType::F32;
   if (!toInt && !toFloat) return makeError("casts fp32 <-> int8 only");
@@ -24,6 +27,10 @@ Status validateCast(const OpCheck &c) {
 }
 
 void evaluateCast(const RefArgs &r, Bytes &out) {
+  if (isHalf(r.y.dtype) || isHalf(r.x.dtype)) {
+    out = isHalf(r.y.dtype) ? roundToHalf(*r.in[0], r.y.dtype) : widenHalf(*r.in[0], r.x.dtype);
+    return;
+  }
   if (r.isInt) {
     const float *a = floats(*r.in[0]);
     std::vector<int64_t> ri(r.count);
