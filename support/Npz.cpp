@@ -1,5 +1,6 @@
 #include "support/Npz.h"
 
+#include "support/Float16.h"
 #include "support/ReadFile.h"
 
 #include <algorithm>
@@ -42,6 +43,9 @@ constexpr DtypeInfo kDtypes[] = {
     {"float32", "<f4", 4}, {"float64", "<f8", 8}, {"int8", "|i1", 1},
     {"uint8", "|u1", 1},   {"int16", "<i2", 2},   {"uint16", "<u2", 2},
     {"int32", "<i4", 4},   {"int64", "<i8", 8},   {"bool", "|b1", 1},
+    // 16-bit floats, stored only (the Tpu module's F16/BF16 weights): numpy has no bfloat16, so its
+    // elements are raw 2-byte values ("V2"), as ml_dtypes writes them.
+    {"float16", "<f2", 2}, {"bfloat16", "|V2", 2},
 };
 
 const DtypeInfo *findDtype(const std::string &name) {
@@ -63,7 +67,7 @@ Result<const DtypeInfo *> dtypeFromDescr(const std::string &descr) {
   for (const auto &d : kDtypes)
     if (kind == std::string(d.descr + 1)) return &d;
   return makeError("unsupported dtype '", printable(descr),
-                   "' (supported: float32 float64 int8 uint8 int16 uint16 int32 int64 bool)");
+                   "' (supported: float32 float64 int8 uint8 int16 uint16 int32 int64 bool float16 bfloat16)");
 }
 
 // A minimal reader for the Python dict literal in the header:
@@ -206,6 +210,9 @@ std::vector<float> NpyArray::toFloat() const {
   else if (dtype == "int64") convert(int64_t());
   else if (dtype == "bool") {
     for (int64_t i = 0; i < n; ++i) out[i] = data[i] ? 1.0f : 0.0f;
+  } else if (dtype == "float16" || dtype == "bfloat16") {
+    const uint16_t *p = as<uint16_t>();
+    for (int64_t i = 0; i < n; ++i) out[i] = dtype == "float16" ? f16ToFloat(p[i]) : bf16ToFloat(p[i]);
   }
   return out;
 }

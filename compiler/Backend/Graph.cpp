@@ -1,6 +1,6 @@
 #include "compiler/Backend/Graph.h"
 
-#include "arith/Float16.h"
+#include "support/Float16.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
 
@@ -73,7 +73,7 @@ std::vector<uint8_t> widenHalf(const std::vector<uint8_t> &values, DType from) {
   std::vector<uint8_t> out(values.size() * 2);
   for (size_t i = 0; i + 1 < values.size(); i += 2) {
     const uint16_t h = uint16_t(values[i] | values[i + 1] << 8);
-    const float f = from == DType::BF16 ? sim::bf16ToFloat(h) : sim::f16ToFloat(h);
+    const float f = from == DType::BF16 ? bf16ToFloat(h) : f16ToFloat(h);
     std::memcpy(&out[2 * i], &f, 4);
   }
   return out;
@@ -84,7 +84,7 @@ std::vector<uint8_t> roundToHalf(const std::vector<uint8_t> &values, DType to) {
   for (size_t i = 0; i + 3 < values.size(); i += 4) {
     float f;
     std::memcpy(&f, &values[i], 4);
-    const uint16_t h = to == DType::BF16 ? sim::floatToBf16(f) : sim::floatToF16(f);
+    const uint16_t h = to == DType::BF16 ? floatToBf16(f) : floatToF16(f);
     out[i / 2] = uint8_t(h), out[i / 2 + 1] = uint8_t(h >> 8);
   }
   return out;

@@ -16,7 +16,7 @@ namespace tpu::backend {
 
 // F16 (IEEE binary16) and BF16 (bfloat16): the 16-bit floats of the BM1684X. A 16-bit float op computes
 // what its fp32 form computes on its inputs widened exactly, the result rounded once to its type
-// (arith/Float16.h); the BM1684 has no 16-bit float arithmetic.
+// (support/Float16.h); the BM1684 has no 16-bit float arithmetic.
 enum class DType : uint8_t { F32, I8, U8, I16, I32, F16, BF16 };
 unsigned dtypeBytes(DType t);
 const char *dtypeName(DType t); // numpy names: "float32", "int8", ..., "float16", "bfloat16"
@@ -118,7 +118,7 @@ struct Graph {
   Status validate() const;
 };
 
-// 16-bit float values: widened exactly to fp32, and fp32 rounded to the 16-bit type (arith/Float16.h).
+// 16-bit float values: widened exactly to fp32, and fp32 rounded to the 16-bit type (support/Float16.h).
 std::vector<uint8_t> widenHalf(const std::vector<uint8_t> &values, DType from);
 std::vector<uint8_t> roundToHalf(const std::vector<uint8_t> &values, DType to);
 // Whether an op other than a Cast reads or writes a 16-bit float tensor: it is checked and evaluated as

@@ -1,6 +1,6 @@
 #include "compiler/Import/OnnxModel.h"
 
-#include "arith/Float16.h"
+#include "support/Float16.h"
 #include "onnx/onnx_pb.h"
 #include "support/ReadFile.h"
 
@@ -62,8 +62,6 @@ std::string topDtypeOf(int t) {
 }
 
 namespace {
-
-using sim::f16ToFloat;
 
 // Bytes per element of the raw little-endian encoding, 0 if unsupported.
 size_t rawElementSize(int t) {

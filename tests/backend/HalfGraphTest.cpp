@@ -1,7 +1,7 @@
 // 16-bit float graphs (Graph.h): a 16-bit float op is checked and evaluated as its fp32 form on its inputs
-// widened exactly, the result rounded once (arith/Float16.h); only a Cast changes a tensor's float type;
+// widened exactly, the result rounded once (support/Float16.h); only a Cast changes a tensor's float type;
 // the BM1684 refuses them.
-#include "arith/Float16.h"
+#include "support/Float16.h"
 #include "compiler/Backend/CodeGen.h"
 #include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/QuantRef.h"
@@ -50,8 +50,8 @@ TEST(HalfGraph, OpsComputeTheirFp32FormRoundedOnce) {
     std::memcpy(in.data(), xs, sizeof xs);
     auto values = evalGraph(b.g, {in});
     ASSERT_TRUE(values.isOk()) << values.message();
-    auto widen = [&](uint16_t v) { return half == DType::F16 ? sim::f16ToFloat(v) : sim::bf16ToFloat(v); };
-    auto round = [&](float v) { return half == DType::F16 ? sim::floatToF16(v) : sim::floatToBf16(v); };
+    auto widen = [&](uint16_t v) { return half == DType::F16 ? f16ToFloat(v) : bf16ToFloat(v); };
+    auto round = [&](float v) { return half == DType::F16 ? floatToF16(v) : floatToBf16(v); };
     const std::vector<uint16_t> hv = asHalves((*values)[size_t(h)]), sv = asHalves((*values)[size_t(s)]);
     const std::vector<uint16_t> cv = asHalves((*values)[size_t(c)]), wv = asHalves(b.g.tensors[size_t(w)].data);
     const std::vector<float> bv = asFloats(b.g.tensors[size_t(bias)].data), yv = asFloats((*values)[size_t(y)]);

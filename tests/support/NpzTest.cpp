@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <tuple>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,9 +15,7 @@ using namespace tpu;
 namespace {
 
 std::string tempPath(const std::string &name) {
-  return (std::filesystem::temp_directory_path() /
-          ("npztest_" + std::to_string(::getpid()) + "_" + name))
-      .string();
+  return (std::filesystem::temp_directory_path() / ("npztest_" + std::to_string(::getpid()) + "_" + name)).string();
 }
 
 std::vector<uint8_t> readBytes(const std::string &path) {
@@ -77,6 +78,26 @@ TEST(Npz, RoundTripsAllDtypesStoredAndDeflated) {
       EXPECT_EQ(back->at(name).data, arr.data) << name;
     }
     std::remove(path.c_str());
+  }
+}
+
+// 16-bit floats: numpy's float16 ('<f2') and bfloat16 as raw 2-byte elements ('|V2', as ml_dtypes
+// writes them), read back and widened exactly.
+TEST(Npz, SixteenBitFloats) {
+  const std::vector<uint16_t> f16{0x3c00, 0xc000, 0x0001, 0x7c00}, bf16{0x3f80, 0xc040, 0x0001, 0xff80};
+  for (const auto &[dtype, descr, bits] :
+       {std::tuple{"float16", "'<f2'", f16}, std::tuple{"bfloat16", "'|V2'", bf16}}) {
+    NpyArray a = NpyArray::fromBytes(dtype, {2, 2}, bits.data(), bits.size() * 2);
+    std::vector<uint8_t> bytes = serializeNpy(a);
+    EXPECT_NE(std::string(bytes.begin(), bytes.end()).find(descr), std::string::npos) << dtype;
+    auto back = parseNpy(bytes.data(), bytes.size(), dtype);
+    ASSERT_TRUE(back) << back.message();
+    EXPECT_EQ(back->dtype, dtype);
+    const std::vector<float> v = back->toFloat();
+    const float want16[4] = {1.0f, -2.0f, 5.9604645e-8f, INFINITY},
+                wantBf[4] = {1.0f, -3.0f, std::ldexp(1.0f, -133), -INFINITY};
+    for (size_t i = 0; i < 4; ++i)
+      EXPECT_EQ(v[i], std::string(dtype) == "float16" ? want16[i] : wantBf[i]) << dtype << i;
   }
 }
 
@@ -166,8 +187,7 @@ TEST(Npy, RejectsCorruptHeaders) {
       {rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 25), "needs 24"},
       {rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 16), }", 0),
        "absurdly large"},
-      {rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", 0),
-       "too large"},
+      {rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", 0), "too large"},
       {rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", 0), "bad dimension"},
       {rawNpy("{'descr': '<f4', 'shape': (2,), }", 8), "lacks 'fortran_order'"},
       {rawNpy("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", 8), "True/False"},

@@ -1,6 +1,6 @@
 // Cast: fp32 -> int8 (quantize with the output's scale, round half to even,
 // saturate) or int8 -> fp32 (q * the input's scale); fp32 <-> a 16-bit float
-// (rounded to nearest even, widened exactly: arith/Float16.h).
+// (rounded to nearest even, widened exactly: support/Float16.h).
 #include "compiler/Backend/ElementwiseEmitter.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"

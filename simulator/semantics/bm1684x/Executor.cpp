@@ -2,6 +2,7 @@
 
 #include "arith/IntArith.h"
 #include "isa/bm1684x/MemoryMap.h"
+#include "support/Float16.h"
 
 #include <algorithm>
 #include <cmath>
@@ -44,12 +45,23 @@ struct Place {
   uint64_t byte = 0;
 };
 Result<Place> placeOf(const Operand &v, const Index &at, uint64_t bytes) {
-  if (v.layout == memory::bm1684x::LocalLayout::Ic1 && v.space == Space::Lmem) {
-    // 32-bit conv weights (oc, ic, kh, kw): output channel oc in its lane, its ic*kh*kw packed.
+  using memory::bm1684x::LocalLayout;
+  if ((v.layout == LocalLayout::Ic1 || v.layout == LocalLayout::Ic32) && v.space == Space::Lmem) {
+    // Conv weights (oc, ic, kh, kw): output channel oc in lane (the view's lane + oc) % 64, row (the view's
+    // lane + oc) / 64 of it. Ic1 (32-bit): a row holds its ic*kh*kw packed. Ic32 (16-bit): the input
+    // channels in groups of 32, the group's 32 adjacent for each (kh, kw), a row ceil(ic / 32) * 32 * kh * kw
+    // elements (TPU-MLIR's weight reorder for the BM1684X, IC_PARALLEL = 64 bytes / 2; its debugger's alignIC
+    // view with CUBE_NUM 32).
     uint64_t lane0 = v.address / map::kLaneBytes, channel = lane0 + at[0];
     auto [oc, ic, kh, kw] = v.shape;
     (void)oc;
     uint64_t elements = channel / map::kLanes * ic * kh * kw + (at[1] * kh + at[2]) * kw + at[3];
+    if (v.layout == LocalLayout::Ic32) {
+      constexpr uint64_t group = 32;
+      const uint64_t groups = (ic + group - 1) / group;
+      elements = channel / map::kLanes * groups * group * kh * kw + at[1] / group * group * kh * kw +
+                 (at[2] * kw + at[3]) * group + at[1] % group;
+    }
     return Place{uint32_t(channel % map::kLanes), v.address % map::kLaneBytes + elements * bytes};
   }
   if (!v.stride) return makeError(v.name(), ": a weight layout (no strides) is not modelled");
@@ -125,25 +137,11 @@ template <typename Fn> Status forEach(const Index &shape, Fn &&fn) {
   return Status::ok();
 }
 
-// Each view, named by its role, must hold fp32: the only type executed so far.
-Status fp32Only(std::initializer_list<std::pair<const char *, const Operand *>> views) {
-  for (auto [role, v] : views)
-    if (v->type.prec != 2) return makeError(role, " ", v->name(), " is ", v->type.name(), ": fp32 only so far");
-  return Status::ok();
-}
-
 // Fields whose effect is not modelled: an error when set.
 Status unmodelled(const Command &c, std::initializer_list<const char *> fields) {
   for (const char *f : fields)
     if (uint64_t v = c.get(f)) return makeError(f, " = ", v, " is not modelled");
   return Status::ok();
-}
-
-float floatOf(uint64_t bits) {
-  uint32_t b = uint32_t(bits);
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
 }
 
 Status tensorDma(Memories &m, const Command &c, const Operands &ops) {
@@ -167,18 +165,94 @@ Status tensorDma(Memories &m, const Command &c, const Operands &ops) {
   });
 }
 
-// The element types the elementwise families (arith, cmp, sfu) execute: fp32, and int32 signed or unsigned
-// (a signless int32, whose bits are only copied, counts as signed).
-enum class Num : uint8_t { F32, S32, U32 };
+// The executor's numerics. The element types computed on: the floats fp32, fp16 (IEEE binary16, precision
+// code 1) and bf16 (code 5), and int32 signed or unsigned (a signless int32, whose bits are only copied,
+// counts as signed); the elementwise families (arith, cmp) take all five, the float families (sfu, conv,
+// pooling, depthwise) the floats.
+//
+// The rule for fp16 and bf16, which every command here follows: each fp16/bf16 element an operand supplies
+// is widened exactly to fp32 (support/Float16.h: f16ToFloat, bf16ToFloat); the command then computes exactly
+// as it computes on fp32 (the same operations in the same order, each rounded to fp32; a conv's products and
+// sums in fp32); each result element is rounded once to the result's type (floatToF16, floatToBf16: to
+// nearest, ties to even, overflow to infinity, fp16 subnormals kept, a NaN stays a quiet NaN). On fp32 the
+// widening and the rounding are the identity, so the fp32 results are what they were before fp16 existed.
+// An element a command selects rather than computes (copy, max, min, compare-select) is written bit for bit
+// when its type is the result's, else converted by the same rule. Operand and result precision fields are
+// independent where the command has them (arith: opd0_prec, opd1_prec, res0_prec; fp16 inputs may give an
+// fp32 result). A constant operand (opd*_const = 1) holds its value in its operand's precision in the low
+// bits of the address field (fp16/bf16: the low 16 bits, as TPU-MLIR's scalar_t union holds them; fp32 and
+// int32: 32 bits), which Memories::read returns as the element. A modelling choice, the BM1684X's float
+// datapath not being public (its fp16/bf16 results may differ in the last bit where it keeps more or less
+// than fp32 between steps).
+enum class Num : uint8_t { F32, F16, BF16, S32, U32 };
 
-Result<Num> numOf(const char *role, const Operand &v) {
-  if (v.type.prec == 2) return Num::F32;
-  if (v.type.prec == 4) return v.type.sign == memory::bm1684x::DataType::Sign::Unsigned ? Num::U32 : Num::S32;
-  return makeError(role, " ", v.name(), " is ", v.type.name(), ": fp32 or int32 only so far");
+bool isFloat(Num n) { return n == Num::F32 || n == Num::F16 || n == Num::BF16; }
+const char *numName(Num n) {
+  return n == Num::F16 ? "fp16" : n == Num::BF16 ? "bf16" : n == Num::F32 ? "fp32" : "int32";
 }
 
-float asFloat(uint32_t bits) { return sim::bitsFloat(bits); }
-uint32_t bitsOf(float f) { return sim::floatBits(f); }
+Result<Num> numOf(const char *role, const Operand &v) {
+  switch (v.type.prec) {
+  case 1:
+    return Num::F16;
+  case 2:
+    return Num::F32;
+  case 5:
+    return Num::BF16;
+  case 4:
+    return v.type.sign == memory::bm1684x::DataType::Sign::Unsigned ? Num::U32 : Num::S32;
+  default:
+    return makeError(role, " ", v.name(), " is ", v.type.name(), ": fp32, fp16, bf16 or int32 only so far");
+  }
+}
+
+// The type of a view that must hold floats (the float families).
+Result<Num> floatNumOf(const char *role, const Operand &v) {
+  if (v.type.prec == 1 || v.type.prec == 2 || v.type.prec == 5) return numOf(role, v);
+  return makeError(role, " ", v.name(), " is ", v.type.name(), ": fp32, fp16 or bf16 only so far");
+}
+Status floatsOnly(std::initializer_list<std::pair<const char *, const Operand *>> views) {
+  for (auto [role, v] : views) TPU_RETURN_IF_ERROR(floatNumOf(role, *v).status());
+  return Status::ok();
+}
+
+// A float element's value, widened exactly (its bits in the low 16 bits for fp16 and bf16).
+float widen(uint64_t bits, Num n) {
+  return n == Num::F16    ? f16ToFloat(uint16_t(bits))
+         : n == Num::BF16 ? bf16ToFloat(uint16_t(bits))
+                          : sim::bitsFloat(uint32_t(bits));
+}
+// A computed value as an element of float type n: rounded once (fp32: its bits).
+uint32_t rounded(float v, Num n) {
+  return n == Num::F16 ? floatToF16(v) : n == Num::BF16 ? floatToBf16(v) : sim::floatBits(v);
+}
+// A selected element of type `from` written as type `to`: its bits when the types are one, else converted by
+// the rule (only float types differ here: the callers refuse an int32 with another type).
+uint32_t selected(uint32_t bits, Num from, Num to) { return from == to ? bits : rounded(widen(bits, from), to); }
+
+// An integer as an fp32 from which floatToF16 / floatToBf16 round as they would round the integer itself,
+// so that an int32 -> fp16/bf16 cast rounds once from the exact integer. Up to 24 significant bits the
+// integer is exact in fp32. Beyond, it is cut to 24 significant bits with the cut-off bits folded into the
+// last kept one ("round to odd": that bit set when any cut-off bit is); a value so cut lies strictly
+// between the same two numbers of 22 or fewer significant bits as the integer, and on a tie of them only
+// when the integer is, so rounding it to nearest-even at 11 (fp16) or 8 (bf16) bits gives the integer's
+// rounding (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using
+// rounding to odd", 2008: two spare bits suffice). fp16's overflow bound 65520 is below 2^24, where both
+// are exact. (int -> fp32 -> bf16 would round twice: 2^24 + 2^16 + 1 goes to 2^24 + 2^16, a tie, then to
+// 2^24, where the integer rounds to 2^24 + 2^17.)
+float forNarrowing(int64_t v) {
+  uint64_t mag = v < 0 ? uint64_t(0) - uint64_t(v) : uint64_t(v);
+  unsigned bits = 0;
+  while (bits < 64 && (mag >> bits)) ++bits;
+  if (bits > 24) {
+    const unsigned cut = bits - 24;
+    const uint64_t kept = (mag >> cut) | ((mag & ((uint64_t(1) << cut) - 1)) != 0);
+    mag = kept << cut;
+  }
+  const float f = float(mag); // exact: at most 24 significant bits
+  return v < 0 ? -f : f;
+}
+
 // An int32 element's value, signed or unsigned as its type says; and a value saturated to that type.
 int64_t valueOf(uint32_t bits, Num n) { return n == Num::U32 ? int64_t(bits) : int64_t(int32_t(bits)); }
 sim::IntRange rangeOf(Num n) {
@@ -186,8 +260,8 @@ sim::IntRange rangeOf(Num n) {
 }
 uint32_t saturated(int64_t v, Num n) { return uint32_t(sim::saturate(v, rangeOf(n))); }
 
-// Element `at` of a view of 32-bit elements, as its bits; a view of extent 1 along a dimension is broadcast
-// along it.
+// Element `at` of a view of 32-bit or 16-bit elements, as its bits (a 16-bit element's in the low half); a
+// view of extent 1 along a dimension is broadcast along it.
 Result<uint32_t> readWord(const Memories &m, const Operand &v, const Index &at) {
   Index i = at;
   // Lanes work in parallel, each on its own memory: a local view broadcast along c (c stride 0) gives each
@@ -200,7 +274,8 @@ Result<uint32_t> readWord(const Memories &m, const Operand &v, const Index &at) 
 }
 
 // The elementwise loop of arith, cmp and sfu: for every index of out's shape, the inputs' words there (as
-// readWord reads them) and fn(words, index) written to out, a 32-bit view.
+// readWord reads them) and fn(words, index) written to out, a 32-bit or (from the word's low half) 16-bit
+// view.
 using Words = std::array<uint32_t, 4>;
 template <typename Fn>
 Status elementwise(Memories &m, const Operand &out, std::initializer_list<const Operand *> inputs, Fn &&fn) {
@@ -247,59 +322,73 @@ int64_t roundToInt(float x, unsigned mode, sim::IntRange r) {
   return v <= double(r.lo) ? r.lo : v >= double(r.hi) ? r.hi : int64_t(v);
 }
 
-// Elementwise arithmetic (arith.*) on fp32 or int32, every operand and the result of one type (cast: fp32 to
-// int32 or back). A modelling choice mirroring this project's BM1684 model (arith/IntArith.h, the compiler's
-// runKernel), the BM1684X's exact results not being public: fp32 as IEEE single; int32 add/sub/mul wrapping,
-// adds/subs saturating to the type, ashift saturating left (sim::satShl) and rounding half up right
-// (sim::roundingRightShift), logicShift's zeros shifted in; cast rounding as opd2_n_str says and saturating.
+// Elementwise arithmetic (arith.*) on floats (fp32, fp16, bf16, in any mix of operand and result types) or
+// int32 (every operand and the result of one type); cast between any two of fp32, fp16, bf16 and int32 but
+// int32 and int32. A modelling choice mirroring this project's BM1684 model (arith/IntArith.h, the
+// compiler's runKernel), the BM1684X's exact results not being public: floats by the rule above (fp32 as
+// IEEE single); int32 add/sub/mul wrapping, adds/subs saturating to the type, ashift saturating left
+// (sim::satShl) and rounding half up right (sim::roundingRightShift), logicShift's zeros shifted in; cast to
+// int32 rounding as opd2_n_str says and saturating, to a float to nearest even (from an int32: once, from
+// the exact integer).
 struct ArithTypes {
-  Num in, out;
-  unsigned roundMode; // cast from fp32
+  Num a, b, out;      // opd0's, opd1's (opd0's for the unary ones) and the result's
+  unsigned roundMode; // cast from a float to int32
 };
 using ArithFn = uint32_t (*)(uint32_t a, uint32_t b, const ArithTypes &t);
 
+float lhs(uint32_t a, const ArithTypes &t) { return widen(a, t.a); }
+float rhs(uint32_t b, const ArithTypes &t) { return widen(b, t.b); }
 uint32_t multiply(uint32_t a, uint32_t b, const ArithTypes &t) {
-  return t.in == Num::F32 ? bitsOf(asFloat(a) * asFloat(b)) : a * b;
+  return isFloat(t.a) ? rounded(lhs(a, t) * rhs(b, t), t.out) : a * b;
 }
 uint32_t addWrapping(uint32_t a, uint32_t b, const ArithTypes &t) {
-  return t.in == Num::F32 ? bitsOf(asFloat(a) + asFloat(b)) : a + b;
+  return isFloat(t.a) ? rounded(lhs(a, t) + rhs(b, t), t.out) : a + b;
 }
 uint32_t subtractWrapping(uint32_t a, uint32_t b, const ArithTypes &t) {
-  return t.in == Num::F32 ? bitsOf(asFloat(a) - asFloat(b)) : a - b;
+  return isFloat(t.a) ? rounded(lhs(a, t) - rhs(b, t), t.out) : a - b;
 }
-bool greater(uint32_t a, uint32_t b, Num n) {
-  return n == Num::F32 ? asFloat(a) > asFloat(b) : valueOf(a, n) > valueOf(b, n);
+// a > b, a of type na and b of nb (both floats, or one int32 type): floats compared widened (a NaN compares
+// false, -0 equals +0).
+bool above(uint32_t a, Num na, uint32_t b, Num nb) {
+  return isFloat(na) ? widen(a, na) > widen(b, nb) : valueOf(a, na) > valueOf(b, nb);
 }
-uint32_t maximum(uint32_t a, uint32_t b, const ArithTypes &t) { return greater(a, b, t.in) ? a : b; }
-uint32_t minimum(uint32_t a, uint32_t b, const ArithTypes &t) { return greater(b, a, t.in) ? a : b; }
+bool greater(uint32_t a, uint32_t b, Num n) { return above(a, n, b, n); }
+uint32_t maximum(uint32_t a, uint32_t b, const ArithTypes &t) {
+  return above(a, t.a, b, t.b) ? selected(a, t.a, t.out) : selected(b, t.b, t.out);
+}
+uint32_t minimum(uint32_t a, uint32_t b, const ArithTypes &t) {
+  return above(b, t.b, a, t.a) ? selected(a, t.a, t.out) : selected(b, t.b, t.out);
+}
 // The shift amount is opd1's value as a signed int32: left when >= 0, else right.
 uint32_t logicShift(uint32_t a, uint32_t b, const ArithTypes &) {
   const int64_t s = int32_t(b);
   return s >= 32 || s <= -32 ? 0 : s >= 0 ? a << s : a >> -s;
 }
 uint32_t arithmeticShift(uint32_t a, uint32_t b, const ArithTypes &t) {
-  const int64_t s = int32_t(b), v = valueOf(a, t.in);
-  return saturated(s >= 0 ? sim::satShl(v, unsigned(s)) : sim::roundingRightShift(v, unsigned(-s)), t.in);
+  const int64_t s = int32_t(b), v = valueOf(a, t.a);
+  return saturated(s >= 0 ? sim::satShl(v, unsigned(s)) : sim::roundingRightShift(v, unsigned(-s)), t.a);
 }
 uint32_t bitAnd(uint32_t a, uint32_t b, const ArithTypes &) { return a & b; }
 uint32_t bitOr(uint32_t a, uint32_t b, const ArithTypes &) { return a | b; }
 uint32_t bitXor(uint32_t a, uint32_t b, const ArithTypes &) { return a ^ b; }
 // The chip divides by iterating on a reciprocal (TPU-MLIR's kernel API gives div a num_iter, opd2_n_str + 1
 // here): IEEE division, whatever the count, so the last bits may differ from the chip's.
-uint32_t divide(uint32_t a, uint32_t b, const ArithTypes &) { return bitsOf(asFloat(a) / asFloat(b)); }
+uint32_t divide(uint32_t a, uint32_t b, const ArithTypes &t) { return rounded(lhs(a, t) / rhs(b, t), t.out); }
 uint32_t convert(uint32_t a, uint32_t, const ArithTypes &t) {
-  return t.in == Num::F32 ? uint32_t(roundToInt(asFloat(a), t.roundMode, rangeOf(t.out)))
-                          : bitsOf(static_cast<float>(valueOf(a, t.in))); // nearest even
+  if (isFloat(t.a))
+    return isFloat(t.out) ? rounded(lhs(a, t), t.out) : uint32_t(roundToInt(lhs(a, t), t.roundMode, rangeOf(t.out)));
+  if (t.out == Num::F32) return rounded(static_cast<float>(valueOf(a, t.a)), t.out); // nearest even, once
+  return rounded(forNarrowing(valueOf(a, t.a)), t.out);
 }
 uint32_t addSaturating(uint32_t a, uint32_t b, const ArithTypes &t) {
-  return saturated(valueOf(a, t.in) + valueOf(b, t.in), t.in);
+  return saturated(valueOf(a, t.a) + valueOf(b, t.a), t.a);
 }
 uint32_t subtractSaturating(uint32_t a, uint32_t b, const ArithTypes &t) {
-  return saturated(valueOf(a, t.in) - valueOf(b, t.in), t.in);
+  return saturated(valueOf(a, t.a) - valueOf(b, t.a), t.a);
 }
-uint32_t copyBits(uint32_t a, uint32_t, const ArithTypes &) { return a; }
+uint32_t copy(uint32_t a, uint32_t, const ArithTypes &t) { return selected(a, t.a, t.out); }
 
-enum : uint8_t { kOnF32 = 1, kOnInt32 = 2 };
+enum : uint8_t { kOnFloat = 1, kOnInt32 = 2 };
 struct ArithOp {
   int sub;
   unsigned inputs; // operands read: opd0, or opd0 and opd1
@@ -307,21 +396,21 @@ struct ArithOp {
   ArithFn fn;
 };
 constexpr ArithOp kArithOps[] = {
-    {0, 2, kOnF32 | kOnInt32, multiply},         // mul
-    {2, 2, kOnF32 | kOnInt32, addWrapping},      // add
-    {3, 2, kOnF32 | kOnInt32, subtractWrapping}, // sub
-    {4, 2, kOnF32 | kOnInt32, maximum},          // max
-    {5, 2, kOnF32 | kOnInt32, minimum},          // min
-    {6, 2, kOnInt32, logicShift},                // logicShift
-    {7, 2, kOnInt32, bitAnd},                    // and
-    {8, 2, kOnInt32, bitOr},                     // or
-    {9, 2, kOnInt32, bitXor},                    // xor
-    {12, 2, kOnF32, divide},                     // div
-    {14, 1, kOnF32 | kOnInt32, convert},         // cast
-    {15, 2, kOnInt32, addSaturating},            // adds
-    {16, 2, kOnInt32, subtractSaturating},       // subs
-    {19, 1, kOnF32 | kOnInt32, copyBits},        // copy
-    {21, 2, kOnInt32, arithmeticShift},          // ashift
+    {0, 2, kOnFloat | kOnInt32, multiply},         // mul
+    {2, 2, kOnFloat | kOnInt32, addWrapping},      // add
+    {3, 2, kOnFloat | kOnInt32, subtractWrapping}, // sub
+    {4, 2, kOnFloat | kOnInt32, maximum},          // max
+    {5, 2, kOnFloat | kOnInt32, minimum},          // min
+    {6, 2, kOnInt32, logicShift},                  // logicShift
+    {7, 2, kOnInt32, bitAnd},                      // and
+    {8, 2, kOnInt32, bitOr},                       // or
+    {9, 2, kOnInt32, bitXor},                      // xor
+    {12, 2, kOnFloat, divide},                     // div
+    {14, 1, kOnFloat | kOnInt32, convert},         // cast
+    {15, 2, kOnInt32, addSaturating},              // adds
+    {16, 2, kOnInt32, subtractSaturating},         // subs
+    {19, 1, kOnFloat | kOnInt32, copy},            // copy
+    {21, 2, kOnInt32, arithmeticShift},            // ashift
 };
 constexpr uint64_t arithSubTypes() {
   uint64_t bits = 0;
@@ -342,22 +431,25 @@ Status arith(Memories &m, const Command &c, const Operands &ops) {
   const Operand &out = ops.results[0], &a = ops.operands[0], &b = ops.operands[op->inputs - 1];
   ArithTypes t{};
   TPU_ASSIGN_OR_RETURN(t.out, numOf("result", out));
-  TPU_ASSIGN_OR_RETURN(t.in, numOf("operand", a));
-  TPU_RETURN_IF_ERROR(numOf("operand", b).status());
+  TPU_ASSIGN_OR_RETURN(t.a, numOf("operand", a));
+  TPU_ASSIGN_OR_RETURN(t.b, numOf("operand", b));
   if (sub != Cast)
     for (const Operand *v : {&a, &b})
-      if (!(v->type == out.type))
+      if (!(v->type == out.type) && !(v->type.isFloat() && out.type.isFloat()))
         return makeError("operand ", v->name(), " is ", v->type.name(), ", the result ", out.type.name(),
-                         ": operands and result of one type only");
-  if (!(op->on & (t.in == Num::F32 ? kOnF32 : kOnInt32)))
-    return makeError(a.type.name(), " operands are not modelled (", op->on == kOnF32 ? "fp32" : "int32", " only)");
+                         ": operands and result of one type only, or all floats");
+  if (!(op->on & (isFloat(t.a) ? kOnFloat : kOnInt32)))
+    return makeError(a.type.name(), " operands are not modelled (", op->on == kOnFloat ? "fp32, fp16 or bf16" : "int32",
+                     " only)");
   // opd2_n_str: cast's round mode, div's iteration count - 1; set on any other, an error.
   const uint64_t mode = c.get("opd2_n_str");
   if (sub == Cast) {
-    if ((t.in == Num::F32) == (t.out == Num::F32))
+    if ((!isFloat(t.a) && !isFloat(t.out)) || t.a == t.out)
       return makeError("a cast from ", a.type.name(), " to ", out.type.name(), " is not modelled");
-    if (mode > 6 || (t.in != Num::F32 && mode != 0))
-      return makeError("round mode ", mode, " is not modelled", t.in == Num::F32 ? "" : " to fp32 (0 only)");
+    const bool toInt = !isFloat(t.out);
+    if (toInt ? mode > 6 : mode != 0)
+      return makeError("round mode ", mode, " is not modelled",
+                       toInt ? "" : std::string(" to ") + numName(t.out) + " (0 only)");
     t.roundMode = unsigned(mode);
   } else if (mode && sub != Div) {
     return makeError("round mode ", mode, " is not modelled");
@@ -373,10 +465,11 @@ Status arith(Memories &m, const Command &c, const Operands &ops) {
 }
 
 // Compare and select (cmp.sel_gt, sel_eq, sel_lt): res0 = opd0 OP opd1 ? opd2 : opd3, opd0 and opd1 compared
-// in their type (fp32: a NaN compares false, -0 equals +0; int32 signed or unsigned), the chosen bits copied
-// (fp32 or int32). A modelling choice mirroring the BM1684 model's selects (the compiler's runKernel), the
-// BM1684X's exact results not being public. gt_and_sel and lt_and_sel are not executed yet.
-bool equal(uint32_t a, uint32_t b, Num n) { return n == Num::F32 ? asFloat(a) == asFloat(b) : a == b; }
+// in their type (floats widened to fp32: a NaN compares false, -0 equals +0; int32 signed or unsigned), the
+// chosen element written as `selected` writes it (its bits: the views give opd2, opd3 and res0 one type). A
+// modelling choice mirroring the BM1684 model's selects (the compiler's runKernel), the BM1684X's exact
+// results not being public. gt_and_sel and lt_and_sel are not executed yet.
+bool equal(uint32_t a, uint32_t b, Num n) { return isFloat(n) ? widen(a, n) == widen(b, n) : a == b; }
 bool less(uint32_t a, uint32_t b, Num n) { return greater(b, a, n); }
 struct Comparison {
   int sub;
@@ -395,24 +488,37 @@ Status compareSelect(Memories &m, const Command &c, const Operands &ops) {
   TPU_ASSIGN_OR_RETURN(const Num n, numOf("operand", a));
   for (auto [role, v] : {std::pair{"operand", &b}, {"result", &out}, {"operand", &ifTrue}, {"operand", &ifFalse}})
     TPU_RETURN_IF_ERROR(numOf(role, *v).status());
-  return elementwise(m, out, {&a, &b, &ifTrue, &ifFalse},
-                     [&](const Words &w, const Index &) { return cmp->holds(w[0], w[1], n) ? w[2] : w[3]; });
+  const Num outNum = *numOf("result", out), trueNum = *numOf("operand", ifTrue), falseNum = *numOf("operand", ifFalse);
+  for (const Operand *v : {&ifTrue, &ifFalse})
+    if (!(v->type == out.type) && !(v->type.isFloat() && out.type.isFloat()))
+      return makeError("operand ", v->name(), " is ", v->type.name(), ", the result ", out.type.name(),
+                       ": selected values of the result's type only, or all floats");
+  return elementwise(m, out, {&a, &b, &ifTrue, &ifFalse}, [&](const Words &w, const Index &) {
+    return cmp->holds(w[0], w[1], n) ? selected(w[2], trueNum, outNum) : selected(w[3], falseNum, outNum);
+  });
 }
 
-// SFU on fp32. taylor and taylor_4x: a polynomial in x whose opd1_n fp32 coefficients, lowest power first,
-// each lane holds from opd1_addr's offset for its own channels; evaluated by Horner from the highest term,
-// rounding the product and the sum (two roundings per term). rsqrt: 1 / sqrt(x) in fp32, whatever the
-// iteration count in opd2_n_str (TPU-MLIR's rsqrt_n - 1); the chip's SFU result may differ in the last bits.
-// A modelling choice mirroring the compiler's runKernel, the BM1684X's exact results not being public.
+// SFU on floats (fp32, fp16, bf16; the input and the result each of its own). taylor and taylor_4x: a
+// polynomial in x whose opd1_n coefficients (of the input's type, as the table's view says), lowest power
+// first, each lane holds from opd1_addr's offset for its own channels; evaluated in fp32 by Horner from the
+// highest term, rounding the product and the sum (two roundings per term), the result rounded once to its
+// type. rsqrt: 1 / sqrt(x) in fp32 (a rounded sqrt, a rounded divide), whatever the iteration count in
+// opd2_n_str (TPU-MLIR's rsqrt_n - 1), then rounded to the result's type; the chip's SFU result may differ
+// in the last bits. A modelling choice mirroring the compiler's runKernel, the BM1684X's exact results not
+// being public.
 Status sfu(Memories &m, const Command &c, const Operands &ops) {
   enum { Rsqrt = 17 };
   const Operand &out = ops.results[0], &in = ops.operands[0];
-  TPU_RETURN_IF_ERROR(fp32Only({{"result", &out}, {"input", &in}}));
+  TPU_ASSIGN_OR_RETURN(const Num outNum, floatNumOf("result", out));
+  TPU_ASSIGN_OR_RETURN(const Num inNum, floatNumOf("input", in));
   if (c.op().sub == Rsqrt)
-    return elementwise(m, out, {&in},
-                       [](const Words &w, const Index &) { return bitsOf(1.0f / std::sqrt(asFloat(w[0]))); });
+    return elementwise(m, out, {&in}, [&](const Words &w, const Index &) {
+      const float root = std::sqrt(widen(w[0], inNum));
+      return rounded(1.0f / root, outNum);
+    });
   TPU_RETURN_IF_ERROR(unmodelled(c, {"opd2_n_str"}));
   const Operand &table = ops.operands[1];
+  TPU_ASSIGN_OR_RETURN(const Num tableNum, floatNumOf("coefficient table", table));
   if (in.space != Space::Lmem || table.space != Space::Lmem)
     return makeError("an input or coefficient table outside local memory is not modelled");
   // The tables of the lanes the input's channels are in, each read once: lane L's is the table view's
@@ -422,24 +528,27 @@ Status sfu(Memories &m, const Command &c, const Operands &ops) {
   std::vector<float> coef(map::kLanes * terms);
   for (uint64_t ch = 0; ch < std::min<uint64_t>(in.shape[1], map::kLanes); ++ch) {
     const uint64_t lane = (inLane + ch) % map::kLanes;
-    for (uint64_t k = 0; k < terms; ++k)
-      TPU_RETURN_IF_ERROR(
-          m.read(table, {0, (lane + map::kLanes - tableLane) % map::kLanes, 0, k}, &coef[lane * terms + k]));
+    for (uint64_t k = 0; k < terms; ++k) {
+      uint32_t word = 0;
+      TPU_RETURN_IF_ERROR(m.read(table, {0, (lane + map::kLanes - tableLane) % map::kLanes, 0, k}, &word));
+      coef[lane * terms + k] = widen(word, tableNum);
+    }
   }
   return elementwise(m, out, {&in}, [&](const Words &w, const Index &at) {
-    const float x = asFloat(w[0]), *k = &coef[(inLane + at[1]) % map::kLanes * terms];
+    const float x = widen(w[0], inNum), *k = &coef[(inLane + at[1]) % map::kLanes * terms];
     float v = 0;
     for (uint64_t t = terms; t-- > 0;) {
       const float product = v * x;
       v = product + k[t];
     }
-    return bitsOf(v);
+    return rounded(v, outNum);
   });
 }
 
 // The sliding window of conv and pooling/depthwise, per axis (0 height, 1 width): the kernel, its stride and
 // dilation, the input's step (zeros inserted between its elements, for deconvolution), the padding before
-// it and the dilated input's extent; and the value the padding reads as.
+// it and the dilated input's extent; and the value the padding reads as (the constant opd3, of the input's
+// type as its view says, widened).
 struct Window {
   std::array<uint64_t, 2> kernel, stride, dilation, inputStep, padBefore, inputSpan;
   float pad = 0;
@@ -448,8 +557,9 @@ struct Window {
 Result<Window> windowOf(const Command &c, const Operand &in, const Operand &out, const Operand &padValue) {
   TPU_RETURN_IF_ERROR(unmodelled(c, {"pad_mode", "kernel_rotate"}));
   if (padValue.space != Space::Const) return makeError("a pad value in memory (opd3_const = 0) is not modelled");
+  TPU_ASSIGN_OR_RETURN(const Num padNum, floatNumOf("pad value", padValue));
   Window w;
-  w.pad = floatOf(padValue.address);
+  w.pad = widen(padValue.address, padNum);
   const char *axes[2] = {"height", "width"};
   const char *kernel[2] = {"opd1_h", "opd1_w"}, *stride[2] = {"res_op_y_str", "res_op_x_str"};
   const char *dilation[2] = {"opd1_y_ins0", "opd1_x_ins0"}, *inserted[2] = {"opd0_y_ins0", "opd0_x_ins0"};
@@ -490,15 +600,16 @@ std::array<std::vector<int64_t>, 2> tapTables(const Window &w, const Operand &ou
   return taps;
 }
 
-// A view's elements in (n, c, h, w) order, each read (and range-checked) once: the window commands then
-// compute on host arrays.
-Result<std::vector<float>> gather(const Memories &m, const Operand &v) {
+// A float view's elements in (n, c, h, w) order, widened to fp32, each read (and range-checked) once: the
+// window commands then compute on host arrays.
+Result<std::vector<float>> gather(const Memories &m, const char *role, const Operand &v) {
+  TPU_ASSIGN_OR_RETURN(const Num n, floatNumOf(role, v));
   std::vector<float> values;
   values.reserve(size_t(v.shape[0] * v.shape[1] * v.shape[2] * v.shape[3]));
   TPU_RETURN_IF_ERROR(forEach(v.shape, [&](const Index &at) -> Status {
-    float x = 0;
-    TPU_RETURN_IF_ERROR(m.read(v, at, &x));
-    values.push_back(x);
+    uint32_t bits = 0;
+    TPU_RETURN_IF_ERROR(m.read(v, at, &bits));
+    values.push_back(widen(bits, n));
     return Status::ok();
   }));
   return values;
@@ -523,15 +634,21 @@ void forEachTap(const float *plane, uint64_t width, const Window &w, const std::
 
 // conv.normal: each output is its window's taps times the weights summed over the input channels, plus the
 // bias, plus (res_add) what the output held. A modelling choice, the chip's order not being public: one fp32
-// accumulator from 0, the products added in (ic, kh, kw) order, then the bias, then the old output.
+// accumulator from 0, the products added in (ic, kh, kw) order, then the bias, then the old output; on fp16
+// and bf16 the same in fp32 (the numerics' rule), the sum rounded once to the output's type. The input and
+// the weights are of opd0_prec (16-bit weights in the Ic32 layout, 32-bit in Ic1); the bias of the type its
+// view gives (fp32 for every float conv: TPU-MLIR's sCONV reading types opd2 f32 unless the input is 8-bit,
+// and its BM1684X lowering keeps an fp16/bf16 conv's bias fp32; the short form has no opd2_prec); the output
+// of res0_prec.
 Status conv(Memories &m, const Command &c, const Operands &ops) {
   const Operand &out = ops.results[0], &in = ops.operands[0], &weight = ops.operands[1], &bias = ops.operands[2];
-  TPU_RETURN_IF_ERROR(fp32Only({{"output", &out}, {"input", &in}, {"weight", &weight}, {"bias", &bias}}));
+  TPU_ASSIGN_OR_RETURN(const Num outNum, floatNumOf("output", out));
+  TPU_RETURN_IF_ERROR(floatsOnly({{"input", &in}, {"weight", &weight}, {"bias", &bias}}));
   TPU_RETURN_IF_ERROR(unmodelled(c, {"relu"}));
   TPU_ASSIGN_OR_RETURN(const Window w, windowOf(c, in, out, ops.operands[3]));
-  TPU_ASSIGN_OR_RETURN(const std::vector<float> x, gather(m, in));
-  TPU_ASSIGN_OR_RETURN(const std::vector<float> k, gather(m, weight));
-  TPU_ASSIGN_OR_RETURN(const std::vector<float> b, gather(m, bias));
+  TPU_ASSIGN_OR_RETURN(const std::vector<float> x, gather(m, "input", in));
+  TPU_ASSIGN_OR_RETURN(const std::vector<float> k, gather(m, "weight", weight));
+  TPU_ASSIGN_OR_RETURN(const std::vector<float> b, gather(m, "bias", bias));
   const auto taps = tapTables(w, out);
   const bool accumulate = c.get("res_add");
   const uint64_t ic = in.shape[1], plane = in.shape[2] * in.shape[3], kernel = w.kernel[0] * w.kernel[1];
@@ -544,35 +661,43 @@ Status conv(Memories &m, const Command &c, const Operands &ops) {
     }
     float r = acc + b[at[1]];
     if (accumulate) {
-      float old = 0;
+      uint32_t old = 0;
       TPU_RETURN_IF_ERROR(m.read(out, at, &old));
-      r = old + r;
+      r = widen(old, outNum) + r;
     }
-    return m.write(out, at, &r);
+    const uint32_t bits = rounded(r, outNum);
+    return m.write(out, at, &bits);
   });
 }
 
 // Pooling and depthwise conv, channel by channel over the window: max; the sum times avg's multiplier (the
-// fp32 constant in opd1, e.g. 1/(kh*kw)); or the taps times the channel's weights plus its bias, clamped at 0
-// by depthwiserelu. Sums run in (kh, kw) order from 0 (a modelling choice, as conv's); padding counts as the
-// pad value everywhere.
+// constant in opd1, e.g. 1/(kh*kw)); or the taps times the channel's weights plus its bias, clamped at 0 by
+// depthwiserelu. Sums run in (kh, kw) order from 0 (a modelling choice, as conv's); padding counts as the
+// pad value everywhere. On fp16 and bf16 by the numerics' rule: taps, weights, bias and multiplier widened,
+// everything in fp32, each result rounded once to res0_prec. Types: the input, and depthwise's weights and
+// bias, of opd0_prec (their views; TPU-MLIR's sPorD reading types opd1 and a float opd2 with opd0_prec).
+// The multiplier has no view (avg reads only opd0 and opd3 there): a modelling choice, it is taken of
+// opd0_prec too, in the low 16 bits of opd1_addr for fp16/bf16, as the view of opd1 in this command's other
+// forms says and as TPU-MLIR's kernel API passes it (tpu_bdc_fp_avg_pool2d: one data_type_t for the command,
+// the scale a scalar_t of it); on fp32 it is the fp32 constant it was.
 Status poolOrDepthwise(Memories &m, const Command &c, const Operands &ops) {
   enum { Depthwise = 0, Avg = 1, DepthwiseRelu = 2, Max = 4 };
   const int sub = c.op().sub;
   const bool depthwise = sub == Depthwise || sub == DepthwiseRelu;
   const Operand &out = ops.results[0], &in = ops.operands[0];
-  TPU_RETURN_IF_ERROR(fp32Only({{"output", &out}, {"input", &in}}));
-  if (depthwise) TPU_RETURN_IF_ERROR(fp32Only({{"weight", &ops.operands[1]}, {"bias", &ops.operands[2]}}));
+  TPU_ASSIGN_OR_RETURN(const Num outNum, floatNumOf("output", out));
+  TPU_ASSIGN_OR_RETURN(const Num inNum, floatNumOf("input", in));
+  if (depthwise) TPU_RETURN_IF_ERROR(floatsOnly({{"weight", &ops.operands[1]}, {"bias", &ops.operands[2]}}));
   TPU_RETURN_IF_ERROR(unmodelled(c, {"res_add", "relu"}));
   if (sub == Avg && !c.get("opd1_const"))
     return makeError("an average's multiplier in memory (opd1_const = 0) is not modelled");
-  const float avgMultiplier = floatOf(c.get("opd1_addr"));
+  const float avgMultiplier = widen(c.get("opd1_addr"), inNum);
   TPU_ASSIGN_OR_RETURN(const Window w, windowOf(c, in, out, ops.operands.back()));
-  TPU_ASSIGN_OR_RETURN(const std::vector<float> x, gather(m, in));
+  TPU_ASSIGN_OR_RETURN(const std::vector<float> x, gather(m, "input", in));
   std::vector<float> k, b;
   if (depthwise) {
-    TPU_ASSIGN_OR_RETURN(k, gather(m, ops.operands[1]));
-    TPU_ASSIGN_OR_RETURN(b, gather(m, ops.operands[2]));
+    TPU_ASSIGN_OR_RETURN(k, gather(m, "weight", ops.operands[1]));
+    TPU_ASSIGN_OR_RETURN(b, gather(m, "bias", ops.operands[2]));
   }
   const auto taps = tapTables(w, out);
   const uint64_t channels = in.shape[1], plane = in.shape[2] * in.shape[3], kernel = w.kernel[0] * w.kernel[1];
@@ -593,7 +718,8 @@ Status poolOrDepthwise(Memories &m, const Command &c, const Operands &ops) {
     if (sub == Avg) r = acc * avgMultiplier;
     if (depthwise) r = acc + b[at[1]];
     if (sub == DepthwiseRelu) r = r > 0 ? r : 0.0f;
-    return m.write(out, at, &r);
+    const uint32_t bits = rounded(r, outNum);
+    return m.write(out, at, &bits);
   });
 }
 

@@ -1,13 +1,16 @@
 // BM1684X commands executed on the data (no timing): the memories as the chip's commands address them, and
 // each command's effect on them, read through its operand views (memory/bm1684x/Operands.h). Executed so
-// far: tensor DMA (plain, broadcast, n<->c transpose, constant fill; lane masks); fp32 and int32 elementwise
-// arithmetic (add, sub, mul, max, min, copy; fp32 div; int32 adds, subs, and, or, xor, logical and
-// arithmetic shifts; casts between fp32 and int32), compare-select (sel_gt, sel_eq, sel_lt) and the fp32 SFU's
-// Taylor series and rsqrt; fp32 conv.normal, max and average pooling and depthwise conv (+ relu). Where the
-// BM1684X's results are not public (integer saturation and shifts, rounding, division, the SFU, summation
-// order) they are modelling choices mirroring this project's BM1684 model (Executor.cpp). Every other
-// command, these on other data types and fields whose effect is not modelled are errors naming them:
-// nothing is approximated.
+// far: tensor DMA (plain, broadcast, n<->c transpose, constant fill; lane masks; elements of 1, 2 or 4
+// bytes); float (fp32, fp16, bf16, operand and result types mixed as the precision fields say) and int32
+// elementwise arithmetic (add, sub, mul, max, min, copy; float div; int32 adds, subs, and, or, xor, logical
+// and arithmetic shifts; casts between any two of fp32, fp16, bf16 and int32), compare-select (sel_gt,
+// sel_eq, sel_lt) and the SFU's Taylor series and rsqrt on floats; conv.normal (16-bit weights in the Ic32
+// layout, 32-bit in Ic1), max and average pooling and depthwise conv (+ relu) on floats. fp16 and bf16 follow
+// one rule (Executor.cpp, the numerics): widened exactly to fp32, computed as on fp32, each result rounded
+// once to its type. Where the BM1684X's results are not public (integer saturation and shifts, rounding,
+// division, the SFU, summation order, the 16-bit float datapath) they are modelling choices mirroring this
+// project's BM1684 model (Executor.cpp). Every other command, these on other data types (int8, int16, int4)
+// and fields whose effect is not modelled are errors naming them: nothing is approximated.
 #pragma once
 
 #include "isa/bm1684x/Command.h"

@@ -1,6 +1,6 @@
-// fp16 and bf16 against references computed here independently: every 16-bit pattern's value by the
+// support/Float16.h: fp16 and bf16 against references computed here independently: every 16-bit pattern's value by the
 // formula of its format, and rounding as "the nearest value of the format, ties to the even pattern".
-#include "arith/Float16.h"
+#include "support/Float16.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-using namespace tpu::sim;
+using namespace tpu;
 
 namespace {
 
