@@ -63,7 +63,7 @@ double bitDifference(const NpzMap &a, const NpzMap &b, std::string &where) {
 // functional semantics for --test-input.
 struct ChipTarget {
   isa::Chip chip;
-  bool quantizes; // lowers to INT8 (else F32 only)
+  std::initializer_list<lowering::Quantize> modes; // what the chip's compiler takes
   Status (*compile)(const backend::Graph &graph, const DeployOptions &options, std::ostream &log);
   Result<NpzMap> (*runFunc)(const std::string &bmodelPath, const std::string &net, const NpzMap &inputs);
 };
@@ -98,9 +98,10 @@ Status compileBm1684x(const backend::Graph &graph, const DeployOptions &options,
   return Status::ok();
 }
 
-constexpr ChipTarget kTargets[] = {
-    {isa::Chip::BM1684, true, compileBm1684, runBm1684},
-    {isa::Chip::BM1684X, false, compileBm1684x, runtime::bm1684x::runFuncFile},
+using lowering::Quantize;
+const ChipTarget kTargets[] = {
+    {isa::Chip::BM1684, {Quantize::F32, Quantize::INT8}, compileBm1684, runBm1684},
+    {isa::Chip::BM1684X, {Quantize::F32, Quantize::F16, Quantize::BF16}, compileBm1684x, runtime::bm1684x::runFuncFile},
 };
 
 } // namespace
@@ -110,8 +111,13 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   if (!chip) return chip.status();
   const ChipTarget &target =
       *std::find_if(std::begin(kTargets), std::end(kTargets), [&](const ChipTarget &t) { return t.chip == *chip; });
-  if (!target.quantizes && options.mode != lowering::Quantize::F32)
-    return makeError("--chip ", options.chip, ": only --quantize F32 is compiled for this chip so far");
+  if (std::find(target.modes.begin(), target.modes.end(), options.mode) == target.modes.end()) {
+    std::string modes;
+    for (lowering::Quantize m : target.modes)
+      modes += std::string(modes.empty() ? "" : ", ") + lowering::quantizeName(m);
+    return makeError("--chip ", options.chip, " takes --quantize ", modes, ", not ",
+                     lowering::quantizeName(options.mode));
+  }
   if (options.output.empty()) return makeError("missing -o model.bmodel");
   lowering::LoweringOptions lo;
   lo.mode = options.mode;

@@ -18,7 +18,23 @@ namespace tpu::lowering {
 Result<Quantize> parseQuantize(const std::string &name) {
   if (name == "F32") return Quantize::F32;
   if (name == "INT8") return Quantize::INT8;
-  return makeError("--quantize '", name, "' is not one of F32, INT8");
+  if (name == "F16") return Quantize::F16;
+  if (name == "BF16") return Quantize::BF16;
+  return makeError("--quantize '", name, "' is not one of F32, INT8, F16, BF16");
+}
+
+const char *quantizeName(Quantize mode) {
+  switch (mode) {
+  case Quantize::F32:
+    return "F32";
+  case Quantize::INT8:
+    return "INT8";
+  case Quantize::F16:
+    return "F16";
+  case Quantize::BF16:
+    return "BF16";
+  }
+  return "?";
 }
 
 Result<std::set<std::string>> loadQuantizeTable(const std::string &path) {
@@ -472,8 +488,14 @@ Result<LoweredModule> Lowerer::run() {
 
 Result<LoweredModule> lowerToTpu(ModuleOp topModule, const top::WeightStore &weights, const LoweringOptions &options) {
   topModule.getContext()->getOrLoadDialect<tpuir::TpuDialect>();
-  Lowerer lowerer(topModule, weights, options);
-  return lowerer.run();
+  const bool half = options.mode == Quantize::F16 || options.mode == Quantize::BF16;
+  LoweringOptions f32 = options;
+  if (half) f32.mode = Quantize::F32;
+  Lowerer lowerer(topModule, weights, f32);
+  auto lowered = lowerer.run();
+  if (!lowered || !half) return lowered;
+  TPU_RETURN_IF_ERROR(convertToHalf(*lowered, options.mode));
+  return lowered;
 }
 
 } // namespace tpu::lowering

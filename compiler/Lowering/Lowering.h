@@ -24,8 +24,10 @@
 
 namespace tpu::lowering {
 
-enum class Quantize { F32, INT8 };
-Result<Quantize> parseQuantize(const std::string &name); // "F32" / "INT8"
+// F16 and BF16 (the BM1684X's 16-bit floats): the F32 lowering retyped (convertToHalf).
+enum class Quantize { F32, INT8, F16, BF16 };
+Result<Quantize> parseQuantize(const std::string &name); // "F32" / "INT8" / "F16" / "BF16"
+const char *quantizeName(Quantize mode);
 
 // fp32 values of Top tensors on calibration samples: name -> one C-order
 // array per sample (what bias correction and weight rounding read), and the
@@ -100,6 +102,10 @@ struct LoweredModule {
 // and location), tensors missing from the calibration table (naming them).
 Result<LoweredModule> lowerToTpu(mlir::ModuleOp topModule, const top::WeightStore &weights,
                                  const LoweringOptions &options);
+
+// An F32-lowered module in F16 or BF16 (HalfFloat.cpp): chip tensors and weights (but biases) in the
+// 16-bit type, casts at graph inputs, outputs and host ops.
+Status convertToHalf(LoweredModule &module, Quantize mode);
 
 // The quantize table: one tensor (op result) name per line, '#' comments;
 // optionally followed by a precision word, which must be F32.

@@ -41,6 +41,8 @@ NpyArray toFloatArray(const backend::Tensor &t, const backend::Bytes &v, const k
   std::vector<float> f(size_t(kernels::numElements(shape)));
   if (t.dtype == DType::F32)
     std::memcpy(f.data(), v.data(), f.size() * 4);
+  else if (backend::isHalf(t.dtype))
+    std::memcpy(f.data(), backend::widenHalf(v, t.dtype).data(), f.size() * 4);
   else if (t.dtype == DType::I16)
     for (size_t i = 0; i < f.size(); ++i) {
       int16_t q;

@@ -788,9 +788,13 @@ TEST(Lowering, OpWithoutLoweringIsNamed) {
 TEST(Lowering, QuantizeModeNames) {
   EXPECT_EQ(*lowering::parseQuantize("INT8"), Quantize::INT8);
   EXPECT_EQ(*lowering::parseQuantize("F32"), Quantize::F32);
-  auto bad = lowering::parseQuantize("BF16");
+  EXPECT_EQ(*lowering::parseQuantize("F16"), Quantize::F16);
+  EXPECT_EQ(*lowering::parseQuantize("BF16"), Quantize::BF16);
+  for (Quantize m : {Quantize::F32, Quantize::INT8, Quantize::F16, Quantize::BF16})
+    EXPECT_EQ(*lowering::parseQuantize(lowering::quantizeName(m)), m);
+  auto bad = lowering::parseQuantize("FP8");
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.message(), "--quantize 'BF16' is not one of F32, INT8");
+  EXPECT_EQ(bad.message(), "--quantize 'FP8' is not one of F32, INT8, F16, BF16");
 }
 
 } // namespace

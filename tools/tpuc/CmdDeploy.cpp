@@ -12,13 +12,13 @@ namespace {
 int runDeploy(int argc, char **argv) {
   tpuc::SubcommandArgs args(
       "deploy",
-      "model.top.mlir --quantize F32|INT8 [--calibration-table model.cali] "
+      "model.top.mlir --quantize F32|INT8|F16|BF16 [--calibration-table model.cali] "
       "[--quantize-table keep_fp32.txt] [--no-uint8] [--bias-correction] [--round-weights] "
       "[--per-channel-weights] [--int16-pointwise] [--int8-recipe auto|none|FILE] "
       "[--calibration-data DIR [--input-num 4]] [--no-layer-group] [--no-cpu-subnets] [--chip bm1684] -o model.bmodel "
       "[--test-input in.npz [--test-reference ref.npz]]");
   args.positionals(1, 1, "model");
-  args.option("--quantize", "F32 or INT8");
+  args.option("--quantize", "F32 or INT8 (BM1684); F32, F16 or BF16 (BM1684X)");
   args.option("--calibration-table", "calibration table from tpuc calibrate (INT8)");
   args.option("--quantize-table", "tensor names (one per line) whose ops stay F32");
   tpuc::declareLeverOptions(args);
@@ -27,12 +27,12 @@ int runDeploy(int argc, char **argv) {
   args.option("--input-num", "how many of them (default 4)");
   args.flag("--no-layer-group", "compile every op alone (load, compute, store), for comparison with layer groups");
   args.flag("--no-cpu-subnets", "refuse ops the chip cannot run instead of running them on the host (CPU sub-nets)");
-  args.option("--chip", "target chip (bm1684; bm1684x: F32 only so far)");
+  args.option("--chip", "target chip: bm1684 (default) or bm1684x");
   args.option("--output", "the bmodel to write; model.tpu.mlir is written beside it", "-o");
   args.option("--test-input", "npz of inputs: run the bmodel (func backend) and the Tpu interpreter");
   args.option("--test-reference", "npz of reference outputs (e.g. from tpuc run) to compare the bmodel with");
-  args.option("--min-cosine", "cosine the comparison needs (default 0.9999 for F32, 0.99 for INT8)");
-  if (auto done = args.parseCommandLine(argc, argv, {{"--quantize", "--quantize F32|INT8"}})) return *done;
+  args.option("--min-cosine", "cosine the comparison needs (default 0.9999 for F32, 0.99 for INT8, F16 and BF16)");
+  if (auto done = args.parseCommandLine(argc, argv, {{"--quantize", "--quantize F32|INT8|F16|BF16"}})) return *done;
   auto mode = tpu::lowering::parseQuantize(args.get("--quantize"));
   if (!mode) return tpuc::fail("deploy", mode.message());
   if (!args.has("--output")) return tpuc::fail("deploy", "missing -o model.bmodel");

@@ -39,6 +39,8 @@ namespace {
 
 tpu::Result<DType> dtypeOf(Type elem) {
   if (elem.isF32()) return DType::F32;
+  if (elem.isF16()) return DType::F16;
+  if (elem.isBF16()) return DType::BF16;
   if (elem.isSignlessInteger(8) || elem.isSignedInteger(8)) return DType::I8;
   if (elem.isUnsignedInteger(8)) return DType::U8;
   if (elem.isInteger(16)) return DType::I16;

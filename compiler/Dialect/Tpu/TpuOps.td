@@ -3,7 +3,8 @@
 // one definition of a chip op: its operands, attributes and result, the
 // back-end kind it becomes (BackendOpInterface) and its verifier.
 //
-// Types: an fp32 tensor is tensor<...xf32>; an int8 activation is
+// Types: an fp32 tensor is tensor<...xf32> (F16 and BF16: tensor<...xf16>, tensor<...xbf16>, BM1684X only;
+// a 16-bit float op computes its fp32 form rounded once, compiler/Backend/Graph.h); an int8 activation is
 // tensor<...xi8, SCALE : f32> (the encoding is its scale: real = q * SCALE,
 // SCALE = threshold / 127, symmetric). Int8 weights are tensor<...xi8>, int8
 // biases tensor<...xi16> (top.weight ops of the module's weight file).
@@ -69,13 +70,13 @@ class Tpu_Op<string mnemonic, string kind, list<Trait> traits = []>
 }
 
 // Activations: fp32, or int8/uint8 with the scale as encoding.
-def Tpu_Activation : RankedTensorOf<[F32, I8, UI8]>;
+def Tpu_Activation : RankedTensorOf<[F32, F16, BF16, I8, UI8]>;
 // An activation or an int8 conv's int16 accumulator (no scale: its channels
 // have scales of their own), which a per-channel affine requantizes to int8.
-def Tpu_ActivationOrAccumulator : RankedTensorOf<[F32, I8, UI8, I16]>;
+def Tpu_ActivationOrAccumulator : RankedTensorOf<[F32, F16, BF16, I8, UI8, I16]>;
 // Weights of a weighted op: fp32 or int8 (filters), fp32 or int16 (biases).
-def Tpu_Filter : RankedTensorOf<[F32, I8]>;
-def Tpu_OptionalBias : AnyTypeOf<[RankedTensorOf<[F32, I16]>, NoneType]>;
+def Tpu_Filter : RankedTensorOf<[F32, F16, BF16, I8]>;
+def Tpu_OptionalBias : AnyTypeOf<[RankedTensorOf<[F32, F16, BF16, I16]>, NoneType]>;
 
 // Shared requantization parameters: a fused relu, the int8 right shift and
 // multipliers (how many each op takes: compiler/Backend/Graph.h Op).
@@ -144,8 +145,8 @@ def Tpu_AffineOp : Tpu_SimpleOp<"affine", "Affine",
     "x * alpha + beta (int8: x*m0 + m1 >> rshift), or with scale and bias weights of one value per "
     "channel x * scale[c] + bias[c] (int8: int16 scale, int32 bias, >> rshift; the input may be a conv's "
     "int16 accumulator)",
-    (ins Tpu_ActivationOrAccumulator:$input, AnyTypeOf<[RankedTensorOf<[F32, I16]>, NoneType]>:$scale,
-         AnyTypeOf<[RankedTensorOf<[F32, I32]>, NoneType]>:$bias, F64Attr:$alpha, F64Attr:$beta)> {
+    (ins Tpu_ActivationOrAccumulator:$input, AnyTypeOf<[RankedTensorOf<[F32, F16, BF16, I16]>, NoneType]>:$scale,
+         AnyTypeOf<[RankedTensorOf<[F32, F16, BF16, I32]>, NoneType]>:$bias, F64Attr:$alpha, F64Attr:$beta)> {
   let hasKindParams = 1;
 }
 def Tpu_LutOp : Tpu_SimpleOp<"lut", "Lut", "int8 table lookup: table[x] (256 entries)",
@@ -172,7 +173,7 @@ def Tpu_SliceOp : Tpu_SimpleOp<"slice", "Slice",
 def Tpu_ReshapeOp : Tpu_SimpleOp<"reshape", "Reshape", "Same bytes, new shape (batch kept)",
     (ins Tpu_Activation:$input)>;
 def Tpu_CastOp : Tpu_SimpleOp<"cast", "Cast",
-    "fp32 -> int8 (round half to even of x / scale, saturated) or int8 -> fp32 (q * scale)",
+    "fp32 -> int8 (round half to even of x / scale, saturated) or int8 -> fp32 (q * scale); fp32 <-> f16/bf16 (round to nearest even, widen)",
     (ins Tpu_Activation:$input)>;
 def Tpu_RequantOp : Tpu_SimpleOp<"requant", "Requant", "int8 -> int8 with another scale: x*m0 >> rshift",
     (ins Tpu_Activation:$input)>;
@@ -193,8 +194,8 @@ def Tpu_ReduceOp : Tpu_SimpleOp<"reduce", "Reduce",
 def Tpu_LayerNormOp : Tpu_SimpleOp<"layer_norm", "LayerNorm",
     "fp32 (x - mean) / sqrt(var + epsilon) over the input dims `axes`, then * scale + bias (weights of the "
     "normalized elements in C order; a bias needs a scale)",
-    (ins Tpu_Activation:$input, AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$scale,
-         AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$bias, DenseI64ArrayAttr:$axes, F64Attr:$epsilon)> {
+    (ins Tpu_Activation:$input, AnyTypeOf<[RankedTensorOf<[F32, F16, BF16]>, NoneType]>:$scale,
+         AnyTypeOf<[RankedTensorOf<[F32, F16, BF16]>, NoneType]>:$bias, DenseI64ArrayAttr:$axes, F64Attr:$epsilon)> {
   let hasKindParams = 1;
 }
 def Tpu_UnaryOp : Tpu_SimpleOp<"unary", "Unary",

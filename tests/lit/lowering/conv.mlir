@@ -43,7 +43,7 @@
 // QTABLE: "tpu.cast"({{.*}} : (tensor<1x3x6x6xf32>) -> tensor<1x3x6x6xui8, 0.0313725509 : f32>
 // QTABLE: "tpu.conv_transpose"({{.*}}rshift = 6 : i64
 
-// MODE: error: --quantize 'INT4' is not one of F32, INT8
+// MODE: error: --quantize 'INT4' is not one of F32, INT8, F16, BF16
 // NOCALI: error: INT8 needs a calibration table (--calibration-table)
 // BAD: error: no lowering for top.conv_transpose 'wide' at loc("wide"): stride 17x17 exceeds 16 (zeros inserted between input rows: a 4-bit field)
 

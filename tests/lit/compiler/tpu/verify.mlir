@@ -36,10 +36,21 @@ func.func @rshift_negative(%x: tensor<1x4x8x8xi8, 0.5 : f32>) -> tensor<1x4x8x8x
 // -----
 
 // An operand dtype the op does not take: the type constraint of TpuOps.td.
+func.func @filter_f64(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = top.weight "w" : tensor<4x3x3x3xf64>
+  %b = top.none
+  // expected-error @+1 {{'tpu.conv' op operand #1 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 8-bit signless integer values, but got 'tensor<4x3x3x3xf64>'}}
+  %0 = "tpu.conv"(%x, %w, %b) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}> : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf64>, none) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// A 16-bit float operand of an fp32 op: only tpu.cast changes a tensor's float type (Graph.h).
 func.func @filter_f16(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %w = top.weight "w" : tensor<4x3x3x3xf16>
   %b = top.none
-  // expected-error @+1 {{'tpu.conv' op operand #1 must be ranked tensor of 32-bit float or 8-bit signless integer values, but got 'tensor<4x3x3x3xf16>'}}
+  // expected-error @+1 {{'tpu.conv' op Conv 'result': output 'result' is float32 but inputs are 16-bit floats: only a Cast changes a tensor's float type}}
   %0 = "tpu.conv"(%x, %w, %b) <{dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}> : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf16>, none) -> tensor<1x4x8x8xf32>
   return %0 : tensor<1x4x8x8xf32>
 }
