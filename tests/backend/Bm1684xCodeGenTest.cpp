@@ -25,8 +25,9 @@ using namespace tpu::backend::test;
 namespace {
 
 // Compiles `g`, writes and reads the bmodel back, runs it and compares each output with the reference
-// within 1e-5 relative to max(1, |reference|) (equal infinities, NaN for NaN). Returns the compile report.
-bm1684x::CompileReport expectRunsLikeReference(const Graph &g, uint32_t seed = 7) {
+// within 1e-5 relative to max(1, |reference|) (equal infinities, NaN for NaN), or bit for bit when
+// `bitExact`. Returns the compile report.
+bm1684x::CompileReport expectRunsLikeReference(const Graph &g, uint32_t seed = 7, bool bitExact = false) {
   bm1684x::CompileReport report;
   auto inputs = randomInputs(g, seed);
   auto ref = evalGraph(g, inputs);
@@ -56,9 +57,10 @@ bm1684x::CompileReport expectRunsLikeReference(const Graph &g, uint32_t seed = 7
     EXPECT_EQ(got.size(), size_t(t.numel())) << t.name;
     size_t bad = 0;
     for (size_t k = 0; k < got.size(); ++k)
-      if (!(want[k] == got[k] || (std::isnan(want[k]) && std::isnan(got[k])) ||
-            std::fabs(want[k] - got[k]) <= 1e-5f * std::max(1.0f, std::fabs(want[k]))) &&
-          bad++ < 5)
+      if (bitExact ? std::memcmp(&want[k], &got[k], 4) != 0 && bad++ < 5
+                   : !(want[k] == got[k] || (std::isnan(want[k]) && std::isnan(got[k])) ||
+                       std::fabs(want[k] - got[k]) <= 1e-5f * std::max(1.0f, std::fabs(want[k]))) &&
+                         bad++ < 5)
         ADD_FAILURE() << t.name << "[" << k << "]: want " << want[k] << " got " << got[k];
   }
   return report;
@@ -417,6 +419,54 @@ TEST(Bm1684xCodeGen, UnevenAveragesAndBackwardCopies) {
   expectRunsLikeReference(b.g);
 }
 
+// A net in F16 and in BF16, bit for bit as Graph.h's rule computes it: cast in; a conv of 70 input
+// channels (Ic32 weights, three groups; fp32 bias) with relu; max pooling; an add; a depthwise conv whose
+// fp32 bias is added to its fp32 sums; an average and a global average (the input widened to fp32, then
+// 1/count * x summed term by term); an fc; a clip; cast out.
+TEST(Bm1684xCodeGen, SixteenBitFloatNet) {
+  for (DType half : {DType::F16, DType::BF16}) {
+    GraphBuilder b;
+    int x = b.act("x", {2, 70, 10, 9}, DType::F32), h = b.act("h", {2, 70, 10, 9}, half);
+    b.op(OpKind::Cast, "in", {x}, h);
+    int w = b.weight("w", {66, 70, 3, 3}, half), bias = b.weight("bias", {66}, DType::F32);
+    int c = b.act("c", {2, 66, 10, 9}, half);
+    Op &conv = b.op(OpKind::Conv, "conv", {h, w, bias}, c);
+    conv.params<WindowParams>() = window(3, 1, 1);
+    conv.relu = true;
+    int m = b.act("m", {2, 66, 5, 5}, half);
+    b.op(OpKind::Pool, "max", {c}, m).params<WindowParams>() = [] {
+      WindowParams p = window(2, 2, 0);
+      p.isMax = true;
+      p.padRight = 1;
+      return p;
+    }();
+    int a = b.act("a", {2, 66, 5, 5}, half);
+    b.op(OpKind::Add, "add", {m, m}, a);
+    int dw = b.weight("dw", {66, 1, 3, 3}, half), db = b.weight("db", {66}, DType::F32);
+    int d = b.act("d", {2, 66, 5, 5}, half);
+    WindowParams dp = window(3, 1, 1);
+    dp.groups = 66;
+    Op &depthwise = b.op(OpKind::Conv, "dw", {a, dw, db}, d);
+    depthwise.params<WindowParams>() = dp;
+    depthwise.relu = true;
+    int av = b.act("av", {2, 66, 3, 3}, half);
+    b.op(OpKind::Pool, "avg", {d}, av).params<WindowParams>() = window(3, 1, 0);
+    int gap = b.act("gap", {2, 66, 1, 1}, half);
+    b.op(OpKind::GlobalAvgPool, "gap", {av}, gap);
+    int fw = b.weight("fw", {40, 66}, half), fb = b.weight("fb", {40}, DType::F32);
+    int fc = b.act("fc", {2, 40}, half), cl = b.act("cl", {2, 40}, half), y = b.act("y", {2, 40}, DType::F32);
+    b.op(OpKind::Fc, "fc", {gap, fw, fb}, fc);
+    b.op(OpKind::Clip, "clip", {fc}, cl).params<ClipParams>() = {-0.25f, 6.0f};
+    b.op(OpKind::Cast, "out", {cl}, y);
+    int y2 = b.act("y2", {2, 66, 5, 5}, DType::F32);
+    b.op(OpKind::Cast, "out2", {d}, y2);
+    b.g.inputs = {x};
+    b.g.outputs = {y, y2};
+    SCOPED_TRACE(dtypeName(half));
+    expectRunsLikeReference(b.g, 7, /*bitExact=*/true);
+  }
+}
+
 TEST(Bm1684xCodeGen, RefusesWhatItDoesNotCompile) {
   {
     GraphBuilder b;
@@ -449,7 +499,7 @@ TEST(Bm1684xCodeGen, RefusesWhatItDoesNotCompile) {
     b.g.outputs = {y};
     auto model = bm1684x::compileToBmodel(b.g);
     ASSERT_FALSE(model.isOk());
-    EXPECT_NE(model.message().find("fp32 only"), std::string::npos) << model.message();
+    EXPECT_EQ(model.message(), "graph input 'x' is int8: BM1684X bmodels take fp32 inputs and outputs");
   }
 }
 

@@ -272,8 +272,8 @@ def run_case(tpuc, case_dir, work, runtime_weights=False, chip_only=False, chip=
         if rc == 2 and len(err) == 1 and NO_LOWERING.match(err[0]):
             return "no-lowering", err[0].split(": ", 3)[-1]
         # The BM1684X code generator's refusal, its last line (after the Tpu module was written) ending "(the
-        # BM1684X compiler is fp32 only so far)"; the reason is counted with the names left out.
-        hit = re.match(r"^tpuc deploy: error: (.*) \(the BM1684X compiler is fp32 only so far\)$", err[-1]) if err else None
+        # BM1684X compiler does not compile it yet)"; the reason is counted with the names left out.
+        hit = re.match(r"^tpuc deploy: error: (.*) \(the BM1684X compiler does not compile it yet\)$", err[-1]) if err else None
         if hit:
             return "not-compiled", re.sub(r"'[^']*'", "'.'", hit.group(1))
         return "error", f"deploy exit {rc}: " + " | ".join(err)

@@ -12,10 +12,39 @@
 namespace tpu::backend::bm1684x {
 
 Status unsupported(const Op &op, const std::string &why) {
-  return makeError(opKindName(op.kind), " '", op.name, "': ", why, " (the BM1684X compiler is fp32 only so far)");
+  return makeError(opKindName(op.kind), " '", op.name, "': ", why, " (the BM1684X compiler does not compile it yet)");
 }
 
 namespace {
+
+// The kinds compiled in 16-bit floats so far: each computes its fp32 form rounded once (one command, or
+// steps that only select between values), Graph.h's rule.
+bool compiledInHalf(const Op &op) {
+  switch (op.kind) {
+  case OpKind::Conv:
+  case OpKind::ConvTranspose:
+  case OpKind::Fc:
+  case OpKind::MatMul:
+  case OpKind::Pool:
+  case OpKind::GlobalAvgPool:
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Relu:
+  case OpKind::Clip:
+  case OpKind::LeakyRelu:
+  case OpKind::Move:
+  case OpKind::Slice:
+  case OpKind::Upsample:
+  case OpKind::Concat:
+  case OpKind::Reshape:
+    return true;
+  default:
+    return false;
+  }
+}
 
 // The constants an op reads from DDR: its programs' polynomial tables (lowest term first, one table after
 // another), a Resize's blend weights along w and then h, an uneven average's 1 / count per output position.
@@ -44,7 +73,10 @@ std::vector<float> constantsOf(const Graph &g, const Op &op) {
 
 Status Compiler::emit(const Op &op) {
   for (int t : op.inputs)
-    if (g_.tensors[size_t(t)].dtype != DType::F32) return unsupported(op, "a non-fp32 input");
+    if (const DType d = g_.tensors[size_t(t)].dtype; d != DType::F32 && !isHalf(d))
+      return unsupported(op, std::string("a ") + dtypeName(d) + " input");
+  if (isHalfOp(g_, op) && !compiledInHalf(op))
+    return unsupported(op, std::string("this kind in ") + dtypeName(g_.tensors[size_t(op.output)].dtype));
   switch (op.kind) {
   case OpKind::Conv:
   case OpKind::ConvTranspose:
@@ -75,6 +107,10 @@ Status Compiler::emit(const Op &op) {
     if (!programOf(op))
       return unsupported(op, std::string("no fp32 recipe for ") + unaryName(op.params<UnaryParams>().function));
     return emitElementwise(op);
+  case OpKind::Cast:
+    if (!isHalf(g_.tensors[size_t(op.output)].dtype) && !isHalf(g_.tensors[size_t(op.inputs[0])].dtype))
+      return unsupported(op, "a cast other than fp32 <-> float16 or bfloat16");
+    return emitElementwise(op);
   case OpKind::Move:
   case OpKind::Slice:
   case OpKind::Upsample:
@@ -99,6 +135,12 @@ Status Compiler::emit(const Op &op) {
 
 Result<bmodel::Model> Compiler::run(CompileReport *report) {
   TPU_RETURN_IF_ERROR(g_.validate());
+  // 16-bit float models cast at their edges (lowering::convertToHalf): the bmodel's inputs and outputs are fp32.
+  for (const std::vector<int> *io : {&g_.inputs, &g_.outputs})
+    for (int t : *io)
+      if (g_.tensors[size_t(t)].dtype != DType::F32)
+        return makeError("graph ", io == &g_.inputs ? "input" : "output", " '", g_.tensors[size_t(t)].name, "' is ",
+                         dtypeName(g_.tensors[size_t(t)].dtype), ": BM1684X bmodels take fp32 inputs and outputs");
   // DDR: the coefficients first, then every activation in its own range (no reuse yet).
   bmodel::Net net;
   net.name = g_.name;
@@ -115,8 +157,8 @@ Result<bmodel::Model> Compiler::run(CompileReport *report) {
   for (size_t i = 0; i < g_.tensors.size(); ++i) {
     const Tensor &t = g_.tensors[i];
     if (!t.isWeight()) continue;
-    if (t.dtype != DType::F32)
-      return makeError("weight '", t.name, "' is ", dtypeName(t.dtype), " (the BM1684X compiler is fp32 only so far)");
+    if (t.dtype != DType::F32 && !isHalf(t.dtype))
+      return makeError("weight '", t.name, "' is ", dtypeName(t.dtype), " (the BM1684X compiler takes float weights)");
     net.coeff.resize(alignUp(net.coeff.size(), kDdrAlign));
     address_[i] = net.coeffAddr + net.coeff.size();
     const std::vector<uint8_t> bytes = transposedBy[i] ? rotatedConvWeights(t) : t.data;
@@ -136,9 +178,9 @@ Result<bmodel::Model> Compiler::run(CompileReport *report) {
   for (size_t i = 0; i < g_.tensors.size(); ++i) placed[i] = g_.tensors[i].isWeight();
   auto placeTensor = [&](int t) -> Status {
     const Tensor &tensor = g_.tensors[size_t(t)];
-    if (tensor.dtype != DType::F32)
+    if (tensor.dtype != DType::F32 && !isHalf(tensor.dtype))
       return makeError("tensor '", tensor.name, "' is ", dtypeName(tensor.dtype),
-                       " (the BM1684X compiler is fp32 only so far)");
+                       " (the BM1684X compiler takes float tensors)");
     address_[size_t(t)] = net.ctxAddr + neurons;
     neurons = alignUp(neurons + tensor.bytes(), kDdrAlign);
     placed[size_t(t)] = true;

@@ -10,11 +10,11 @@ Result<Command> tiuCommand(const char *mnemonic, Fields fields) {
 }
 
 Result<Command> arithCommand(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a,
-                             std::optional<uint64_t> bTile, float bConstant) {
+                             std::optional<uint64_t> bTile, float bConstant, TileTypes types) {
   TPU_ASSIGN_OR_RETURN(Command c, tiuCommand(mnemonic, {{"tsk_opd_num", 2},
-                                                        {"res0_prec", kPrecF32},
-                                                        {"opd0_prec", kPrecF32},
-                                                        {"opd1_prec", kPrecF32},
+                                                        {"res0_prec", precOf(types.out)},
+                                                        {"opd0_prec", precOf(types.a)},
+                                                        {"opd1_prec", bTile ? precOf(types.b) : kPrecF32},
                                                         {"res0_n", shape[0]},
                                                         {"res0_c", shape[1]},
                                                         {"res0_h", shape[2]},
@@ -28,9 +28,9 @@ Result<Command> arithCommand(const char *mnemonic, const Dims &shape, uint64_t o
 
 Result<Command> windowCommand(const char *mnemonic, const Dims &out, const std::array<uint64_t, 2> &in,
                               const WindowParams &p, const std::array<uint64_t, 2> &padRows, uint32_t padValue,
-                              uint64_t inOffset, uint64_t outOffset) {
-  return tiuCommand(mnemonic, {{"res0_prec", kPrecF32},
-                               {"opd0_prec", kPrecF32},
+                              uint64_t inOffset, uint64_t outOffset, DType inType, DType outType) {
+  return tiuCommand(mnemonic, {{"res0_prec", precOf(outType)},
+                               {"opd0_prec", precOf(inType)},
                                {"res0_n", out[0]},
                                {"res0_c", out[1]},
                                {"res0_h", out[2]},

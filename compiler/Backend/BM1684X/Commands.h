@@ -10,21 +10,27 @@ namespace tpu::backend::bm1684x {
 // A TIU command (long form) with these fields.
 Result<Command> tiuCommand(const char *mnemonic, Fields fields);
 
-// One fp32 arithmetic command on local tiles of `shape` (all at lane 0, AlignEU): out = a OP b, b a tile
-// or a constant.
+// One arithmetic command on local tiles of `shape` (all at lane 0, AlignEU): out = a OP b, b a tile or an
+// fp32 constant; the tiles' element types (a 16-bit float command computes in fp32 and rounds its result
+// once, so an fp32 constant is the fp32 form's own).
 struct TileOperand {
   int tile = -1; // -1: the constant
   float constant = 0;
 };
+struct TileTypes {
+  DType out = DType::F32, a = DType::F32, b = DType::F32;
+};
 Result<Command> arithCommand(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a,
-                             std::optional<uint64_t> bTile, float bConstant);
+                             std::optional<uint64_t> bTile, float bConstant, TileTypes types = {});
 
 // A window command (conv.normal or pord.*) on local tensors at lane 0: output `out` (1, c, oh, ow), input
 // `in` rows and width, the window's kernel, strides and dilations, pad rows above and below the input (the
-// columns' pads are the window's own), the pad value's fp32 bits.
+// columns' pads are the window's own), the pad value's bits (of the input's type), the input's and the
+// output's element types.
 Result<Command> windowCommand(const char *mnemonic, const Dims &out, const std::array<uint64_t, 2> &in,
                               const WindowParams &p, const std::array<uint64_t, 2> &padRows, uint32_t padValue,
-                              uint64_t inOffset, uint64_t outOffset);
+                              uint64_t inOffset, uint64_t outOffset, DType inType = DType::F32,
+                              DType outType = DType::F32);
 
 // sfu.rsqrt in place on one value per channel of cs channels at `offset`.
 Result<Command> rsqrtCommand(uint64_t offset, uint64_t cs);

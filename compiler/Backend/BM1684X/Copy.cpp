@@ -37,8 +37,9 @@ Status Compiler::copy(const Op &op, int from, int64_t src, const std::array<int6
     shape[d] = uint64_t(size[d]), ss[d] = uint64_t(std::max<int64_t>(srcStride[d], 0)),
     ds[d] = uint64_t(std::max<int64_t>(dstStride[d], 0));
   if (src < 0 || dst < 0) return unsupported(op, "a copy from before a tensor's start");
-  return program_.dma({addressOf(from) + uint64_t(src) * kF32, shape, ss},
-                      {addressOf(op.output) + uint64_t(dst) * kF32, shape, ds});
+  const DType t = g_.tensors[size_t(op.output)].dtype; // the input's too (copies keep the type)
+  return program_.dma({addressOf(from) + uint64_t(src) * bytesOf(t), shape, ss, t},
+                      {addressOf(op.output) + uint64_t(dst) * bytesOf(t), shape, ds, t});
 }
 
 // Move (its pieces after an optional fill), Slice and Upsample as DDR-to-DDR copies.
@@ -70,10 +71,11 @@ Status Compiler::emitCopies(const Op &op) {
     const uint64_t count = uint64_t(y.numel()), width = std::min<uint64_t>(count, uint64_t(kMaxDim));
     const uint64_t full = count / width, rest = count % width;
     const uint64_t at = addressOf(op.output);
-    TPU_RETURN_IF_ERROR(program_.fill({at, {1, 1, full, width}, {0, 0, width, 1}}, floatBits(m.fillValue)));
+    const uint32_t bits = constantBits(m.fillValue, y.dtype);
+    TPU_RETURN_IF_ERROR(program_.fill({at, {1, 1, full, width}, {0, 0, width, 1}, y.dtype}, bits));
     if (rest)
       TPU_RETURN_IF_ERROR(
-          program_.fill({at + full * width * kF32, {1, 1, 1, rest}, {0, 0, 0, 1}}, floatBits(m.fillValue)));
+          program_.fill({at + full * width * bytesOf(y.dtype), {1, 1, 1, rest}, {0, 0, 0, 1}, y.dtype}, bits));
   }
   for (const MovePiece &piece : m.pieces)
     TPU_RETURN_IF_ERROR(

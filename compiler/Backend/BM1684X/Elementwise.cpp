@@ -75,15 +75,22 @@ ElementwisePlan planElementwise(const Graph &g, const Op &op) {
   if (plan.program) { // the inputs in registers 1.., the result in 0, then the temps
     for (size_t k = 0; k < op.inputs.size(); ++k) plan.loads.push_back({op.inputs[k], int(k) + 1});
     plan.tiles = 1 + int(plan.program->inputs + plan.program->temps);
+  } else if (op.kind == OpKind::Cast) { // fp32 <-> a 16-bit float: one copy into the result's type
+    plan.loads = {{op.inputs[0], 1}};
+    plan.steps.push_back({"arith.copy", 0, 1, {}});
+    plan.tiles = 2;
+    return plan;
   } else {
     plan.loads = {{op.inputs[0], 0}};
   }
-  // The second operand: a one-value weight as a constant, anything else loaded into the next tile.
+  // The second operand: a one-value weight as a constant (its value widened), anything else loaded into
+  // the next tile.
   auto operand = [&](int tensor) {
     const Tensor &t = g.tensors[size_t(tensor)];
     if (t.isWeight() && t.numel() == 1) {
+      std::vector<uint8_t> wide = isHalf(t.dtype) ? widenHalf(t.data, t.dtype) : t.data;
       float v;
-      std::memcpy(&v, t.data.data(), sizeof v);
+      std::memcpy(&v, wide.data(), sizeof v);
       return TileOperand{-1, v};
     }
     plan.loads.push_back({tensor, int(plan.loads.size())});
@@ -146,12 +153,17 @@ Status Compiler::emitElementwise(const Op &op) {
     }
     sources.push_back({extent, stride});
   }
+  // Each tile's element type: the tensor's loaded into it, else the result's (a 16-bit float step computes
+  // in fp32 and rounds once, so a single step is the fp32 form; the multi-step kinds compiled in 16 bits
+  // only select between their steps' values).
+  std::vector<DType> tileType(size_t(plan.tiles), y.dtype);
+  for (const auto &[tensor, t] : plan.loads) tileType[size_t(t)] = g_.tensors[size_t(tensor)].dtype;
   // The program's polynomial tables: one copy per lane, after the tiles.
   const uint64_t tableBytes = plan.program ? uint64_t(plan.program->coefficientCount()) * kF32 : 0;
   LmemPlan lmem;
   auto fits = [&](uint64_t cRows, uint64_t hRows) {
-    const uint64_t plane = cRows * alignedPlane(hRows * yd[3]) * kF32;
-    std::vector<uint64_t> bytes(size_t(plan.tiles), plane);
+    std::vector<uint64_t> bytes;
+    for (DType t : tileType) bytes.push_back(cRows * alignedPlane(hRows * yd[3], t) * bytesOf(t));
     if (tableBytes) bytes.push_back(tableBytes);
     return lmem.place(bytes);
   };
@@ -169,20 +181,24 @@ Status Compiler::emitElementwise(const Op &op) {
           const auto &[extent, stride] = sources[i];
           uint64_t offset = 0;
           for (size_t d = 0; d < 4; ++d) offset += at[d] * stride[d];
-          Region src{addressOf(plan.loads[i].first) + offset * kF32, shape, stride};
-          TPU_RETURN_IF_ERROR(program_.dma(src, localAligned(tile[size_t(plan.loads[i].second)], shape)));
+          const DType t = tileType[size_t(plan.loads[i].second)];
+          Region src{addressOf(plan.loads[i].first) + offset * bytesOf(t), shape, stride, t};
+          TPU_RETURN_IF_ERROR(program_.dma(src, localAligned(tile[size_t(plan.loads[i].second)], shape, t)));
         }
         if (plan.program)
           TPU_RETURN_IF_ERROR(emitProgram(op, *plan.program, tile, tableBytes ? tile.back() : 0, shape));
         for (const ElementwisePlan::Step &st : plan.steps) {
           std::optional<uint64_t> b;
           if (st.b.tile >= 0) b = tile[size_t(st.b.tile)];
-          TPU_ASSIGN_OR_RETURN(
-              Command c, arithCommand(st.mnemonic, shape, tile[size_t(st.out)], tile[size_t(st.a)], b, st.b.constant));
+          const TileTypes types{tileType[size_t(st.out)], tileType[size_t(st.a)],
+                                st.b.tile >= 0 ? tileType[size_t(st.b.tile)] : DType::F32};
+          TPU_ASSIGN_OR_RETURN(Command c, arithCommand(st.mnemonic, shape, tile[size_t(st.out)], tile[size_t(st.a)], b,
+                                                       st.b.constant, types));
+          if (op.kind == OpKind::Cast) TPU_RETURN_IF_ERROR(c.set("tsk_opd_num", 1));
           TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
         }
-        TPU_RETURN_IF_ERROR(
-            program_.dma(localAligned(tile[0], shape), ddrBox(addressOf(op.output), compactDims(yd), at, shape)));
+        TPU_RETURN_IF_ERROR(program_.dma(localAligned(tile[0], shape, y.dtype),
+                                         ddrBox(addressOf(op.output), compactDims(yd), at, shape, y.dtype)));
       }
   return Status::ok();
 }

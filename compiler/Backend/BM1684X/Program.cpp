@@ -1,9 +1,15 @@
 #include "compiler/Backend/BM1684X/Program.h"
 
+#include "support/Float16.h"
+
 #include <algorithm>
 #include <string>
 
 namespace tpu::backend::bm1684x {
+
+uint32_t constantBits(float v, DType t) {
+  return t == DType::F16 ? floatToF16(v) : t == DType::BF16 ? floatToBf16(v) : floatBits(v);
+}
 
 Status setFields(Command &c, Fields fields) {
   for (auto [name, value] : fields)
@@ -45,7 +51,7 @@ Status Program::tensorDma(const Region &src, const Region &dst, std::optional<ui
   }
   TPU_RETURN_IF_ERROR(setFields(c, {{"stride_enable", 1},
                                     {"nchw_copy", 1},
-                                    {"src_data_format", kPrecF32},
+                                    {"src_data_format", precOf(src.dtype)},
                                     {"localmem_mask_l32", 0xffffffffu},
                                     {"localmem_mask_h32", 0xffffffffu}}));
   return add(std::move(c), false);

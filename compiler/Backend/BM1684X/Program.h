@@ -3,6 +3,7 @@
 #pragma once
 
 #include "arith/IntArith.h"
+#include "compiler/Backend/Graph.h"
 #include "isa/bm1684x/Command.h"
 #include "isa/bm1684x/MemoryMap.h"
 #include "isa/bmodel/Model.h"
@@ -22,7 +23,7 @@ using isa::bm1684x::Command;
 using Dims = std::array<uint64_t, 4>;
 using sim::floatBits;
 
-constexpr uint64_t kF32 = 4;         // bytes of an element: everything here is fp32
+constexpr uint64_t kF32 = 4;         // bytes of an fp32 element
 constexpr unsigned kPrecF32 = 2;     // the commands' precision code for fp32
 constexpr uint64_t kDdrAlign = 64;   // tensors in DDR start on 64-byte boundaries
 constexpr uint64_t kMaxPad = 15;     // the 4-bit pad fields
@@ -31,10 +32,18 @@ constexpr int64_t kMaxDilation = 16; // the 4-bit insertion fields hold dilation
 inline uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 inline uint64_t alignUp(uint64_t a, uint64_t b) { return ceilDiv(a, b) * b; }
 
+// The element types compiled: fp32 and the 16-bit floats (Graph.h's rule: a 16-bit op computes its fp32
+// form rounded once).
+inline uint64_t bytesOf(DType t) { return dtypeBytes(t); }
+// The commands' precision code of a type (res0_prec, opd*_prec, src_data_format).
+inline unsigned precOf(DType t) { return t == DType::F16 ? 1 : t == DType::BF16 ? 5 : kPrecF32; }
+// A float constant as a command field holds it in its operand's type (16-bit: the low bits).
+uint32_t constantBits(float v, DType t);
+
 // Channel rows a lane holds for `c` channels starting at lane 0.
 inline uint64_t rows(uint64_t c) { return ceilDiv(c, map::kLanes); }
 // Elements one channel of an (h, w) plane takes in a lane, padded to the EU vector (the AlignEU layout).
-inline uint64_t alignedPlane(uint64_t hw) { return alignUp(hw, map::kEuBytes / kF32); }
+inline uint64_t alignedPlane(uint64_t hw, DType t = DType::F32) { return alignUp(hw, map::kEuBytes / bytesOf(t)); }
 
 // Element strides of a compact (C order) tensor of these dims.
 inline Dims compactDims(const Dims &d) { return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1}; }
@@ -44,20 +53,21 @@ inline std::array<int64_t, 4> compactStrides(const Dims &d) {
 }
 
 // A tensor region as a DMA sees it: its first byte (a DDR or local-memory address as commands write it),
-// its shape and its element strides.
+// its shape, its element strides and its element type.
 struct Region {
   uint64_t address;
   Dims shape, stride;
+  DType dtype = DType::F32;
 };
 // An (n, c, h, w) tensor in local memory at `offset` of every lane, channels from lane 0, AlignEU.
-inline Region localAligned(uint64_t offset, Dims shape) {
-  uint64_t cs = alignedPlane(shape[2] * shape[3]);
-  return {map::kLmemStart + offset, shape, {rows(shape[1]) * cs, cs, shape[3], 1}};
+inline Region localAligned(uint64_t offset, Dims shape, DType t = DType::F32) {
+  uint64_t cs = alignedPlane(shape[2] * shape[3], t);
+  return {map::kLmemStart + offset, shape, {rows(shape[1]) * cs, cs, shape[3], 1}, t};
 }
 // An (n, c, h, w) box of a DDR tensor with these element strides, starting at `at`.
-inline Region ddrBox(uint64_t address, const Dims &stride, const Dims &at, const Dims &shape) {
+inline Region ddrBox(uint64_t address, const Dims &stride, const Dims &at, const Dims &shape, DType t = DType::F32) {
   uint64_t offset = at[0] * stride[0] + at[1] * stride[1] + at[2] * stride[2] + at[3] * stride[3];
-  return {address + offset * kF32, shape, stride};
+  return {address + offset * bytesOf(t), shape, stride, t};
 }
 
 using Fields = std::initializer_list<std::pair<const char *, uint64_t>>;
@@ -69,7 +79,7 @@ Status setFields(Command &c, Fields fields);
 class Program {
 public:
   Status dma(const Region &src, const Region &dst) { return tensorDma(src, dst, std::nullopt); }
-  // Every element of a region (DDR or local) set to the fp32 `bits`.
+  // Every element of a region (DDR or local) set to `bits` (of the region's type).
   Status fill(const Region &r, uint32_t bits) { return tensorDma(r, r, bits); }
   Status tiu(Command c) { return add(std::move(c), true); }
 

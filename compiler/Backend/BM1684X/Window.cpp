@@ -35,13 +35,14 @@ RowWindow inputRows(uint64_t oh0, uint64_t count, const WindowParams &p, uint64_
 
 std::vector<uint8_t> rotatedConvWeights(const Tensor &w) {
   const auto [ic, oc, kh, kw] = w.nchw();
+  const size_t b = bytesOf(w.dtype);
   std::vector<uint8_t> out(w.data.size());
   for (int64_t i = 0; i < ic; ++i)
     for (int64_t o = 0; o < oc; ++o)
       for (int64_t y = 0; y < kh; ++y)
         for (int64_t x = 0; x < kw; ++x)
-          std::memcpy(&out[size_t(((o * ic + i) * kh + (kh - 1 - y)) * kw + (kw - 1 - x)) * kF32],
-                      &w.data[size_t(((i * oc + o) * kh + y) * kw + x) * kF32], kF32);
+          std::memcpy(&out[size_t(((o * ic + i) * kh + (kh - 1 - y)) * kw + (kw - 1 - x)) * b],
+                      &w.data[size_t(((i * oc + o) * kh + y) * kw + x) * b], b);
   return out;
 }
 
@@ -186,12 +187,22 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
   const std::array<uint64_t, 2> &inserted = job.inserted;
   const bool isConv = job.isConv, depthwise = job.depthwise, isAverage = job.isAverage, uneven = job.uneven;
   const uint64_t groups = job.groups, wOcStride = job.wOcStride, wIcStride = job.wIcStride, wItem = job.wItem;
-  const uint64_t xAddress = addressOf(op.inputs[0]) + job.xBase * kF32;
-  const uint64_t yAddress = addressOf(op.output) + job.yBase * kF32;
+  // Element types: the input's, the output's and the weights' (a 16-bit float op's filter is 16-bit, its
+  // bias fp32). A 16-bit average widens its input to fp32 in local memory and sums 1/count * x term by
+  // term (pord.depthwise of a constant), as its fp32 form; a 16-bit depthwise conv with a bias sums into
+  // fp32 and adds the fp32 bias after (the pooling commands' bias has the input's type).
+  const DType xt = g_.tensors[size_t(op.inputs[0])].dtype, yt = g_.tensors[size_t(op.output)].dtype;
+  const DType wt = isConv ? g_.tensors[size_t(op.inputs[1])].dtype : DType::F32;
+  const bool half = isHalf(xt), widen = half && isAverage;
+  const uint64_t xb = bytesOf(xt), yb = bytesOf(yt), wb = bytesOf(wt);
+  const uint64_t xAddress = addressOf(op.inputs[0]) + job.xBase * xb;
+  const uint64_t yAddress = addressOf(op.output) + job.yBase * yb;
+  if (half && uneven) return unsupported(op, "a 16-bit average whose windows divide by different counts");
   // Pads beyond the 4-bit fields are written into local memory around the input: the tile is filled with
   // the pad value, the input rows loaded inside it, and the command pads nothing.
   const bool padInMemory = std::max({p.padTop, p.padBottom, p.padLeft, p.padRight}) > int64_t(kMaxPad);
   if (padInMemory && inserted[0] * inserted[1] > 1) return unsupported(op, "a transposed conv with a pad above 15");
+  if (padInMemory && widen) return unsupported(op, "a 16-bit average with a pad above 15");
   const uint64_t padLeft = padInMemory ? uint64_t(p.padLeft) : 0, padRight = padInMemory ? uint64_t(p.padRight) : 0;
   const uint64_t tileWidth = xd[3] + padLeft + padRight; // of the input tile
   for (int64_t v : {p.strideH, p.strideW})               // res_op_*_str: 4 bits
@@ -202,12 +213,15 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
 
   const uint64_t kk = uint64_t(p.kh * p.kw);
   const bool hasWeights = isConv;
-  const bool hasBias = isConv && op.inputs.size() > 2;
+  const bool hasBias = isConv && op.inputs.size() > 2, biasAfter = half && depthwise && hasBias;
   const uint64_t ic = xd[1] / groups, oc = yd[1] / groups; // per group
+  // A conv's 16-bit weights are Ic32: per output channel, the input channels in groups of 32, the group's
+  // 32 adjacent for each kernel position (IC_PARALLEL 64 bytes); 32-bit ones Ic1 (ic * kh * kw packed).
+  const bool ic32 = hasWeights && !depthwise && isHalf(wt);
+  constexpr uint64_t kIcGroup = 32;
+  const uint64_t weightRow = depthwise ? kk : ic32 ? ceilDiv(ic, kIcGroup) * kIcGroup * kk : ic * kk;
   // Per lane, for a channel step of `cRows` lane rows and `oRows` output rows.
-  auto weightBytes = [&](uint64_t cRows) {
-    return !hasWeights ? 0 : depthwise ? cRows * kk * kF32 : cRows * ic * kk * kF32;
-  };
+  auto weightBytes = [&](uint64_t cRows) { return hasWeights ? cRows * weightRow * wb : 0; };
   // Input rows as the window sees them: with zeros inserted, (h - 1) * step + 1.
   const uint64_t windowRows = (xd[2] - 1) * inserted[0] + 1;
   // The most input rows a slice of oRows output rows reads: its whole window span (the first slice's pads
@@ -215,14 +229,23 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
   auto inputBytes = [&](uint64_t cRows, uint64_t oRows) {
     const uint64_t span = (oRows - 1) * uint64_t(p.strideH) + uint64_t((p.kh - 1) * p.dilationH) + 1;
     const uint64_t inChannels = isConv && !depthwise ? rows(ic) : cRows;
-    return inChannels * alignedPlane((padInMemory ? span : std::min(span, windowRows)) * tileWidth) * kF32;
+    const uint64_t elements = (padInMemory ? span : std::min(span, windowRows)) * tileWidth;
+    return inChannels * alignedPlane(elements, widen ? DType::F32 : xt) * (widen ? kF32 : xb);
   };
-  auto outputBytes = [&](uint64_t cRows, uint64_t oRows) { return cRows * alignedPlane(oRows * yd[3]) * kF32; };
-  // Input, weights, bias, output and (uneven) the divisors' reciprocals.
+  auto outputBytes = [&](uint64_t cRows, uint64_t oRows, DType t) {
+    return cRows * alignedPlane(oRows * yd[3], t) * bytesOf(t);
+  };
+  // Input, weights, bias, output, then (uneven) the divisors' reciprocals, (widen) the 16-bit input before
+  // it is widened, (biasAfter) the fp32 sums.
   auto buffers = [&](uint64_t cRows, uint64_t oRows) {
     std::vector<uint64_t> b{inputBytes(cRows, oRows), weightBytes(cRows), hasBias ? cRows * kF32 : 0,
-                            outputBytes(cRows, oRows)};
-    if (uneven) b.push_back(outputBytes(cRows, oRows));
+                            outputBytes(cRows, oRows, yt)};
+    if (uneven) b.push_back(outputBytes(cRows, oRows, DType::F32));
+    if (widen) {
+      const uint64_t span = (oRows - 1) * uint64_t(p.strideH) + uint64_t((p.kh - 1) * p.dilationH) + 1;
+      b.push_back(cRows * alignedPlane(std::min(span, windowRows) * tileWidth, xt) * xb);
+    }
+    if (biasAfter) b.push_back(outputBytes(cRows, oRows, DType::F32));
     return b;
   };
   LmemPlan plan;
@@ -238,18 +261,30 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
   plan.place(buffers(s.channelStep / map::kLanes, s.rowStep));
   const uint64_t inOff = plan.offsets[0], wOff = plan.offsets[1], bOff = plan.offsets[2], yOff = plan.offsets[3];
 
-  const uint32_t padValue = p.isMax && !isConv ? floatBits(-std::numeric_limits<float>::infinity()) : 0;
+  const uint64_t stageOff = widen ? plan.offsets[4] : 0, accOff = biasAfter ? plan.offsets.back() : 0;
+  const DType inType = widen ? DType::F32 : xt; // of the tile the command reads
+  const uint32_t padValue = p.isMax && !isConv ? constantBits(-std::numeric_limits<float>::infinity(), xt) : 0;
   for (uint64_t g = 0; g < groups; ++g)
     for (uint64_t c0 = 0; c0 < oc; c0 += s.channelStep) {
       const uint64_t cs = std::min(s.channelStep, oc - c0), oc0 = g * oc + c0; // output channels from oc0
-      // The weights of item n (the same for every item but MatMul's) into the Ic1 layout, and the bias.
+      // The weights of item n (the same for every item but MatMul's) into the Ic1 or Ic32 layout, and the
+      // bias. In DDR, element (o, i, k) of a channel's i * kk + k at o * ocStride + (i * kk + k) * wIcStride.
       auto loadWeights = [&](uint64_t n) -> Status {
         const uint64_t perChannel = depthwise ? kk : ic * kk, ocStride = wOcStride ? wOcStride : perChannel;
-        Region src{addressOf(op.inputs[1]) + (n * wItem + oc0 * ocStride) * kF32,
-                   {1, cs, 1, perChannel},
-                   {0, ocStride, 0, wIcStride}};
-        Region dst{map::kLmemStart + wOff, src.shape, {rows(cs) * perChannel, perChannel, perChannel, 1}};
-        TPU_RETURN_IF_ERROR(program_.dma(src, dst));
+        const uint64_t from = addressOf(op.inputs[1]) + (n * wItem + oc0 * ocStride) * wb;
+        if (ic32) // one DMA per group of 32 input channels
+          for (uint64_t i0 = 0; i0 < ic; i0 += kIcGroup) {
+            const Dims shape{1, cs, std::min(kIcGroup, ic - i0), kk};
+            TPU_RETURN_IF_ERROR(program_.dma(
+                {from + i0 * kk * wIcStride * wb, shape, {0, ocStride, kk * wIcStride, wIcStride}, wt},
+                {map::kLmemStart + wOff + i0 * kk * wb, shape, {rows(cs) * weightRow, weightRow, 1, kIcGroup}, wt}));
+          }
+        else
+          TPU_RETURN_IF_ERROR(program_.dma({from, {1, cs, 1, perChannel}, {0, ocStride, 0, wIcStride}, wt},
+                                           {map::kLmemStart + wOff,
+                                            {1, cs, 1, perChannel},
+                                            {rows(cs) * perChannel, perChannel, perChannel, 1},
+                                            wt}));
         if (!hasBias) return Status::ok();
         Region bsrc{addressOf(op.inputs[2]) + oc0 * kF32, {1, cs, 1, 1}, {cs, 1, 1, 1}};
         return program_.dma(bsrc, {map::kLmemStart + bOff, bsrc.shape, {rows(cs), 1, 1, 1}});
@@ -265,42 +300,62 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
             return unsupported(op, "a slice whose rows lie wholly in the padding");
           const uint64_t inC = isConv && !depthwise ? ic : cs, inC0 = isConv && !depthwise ? g * ic : c0;
           const Dims tileShape{1, inC, r.count + (padInMemory ? r.padUp + r.padDown : 0), tileWidth};
-          if (rows(inC) * alignedPlane(tileShape[2] * tileShape[3]) * kF32 > wOff - inOff)
+          if (rows(inC) * alignedPlane(tileShape[2] * tileShape[3], inType) * bytesOf(inType) > wOff - inOff)
             return makeError("internal: ", op.name, ": an input slice overruns its local buffer");
           Dims inShape{1, inC, r.count, xd[3]};
+          const Region from = ddrBox(xAddress, xStride, {n, inC0, r.first, 0}, inShape, xt);
           if (padInMemory) { // the pad value around, the rows inside
-            const Region tile = localAligned(inOff, tileShape);
+            const Region tile = localAligned(inOff, tileShape, xt);
             TPU_RETURN_IF_ERROR(program_.fill(tile, padValue));
             Region inside = tile;
-            inside.address += (r.padUp * tileWidth + padLeft) * kF32, inside.shape = inShape;
-            TPU_RETURN_IF_ERROR(program_.dma(ddrBox(xAddress, xStride, {n, inC0, r.first, 0}, inShape), inside));
+            inside.address += (r.padUp * tileWidth + padLeft) * xb, inside.shape = inShape;
+            TPU_RETURN_IF_ERROR(program_.dma(from, inside));
             r.padUp = r.padDown = 0;
           } else if (job.patches) {
             TPU_RETURN_IF_ERROR(loadPatches(op, job.xOrig, job.patch, n, oh0, inShape, inOff));
+          } else if (widen) { // loaded 16-bit, copied to fp32 exactly
+            TPU_RETURN_IF_ERROR(program_.dma(from, localAligned(stageOff, inShape, xt)));
+            TPU_ASSIGN_OR_RETURN(Command w, arithCommand("arith.copy", inShape, inOff, stageOff, std::nullopt, 0.0f,
+                                                         {DType::F32, xt, DType::F32}));
+            TPU_RETURN_IF_ERROR(w.set("tsk_opd_num", 1));
+            TPU_RETURN_IF_ERROR(program_.tiu(std::move(w)));
           } else {
-            TPU_RETURN_IF_ERROR(
-                program_.dma(ddrBox(xAddress, xStride, {n, inC0, r.first, 0}, inShape), localAligned(inOff, inShape)));
+            TPU_RETURN_IF_ERROR(program_.dma(from, localAligned(inOff, inShape, xt)));
           }
           Dims outShape{1, cs, ohs, yd[3]};
-          const char *mnemonic = isConv && !depthwise ? "conv.normal"
-                                 : depthwise          ? (op.relu ? "pord.depthwiserelu" : "pord.depthwise")
-                                 : isAverage          ? "pord.avgpooling"
-                                                      : "pord.maxpooling";
+          const char *mnemonic = isConv && !depthwise                 ? "conv.normal"
+                                 : depthwise && op.relu && !biasAfter ? "pord.depthwiserelu"
+                                 : depthwise || widen                 ? "pord.depthwise"
+                                 : isAverage                          ? "pord.avgpooling"
+                                                                      : "pord.maxpooling";
           WindowParams commandWindow = p;
           if (padInMemory) commandWindow.padLeft = commandWindow.padRight = 0;
-          TPU_ASSIGN_OR_RETURN(Command c, windowCommand(mnemonic, outShape, {tileShape[2], tileWidth}, commandWindow,
-                                                        {r.padUp, r.padDown}, padValue, inOff, yOff));
+          TPU_ASSIGN_OR_RETURN(Command c,
+                               windowCommand(mnemonic, outShape, {tileShape[2], tileWidth}, commandWindow,
+                                             {r.padUp, r.padDown}, padValue, inOff, biasAfter ? accOff : yOff, inType,
+                                             biasAfter ? DType::F32 : yt));
           if (isConv && !depthwise) TPU_RETURN_IF_ERROR(c.set("opd0_c", ic));
           TPU_RETURN_IF_ERROR(c.set("opd0_y_ins0", inserted[0] - 1));
           TPU_RETURN_IF_ERROR(c.set("opd0_x_ins0", inserted[1] - 1));
           if (hasWeights) TPU_RETURN_IF_ERROR(c.set("opd1_addr", wOff));
-          if (isAverage) TPU_RETURN_IF_ERROR(setMultiplier(c, uneven ? 1.0f : 1.0f / float(kk)));
+          if (widen) // each term 1/count * x, summed from 0 (the fp32 form's order)
+            TPU_RETURN_IF_ERROR(setFields(
+                c,
+                {{"opd1_const", 1}, {"opd1_addr", floatBits(1.0f / float(kk))}, {"opd2_const", 1}, {"opd2_addr", 0}}));
+          else if (isAverage)
+            TPU_RETURN_IF_ERROR(setMultiplier(c, uneven ? 1.0f : 1.0f / float(kk)));
           if (isConv) {
-            TPU_RETURN_IF_ERROR(c.set("opd2_const", hasBias ? 0 : 1));
-            TPU_RETURN_IF_ERROR(c.set("opd2_addr", hasBias ? bOff : 0));
+            TPU_RETURN_IF_ERROR(c.set("opd2_const", hasBias && !biasAfter ? 0 : 1));
+            TPU_RETURN_IF_ERROR(c.set("opd2_addr", hasBias && !biasAfter ? bOff : 0));
           }
           TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
-          Region out = localAligned(yOff, outShape);
+          if (biasAfter) { // the fp32 sums + the fp32 bias, rounded once
+            TPU_ASSIGN_OR_RETURN(Command add, arithCommand("arith.add", outShape, yOff, accOff, bOff, 0.0f,
+                                                           {yt, DType::F32, DType::F32}));
+            TPU_RETURN_IF_ERROR(setFields(add, {{"opd1_str", 3}, {"opd1_c_str", 1}}));
+            TPU_RETURN_IF_ERROR(program_.tiu(std::move(add)));
+          }
+          Region out = localAligned(yOff, outShape, yt);
           if (uneven) { // the rows' reciprocals, the same for every channel, then sum * reciprocal
             const uint64_t rOff = plan.offsets[4];
             TPU_RETURN_IF_ERROR(program_.dma({tables_.at(&op) + oh0 * yd[3] * kF32, outShape, {0, 0, yd[3], 1}},
@@ -308,11 +363,12 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
             TPU_ASSIGN_OR_RETURN(Command m, arithCommand("arith.mul", outShape, yOff, yOff, rOff, 0.0f));
             TPU_RETURN_IF_ERROR(program_.tiu(std::move(m)));
           }
-          if (op.relu && !depthwise) {
-            TPU_ASSIGN_OR_RETURN(Command r, arithCommand("arith.max", outShape, yOff, yOff, std::nullopt, 0.0f));
+          if (op.relu && (!depthwise || biasAfter)) {
+            TPU_ASSIGN_OR_RETURN(Command r,
+                                 arithCommand("arith.max", outShape, yOff, yOff, std::nullopt, 0.0f, {yt, yt}));
             TPU_RETURN_IF_ERROR(program_.tiu(std::move(r)));
           }
-          TPU_RETURN_IF_ERROR(program_.dma(out, ddrBox(yAddress, yStride, {n, oc0, oh0, 0}, outShape)));
+          TPU_RETURN_IF_ERROR(program_.dma(out, ddrBox(yAddress, yStride, {n, oc0, oh0, 0}, outShape, yt)));
         }
       }
     }
@@ -325,14 +381,17 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
 Status Compiler::loadPatches(const Op &op, const Dims &x, const std::array<uint64_t, 2> &kernel, uint64_t n,
                              uint64_t oh0, const Dims &shape, uint64_t offset) {
   const auto [kh, kw] = kernel;
-  const Region tile = localAligned(offset, shape);
+  const DType t = g_.tensors[size_t(op.inputs[0])].dtype;
+  const Region tile = localAligned(offset, shape, t);
   for (uint64_t ic = 0; ic < x[1]; ++ic)
     for (uint64_t ky = 0; ky < kh; ++ky) {
       const uint64_t q = (ic * kh + ky) * kw; // the first of these kw channels
       const uint64_t from = ((n * x[1] + ic) * x[2] + oh0 * kh + ky) * x[3];
-      const Region src{addressOf(op.inputs[0]) + from * kF32, {1, kw, shape[2], shape[3]}, {0, 1, kh * x[3], kw}};
-      const Region dst{tile.address + (q % map::kLanes) * map::kLaneBytes + q / map::kLanes * tile.stride[1] * kF32,
-                       src.shape, tile.stride};
+      const Region src{
+          addressOf(op.inputs[0]) + from * bytesOf(t), {1, kw, shape[2], shape[3]}, {0, 1, kh * x[3], kw}, t};
+      const Region dst{tile.address + (q % map::kLanes) * map::kLaneBytes +
+                           q / map::kLanes * tile.stride[1] * bytesOf(t),
+                       src.shape, tile.stride, t};
       TPU_RETURN_IF_ERROR(program_.dma(src, dst));
     }
   return Status::ok();
