@@ -40,12 +40,19 @@ struct DtypeInfo {
 
 // One table: numpy name, descr, element size.
 constexpr DtypeInfo kDtypes[] = {
-    {"float32", "<f4", 4}, {"float64", "<f8", 8}, {"int8", "|i1", 1},
-    {"uint8", "|u1", 1},   {"int16", "<i2", 2},   {"uint16", "<u2", 2},
-    {"int32", "<i4", 4},   {"int64", "<i8", 8},   {"bool", "|b1", 1},
+    {"float32", "<f4", 4},
+    {"float64", "<f8", 8},
+    {"int8", "|i1", 1},
+    {"uint8", "|u1", 1},
+    {"int16", "<i2", 2},
+    {"uint16", "<u2", 2},
+    {"int32", "<i4", 4},
+    {"int64", "<i8", 8},
+    {"bool", "|b1", 1},
     // 16-bit floats, stored only (the Tpu module's F16/BF16 weights): numpy has no bfloat16, so its
     // elements are raw 2-byte values ("V2"), as ml_dtypes writes them.
-    {"float16", "<f2", 2}, {"bfloat16", "|V2", 2},
+    {"float16", "<f2", 2},
+    {"bfloat16", "|V2", 2},
 };
 
 const DtypeInfo *findDtype(const std::string &name) {

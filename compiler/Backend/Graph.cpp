@@ -1,8 +1,8 @@
 #include "compiler/Backend/Graph.h"
 
-#include "support/Float16.h"
 #include "compiler/Backend/OpRegistry.h"
 #include "compiler/Backend/OpValidation.h"
+#include "support/Float16.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,7 +1,7 @@
 #include "compiler/Import/OnnxModel.h"
 
-#include "support/Float16.h"
 #include "onnx/onnx_pb.h"
+#include "support/Float16.h"
 #include "support/ReadFile.h"
 
 #include <google/protobuf/io/coded_stream.h>

@@ -422,7 +422,8 @@ TEST(Bm1684xCodeGen, UnevenAveragesAndBackwardCopies) {
 // A net in F16 and in BF16, bit for bit as Graph.h's rule computes it: cast in; a conv of 70 input
 // channels (Ic32 weights, three groups; fp32 bias) with relu; max pooling; an add; a depthwise conv whose
 // fp32 bias is added to its fp32 sums; an average and a global average (the input widened to fp32, then
-// 1/count * x summed term by term); an fc; a clip; cast out.
+// 1/count * x summed term by term); an fc; a clip; an affine, a sigmoid and a division; reductions; a
+// resize; cast out.
 TEST(Bm1684xCodeGen, SixteenBitFloatNet) {
   for (DType half : {DType::F16, DType::BF16}) {
     GraphBuilder b;
@@ -458,10 +459,43 @@ TEST(Bm1684xCodeGen, SixteenBitFloatNet) {
     b.op(OpKind::Fc, "fc", {gap, fw, fb}, fc);
     b.op(OpKind::Clip, "clip", {fc}, cl).params<ClipParams>() = {-0.25f, 6.0f};
     b.op(OpKind::Cast, "out", {cl}, y);
-    int y2 = b.act("y2", {2, 66, 5, 5}, DType::F32);
-    b.op(OpKind::Cast, "out2", {d}, y2);
+    // In fp32 tiles: a per-channel affine (x * scale + bias, the product not rounded to 16 bits), a sigmoid
+    // (the fp32 program), a division.
+    int sc = b.weight("sc", {66}, half), sb = b.weight("sb", {66}, half);
+    int af = b.act("af", {2, 66, 5, 5}, half), sg = b.act("sg", {2, 66, 5, 5}, half);
+    int dv = b.act("dv", {2, 66, 5, 5}, half), y2 = b.act("y2", {2, 66, 5, 5}, DType::F32);
+    b.op(OpKind::Affine, "affine", {d, sc, sb}, af);
+    b.op(OpKind::Sigmoid, "sigmoid", {af}, sg);
+    b.op(OpKind::Div, "div", {af, sg}, dv);
+    b.op(OpKind::Cast, "out2", {dv}, y2);
+    // Reductions in fp32 tiles: a mean, a product, a softmax over channels, a layer norm with 16-bit weights.
+    int mean = b.act("mean", {2, 66, 1, 1}, half), prod = b.act("prod", {2, 1, 5, 5}, half);
+    Op &rm = b.op(OpKind::Reduce, "mean", {dv}, mean);
+    rm.params<ReduceParams>().mode = ReduceMode::Mean;
+    rm.params<ReduceParams>().axes = {false, false, true, true};
+    Op &rp = b.op(OpKind::Reduce, "prod", {sg}, prod);
+    rp.params<ReduceParams>().mode = ReduceMode::Prod;
+    rp.params<ReduceParams>().axes = {false, true, false, false};
+    int sm = b.act("sm", {2, 66, 5, 5}, half);
+    b.op(OpKind::Softmax, "softmax", {dv}, sm).params<SoftmaxParams>().axes = {false, true, false, false};
+    int ls = b.weight("ls", {5, 5}, half), lb = b.weight("lb", {5, 5}, half), ln = b.act("ln", {2, 66, 5, 5}, half);
+    LayerNormParams &lp = b.op(OpKind::LayerNorm, "ln", {sm, ls, lb}, ln).params<LayerNormParams>();
+    lp.axes = {false, false, true, true};
+    lp.epsilon = 1e-5f;
+    int y3 = b.act("y3", {2, 66, 1, 1}, DType::F32), y4 = b.act("y4", {2, 1, 5, 5}, DType::F32);
+    int y5 = b.act("y5", {2, 66, 5, 5}, DType::F32);
+    b.op(OpKind::Cast, "out3", {mean}, y3);
+    b.op(OpKind::Cast, "out4", {prod}, y4);
+    b.op(OpKind::Cast, "out5", {ln}, y5);
+    // A bilinear resize along both axes: its fp32 form on the input widened in DDR, rounded once.
+    int rs = b.act("rs", {2, 66, 9, 12}, half), y6 = b.act("y6", {2, 66, 9, 12}, DType::F32);
+    ResizeParams &rp2 = b.op(OpKind::Resize, "resize", {ln}, rs).params<ResizeParams>();
+    const kernels::ResizeParams linear = kernels::resizeParams("linear", "half_pixel", "");
+    rp2.h = kernels::resizeTaps(5, 9, 9.0 / 5, linear);
+    rp2.w = kernels::resizeTaps(5, 12, 12.0 / 5, linear);
+    b.op(OpKind::Cast, "out6", {rs}, y6);
     b.g.inputs = {x};
-    b.g.outputs = {y, y2};
+    b.g.outputs = {y, y2, y3, y4, y5, y6};
     SCOPED_TRACE(dtypeName(half));
     expectRunsLikeReference(b.g, 7, /*bitExact=*/true);
   }

@@ -1,10 +1,10 @@
 // 16-bit float graphs (Graph.h): a 16-bit float op is checked and evaluated as its fp32 form on its inputs
 // widened exactly, the result rounded once (support/Float16.h); only a Cast changes a tensor's float type;
 // the BM1684 refuses them.
-#include "support/Float16.h"
 #include "compiler/Backend/CodeGen.h"
 #include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/QuantRef.h"
+#include "support/Float16.h"
 #include "tests/backend/BackendHarness.h"
 
 #include <gtest/gtest.h>
@@ -46,7 +46,8 @@ TEST(HalfGraph, OpsComputeTheirFp32FormRoundedOnce) {
     b.g.outputs = {y};
     ASSERT_TRUE(b.g.validate().isOk()) << b.g.validate().message();
     Bytes in(12 * 4);
-    const float xs[12] = {1.0f, 1.0009766f, 0.33333334f, -2.5f, 65504.0f, 1e-6f, 3.14159f, -0.1f, 7.0f, 1e-3f, 0.5f, 2.0f};
+    const float xs[12] = {1.0f,     1.0009766f, 0.33333334f, -2.5f, 65504.0f, 1e-6f,
+                          3.14159f, -0.1f,      7.0f,        1e-3f, 0.5f,     2.0f};
     std::memcpy(in.data(), xs, sizeof xs);
     auto values = evalGraph(b.g, {in});
     ASSERT_TRUE(values.isOk()) << values.message();

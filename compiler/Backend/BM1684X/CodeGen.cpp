@@ -17,10 +17,25 @@ Status unsupported(const Op &op, const std::string &why) {
 
 namespace {
 
-// The kinds compiled in 16-bit floats so far: each computes its fp32 form rounded once (one command, or
-// steps that only select between values), Graph.h's rule.
+// The kinds compiled in 16-bit floats so far: each computes its fp32 form rounded once (one command, steps
+// that only select between values, or fp32 tiles widened from the inputs), Graph.h's rule.
 bool compiledInHalf(const Op &op) {
   switch (op.kind) {
+  case OpKind::Reduce:
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+  case OpKind::LayerNorm:
+  case OpKind::Resize:
+  case OpKind::Affine:
+  case OpKind::Div:
+  case OpKind::Sigmoid:
+  case OpKind::Unary:
+  case OpKind::Pow:
+  case OpKind::PRelu:
+  case OpKind::Greater:
+  case OpKind::Less:
+  case OpKind::Equal:
+  case OpKind::Where:
   case OpKind::Conv:
   case OpKind::ConvTranspose:
   case OpKind::Fc:
@@ -195,10 +210,15 @@ Result<bmodel::Model> Compiler::run(CompileReport *report) {
       TPU_RETURN_IF_ERROR(placeTensor(op.output));
     }
     if (op.kind == OpKind::Resize) { // the intermediate (n, c, h, out w), whether used or not
-      const Tensor &x = g_.tensors[size_t(op.inputs[0])];
-      scratch_[&op] = net.ctxAddr + neurons;
-      neurons = alignUp(neurons + uint64_t(x.numel() / x.nchw()[3]) * op.params<ResizeParams>().w.i0.size() * kF32,
-                        kDdrAlign);
+      const Tensor &x = g_.tensors[size_t(op.inputs[0])], &y = g_.tensors[size_t(op.output)];
+      auto take = [&](uint64_t bytes) {
+        const uint64_t at = net.ctxAddr + neurons;
+        neurons = alignUp(neurons + bytes, kDdrAlign);
+        return at;
+      };
+      ResizeScratch &s = scratch_[&op];
+      s.mid = take(uint64_t(x.numel() / x.nchw()[3]) * op.params<ResizeParams>().w.i0.size() * kF32);
+      if (isHalf(x.dtype)) s.wideIn = take(uint64_t(x.numel()) * kF32), s.wideOut = take(uint64_t(y.numel()) * kF32);
     }
   }
   net.ctxSize = std::max<uint64_t>(neurons, kDdrAlign);

@@ -1,6 +1,8 @@
 #include "compiler/Backend/BM1684X/Commands.h"
 
 #include "isa/bm1684x/Layouts.h"
+
+#include <string_view>
 namespace tpu::backend::bm1684x {
 
 Result<Command> tiuCommand(const char *mnemonic, Fields fields) {
@@ -11,7 +13,8 @@ Result<Command> tiuCommand(const char *mnemonic, Fields fields) {
 
 Result<Command> arithCommand(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a,
                              std::optional<uint64_t> bTile, float bConstant, TileTypes types) {
-  TPU_ASSIGN_OR_RETURN(Command c, tiuCommand(mnemonic, {{"tsk_opd_num", 2},
+  const bool unary = std::string_view(mnemonic) == "arith.copy";
+  TPU_ASSIGN_OR_RETURN(Command c, tiuCommand(mnemonic, {{"tsk_opd_num", unary ? 1 : 2},
                                                         {"res0_prec", precOf(types.out)},
                                                         {"opd0_prec", precOf(types.a)},
                                                         {"opd1_prec", bTile ? precOf(types.b) : kPrecF32},

@@ -12,7 +12,8 @@ Result<Command> tiuCommand(const char *mnemonic, Fields fields);
 
 // One arithmetic command on local tiles of `shape` (all at lane 0, AlignEU): out = a OP b, b a tile or an
 // fp32 constant; the tiles' element types (a 16-bit float command computes in fp32 and rounds its result
-// once, so an fp32 constant is the fp32 form's own).
+// once, so an fp32 constant is the fp32 form's own). arith.copy (widening or rounding between the tiles'
+// types) reads a alone.
 struct TileOperand {
   int tile = -1; // -1: the constant
   float constant = 0;

@@ -60,6 +60,10 @@ private:
   Status emitLayerNorm(const Op &op);
   Status loadTables(const Op &op, uint64_t bytes, uint64_t offset);
   Status perChannel(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a, uint64_t v);
+  Status convert(const Dims &shape, uint64_t to, DType toType, uint64_t from, DType fromType);
+  Status loadWide(const Region &src, uint64_t tile, uint64_t stage);
+  Status storeNarrow(uint64_t tile, const Dims &tileShape, const Region &dst, uint64_t stage);
+  Status convertInDdr(uint64_t from, DType fromType, uint64_t to, DType toType, uint64_t count);
   Status copy(const Op &op, int from, int64_t src, const std::array<int64_t, 4> &srcStride, int64_t dst,
               const std::array<int64_t, 4> &dstStride, const std::array<int64_t, 4> &size);
 
@@ -70,9 +74,14 @@ private:
   }
 
   const Graph &g_;
-  std::vector<uint64_t> address_;          // DDR address of every tensor as commands write it
-  std::map<const Op *, uint64_t> tables_;  // DDR address of an op's constant tables (constantsOf)
-  std::map<const Op *, uint64_t> scratch_; // DDR address of a Resize's intermediate (resized along w only)
+  std::vector<uint64_t> address_;         // DDR address of every tensor as commands write it
+  std::map<const Op *, uint64_t> tables_; // DDR address of an op's constant tables (constantsOf)
+  // DDR addresses of a Resize's fp32 intermediates: resized along w only; and for a 16-bit Resize its input
+  // widened and its result before rounding (it runs as its fp32 form).
+  struct ResizeScratch {
+    uint64_t mid = 0, wideIn = 0, wideOut = 0;
+  };
+  std::map<const Op *, ResizeScratch> scratch_;
   Program program_;
 };
 

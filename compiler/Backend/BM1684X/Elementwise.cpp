@@ -66,6 +66,9 @@ struct ElementwisePlan {
   int tiles = 1;
   std::optional<KernelProgram> program; // run first when present: register r is tile r
   std::vector<Step> steps;
+  // In fp32 tiles though the result is 16-bit (a program, or steps whose intermediate values an fp32 form
+  // keeps in fp32): 16-bit inputs are widened into their tiles and the result rounded once at the end.
+  bool wide = false;
 };
 
 ElementwisePlan planElementwise(const Graph &g, const Op &op) {
@@ -125,6 +128,7 @@ ElementwisePlan planElementwise(const Graph &g, const Op &op) {
     step("arith.max", 0, 0, {-1, 0.0f});
   }
   plan.tiles = std::max(plan.tiles, int(plan.loads.size()));
+  plan.wide = isHalf(g.tensors[size_t(op.output)].dtype) && (plan.program || op.kind == OpKind::Affine);
   return plan;
 }
 
@@ -156,8 +160,21 @@ Status Compiler::emitElementwise(const Op &op) {
   // Each tile's element type: the tensor's loaded into it, else the result's (a 16-bit float step computes
   // in fp32 and rounds once, so a single step is the fp32 form; the multi-step kinds compiled in 16 bits
   // only select between their steps' values).
-  std::vector<DType> tileType(size_t(plan.tiles), y.dtype);
-  for (const auto &[tensor, t] : plan.loads) tileType[size_t(t)] = g_.tensors[size_t(tensor)].dtype;
+  std::vector<DType> tileType(size_t(plan.tiles), plan.wide ? DType::F32 : y.dtype);
+  if (!plan.wide)
+    for (const auto &[tensor, t] : plan.loads) tileType[size_t(t)] = g_.tensors[size_t(tensor)].dtype;
+  // Wide: a 16-bit tile per 16-bit input (loaded, then widened into its fp32 tile) and one for the result.
+  std::vector<int> staged(plan.loads.size(), -1);
+  int resultStage = -1;
+  if (plan.wide) {
+    for (size_t i = 0; i < plan.loads.size(); ++i)
+      if (const DType t = g_.tensors[size_t(plan.loads[i].first)].dtype; isHalf(t)) {
+        staged[i] = int(tileType.size());
+        tileType.push_back(t);
+      }
+    resultStage = int(tileType.size());
+    tileType.push_back(y.dtype);
+  }
   // The program's polynomial tables: one copy per lane, after the tiles.
   const uint64_t tableBytes = plan.program ? uint64_t(plan.program->coefficientCount()) * kF32 : 0;
   LmemPlan lmem;
@@ -181,9 +198,12 @@ Status Compiler::emitElementwise(const Op &op) {
           const auto &[extent, stride] = sources[i];
           uint64_t offset = 0;
           for (size_t d = 0; d < 4; ++d) offset += at[d] * stride[d];
-          const DType t = tileType[size_t(plan.loads[i].second)];
+          const int into = staged[i] >= 0 ? staged[i] : plan.loads[i].second;
+          const DType t = tileType[size_t(into)];
           Region src{addressOf(plan.loads[i].first) + offset * bytesOf(t), shape, stride, t};
-          TPU_RETURN_IF_ERROR(program_.dma(src, localAligned(tile[size_t(plan.loads[i].second)], shape, t)));
+          TPU_RETURN_IF_ERROR(program_.dma(src, localAligned(tile[size_t(into)], shape, t)));
+          if (staged[i] >= 0)
+            TPU_RETURN_IF_ERROR(convert(shape, tile[size_t(plan.loads[i].second)], DType::F32, tile[size_t(into)], t));
         }
         if (plan.program)
           TPU_RETURN_IF_ERROR(emitProgram(op, *plan.program, tile, tableBytes ? tile.back() : 0, shape));
@@ -194,13 +214,38 @@ Status Compiler::emitElementwise(const Op &op) {
                                 st.b.tile >= 0 ? tileType[size_t(st.b.tile)] : DType::F32};
           TPU_ASSIGN_OR_RETURN(Command c, arithCommand(st.mnemonic, shape, tile[size_t(st.out)], tile[size_t(st.a)], b,
                                                        st.b.constant, types));
-          if (op.kind == OpKind::Cast) TPU_RETURN_IF_ERROR(c.set("tsk_opd_num", 1));
           TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
         }
-        TPU_RETURN_IF_ERROR(program_.dma(localAligned(tile[0], shape, y.dtype),
+        const int result = plan.wide ? resultStage : 0;
+        if (plan.wide) TPU_RETURN_IF_ERROR(convert(shape, tile[size_t(result)], y.dtype, tile[0], DType::F32));
+        TPU_RETURN_IF_ERROR(program_.dma(localAligned(tile[size_t(result)], shape, y.dtype),
                                          ddrBox(addressOf(op.output), compactDims(yd), at, shape, y.dtype)));
       }
   return Status::ok();
+}
+
+// The tile `from` of type `fromType` copied into `to` of type `toType` (widened exactly, or rounded once).
+Status Compiler::convert(const Dims &shape, uint64_t to, DType toType, uint64_t from, DType fromType) {
+  TPU_ASSIGN_OR_RETURN(Command c,
+                       arithCommand("arith.copy", shape, to, from, std::nullopt, 0.0f, {toType, fromType, DType::F32}));
+  return program_.tiu(std::move(c));
+}
+
+// A DDR region loaded into the fp32 tile at `tile` (AlignEU, the region's shape); a 16-bit region through
+// the 16-bit tile at `stage`, widened exactly.
+Status Compiler::loadWide(const Region &src, uint64_t tile, uint64_t stage) {
+  if (!isHalf(src.dtype)) return program_.dma(src, localAligned(tile, src.shape));
+  TPU_RETURN_IF_ERROR(program_.dma(src, localAligned(stage, src.shape, src.dtype)));
+  return convert(src.shape, tile, DType::F32, stage, src.dtype);
+}
+
+// The fp32 tile at `tile` (AlignEU, `tileShape`) stored to `dst`, whose shape takes the elements from the
+// start of each of the tile's dims; to a 16-bit region rounded once into the 16-bit tile at `stage` first.
+Status Compiler::storeNarrow(uint64_t tile, const Dims &tileShape, const Region &dst, uint64_t stage) {
+  const bool narrow = isHalf(dst.dtype);
+  if (narrow) TPU_RETURN_IF_ERROR(convert(tileShape, stage, dst.dtype, tile, DType::F32));
+  const Region from = localAligned(narrow ? stage : tile, tileShape, dst.dtype);
+  return program_.dma({from.address, dst.shape, from.stride, dst.dtype}, dst);
 }
 
 // out = a OP v on local tiles of `shape`, v one value per channel (AlignEU, read with strides 0 along h, w).

@@ -19,9 +19,13 @@ struct ReduceRows {
 
   Dims plane(uint64_t cs) const { return {1, cs, r0, r1}; }
   // The DDR element offsets of slice (n, c0) in the input and in the output.
-  uint64_t xAt(uint64_t n, uint64_t c0) const { return n * xStride[0] + c0 * xStride[1]; }
-  uint64_t yAt(uint64_t n, uint64_t c0) const { return n * yStride[0] + c0 * yStride[1]; }
 };
+
+// The 16-bit tile a 16-bit tensor's planes of cRows lane rows pass through (loadWide, storeNarrow): the
+// reductions compute in fp32 as their fp32 forms, rounding the result once.
+uint64_t stageBytes(const ReduceRows &r, uint64_t cRows, DType t) {
+  return cRows * alignedPlane(r.r0 * r.r1, t) * bytesOf(t);
+}
 
 // The rows of a reduction of x over `axes` into y; without y (Softmax, LayerNorm) into one value per
 // element of the kept dims.
@@ -80,16 +84,18 @@ Status Compiler::emitReduce(const Op &op) {
   const ReduceRows &r = *arranged;
   LmemPlan lmem;
   const uint64_t cRows = fittingRows(r.k1, [&](uint64_t cRows) {
-    return lmem.place({cRows * alignedPlane(r.r0 * r.r1) * kF32, cRows * alignedPlane(1) * kF32});
+    std::vector<uint64_t> bytes{cRows * alignedPlane(r.r0 * r.r1) * kF32, cRows * alignedPlane(1) * kF32};
+    if (isHalf(x.dtype)) bytes.push_back(stageBytes(r, cRows, x.dtype));
+    return lmem.place(bytes);
   });
   if (!cRows) return unsupported(op, "a reduction of " + std::to_string(r.r0 * r.r1) + " elements does not fit a lane");
-  const uint64_t inOff = lmem.offsets[0], outOff = lmem.offsets[1];
+  const uint64_t inOff = lmem.offsets[0], outOff = lmem.offsets[1], stage = lmem.offsets.back();
   const bool isMax = mode == ReduceMode::Max || mode == ReduceMode::Min, negate = mode == ReduceMode::Min;
   return forEachSlice(r, cRows, [&](uint64_t n, uint64_t c0, uint64_t cs) -> Status {
     const Dims inShape = r.plane(cs), outShape{1, cs, 1, 1};
-    TPU_RETURN_IF_ERROR(program_.dma({addressOf(op.inputs[0]) + r.xAt(n, c0) * kF32, inShape, r.xStride},
-                                     localAligned(inOff, inShape)));
-    const Region out{addressOf(op.output) + r.yAt(n, c0) * kF32, outShape, r.yStride};
+    TPU_RETURN_IF_ERROR(
+        loadWide(ddrBox(addressOf(op.inputs[0]), r.xStride, {n, c0, 0, 0}, inShape, x.dtype), inOff, stage));
+    const Region out = ddrBox(addressOf(op.output), r.yStride, {n, c0, 0, 0}, outShape, y.dtype);
     auto negateTile = [&](uint64_t offset, const Dims &shape) -> Status {
       TPU_ASSIGN_OR_RETURN(Command c, arithCommand("arith.mul", shape, offset, offset, std::nullopt, -1.0f));
       return program_.tiu(std::move(c));
@@ -97,8 +103,7 @@ Status Compiler::emitReduce(const Op &op) {
     if (negate) TPU_RETURN_IF_ERROR(negateTile(inOff, inShape));
     if (mode == ReduceMode::Prod) { // the reference's tree: each row halved, then column 0
       TPU_RETURN_IF_ERROR(productTree(inShape, inOff));
-      const Region tile = localAligned(inOff, inShape);
-      return program_.dma({tile.address, outShape, tile.stride}, out);
+      return storeNarrow(inOff, inShape, out, stage);
     }
     if (mode == ReduceMode::L2) {
       TPU_ASSIGN_OR_RETURN(Command sq, arithCommand("arith.mul", inShape, inOff, inOff, inOff, 0.0f));
@@ -122,7 +127,7 @@ Status Compiler::emitReduce(const Op &op) {
       TPU_RETURN_IF_ERROR(inv.set("opd0_addr", floatBits(1.0f)));
       TPU_RETURN_IF_ERROR(program_.tiu(std::move(inv)));
     }
-    return program_.dma(localAligned(outOff, outShape), out);
+    return storeNarrow(outOff, outShape, out, stage);
   });
 }
 
@@ -130,6 +135,7 @@ Status Compiler::emitReduce(const Op &op) {
 // e = exp(d) (the Exp program), the sum of e, then e / sum, or d - log(sum) (the Log program on the sums).
 // The kept dims on n and the lanes, the softmax dims as the window of the max and the sum.
 Status Compiler::emitSoftmax(const Op &op) {
+  const DType xt = g_.tensors[size_t(op.inputs[0])].dtype;
   auto arranged = reduceRows(g_.tensors[size_t(op.inputs[0])], nullptr, op.params<SoftmaxParams>().axes);
   if (!arranged) return unsupported(op, arranged.message());
   const ReduceRows &r = *arranged;
@@ -145,13 +151,15 @@ Status Compiler::emitSoftmax(const Op &op) {
     std::vector<uint64_t> bytes(planes, cRows * alignedPlane(r.r0 * r.r1) * kF32);
     bytes.resize(planes + values, cRows * alignedPlane(1) * kF32);
     if (tableBytes) bytes.push_back(tableBytes);
+    if (isHalf(xt)) bytes.push_back(stageBytes(r, cRows, xt));
     return lmem.place(bytes);
   };
   const uint64_t cRows = fittingRows(r.k1, fits);
   if (!cRows) return unsupported(op, "a softmax over " + std::to_string(r.r0 * r.r1) + " elements does not fit a lane");
+  const uint64_t stage = lmem.offsets.back(), tables = lmem.offsets[planes + values];
   const std::vector<uint64_t> tile = lmem.offsets;
   const uint64_t d = tile[0], e = tile[1], m = tile[planes], sum = tile[planes + 1];
-  if (tableBytes) TPU_RETURN_IF_ERROR(loadTables(op, tableBytes, tile.back()));
+  if (tableBytes) TPU_RETURN_IF_ERROR(loadTables(op, tableBytes, tables));
   // exp's registers: the result e, the input d, its temps; log's: its result, the sums, its temps.
   std::vector<uint64_t> expTiles{e, d};
   expTiles.insert(expTiles.end(), tile.begin() + 2, tile.begin() + long(planes));
@@ -162,24 +170,23 @@ Status Compiler::emitSoftmax(const Op &op) {
   }
   return forEachSlice(r, cRows, [&](uint64_t n, uint64_t c0, uint64_t cs) -> Status {
     const Dims shape = r.plane(cs), one{1, cs, 1, 1};
-    const uint64_t at = r.xAt(n, c0) * kF32;
-    TPU_RETURN_IF_ERROR(program_.dma({addressOf(op.inputs[0]) + at, shape, r.xStride}, localAligned(d, shape)));
+    TPU_RETURN_IF_ERROR(loadWide(ddrBox(addressOf(op.inputs[0]), r.xStride, {n, c0, 0, 0}, shape, xt), d, stage));
     TPU_ASSIGN_OR_RETURN(Command max, windowCommand("pord.maxpooling", one, {r.r0, r.r1}, r.window, {0, 0}, 0, d, m));
     TPU_RETURN_IF_ERROR(program_.tiu(std::move(max)));
     TPU_RETURN_IF_ERROR(perChannel("arith.sub", shape, d, d, m));
-    TPU_RETURN_IF_ERROR(emitProgram(op, exp, expTiles, tile.back(), shape));
+    TPU_RETURN_IF_ERROR(emitProgram(op, exp, expTiles, tables, shape));
     TPU_ASSIGN_OR_RETURN(Command total,
                          windowCommand("pord.avgpooling", one, {r.r0, r.r1}, r.window, {0, 0}, 0, e, sum));
     TPU_RETURN_IF_ERROR(setMultiplier(total, 1.0f));
     TPU_RETURN_IF_ERROR(program_.tiu(std::move(total)));
     if (isLog) {
       TPU_RETURN_IF_ERROR(
-          emitProgram(op, programs[1], logTiles, tile.back() + uint64_t(exp.coefficientCount()) * kF32, one));
+          emitProgram(op, programs[1], logTiles, tables + uint64_t(exp.coefficientCount()) * kF32, one));
       TPU_RETURN_IF_ERROR(perChannel("arith.sub", shape, d, d, logTiles[0]));
     } else {
       TPU_RETURN_IF_ERROR(perChannel("arith.div", shape, e, e, sum));
     }
-    return program_.dma(localAligned(isLog ? d : e, shape), {addressOf(op.output) + at, shape, r.xStride});
+    return storeNarrow(isLog ? d : e, shape, ddrBox(addressOf(op.output), r.xStride, {n, c0, 0, 0}, shape, xt), stage);
   });
 }
 
@@ -188,6 +195,7 @@ Status Compiler::emitSoftmax(const Op &op) {
 // the normalized elements, one copy in every lane).
 Status Compiler::emitLayerNorm(const Op &op) {
   const LayerNormParams &params = op.params<LayerNormParams>();
+  const DType xt = g_.tensors[size_t(op.inputs[0])].dtype;
   auto arranged = reduceRows(g_.tensors[size_t(op.inputs[0])], nullptr, params.axes);
   if (!arranged) return unsupported(op, arranged.message());
   const ReduceRows &r = *arranged;
@@ -198,21 +206,22 @@ Status Compiler::emitLayerNorm(const Op &op) {
     std::vector<uint64_t> bytes(2, cRows * alignedPlane(r.r0 * r.r1) * kF32);
     bytes.resize(4, cRows * alignedPlane(1) * kF32);
     bytes.resize(4 + weights, weightPlane);
+    if (isHalf(xt)) bytes.push_back(stageBytes(r, std::max<uint64_t>(cRows, 1), xt));
     return lmem.place(bytes);
   };
   const uint64_t cRows = fittingRows(r.k1, fits);
   if (!cRows) return unsupported(op, "a norm over " + std::to_string(r.r0 * r.r1) + " elements does not fit a lane");
   const std::vector<uint64_t> tile = lmem.offsets;
-  const uint64_t d = tile[0], square = tile[1], mean = tile[2], var = tile[3];
+  const uint64_t d = tile[0], square = tile[1], mean = tile[2], var = tile[3], stage = tile.back();
   const Dims lanes = r.plane(map::kLanes);
   for (size_t w = 0; w < weights; ++w) // every lane gets the weights
     TPU_RETURN_IF_ERROR(
-        program_.dma({addressOf(op.inputs[1 + w]), lanes, {0, 0, r.r1, 1}}, localAligned(tile[4 + w], lanes)));
+        loadWide({addressOf(op.inputs[1 + w]), lanes, {0, 0, r.r1, 1}, g_.tensors[size_t(op.inputs[1 + w])].dtype},
+                 tile[4 + w], stage));
   const float k = 1.0f / float(r.r0 * r.r1);
   return forEachSlice(r, cRows, [&](uint64_t n, uint64_t c0, uint64_t cs) -> Status {
     const Dims shape = r.plane(cs), one{1, cs, 1, 1};
-    const uint64_t at = r.xAt(n, c0) * kF32;
-    TPU_RETURN_IF_ERROR(program_.dma({addressOf(op.inputs[0]) + at, shape, r.xStride}, localAligned(d, shape)));
+    TPU_RETURN_IF_ERROR(loadWide(ddrBox(addressOf(op.inputs[0]), r.xStride, {n, c0, 0, 0}, shape, xt), d, stage));
     TPU_ASSIGN_OR_RETURN(Command sumX, weightedSum(r, cs, k, d, mean));
     TPU_RETURN_IF_ERROR(program_.tiu(std::move(sumX)));
     TPU_RETURN_IF_ERROR(perChannel("arith.sub", shape, d, d, mean));
@@ -230,7 +239,7 @@ Status Compiler::emitLayerNorm(const Op &op) {
       TPU_RETURN_IF_ERROR(setFields(c, {{"opd1_str", 3}, {"opd1_h_str", r.r1}, {"opd1_w_str", 1}}));
       TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
     }
-    return program_.dma(localAligned(d, shape), {addressOf(op.output) + at, shape, r.xStride});
+    return storeNarrow(d, shape, ddrBox(addressOf(op.output), r.xStride, {n, c0, 0, 0}, shape, xt), stage);
   });
 }
 

@@ -23,19 +23,46 @@ std::vector<float> blendWeights(const kernels::ResizeTaps &t) {
   v.insert(v.end(), t.w.begin(), t.w.end());
   return v;
 }
-// Resize, as the reference: along w, then along h (through a DDR intermediate when both change).
+// Resize, as the reference: along w, then along h (through a DDR intermediate when both change). A 16-bit
+// Resize runs as its fp32 form: its input widened into DDR, the result rounded once from DDR.
 Status Compiler::emitResize(const Op &op) {
   const auto &p = op.params<ResizeParams>();
   const Dims xd = dims(op.inputs[0]), yd = dims(op.output);
   const bool alongW = !identity(p.w, xd[3]), alongH = !identity(p.h, xd[2]);
   const uint64_t weights = tables_.at(&op), hWeights = weights + 2 * p.w.w.size() * kF32;
   const Dims mid{xd[0], xd[1], xd[2], yd[3]};
-  const uint64_t from = addressOf(op.inputs[0]), to = addressOf(op.output);
   if (!alongW && !alongH)
     return copy(op, op.inputs[0], 0, compactStrides(xd), 0, compactStrides(yd),
                 {int64_t(xd[0]), int64_t(xd[1]), int64_t(xd[2]), int64_t(xd[3])});
-  if (alongW) TPU_RETURN_IF_ERROR(resizeAxis(op, 3, p.w, weights, from, xd, alongH ? scratch_.at(&op) : to));
-  if (alongH) TPU_RETURN_IF_ERROR(resizeAxis(op, 2, p.h, hWeights, alongW ? scratch_.at(&op) : from, mid, to));
+  const DType t = g_.tensors[size_t(op.inputs[0])].dtype;
+  const ResizeScratch &s = scratch_.at(&op);
+  const uint64_t xCount = xd[0] * xd[1] * xd[2] * xd[3], yCount = yd[0] * yd[1] * yd[2] * yd[3];
+  uint64_t from = addressOf(op.inputs[0]), to = addressOf(op.output);
+  if (isHalf(t)) {
+    TPU_RETURN_IF_ERROR(convertInDdr(from, t, s.wideIn, DType::F32, xCount));
+    from = s.wideIn, to = s.wideOut;
+  }
+  if (alongW) TPU_RETURN_IF_ERROR(resizeAxis(op, 3, p.w, weights, from, xd, alongH ? s.mid : to));
+  if (alongH) TPU_RETURN_IF_ERROR(resizeAxis(op, 2, p.h, hWeights, alongW ? s.mid : from, mid, to));
+  if (isHalf(t)) TPU_RETURN_IF_ERROR(convertInDdr(s.wideOut, DType::F32, addressOf(op.output), t, yCount));
+  return Status::ok();
+}
+
+// `count` compact elements at DDR `from` converted into `to` (widened exactly or rounded once): rows of up
+// to kRow elements, up to one per lane at a time, through a local tile of each type.
+Status Compiler::convertInDdr(uint64_t from, DType fromType, uint64_t to, DType toType, uint64_t count) {
+  constexpr uint64_t kRow = 1024;
+  const uint64_t a = 0, b = alignUp(kRow * kF32, map::kBankBytes);
+  for (uint64_t at = 0; at < count;) {
+    const uint64_t width = std::min(kRow, count - at), lanes = std::min<uint64_t>(map::kLanes, (count - at) / width);
+    const Dims shape{1, lanes, 1, width}, stride{0, width, width, 1};
+    TPU_RETURN_IF_ERROR(
+        program_.dma({from + at * bytesOf(fromType), shape, stride, fromType}, localAligned(a, shape, fromType)));
+    TPU_RETURN_IF_ERROR(convert(shape, b, toType, a, fromType));
+    TPU_RETURN_IF_ERROR(
+        program_.dma(localAligned(b, shape, toType), {to + at * bytesOf(toType), shape, stride, toType}));
+    at += lanes * width;
+  }
   return Status::ok();
 }
 

@@ -315,10 +315,7 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
             TPU_RETURN_IF_ERROR(loadPatches(op, job.xOrig, job.patch, n, oh0, inShape, inOff));
           } else if (widen) { // loaded 16-bit, copied to fp32 exactly
             TPU_RETURN_IF_ERROR(program_.dma(from, localAligned(stageOff, inShape, xt)));
-            TPU_ASSIGN_OR_RETURN(Command w, arithCommand("arith.copy", inShape, inOff, stageOff, std::nullopt, 0.0f,
-                                                         {DType::F32, xt, DType::F32}));
-            TPU_RETURN_IF_ERROR(w.set("tsk_opd_num", 1));
-            TPU_RETURN_IF_ERROR(program_.tiu(std::move(w)));
+            TPU_RETURN_IF_ERROR(convert(inShape, inOff, DType::F32, stageOff, xt));
           } else {
             TPU_RETURN_IF_ERROR(program_.dma(from, localAligned(inOff, inShape, xt)));
           }
