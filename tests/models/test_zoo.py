@@ -134,8 +134,9 @@ def check_int8(name, top, x, tmp):
 
 
 def check_bm1684x(name, top, x, ref, tmp):
-    """F32 for the BM1684X (a chip-only model) on its functional semantics against onnxruntime: ('pass' |
-    'refused' | 'fail', the failure or None). Refused: exit 2, the last line the compiler's error."""
+    """F32 for the BM1684X (a chip-only model) on its functional semantics against onnxruntime, then F16 and
+    BF16 against the Tpu interpreter bit for bit: ('pass' | 'refused' | 'fail', the failure or None).
+    Refused: the F32 deploy exits 2, its last line the compiler's error."""
     bmodel, out = os.path.join(tmp, f"{name}_bm1684x.bmodel"), os.path.join(tmp, f"{name}_bm1684x.npz")
     p = run(["deploy", top, "--quantize", "F32", "--chip", "bm1684x", "--no-cpu-subnets", "-o", bmodel])
     if p.returncode:
@@ -147,9 +148,18 @@ def check_bm1684x(name, top, x, ref, tmp):
     p = run(["run", bmodel, "-i", x, "-o", out, "--backend", "func"])
     c = worst_cosine(load(out), ref) if p.returncode == 0 else float("nan")
     print(f"{'PASS' if c >= MIN_COSINE else 'FAIL'} {name}: BM1684X F32 bmodel (func) vs onnxruntime cosine {c:.6f}")
-    if c >= MIN_COSINE:
-        return "pass", None
-    return "fail", f"{name}: BM1684X F32 bmodel vs onnxruntime cosine {c:.6f} < {MIN_COSINE} {p.stderr.strip()}"
+    if not c >= MIN_COSINE:
+        return "fail", f"{name}: BM1684X F32 bmodel vs onnxruntime cosine {c:.6f} < {MIN_COSINE} {p.stderr.strip()}"
+    # F16 and BF16: the bmodel equals the Tpu interpreter bit for bit (deploy --test-input compares them).
+    for mode in ("F16", "BF16"):
+        half = os.path.join(tmp, f"{name}_bm1684x_{mode}.bmodel")
+        p = run(["deploy", top, "--quantize", mode, "--chip", "bm1684x", "--no-cpu-subnets", "-o", half,
+                 "--test-input", x])
+        exact = p.returncode == 0 and "equal the Tpu interpreter's bit for bit" in p.stderr
+        print(f"{'PASS' if exact else 'FAIL'} {name}: BM1684X {mode} bmodel (func) == Tpu interpreter")
+        if not exact:
+            return "fail", f"{name}: BM1684X {mode} deploy exited {p.returncode} or differs: {p.stderr.strip()[-400:]}"
+    return "pass", None
 
 
 def worst_cosine(got, ref):
