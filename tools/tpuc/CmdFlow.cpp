@@ -50,6 +50,9 @@ int runFlowCmd(int argc, char **argv) {
   if (auto done = args.parseCommandLine(argc, argv, {{"--quantize", "--quantize F32|INT8"}})) return *done;
   auto mode = tpu::lowering::parseQuantize(args.get("--quantize"));
   if (!mode) return tpuc::fail("flow", mode.message());
+  if (*mode != tpu::lowering::Quantize::F32 && *mode != tpu::lowering::Quantize::INT8)
+    return tpuc::fail("flow", std::string("--quantize ") + tpu::lowering::quantizeName(*mode) +
+                                  " is the BM1684X's; flow runs the BM1684 (use tpuc deploy --chip bm1684x)");
   if (args.has("--test-input") == args.has("--test-image"))
     return tpuc::fail("flow", "give one of --test-input in.npz and --test-image img.png");
   auto calibration = tpuc::calibrationFromArgs(args);
