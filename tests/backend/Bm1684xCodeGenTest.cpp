@@ -501,6 +501,35 @@ TEST(Bm1684xCodeGen, SixteenBitFloatNet) {
   }
 }
 
+// A conv of 512 input channels (16 groups of Ic32) and an fc of K = 18432: the fc sums K in the
+// reference's chunks (kChunks: 5 of at most 4032), bit for bit in F16 and, for the fc alone, in F32.
+TEST(Bm1684xCodeGen, SixteenBitWideConvAndFc) {
+  {
+    GraphBuilder b;
+    int x = b.act("x", {3, 18432}, DType::F32), w = b.weight("w", {200, 18432}, DType::F32);
+    int bias = b.weight("bias", {200}, DType::F32), y = b.act("y", {3, 200}, DType::F32);
+    b.op(OpKind::Fc, "fc", {x, w, bias}, y);
+    b.g.inputs = {x};
+    b.g.outputs = {y};
+    expectRunsLikeReference(b.g, 7, true);
+  }
+  GraphBuilder b;
+  int x = b.act("x", {1, 512, 6, 6}, DType::F32), h = b.act("h", {1, 512, 6, 6}, DType::F16);
+  b.op(OpKind::Cast, "in", {x}, h);
+  int w = b.weight("w", {512, 512, 3, 3}, DType::F16), bias = b.weight("bias", {512}, DType::F32);
+  int c = b.act("c", {1, 512, 6, 6}, DType::F16);
+  b.op(OpKind::Conv, "conv", {h, w, bias}, c).params<WindowParams>() = window(3, 1, 1);
+  int fw = b.weight("fw", {100, 512 * 36}, DType::F16), fb = b.weight("fb", {100}, DType::F32);
+  int fc = b.act("fc", {1, 100}, DType::F16), y = b.act("y", {1, 100}, DType::F32),
+      y2 = b.act("y2", {1, 512, 6, 6}, DType::F32);
+  b.op(OpKind::Fc, "fc", {c, fw, fb}, fc);
+  b.op(OpKind::Cast, "out", {fc}, y);
+  b.op(OpKind::Cast, "out2", {c}, y2);
+  b.g.inputs = {x};
+  b.g.outputs = {y, y2};
+  expectRunsLikeReference(b.g, 7, true);
+}
+
 TEST(Bm1684xCodeGen, RefusesWhatItDoesNotCompile) {
   {
     GraphBuilder b;

@@ -219,9 +219,23 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
   // 32 adjacent for each kernel position (IC_PARALLEL 64 bytes); 32-bit ones Ic1 (ic * kh * kw packed).
   const bool ic32 = hasWeights && !depthwise && isHalf(wt);
   constexpr uint64_t kIcGroup = 32;
-  const uint64_t weightRow = depthwise ? kk : ic32 ? ceilDiv(ic, kIcGroup) * kIcGroup * kk : ic * kk;
+  auto weightRowOf = [&](uint64_t channels) {
+    return depthwise ? kk : ic32 ? ceilDiv(channels, kIcGroup) * kIcGroup * kk : channels * kk;
+  };
+  // An Fc sums K in its reference's chunks (Ops/Fc.h kChunks): one conv per chunk (first input channel,
+  // count), each over its own block of weights, into fp32 partial sums added in the reference's order.
+  std::vector<std::pair<uint64_t, uint64_t>> chunks{{0, ic}};
+  if (op.kind == OpKind::Fc && kChunks(int64_t(ic)).count > 1) {
+    const uint64_t step = uint64_t(kChunks(int64_t(ic)).rows);
+    chunks.clear();
+    for (uint64_t q0 = 0; q0 < ic; q0 += step) chunks.push_back({q0, std::min(step, ic - q0)});
+  }
+  const bool chunked = chunks.size() > 1;
+  std::vector<uint64_t> blockRow; // elements a lane row of each chunk's weights takes, then their sum
+  uint64_t weightRows = 0;
+  for (const auto &[q0, count] : chunks) blockRow.push_back(weightRowOf(count)), weightRows += blockRow.back();
   // Per lane, for a channel step of `cRows` lane rows and `oRows` output rows.
-  auto weightBytes = [&](uint64_t cRows) { return hasWeights ? cRows * weightRow * wb : 0; };
+  auto weightBytes = [&](uint64_t cRows) { return hasWeights ? cRows * weightRows * wb : 0; };
   // Input rows as the window sees them: with zeros inserted, (h - 1) * step + 1.
   const uint64_t windowRows = (xd[2] - 1) * inserted[0] + 1;
   // The most input rows a slice of oRows output rows reads: its whole window span (the first slice's pads
@@ -236,7 +250,7 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
     return cRows * alignedPlane(oRows * yd[3], t) * bytesOf(t);
   };
   // Input, weights, bias, output, then (uneven) the divisors' reciprocals, (widen) the 16-bit input before
-  // it is widened, (biasAfter) the fp32 sums.
+  // it is widened, (biasAfter) the fp32 sums, (chunked) the fp32 sum so far and a chunk's.
   auto buffers = [&](uint64_t cRows, uint64_t oRows) {
     std::vector<uint64_t> b{inputBytes(cRows, oRows), weightBytes(cRows), hasBias ? cRows * kF32 : 0,
                             outputBytes(cRows, oRows, yt)};
@@ -246,6 +260,7 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
       b.push_back(cRows * alignedPlane(std::min(span, windowRows) * tileWidth, xt) * xb);
     }
     if (biasAfter) b.push_back(outputBytes(cRows, oRows, DType::F32));
+    if (chunked) b.insert(b.end(), 2, outputBytes(cRows, oRows, DType::F32));
     return b;
   };
   LmemPlan plan;
@@ -262,6 +277,8 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
   const uint64_t inOff = plan.offsets[0], wOff = plan.offsets[1], bOff = plan.offsets[2], yOff = plan.offsets[3];
 
   const uint64_t stageOff = widen ? plan.offsets[4] : 0, accOff = biasAfter ? plan.offsets.back() : 0;
+  const uint64_t sumOff = chunked ? plan.offsets[plan.offsets.size() - 2] : 0;
+  const uint64_t partOff = chunked ? plan.offsets.back() : 0;
   const DType inType = widen ? DType::F32 : xt; // of the tile the command reads
   const uint32_t padValue = p.isMax && !isConv ? constantBits(-std::numeric_limits<float>::infinity(), xt) : 0;
   for (uint64_t g = 0; g < groups; ++g)
@@ -269,22 +286,27 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
       const uint64_t cs = std::min(s.channelStep, oc - c0), oc0 = g * oc + c0; // output channels from oc0
       // The weights of item n (the same for every item but MatMul's) into the Ic1 or Ic32 layout, and the
       // bias. In DDR, element (o, i, k) of a channel's i * kk + k at o * ocStride + (i * kk + k) * wIcStride.
+      // A chunk's block of weights starts after the earlier chunks' blocks (rows(cs) lane rows each).
+      std::vector<uint64_t> blockAt{wOff};
+      for (uint64_t row : blockRow) blockAt.push_back(blockAt.back() + rows(cs) * row * wb);
       auto loadWeights = [&](uint64_t n) -> Status {
         const uint64_t perChannel = depthwise ? kk : ic * kk, ocStride = wOcStride ? wOcStride : perChannel;
         const uint64_t from = addressOf(op.inputs[1]) + (n * wItem + oc0 * ocStride) * wb;
-        if (ic32) // one DMA per group of 32 input channels
-          for (uint64_t i0 = 0; i0 < ic; i0 += kIcGroup) {
-            const Dims shape{1, cs, std::min(kIcGroup, ic - i0), kk};
-            TPU_RETURN_IF_ERROR(program_.dma(
-                {from + i0 * kk * wIcStride * wb, shape, {0, ocStride, kk * wIcStride, wIcStride}, wt},
-                {map::kLmemStart + wOff + i0 * kk * wb, shape, {rows(cs) * weightRow, weightRow, 1, kIcGroup}, wt}));
-          }
-        else
-          TPU_RETURN_IF_ERROR(program_.dma({from, {1, cs, 1, perChannel}, {0, ocStride, 0, wIcStride}, wt},
-                                           {map::kLmemStart + wOff,
-                                            {1, cs, 1, perChannel},
-                                            {rows(cs) * perChannel, perChannel, perChannel, 1},
-                                            wt}));
+        for (size_t j = 0; j < chunks.size(); ++j) {
+          const auto [q0, count] = chunks[j];
+          const uint64_t row = blockRow[j], at = from + q0 * kk * wIcStride * wb;
+          if (ic32) // one DMA per group of 32 input channels
+            for (uint64_t i0 = 0; i0 < count; i0 += kIcGroup) {
+              const Dims shape{1, cs, std::min(kIcGroup, count - i0), kk};
+              TPU_RETURN_IF_ERROR(program_.dma(
+                  {at + i0 * kk * wIcStride * wb, shape, {0, ocStride, kk * wIcStride, wIcStride}, wt},
+                  {map::kLmemStart + blockAt[j] + i0 * kk * wb, shape, {rows(cs) * row, row, 1, kIcGroup}, wt}));
+            }
+          else
+            TPU_RETURN_IF_ERROR(
+                program_.dma({at, {1, cs, 1, row}, {0, ocStride, 0, wIcStride}, wt},
+                             {map::kLmemStart + blockAt[j], {1, cs, 1, row}, {rows(cs) * row, row, row, 1}, wt}));
+        }
         if (!hasBias) return Status::ok();
         Region bsrc{addressOf(op.inputs[2]) + oc0 * kF32, {1, cs, 1, 1}, {cs, 1, 1, 1}};
         return program_.dma(bsrc, {map::kLmemStart + bOff, bsrc.shape, {rows(cs), 1, 1, 1}});
@@ -327,25 +349,40 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
                                                                       : "pord.maxpooling";
           WindowParams commandWindow = p;
           if (padInMemory) commandWindow.padLeft = commandWindow.padRight = 0;
-          TPU_ASSIGN_OR_RETURN(Command c,
-                               windowCommand(mnemonic, outShape, {tileShape[2], tileWidth}, commandWindow,
-                                             {r.padUp, r.padDown}, padValue, inOff, biasAfter ? accOff : yOff, inType,
-                                             biasAfter ? DType::F32 : yt));
-          if (isConv && !depthwise) TPU_RETURN_IF_ERROR(c.set("opd0_c", ic));
-          TPU_RETURN_IF_ERROR(c.set("opd0_y_ins0", inserted[0] - 1));
-          TPU_RETURN_IF_ERROR(c.set("opd0_x_ins0", inserted[1] - 1));
-          if (hasWeights) TPU_RETURN_IF_ERROR(c.set("opd1_addr", wOff));
-          if (widen) // each term 1/count * x, summed from 0 (the fp32 form's order)
-            TPU_RETURN_IF_ERROR(setFields(
-                c,
-                {{"opd1_const", 1}, {"opd1_addr", floatBits(1.0f / float(kk))}, {"opd2_const", 1}, {"opd2_addr", 0}}));
-          else if (isAverage)
-            TPU_RETURN_IF_ERROR(setMultiplier(c, uneven ? 1.0f : 1.0f / float(kk)));
-          if (isConv) {
-            TPU_RETURN_IF_ERROR(c.set("opd2_const", hasBias && !biasAfter ? 0 : 1));
-            TPU_RETURN_IF_ERROR(c.set("opd2_addr", hasBias && !biasAfter ? bOff : 0));
+          // A chunk's input channels start at lane 0 of lane row q0 / 64 (chunks are whole lane rows).
+          const uint64_t inRow = alignedPlane(tileShape[2] * tileShape[3], inType) * bytesOf(inType);
+          for (size_t j = 0; j < chunks.size(); ++j) {
+            const auto [q0, count] = chunks[j];
+            const bool last = j + 1 == chunks.size();
+            const uint64_t result = chunked ? (j == 0 ? sumOff : partOff) : biasAfter ? accOff : yOff;
+            TPU_ASSIGN_OR_RETURN(Command c,
+                                 windowCommand(mnemonic, outShape, {tileShape[2], tileWidth}, commandWindow,
+                                               {r.padUp, r.padDown}, padValue, inOff + q0 / map::kLanes * inRow, result,
+                                               inType, biasAfter || chunked ? DType::F32 : yt));
+            if (isConv && !depthwise) TPU_RETURN_IF_ERROR(c.set("opd0_c", count));
+            TPU_RETURN_IF_ERROR(c.set("opd0_y_ins0", inserted[0] - 1));
+            TPU_RETURN_IF_ERROR(c.set("opd0_x_ins0", inserted[1] - 1));
+            if (hasWeights) TPU_RETURN_IF_ERROR(c.set("opd1_addr", blockAt[j]));
+            if (widen) // each term 1/count * x, summed from 0 (the fp32 form's order)
+              TPU_RETURN_IF_ERROR(setFields(c, {{"opd1_const", 1},
+                                                {"opd1_addr", floatBits(1.0f / float(kk))},
+                                                {"opd2_const", 1},
+                                                {"opd2_addr", 0}}));
+            else if (isAverage)
+              TPU_RETURN_IF_ERROR(setMultiplier(c, uneven ? 1.0f : 1.0f / float(kk)));
+            const bool withBias = hasBias && !biasAfter && j == 0;
+            if (isConv) {
+              TPU_RETURN_IF_ERROR(c.set("opd2_const", withBias ? 0 : 1));
+              TPU_RETURN_IF_ERROR(c.set("opd2_addr", withBias ? bOff : 0));
+            }
+            TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+            if (j > 0) { // this chunk's sum + the sum so far
+              TPU_ASSIGN_OR_RETURN(Command add,
+                                   arithCommand("arith.add", outShape, last ? yOff : sumOff, partOff, sumOff, 0.0f,
+                                                {last ? yt : DType::F32, DType::F32, DType::F32}));
+              TPU_RETURN_IF_ERROR(program_.tiu(std::move(add)));
+            }
           }
-          TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
           if (biasAfter) { // the fp32 sums + the fp32 bias, rounded once
             TPU_ASSIGN_OR_RETURN(Command add, arithCommand("arith.add", outShape, yOff, accOff, bOff, 0.0f,
                                                            {yt, DType::F32, DType::F32}));

@@ -56,19 +56,20 @@ Status validateFc(const OpCheck &c) {
   return Status::ok();
 }
 
+} // namespace
+
 // K is the right matrix's row count (opd1_n) and the left's channels: at
 // most 4095 per command. Longer rows run as `count` chunks of `rows` (the
 // last one shorter), a multiple of the 64 lanes so that each chunk's left
 // columns start in lane 0.
-struct KChunks {
-  int64_t rows, count;
-};
 KChunks kChunks(int64_t k) {
   if (k <= maxChannels()) return {k, 1};
   const int64_t lanes = 64, most = maxChannels() / lanes * lanes;
   const int64_t count = ceilDiv(k, most);
   return {ceilDiv(ceilDiv(k, count), lanes) * lanes, count};
 }
+
+namespace {
 
 // The right matrix's K rows are one GDMA w extent; a transposed left
 // matrix holds K in its rows (no chunks).
