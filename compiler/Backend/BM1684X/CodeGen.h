@@ -1,14 +1,16 @@
 // Code generation for the BM1684X: a validated Graph -> a bmodel of BM1684X commands (isa/bm1684x). The
-// first step of the second chip's compiler: fp32 only, every op compiled globally (its inputs loaded from
-// DDR into local memory slice by slice, computed, stored back), no layer groups, no overlap of the engines.
+// first step of the second chip's compiler: fp32, float16 and bfloat16 (Graph.h's 16-bit rule), every op
+// compiled globally (its inputs loaded from DDR into local memory slice by slice, computed, stored back), no
+// layer groups, no overlap of the engines.
 // The commands follow the operand conventions of memory/bm1684x/Operands.h, which are checked against
 // TPU-MLIR's own reading of BM1684X command buffers. What is compiled, and how: docs/bm1684x.md.
 //
-// Kinds: Conv (any groups; a kernel equal to its stride beyond 15 as patches), ConvTranspose (groups 1), Fc,
-// MatMul, Pool (max, average), GlobalAvgPool, Reduce (sum, mean,
-// L2, max, min, product), Resize, Softmax, LogSoftmax, LayerNorm, the fp32 functions (Sigmoid, Unary, Div,
+// Kinds: Conv (any groups; a kernel equal to its stride beyond 15 as patches, a dilation beyond 16 as
+// phases), ConvTranspose (groups 1), Fc, MatMul, Pool (max, average), GlobalAvgPool, Reduce (sum, mean, L2,
+// max, min, product), Resize, Softmax, LogSoftmax, LayerNorm, the fp32 functions (Sigmoid, Unary, Div,
 // Pow, comparisons, Where) as FloatKernels.h programs, the binary element-wise kinds with NumPy
-// broadcasting, Relu, LeakyRelu, PRelu, Clip, Affine, and the copy kinds Concat, Slice, Move and Upsample.
+// broadcasting, Relu, LeakyRelu, PRelu, Clip, Affine, Cast (fp32 <-> a 16-bit float), and the copy kinds
+// Concat, Slice, Move and Upsample.
 // Anything else is an error naming the op and its kind.
 #pragma once
 
