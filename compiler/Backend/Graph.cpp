@@ -194,6 +194,11 @@ Status checkOp(const Graph &g, const Op &op) {
 
 } // namespace
 
+Status Graph::validateOp(const Op &op) const {
+  Status st = checkOp(*this, op);
+  return st ? st : st.prefix(std::string(opKindName(op.kind)) + " '" + op.name + "'");
+}
+
 Status Graph::validate() const {
   const int nt = int(tensors.size());
   std::vector<char> defined(tensors.size(), 0);

@@ -116,6 +116,9 @@ struct Graph {
   // Checks indices, topological order, shapes and dtypes of every op
   // against its kind; an error names the op (or tensor) and what is wrong.
   Status validate() const;
+  // The checks of one op of the graph alone (validate's per-op part: a graph of constants only has no
+  // inputs, which validate refuses).
+  Status validateOp(const Op &op) const;
 };
 
 // 16-bit float values: widened exactly to fp32, and fp32 rounded to the 16-bit type (support/Float16.h).

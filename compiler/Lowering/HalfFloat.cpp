@@ -58,11 +58,11 @@ public:
     std::vector<Operation *> ops;
     for (Operation &op : fn.getBody().front()) ops.push_back(&op);
     for (Operation *op : ops)
-      if (isChip(op))
+      if (retyped(op))
         for (Value r : op->getResults())
           if (isF32Tensor(r.getType())) r.setType(halfOf(r.getType()));
     for (Operation *op : ops) {
-      const bool chip = isChip(op), fp32Reader = isa<tpuir::CpuOp, func::ReturnOp>(op);
+      const bool chip = retyped(op), fp32Reader = isa<tpuir::CpuOp, func::ReturnOp>(op) || (isChip(op) && !chip);
       for (OpOperand &use : op->getOpOperands()) {
         Value v = use.get();
         if (chip && isF32Tensor(v.getType()) && !isBias(op, v)) {
@@ -84,6 +84,13 @@ public:
 private:
   static bool isChip(Operation *op) {
     return op->getDialect() && isa<tpuir::TpuDialect>(op->getDialect()) && !isa<tpuir::CpuOp>(op);
+  }
+  // A chip op that computes in the 16-bit type: one that reads a computed tensor (a copy of constants only,
+  // a constant output, stays fp32: it rounds nothing).
+  static bool retyped(Operation *op) {
+    return isChip(op) && llvm::any_of(op->getOperands(), [](Value v) {
+             return isa<RankedTensorType>(v.getType()) && !v.getDefiningOp<top::WeightOp>();
+           });
   }
   bool isHalfTensor(Type t) const {
     auto r = dyn_cast<RankedTensorType>(t);

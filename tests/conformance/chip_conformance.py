@@ -196,9 +196,10 @@ def compare_outputs(npz_path, model, outputs):
     return ""
 
 
-def run_case(tpuc, case_dir, work, runtime_weights=False, chip_only=False, chip="bm1684"):
+def run_case(tpuc, case_dir, work, runtime_weights=False, chip_only=False, chip="bm1684", quantize="F32"):
     """(status, detail): status is 'skip' (not a float case, or the importer
-    lacks an op), 'top-fail', 'pass', 'no-lowering', 'wrong' or 'error'."""
+    lacks an op), 'top-fail', 'pass', 'no-lowering', 'wrong' or 'error'. F32: the bmodel's outputs
+    against the node test's; F16 and BF16: the bmodel's against the Tpu interpreter's, bit for bit."""
     model = onnx.load(os.path.join(case_dir, "model.onnx"))
     sets = test_sets(case_dir)
     if not sets:
@@ -265,7 +266,7 @@ def run_case(tpuc, case_dir, work, runtime_weights=False, chip_only=False, chip=
             return "top-fail", detail
 
     bmodel = os.path.join(work, "model.bmodel")
-    rc, err = run([tpuc, "deploy", mlir, "--quantize", "F32", "--chip", chip, "-o", bmodel] +
+    rc, err = run([tpuc, "deploy", mlir, "--quantize", quantize, "--chip", chip, "-o", bmodel] +
                   (["--no-cpu-subnets"] if chip_only else []))
     if rc:
         # One line: tpuc deploy: error: <model>: no lowering for <op> '<name>' at <loc>: <why>
@@ -282,6 +283,17 @@ def run_case(tpuc, case_dir, work, runtime_weights=False, chip_only=False, chip=
         rc, err = run([tpuc, "run", bmodel, "--backend", "func", "--input", feed, "-o", out, "--threads", "1"])
         if rc:
             return "error", f"run --backend func exit {rc}: " + " | ".join(err)
+        if quantize != "F32":
+            tpu = os.path.join(work, f"tpu{k}.npz")
+            rc, err = run([tpuc, "run", os.path.join(work, "model.tpu.mlir"), "--input", feed, "-o", tpu,
+                           "--threads", "1"])
+            if rc:
+                return "error", f"run of the Tpu module exit {rc}: " + " | ".join(err)
+            got, want = np.load(out), np.load(tpu)
+            differ = [n for n in want.files if n not in got.files or got[n].tobytes() != want[n].tobytes()]
+            if differ:
+                return "wrong", f"test_data_set_{k}: {', '.join(differ)} differ from the Tpu interpreter's"
+            continue
         diff = compare_outputs(out, model, outs)
         if diff:
             return "wrong", f"test_data_set_{k}: {diff}"
@@ -308,11 +320,13 @@ def main():
     ap.add_argument("--chip", default="bm1684",
                     help="deploy for this chip; another than bm1684 deploys chip-only models (as --no-cpu-subnets) "
                          "and reports the outcomes (no exclusions, no pinned counts)")
+    ap.add_argument("--quantize", default="F32", choices=("F32", "F16", "BF16"),
+                    help="F16, BF16 (with --chip bm1684x): each bmodel against the Tpu interpreter, bit for bit")
     ap.add_argument("--min-pass", type=int, default=0,
                     help="with --runtime-weights, --no-cpu-subnets or --chip: fail when fewer cases pass on the chip "
                          "path")
     args = ap.parse_args()
-    measuring = args.runtime_weights or args.no_cpu_subnets or args.chip != "bm1684"
+    measuring = args.runtime_weights or args.no_cpu_subnets or args.chip != "bm1684" or args.quantize != "F32"
     if measuring and args.update_counts:
         print("chip_conformance: error: --runtime-weights and --no-cpu-subnets measure; they have no pinned counts "
               "to update")
@@ -333,7 +347,7 @@ def main():
         os.makedirs(work, exist_ok=True)
         try:
             return case, run_case(args.tpuc, os.path.join(DATA_DIR, case), work, args.runtime_weights,
-                                  args.no_cpu_subnets or args.chip != "bm1684", args.chip)
+                                  args.no_cpu_subnets or args.chip != "bm1684", args.chip, args.quantize)
         except subprocess.TimeoutExpired as e:
             return case, ("error", f"timeout: {' '.join(e.cmd[:2])}")
         finally:
@@ -347,7 +361,8 @@ def main():
     if measuring:
         label = " + ".join(name for name, on in (("runtime weights", args.runtime_weights),
                                                  ("chip only", args.no_cpu_subnets),
-                                                 (args.chip, args.chip != "bm1684")) if on)
+                                                 (args.chip, args.chip != "bm1684"),
+                                                 (args.quantize, args.quantize != "F32")) if on)
         return report_outcomes(label, cases, results, args.verbose, args.min_pass)
     counts = {"top": 0, "pass": 0, "excluded": 0, "wrong": 0, "considered": len(cases), "skip": 0, "top-fail": 0}
     failures = []
