@@ -12,10 +12,10 @@
 #pragma once
 
 #include "isa/Opcodes.h"
+#include "support/FloatBits.h"
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 namespace tpu::sim {
 
@@ -95,16 +95,8 @@ inline int64_t fp32ToInt(float v) {
   return fp32ToInt(v, IntRange{-(int64_t(1) << 62), int64_t(1) << 62});
 }
 
-inline uint32_t floatBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float bitsFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using ::tpu::bitsFloat;
+using ::tpu::floatBits;
 
 // Sign-extends the low `bits` bits of v (for constants held in 32-bit fields).
 constexpr int64_t signExtend(uint64_t v, unsigned bits) {

@@ -5,35 +5,23 @@
 // and the simulator.
 #pragma once
 
+#include "support/FloatBits.h"
+
 #include <cstdint>
-#include <cstring>
 
 namespace tpu {
 
-namespace float16_detail {
-inline uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float floatOf(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-} // namespace float16_detail
-
 inline float f16ToFloat(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  if (exp == 0x1f) return float16_detail::floatOf(sign | 0x7f800000u | (mant << 13)); // inf, NaN (payload kept)
-  if (exp != 0) return float16_detail::floatOf(sign | ((exp + 112) << 23) | (mant << 13));
+  if (exp == 0x1f) return bitsFloat(sign | 0x7f800000u | (mant << 13)); // inf, NaN (payload kept)
+  if (exp != 0) return bitsFloat(sign | ((exp + 112) << 23) | (mant << 13));
   // Zero or subnormal: mant * 2^-24, exact in fp32.
   const float v = float(mant) * (1.0f / 16777216.0f);
   return sign ? -v : v;
 }
 
 inline uint16_t floatToF16(float f) {
-  const uint32_t u = float16_detail::bitsOf(f), sign = (u >> 16) & 0x8000u, abs = u & 0x7fffffffu;
+  const uint32_t u = floatBits(f), sign = (u >> 16) & 0x8000u, abs = u & 0x7fffffffu;
   if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00u | ((abs >> 13) & 0x3ffu)); // NaN, stays quiet
   if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u); // rounds to 65536 or beyond: infinity
   // Below 2^-14: a subnormal (or zero), in units of 2^-24.
@@ -50,10 +38,10 @@ inline uint16_t floatToF16(float f) {
   return uint16_t(sign | (q + (rest > 0x1000u || (rest == 0x1000u && (q & 1)))));
 }
 
-inline float bf16ToFloat(uint16_t b) { return float16_detail::floatOf(uint32_t(b) << 16); }
+inline float bf16ToFloat(uint16_t b) { return bitsFloat(uint32_t(b) << 16); }
 
 inline uint16_t floatToBf16(float f) {
-  const uint32_t u = float16_detail::bitsOf(f);
+  const uint32_t u = floatBits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u); // NaN, stays quiet
   return uint16_t((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
 }

@@ -226,8 +226,7 @@ Status Graph::validate() const {
         return makeError(where, ": input '", tensors[t].name, "' is not defined before it (ops must be in topological order)");
     }
     if (defined[op.output]) return makeError(where, ": output '", tensors[op.output].name, "' is defined twice");
-    Status st = checkOp(*this, op);
-    if (!st) return st.prefix(where);
+    TPU_RETURN_IF_ERROR(validateOp(op));
     defined[op.output] = 1;
   }
   for (int t : outputs) {

@@ -40,8 +40,8 @@ Status evalOp(const Graph &g, const Op &op, const std::vector<const Bytes *> &in
     std::vector<const Bytes *> in;
     for (size_t i = 0; i < inputs.size(); ++i) {
       const DType t = g.tensors[size_t(op.inputs[i])].dtype;
-      values[i] = isHalf(t) ? widenHalf(*inputs[i], t) : *inputs[i];
-      in.push_back(&values[i]);
+      if (isHalf(t)) values[i] = widenHalf(*inputs[i], t);
+      in.push_back(isHalf(t) ? &values[i] : inputs[i]);
     }
     Bytes wideOut;
     TPU_RETURN_IF_ERROR(evalOp(wide, wide.ops[0], in, wideOut, nullptr));

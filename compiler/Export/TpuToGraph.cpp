@@ -38,11 +38,6 @@ private:
   int unnamed_ = 0;
 };
 
-std::string nameOf(Operation *op) {
-  if (auto nl = dyn_cast<NameLoc>(op->getLoc())) return nl.getName().str();
-  return "";
-}
-
 Result<int> Exporter::tensorFor(Value v, const std::string &base) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type) return makeError("value is not a ranked tensor");
@@ -76,7 +71,7 @@ Result<int> Exporter::input(Value v) {
 
 Status Exporter::translate(Operation *op) {
   backend::Op o;
-  o.name = nameOf(op);
+  o.name = tpuir::opName(op);
   auto backendOp = dyn_cast<tpuir::BackendOpInterface>(op);
   if (!backendOp) return makeError("no back-end op for ", op->getName().getStringRef().str());
   TPU_RETURN_IF_ERROR(backendOp.exportAttributes(o));
@@ -105,7 +100,7 @@ Result<backend::Graph> Exporter::run(ModuleOp module) {
   for (Operation &op : fn.getBody().front()) {
     if (op.hasTrait<top::OpTrait::Constant>()) continue; // weights are read where a Tpu op uses them
     if (auto in = dyn_cast<top::InputOp>(op)) {
-      auto id = tensorFor(in.getOutput(), nameOf(&op));
+      auto id = tensorFor(in.getOutput(), tpuir::opName(&op));
       if (!id) return makeError("top.input at ", locText(op.getLoc()), ": ", id.message());
       g_.inputs.push_back(*id);
       continue;
@@ -119,7 +114,7 @@ Result<backend::Graph> Exporter::run(ModuleOp module) {
       continue;
     }
     if (auto st = translate(&op); !st)
-      return makeError(op.getName().getStringRef().str(), " '", nameOf(&op), "' at ", locText(op.getLoc()), ": ",
+      return makeError(op.getName().getStringRef().str(), " '", tpuir::opName(&op), "' at ", locText(op.getLoc()), ": ",
                        st.message());
   }
   if (auto st = g_.validate(); !st) return makeError("the lowered graph is invalid: ", st.message());

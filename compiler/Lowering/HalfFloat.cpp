@@ -20,13 +20,9 @@ namespace tpu::lowering {
 
 namespace {
 
-std::string nameOf(Operation *op) {
-  if (auto nl = dyn_cast<NameLoc>(op->getLoc())) return nl.getName().str();
-  return "";
-}
 std::string nameOf(Value v) {
   Operation *def = v.getDefiningOp();
-  return def ? nameOf(def) : "input_" + std::to_string(cast<BlockArgument>(v).getArgNumber());
+  return def ? tpuir::opName(def) : "input_" + std::to_string(cast<BlockArgument>(v).getArgNumber());
 }
 
 bool isF32Tensor(Type t) {

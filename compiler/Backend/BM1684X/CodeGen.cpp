@@ -17,50 +17,6 @@ Status unsupported(const Op &op, const std::string &why) {
 
 namespace {
 
-// The kinds compiled in 16-bit floats so far: each computes its fp32 form rounded once (one command, steps
-// that only select between values, or fp32 tiles widened from the inputs), Graph.h's rule.
-bool compiledInHalf(const Op &op) {
-  switch (op.kind) {
-  case OpKind::Reduce:
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-  case OpKind::LayerNorm:
-  case OpKind::Resize:
-  case OpKind::Affine:
-  case OpKind::Div:
-  case OpKind::Sigmoid:
-  case OpKind::Unary:
-  case OpKind::Pow:
-  case OpKind::PRelu:
-  case OpKind::Greater:
-  case OpKind::Less:
-  case OpKind::Equal:
-  case OpKind::Where:
-  case OpKind::Conv:
-  case OpKind::ConvTranspose:
-  case OpKind::Fc:
-  case OpKind::MatMul:
-  case OpKind::Pool:
-  case OpKind::GlobalAvgPool:
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Max:
-  case OpKind::Min:
-  case OpKind::Relu:
-  case OpKind::Clip:
-  case OpKind::LeakyRelu:
-  case OpKind::Move:
-  case OpKind::Slice:
-  case OpKind::Upsample:
-  case OpKind::Concat:
-  case OpKind::Reshape:
-    return true;
-  default:
-    return false;
-  }
-}
-
 // The constants an op reads from DDR: its programs' polynomial tables (lowest term first, one table after
 // another), a Resize's blend weights along w and then h, an uneven average's 1 / count per output position.
 std::vector<float> constantsOf(const Graph &g, const Op &op) {
@@ -90,8 +46,6 @@ Status Compiler::emit(const Op &op) {
   for (int t : op.inputs)
     if (const DType d = g_.tensors[size_t(t)].dtype; d != DType::F32 && !isHalf(d))
       return unsupported(op, std::string("a ") + dtypeName(d) + " input");
-  if (isHalfOp(g_, op) && !compiledInHalf(op))
-    return unsupported(op, std::string("this kind in ") + dtypeName(g_.tensors[size_t(op.output)].dtype));
   switch (op.kind) {
   case OpKind::Conv:
   case OpKind::ConvTranspose:

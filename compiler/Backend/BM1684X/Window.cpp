@@ -239,12 +239,14 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
   // Input rows as the window sees them: with zeros inserted, (h - 1) * step + 1.
   const uint64_t windowRows = (xd[2] - 1) * inserted[0] + 1;
   // The most input rows a slice of oRows output rows reads: its whole window span (the first slice's pads
-  // take some of it, a later slice's do not).
-  auto inputBytes = [&](uint64_t cRows, uint64_t oRows) {
+  // take some of it, a later slice's do not; pads in memory are rows of the tile).
+  auto inputRowsOf = [&](uint64_t oRows) {
     const uint64_t span = (oRows - 1) * uint64_t(p.strideH) + uint64_t((p.kh - 1) * p.dilationH) + 1;
+    return padInMemory ? span : std::min(span, windowRows);
+  };
+  auto inputBytes = [&](uint64_t cRows, uint64_t oRows) {
     const uint64_t inChannels = isConv && !depthwise ? rows(ic) : cRows;
-    const uint64_t elements = (padInMemory ? span : std::min(span, windowRows)) * tileWidth;
-    return inChannels * alignedPlane(elements, widen ? DType::F32 : xt) * (widen ? kF32 : xb);
+    return inChannels * alignedPlane(inputRowsOf(oRows) * tileWidth, widen ? DType::F32 : xt) * (widen ? kF32 : xb);
   };
   auto outputBytes = [&](uint64_t cRows, uint64_t oRows, DType t) {
     return cRows * alignedPlane(oRows * yd[3], t) * bytesOf(t);
@@ -255,10 +257,7 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
     std::vector<uint64_t> b{inputBytes(cRows, oRows), weightBytes(cRows), hasBias ? cRows * kF32 : 0,
                             outputBytes(cRows, oRows, yt)};
     if (uneven) b.push_back(outputBytes(cRows, oRows, DType::F32));
-    if (widen) {
-      const uint64_t span = (oRows - 1) * uint64_t(p.strideH) + uint64_t((p.kh - 1) * p.dilationH) + 1;
-      b.push_back(cRows * alignedPlane(std::min(span, windowRows) * tileWidth, xt) * xb);
-    }
+    if (widen) b.push_back(cRows * alignedPlane(inputRowsOf(oRows) * tileWidth, xt) * xb);
     if (biasAfter) b.push_back(outputBytes(cRows, oRows, DType::F32));
     if (chunked) b.insert(b.end(), 2, outputBytes(cRows, oRows, DType::F32));
     return b;

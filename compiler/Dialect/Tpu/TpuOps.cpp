@@ -51,12 +51,12 @@ tpu::Result<DType> dtypeOf(Type elem) {
   return tpu::makeError("element type ", os.str(), " has no back-end dtype");
 }
 
-std::string nameOf(Operation *op) {
+} // namespace
+
+std::string opName(Operation *op) {
   if (auto nl = dyn_cast<NameLoc>(op->getLoc())) return nl.getName().str();
   return "";
 }
-
-} // namespace
 
 tpu::Result<tpu::backend::Tensor> backendTensor(Value v, std::string name, bool isWeight) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
@@ -87,7 +87,7 @@ LogicalResult verifyTpuOp(Operation *op) {
       continue;
     }
     auto w = v.getDefiningOp<top::WeightOp>();
-    std::string name = w ? w.getName().str() : v.getDefiningOp() ? nameOf(v.getDefiningOp()) : "";
+    std::string name = w ? w.getName().str() : v.getDefiningOp() ? opName(v.getDefiningOp()) : "";
     auto t = backendTensor(v, name.empty() ? "operand " + std::to_string(i) : name, bool(w));
     if (!t) return op->emitOpError() << "operand " << i << ": " << t.message();
     if (w) t->data.assign(t->bytes(), 0);
@@ -96,7 +96,7 @@ LogicalResult verifyTpuOp(Operation *op) {
     ids[v] = id;
     o.inputs.push_back(id);
   }
-  std::string name = nameOf(op);
+  std::string name = opName(op);
   auto y = backendTensor(op->getResult(0), name.empty() ? "result" : name, false);
   if (!y) return op->emitOpError() << "result: " << y.message();
   o.output = g.addTensor(std::move(*y));

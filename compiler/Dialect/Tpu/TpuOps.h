@@ -47,4 +47,7 @@ std::optional<float> scaleOf(mlir::Type type);
 // activations) scale, no data. An error if the element type has no back-end
 // dtype or an int8 activation (`isWeight` false) has no scale.
 tpu::Result<tpu::backend::Tensor> backendTensor(mlir::Value v, std::string name, bool isWeight);
+
+// The tensor name an op of a Top or Tpu module carries (its NameLoc), or "".
+std::string opName(mlir::Operation *op);
 } // namespace tpuir
