@@ -34,6 +34,8 @@ template <typename Fn> void forEachParam(HwConfig &c, Fn &&fn) {
   fn("lutCyclesPerElement", c.lutCyclesPerElement);
   fn("divideCycles", c.divideCycles);
   fn("int8ConvChannelsPerCycle", c.int8ConvChannelsPerCycle);
+  fn("cubePixels", c.cubePixels);
+  fn("icParallelBytes", c.icParallelBytes);
 }
 
 bool isPow2(uint64_t v) { return v && !(v & (v - 1)); }
@@ -71,14 +73,16 @@ Status HwConfig::validate() const {
     if (!(value >= 0)) return makeError(name, " = ", value, " must be >= 0");
   if (ddrBurstBytes == 0) return makeError("ddrBurstBytes must be > 0");
   if (int8ConvChannelsPerCycle == 0) return makeError("int8ConvChannelsPerCycle must be > 0");
+  if ((cubePixels == 0) != (icParallelBytes == 0))
+    return makeError("cubePixels and icParallelBytes are both 0 (no conv cube) or both > 0");
   return Status::ok();
 }
 
-Result<HwConfig> HwConfig::fromJson(const std::string &text, const std::string &origin) {
+Result<HwConfig> HwConfig::fromJson(const std::string &text, const std::string &origin, const HwConfig &base) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return makeError(origin, ": not valid JSON");
   if (!j.is_object()) return makeError(origin, ": expected a JSON object of hardware parameters");
-  HwConfig cfg;
+  HwConfig cfg = base;
   Status st;
   size_t known = 0;
   forEachParam(cfg, [&](const char *key, auto &field) {
@@ -116,10 +120,10 @@ Result<HwConfig> HwConfig::fromJson(const std::string &text, const std::string &
   return cfg;
 }
 
-Result<HwConfig> HwConfig::load(const std::string &path) {
+Result<HwConfig> HwConfig::load(const std::string &path, const HwConfig &base) {
   auto text = readFile(path, "hardware config");
   if (!text) return text.status();
-  return fromJson(*text, path);
+  return fromJson(*text, path, base);
 }
 
 std::string HwConfig::toJson() const {

@@ -40,8 +40,12 @@ struct HwConfig {
   double bankConflictFactor = 0;      // TIU compute x (1 + this) when two operands start in one LMEM bank (fitted to 0)
   uint32_t divideCycles = 8;          // iterative divide / rsqrt per EU group
   uint32_t int8ConvChannelsPerCycle = 2; // input channels an int8 conv word EU takes per cycle (17.6 TOPS, BM1684.md §6)
+  // Chips with a conv cube (the BM1684X; 0 = none, the BM1684): per lane and cycle it sums the products of
+  // icParallelBytes of input channels (IC_PARALLEL) at cubePixels output positions.
+  uint32_t cubePixels = 0;
+  uint32_t icParallelBytes = 0;
 
-  HwConfig(); // BM1684: the published values above and the fitted ones
+  HwConfig(); // BM1684: the published values above and the fitted ones (other chips: isa/chips/Registry.h)
 
   uint64_t lmemBytes() const { return uint64_t(npuLanes) * lmemBytesPerLane; }
   uint32_t lmemBankBytes() const { return lmemBytesPerLane / lmemBanks; }
@@ -55,9 +59,10 @@ struct HwConfig {
   Status validate() const;
 
   // Reads a JSON object whose keys are the member names above; absent keys keep
-  // BM1684's defaults, unknown keys or wrong types are an error naming the key.
-  static Result<HwConfig> fromJson(const std::string &text, const std::string &origin = "<config>");
-  static Result<HwConfig> load(const std::string &path);
+  // `base`'s values (BM1684's by default), unknown keys or wrong types are an error naming the key.
+  static Result<HwConfig> fromJson(const std::string &text, const std::string &origin = "<config>",
+                                   const HwConfig &base = HwConfig());
+  static Result<HwConfig> load(const std::string &path, const HwConfig &base = HwConfig());
   std::string toJson() const;
 };
 

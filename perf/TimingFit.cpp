@@ -1,9 +1,12 @@
 // Fits timing parameters once, on a whole set of compiled models with
 // published latencies, and predicts each model left out of its own fit.
 //
-//   fit_timing manifest.tsv [--config hw.json] [--fit name:lo:hi,...] [--no-loo]
+//   fit_timing manifest.tsv [--chip bm1684|bm1684x] [--config hw.json] [--fit name:lo:hi,...] [--no-loo]
 //              [--max-evals N] [--overlap compiled|prefetch|group|program]
 //
+// --chip names the chip of the manifest's bmodels (each is checked): its preset (isa/chips/Registry.h) is
+// the configuration --config and the fit override. BM1684X rows are priced by timing/bm1684x on the same
+// schedule.
 // manifest rows (tab-separated): model, mode, batch, published ms per image,
 // bmodel path, and optionally the model's family (default: the model). The bmodels' commands are decoded once; each
 // trial parameter vector is priced by the timing library (tiuCost, gdmaCost, syncCost) on the cmd-id schedule
@@ -25,12 +28,15 @@
 #include "isa/HwConfig.h"
 #include "isa/ProgramOrder.h"
 #include "isa/TiuCommand.h"
+#include "isa/bm1684x/Command.h"
 #include "isa/bmodel/Bmodel.h"
+#include "isa/chips/Registry.h"
 #include "memory/GdmaAccess.h"
 #include "support/ParseNumber.h"
 #include "timing/GdmaTiming.h"
 #include "timing/Schedule.h"
 #include "timing/TiuTiming.h"
+#include "timing/bm1684x/CommandCost.h"
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +59,9 @@ struct Group {
   std::vector<sim::GdmaAccess> gdma;
   std::vector<bool> weightLoad; // per GDMA command: a load from the coefficients into LMEM
   std::vector<isa::SyncIds> tiuIds, gdmaIds;
+  // A BM1684X group (then the BM1684's vectors are empty): each command's work and the id it waits for.
+  std::vector<timing::bm1684x::CommandWork> xTiu, xDma;
+  std::vector<uint32_t> xTiuWait, xDmaWait;
 };
 
 // How the engines' work is overlapped when a row is priced (--overlap). Only
@@ -82,7 +91,7 @@ int fail(const std::string &msg) {
   return 2;
 }
 
-Result<Row> loadRow(const std::string &line, const isa::HwConfig &hw) {
+Result<Row> loadRow(const std::string &line, const isa::HwConfig &hw, isa::Chip rowChip) {
   std::istringstream is(line);
   Row r;
   std::string path;
@@ -91,10 +100,38 @@ Result<Row> loadRow(const std::string &line, const isa::HwConfig &hw) {
     return makeError("expected model, mode, batch, published ms, bmodel path[, family]");
   if (!(is >> r.family)) r.family = r.model;
   if (r.batch < 1 || !(r.publishedMs > 0)) return makeError("batch and published ms must be positive");
-  Result<bmodel::Model> m = bmodel::readFile(path);
+  Result<bmodel::Model> m = bmodel::readFile(path, nullptr, bmodel::ChipScope::AnyKnown);
   if (!m) return m.status();
+  const isa::ChipInfo *chip = isa::chipByBmodelName(m->chip);
+  if (!chip || chip->chip != rowChip)
+    return makeError(path, ": a ", m->chip, " bmodel, the manifest's chip is ", isa::chipInfo(rowChip).bmodelName);
   for (const bmodel::Net &net : m->nets)
     for (const bmodel::CmdGroup &cg : net.groups) {
+      if (rowChip == isa::Chip::BM1684X) {
+        Group g;
+        auto tiu = isa::bm1684x::decodeBuffer(isa::Engine::Tiu, cg.tiuStream.data(), cg.tiuStream.size());
+        auto dma = isa::bm1684x::decodeBuffer(isa::Engine::Gdma, cg.gdmaStream.data(), cg.gdmaStream.size());
+        if (!tiu || !dma) return Status(!tiu ? tiu.status() : dma.status()).prefix(path);
+        // The schedule indexes commands by id: ids must be queue positions + 1, as tpuc writes them.
+        for (auto [queue, other] : {std::pair{&*tiu, &*dma}, std::pair{&*dma, &*tiu}})
+          for (size_t i = 0; i < queue->size(); ++i)
+            if ((*queue)[i].id() != i + 1 || (*queue)[i].waitId() > other->size())
+              return makeError(path, ": command ids are not queue positions (", (*queue)[i].op().mnemonic, " #", i,
+                               " has id ", (*queue)[i].id(), ")");
+        auto order = isa::bm1684x::programOrder(*tiu, *dma);
+        if (!order) return Status(order.status()).prefix(path);
+        g.order = std::move(*order);
+        for (auto [commands, work, waits] :
+             {std::tuple{&*tiu, &g.xTiu, &g.xTiuWait}, std::tuple{&*dma, &g.xDma, &g.xDmaWait}})
+          for (const isa::bm1684x::Command &c : *commands) {
+            auto w = timing::bm1684x::commandWork(c, hw);
+            if (!w) return Status(w.status()).prefix(path);
+            work->push_back(*w);
+            waits->push_back(c.waitId());
+          }
+        r.groups.push_back(std::move(g));
+        continue;
+      }
       Group g;
       for (const auto &bytes : cg.tiu) {
         Result<isa::TiuCommand> c = isa::decodeTiu(bytes.data());
@@ -131,14 +168,30 @@ double msPerImage(const Row &r, const isa::HwConfig &hw, Overlap overlap = Overl
     return s;
   };
   for (const Group &g : r.groups) {
+    if (!g.xTiu.empty() || !g.xDma.empty()) { // BM1684X: each command's cost from timing/bm1684x
+      for (auto [work, waits, queue] :
+           {std::tuple{&g.xTiu, &g.xTiuWait, &tiu}, std::tuple{&g.xDma, &g.xDmaWait, &gdma}}) {
+        queue->resize(work->size());
+        for (size_t i = 0; i < work->size(); ++i) {
+          const timing::bm1684x::CommandCost cost = timing::bm1684x::costOf((*work)[i], hw);
+          const uint32_t w = (*waits)[i];
+          (*queue)[i] = {w, timing::syncCost(w, i ? (*waits)[i - 1] : 0, hw) + cost.latencyCycles +
+                                std::max(cost.dataCycles, double(cost.ddrBytes) / bw)};
+        }
+      }
+      const double t = busy(tiu), d = busy(gdma), span = timing::scheduleCycles(g.order, tiu, gdma);
+      tiuBusy += t, gdmaBusy += d, idle = span - d;
+      cycles += overlap == Overlap::Group ? std::max(t, d) : span;
+      continue;
+    }
     tiu.resize(g.tiu.size());
     gdma.resize(g.gdma.size());
     for (size_t i = 0; i < g.tiu.size(); ++i) {
-      const uint16_t w = g.tiuIds[i].waitId;
+      const uint32_t w = g.tiuIds[i].waitId;
       tiu[i] = {w, timing::syncCost(w, i ? g.tiuIds[i - 1].waitId : 0, hw) + double(timing::cycles(g.tiu[i], hw))};
     }
     for (size_t i = 0; i < g.gdma.size(); ++i) {
-      const uint16_t w = g.gdmaIds[i].waitId;
+      const uint32_t w = g.gdmaIds[i].waitId;
       gdma[i] = {w, timing::syncCost(w, i ? g.gdmaIds[i - 1].waitId : 0, hw) +
                         timing::gdmaCost(g.gdma[i], hw).cycles(bw)};
     }
@@ -246,13 +299,15 @@ struct Fitter {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string manifest, configPath, fitSpec, overlapName = "compiled";
+  std::string manifest, configPath, fitSpec, overlapName = "compiled", chipName = "bm1684";
   bool loo = true;
   int maxEvals = 600;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
     if (a == "--config") configPath = value();
+    else if (a == "--chip")
+      chipName = value();
     else if (a == "--fit") fitSpec = value();
     else if (a == "--no-loo") loo = false;
     else if (a == "--overlap") overlapName = value();
@@ -265,11 +320,14 @@ int main(int argc, char **argv) {
     else return fail("unknown argument '" + a + "'");
   }
   if (manifest.empty())
-    return fail("usage: fit_timing manifest.tsv [--config hw.json] [--fit name:lo:hi,...] [--no-loo] "
-                "[--max-evals N] [--overlap compiled|prefetch|group|program]");
-  isa::HwConfig hw;
+    return fail(
+        "usage: fit_timing manifest.tsv [--chip bm1684|bm1684x] [--config hw.json] [--fit name:lo:hi,...] [--no-loo] "
+        "[--max-evals N] [--overlap compiled|prefetch|group|program]");
+  auto chip = isa::parseChip(chipName);
+  if (!chip) return fail("--chip: " + chip.message());
+  isa::HwConfig hw = isa::chipInfo(*chip).hwConfig();
   if (!configPath.empty()) {
-    auto c = isa::HwConfig::load(configPath);
+    auto c = isa::HwConfig::load(configPath, hw);
     if (!c) return fail(c.message());
     hw = *c;
   }
@@ -300,6 +358,11 @@ int main(int argc, char **argv) {
     fit.params.push_back(p);
   }
   if (fit.params.size() > 8) return fail("at most eight fitted parameters");
+  if (*chip == isa::Chip::BM1684X) // a BM1684X command's work is computed once, under the base configuration
+    for (const Param &p : fit.params)
+      for (const char *fixed : {"npuLanes", "euBytes", "cubePixels", "icParallelBytes", "divideCycles"})
+        if (p.name == fixed)
+          return fail("--fit " + p.name + ": the BM1684X rows' work depends on it, it cannot be fitted");
 
   std::ifstream in(manifest);
   if (!in) return fail(manifest + ": cannot open");
@@ -308,7 +371,7 @@ int main(int argc, char **argv) {
   for (std::string line; std::getline(in, line);) {
     ++lineNo;
     if (line.empty()) continue;
-    auto r = loadRow(line, hw);
+    auto r = loadRow(line, hw, *chip);
     if (!r) return fail(manifest + ":" + std::to_string(lineNo) + ": " + r.message());
     rows.push_back(std::move(*r));
   }

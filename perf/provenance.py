@@ -52,6 +52,8 @@ class Table:
 _BUILD = ("compiler/", "isa/", "support/", "runtime/", "tools/tpuc/")
 _LATENCY = _BUILD + ("timing/", "simulator/systemc/", "simulator/semantics/", "perf/TimingFit.cpp",
                      "models/latency/", "perf/validate_latency.py")
+_LATENCY_BM1684X = _BUILD + ("timing/", "simulator/systemc/", "simulator/semantics/", "perf/TimingFit.cpp",
+                             "models/latency/", "perf/validate_latency_bm1684x.py")
 _RESNET50 = _BUILD + ("simulator/", "models/export_torchvision.py", "models/inputs.py", "perf/validate_resnet50.py")
 _ZOO = _BUILD + ("simulator/", "tools/ort/", "models/zoo.py", "models/zoo_init.py", "models/inputs.py",
                  "scripts/models.sh", "perf/zoo_table.py")
@@ -87,6 +89,8 @@ TABLES = {
                          "<!-- layer-bench end -->", "perf/layer_bench.py", _LAYER),
     "onnx-conformance": Table("docs/validation.md", "<!-- onnx-conformance begin (perf/conformance_counts.py) -->",
                               "<!-- onnx-conformance end -->", "perf/conformance_counts.py", _ONNX_COUNTS),
+    "bm1684x-latency": Table("docs/bm1684x.md", "<!-- bm1684x-latency begin (perf/validate_latency_bm1684x.py) -->",
+                             "<!-- bm1684x-latency end -->", "perf/validate_latency_bm1684x.py", _LATENCY_BM1684X),
     "chip-conformance": Table("docs/validation.md", "<!-- chip-conformance begin (perf/conformance_counts.py) -->",
                               "<!-- chip-conformance end -->", "perf/conformance_counts.py", _CHIP_COUNTS),
 }

@@ -4,6 +4,10 @@
 #include "isa/chips/Registry.h"
 #include "runtime/Runtime.h"
 #include "runtime/bm1684x/FuncRun.h"
+#if TPU_HAVE_SIM_BACKEND
+#include "runtime/SimBackend.h"
+#include "runtime/bm1684x/SimRun.h"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -50,23 +54,76 @@ struct PendingFiles {
   }
 };
 
-// Chips whose bmodels run on their functional semantics alone, outside Runtime (no timing model, no device
-// yet): the runner of each.
-struct FuncOnlyChip {
+// Chips whose bmodels run outside Runtime (no device backend or C API for them yet): how each runs a net on
+// its functional semantics and, with the SystemC model built in, timed.
+struct ChipRunner {
   isa::Chip chip;
-  Result<NpzMap> (*run)(const bmodel::Model &model, const std::string &net, const NpzMap &inputs);
+  Result<NpzMap> (*func)(const bmodel::Model &model, const std::string &net, const NpzMap &inputs);
+#if TPU_HAVE_SIM_BACKEND
+  Result<bm1684x::TimedRun> (*sim)(const bmodel::Model &model, const std::string &net, const NpzMap &inputs,
+                                   const isa::HwConfig &hw, const sysc::SimOptions &options);
+#endif
 };
-constexpr FuncOnlyChip kFuncOnlyChips[] = {{isa::Chip::BM1684X, bm1684x::runFunc}};
+constexpr ChipRunner kChipRunners[] = {{isa::Chip::BM1684X, bm1684x::runFunc
+#if TPU_HAVE_SIM_BACKEND
+                                        ,
+                                        bm1684x::runSim
+#endif
+}};
 
 // The runner for the chip of the bmodel at `path` (read from its head only), or null for a BM1684 bmodel
 // (Runtime reads and runs it).
-Result<const FuncOnlyChip *> funcOnlyChipOf(const std::string &path) {
+Result<const ChipRunner *> chipRunnerOf(const std::string &path) {
   auto chip = bmodel::readChip(path);
   if (!chip) return chip.status();
   const isa::ChipInfo *info = isa::chipByBmodelName(*chip);
-  for (const FuncOnlyChip &c : kFuncOnlyChips)
+  for (const ChipRunner &c : kChipRunners)
     if (info && info->chip == c.chip) return &c;
   return nullptr;
+}
+
+// Runs the bmodel of `rq` with `runner`: the outputs, and the report's counts (and timing, when timed).
+Result<NpzMap> runWith(const ChipRunner &runner, const RunFilesRequest &rq, RunReport &report) {
+  auto read = bmodel::readFile(rq.bmodelPath, nullptr, bmodel::ChipScope::AnyKnown);
+  if (!read) return read.status();
+  const bmodel::Model &model = *read;
+  isa::HwConfig cfg = isa::chipInfo(runner.chip).hwConfig();
+  if (!rq.configPath.empty()) {
+    auto loaded = isa::HwConfig::load(rq.configPath, cfg);
+    if (!loaded) return loaded.status();
+    cfg = loaded.take();
+  }
+  if (rq.backend == BackendKind::Device)
+    return makeError(rq.bmodelPath, ": a ", model.chip, " bmodel runs on --backend func or sim (no device yet)");
+  auto inputs = readNpz(rq.inputPath);
+  if (!inputs) return inputs.status();
+  auto started = std::chrono::steady_clock::now();
+  report.backend = rq.backend;
+  Result<NpzMap> outputs = makeError("no run");
+  if (rq.backend == BackendKind::Func) {
+    outputs = runner.func(model, rq.netName, *inputs);
+  } else {
+#if TPU_HAVE_SIM_BACKEND
+    sysc::SimOptions options;
+    options.recordTrace = true;
+    auto run = runner.sim(model, rq.netName, *inputs, cfg, options);
+    if (!run) return Status(run.status()).prefix(rq.bmodelPath);
+    fillTimedReport(run->report, true, report);
+    outputs = std::move(run->outputs);
+#else
+    return makeError("--backend sim: this build has no SystemC model");
+#endif
+  }
+  if (!outputs) return Status(outputs.status()).prefix(rq.bmodelPath);
+  report.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  for (const bmodel::Net &net : model.nets)
+    if (rq.netName.empty() || net.name == rq.netName)
+      for (const bmodel::CmdGroup &g : net.groups) {
+        ++report.groups;
+        report.tiuCommands += g.tiuStreamCount;
+        report.gdmaCommands += g.gdmaStreamCount;
+      }
+  return outputs;
 }
 
 Status writeOutputs(PendingFiles &pending, const std::string &path, const NpzMap &outputs) {
@@ -80,54 +137,9 @@ Status writeOutputs(PendingFiles &pending, const std::string &path, const NpzMap
   return Status::error(msg);
 }
 
-} // namespace
-
-Status writeFileAtomically(const std::string &path, const std::string &bytes) {
-  PendingFiles pending;
-  std::string tmp = tempNameFor(path);
-  TPU_RETURN_IF_ERROR(writeTemp(tmp, path, bytes));
-  pending.files.push_back({tmp, path});
-  return pending.commit();
-}
-
-Result<RunReport> runBmodelFiles(const RunFilesRequest &rq) {
+// Runs a BM1684 bmodel of `rq` on a Runtime: the outputs, and the report.
+Result<NpzMap> runOnRuntime(const RunFilesRequest &rq, RunReport &report) {
   const bool timed = rq.backend == BackendKind::Sim;
-  if (!timed && !rq.tracePath.empty())
-    return makeError("--trace needs the timed backend (--backend sim)");
-  if (!timed && !rq.statsPath.empty())
-    return makeError("--stats needs the timed backend (--backend sim)");
-
-  auto funcOnly = funcOnlyChipOf(rq.bmodelPath);
-  if (!funcOnly) return funcOnly.status();
-  if (*funcOnly) {
-    auto read = bmodel::readFile(rq.bmodelPath, nullptr, bmodel::ChipScope::AnyKnown);
-    if (!read) return read.status();
-    const bmodel::Model &model = *read;
-    const std::string chip = model.chip;
-    if (rq.backend != BackendKind::Func)
-      return makeError(rq.bmodelPath, ": a ", chip, " bmodel runs on --backend func only (no timing model yet)");
-    if (!rq.configPath.empty()) return makeError("--config describes a BM1684; ", rq.bmodelPath, " is for the ", chip);
-    auto inputs = readNpz(rq.inputPath);
-    if (!inputs) return inputs.status();
-    auto started = std::chrono::steady_clock::now();
-    auto outputs = (*funcOnly)->run(model, rq.netName, *inputs);
-    if (!outputs) return Status(outputs.status()).prefix(rq.bmodelPath);
-    RunReport report;
-    report.backend = BackendKind::Func;
-    report.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    for (const bmodel::Net &net : model.nets)
-      if (rq.netName.empty() || net.name == rq.netName)
-        for (const bmodel::CmdGroup &g : net.groups) {
-          ++report.groups;
-          report.tiuCommands += g.tiuStreamCount;
-          report.gdmaCommands += g.gdmaStreamCount;
-        }
-    PendingFiles pending;
-    TPU_RETURN_IF_ERROR(writeOutputs(pending, rq.outputPath, *outputs));
-    TPU_RETURN_IF_ERROR(pending.commit());
-    return report;
-  }
-
   isa::HwConfig cfg;
   if (!rq.configPath.empty()) {
     auto loaded = isa::HwConfig::load(rq.configPath);
@@ -156,9 +168,38 @@ Result<RunReport> runBmodelFiles(const RunFilesRequest &rq) {
   // Per-command events feed the trace, the per-layer stats and the layer
   // lines printed after a timed run.
   opts.recordTrace = timed;
-  RunReport report;
   auto outputs = (*rt)->run(netName, *inputs, opts, report);
   if (!outputs) return Status(outputs.status()).prefix(rq.bmodelPath);
+  return outputs;
+}
+
+} // namespace
+
+Status writeFileAtomically(const std::string &path, const std::string &bytes) {
+  PendingFiles pending;
+  std::string tmp = tempNameFor(path);
+  TPU_RETURN_IF_ERROR(writeTemp(tmp, path, bytes));
+  pending.files.push_back({tmp, path});
+  return pending.commit();
+}
+
+Result<RunReport> runBmodelFiles(const RunFilesRequest &rq) {
+  const bool timed = rq.backend == BackendKind::Sim;
+  if (!timed && !rq.tracePath.empty()) return makeError("--trace needs the timed backend (--backend sim)");
+  if (!timed && !rq.statsPath.empty()) return makeError("--stats needs the timed backend (--backend sim)");
+
+  auto runner = chipRunnerOf(rq.bmodelPath);
+  if (!runner) return runner.status();
+  RunReport report;
+  Result<NpzMap> outputs = makeError("no run");
+  if (*runner) {
+    outputs = runWith(**runner, rq, report);
+    if (!outputs) return outputs.status();
+  } else {
+    auto run = runOnRuntime(rq, report);
+    if (!run) return run.status();
+    outputs = run.take();
+  }
 
   // Everything is computed: write each file beside its final name, then
   // rename them all.

@@ -137,17 +137,8 @@ public:
   }
 
   void finish(RunReport &report) override {
-    report.timed = true;
-    report.clockMhz = total_.clockMhz;
-    report.totalCycles = total_.totalCycles;
-    report.tiuUtilization = total_.tiu().utilization;
-    report.gdmaUtilization = total_.gdma().utilization;
-    for (const auto &l : total_.layers)
-      report.layers.push_back({l.name, l.busyCycles[size_t(sysc::Engine::Tiu)],
-                               l.busyCycles[size_t(sysc::Engine::Gdma)], l.lastEnd - l.firstStart});
-    report.statsJson = total_.statsJson();
+    fillTimedReport(total_, opts_.recordTrace, report);
     if (report.cpuSubnets) report.statsJson = statsWithHostTime(report.statsJson, total_.timeUs(), report);
-    if (opts_.recordTrace) report.traceJson = total_.chromeTraceJson();
   }
 
 private:
@@ -167,6 +158,19 @@ public:
 };
 
 } // namespace
+
+void fillTimedReport(const sysc::SimReport &sim, bool withTrace, RunReport &report) {
+  report.timed = true;
+  report.clockMhz = sim.clockMhz;
+  report.totalCycles = sim.totalCycles;
+  report.tiuUtilization = sim.tiu().utilization;
+  report.gdmaUtilization = sim.gdma().utilization;
+  for (const auto &l : sim.layers)
+    report.layers.push_back({l.name, l.busyCycles[size_t(sysc::Engine::Tiu)], l.busyCycles[size_t(sysc::Engine::Gdma)],
+                             l.lastEnd - l.firstStart});
+  report.statsJson = sim.statsJson();
+  if (withTrace) report.traceJson = sim.chromeTraceJson();
+}
 
 std::unique_ptr<Backend> makeSimBackend() { return std::make_unique<SimBackend>(); }
 

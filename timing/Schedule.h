@@ -17,12 +17,12 @@ namespace tpu::timing {
 // Cycles a command spends on the cmd-id synchronisation before its start-up:
 // syncCycles when it names a dependency on the other engine that the
 // command before it in its queue did not (`previousWaitId`), else 0.
-inline double syncCost(uint16_t waitId, uint16_t previousWaitId, const isa::HwConfig &hw) {
+inline double syncCost(uint32_t waitId, uint32_t previousWaitId, const isa::HwConfig &hw) {
   return waitId != 0 && waitId != previousWaitId ? hw.syncCycles : 0.0;
 }
 
 struct ScheduledCommand {
-  uint16_t waitId = 0; // the other engine's id it waits for (ids are queue position + 1)
+  uint32_t waitId = 0; // the other engine's id it waits for (ids are queue position + 1)
   double cycles = 0;   // its whole duration, sync cost included
 };
 

@@ -45,6 +45,11 @@ private:
   std::vector<uint64_t> values_;
 };
 
+// One command group: each engine's commands as its buffer holds them.
+struct CommandGroup {
+  std::vector<Command> tiu, dma;
+};
+
 // Decodes one engine's buffer. It ends at its end: after a TIU sys or DMA sys command, fewer than 128
 // zero bytes are padding. An error names the command's index and byte offset.
 Result<std::vector<Command>> decodeBuffer(Engine engine, const uint8_t *bytes, size_t size);

@@ -1,6 +1,7 @@
 #include "isa/chips/Registry.h"
 
 #include "isa/bm1684x/Command.h"
+#include "isa/bm1684x/HwPreset.h"
 
 namespace tpu::isa {
 
@@ -15,9 +16,12 @@ Status checkBm1684xStream(Engine engine, const uint8_t *bytes, size_t size, uint
   return Status::ok();
 }
 
+HwConfig bm1684HwConfig() { return HwConfig(); }
+
 constexpr ChipInfo kChips[] = {
-    {Chip::BM1684, "bm1684", "BM1684", true, true, kCommandBytes, nullptr}, // words: the bmodel reader checks each
-    {Chip::BM1684X, "bm1684x", "BM1684X", true, true, 0, checkBm1684xStream},
+    // Words: the bmodel reader checks each.
+    {Chip::BM1684, "bm1684", "BM1684", true, true, kCommandBytes, nullptr, bm1684HwConfig},
+    {Chip::BM1684X, "bm1684x", "BM1684X", true, true, 0, checkBm1684xStream, bm1684x::hwConfig},
 };
 
 std::string chipList() {

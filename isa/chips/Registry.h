@@ -3,6 +3,7 @@
 // names itself (docs/architecture.md, "What a second chip touches").
 #pragma once
 
+#include "isa/HwConfig.h"
 #include "isa/ProgramOrder.h"
 #include "support/Status.h"
 
@@ -26,6 +27,8 @@ struct ChipInfo {
   // For streams: checks that `size` bytes hold exactly `count` of the engine's commands (each one valid);
   // the error names the command. Null for word chips (the bmodel reader checks each word).
   Status (*checkStream)(Engine engine, const uint8_t *bytes, size_t size, uint32_t count);
+  // Its hardware parameters: published facts and its timing model's fitted values.
+  HwConfig (*hwConfig)();
 };
 
 const ChipInfo &chipInfo(Chip chip);

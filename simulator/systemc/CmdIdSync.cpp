@@ -4,7 +4,7 @@
 
 namespace tpu::sysc {
 
-bool CmdIdSync::waitFor(Engine e, uint16_t id) {
+bool CmdIdSync::waitFor(Engine e, uint32_t id) {
   Side &s = side_[unsigned(e)];
   while (!isa::syncSatisfied(id, s.completed) && !ctl_.aborted()) {
     s.wanted = id;
@@ -15,7 +15,7 @@ bool CmdIdSync::waitFor(Engine e, uint16_t id) {
   return !ctl_.aborted();
 }
 
-void CmdIdSync::complete(Engine e, uint16_t id) {
+void CmdIdSync::complete(Engine e, uint32_t id) {
   Side &s = side_[unsigned(e)];
   s.completed = id;
   if (s.wanted && isa::syncSatisfied(s.wanted, s.completed)) s.reached.notify(sc_core::SC_ZERO_TIME);

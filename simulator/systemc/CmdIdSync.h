@@ -18,18 +18,18 @@ public:
   void reset() {
     for (auto &s : side_) s.completed = 0, s.wanted = 0;
   }
-  uint16_t completed(Engine e) const { return side_[unsigned(e)].completed; }
+  uint32_t completed(Engine e) const { return side_[unsigned(e)].completed; }
 
   // Blocks the calling thread until `e` has completed `id`; returns false if the
   // run aborted meanwhile.
-  bool waitFor(Engine e, uint16_t id);
+  bool waitFor(Engine e, uint32_t id);
   // Engine `e` completed command `id`.
-  void complete(Engine e, uint16_t id);
+  void complete(Engine e, uint32_t id);
 
 private:
   struct Side {
-    uint16_t completed = 0;
-    uint16_t wanted = 0; // id a waiter on this side needs; 0 = nobody waits
+    uint32_t completed = 0;
+    uint32_t wanted = 0; // id a waiter on this side needs; 0 = nobody waits
     sc_core::sc_event reached;
   };
   RunControl &ctl_;

@@ -62,7 +62,7 @@ ProgramBuilder::ProgramBuilder(const isa::HwConfig &hw) : hw_(std::make_shared<c
 
 void ProgramBuilder::beginGroup() { program_.groups.emplace_back(); }
 
-double ProgramBuilder::previousWaitSync(const std::vector<SimCommand> &queue, uint16_t waitId) const {
+double ProgramBuilder::previousWaitSync(const std::vector<SimCommand> &queue, uint32_t waitId) const {
   return timing::syncCost(waitId, queue.empty() ? 0 : queue.back().waitId, *hw_);
 }
 

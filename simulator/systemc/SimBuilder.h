@@ -32,7 +32,7 @@ private:
   int32_t layerIndex(const std::string &layer);
   SimGroup &group();
   // The cmd-id synchronisation cost of a command appended to `queue` (timing::syncCost).
-  double previousWaitSync(const std::vector<SimCommand> &queue, uint16_t waitId) const;
+  double previousWaitSync(const std::vector<SimCommand> &queue, uint32_t waitId) const;
 
   std::shared_ptr<const isa::HwConfig> hw_;
   SimProgram program_;

@@ -26,8 +26,8 @@ inline Engine otherEngine(Engine e) { return e == Engine::Tiu ? Engine::Gdma : E
 using ExecuteFn = std::function<Status(sim::LocalMemory &, sim::GlobalMemory &)>;
 
 struct SimCommand {
-  uint16_t id = 0;          // own id (TIU cmd_id_tpu, GDMA cmd_id); strictly increasing per queue
-  uint16_t waitId = 0;      // the other engine's id it waits for; 0 = no dependency
+  uint32_t id = 0;          // own id (TIU cmd_id_tpu, GDMA cmd_id); strictly increasing per queue
+  uint32_t waitId = 0;      // the other engine's id it waits for; 0 = no dependency
   std::string name;         // mnemonic shown in trace and errors
   int32_t layer = -1;       // index into SimProgram::layerNames; -1 = no layer
   double latencyCycles = 0; // start-up phase: descriptor fetch, pipeline fill, DDR first byte

@@ -128,12 +128,12 @@ std::string SimReport::chromeTraceJson() const {
     ev.push_back(std::move(x));
   }
   // Flow arrows from each dependency to the command that waited for it.
-  std::map<std::tuple<unsigned, uint32_t, uint16_t>, const TraceEvent *> byId;
-  for (const TraceEvent &t : events) byId[{unsigned(t.engine), t.group, uint16_t(t.id)}] = &t;
+  std::map<std::tuple<unsigned, uint32_t, uint32_t>, const TraceEvent *> byId;
+  for (const TraceEvent &t : events) byId[{unsigned(t.engine), t.group, uint32_t(t.id)}] = &t;
   uint64_t flowId = 0;
   for (const TraceEvent &t : events) {
     if (!t.waitId) continue;
-    auto dep = byId.find({unsigned(otherEngine(t.engine)), t.group, uint16_t(t.waitId)});
+    auto dep = byId.find({unsigned(otherEngine(t.engine)), t.group, uint32_t(t.waitId)});
     if (dep == byId.end()) continue;
     ++flowId;
     for (const TraceEvent *end : {dep->second, &t}) {

@@ -81,7 +81,7 @@ Status validateProgram(const SimProgram &program, const isa::HwConfig &hw) {
   for (size_t g = 0; g < program.groups.size(); ++g)
     for (Engine e : {Engine::Tiu, Engine::Gdma}) {
       const auto &q = program.groups[g].queue[unsigned(e)];
-      uint16_t prev = 0;
+      uint32_t prev = 0;
       for (size_t i = 0; i < q.size(); ++i) {
         const SimCommand &c = q[i];
         auto where = [&] {

@@ -8,7 +8,8 @@ interpreter must match onnxruntime's saved outputs (worst output cosine >= 0.999
 `tpuc deploy --quantize F32` either gives a bmodel whose func-backend outputs match
 onnxruntime too, or fails with exit 2 and one line (the `no lowering for ...` work queue,
 printed). A model that deploys F32 is also deployed F32 for the BM1684X (chip-only): its bmodel on the
-BM1684X semantics must match onnxruntime, or the deploy is refused with exit 2 (outcome pinned, x:). A model that deploys F32 is also calibrated (its 8 samples) and deployed INT8:
+BM1684X semantics must match onnxruntime, or the deploy is refused with exit 2 (outcome pinned, x:); its F16 and
+BF16 bmodels must equal the Tpu interpreter, and the BM1684X's timed simulator must equal func (F32, F16). A model that deploys F32 is also calibrated (its 8 samples) and deployed INT8:
 the INT8 bmodel's func outputs must equal the Tpu interpreter's bit for bit, and for both
 bmodels the timed simulator (sim) must give the same bytes as func.
 Each model's outcome (pass: every check above passed; refused: F32 deploy refused with the
@@ -100,7 +101,7 @@ def run(args):
 
 
 def check_sim_equals_func(name, bmodel, x, func_out, tmp, tag):
-    sim_out = os.path.join(tmp, f"{name}_{tag}_sim.npz")
+    sim_out = os.path.join(tmp, f"{name}_{tag.replace(' ', '_')}_sim.npz")
     p = run(["run", bmodel, "-i", x, "-o", sim_out, "--backend", "sim"])
     if p.returncode:
         return f"{name}: {tag} bmodel on sim exited {p.returncode}: {p.stderr.strip()}"
@@ -135,7 +136,8 @@ def check_int8(name, top, x, tmp):
 
 def check_bm1684x(name, top, x, ref, tmp):
     """F32 for the BM1684X (a chip-only model) on its functional semantics against onnxruntime, then F16 and
-    BF16 against the Tpu interpreter bit for bit: ('pass' | 'refused' | 'fail', the failure or None).
+    BF16 against the Tpu interpreter bit for bit, and the timed simulator equal to func for F32 and F16:
+    ('pass' | 'refused' | 'fail', the failure or None).
     Refused: the F32 deploy exits 2, its last line the compiler's error."""
     bmodel, out = os.path.join(tmp, f"{name}_bm1684x.bmodel"), os.path.join(tmp, f"{name}_bm1684x.npz")
     p = run(["deploy", top, "--quantize", "F32", "--chip", "bm1684x", "--no-cpu-subnets", "-o", bmodel])
@@ -150,6 +152,9 @@ def check_bm1684x(name, top, x, ref, tmp):
     print(f"{'PASS' if c >= MIN_COSINE else 'FAIL'} {name}: BM1684X F32 bmodel (func) vs onnxruntime cosine {c:.6f}")
     if not c >= MIN_COSINE:
         return "fail", f"{name}: BM1684X F32 bmodel vs onnxruntime cosine {c:.6f} < {MIN_COSINE} {p.stderr.strip()}"
+    sim = check_sim_equals_func(name, bmodel, x, out, tmp, "BM1684X F32")
+    if sim:
+        return "fail", sim
     # F16 and BF16: the bmodel equals the Tpu interpreter bit for bit (deploy --test-input compares them).
     for mode in ("F16", "BF16"):
         half = os.path.join(tmp, f"{name}_bm1684x_{mode}.bmodel")
@@ -159,6 +164,14 @@ def check_bm1684x(name, top, x, ref, tmp):
         print(f"{'PASS' if exact else 'FAIL'} {name}: BM1684X {mode} bmodel (func) == Tpu interpreter")
         if not exact:
             return "fail", f"{name}: BM1684X {mode} deploy exited {p.returncode} or differs: {p.stderr.strip()[-400:]}"
+    # The timed simulator computes what the functional semantics compute (F16: one of the two 16-bit modes).
+    half, half_out = os.path.join(tmp, f"{name}_bm1684x_F16.bmodel"), os.path.join(tmp, f"{name}_bm1684x_F16.npz")
+    p = run(["run", half, "-i", x, "-o", half_out, "--backend", "func"])
+    if p.returncode:
+        return "fail", f"{name}: BM1684X F16 bmodel (func) exited {p.returncode}: {p.stderr.strip()}"
+    sim = check_sim_equals_func(name, half, x, half_out, tmp, "BM1684X F16")
+    if sim:
+        return "fail", sim
     return "pass", None
 
 

@@ -15,7 +15,7 @@ using namespace tpu::sysc;
 
 namespace {
 
-SimCommand cmd(uint16_t id, uint16_t waitId, double cycles, uint64_t ddrBytes = 0, int32_t layer = -1) {
+SimCommand cmd(uint32_t id, uint32_t waitId, double cycles, uint64_t ddrBytes = 0, int32_t layer = -1) {
   SimCommand c;
   c.id = id;
   c.waitId = waitId;
@@ -49,18 +49,18 @@ SimProgram randomProgram(uint32_t seed, unsigned groups, unsigned perEngine) {
       unsigned e = rng() % 2;
       if (issued[e] == perEngine) e ^= 1;
       unsigned o = e ^ 1;
-      uint16_t wait = issued[o] && rng() % 2 ? uint16_t(1 + rng() % issued[o]) : 0;
+      uint32_t wait = issued[o] && rng() % 2 ? 1 + rng() % issued[o] : 0;
       // Dependencies never go backwards in the waiting queue's history.
       if (!grp.queue[e].empty()) wait = std::max(wait, grp.queue[e].back().waitId);
       uint64_t bytes = e == 1 ? 1024 * (1 + rng() % 64) : 0;
-      grp.queue[e].push_back(cmd(uint16_t(++issued[e]), wait, double(rng() % 500), bytes));
+      grp.queue[e].push_back(cmd(++issued[e], wait, double(rng() % 500), bytes));
     }
     p.groups.push_back(std::move(grp));
   }
   return p;
 }
 
-const TraceEvent *find(const SimReport &r, Engine e, uint32_t group, uint16_t id) {
+const TraceEvent *find(const SimReport &r, Engine e, uint32_t group, uint32_t id) {
   for (const TraceEvent &t : r.events)
     if (t.engine == e && t.group == group && t.id == id) return &t;
   return nullptr;
