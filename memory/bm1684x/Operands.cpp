@@ -463,6 +463,38 @@ constexpr Describer kDescribers[] = {
 
 } // namespace
 
+Span spanOf(const Operand &v) {
+  Span span{v.space, 0, 0};
+  const auto &s = v.shape;
+  if (v.space == Space::Const || s[0] == 0 || s[1] == 0 || s[2] == 0 || s[3] == 0) return span;
+  const uint64_t bytes = std::max(1u, v.type.bits() / 8);
+  const bool local = v.space == Space::Lmem;
+  const uint64_t lane0 = local ? v.address / map::kLaneBytes : 0,
+                 base = local ? v.address % map::kLaneBytes : v.address;
+  // Lane rows the channel dim takes in local memory; elsewhere the channel dim itself.
+  const uint64_t cLast = local ? (lane0 + s[1] - 1) / map::kLanes : s[1] - 1;
+  if (!v.stride) {
+    if (!local) { // compact
+      span.first = base, span.end = base + s[0] * s[1] * s[2] * s[3] * bytes;
+      return span;
+    }
+    // Conv weights (oc, ic, kh, kw): a lane row per output channel row, the input channels grouped.
+    const uint64_t group = v.layout == LocalLayout::Ic32 ? 32 : v.layout == LocalLayout::Ic64 ? 64 : 1;
+    const uint64_t row = (s[1] + group - 1) / group * group * s[2] * s[3];
+    span.first = base, span.end = base + (cLast + 1) * row * bytes;
+    return span;
+  }
+  const std::array<uint64_t, 4> last{s[0] - 1, cLast, s[2] - 1, s[3] - 1};
+  int64_t lo = 0, hi = 0;
+  for (size_t d = 0; d < 4; ++d) {
+    const int64_t step = int64_t(last[d]) * (*v.stride)[d];
+    (step < 0 ? lo : hi) += step;
+  }
+  span.first = uint64_t(int64_t(base) + lo * int64_t(bytes));
+  span.end = uint64_t(int64_t(base) + hi * int64_t(bytes)) + bytes;
+  return span;
+}
+
 Result<Operands> operandsOf(const Command &c) {
   const Describer *describer = nullptr;
   for (const Describer &d : kDescribers)

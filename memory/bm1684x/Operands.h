@@ -65,6 +65,16 @@ struct Operands {
   std::vector<Operand> results, operands;
 };
 
+// The bytes a view spans in its memory: for local memory the in-lane byte range [first, end) in every lane
+// it touches (lanes are not told apart), elsewhere the range from the memory's start. Empty (first == end)
+// for a constant or an empty shape. Strides missing outside local memory are compact ones.
+struct Span {
+  Space space = Space::Lmem;
+  uint64_t first = 0, end = 0;
+  bool overlaps(const Span &o) const { return space == o.space && first < o.end && o.first < end; }
+};
+Span spanOf(const Operand &view);
+
 // The command's results and operands. Error: a type whose operands are not described yet (they are for
 // conv, pooling/depthwise, arithmetic, requantise/dequantise, SFU, compare-select, transpose/broadcast and
 // tensor DMA), or a field with a value the convention does not define (a layout code, an address in no memory).

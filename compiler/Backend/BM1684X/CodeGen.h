@@ -1,7 +1,7 @@
 // Code generation for the BM1684X: a validated Graph -> a bmodel of BM1684X commands (isa/bm1684x). The
 // first step of the second chip's compiler: fp32, float16 and bfloat16 (Graph.h's 16-bit rule), every op
 // compiled globally (its inputs loaded from DDR into local memory slice by slice, computed, stored back), no
-// layer groups, no overlap of the engines.
+// layer groups; the engines overlap within an op's ping-pong slices (Program.h, Window.cpp).
 // The commands follow the operand conventions of memory/bm1684x/Operands.h, which are checked against
 // TPU-MLIR's own reading of BM1684X command buffers. What is compiled, and how: docs/bm1684x.md.
 //

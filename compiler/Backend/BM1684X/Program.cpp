@@ -57,24 +57,52 @@ Status Program::tensorDma(const Region &src, const Region &dst, std::optional<ui
   return add(std::move(c), false);
 }
 
+bool Program::Access::conflicts(const Access &o) const {
+  if (all || o.all) return true;
+  auto any = [](const std::vector<memory::bm1684x::Span> &a, const std::vector<memory::bm1684x::Span> &b) {
+    for (const auto &x : a)
+      for (const auto &y : b)
+        if (x.overlaps(y)) return true;
+    return false;
+  };
+  return any(writes, o.reads) || any(writes, o.writes) || any(reads, o.writes);
+}
+
 Status Program::add(Command c, bool isTiu) {
   auto &queue = isTiu ? tiu_ : dma_;
   const auto &other = isTiu ? dma_ : tiu_;
+  auto &accesses = isTiu ? tiuAccess_ : dmaAccess_;
+  const auto &otherAccesses = isTiu ? dmaAccess_ : tiuAccess_;
   constexpr uint64_t kMaxId = (1u << 20) - 1;
   if (queue.size() >= kMaxId) return makeError("more than ", kMaxId, " commands on one engine");
+  Access access;
+  if (auto ops = memory::bm1684x::operandsOf(c); ops) {
+    for (const auto &v : ops->results) access.writes.push_back(memory::bm1684x::spanOf(v));
+    for (const auto &v : ops->operands) access.reads.push_back(memory::bm1684x::spanOf(v));
+  } else {
+    access.all = true;
+  }
+  // The engines run in order: what the command before it waited for is done.
+  uint64_t wait = queue.empty() ? 0 : queue.back().waitId();
+  for (uint64_t j = other.size(); j > wait; --j)
+    if (access.conflicts(otherAccesses[j - 1])) {
+      wait = j;
+      break;
+    }
   TPU_RETURN_IF_ERROR(c.set("cmd_id", queue.size() + 1));
-  TPU_RETURN_IF_ERROR(c.set("cmd_id_dep", other.size()));
+  TPU_RETURN_IF_ERROR(c.set("cmd_id_dep", wait));
   TPU_RETURN_IF_ERROR(c.set("cmd_id_en", 1));
   queue.push_back(std::move(c));
+  accesses.push_back(std::move(access));
   return Status::ok();
 }
 
 bool LmemPlan::place(const std::vector<uint64_t> &bytes) {
   offsets.clear();
   uint64_t at = 0;
-  for (uint64_t b : bytes) {
+  for (uint64_t b : bytes) { // an empty buffer takes no bank
     offsets.push_back(at);
-    at += alignUp(std::max<uint64_t>(b, 1), map::kBankBytes);
+    at += alignUp(b, map::kBankBytes);
   }
   return at <= map::kLaneBytes;
 }

@@ -7,6 +7,7 @@
 #include "isa/bm1684x/Command.h"
 #include "isa/bm1684x/MemoryMap.h"
 #include "isa/bmodel/Model.h"
+#include "memory/bm1684x/Operands.h"
 #include "support/Status.h"
 
 #include <array>
@@ -74,8 +75,10 @@ using Fields = std::initializer_list<std::pair<const char *, uint64_t>>;
 // Sets the fields of a command; an error names the command and the field.
 Status setFields(Command &c, Fields fields);
 
-// The two engines' command queues of the one command group, each command waiting for everything the
-// other engine issued before it (the engines never overlap: a first compiler, correct before fast).
+// The two engines' command queues of the one command group. A command waits for the last command of the
+// other engine whose memory it touches (a read of what that one writes, or a write of what it reads or
+// writes; local memory by in-lane bytes, lanes not told apart): the engines overlap where an op's buffers
+// let them (Window.cpp's ping-pong slices). A command whose operands are not described (sys) waits for all.
 class Program {
 public:
   Status dma(const Region &src, const Region &dst) { return tensorDma(src, dst, std::nullopt); }
@@ -91,7 +94,14 @@ private:
   Status tensorDma(const Region &src, const Region &dst, std::optional<uint32_t> fillBits);
   Status add(Command c, bool isTiu);
 
+  // What a command reads and writes; `all` when unknown (it conflicts with everything).
+  struct Access {
+    std::vector<memory::bm1684x::Span> reads, writes;
+    bool all = false;
+    bool conflicts(const Access &o) const;
+  };
   std::vector<Command> tiu_, dma_;
+  std::vector<Access> tiuAccess_, dmaAccess_;
 };
 
 // Local memory of one lane, handed out in whole banks so that the operands of a command never share one.

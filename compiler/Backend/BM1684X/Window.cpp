@@ -251,33 +251,67 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
   auto outputBytes = [&](uint64_t cRows, uint64_t oRows, DType t) {
     return cRows * alignedPlane(oRows * yd[3], t) * bytesOf(t);
   };
-  // Input, weights, bias, output, then (uneven) the divisors' reciprocals, (widen) the 16-bit input before
-  // it is widened, (biasAfter) the fp32 sums, (chunked) the fp32 sum so far and a chunk's.
-  auto buffers = [&](uint64_t cRows, uint64_t oRows) {
-    std::vector<uint64_t> b{inputBytes(cRows, oRows), weightBytes(cRows), hasBias ? cRows * kF32 : 0,
-                            outputBytes(cRows, oRows, yt)};
+  // The weights and bias, then each slice's own buffers twice (ping-pong: slice k works in set k % 2, so
+  // the DMA loads slice k + 1 while the TIU computes slice k): input, output, (uneven) the divisors'
+  // reciprocals, (widen) the 16-bit input before it is widened, (biasAfter) the fp32 sums, (chunked) the
+  // fp32 sum so far and a chunk's.
+  auto sliceBuffers = [&](uint64_t cRows, uint64_t oRows) {
+    std::vector<uint64_t> b{inputBytes(cRows, oRows), outputBytes(cRows, oRows, yt)};
     if (uneven) b.push_back(outputBytes(cRows, oRows, DType::F32));
     if (widen) b.push_back(cRows * alignedPlane(inputRowsOf(oRows) * tileWidth, xt) * xb);
     if (biasAfter) b.push_back(outputBytes(cRows, oRows, DType::F32));
     if (chunked) b.insert(b.end(), 2, outputBytes(cRows, oRows, DType::F32));
     return b;
   };
+  size_t setCount = 2; // one when two sets of the smallest slice do not fit
+  auto buffers = [&](uint64_t cRows, uint64_t oRows) {
+    std::vector<uint64_t> b{weightBytes(cRows), hasBias ? cRows * kF32 : 0};
+    const std::vector<uint64_t> slice = sliceBuffers(cRows, oRows);
+    for (size_t set = 0; set < setCount; ++set) b.insert(b.end(), slice.begin(), slice.end());
+    return b;
+  };
   LmemPlan plan;
   // With inserted zeros the rows are not sliced (a slice could start on an inserted row).
-  const Slicing s = largestSlicing(oc, yd[2], inserted[0] > 1 ? yd[2] : 1,
-                                   [&](uint64_t cRows, uint64_t oRows) { return plan.place(buffers(cRows, oRows)); });
+  const uint64_t minRows = inserted[0] > 1 ? yd[2] : 1;
+  auto slicing = [&] {
+    return largestSlicing(oc, yd[2], minRows,
+                          [&](uint64_t cRows, uint64_t oRows) { return plan.place(buffers(cRows, oRows)); });
+  };
+  Slicing s = slicing();
+  if (!s.rowStep) setCount = 1, s = slicing();
   if (!s.rowStep) {
-    const std::vector<uint64_t> one = buffers(1, 1);
-    return unsupported(op, "one output row of 64 channels needs " +
+    const std::vector<uint64_t> one = buffers(1, minRows);
+    return unsupported(op, std::to_string(minRows) + " output row(s) of 64 channels need " +
                                std::to_string(std::accumulate(one.begin(), one.end(), uint64_t(0))) +
                                " bytes of a lane's " + std::to_string(map::kLaneBytes));
   }
   plan.place(buffers(s.channelStep / map::kLanes, s.rowStep));
-  const uint64_t inOff = plan.offsets[0], wOff = plan.offsets[1], bOff = plan.offsets[2], yOff = plan.offsets[3];
-
-  const uint64_t stageOff = widen ? plan.offsets[4] : 0, accOff = biasAfter ? plan.offsets.back() : 0;
-  const uint64_t sumOff = chunked ? plan.offsets[plan.offsets.size() - 2] : 0;
-  const uint64_t partOff = chunked ? plan.offsets.back() : 0;
+  const uint64_t wOff = plan.offsets[0], bOff = plan.offsets[1];
+  struct SliceSet {
+    uint64_t in = 0, out = 0, recips = 0, stage = 0, acc = 0, sum = 0, part = 0;
+  };
+  const size_t perSet = sliceBuffers(1, 1).size();
+  auto setOf = [&](size_t k) {
+    size_t i = 2 + k * perSet;
+    SliceSet set;
+    set.in = plan.offsets[i++], set.out = plan.offsets[i++];
+    if (uneven) set.recips = plan.offsets[i++];
+    if (widen) set.stage = plan.offsets[i++];
+    if (biasAfter) set.acc = plan.offsets[i++];
+    if (chunked) set.sum = plan.offsets[i++], set.part = plan.offsets[i++];
+    return set;
+  };
+  const std::array<SliceSet, 2> sets{setOf(0), setOf(setCount - 1)};
+  const uint64_t inputCapacity = sets[0].out - sets[0].in;
+  uint64_t slice = 0;
+  // A slice's store is issued after the next slice's loads, so the DMA queue does not wait behind it.
+  std::optional<std::pair<Region, Region>> pendingStore;
+  auto flushStore = [&]() -> Status {
+    if (!pendingStore) return Status::ok();
+    const auto [from, to] = *pendingStore;
+    pendingStore.reset();
+    return program_.dma(from, to);
+  };
   const DType inType = widen ? DType::F32 : xt; // of the tile the command reads
   const uint32_t padValue = p.isMax && !isConv ? constantBits(-std::numeric_limits<float>::infinity(), xt) : 0;
   for (uint64_t g = 0; g < groups; ++g)
@@ -315,13 +349,16 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
         if (hasWeights && wItem) TPU_RETURN_IF_ERROR(loadWeights(n));
         for (uint64_t oh0 = 0; oh0 < yd[2]; oh0 += s.rowStep) {
           const uint64_t ohs = std::min(s.rowStep, yd[2] - oh0);
+          const SliceSet &set = sets[slice++ % 2];
+          const uint64_t inOff = set.in, yOff = set.out, stageOff = set.stage, accOff = set.acc;
+          const uint64_t sumOff = set.sum, partOff = set.part;
           RowWindow r = inputRows(oh0, ohs, p, windowRows);
           if (inserted[0] > 1) r.count = xd[2]; // the whole input: its rows, not the window's
           if ((!padInMemory && (r.padUp > kMaxPad || r.padDown > kMaxPad)) || r.count == 0)
             return unsupported(op, "a slice whose rows lie wholly in the padding");
           const uint64_t inC = isConv && !depthwise ? ic : cs, inC0 = isConv && !depthwise ? g * ic : c0;
           const Dims tileShape{1, inC, r.count + (padInMemory ? r.padUp + r.padDown : 0), tileWidth};
-          if (rows(inC) * alignedPlane(tileShape[2] * tileShape[3], inType) * bytesOf(inType) > wOff - inOff)
+          if (rows(inC) * alignedPlane(tileShape[2] * tileShape[3], inType) * bytesOf(inType) > inputCapacity)
             return makeError("internal: ", op.name, ": an input slice overruns its local buffer");
           Dims inShape{1, inC, r.count, xd[3]};
           const Region from = ddrBox(xAddress, xStride, {n, inC0, r.first, 0}, inShape, xt);
@@ -340,6 +377,7 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
           } else {
             TPU_RETURN_IF_ERROR(program_.dma(from, localAligned(inOff, inShape, xt)));
           }
+          TPU_RETURN_IF_ERROR(flushStore());
           Dims outShape{1, cs, ohs, yd[3]};
           const char *mnemonic = isConv && !depthwise                 ? "conv.normal"
                                  : depthwise && op.relu && !biasAfter ? "pord.depthwiserelu"
@@ -390,7 +428,7 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
           }
           Region out = localAligned(yOff, outShape, yt);
           if (uneven) { // the rows' reciprocals, the same for every channel, then sum * reciprocal
-            const uint64_t rOff = plan.offsets[4];
+            const uint64_t rOff = set.recips;
             TPU_RETURN_IF_ERROR(program_.dma({tables_.at(&op) + oh0 * yd[3] * kF32, outShape, {0, 0, yd[3], 1}},
                                              localAligned(rOff, outShape)));
             TPU_ASSIGN_OR_RETURN(Command m, arithCommand("arith.mul", outShape, yOff, yOff, rOff, 0.0f));
@@ -401,11 +439,11 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
                                  arithCommand("arith.max", outShape, yOff, yOff, std::nullopt, 0.0f, {yt, yt}));
             TPU_RETURN_IF_ERROR(program_.tiu(std::move(r)));
           }
-          TPU_RETURN_IF_ERROR(program_.dma(out, ddrBox(yAddress, yStride, {n, oc0, oh0, 0}, outShape, yt)));
+          pendingStore.emplace(out, ddrBox(yAddress, yStride, {n, oc0, oh0, 0}, outShape, yt));
         }
       }
     }
-  return Status::ok();
+  return flushStore();
 }
 
 // The patches of output rows [oh0, oh0 + shape[2]) of item n, as the channels of local `shape` at `offset`:
