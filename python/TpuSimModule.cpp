@@ -1,9 +1,14 @@
 // _tpusim: the runtime for Python. A Runtime owns a simulated BM1684 (HwConfig
 // from JSON text), loads bmodels and runs nets on the sim or func backend
 // with numpy arrays; every run returns its report (time, utilization, per
-// layer, stats JSON). Errors become RuntimeError with the runtime's
+// layer, stats JSON). A bmodel of a chip that Runtime does not load (the
+// BM1684X) runs through its chip's runner (runtime/ChipRunners.h), the JSON
+// over that chip's preset. Errors become RuntimeError with the runtime's
 // one-line message.
 #include "isa/HwConfig.h"
+#include "isa/bmodel/Bmodel.h"
+#include "isa/chips/Registry.h"
+#include "runtime/ChipRunners.h"
 #include "runtime/Runtime.h"
 #include "support/Npz.h"
 
@@ -87,23 +92,52 @@ py::list tensorList(const std::vector<bmodel::Tensor> &ts) {
 
 class PyRuntime {
 public:
-  PyRuntime(const std::string &backend, const std::string &configJson) {
+  PyRuntime(const std::string &backend, const std::string &configJson)
+      : backend_(orThrow(runtime::parseBackendKind(backend))), configJson_(configJson) {}
+  void load(const std::string &path) {
+    if (rt_ || other_) throw std::runtime_error("a Runtime loads one bmodel");
+    if (runtime::runsOutsideRuntime(orThrow(bmodel::readChip(path)))) {
+      other_ = std::make_unique<bmodel::Model>(orThrow(bmodel::readFile(path, nullptr, bmodel::ChipScope::AnyKnown)));
+      otherConfig_ = orThrow(runtime::chipConfig(*other_, configJson_, "config"));
+      return;
+    }
     isa::HwConfig cfg;
-    if (!configJson.empty()) cfg = orThrow(isa::HwConfig::fromJson(configJson, "config"));
-    rt_ = orThrow(runtime::Runtime::create(cfg, orThrow(runtime::parseBackendKind(backend))));
+    if (!configJson_.empty()) cfg = orThrow(isa::HwConfig::fromJson(configJson_, "config"));
+    rt_ = orThrow(runtime::Runtime::create(cfg, backend_));
+    orThrow(rt_->loadBmodel(path));
   }
-  void load(const std::string &path) { orThrow(rt_->loadBmodel(path)); }
-  std::vector<std::string> netNames() const { return rt_->netNames(); }
+  std::vector<std::string> netNames() const {
+    if (!other_) return loaded().netNames();
+    std::vector<std::string> names;
+    for (const bmodel::Net &n : other_->nets) names.push_back(n.name);
+    return names;
+  }
   py::dict describe(const std::string &net) const {
-    const bmodel::Net *n = orThrow(rt_->net(net));
     py::dict d;
+    py::list stages;
+    if (other_) {
+      const bmodel::Net *n = nullptr;
+      for (const bmodel::Net &candidate : other_->nets)
+        if (candidate.name == net) n = &candidate;
+      if (!n) throw std::runtime_error("no net '" + net + "' in the bmodel");
+      d["inputs"] = tensorList(n->inputs);
+      d["outputs"] = tensorList(n->outputs);
+      stages.append(tensorList(n->inputs));
+      d["stages"] = stages;
+      return d;
+    }
+    const bmodel::Net *n = orThrow(loaded().net(net));
     d["inputs"] = tensorList(n->inputs);
     d["outputs"] = tensorList(n->outputs);
     // A multi-stage net (tpuc combine): each stage's inputs; run() picks one by shape.
-    py::list stages;
-    for (const bmodel::Net *stage : orThrow(rt_->stages(net))) stages.append(tensorList(stage->inputs));
+    for (const bmodel::Net *stage : orThrow(loaded().stages(net))) stages.append(tensorList(stage->inputs));
     d["stages"] = stages;
     return d;
+  }
+  // The chip of the loaded bmodel, as --chip spells it.
+  std::string chip() const {
+    if (!other_) return std::string(isa::chipInfo(isa::Chip::BM1684).name);
+    return std::string(isa::chipByBmodelName(other_->chip)->name);
   }
   py::tuple run(const std::string &net, const py::dict &inputs, bool trace) {
     NpzMap in;
@@ -117,17 +151,27 @@ public:
     Result<NpzMap> out = Status::error("not run");
     {
       py::gil_scoped_release release;
-      out = rt_->run(net, in, opts, report);
+      out = other_ ? runtime::runOutsideRuntime(*other_, net, in, backend_, otherConfig_, report)
+                   : loaded().run(net, in, opts, report);
     }
+    if (other_ && !trace) report.traceJson.clear();
     NpzMap outputs = orThrow(std::move(out));
     py::dict res;
     for (const auto &[name, value] : outputs) res[py::str(name)] = toNumpy(value);
     return py::make_tuple(res, reportDict(report));
   }
-  std::string backend() const { return runtime::backendKindName(rt_->backend()); }
+  std::string backend() const { return runtime::backendKindName(backend_); }
 
 private:
-  std::unique_ptr<runtime::Runtime> rt_;
+  runtime::Runtime &loaded() const {
+    if (!rt_) throw std::runtime_error("no bmodel loaded");
+    return *rt_;
+  }
+  runtime::BackendKind backend_;
+  std::string configJson_;
+  std::unique_ptr<runtime::Runtime> rt_; // a BM1684 bmodel
+  std::unique_ptr<bmodel::Model> other_; // a bmodel of a chip Runtime does not load
+  isa::HwConfig otherConfig_;
 };
 
 } // namespace
@@ -138,12 +182,14 @@ PYBIND11_MODULE(_tpusim, m) {
         "the BM1684 HwConfig as JSON (keys as in docs/timing.md)");
   m.def(
       "check_config_json",
-      [](const std::string &text) {
-        isa::HwConfig cfg = orThrow(isa::HwConfig::fromJson(text, "config"));
+      [](const std::string &text, const std::string &chip) {
+        isa::HwConfig base = isa::chipInfo(orThrow(isa::parseChip(chip))).hwConfig();
+        isa::HwConfig cfg = orThrow(isa::HwConfig::fromJson(text, "config", base));
         orThrow(cfg.validate());
         return cfg.toJson();
       },
-      "validates a HwConfig JSON and returns it completed with defaults");
+      py::arg("text"), py::arg("chip") = "bm1684",
+      "validates a HwConfig JSON and returns it completed with the chip's preset");
   py::class_<PyRuntime>(m, "Runtime")
       .def(py::init<const std::string &, const std::string &>(), py::arg("backend") = "sim",
            py::arg("config_json") = "")
@@ -151,5 +197,6 @@ PYBIND11_MODULE(_tpusim, m) {
       .def("net_names", &PyRuntime::netNames)
       .def("describe", &PyRuntime::describe, py::arg("net"))
       .def("run", &PyRuntime::run, py::arg("net"), py::arg("inputs"), py::arg("trace") = false)
-      .def_property_readonly("backend", &PyRuntime::backend);
+      .def_property_readonly("backend", &PyRuntime::backend)
+      .def_property_readonly("chip", &PyRuntime::chip);
 }

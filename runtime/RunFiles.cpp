@@ -1,13 +1,9 @@
 #include "runtime/RunFiles.h"
 
 #include "isa/bmodel/Bmodel.h"
-#include "isa/chips/Registry.h"
+#include "runtime/ChipRunners.h"
 #include "runtime/Runtime.h"
-#include "runtime/bm1684x/FuncRun.h"
-#if TPU_HAVE_SIM_BACKEND
-#include "runtime/SimBackend.h"
-#include "runtime/bm1684x/SimRun.h"
-#endif
+#include "support/ReadFile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -54,75 +50,20 @@ struct PendingFiles {
   }
 };
 
-// Chips whose bmodels run outside Runtime (no device backend or C API for them yet): how each runs a net on
-// its functional semantics and, with the SystemC model built in, timed.
-struct ChipRunner {
-  isa::Chip chip;
-  Result<NpzMap> (*func)(const bmodel::Model &model, const std::string &net, const NpzMap &inputs);
-#if TPU_HAVE_SIM_BACKEND
-  Result<bm1684x::TimedRun> (*sim)(const bmodel::Model &model, const std::string &net, const NpzMap &inputs,
-                                   const isa::HwConfig &hw, const sysc::SimOptions &options);
-#endif
-};
-constexpr ChipRunner kChipRunners[] = {{isa::Chip::BM1684X, bm1684x::runFunc
-#if TPU_HAVE_SIM_BACKEND
-                                        ,
-                                        bm1684x::runSim
-#endif
-}};
-
-// The runner for the chip of the bmodel at `path` (read from its head only), or null for a BM1684 bmodel
-// (Runtime reads and runs it).
-Result<const ChipRunner *> chipRunnerOf(const std::string &path) {
-  auto chip = bmodel::readChip(path);
-  if (!chip) return chip.status();
-  const isa::ChipInfo *info = isa::chipByBmodelName(*chip);
-  for (const ChipRunner &c : kChipRunners)
-    if (info && info->chip == c.chip) return &c;
-  return nullptr;
-}
-
-// Runs the bmodel of `rq` with `runner`: the outputs, and the report's counts (and timing, when timed).
-Result<NpzMap> runWith(const ChipRunner &runner, const RunFilesRequest &rq, RunReport &report) {
-  auto read = bmodel::readFile(rq.bmodelPath, nullptr, bmodel::ChipScope::AnyKnown);
-  if (!read) return read.status();
-  const bmodel::Model &model = *read;
-  isa::HwConfig cfg = isa::chipInfo(runner.chip).hwConfig();
+// Runs the bmodel of `rq` outside Runtime (its chip's runner): the outputs, and the report.
+Result<NpzMap> runWithChipRunner(const bmodel::Model &model, const RunFilesRequest &rq, RunReport &report) {
+  std::string configJson;
   if (!rq.configPath.empty()) {
-    auto loaded = isa::HwConfig::load(rq.configPath, cfg);
-    if (!loaded) return loaded.status();
-    cfg = loaded.take();
+    auto text = readFile(rq.configPath, "hardware config");
+    if (!text) return text.status();
+    configJson = *text;
   }
-  if (rq.backend == BackendKind::Device)
-    return makeError(rq.bmodelPath, ": a ", model.chip, " bmodel runs on --backend func or sim (no device yet)");
+  auto cfg = chipConfig(model, configJson, rq.configPath);
+  if (!cfg) return cfg.status();
   auto inputs = readNpz(rq.inputPath);
   if (!inputs) return inputs.status();
-  auto started = std::chrono::steady_clock::now();
-  report.backend = rq.backend;
-  Result<NpzMap> outputs = makeError("no run");
-  if (rq.backend == BackendKind::Func) {
-    outputs = runner.func(model, rq.netName, *inputs);
-  } else {
-#if TPU_HAVE_SIM_BACKEND
-    sysc::SimOptions options;
-    options.recordTrace = true;
-    auto run = runner.sim(model, rq.netName, *inputs, cfg, options);
-    if (!run) return Status(run.status()).prefix(rq.bmodelPath);
-    fillTimedReport(run->report, true, report);
-    outputs = std::move(run->outputs);
-#else
-    return makeError("--backend sim: this build has no SystemC model");
-#endif
-  }
+  auto outputs = runOutsideRuntime(model, rq.netName, *inputs, rq.backend, *cfg, report);
   if (!outputs) return Status(outputs.status()).prefix(rq.bmodelPath);
-  report.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  for (const bmodel::Net &net : model.nets)
-    if (rq.netName.empty() || net.name == rq.netName)
-      for (const bmodel::CmdGroup &g : net.groups) {
-        ++report.groups;
-        report.tiuCommands += g.tiuStreamCount;
-        report.gdmaCommands += g.gdmaStreamCount;
-      }
   return outputs;
 }
 
@@ -188,12 +129,14 @@ Result<RunReport> runBmodelFiles(const RunFilesRequest &rq) {
   if (!timed && !rq.tracePath.empty()) return makeError("--trace needs the timed backend (--backend sim)");
   if (!timed && !rq.statsPath.empty()) return makeError("--stats needs the timed backend (--backend sim)");
 
-  auto runner = chipRunnerOf(rq.bmodelPath);
-  if (!runner) return runner.status();
+  auto chip = bmodel::readChip(rq.bmodelPath);
+  if (!chip) return chip.status();
   RunReport report;
   Result<NpzMap> outputs = makeError("no run");
-  if (*runner) {
-    outputs = runWith(**runner, rq, report);
+  if (runsOutsideRuntime(*chip)) {
+    auto model = bmodel::readFile(rq.bmodelPath, nullptr, bmodel::ChipScope::AnyKnown);
+    if (!model) return model.status();
+    outputs = runWithChipRunner(*model, rq, report);
     if (!outputs) return outputs.status();
   } else {
     auto run = runOnRuntime(rq, report);

@@ -1,10 +1,12 @@
-"""tpusim: the BM1684 simulator from Python.
+"""tpusim: the BM1684 and BM1684X simulators from Python.
 
 Run compiled models (the runtime library, in process):
     cfg = tpusim.config(ddrBandwidthGBs=16)          # HwConfig keys, docs/timing.md
     model = tpusim.Model("resnet18.bmodel", backend="sim", config=cfg)
     outputs, report = model.run({"input": x})        # numpy in, numpy out
     report.time_us, report.tiu_utilization, report.stats["layers"]
+A BM1684X bmodel (tpuc deploy --chip bm1684x) runs the same way; model.chip says which chip, and its
+config starts from the BM1684X's preset: tpuc.config(chip="bm1684x", ddrBandwidthGBs=34).
 
 Compile models (the same tpuc import / calibrate / deploy that the command
 line runs; paths as in docs/exploration.md):
@@ -28,15 +30,16 @@ def tpuc_path():
     return os.environ.get("TPUC", _BUILT_TPUC)
 
 
-def config(base=None, **overrides):
-    """A validated HwConfig as a dict: BM1684 defaults (or `base`, a dict or JSON file) plus overrides."""
+def config(base=None, chip="bm1684", **overrides):
+    """A validated HwConfig as a dict: the chip's preset (BM1684 defaults; or `base`, a dict or JSON file)
+    plus overrides."""
     if isinstance(base, str):
         with open(base) as f:
             cfg = json.load(f)
     else:
         cfg = dict(base or {})
     cfg.update(overrides)
-    return json.loads(_tpusim.check_config_json(json.dumps(cfg)))
+    return json.loads(_tpusim.check_config_json(json.dumps(cfg), chip))
 
 
 class Report:
@@ -60,7 +63,7 @@ class Report:
 
 
 class Model:
-    """A bmodel loaded into its own simulated BM1684."""
+    """A bmodel loaded into its own simulated chip (the bmodel's: BM1684 or BM1684X)."""
 
     def __init__(self, bmodel, backend="sim", config=None, net=None):
         cfg = "" if config is None else json.dumps(config)
@@ -75,6 +78,7 @@ class Model:
         # the stage whose input shapes the arrays have.
         self.stages = desc["stages"]
         self.backend = self._rt.backend
+        self.chip = self._rt.chip
 
     def run(self, inputs, trace=False):
         """inputs: {name: array} (float32, or the tensor's own dtype), or one array for a one-input net.
@@ -114,9 +118,11 @@ def calibrate(top, dataset, output, input_num=None):
     return output
 
 
-def deploy(top, output, quantize="F32", calibration_table=None, layer_group=True):
-    """Top module -> bmodel. Returns the bmodel path."""
+def deploy(top, output, quantize="F32", calibration_table=None, layer_group=True, chip=None):
+    """Top module -> bmodel (for `chip`, "bm1684" unless named). Returns the bmodel path."""
     args = ["deploy", top, "--quantize", quantize, "-o", output]
+    if chip:
+        args += ["--chip", chip]
     if calibration_table:
         args += ["--calibration-table", calibration_table]
     if not layer_group:

@@ -2,7 +2,8 @@
 """tpusim bindings: the conv_add program (assembled by tpuc asm) runs on func
 and sim with numpy arrays; sim equals func bit for bit and equals tpuc sim's
 output file; a slower DDR makes the run longer; stats and per-layer times are
-there; bad inputs raise RuntimeError with the runtime's message.
+there; bad inputs raise RuntimeError with the runtime's message. A BM1684X
+bmodel runs through the same Model, its config over the BM1684X's preset.
 Usage: test_tpusim.py <tpuc> <source dir> <work dir>   (PYTHONPATH has tpusim)"""
 import os
 import subprocess
@@ -82,6 +83,54 @@ class TpusimTest(unittest.TestCase):
             tpusim.Model(self.bmodel, backend="gpu")
         with self.assertRaisesRegex(RuntimeError, "tpuc import: error: .*nothing.onnx"):
             tpusim.import_onnx(os.path.join(WORK, "nothing.onnx"), os.path.join(WORK, "x.top.mlir"))
+
+
+class TpusimBm1684xTest(unittest.TestCase):
+    """A BM1684X bmodel (the lit tests' conv/pool/add/gemm net) through the same Model: func and sim give the
+    same bytes as tpuc run, sim is timed at the BM1684X's clock, a config goes over the BM1684X's preset."""
+
+    @classmethod
+    def setUpClass(cls):
+        inputs = os.path.join(SRC, "tests/lit/compiler/tpu/Inputs")
+        cls.work = os.path.join(WORK, "bm1684x")
+        os.makedirs(cls.work, exist_ok=True)
+        top = os.path.join(cls.work, "net.top.mlir")
+        with open(os.path.join(inputs, "net.top.mlir")) as f, open(top, "w") as g:
+            g.write(f.read())
+        subprocess.run(["/usr/bin/python3", os.path.join(inputs, "make_net.py"), cls.work], check=True)
+        os.environ["TPUC"] = TPUC
+        cls.bmodel = tpusim.deploy(top, os.path.join(cls.work, "net.bmodel"), chip="bm1684x")
+        cls.inputs = dict(np.load(os.path.join(cls.work, "in.npz")))
+
+    def test_func_and_sim_equal_tpuc_run(self):
+        func = tpusim.Model(self.bmodel, backend="func")
+        self.assertEqual(func.chip, "bm1684x")
+        out_f, rep_f = func.run(self.inputs)
+        self.assertFalse(rep_f.timed)
+        out_s, rep_s = tpusim.Model(self.bmodel, backend="sim").run(self.inputs, trace=True)
+        self.assertEqual(sorted(out_f), sorted(out_s))
+        for k in out_f:
+            np.testing.assert_array_equal(out_f[k], out_s[k])
+        self.assertTrue(rep_s.timed)
+        self.assertEqual(rep_s.clock_mhz, 1000)
+        self.assertGreater(rep_s.time_us, 0)
+        self.assertIsNotNone(rep_s.trace)
+        subprocess.run([TPUC, "run", self.bmodel, "--backend", "func", "--input", os.path.join(self.work, "in.npz"),
+                        "-o", os.path.join(self.work, "out.npz")], check=True, capture_output=True)
+        ref = np.load(os.path.join(self.work, "out.npz"))
+        for k in ref.files:
+            np.testing.assert_array_equal(ref[k], out_f[k])
+
+    def test_config_goes_over_the_preset(self):
+        cfg = tpusim.config(chip="bm1684x", ddrBandwidthGBs=4)
+        self.assertEqual((cfg["euBytes"], cfg["clockMhz"], cfg["ddrBandwidthGBs"]), (64, 1000, 4))
+        slow = tpusim.Model(self.bmodel, config={"ddrBandwidthGBs": 4}).run(self.inputs)[1]
+        fast = tpusim.Model(self.bmodel).run(self.inputs)[1]
+        self.assertGreater(slow.total_cycles, fast.total_cycles)
+        with self.assertRaisesRegex(RuntimeError, "unknown hardware parameter 'lanes'"):
+            tpusim.Model(self.bmodel, config={"lanes": 2})
+        with self.assertRaisesRegex(RuntimeError, "func or sim backend"):
+            tpusim.Model(self.bmodel, backend="device").run(self.inputs)
 
 
 if __name__ == "__main__":
