@@ -53,4 +53,21 @@ step "5. PP-OCRv4 detection (trained) through the whole flow, F32 and INT8"
   --calibration-data "$m/cali/ppocr_det" --calibration-method max \
   --test-input "$m/ppocr_det_in.npz" --work-dir "$out/ppocr_det_flow_int8"
 
+step "6. ResNet-50 on both chips: the BM1684's F32 and INT8 bmodels (step 4) beside the BM1684X's F32 and F16"
+"$tpuc" deploy "$out/resnet50_flow_f32/resnet50.top.mlir" --chip bm1684x --quantize F32 -o "$out/resnet50_bm1684x_f32.bmodel"
+"$tpuc" deploy "$out/resnet50_flow_f32/resnet50.top.mlir" --chip bm1684x --quantize F16 -o "$out/resnet50_bm1684x_f16.bmodel"
+runs=("BM1684 F32:$out/resnet50_flow_f32/resnet50_f32.bmodel" "BM1684 INT8:$out/resnet50_flow_int8/resnet50_int8.bmodel"
+      "BM1684X F32:$out/resnet50_bm1684x_f32.bmodel" "BM1684X F16:$out/resnet50_bm1684x_f16.bmodel")
+for run in "${runs[@]}"; do
+  "$tpuc" sim "${run#*:}" --input "$m/resnet50_in.npz" -o "${run#*:}.sim.npz" --stats "${run#*:}.stats.json" >/dev/null
+done
+/usr/bin/python3 - "${runs[@]}" <<'PY'
+import json, sys
+print("%-12s %12s" % ("chip, mode", "simulated ms"))
+for run in sys.argv[1:]:
+    label, path = run.split(":", 1)
+    with open(path + ".stats.json") as f:
+        print("%-12s %12.3f" % (label, json.load(f)["time_us"] / 1e3))
+PY
+
 printf '\nOutputs, traces (open in ui.perfetto.dev) and stats are in %s\n' "$out"
