@@ -172,6 +172,27 @@ TEST(Bm1684xCodeGen, TransposedConvAndPRelu) {
   expectRunsLikeReference(b.g);
 }
 
+// Grouped transposed convs: two groups of 4 -> 3 channels, and one channel per group (CenterNet's DLA
+// up-sampling, 4 x 4 kernel, stride 2, pads 1) as depthwise windows over the zero-inserted input.
+TEST(Bm1684xCodeGen, GroupedTransposedConvs) {
+  GraphBuilder b;
+  int x = b.act("x", {1, 8, 6, 5}, DType::F32);
+  int w = b.weight("w", {8, 3, 4, 4}, DType::F32), bias = b.weight("bias", {6}, DType::F32);
+  int y = b.act("y", {1, 6, 12, 10}, DType::F32);
+  WindowParams two = window(4, 2, 1);
+  two.groups = 2;
+  b.op(OpKind::ConvTranspose, "up2", {x, w, bias}, y).params<WindowParams>() = two;
+  int dx = b.act("dx", {1, 70, 9, 7}, DType::F32);
+  int dw = b.weight("dw", {70, 1, 4, 4}, DType::F32);
+  int dy = b.act("dy", {1, 70, 18, 14}, DType::F32);
+  WindowParams each = window(4, 2, 1);
+  each.groups = 70;
+  b.op(OpKind::ConvTranspose, "updw", {dx, dw}, dy).params<WindowParams>() = each;
+  b.g.inputs = {x, dx};
+  b.g.outputs = {y, dy};
+  expectRunsLikeReference(b.g);
+}
+
 // YOLOv8's stem: a stride-2 conv on 640 x 640, whose slices after the first read one input row more than
 // the first (its pad takes one): the input buffer must hold the longer slices.
 TEST(Bm1684xCodeGen, LaterSlicesReadTheirWholeWindow) {

@@ -130,7 +130,8 @@ Result<bmodel::Model> Compiler::run(CompileReport *report) {
       return makeError("weight '", t.name, "' is ", dtypeName(t.dtype), " (the BM1684X compiler takes float weights)");
     net.coeff.resize(alignUp(net.coeff.size(), kDdrAlign));
     address_[i] = net.coeffAddr + net.coeff.size();
-    const std::vector<uint8_t> bytes = transposedBy[i] ? rotatedConvWeights(t) : t.data;
+    const std::vector<uint8_t> bytes =
+        transposedBy[i] ? rotatedConvWeights(t, transposedBy[i]->params<WindowParams>().groups) : t.data;
     net.coeff.insert(net.coeff.end(), bytes.begin(), bytes.end());
   }
   // The ops' constant tables (constantsOf) after the weights.

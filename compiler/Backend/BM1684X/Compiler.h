@@ -95,9 +95,9 @@ std::optional<KernelProgram> programOf(const Op &op);
 std::vector<KernelProgram> programsOf(const Op &op);
 uint64_t tableBytesOf(const std::vector<KernelProgram> &programs);
 
-// A transposed conv's weights [ic, oc, kh, kw] as the stride-1 conv over the zero-inserted input takes
-// them: [oc, ic, kh, kw], the kernel rotated by 180 degrees.
-std::vector<uint8_t> rotatedConvWeights(const Tensor &w);
+// A transposed conv's weights [ic, oc / groups, kh, kw] as the stride-1 conv of `groups` groups over the
+// zero-inserted input takes them: [oc, ic / groups, kh, kw], the kernel rotated by 180 degrees.
+std::vector<uint8_t> rotatedConvWeights(const Tensor &w, int64_t groups);
 // Whether an average pool's windows divide by different counts.
 bool unevenAverage(const Op &op, const Tensor &x, const Tensor &y);
 // A Resize's per-index weights along one axis, (1 - w) then w, as the reference's blend takes them.

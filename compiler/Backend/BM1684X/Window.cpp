@@ -33,16 +33,18 @@ RowWindow inputRows(uint64_t oh0, uint64_t count, const WindowParams &p, uint64_
 
 } // namespace
 
-std::vector<uint8_t> rotatedConvWeights(const Tensor &w) {
-  const auto [ic, oc, kh, kw] = w.nchw();
+std::vector<uint8_t> rotatedConvWeights(const Tensor &w, int64_t groups) {
+  const auto [ic, ocg, kh, kw] = w.nchw();
+  const int64_t icg = ic / groups;
   const size_t b = bytesOf(w.dtype);
   std::vector<uint8_t> out(w.data.size());
-  for (int64_t i = 0; i < ic; ++i)
-    for (int64_t o = 0; o < oc; ++o)
-      for (int64_t y = 0; y < kh; ++y)
-        for (int64_t x = 0; x < kw; ++x)
-          std::memcpy(&out[size_t(((o * ic + i) * kh + (kh - 1 - y)) * kw + (kw - 1 - x)) * b],
-                      &w.data[size_t(((i * oc + o) * kh + y) * kw + x) * b], b);
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t i = 0; i < icg; ++i)
+      for (int64_t o = 0; o < ocg; ++o)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t x = 0; x < kw; ++x)
+            std::memcpy(&out[size_t((((g * ocg + o) * icg + i) * kh + (kh - 1 - y)) * kw + (kw - 1 - x)) * b],
+                        &w.data[size_t((((g * icg + i) * ocg + o) * kh + y) * kw + x) * b], b);
   return out;
 }
 
@@ -136,7 +138,6 @@ Status Compiler::emitWindow(const Op &op) {
   std::array<uint64_t, 2> &inserted = job.inserted;
   if (transposed) {
     p = op.params<WindowParams>();
-    if (p.groups != 1) return unsupported(op, "a grouped transposed conv");
     if (p.strideH > 16 || p.strideW > 16) return unsupported(op, "a stride above 16 (the 4-bit insertion fields)");
     const TransposedPads t = transposedPads(op, x, y);
     inserted = {uint64_t(p.strideH), uint64_t(p.strideW)};
@@ -168,8 +169,9 @@ Status Compiler::emitWindow(const Op &op) {
   }
   // One channel per group runs as a depthwise pooling command; other groups as one conv each.
   job.isConv = isConv;
-  job.depthwise = op.kind == OpKind::Conv && p.groups > 1 && uint64_t(p.groups) == xd[1] && xd[1] == yd[1];
-  job.groups = op.kind == OpKind::Conv && !job.depthwise ? uint64_t(p.groups) : 1;
+  const bool grouped = op.kind == OpKind::Conv || transposed;
+  job.depthwise = grouped && p.groups > 1 && uint64_t(p.groups) == xd[1] && xd[1] == yd[1];
+  job.groups = grouped && !job.depthwise ? uint64_t(p.groups) : 1;
   job.isAverage = op.kind == OpKind::GlobalAvgPool || (op.kind == OpKind::Pool && !p.isMax);
   job.patches = patches;
   // An average whose windows divide by different counts (pads left out of the count, ceil mode) sums
