@@ -59,9 +59,8 @@ struct Group {
   std::vector<sim::GdmaAccess> gdma;
   std::vector<bool> weightLoad; // per GDMA command: a load from the coefficients into LMEM
   std::vector<isa::SyncIds> tiuIds, gdmaIds;
-  // A BM1684X group (then the BM1684's vectors are empty): each command's work and the id it waits for.
+  // A BM1684X group's commands as their work (then tiu, gdma and weightLoad are empty).
   std::vector<timing::bm1684x::CommandWork> xTiu, xDma;
-  std::vector<uint32_t> xTiuWait, xDmaWait;
 };
 
 // How the engines' work is overlapped when a row is priced (--overlap). Only
@@ -121,13 +120,13 @@ Result<Row> loadRow(const std::string &line, const isa::HwConfig &hw, isa::Chip 
         auto order = isa::bm1684x::programOrder(*tiu, *dma);
         if (!order) return Status(order.status()).prefix(path);
         g.order = std::move(*order);
-        for (auto [commands, work, waits] :
-             {std::tuple{&*tiu, &g.xTiu, &g.xTiuWait}, std::tuple{&*dma, &g.xDma, &g.xDmaWait}})
+        for (auto [commands, work, ids] :
+             {std::tuple{&*tiu, &g.xTiu, &g.tiuIds}, std::tuple{&*dma, &g.xDma, &g.gdmaIds}})
           for (const isa::bm1684x::Command &c : *commands) {
             auto w = timing::bm1684x::commandWork(c, hw);
             if (!w) return Status(w.status()).prefix(path);
             work->push_back(*w);
-            waits->push_back(c.waitId());
+            ids->push_back({c.id(), c.waitId()});
           }
         r.groups.push_back(std::move(g));
         continue;
@@ -167,36 +166,27 @@ double msPerImage(const Row &r, const isa::HwConfig &hw, Overlap overlap = Overl
     for (const auto &c : q) s += c.cycles;
     return s;
   };
+  // A command's whole duration: its sync cost (timing::syncCost) and its own cycles.
+  auto schedule = [&hw](const std::vector<isa::SyncIds> &ids, size_t i, double own) {
+    const uint32_t w = ids[i].waitId;
+    return timing::ScheduledCommand{w, timing::syncCost(w, i ? ids[i - 1].waitId : 0, hw) + own};
+  };
   for (const Group &g : r.groups) {
+    tiu.resize(g.tiuIds.size());
+    gdma.resize(g.gdmaIds.size());
     if (!g.xTiu.empty() || !g.xDma.empty()) { // BM1684X: each command's cost from timing/bm1684x
-      for (auto [work, waits, queue] :
-           {std::tuple{&g.xTiu, &g.xTiuWait, &tiu}, std::tuple{&g.xDma, &g.xDmaWait, &gdma}}) {
-        queue->resize(work->size());
+      for (auto [work, ids, queue] : {std::tuple{&g.xTiu, &g.tiuIds, &tiu}, std::tuple{&g.xDma, &g.gdmaIds, &gdma}})
         for (size_t i = 0; i < work->size(); ++i) {
           const timing::bm1684x::CommandCost cost = timing::bm1684x::costOf((*work)[i], hw);
-          const uint32_t w = (*waits)[i];
-          (*queue)[i] = {w, timing::syncCost(w, i ? (*waits)[i - 1] : 0, hw) + cost.latencyCycles +
-                                std::max(cost.dataCycles, double(cost.ddrBytes) / bw)};
+          (*queue)[i] = schedule(*ids, i, cost.latencyCycles + std::max(cost.dataCycles, double(cost.ddrBytes) / bw));
         }
-      }
-      const double t = busy(tiu), d = busy(gdma), span = timing::scheduleCycles(g.order, tiu, gdma);
-      tiuBusy += t, gdmaBusy += d, idle = span - d;
-      cycles += overlap == Overlap::Group ? std::max(t, d) : span;
-      continue;
-    }
-    tiu.resize(g.tiu.size());
-    gdma.resize(g.gdma.size());
-    for (size_t i = 0; i < g.tiu.size(); ++i) {
-      const uint32_t w = g.tiuIds[i].waitId;
-      tiu[i] = {w, timing::syncCost(w, i ? g.tiuIds[i - 1].waitId : 0, hw) + double(timing::cycles(g.tiu[i], hw))};
-    }
-    for (size_t i = 0; i < g.gdma.size(); ++i) {
-      const uint32_t w = g.gdmaIds[i].waitId;
-      gdma[i] = {w, timing::syncCost(w, i ? g.gdmaIds[i - 1].waitId : 0, hw) +
-                        timing::gdmaCost(g.gdma[i], hw).cycles(bw)};
+    } else {
+      for (size_t i = 0; i < g.tiu.size(); ++i) tiu[i] = schedule(g.tiuIds, i, double(timing::cycles(g.tiu[i], hw)));
+      for (size_t i = 0; i < g.gdma.size(); ++i)
+        gdma[i] = schedule(g.gdmaIds, i, timing::gdmaCost(g.gdma[i], hw).cycles(bw));
     }
     if (overlap == Overlap::Prefetch) // weights already loaded in the previous group's idle time
-      for (size_t i = 0; i < gdma.size() && idle > 0; ++i)
+      for (size_t i = 0; i < g.weightLoad.size() && idle > 0; ++i)
         if (g.weightLoad[i]) {
           const double hidden = std::min(idle, gdma[i].cycles);
           gdma[i].cycles -= hidden, idle -= hidden;
@@ -358,6 +348,8 @@ int main(int argc, char **argv) {
     fit.params.push_back(p);
   }
   if (fit.params.size() > 8) return fail("at most eight fitted parameters");
+  if (*chip == isa::Chip::BM1684X && fit.overlap == Overlap::Prefetch)
+    return fail("--overlap prefetch: BM1684X rows do not mark their weight loads");
   if (*chip == isa::Chip::BM1684X) // a BM1684X command's work is computed once, under the base configuration
     for (const Param &p : fit.params)
       for (const char *fixed : {"npuLanes", "euBytes", "cubePixels", "icParallelBytes", "divideCycles"})

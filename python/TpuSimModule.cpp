@@ -151,10 +151,9 @@ public:
     Result<NpzMap> out = Status::error("not run");
     {
       py::gil_scoped_release release;
-      out = other_ ? runtime::runOutsideRuntime(*other_, net, in, backend_, otherConfig_, report)
+      out = other_ ? runtime::runOutsideRuntime(*other_, net, in, backend_, otherConfig_, trace, report)
                    : loaded().run(net, in, opts, report);
     }
-    if (other_ && !trace) report.traceJson.clear();
     NpzMap outputs = orThrow(std::move(out));
     py::dict res;
     for (const auto &[name, value] : outputs) res[py::str(name)] = toNumpy(value);

@@ -48,7 +48,7 @@ Result<isa::HwConfig> chipConfig(const bmodel::Model &model, const std::string &
 }
 
 Result<NpzMap> runOutsideRuntime(const bmodel::Model &model, const std::string &netName, const NpzMap &inputs,
-                                 BackendKind backend, const isa::HwConfig &hw, RunReport &report) {
+                                 BackendKind backend, const isa::HwConfig &hw, bool recordTrace, RunReport &report) {
   const ChipRunner *runner = runnerOf(model.chip);
   if (!runner) return makeError("a ", model.chip, " bmodel runs on Runtime");
   if (backend == BackendKind::Device)
@@ -61,13 +61,13 @@ Result<NpzMap> runOutsideRuntime(const bmodel::Model &model, const std::string &
   } else {
 #if TPU_HAVE_SIM_BACKEND
     sysc::SimOptions options;
-    options.recordTrace = true;
+    options.recordTrace = recordTrace;
     auto run = runner->sim(model, netName, inputs, hw, options);
     if (!run) return run.status();
-    fillTimedReport(run->report, true, report);
+    fillTimedReport(run->report, recordTrace, report);
     outputs = std::move(run->outputs);
 #else
-    (void)hw;
+    (void)hw, (void)recordTrace;
     return makeError("the sim backend: this build has no SystemC model");
 #endif
   }

@@ -21,8 +21,9 @@ bool runsOutsideRuntime(const std::string &bmodelChip);
 Result<isa::HwConfig> chipConfig(const bmodel::Model &model, const std::string &configJson, const std::string &origin);
 
 // Runs net `netName` (empty: the only one) of `model` on `backend` (func or sim) with `hw`: the outputs, and
-// in `report` the backend, the command counts, the wall time and (sim) the timing, stats and trace.
+// in `report` the backend, the command counts, the wall time and (sim) the timing, stats and, with
+// `recordTrace`, the trace.
 Result<NpzMap> runOutsideRuntime(const bmodel::Model &model, const std::string &netName, const NpzMap &inputs,
-                                 BackendKind backend, const isa::HwConfig &hw, RunReport &report);
+                                 BackendKind backend, const isa::HwConfig &hw, bool recordTrace, RunReport &report);
 
 } // namespace tpu::runtime

@@ -62,7 +62,9 @@ Result<NpzMap> runWithChipRunner(const bmodel::Model &model, const RunFilesReque
   if (!cfg) return cfg.status();
   auto inputs = readNpz(rq.inputPath);
   if (!inputs) return inputs.status();
-  auto outputs = runOutsideRuntime(model, rq.netName, *inputs, rq.backend, *cfg, report);
+  // Per-command events feed the trace, the per-layer stats and the layer lines printed after a timed run.
+  auto outputs =
+      runOutsideRuntime(model, rq.netName, *inputs, rq.backend, *cfg, rq.backend == BackendKind::Sim, report);
   if (!outputs) return Status(outputs.status()).prefix(rq.bmodelPath);
   return outputs;
 }

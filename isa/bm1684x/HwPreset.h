@@ -1,5 +1,5 @@
 // The BM1684X's hardware parameters (isa/HwConfig.h's fields): its published facts and its timing model's
-// fitted values, as the chip registry hands them out (isa::chipInfo(Chip::BM1684X).hwConfig).
+// other values, as the chip registry hands them out (isa::chipInfo(Chip::BM1684X).hwConfig).
 #pragma once
 
 #include "isa/HwConfig.h"

@@ -27,7 +27,7 @@ struct ChipInfo {
   // For streams: checks that `size` bytes hold exactly `count` of the engine's commands (each one valid);
   // the error names the command. Null for word chips (the bmodel reader checks each word).
   Status (*checkStream)(Engine engine, const uint8_t *bytes, size_t size, uint32_t count);
-  // Its hardware parameters: published facts and its timing model's fitted values.
+  // Its hardware parameters: published facts and its timing model's other values.
   HwConfig (*hwConfig)();
 };
 

@@ -86,36 +86,24 @@ TEST(Bm1684xTiming, ConvOnTheEuVectorOrTheCube) {
 
 TEST(Bm1684xTiming, ElementwiseAndPooling) {
   const isa::HwConfig hw = isa::bm1684x::hwConfig();
+  // An arith.add of `prec` (2 fp32, 1 fp16) over (1, c, h, w), its result from byte `at` of local memory.
+  auto add = [](uint64_t prec, uint64_t c, uint64_t h, uint64_t w, uint64_t at = 0) {
+    return make("arith.add", {{"tsk_opd_num", 2},
+                              {"res0_prec", prec},
+                              {"opd0_prec", prec},
+                              {"opd1_prec", prec},
+                              {"res0_n", 1},
+                              {"res0_c", c},
+                              {"res0_h", h},
+                              {"res0_w", w},
+                              {"res0_addr", at}});
+  };
   // 130 channels from lane 0: 3 lane rounds; 7 x 9 fp32 elements: ceil(63 / 16) = 4 passes.
-  Command add = make("arith.add", {{"tsk_opd_num", 2},
-                                   {"res0_prec", 2},
-                                   {"opd0_prec", 2},
-                                   {"opd1_prec", 2},
-                                   {"res0_n", 1},
-                                   {"res0_c", 130},
-                                   {"res0_h", 7},
-                                   {"res0_w", 9}});
-  EXPECT_EQ(cost(add, hw).dataCycles, 3.0 * 4);
+  EXPECT_EQ(cost(add(2, 130, 7, 9), hw).dataCycles, 3.0 * 4);
   // The same in fp16: 32 per pass.
-  Command add16 = make("arith.add", {{"tsk_opd_num", 2},
-                                     {"res0_prec", 1},
-                                     {"opd0_prec", 1},
-                                     {"opd1_prec", 1},
-                                     {"res0_n", 1},
-                                     {"res0_c", 130},
-                                     {"res0_h", 7},
-                                     {"res0_w", 9}});
-  EXPECT_EQ(cost(add16, hw).dataCycles, 3.0 * 2);
+  EXPECT_EQ(cost(add(1, 130, 7, 9), hw).dataCycles, 3.0 * 2);
   // Starting in lane 63, 2 channels take two rounds.
-  Command late = make("arith.add", {{"tsk_opd_num", 2},
-                                    {"res0_prec", 2},
-                                    {"opd0_prec", 2},
-                                    {"opd1_prec", 2},
-                                    {"res0_n", 1},
-                                    {"res0_c", 2},
-                                    {"res0_h", 1},
-                                    {"res0_w", 1},
-                                    {"res0_addr", 63 * isa::bm1684x::kLaneBytes}});
+  Command late = add(2, 2, 1, 1, 63 * isa::bm1684x::kLaneBytes);
   EXPECT_EQ(cost(late, hw).dataCycles, 2.0);
   // Max pooling 3x3 over a (1, 64, 8, 8) fp32 output: 1 round x 4 passes x 9 taps.
   Command pool = make("pord.maxpooling", {{"res0_prec", 2},
