@@ -5,6 +5,7 @@
 
 #include "runtime/IoConvert.h"
 #include "runtime/Runtime.h"
+#include "support/ReadFile.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -99,6 +100,9 @@ struct bm_context {
   std::mutex mu; // one call at a time per device
   std::shared_ptr<SimDevice> device;
   BackendKind backend = BackendKind::Func;
+  // TPU_HW_CONFIG's text: the device's BM1684 parameters over the BM1684's
+  // defaults, and over the preset of another chip for a bmodel of that chip.
+  std::string configJson, configPath;
   LaunchQueue launches{mu}; // destroyed first: its jobs use the device
 };
 
@@ -416,15 +420,21 @@ bm_status_t bm_dev_request(bm_handle_t *handle, int devid) {
   auto backend = backendFromEnvironment();
   if (!backend) return logError("bm_dev_request", backend.message()), BM_ERR_DEVNOTREADY;
   isa::HwConfig cfg;
+  std::string configJson, configPath;
   if (const char *path = std::getenv("TPU_HW_CONFIG"); path && *path) {
-    auto loaded = isa::HwConfig::load(path);
+    auto text = readFile(path, "hardware config");
+    auto loaded = text ? isa::HwConfig::fromJson(*text, path) : Result<isa::HwConfig>(text.status());
     if (!loaded) return logError("bm_dev_request", loaded.message()), BM_ERR_PARAM;
     cfg = loaded.take();
+    configJson = *text;
+    configPath = path;
   }
   if (Status st = cfg.validate(); !st) return logError("bm_dev_request", st.message()), BM_ERR_PARAM;
   auto ctx = std::make_unique<bm_context>();
   ctx->device = std::make_shared<SimDevice>(cfg);
   ctx->backend = *backend;
+  ctx->configJson = std::move(configJson);
+  ctx->configPath = std::move(configPath);
   *handle = ctx.release();
   return BM_SUCCESS;
 }
@@ -492,6 +502,7 @@ void *bmrt_create(bm_handle_t handle) {
   if (!handle) return logError("bmrt_create", "bm_handle is NULL"), nullptr;
   auto rt = Runtime::create(handle->device, handle->backend);
   if (!rt) return logError("bmrt_create", rt.message()), nullptr;
+  (*rt)->setChipConfigOverrides(handle->configJson, handle->configPath);
   return new Bmrt{handle, rt.take(), {}};
 }
 

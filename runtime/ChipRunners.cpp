@@ -39,6 +39,13 @@ const ChipRunner *runnerOf(const std::string &bmodelChip) {
 
 bool runsOutsideRuntime(const std::string &bmodelChip) { return runnerOf(bmodelChip) != nullptr; }
 
+Status runnerTakesBackend(const std::string &bmodelChip, BackendKind backend) {
+  if (!runnerOf(bmodelChip)) return makeError("a ", bmodelChip, " bmodel runs on Runtime");
+  if (backend == BackendKind::Device)
+    return makeError("a ", bmodelChip, " bmodel runs on the func or sim backend (no device yet)");
+  return Status::ok();
+}
+
 Result<isa::HwConfig> chipConfig(const bmodel::Model &model, const std::string &configJson, const std::string &origin) {
   const ChipRunner *runner = runnerOf(model.chip);
   if (!runner) return makeError("a ", model.chip, " bmodel runs on Runtime");
@@ -50,9 +57,7 @@ Result<isa::HwConfig> chipConfig(const bmodel::Model &model, const std::string &
 Result<NpzMap> runOutsideRuntime(const bmodel::Model &model, const std::string &netName, const NpzMap &inputs,
                                  BackendKind backend, const isa::HwConfig &hw, bool recordTrace, RunReport &report) {
   const ChipRunner *runner = runnerOf(model.chip);
-  if (!runner) return makeError("a ", model.chip, " bmodel runs on Runtime");
-  if (backend == BackendKind::Device)
-    return makeError("a ", model.chip, " bmodel runs on the func or sim backend (no device yet)");
+  TPU_RETURN_IF_ERROR(runnerTakesBackend(model.chip, backend));
   auto started = std::chrono::steady_clock::now();
   report.backend = backend;
   Result<NpzMap> outputs = makeError("no run");

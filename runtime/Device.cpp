@@ -1,6 +1,7 @@
 #include "runtime/Device.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace tpu::runtime {
 
@@ -66,6 +67,32 @@ Result<uint64_t> SimDevice::allocate(uint64_t bytes, const std::string &owner) {
   }
   ranges_.emplace(candidate, Range{bytes, Use::UserBuffer, owner});
   return candidate;
+}
+
+Result<uint64_t> SimDevice::allocateHigh(uint64_t bytes, const std::string &owner) {
+  if (bytes == 0) bytes = 1;
+  const uint64_t align = std::max<uint64_t>(cfg_.dmaAlignBytes, 1);
+  const uint64_t end = gmem_.base() + gmem_.size();
+  // The free blocks lie between the ranges (neuron ranges may overlap).
+  std::optional<uint64_t> best;
+  uint64_t largest = 0, from = gmem_.base();
+  auto consider = [&](uint64_t lo, uint64_t hi) {
+    if (hi <= lo) return;
+    largest = std::max(largest, hi - lo);
+    if (hi - lo < bytes) return;
+    uint64_t at = (hi - bytes) / align * align;
+    if (at >= lo && (!best || at > *best)) best = at;
+  };
+  for (const auto &[start, r] : ranges_) {
+    consider(from, std::min(start, end));
+    from = std::max(from, start + r.bytes);
+  }
+  consider(from, end);
+  if (!best)
+    return makeError("out of simulated device memory: cannot allocate ", bytes, " bytes for ", owner,
+                     " (largest free block ", largest, " bytes)");
+  ranges_.emplace(*best, Range{bytes, Use::UserBuffer, owner});
+  return *best;
 }
 
 Status SimDevice::release(uint64_t addr) {

@@ -45,6 +45,10 @@ public:
   // Allocates a user buffer (first fit, dmaAlignBytes aligned) and returns its
   // address; "out of simulated device memory" when nothing fits.
   Result<uint64_t> allocate(uint64_t bytes, const std::string &owner);
+  // The same from the top of DDR down (the highest free block that fits):
+  // for buffers the runtime keeps for a net's lifetime (the IO staging of a
+  // net its chip's runner runs), away from where bmodels place their memory.
+  Result<uint64_t> allocateHigh(uint64_t bytes, const std::string &owner);
   // Frees a user buffer returned by allocate.
   Status release(uint64_t addr);
   // Bytes currently reserved or allocated (overlapping neuron ranges once).

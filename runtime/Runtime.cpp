@@ -1,6 +1,7 @@
 #include "runtime/Runtime.h"
 
 #include "isa/bmodel/Bmodel.h"
+#include "runtime/ChipRunners.h"
 #include "runtime/HostStep.h"
 #include "runtime/IoConvert.h"
 #include "support/ReadFile.h"
@@ -83,6 +84,20 @@ std::vector<Span> unionOf(std::vector<Span> spans) {
   return out;
 }
 
+// What a net its chip's runner runs shows of itself: its IO (and sub-nets);
+// its coefficients and commands stay with the runner's model.
+bmodel::Net ioDescription(const bmodel::Net &n) {
+  bmodel::Net d;
+  d.name = n.name;
+  d.inputs = n.inputs;
+  d.outputs = n.outputs;
+  d.ctxAddr = n.ctxAddr;
+  d.ctxSize = n.ctxSize;
+  d.coeffAddr = n.coeffAddr;
+  d.subnets = n.subnets;
+  return d;
+}
+
 // Decodes one group's queues and merges them into program order.
 Result<LoadedGroup> decodeGroup(const bmodel::CmdGroup &group) {
   LoadedGroup out;
@@ -111,7 +126,19 @@ Runtime::Runtime(std::shared_ptr<SimDevice> device, std::unique_ptr<Backend> bac
 
 // Nets leave the device with their runtime: their ranges are released.
 Runtime::~Runtime() {
-  for (const auto &n : nets_) device_->unreserveAll(n->ranges);
+  for (const auto &n : nets_) unplace(*n);
+}
+
+void Runtime::unplace(NetEntry &net) {
+  device_->unreserveAll(net.ranges);
+  net.ranges.clear();
+  for (uint64_t addr : net.staging) (void)device_->release(addr);
+  net.staging.clear();
+}
+
+void Runtime::setChipConfigOverrides(std::string json, std::string origin) {
+  chipConfigJson_ = std::move(json);
+  chipConfigOrigin_ = std::move(origin);
 }
 
 Result<std::unique_ptr<Runtime>> Runtime::create(const isa::HwConfig &cfg, BackendKind kind) {
@@ -127,7 +154,7 @@ Result<std::unique_ptr<Runtime>> Runtime::create(std::shared_ptr<SimDevice> devi
 }
 
 Status Runtime::loadBmodel(const std::string &path) {
-  auto model = bmodel::readFile(path);
+  auto model = bmodel::readFile(path, nullptr, bmodel::ChipScope::AnyKnown);
   if (!model) return model.status(); // readFile names the file
   std::shared_ptr<const std::vector<uint8_t>> image;
   if (backend_->kind() == BackendKind::Device) {
@@ -140,7 +167,7 @@ Status Runtime::loadBmodel(const std::string &path) {
 }
 
 Status Runtime::loadBmodel(const uint8_t *data, size_t size, const std::string &origin) {
-  auto model = bmodel::parse(data, size);
+  auto model = bmodel::parse(data, size, bmodel::ChipScope::AnyKnown);
   if (!model) return Status(model.status()).prefix(origin);
   std::shared_ptr<const std::vector<uint8_t>> image;
   if (backend_->kind() == BackendKind::Device)
@@ -151,24 +178,46 @@ Status Runtime::loadBmodel(const uint8_t *data, size_t size, const std::string &
 // All nets of a model or none: a failure undoes the nets placed before it.
 Status Runtime::adopt(bmodel::Model model, const std::string &origin,
                       std::shared_ptr<const std::vector<uint8_t>> image) {
+  // A chip the registry knows (parse checked) runs here or on its runner.
+  const bool byRunner = runsOutsideRuntime(model.chip);
+  if (!byRunner && model.chip != bmodel::kChip)
+    return makeError(origin, ": bmodel is for chip '", model.chip,
+                     "', which neither this runtime nor a chip runner runs");
+  isa::HwConfig runnerHw;
+  if (byRunner) {
+    if (Status st = runnerTakesBackend(model.chip, backend_->kind()); !st) return st.prefix(origin);
+    auto hw = chipConfig(model, chipConfigJson_, chipConfigOrigin_);
+    if (!hw) return Status(hw.status()).prefix(origin);
+    runnerHw = hw.take();
+  }
   if (backend_->kind() == BackendKind::Device && model.type == bmodel::kToolkitModelType)
     return makeError(origin, ": built by tpuc, whose BM1684 commands follow this toolkit's own operand conventions, "
                              "not yet the chip's (docs/isa.md): a BM1684 would compute something else; run it on "
                              "the sim or func backend");
   const size_t before = nets_.size();
-  for (const bmodel::StageRun &run : bmodel::stageRuns(model.nets)) {
+  std::vector<bmodel::Net> nets = std::move(model.nets);
+  model.nets.clear(); // `model` keeps the header a runner's model copies
+  for (const bmodel::StageRun &run : bmodel::stageRuns(nets)) {
     auto entry = std::make_unique<NetEntry>();
     for (size_t i = run.first; i < run.first + run.count; ++i) {
       auto loaded = std::make_unique<LoadedNet>();
       loaded->origin = origin;
-      loaded->desc = std::move(model.nets[i]);
       loaded->image = image;
+      if (byRunner) {
+        // The runner takes a model of this stage alone; Runtime keeps its IO description.
+        loaded->desc = ioDescription(nets[i]);
+        entry->runnerModels.push_back(model);
+        entry->runnerModels.back().nets.push_back(std::move(nets[i]));
+      } else {
+        loaded->desc = std::move(nets[i]);
+      }
       entry->stages.push_back(std::move(loaded));
     }
+    entry->runnerHw = runnerHw;
     Status st = place(*entry);
     if (!st) {
       while (nets_.size() > before) {
-        device_->unreserveAll(nets_.back()->ranges);
+        unplace(*nets_.back());
         nets_.pop_back();
       }
       return st.prefix(origin);
@@ -181,17 +230,46 @@ Status Runtime::adopt(bmodel::Model model, const std::string &origin,
 // Decodes the net's groups, claims its memory on the device and writes the
 // coefficients. On failure the device keeps no range of this net.
 Status Runtime::place(NetEntry &net) {
-  Status st = placeRanges(net);
-  if (!st) device_->unreserveAll(net.ranges);
+  const bmodel::Net &first = net.stages.front()->desc;
+  for (const auto &other : nets_)
+    if (other->stages.front()->desc.name == first.name)
+      return makeError("net ", quoted(first.name), ": a net of this name is already loaded from ",
+                       other->stages.front()->origin);
+  Status st = net.runnerModels.empty() ? placeRanges(net) : placeRunnerNet(net);
+  if (!st) unplace(net);
   return st;
+}
+
+// A net its chip's runner runs keeps nothing of its own on the device but its
+// IO: one staging buffer per input and output, shared by the stages (which
+// never run at the same time), at the top of DDR.
+Status Runtime::placeRunnerNet(NetEntry &net) {
+  const std::string where = "net " + quoted(net.stages.front()->desc.name);
+  auto stageIo = [](LoadedNet &s, bool input) -> std::vector<bmodel::Tensor> & {
+    return input ? s.desc.inputs : s.desc.outputs;
+  };
+  for (bool input : {true, false})
+    for (size_t k = 0; k < stageIo(*net.stages.front(), input).size(); ++k) {
+      uint64_t bytes = 0;
+      for (const auto &s : net.stages) {
+        const bmodel::Tensor &t = stageIo(*s, input)[k];
+        auto b = deviceBytes(t);
+        if (!b) return makeError(where, ": tensor ", quoted(t.name), ": ", b.message());
+        bytes = std::max(bytes, *b);
+      }
+      const std::string &name = stageIo(*net.stages.front(), input)[k].name;
+      auto addr =
+          device_->allocateHigh(bytes, where + (input ? " input " : " output ") + quoted(name) + " staging buffer");
+      if (!addr) return Status(addr.status()).prefix(where);
+      net.staging.push_back(*addr);
+      for (const auto &s : net.stages) stageIo(*s, input)[k].deviceAddr = *addr;
+    }
+  return Status::ok();
 }
 
 Status Runtime::placeRanges(NetEntry &net) {
   const bmodel::Net &first = net.stages.front()->desc;
   const std::string where = "net " + quoted(first.name);
-  for (const auto &other : nets_)
-    if (other->stages.front()->desc.name == first.name)
-      return makeError(where, ": a net of this name is already loaded from ", other->stages.front()->origin);
   const bool multiStage = net.stages.size() > 1;
   // Neuron ranges by owner, in the order they are met. Stages never run at
   // the same time, so an owner's ranges over all stages are claimed once,
@@ -442,7 +520,8 @@ Status Runtime::launchStage(NetEntry &net, size_t stage, const RunOptions &opts,
   net.launched = stage;
   auto start = std::chrono::steady_clock::now();
   net.shapesFromData.clear();
-  Status st = runSteps(loaded, opts, report, net.shapesFromData);
+  Status st = net.runnerModels.empty() ? runSteps(loaded, opts, report, net.shapesFromData)
+                                       : runOnChipRunner(net, stage, opts, report);
   report.wallSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string where = "net " + quoted(loaded.desc.name);
@@ -467,6 +546,36 @@ Status Runtime::runSteps(const LoadedNet &net, const RunOptions &opts, RunReport
                        std::string(kernels::findHostOp(step.host->code)->name) + ")");
   }
   (*launch)->finish(report);
+  return Status::ok();
+}
+
+// The staged inputs as the runner takes them (float32 arrays), its run, its
+// outputs written to their staging buffers in the tensors' layout.
+Status Runtime::runOnChipRunner(NetEntry &net, size_t stage, const RunOptions &opts, RunReport &report) {
+  const bmodel::Net &d = net.stages[stage]->desc;
+  NpzMap inputs;
+  for (const bmodel::Tensor &t : d.inputs) {
+    const std::string where = "input " + quoted(t.name);
+    auto size = deviceBytes(t);
+    if (!size) return makeError(where, ": ", size.message());
+    std::vector<uint8_t> bytes(*size);
+    if (Status st = device_->gmem().read(t.deviceAddr, bytes.data(), bytes.size()); !st) return st.prefix(where);
+    auto values = fromDevice(t, bytes.data(), bytes.size());
+    if (!values) return makeError(where, ": ", values.message());
+    inputs[t.name] = NpyArray::from(signedShape(t.shape), *values);
+  }
+  auto outputs = runOutsideRuntime(net.runnerModels[stage], d.name, inputs, backend_->kind(), net.runnerHw,
+                                   opts.recordTrace, report);
+  if (!outputs) return outputs.status();
+  for (const bmodel::Tensor &t : d.outputs) {
+    const std::string where = "output " + quoted(t.name);
+    auto it = outputs->find(t.name);
+    if (it == outputs->end()) return makeError(where, ": the chip's runner gave no such output");
+    std::vector<float> values = it->second.toFloat();
+    auto bytes = toDevice(t, values.data(), values.size());
+    if (!bytes) return makeError(where, ": ", bytes.message());
+    if (Status st = device_->gmem().write(t.deviceAddr, bytes->data(), bytes->size()); !st) return st.prefix(where);
+  }
   return Status::ok();
 }
 

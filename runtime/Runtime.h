@@ -3,6 +3,11 @@
 // backend (`func`: the semantics library alone; `sim`: the SystemC model,
 // timed; `device`: a real BM1684 through libsophon). A Runtime made from a config owns its simulated device; separate
 // such Runtimes are independent and may be used from separate threads.
+// A bmodel of a chip its own runner runs (runtime/ChipRunners.h: the BM1684X)
+// loads too, on func or sim: its IO tensors are staged in buffers allocated
+// on this device (the addresses its description gives), and a launch hands
+// them to the chip's runner and writes its outputs back there, so setInput,
+// getOutput, run and the C API treat it as any other net.
 #pragma once
 
 #include "isa/HwConfig.h"
@@ -42,8 +47,18 @@ public:
   // The stages of a multi-stage net (docs/bmodel.md "Stages") share one
   // coefficient range (claimed once; their bytes must be equal) and their
   // neuron memory (the union of the stages' ranges, claimed once).
+  // A bmodel of a chip its runner runs (ChipRunners.h) keeps its coefficients
+  // and commands with the runner: its description (net(), stages()) has its
+  // IO tensors at their staging buffers and no groups or coefficients. It
+  // needs the func or sim backend ("a BM1684X bmodel runs on the func or sim
+  // backend (no device yet)") and runs with its chip's preset, with the
+  // overrides of setChipConfigOverrides over it.
   Status loadBmodel(const std::string &path);
   Status loadBmodel(const uint8_t *data, size_t size, const std::string &origin = "<memory>");
+  // HwConfig keys (JSON text; empty: none) over the preset of a bmodel's chip
+  // when its chip's runner runs it (the BM1684's config is the device's);
+  // errors name `origin`. For the bmodels loaded after the call.
+  void setChipConfigOverrides(std::string json, std::string origin);
 
   // One name per net; a multi-stage net once.
   std::vector<std::string> netNames() const;
@@ -100,6 +115,12 @@ private:
     std::map<std::string, NpyArray> givenInputs;
     std::optional<size_t> launched;
     ShapesFromData shapesFromData; // of the last launch
+    // A net its chip's runner runs: per stage the model it takes (that stage
+    // alone), the hardware it runs on, and the IO staging buffers allocated
+    // on the device (released with the net).
+    std::vector<bmodel::Model> runnerModels;
+    isa::HwConfig runnerHw;
+    std::vector<uint64_t> staging;
   };
 
   Runtime(std::shared_ptr<SimDevice> device, std::unique_ptr<Backend> backend);
@@ -114,12 +135,18 @@ private:
   Result<NpyArray> readOutput(const std::string &net, const NetEntry &entry, const bmodel::Tensor &output);
   Status launchStage(NetEntry &net, size_t stage, const RunOptions &opts, RunReport &report);
   Status runSteps(const LoadedNet &net, const RunOptions &opts, RunReport &report, ShapesFromData &shapes);
+  // Places a net its chip's runner runs: IO staging buffers; and runs a stage of it.
+  Status placeRunnerNet(NetEntry &net);
+  Status runOnChipRunner(NetEntry &net, size_t stage, const RunOptions &opts, RunReport &report);
+  // Gives the device back every range and buffer of a net.
+  void unplace(NetEntry &net);
   // The entry of a loaded net (setInput and launch update its state).
   Result<NetEntry *> find(const std::string &name) const;
 
   std::shared_ptr<SimDevice> device_;
   std::unique_ptr<Backend> backend_;
   std::vector<std::unique_ptr<NetEntry>> nets_; // in load order
+  std::string chipConfigJson_, chipConfigOrigin_;
 };
 
 } // namespace tpu::runtime

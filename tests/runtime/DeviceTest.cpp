@@ -63,3 +63,28 @@ TEST(SimDevice, AllocateSkipsReservedRangesAndReportsExhaustion) {
   EXPECT_EQ(*c, *a); // first fit reuses the freed block
   EXPECT_FALSE(dev.release(base + 3));
 }
+
+// allocateHigh (a BM1684X net's IO staging): the highest aligned free block, below a range at the top, never
+// over a neuron range, released as any buffer.
+TEST(SimDevice, AllocateHighTakesTheTopFreeBlock) {
+  SimDevice dev(smallConfig(64 * 1024));
+  const uint64_t base = dev.gmem().base(), end = base + 64 * 1024;
+  auto a = dev.allocateHigh(100, "staging 'x'");
+  ASSERT_TRUE(a) << a.message();
+  EXPECT_EQ(*a, end - dev.config().dmaAlignBytes);
+  ASSERT_TRUE(dev.reserve(end - 8192, 4096, SimDevice::Use::Neurons, "net 'n' neuron memory"));
+  auto b = dev.allocateHigh(5000, "staging 'y'");
+  ASSERT_TRUE(b) << b.message();
+  EXPECT_EQ(*b % dev.config().dmaAlignBytes, 0u);
+  EXPECT_LE(*b + 5000, end - 8192);
+  auto huge = dev.allocateHigh(1 << 20, "staging 'z'");
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.message().find("out of simulated device memory: cannot allocate 1048576 bytes for staging 'z'"),
+            std::string::npos)
+      << huge.message();
+  ASSERT_TRUE(dev.release(*a));
+  ASSERT_TRUE(dev.release(*b));
+  auto c = dev.allocate(100, "low");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(*c, base);
+}
