@@ -751,9 +751,12 @@ Result<Model> parse(const uint8_t *data, size_t size, ChipScope scope) {
   out.chip = table->chip;
   const isa::ChipInfo *chip = isa::chipByBmodelName(out.chip);
   if (!chip || (scope == ChipScope::Bm1684 && out.chip != kChip))
-    return makeError(
-        "bmodel is for chip '", out.chip, "', not ", kChip,
-        chip ? " (tpuc run --backend func runs it; the runtime API, timing and device run BM1684 bmodels only)" : "");
+    return makeError("bmodel is for chip '", out.chip, "', not ", kChip,
+                     !chip ? ""
+                     : chip->hasSimulator
+                         ? " (this step reads BM1684 commands only; tpuc run, sim, profile, graph and sweep, the "
+                           "runtime APIs and Python run it on func and sim, tpuc dis reads it)"
+                         : " (tpuc dis reads it)");
   if (m->type()) out.type = m->type()->str();
   if (m->version()) out.version = m->version()->str();
   if (m->time()) out.time = m->time()->str();

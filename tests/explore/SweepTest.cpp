@@ -1,7 +1,8 @@
+#include "tools/explore/Sweep.h"
+#include "isa/bmodel/Bmodel.h"
 #include "tools/explore/Cluster.h"
 #include "tools/explore/JobPool.h"
 #include "tools/explore/Plot.h"
-#include "tools/explore/Sweep.h"
 
 #include <gtest/gtest.h>
 
@@ -14,13 +15,17 @@ namespace {
 namespace fs = std::filesystem;
 using namespace tpu::explore;
 
-// A directory with a stand-in model file (parseSweep only checks that files exist).
+// A directory with model files: empty bmodels of each chip (parseSweep reads their chip) and a stand-in
+// ONNX file (parseSweep only checks that it exists).
 struct SweepDir : ::testing::Test {
   fs::path dir;
   void SetUp() override {
     dir = fs::temp_directory_path() / ("sweep_test_" + std::to_string(::getpid()));
     fs::create_directories(dir / "cali");
-    std::ofstream(dir / "m.bmodel") << "x";
+    tpu::bmodel::Model m;
+    ASSERT_TRUE(tpu::bmodel::writeFile(m, (dir / "m.bmodel").string()).isOk());
+    m.chip = "BM1684X";
+    ASSERT_TRUE(tpu::bmodel::writeFile(m, (dir / "x.bmodel").string()).isOk());
     std::ofstream(dir / "net.onnx") << "x";
   }
   void TearDown() override { fs::remove_all(dir); }
@@ -56,6 +61,39 @@ TEST_F(SweepDir, ParsesGridAndExpandsInFixedOrder) {
   for (size_t i = 0; i < points.size(); ++i) EXPECT_EQ(points[i].index, i);
 }
 
+// The chip is a compile option of ONNX models; a ready bmodel runs on its own chip, and every point's
+// config starts from its chip's preset (isa::ChipInfo::hwConfig).
+TEST_F(SweepDir, ChipIsACompileOptionAndPointsStartFromTheChipPreset) {
+  auto spec = parse(R"({"models": [{"bmodel": "x.bmodel"}, {"name": "net", "onnx": "net.onnx"}],
+                        "hardware": {"ddrBandwidthGBs": [8]},
+                        "compiler": {"chip": ["bm1684", "bm1684x"], "layer_group": [true, false]}})");
+  ASSERT_TRUE(spec) << spec.message();
+  EXPECT_EQ(spec->models[0].chip, "BM1684X");
+  auto points = expandSweep(*spec);
+  ASSERT_EQ(points.size(), 1u + 4u);
+  EXPECT_EQ(points[0].compile.key(), "given_lg");
+  EXPECT_EQ(points[1].compile.key(), "F32_lg_bm1684");
+  EXPECT_EQ(points[2].compile.key(), "F32_nolg_bm1684");
+  EXPECT_EQ(points[3].compile.key(), "F32_lg_bm1684x");
+  EXPECT_EQ(pointChip(*spec, points[0]).bmodelName, "BM1684X");
+  EXPECT_EQ(pointChip(*spec, points[1]).bmodelName, "BM1684");
+  EXPECT_EQ(pointChip(*spec, points[4]).bmodelName, "BM1684X");
+  const tpu::isa::ChipInfo &x = pointChip(*spec, points[0]);
+  auto base = baseConfig("", x);
+  ASSERT_TRUE(base) << base.message();
+  auto cfg = pointConfig(*base, points[0].hardware, "p0");
+  ASSERT_TRUE(cfg) << cfg.message();
+  tpu::isa::HwConfig preset = x.hwConfig();
+  EXPECT_EQ(cfg->ddrBandwidthGBs, 8);
+  EXPECT_EQ(cfg->npuLanes, preset.npuLanes);
+  EXPECT_EQ(cfg->clockMhz, preset.clockMhz);
+  // Without compiler.chip an ONNX model compiles as tpuc deploy does by default, without --chip.
+  auto plain = parse(R"({"models": [{"onnx": "net.onnx"}]})");
+  ASSERT_TRUE(plain) << plain.message();
+  EXPECT_EQ(expandSweep(*plain)[0].compile.key(), "F32_lg");
+  EXPECT_EQ(expandSweep(*plain)[0].compile.chip, "");
+}
+
 TEST_F(SweepDir, BadSweepFilesNameTheKeyOrFile) {
   const std::string m = R"("models": [{"bmodel": "m.bmodel"}])";
   EXPECT_EQ(error("{"), "s.json: not valid JSON");
@@ -87,7 +125,9 @@ TEST_F(SweepDir, BadSweepFilesNameTheKeyOrFile) {
   EXPECT_EQ(error("{" + m + R"(, "compiler": {"layer_group": ["yes"]}})"),
             "s.json: compiler.layer_group: value \"yes\" is not true or false");
   EXPECT_EQ(error("{" + m + R"(, "compiler": {"batch": [1]}})"),
-            "s.json: compiler.batch: unknown compiler option 'batch' (known: quantize, layer_group)");
+            "s.json: compiler.batch: unknown compiler option 'batch' (known: quantize, layer_group, chip)");
+  EXPECT_EQ(error("{" + m + R"(, "compiler": {"chip": ["bm1688"]}})"),
+            "s.json: compiler.chip: unknown chip 'bm1688' (bm1684, bm1684x)");
   EXPECT_EQ(error(R"({"models": [{"onnx": "net.onnx"}], "compiler": {"quantize": "INT8"}})"),
             "s.json: model 'net': INT8 needs a 'calibration' directory of .npz samples");
   std::string base = error("{" + m + R"(, "base_config": "nope.json"})");

@@ -24,7 +24,7 @@ for f in sweep.csv sweep.jsonl latency_vs_ddr.svg roofline_conv_add_given_lg.svg
   [ -s "out/$f" ] || fail "missing out/$f"
 done
 [ "$(wc -l < out/sweep.csv)" = 5 ] || fail "expected 4 rows"
-head -1 out/sweep.csv | grep -q "^point,model,quantize,layer_group,ddrBandwidthGBs,npuLanes,latency_us,total_cycles,tiu_utilization,gdma_utilization,ddr_bytes,lmem_peak_bytes,compile_s,sim_wall_s,bmodel,error$" \
+head -1 out/sweep.csv | grep -q "^point,model,quantize,layer_group,ddrBandwidthGBs,npuLanes,latency_us,total_cycles,tiu_utilization,gdma_utilization,ddr_bytes,lmem_peak_bytes,compile_s,sim_wall_s,chip,bmodel,error$" \
   || fail "header: $(head -1 out/sweep.csv)"
 # Rows in point order, the last key (npuLanes) varying fastest.
 cut -d, -f1,5,6 out/sweep.csv | tail -4 | tr '\n' ' ' | grep -q "^p0000,4,32 p0001,4,64 p0002,32,32 p0003,32,64 $" \
@@ -126,7 +126,7 @@ set -e
 [ $rc = 2 ] || fail "a failed build: exit $rc"
 grep -q "^tpuc sweep: error: 2 of 4 points failed (first p0002: compiling broken (F32_lg) failed: .*(log: $W/mixed/cache/broken_F32_lg_.*/compile.log)); their rows hold the error, --resume reruns them$" mixed.txt \
   || fail "failed build message: $(cat mixed.txt)"
-awk -F, 'NR>1 && NR<4 && !($6 > 0 && $15 == "") {exit 1} NR>3 && !($6 == "" && $15 ~ /^"?compiling broken/) {exit 1}' mixed/sweep.csv \
+awk -F, 'NR>1 && NR<4 && !($6 > 0 && $16 == "") {exit 1} NR>3 && !($6 == "" && $16 ~ /^"?compiling broken/) {exit 1}' mixed/sweep.csv \
   || fail "error rows: $(cat mixed/sweep.csv)"
 grep -q '"point":"p0003".*"error":"compiling broken' mixed/sweep.jsonl || fail "jsonl error row"
 cp mixed/points/p0000.row.json kept_row.json
@@ -134,7 +134,7 @@ cp tiny.onnx broken.onnx
 "$TPUC" sweep mixed.json --out-dir mixed -j 2 --quiet --resume > resumed.txt 2>&1 || fail "resume: $(cat resumed.txt)"
 grep -qx "resume: 2 of 4 points to run (2-3)" resumed.txt || fail "resume note: $(cat resumed.txt)"
 cmp kept_row.json mixed/points/p0000.row.json || fail "--resume reran a point that had a row"
-awk -F, 'NR>1 && !($6 > 0 && $15 == "") {exit 1}' mixed/sweep.csv || fail "rows after resume: $(cat mixed/sweep.csv)"
+awk -F, 'NR>1 && !($6 > 0 && $16 == "") {exit 1}' mixed/sweep.csv || fail "rows after resume: $(cat mixed/sweep.csv)"
 "$TPUC" sweep mixed.json --out-dir mixed --quiet --resume | grep -qx "resume: 0 of 4 points to run" || fail "nothing to resume"
 
 # Bad sweep files: one line naming the key or file, exit 2.

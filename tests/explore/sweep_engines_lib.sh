@@ -23,12 +23,12 @@ same_rows() { # dir-a dir-b
   local a b
   a=$(head -1 "$1/sweep.csv") b=$(head -1 "$2/sweep.csv")
   [ "$a" = "$b" ] || fail "columns differ: $a vs $b"
-  [ "$a" = "point,model,quantize,layer_group,ddrBandwidthGBs,latency_us,total_cycles,tiu_utilization,gdma_utilization,ddr_bytes,lmem_peak_bytes,compile_s,sim_wall_s,bmodel,error" ] \
+  [ "$a" = "point,model,quantize,layer_group,ddrBandwidthGBs,latency_us,total_cycles,tiu_utilization,gdma_utilization,ddr_bytes,lmem_peak_bytes,compile_s,sim_wall_s,chip,bmodel,error" ] \
     || fail "header: $a"
-  diff <(tail -n +2 "$1/sweep.csv" | cut -d, -f1-11,14,15 | sed "s#$(cd "$1" && pwd)/#OUT/#" | sort) \
-       <(tail -n +2 "$2/sweep.csv" | cut -d, -f1-11,14,15 | sed "s#$(cd "$2" && pwd)/#OUT/#" | sort) \
+  diff <(tail -n +2 "$1/sweep.csv" | cut -d, -f1-11,14-16 | sed "s#$(cd "$1" && pwd)/#OUT/#" | sort) \
+       <(tail -n +2 "$2/sweep.csv" | cut -d, -f1-11,14-16 | sed "s#$(cd "$2" && pwd)/#OUT/#" | sort) \
     || fail "rows of $2 differ from $1"
-  awk -F, 'NR>1 && !($6 > 0 && $15 == "") {exit 1}' "$2/sweep.csv" || fail "$2 has failed rows: $(cat "$2/sweep.csv")"
+  awk -F, 'NR>1 && !($6 > 0 && $16 == "") {exit 1}' "$2/sweep.csv" || fail "$2 has failed rows: $(cat "$2/sweep.csv")"
 }
 
 # The tasks compiled each ONNX build once: under the build's lock the other

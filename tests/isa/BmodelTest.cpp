@@ -496,8 +496,9 @@ TEST(Bmodel, Bm1684xStreamsRoundTrip) {
   EXPECT_EQ(back->nets[0].groups[0].gdmaStream, g.gdmaStream);
   EXPECT_EQ(back->nets[0].groups[0].tiuStreamCount, 2u);
   EXPECT_TRUE(back->nets[0].groups[0].tiu.empty());
-  EXPECT_EQ(parseError(*bytes), "bmodel is for chip 'BM1684X', not BM1684 (tpuc run --backend func runs it; the "
-                                "runtime API, timing and device run BM1684 bmodels only)");
+  EXPECT_EQ(parseError(*bytes), "bmodel is for chip 'BM1684X', not BM1684 (this step reads BM1684 commands only; "
+                                "tpuc run, sim, profile, graph and sweep, the runtime APIs and Python run it on func "
+                                "and sim, tpuc dis reads it)");
 
   // A count that is not what the stream holds, and words where streams belong, are refused by name.
   m.nets[0].groups[0].tiuStreamCount = 3;

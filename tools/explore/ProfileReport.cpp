@@ -1,6 +1,11 @@
 #include "tools/explore/ProfileReport.h"
 
+#include "isa/bmodel/Bmodel.h"
+#include "isa/chips/Registry.h"
 #include "runtime/RunFiles.h"
+#include "runtime/Runtime.h"
+#include "support/Npz.h"
+#include "support/ReadFile.h"
 #include "tools/explore/Html.h"
 #include "tools/explore/SimStats.h"
 
@@ -231,7 +236,7 @@ std::string groupTable(const SimStats &s) {
 } // namespace
 
 Result<std::string> renderProfileHtml(const std::string &statsJson, const std::string &traceJson,
-                                      const std::string &origin) {
+                                      const std::string &origin, const ProfileChip *chip) {
   auto stats = parseSimStats(statsJson, origin);
   if (!stats) return stats.status();
   const SimStats &s = *stats;
@@ -241,22 +246,37 @@ Result<std::string> renderProfileHtml(const std::string &statsJson, const std::s
     if (!t) return t.status();
     engines = t.take();
   }
+  const std::string title = (chip ? escapeXml(chip->name) : std::string("TPU")) + " profile: " + escapeXml(origin);
   std::ostringstream o;
-  o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>BM1684 profile: "
-    << escapeXml(origin) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
-    << "<h1>BM1684 profile: " << escapeXml(origin) << "</h1>\n<table class=\"summary\" id=\"summary\">"
-    << "<tr><td>time</td><td>" << fixed(s.timeUs, 3) << " us (" << fixed(s.totalCycles, 0) << " cycles at "
+  o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << title << "</title>\n<style>"
+    << kStyle << "</style></head><body>\n"
+    << "<h1>" << title << "</h1>\n<table class=\"summary\" id=\"summary\">";
+  if (chip)
+    o << "<tr><td>chip</td><td id=\"chip\">" << escapeXml(chip->name) << " (clock " << fixed(s.clockMhz, 0)
+      << " MHz in this run; its preset " << fixed(chip->presetClockMhz, 0) << " MHz)</td></tr>";
+  else
+    o << "<tr><td>chip</td><td id=\"chip\">not recorded in the stats file (<code>tpuc profile model.bmodel "
+         "--input in.npz</code> names it)</td></tr>";
+  o << "<tr><td>time</td><td>" << fixed(s.timeUs, 3) << " us (" << fixed(s.totalCycles, 0) << " cycles at "
     << fixed(s.clockMhz, 0) << " MHz)</td></tr>"
     << "<tr><td>commands</td><td>TIU " << fixed(s.engines[0].commands, 0) << ", GDMA "
     << fixed(s.engines[1].commands, 0) << "</td></tr>"
-    << "<tr><td>DDR</td><td>" << fixed(s.ddrBytes, 0) << " bytes (" << fixed(s.payloadBytes, 0)
-    << " payload), average " << fixed(s.ddrGBs, 2) << " GB/s</td></tr></table>\n"
-    << "<h2>Utilization</h2>\n" << utilizationSvg(s) << "\n<h2>Timeline</h2>\n";
+    << "<tr><td>DDR</td><td>" << fixed(s.ddrBytes, 0) << " bytes (" << fixed(s.payloadBytes, 0) << " payload), average "
+    << fixed(s.ddrGBs, 2) << " GB/s</td></tr></table>\n"
+    << "<h2>Utilization</h2>\n"
+    << utilizationSvg(s) << "\n<h2>Timeline</h2>\n";
   if (!engines) o << "<p class=\"note\">No trace given: TIU/GDMA rows need <code>--trace</code>.</p>\n";
-  o << timelineSvg(s, engines ? &*engines : nullptr) << "<h2>Layers (click a column to sort)</h2>\n"
-    << layerTable(s) << "<h2>Command groups</h2>\n";
+  o << timelineSvg(s, engines ? &*engines : nullptr) << "<h2>Layers (click a column to sort)</h2>\n";
+  if (chip && !chip->commandsNameLayers)
+    o << "<p class=\"note\" id=\"no-layers\">Per-layer times are not available for this " << escapeXml(chip->name)
+      << " bmodel: its commands carry no layer names. The command groups below and the TIU/GDMA rows of the "
+         "timeline hold its time.</p>\n";
+  else if (s.layers.empty())
+    o << "<p class=\"note\" id=\"no-layers\">The stats carry no per-layer times.</p>\n";
+  o << layerTable(s) << "<h2>Command groups</h2>\n";
   if (s.haveLmem) o << "<h3>LMEM use per group</h3>\n" << lmemSvg(s) << "\n";
-  else o << "<p class=\"note\">The stats carry no LMEM figures per group.</p>\n";
+  else
+    o << "<p class=\"note\" id=\"no-lmem\">The stats carry no LMEM figures per group.</p>\n";
   o << groupTable(s) << "<script>\n" << kScript << "</script>\n</body></html>\n";
   return o.str();
 }
@@ -272,6 +292,54 @@ Status writeProfileReport(const std::string &statsPath, const std::string &trace
     trace = t.take();
   }
   auto html = renderProfileHtml(*stats, trace, statsPath);
+  if (!html) return html.status();
+  return runtime::writeFileAtomically(htmlPath, *html);
+}
+
+Status writeBmodelProfileReport(const std::string &bmodelPath, const std::string &netName, const std::string &inputPath,
+                                const std::string &configPath, const std::string &htmlPath) {
+  auto model = bmodel::readFile(bmodelPath, nullptr, bmodel::ChipScope::AnyKnown);
+  if (!model) return model.status();
+  const isa::ChipInfo *info = isa::chipByBmodelName(model->chip);
+  if (!info) return makeError(bmodelPath, ": unknown chip '", model->chip, "'");
+  if (!info->hasSimulator) return makeError(bmodelPath, ": no timed simulator for the ", model->chip, " yet");
+  ProfileChip chip{model->chip, info->hwConfig().clockMhz, false};
+  for (const bmodel::Net &net : model->nets)
+    for (const bmodel::CmdGroup &g : net.groups)
+      for (const auto *names : {&g.tiuLayer, &g.gdmaLayer})
+        for (const std::string &n : *names) chip.commandsNameLayers |= !n.empty();
+
+  // As the C API does: the device's config is the keys over the BM1684 defaults, and a bmodel its chip's
+  // runner runs takes the same keys over its chip's preset (Runtime::setChipConfigOverrides).
+  std::string configJson;
+  isa::HwConfig deviceConfig;
+  if (!configPath.empty()) {
+    auto text = readFile(configPath, "hardware config");
+    if (!text) return text.status();
+    configJson = *text;
+    auto cfg = isa::HwConfig::fromJson(configJson, configPath);
+    if (!cfg) return cfg.status();
+    deviceConfig = cfg.take();
+  }
+  auto rt = runtime::Runtime::create(deviceConfig, runtime::BackendKind::Sim);
+  if (!rt) return rt.status();
+  (*rt)->setChipConfigOverrides(configJson, configPath);
+  TPU_RETURN_IF_ERROR((*rt)->loadBmodel(bmodelPath));
+  std::string net = netName;
+  if (net.empty()) {
+    auto names = (*rt)->netNames();
+    if (names.size() != 1) return makeError(bmodelPath, ": holds ", names.size(), " nets: choose one with --net");
+    net = names[0];
+  }
+  auto inputs = readNpz(inputPath);
+  if (!inputs) return inputs.status();
+  runtime::RunOptions opts;
+  opts.recordTrace = true;
+  runtime::RunReport report;
+  auto outputs = (*rt)->run(net, *inputs, opts, report);
+  if (!outputs) return Status(outputs.status()).prefix(bmodelPath);
+  if (report.statsJson.empty()) return makeError(bmodelPath, ": the timed run left no stats");
+  auto html = renderProfileHtml(report.statsJson, report.traceJson, bmodelPath, &chip);
   if (!html) return html.status();
   return runtime::writeFileAtomically(htmlPath, *html);
 }

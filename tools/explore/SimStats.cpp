@@ -101,6 +101,13 @@ Result<SimStats> parseSimStats(const std::string &text, const std::string &origi
     s.haveLmem |= g.lmemBytes >= 0;
     s.groups.push_back(std::move(g));
   }
+  // A timing model that does not compute local-memory extents writes 0 for every group (the BM1684X's,
+  // simulator/systemc/bm1684x/ProgramBuilder.h); a program whose TIU commands touch no local memory does not
+  // exist, so that is no figure rather than a peak of 0 bytes.
+  if (s.engines[0].commands > 0 && s.lmemPeakBytes() == 0) {
+    for (StatsSpan &g : s.groups) g.lmemBytes = -1;
+    s.haveLmem = false;
+  }
   TPU_ASSIGN_OR_RETURN(const Json *layers, rd.array(j, "layers"));
   for (size_t i = 0; i < layers->size(); ++i) {
     std::string path = "layers[" + std::to_string(i) + "]";

@@ -52,6 +52,7 @@ struct SweepOptions {
 struct SweepRow {
   SweepPoint point;
   std::string model, bmodel;
+  std::string chip; // the bmodel's chip field ("BM1684X")
   double latencyUs = 0, totalCycles = 0;
   double tiuUtilization = 0, gdmaUtilization = 0;
   uint64_t ddrBytes = 0;

@@ -83,6 +83,7 @@ Job compileJob(const Plan &plan, const Build &b, const SweepModel &m, const std:
     deploy.insert(deploy.end(), {"--calibration-table", table});
   }
   if (!b.compile.layerGroup) deploy.push_back("--no-layer-group");
+  if (!b.compile.chip.empty()) deploy.insert(deploy.end(), {"--chip", b.compile.chip});
   script += " && " + commandLine(deploy) + " && mv " + shellQuote(part) + " " + shellQuote(b.bmodel);
   return {{"/bin/sh", "-c", script}, tmp + "/compile.log"};
 }
@@ -159,8 +160,12 @@ Status compileBuilds(Plan &plan, const SweepSpec &spec, const std::set<size_t> &
 // The net to run and its inputs: the model's own, or seeded random ones from
 // the bmodel's first net (written once into the cache, atomically).
 Status prepareInputs(Build &b, const SweepModel &m) {
-  auto model = bmodel::readFile(b.bmodel);
+  auto model = bmodel::readFile(b.bmodel, nullptr, bmodel::ChipScope::AnyKnown);
   if (!model) return model.status();
+  // The points' configs start from the preset of the chip planned for the build.
+  if (model->chip != b.chip)
+    return makeError(b.bmodel, ": a ", model->chip, " bmodel, but the sweep planned its points on the ", b.chip,
+                     "'s preset");
   if (model->nets.empty()) return makeError(b.bmodel, ": no nets");
   const bmodel::Net &net = model->nets[0];
   b.netName = net.name;

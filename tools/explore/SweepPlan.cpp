@@ -32,12 +32,12 @@ Result<std::vector<uint8_t>> readBytes(const std::string &path) {
 
 Result<Plan> planSweep(const SweepSpec &spec, const SweepOptions &options) {
   if (options.outDir.empty()) return makeError("no output directory");
-  auto base = baseConfig(spec.baseConfig);
-  if (!base) return base.status();
   Plan plan;
   plan.points = expandSweep(spec);
-  // Every point's config is checked before any work starts.
+  // Every point's config, on its chip's preset, is checked before any work starts.
   for (const SweepPoint &p : plan.points) {
+    auto base = baseConfig(spec.baseConfig, pointChip(spec, p));
+    if (!base) return base.status();
     auto cfg = pointConfig(*base, p.hardware, "point " + p.id());
     if (!cfg) return cfg.status();
     plan.configs.push_back(*cfg);
@@ -68,7 +68,7 @@ Result<Plan> planSweep(const SweepSpec &spec, const SweepOptions &options) {
     plan.buildOf.push_back(it->second);
     if (!fresh) continue;
     const SweepModel &m = spec.models[p.model];
-    Build b{p.model, p.compile, "", "", "", "", 0, ""};
+    Build b{p.model, p.compile, "", "", "", "", std::string(pointChip(spec, p).bmodelName), 0, ""};
     auto bytes = readBytes(m.bmodel.empty() ? m.onnx : m.bmodel);
     if (!bytes) return bytes.status();
     std::vector<uint8_t> h = *bytes;

@@ -16,6 +16,7 @@ struct Build {
   size_t model;
   CompileOptions compile;
   std::string dir, bmodel, inputs, netName;
+  std::string chip;          // the chip field its bmodel has ("BM1684X"): the points' configs start from its preset
   double compileSeconds = 0; // spent by this process
   std::string error;         // why its points cannot run
 };

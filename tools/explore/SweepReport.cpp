@@ -77,6 +77,7 @@ Json rowJson(const SweepRow &r, const std::vector<std::string> &hwKeys) {
   o["lmem_peak_bytes"] = r.lmemPeakBytes < 0 ? Json(nullptr) : Json(r.lmemPeakBytes);
   o["compile_s"] = r.compileSeconds;
   o["sim_wall_s"] = r.simWallSeconds;
+  o["chip"] = r.chip;
   o["bmodel"] = r.bmodel;
   o["error"] = r.error.empty() ? Json(nullptr) : Json(r.error);
   return o;
@@ -87,6 +88,7 @@ SweepRow blankRow(const Plan &plan, const SweepSpec &spec, size_t i) {
   row.point = plan.points[i];
   row.model = spec.models[row.point.model].name;
   row.bmodel = plan.builds[plan.buildOf[i]].bmodel;
+  row.chip = plan.builds[plan.buildOf[i]].chip;
   return row;
 }
 
@@ -98,7 +100,7 @@ Result<SweepRow> readRow(const Plan &plan, const SweepSpec &spec, size_t i) {
   Json j = Json::parse(*text, nullptr, false);
   SweepRow row = blankRow(plan, spec, i);
   Json expected = rowJson(row, plan.hwKeys);
-  for (const char *k : {"point", "model", "quantize", "layer_group", "bmodel"})
+  for (const char *k : {"point", "model", "chip", "quantize", "layer_group", "bmodel"})
     if (j.is_discarded() || !j.is_object() || !j.contains(k) || j[k] != expected[k])
       return makeError(path, ": not this sweep's row (", k, " differs)");
   for (const std::string &k : plan.hwKeys)
@@ -154,7 +156,7 @@ Result<SweepResult> collectRows(const Plan &plan, const SweepSpec &spec, SweepRe
   csv << "point,model,quantize,layer_group";
   for (const std::string &k : plan.hwKeys) csv << ',' << k;
   csv << ",latency_us,total_cycles,tiu_utilization,gdma_utilization,ddr_bytes,lmem_peak_bytes,compile_s,sim_wall_s,"
-         "bmodel,error\n";
+         "chip,bmodel,error\n";
   for (const SweepRow &r : result.rows) {
     csv << r.point.id() << ',' << csvField(r.model) << ',' << r.point.compile.quantize << ','
         << (r.point.compile.layerGroup ? "on" : "off");
@@ -168,7 +170,7 @@ Result<SweepResult> collectRows(const Plan &plan, const SweepSpec &spec, SweepRe
           << fixed(r.compileSeconds, 3) << ',' << fixed(r.simWallSeconds, 6);
     else
       csv << ",,,,,,," << fixed(r.compileSeconds, 3) << ',';
-    csv << ',' << csvField(r.bmodel) << ',' << csvField(r.error) << '\n';
+    csv << ',' << csvField(r.chip) << ',' << csvField(r.bmodel) << ',' << csvField(r.error) << '\n';
     jsonl << rowJson(r, plan.hwKeys).dump() << '\n';
   }
   auto write = [&](const std::string &name, const std::string &text) -> Status {
@@ -204,6 +206,13 @@ Result<SweepResult> collectRows(const Plan &plan, const SweepSpec &spec, SweepRe
     if (!result.rows[i].error.empty() || !drawn.insert(plan.buildOf[i]).second) continue;
     auto figures = readSimStatsFile(plan.stem(i) + ".stats.json");
     if (!figures) return figures.status();
+    std::string name = result.rows[i].model + "_" + p.compile.key();
+    // Per-layer work needs layer names on the commands: a bmodel without them (the BM1684X's) has no roofline.
+    if (figures->layers.empty()) {
+      result.notes.push_back("roofline_" + name + ".svg: not drawn: the " + result.rows[i].chip +
+                             " bmodel's run has no per-layer times (its commands name no layers)");
+      continue;
+    }
     auto work = layerWork(result.rows[i].bmodel, plan.configs[i]);
     if (!work) return work.status();
     PlotSeries layers{"layers", {}, false, {}};
@@ -217,7 +226,6 @@ Result<SweepResult> collectRows(const Plan &plan, const SweepSpec &spec, SweepRe
       layers.tips.push_back(name + ": " + fixed(ops / w->second.ddrBytes, 2) + " ops/byte, " +
                             fixed(ops / (us * 1e3), 1) + " GOPS");
     }
-    std::string name = result.rows[i].model + "_" + p.compile.key();
     const isa::HwConfig &cfg = plan.configs[i];
     Plot roof{"roofline_" + name,
               "Roofline: " + name + " (point " + p.id() + ")",

@@ -1,5 +1,6 @@
 #include "tools/explore/SweepSpec.h"
 
+#include "isa/bmodel/Bmodel.h"
 #include "tools/explore/Html.h"
 
 #include <algorithm>
@@ -29,9 +30,20 @@ Json hwValue(double v) {
   return Json(v);
 }
 
-Result<isa::HwConfig> baseConfig(const std::string &path) {
-  if (path.empty()) return isa::HwConfig{};
-  return isa::HwConfig::load(path);
+const isa::ChipInfo &pointChip(const SweepSpec &spec, const SweepPoint &point) {
+  const SweepModel &m = spec.models[point.model];
+  if (!m.chip.empty())
+    if (const isa::ChipInfo *info = isa::chipByBmodelName(m.chip)) return *info;
+  if (!point.compile.chip.empty())
+    if (auto chip = isa::parseChip(point.compile.chip)) return isa::chipInfo(*chip);
+  // tpuc deploy without --chip compiles for the BM1684 (DeployOptions::chip); the run checks the compiled
+  // bmodel's chip against this (SweepEngines.cpp, prepareInputs).
+  return isa::chipInfo(isa::Chip::BM1684);
+}
+
+Result<isa::HwConfig> baseConfig(const std::string &path, const isa::ChipInfo &chip) {
+  if (path.empty()) return chip.hwConfig();
+  return isa::HwConfig::load(path, chip.hwConfig());
 }
 
 Result<isa::HwConfig> pointConfig(const isa::HwConfig &base, const std::map<std::string, double> &values,
@@ -44,7 +56,9 @@ Result<isa::HwConfig> pointConfig(const isa::HwConfig &base, const std::map<std:
   return cfg;
 }
 
-std::string CompileOptions::key() const { return quantize + (layerGroup ? "_lg" : "_nolg"); }
+std::string CompileOptions::key() const {
+  return quantize + (layerGroup ? "_lg" : "_nolg") + (chip.empty() ? "" : "_" + chip);
+}
 
 std::string SweepPoint::id() const {
   char buf[16];
@@ -65,8 +79,8 @@ Result<SweepSpec> parseSweep(const std::string &text, const std::string &origin,
     if (!j["base_config"].is_string()) return makeError(origin, ": 'base_config' must be a file name");
     spec.baseConfig = relativeTo(baseDir, j["base_config"].get<std::string>());
   }
-  auto base = baseConfig(spec.baseConfig);
-  if (!base) return makeError(origin, ": base_config: ", base.message());
+  if (!spec.baseConfig.empty() && !fs::is_regular_file(spec.baseConfig))
+    return makeError(origin, ": base_config: ", spec.baseConfig, ": no such file");
 
   if (!j.contains("models") || !j["models"].is_array() || j["models"].empty())
     return makeError(origin, ": 'models' must be a non-empty list");
@@ -101,6 +115,13 @@ Result<SweepSpec> parseSweep(const std::string &text, const std::string &origin,
     if (!fs::is_regular_file(file)) return makeError(where, ": model file '", file, "' not found");
     if (!model.inputs.empty() && !fs::is_regular_file(model.inputs))
       return makeError(where, ": inputs file '", model.inputs, "' not found");
+    if (!model.bmodel.empty()) {
+      auto chip = bmodel::readChip(model.bmodel);
+      if (!chip) return makeError(where, ": ", chip.message());
+      if (!isa::chipByBmodelName(*chip))
+        return makeError(where, ": '", model.bmodel, "' is for unknown chip '", *chip, "'");
+      model.chip = *chip;
+    }
     if (!model.calibration.empty() && !fs::is_directory(model.calibration))
       return makeError(where, ": calibration directory '", model.calibration, "' not found");
     model.name = m.contains("name") ? m["name"].get<std::string>() : fs::path(file).stem().string();
@@ -113,7 +134,8 @@ Result<SweepSpec> parseSweep(const std::string &text, const std::string &origin,
   if (j.contains("hardware")) {
     const Json &h = j["hardware"];
     if (!h.is_object()) return makeError(origin, ": 'hardware' must map HwConfig keys to value lists");
-    Json known = Json::parse(base->toJson());
+    // Every chip's HwConfig has the same keys.
+    Json known = Json::parse(isa::HwConfig{}.toJson());
     for (auto it = h.begin(); it != h.end(); ++it) {
       std::string where = origin + ": hardware." + it.key();
       if (!known.contains(it.key())) return makeError(where, ": unknown HwConfig key '", it.key(), "'");
@@ -128,11 +150,6 @@ Result<SweepSpec> parseSweep(const std::string &text, const std::string &origin,
         }
       } else
         return makeError(where, ": must be a number or a non-empty list of numbers");
-      // Each value alone on the base config: HwConfig names a bad type or range.
-      for (double value : values) {
-        auto cfg = pointConfig(*base, {{it.key(), value}}, where);
-        if (!cfg) return makeError(where, " = ", fixed(value, 6), ": ", cfg.message());
-      }
       spec.hardware[it.key()] = values;
     }
   }
@@ -157,10 +174,34 @@ Result<SweepSpec> parseSweep(const std::string &text, const std::string &origin,
           if (!e.is_boolean()) return makeError(where, ": value ", e.dump(), " is not true or false");
           spec.layerGroup.push_back(e.get<bool>());
         }
+      } else if (it.key() == "chip") {
+        spec.chips.clear();
+        for (const Json &e : v) {
+          if (!e.is_string()) return makeError(where, ": value ", e.dump(), " is not a chip name");
+          auto chip = isa::parseCompilerChip(e.get<std::string>());
+          if (!chip) return makeError(where, ": ", chip.message());
+          spec.chips.push_back(std::string(isa::chipInfo(*chip).name));
+        }
       } else {
-        return makeError(where, ": unknown compiler option '", it.key(), "' (known: quantize, layer_group)");
+        return makeError(where, ": unknown compiler option '", it.key(), "' (known: quantize, layer_group, chip)");
       }
     }
+  }
+
+  // Each hardware value alone on the base config of every chip a point runs on: HwConfig names a bad type
+  // or range.
+  std::set<const isa::ChipInfo *> chips;
+  for (const SweepPoint &p : expandSweep(spec)) chips.insert(&pointChip(spec, p));
+  for (const isa::ChipInfo *chip : chips) {
+    auto base = baseConfig(spec.baseConfig, *chip);
+    if (!base) return makeError(origin, ": base_config: ", base.message());
+    std::string on = chips.size() > 1 ? std::string(" (") + std::string(chip->bmodelName) + ")" : "";
+    for (const auto &[key, values] : spec.hardware)
+      for (double value : values) {
+        std::string where = origin + ": hardware." + key;
+        auto cfg = pointConfig(*base, {{key, value}}, where);
+        if (!cfg) return makeError(where, " = ", fixed(value, 6), on, ": ", cfg.message());
+      }
   }
   bool int8 = std::count(spec.quantize.begin(), spec.quantize.end(), "INT8") > 0;
   for (const SweepModel &m : spec.models)
@@ -192,10 +233,11 @@ std::vector<SweepPoint> expandSweep(const SweepSpec &spec) {
   for (size_t m = 0; m < spec.models.size(); ++m) {
     std::vector<CompileOptions> variants;
     if (!spec.models[m].bmodel.empty())
-      variants.push_back({"given", true});
+      variants.push_back({"given", true, ""});
     else
-      for (const std::string &q : spec.quantize)
-        for (bool lg : spec.layerGroup) variants.push_back({q, lg});
+      for (const std::string &chip : spec.chips)
+        for (const std::string &q : spec.quantize)
+          for (bool lg : spec.layerGroup) variants.push_back({q, lg, chip});
     for (const CompileOptions &c : variants)
       for (const auto &h : hw) points.push_back({points.size(), m, c, h});
   }

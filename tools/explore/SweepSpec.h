@@ -4,6 +4,7 @@
 #pragma once
 
 #include "isa/HwConfig.h"
+#include "isa/chips/Registry.h"
 #include "support/Status.h"
 
 #include <nlohmann/json.hpp>
@@ -23,13 +24,15 @@ struct SweepModel {
   std::string inputShapes; // e.g. "[[1,3,224,224]]" (ONNX)
   std::string calibration; // directory of .npz samples (ONNX, INT8)
   std::string inputs;      // .npz for the runs; empty = seeded random inputs
+  std::string chip;        // a ready bmodel's chip field ("BM1684X"), read when the sweep file is parsed
 };
 
 // The compiler choices of one build.
 struct CompileOptions {
   std::string quantize = "F32"; // F32 or INT8
   bool layerGroup = true;
-  std::string key() const; // "F32_lg" / "INT8_nolg"
+  std::string chip;        // tpuc deploy --chip ("bm1684x"); empty: deploy's default, no --chip
+  std::string key() const; // "F32_lg" / "INT8_nolg" / "F32_lg_bm1684x"
 };
 
 struct SweepSpec {
@@ -38,7 +41,8 @@ struct SweepSpec {
   std::map<std::string, std::vector<double>> hardware;
   std::vector<std::string> quantize{"F32"};
   std::vector<bool> layerGroup{true};
-  std::string baseConfig; // HwConfig JSON the points start from; empty = BM1684
+  std::vector<std::string> chips{""}; // compiler.chip: --chip names; "" = deploy's default chip
+  std::string baseConfig;             // HwConfig keys over the point's chip preset; empty = the preset alone
 };
 
 // Parses a sweep file. Relative paths are taken from the file's directory.
@@ -48,7 +52,7 @@ Result<SweepSpec> parseSweep(const std::string &text, const std::string &origin,
 Result<SweepSpec> loadSweep(const std::string &path);
 
 // One point of the grid, in a fixed order: models, then compile options
-// (quantize, layer group), then hardware values (keys in name order, the
+// (chip, quantize, layer group), then hardware values (keys in name order, the
 // last key varying fastest).
 struct SweepPoint {
   size_t index = 0;
@@ -63,8 +67,12 @@ std::vector<SweepPoint> expandSweep(const SweepSpec &spec);
 Result<std::vector<size_t>> parsePointList(const std::string &text, size_t count);
 std::string formatPointList(const std::vector<size_t> &points);
 
-// The HwConfig the points start from (the file's base_config, or BM1684's).
-Result<isa::HwConfig> baseConfig(const std::string &path);
+// The chip a point runs on: a ready bmodel's, the compile option's, or the one tpuc deploy compiles for
+// without --chip.
+const isa::ChipInfo &pointChip(const SweepSpec &spec, const SweepPoint &point);
+// The HwConfig the points of `chip` start from: its preset (isa::ChipInfo::hwConfig), with the keys of
+// the file's base_config over it.
+Result<isa::HwConfig> baseConfig(const std::string &path, const isa::ChipInfo &chip);
 // The point's config: the base with the point's values; HwConfig names a bad key or value.
 Result<isa::HwConfig> pointConfig(const isa::HwConfig &base, const std::map<std::string, double> &values,
                                   const std::string &where);

@@ -75,7 +75,56 @@ struct Write {
 
 } // namespace
 
+namespace {
+
+// A net whose commands name no layers: its inputs, one node per command group, its outputs, chained in
+// program order (what the container records of the dataflow between groups needs the chip's GDMA decoding).
+GraphModel groupGraph(const bmodel::Net &net) {
+  GraphModel graph;
+  graph.source = "bmodel";
+  graph.groupCount = net.groups.size();
+  std::vector<int> inputs;
+  for (const bmodel::Tensor &t : net.inputs) {
+    GraphNode input;
+    input.name = t.name;
+    input.opType = "input";
+    input.shape = shapeText(t.shape);
+    input.dtype = dtypeName(t.dtype);
+    inputs.push_back(graph.addNode(std::move(input)));
+  }
+  std::vector<int> previous = inputs;
+  for (size_t g = 0; g < net.groups.size(); ++g) {
+    const bmodel::CmdGroup &group = net.groups[g];
+    GraphNode node;
+    node.name = "group " + std::to_string(g);
+    node.opType = kGroupNodeType;
+    node.group = int(g);
+    node.tiuCommands = group.tiu.empty() ? group.tiuStreamCount : group.tiu.size();
+    node.gdmaCommands = group.gdma.empty() ? group.gdmaStreamCount : group.gdma.size();
+    int n = graph.addNode(std::move(node));
+    for (int p : previous) graph.edges.push_back({p, n, graph.nodes[size_t(p)].name, true});
+    previous = {n};
+  }
+  for (const bmodel::Tensor &t : net.outputs) {
+    GraphNode output;
+    output.name = t.name;
+    output.opType = "output";
+    output.shape = shapeText(t.shape);
+    output.dtype = dtypeName(t.dtype);
+    int n = graph.addNode(std::move(output));
+    for (int p : previous) graph.edges.push_back({p, n, graph.nodes[size_t(p)].name, true});
+  }
+  return graph;
+}
+
+} // namespace
+
 Result<GraphModel> bmodelGraph(const bmodel::Net &net, const std::string &origin) {
+  bool namesLayers = false;
+  for (const bmodel::CmdGroup &g : net.groups)
+    for (const auto *names : {&g.tiuLayer, &g.gdmaLayer})
+      for (const std::string &n : *names) namesLayers |= !n.empty();
+  if (!namesLayers && !net.groups.empty()) return groupGraph(net);
   GraphModel graph;
   graph.source = "bmodel";
   graph.groupCount = net.groups.size();

@@ -46,6 +46,8 @@ Result<GraphSummary> writeGraph(const GraphRequest &rq) {
   const ColorBy colorBy = defaultColoring(graph);
   const std::string dot = toDot(graph, colorBy);
   GraphSummary summary;
+  summary.chip = graph.chip;
+  summary.note = graph.note;
   summary.nodes = graph.nodes.size();
   summary.edges = graph.edges.size();
   for (const GraphNode &n : graph.nodes) {

@@ -28,6 +28,8 @@ struct GraphSummary {
   size_t compared = 0, timed = 0; // nodes with a cosine, with a time (names the flow / stats know)
   double layoutSeconds = 0; // Graphviz layout + render
   std::string belowTolerance; // the first node under the tolerance ("" = none)
+  std::string chip;           // a bmodel's chip ("" when no bmodel was read)
+  std::string note;           // what the graph cannot show for this model
 };
 
 // With a flow dir, the flow's bmodel gives the layer groups and command

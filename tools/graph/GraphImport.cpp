@@ -123,12 +123,18 @@ Result<GraphModel> loadGraph(const std::string &path, const ImportOptions &optio
   llvm::StringRef name = llvm::sys::path::filename(path);
   GraphModel graph;
   if (name.ends_with(".bmodel")) {
-    auto model = bmodel::readFile(path);
+    auto model = bmodel::readFile(path, nullptr, bmodel::ChipScope::AnyKnown);
     if (!model) return model.status();
     if (model->nets.empty()) return makeError(path, ": the bmodel holds no net");
     auto g = bmodelGraph(model->nets[0], path);
     if (!g) return g.status();
     graph = g.take();
+    setChip(graph, *model);
+    if (!graph.nodes.empty() && std::any_of(graph.nodes.begin(), graph.nodes.end(),
+                                            [](const GraphNode &n) { return n.opType == kGroupNodeType; }))
+      graph.note = "this " + model->chip +
+                   " bmodel's commands name no layers: its nodes are its command groups, in program order "
+                   "(time per group from --stats)";
   } else if (name.ends_with(".onnx")) {
     auto model = onnx::loadModel(path);
     if (!model) return model.status();

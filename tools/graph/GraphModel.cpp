@@ -2,6 +2,7 @@
 
 #include "compiler/Calibration/CalibrationTable.h"
 #include "isa/bmodel/Bmodel.h"
+#include "isa/chips/Registry.h"
 #include "tools/explore/SimStats.h"
 #include "tools/graph/BmodelGraph.h"
 
@@ -55,6 +56,11 @@ Status annotateStats(GraphModel &graph, const std::string &statsJson, const std:
   graph.totalCycles = stats->totalCycles;
   const bool assignGroups = graph.groupCount == 0;
   if (assignGroups) graph.groupCount = stats->groups.size();
+  for (GraphNode &node : graph.nodes)
+    if (node.opType == kGroupNodeType && node.group >= 0 && size_t(node.group) < stats->groups.size()) {
+      const explore::StatsSpan &g = stats->groups[size_t(node.group)];
+      node.time = {g.start, g.end, g.busy[0], g.busy[1]};
+    }
   for (const explore::StatsSpan &layer : stats->layers) {
     int n = graph.find(layer.name);
     if (n < 0) continue;
@@ -74,10 +80,16 @@ Status annotateStats(GraphModel &graph, const std::string &statsJson, const std:
   return Status::ok();
 }
 
+void setChip(GraphModel &graph, const bmodel::Model &model) {
+  graph.chip = model.chip;
+  if (const isa::ChipInfo *info = isa::chipByBmodelName(model.chip)) graph.chipClockMhz = info->hwConfig().clockMhz;
+}
+
 Status annotateBmodel(GraphModel &graph, const std::string &bmodelPath) {
-  auto model = bmodel::readFile(bmodelPath);
+  auto model = bmodel::readFile(bmodelPath, nullptr, bmodel::ChipScope::AnyKnown);
   if (!model) return model.status();
   if (model->nets.empty()) return makeError(bmodelPath, ": the bmodel holds no net");
+  setChip(graph, *model);
   graph.groupCount = model->nets[0].groups.size();
   auto layers = bmodelLayers(model->nets[0]);
   if (!layers) return makeError(bmodelPath, ": ", layers.message());

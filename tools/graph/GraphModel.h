@@ -8,6 +8,7 @@
 #pragma once
 
 #include "compiler/Flow/FlowManifest.h"
+#include "isa/bmodel/Model.h"
 #include "support/Status.h"
 
 #include <cstdint>
@@ -47,6 +48,9 @@ struct GraphNode {
   std::optional<double> minCosine() const;
 };
 
+// The node type of a command group: a bmodel whose commands name no layers is drawn as its groups.
+inline constexpr const char *kGroupNodeType = "command group";
+
 struct GraphEdge {
   int from = -1, to = -1;
   std::string tensor; // the producer's tensor (shape in its tooltip)
@@ -62,6 +66,9 @@ struct GraphModel {
   std::vector<GraphEdge> edges;
   size_t groupCount = 0;
   double clockMhz = 0, totalCycles = 0; // from --stats
+  std::string chip;                     // a bmodel's chip field ("BM1684X"), when a bmodel was read
+  double chipClockMhz = 0;              // its preset's clock (isa::ChipInfo::hwConfig)
+  std::string note;                     // what the page cannot show for this model, and why
   double tolerance = 0.99;              // the cosine line of the page
 
   int find(const std::string &name) const; // node index, -1 when absent
@@ -74,9 +81,13 @@ struct GraphModel {
 Status annotateFlow(GraphModel &graph, const flow::FlowManifest &manifest);
 // From `tpuc sim --stats` JSON: per-layer time and command counts, and the
 // layer groups (a layer belongs to the group its first command ran in) when
-// the graph has none yet. `origin` names the file in errors.
+// the graph has none yet; a command-group node (a bmodel whose commands name
+// no layers) takes its group's time. `origin` names the file in errors.
 Status annotateStats(GraphModel &graph, const std::string &statsJson, const std::string &origin);
-// From a bmodel: each layer's TIU/GDMA command counts and its command group.
+// From a bmodel (any chip of the registry): each layer's TIU/GDMA command counts and its command group,
+// and the chip.
 Status annotateBmodel(GraphModel &graph, const std::string &bmodelPath);
+// The chip of a bmodel the graph shows, and its preset clock.
+void setChip(GraphModel &graph, const bmodel::Model &model);
 
 } // namespace tpu::graph

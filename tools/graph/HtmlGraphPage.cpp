@@ -60,6 +60,7 @@ Json pageData(const GraphModel &graph, ColorBy colorBy) {
   }
   Json j;
   j["title"] = graph.title;
+  j["chip"] = graph.chip;
   j["source"] = graph.source;
   j["tolerance"] = graph.tolerance;
   j["clock_mhz"] = graph.clockMhz;
@@ -292,6 +293,13 @@ std::string renderGraphHtml(const GraphModel &graph, const std::string &svg, Col
   html += escapeXml(graph.title) + " graph</title><style>" + kStyle + "</style></head>\n<body>\n<header><h1>";
   html += escapeXml(graph.title) + "</h1><span>" + std::to_string(graph.nodes.size()) + " nodes, " +
           std::to_string(graph.edges.size()) + " edges</span>";
+  if (!graph.chip.empty()) {
+    char clock[32];
+    std::snprintf(clock, sizeof clock, "%.0f", graph.clockMhz > 0 ? graph.clockMhz : graph.chipClockMhz);
+    html += "<span id=\"chip\">chip " + escapeXml(graph.chip) + ", " + clock + " MHz" +
+            (graph.clockMhz > 0 ? " (the run's)" : " (its preset)") + "</span>";
+  }
+  if (!graph.note.empty()) html += "<span id=\"note\">" + escapeXml(graph.note) + "</span>";
   html += "<input id=\"search\" type=\"search\" placeholder=\"find a tensor\" list=\"names\">"
           "<button id=\"search-go\">find</button>"
           "<button id=\"first-below\">first layer below " + std::string(toleranceText) + "</button>"

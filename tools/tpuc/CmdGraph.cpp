@@ -46,6 +46,9 @@ int runGraph(int argc, char **argv) {
   if (!rq.flowDir.empty() || !rq.statsPath.empty())
     std::printf("graph: cosine on %zu of %zu nodes, time on %zu\n", summary->compared, summary->nodes,
                 summary->timed);
+  if (!summary->chip.empty()) std::printf("graph: chip %s\n", summary->chip.c_str());
+  if (!summary->note.empty()) std::printf("graph: %s\n", summary->note.c_str());
+  // Last: the layer to look at first.
   if (!summary->belowTolerance.empty())
     std::printf("graph: first layer below cosine %.4g: %s\n", rq.tolerance, summary->belowTolerance.c_str());
   return tpuc::kExitOk;
