@@ -101,7 +101,10 @@ Status compileBm1684x(const backend::Graph &graph, const DeployOptions &options,
 using lowering::Quantize;
 const ChipTarget kTargets[] = {
     {isa::Chip::BM1684, {Quantize::F32, Quantize::INT8}, compileBm1684, runBm1684},
-    {isa::Chip::BM1684X, {Quantize::F32, Quantize::F16, Quantize::BF16}, compileBm1684x, runtime::bm1684x::runFuncFile},
+    {isa::Chip::BM1684X,
+     {Quantize::F32, Quantize::F16, Quantize::BF16, Quantize::INT8},
+     compileBm1684x,
+     runtime::bm1684x::runFuncFile},
 };
 
 } // namespace

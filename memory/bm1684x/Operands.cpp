@@ -419,6 +419,25 @@ Result<Parts> transposeOrBroadcast(const Command &c) {
   return Parts{{out}, {in}};
 }
 
+// Scatter/gather (TPU-MLIR's sSG converter), the per-lane table lookups pe_s_gather_d1coor (sub-type 5) and
+// pe_s_gather_hzd (13), which the converter reads alike: opd0 the table, (1, res0_c, opd0_h, opd0_w) of
+// opd0_prec, aligned (opd0_str 0; the converter's other layout, T4, is not described); opd1 the index,
+// (res0_n, res0_c, 1, opd1_w) of opd1_prec, unsigned, aligned, at opd1_addr (the converter writes opd0_addr
+// there, evidently a slip: the index has its own address field); res0 (res0_n, res0_c, res0_h, res0_w) of
+// res0_prec, aligned. sSG has no sign fields: the table and the result are signless data of their width.
+// The other sub-types are not described yet.
+Result<Parts> scatterGather(const Command &c) {
+  const int sub = c.op().sub;
+  if (sub != 5 && sub != 13) return makeError("operands of ", c.op().mnemonic, " are not described yet");
+  if (uint64_t l = c.get("opd0_str")) return makeError("opd0_str = ", l, " is not described (0: the table aligned)");
+  const auto shape = dims(c, "res0");
+  const DataType tableType = signless(unsigned(c.get("opd0_prec")));
+  Desc table{c.get("opd0_addr"), {1, shape[1], c.get("opd0_h"), c.get("opd0_w")}, {}, tableType};
+  Desc index{c.get("opd1_addr"), {shape[0], shape[1], 1, c.get("opd1_w")}, {}, typeOf(c, "opd1_prec", false)};
+  Desc out{c.get("res0_addr"), shape, {}, signless(unsigned(c.get("res0_prec")))};
+  return Parts{{out}, {table, index}};
+}
+
 Result<Parts> tensorDma(const Command &c) {
   enum { None = 0, Transpose = 1, Collect = 2, Broadcast = 3, Distribute = 4, Bank4Copy = 5, Bank4Broadcast = 6 };
   uint64_t fn = c.op().sub;
@@ -456,6 +475,7 @@ constexpr Describer kDescribers[] = {
     {isa::Engine::Tiu, 3, arith},
     {isa::Engine::Tiu, 4, requantOrDequant},
     {isa::Engine::Tiu, 5, transposeOrBroadcast},
+    {isa::Engine::Tiu, 6, scatterGather},
     {isa::Engine::Tiu, 9, sfu},
     {isa::Engine::Tiu, 13, compareSelect},
     {isa::Engine::Gdma, 0, tensorDma},

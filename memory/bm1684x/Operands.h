@@ -76,8 +76,9 @@ struct Span {
 Span spanOf(const Operand &view);
 
 // The command's results and operands. Error: a type whose operands are not described yet (they are for
-// conv, pooling/depthwise, arithmetic, requantise/dequantise, SFU, compare-select, transpose/broadcast and
-// tensor DMA), or a field with a value the convention does not define (a layout code, an address in no memory).
+// conv, pooling/depthwise, arithmetic, requantise/dequantise, SFU, compare-select, transpose/broadcast, the
+// per-lane gathers pe_s_gather_d1coor and pe_s_gather_hzd, and tensor DMA), or a field with a value the
+// convention does not define (a layout code, an address in no memory).
 Result<Operands> operandsOf(const isa::bm1684x::Command &command);
 
 } // namespace tpu::memory::bm1684x

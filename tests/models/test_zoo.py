@@ -11,7 +11,9 @@ printed). A model that deploys F32 is also deployed F32 for the BM1684X (chip-on
 BM1684X semantics must match onnxruntime, or the deploy is refused with exit 2 (outcome pinned, x:); its F16 and
 BF16 bmodels must equal the Tpu interpreter, and the BM1684X's timed simulator must equal func (F32, F16). A model that deploys F32 is also calibrated (its 8 samples) and deployed INT8:
 the INT8 bmodel's func outputs must equal the Tpu interpreter's bit for bit, and for both
-bmodels the timed simulator (sim) must give the same bytes as func.
+bmodels the timed simulator (sim) must give the same bytes as func; a model that passes on the BM1684X is also
+deployed INT8 for it with that table and recipe: bit for bit with the Tpu interpreter and sim = func, or refused
+with the compiler's one-line refusal (outcome pinned, x8:).
 Each model's outcome (pass: every check above passed; refused: F32 deploy refused with the
 one-line error) must be the one pinned in zoo-expected.txt beside this file, which also pins the CI set
 (a model dropped from models/zoo.py, or moved in or out of its CI set, fails before anything runs); a CI model
@@ -50,12 +52,14 @@ def read_expected():
             if not words:
                 continue
             x = next((w[2:] for w in words[2:] if w.startswith("x:")), None)
-            rest = [w for w in words[2:] if not w.startswith("x:")]
+            x8 = next((w[3:] for w in words[2:] if w.startswith("x8:")), None)
+            rest = [w for w in words[2:] if not w.startswith(("x:", "x8:"))]
             if words[1:2] not in (["pass"], ["refused"]) or rest not in ([], ["ci"]) or \
-                    x not in ((None,) if words[1] == "refused" else ("pass", "refused")):
-                sys.exit(f"{os.path.basename(EXPECTED)}:{n}: expected `<name> pass [ci] x:pass|x:refused` or "
-                         f"`<name> refused [ci]`, got '{line.strip()}'")
-            pinned[words[0]] = (words[1], rest == ["ci"], x)
+                    x not in ((None,) if words[1] == "refused" else ("pass", "refused")) or \
+                    x8 not in (("pass", "refused") if x == "pass" else (None,)):
+                sys.exit(f"{os.path.basename(EXPECTED)}:{n}: expected `<name> pass [ci] x:pass x8:pass|x8:refused`, "
+                         f"`<name> pass [ci] x:refused` or `<name> refused [ci]`, got '{line.strip()}'")
+            pinned[words[0]] = (words[1], rest == ["ci"], x, x8)
     return pinned
 
 
@@ -175,13 +179,39 @@ def check_bm1684x(name, top, x, ref, tmp):
     return "pass", None
 
 
+def check_bm1684x_int8(name, top, x, tmp):
+    """INT8 for the BM1684X with the table and recipe check_int8 calibrated: the bmodel equals the Tpu
+    interpreter bit for bit and sim equals func: ('pass' | 'refused' | 'fail', the failure or None).
+    Refused: the deploy exits 2, its last line the compiler's refusal naming the op."""
+    cali, bmodel = os.path.join(tmp, f"{name}.cali"), os.path.join(tmp, f"{name}_bm1684x_int8.bmodel")
+    p = run(["deploy", top, "--quantize", "INT8", "--chip", "bm1684x", "--no-cpu-subnets", "--calibration-table",
+             cali, "--calibration-data", os.path.join(OUT, "cali", name), "-o", bmodel, "--test-input", x])
+    if p.returncode:
+        last = (p.stderr.strip().splitlines() or [""])[-1]
+        if p.returncode == 2 and last.startswith("tpuc deploy: error: ") and \
+                last.endswith("(the BM1684X compiler does not compile it yet)"):
+            print(f"     {name}: BM1684X INT8 deploy refused: {last}")
+            return "refused", None
+        return "fail", f"{name}: BM1684X INT8 deploy exited {p.returncode}: {p.stderr.strip()[-400:]}"
+    exact = "equal the Tpu interpreter's bit for bit" in p.stderr
+    print(f"{'PASS' if exact else 'FAIL'} {name}: BM1684X INT8 bmodel (func) == Tpu interpreter")
+    if not exact:
+        return "fail", f"{name}: BM1684X INT8 bmodel differs from the Tpu interpreter: {p.stderr.strip()[-400:]}"
+    func_out = os.path.join(tmp, f"{name}_bm1684x_int8_func.npz")
+    p = run(["run", bmodel, "-i", x, "-o", func_out, "--backend", "func"])
+    if p.returncode:
+        return "fail", f"{name}: BM1684X INT8 bmodel (func) exited {p.returncode}: {p.stderr.strip()}"
+    sim = check_sim_equals_func(name, bmodel, x, func_out, tmp, "BM1684X INT8")
+    return ("fail", sim) if sim else ("pass", None)
+
+
 def worst_cosine(got, ref):
     if sorted(got) != sorted(ref):
         return float("nan")
     return min(inputs.cosine(got[k], ref[k]) for k in ref)
 
 
-failures, deployed, refused, x_outcome = [], [], [], {}
+failures, deployed, refused, x_outcome, x8_outcome = [], [], [], {}, {}
 with tempfile.TemporaryDirectory() as tmp:
     for name in zoo.names_of(MODELS):
         model, x = os.path.join(OUT, f"{name}.onnx"), os.path.join(OUT, f"{name}_in.npz")
@@ -217,6 +247,9 @@ with tempfile.TemporaryDirectory() as tmp:
         failures += ([sim] if sim else []) + check_int8(name, top, x, tmp)
         x_outcome[name], problem = check_bm1684x(name, top, x, ref, tmp)
         failures += [problem] if problem else []
+        if x_outcome[name] == "pass" and os.path.exists(os.path.join(tmp, f"{name}.cali")):
+            x8_outcome[name], problem = check_bm1684x_int8(name, top, x, tmp)
+            failures += [problem] if problem else []
 print(f"F32 deploys: {', '.join(deployed) or 'none'}; refused: {', '.join(refused) or 'none'}")
 for name in zoo.names_of(MODELS):
     outcome = "refused" if name in refused else "fail" if any(f.startswith(f"{name}: ") for f in failures) else "pass"
@@ -230,6 +263,10 @@ for name in zoo.names_of(MODELS):
     if name in x_outcome and x_outcome[name] != "fail" and x_outcome[name] != x_pinned:
         failures.append(f"{name}: BM1684X F32 {x_outcome[name]}, pinned x:{x_pinned} in {os.path.basename(EXPECTED)} "
                         "(update it with the reason)")
+    x8_pinned = expected[name][3]
+    if name in x8_outcome and x8_outcome[name] != "fail" and x8_outcome[name] != x8_pinned:
+        failures.append(f"{name}: BM1684X INT8 {x8_outcome[name]}, pinned x8:{x8_pinned} in "
+                        f"{os.path.basename(EXPECTED)} (update it with the reason)")
 for f in failures:
     print(f"FAIL {f}")
 sys.exit(1 if failures else 0)

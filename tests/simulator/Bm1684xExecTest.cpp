@@ -7,8 +7,13 @@
 // bf16 in every family (arithmetic in every mix of operand and result types, casts, compare-selects, the
 // SFU, conv with Ic32 weights and an fp32 bias, pooling, depthwise, DMA of 2-byte elements) checked bit for
 // bit against the executor's rule (widen, compute in fp32, round once) written here from support/Float16.h,
-// with ties, overflow, subnormals and NaN, and shown to differ from 16-bit steps or double rounding; and the
-// commands and forms not executed failing by name.
+// with ties, overflow, subnormals and NaN, and shown to differ from 16-bit steps or double rounding; 8- and
+// 16-bit integers (signed and unsigned) in the elementwise family, casts between every pair of integer types
+// and from and to floats under each round mode, int8/uint8 conv with Ic64 weights, integer max and average
+// pooling and quant.rq1, each checked against plain loops and exact quotients computed here, with
+// hand-computed corners (wrap vs saturation, rounding ties under each mode, negative values, uint8 vs int8);
+// and the commands and forms not executed failing by name.
+#include "arith/IntArith.h"
 #include "isa/bm1684x/MemoryMap.h"
 #include "simulator/semantics/bm1684x/Executor.h"
 #include "support/Float16.h"
@@ -549,11 +554,12 @@ TEST(Bm1684xExec, WhatIsNotExecutedFailsByName) {
   auto st = sim::bm1684x::run(m, {mm}, {});
   ASSERT_FALSE(st.isOk());
   EXPECT_EQ(st.message(), "TIU command 0 (%B1): mm.normal is not executed yet");
-  Command int8Add = arith("arith.add", 1, 0, 0x2000, 0, 0x1000, 1, 4, 1, 4);
-  ASSERT_TRUE(int8Add.set("opd0_prec", 0).isOk());
-  st = sim::bm1684x::execute(m, int8Add);
+  Command int4Add = arith("arith.add", 1, 0, 0x2000, 0, 0x1000, 1, 4, 1, 4);
+  ASSERT_TRUE(int4Add.set("opd0_prec", 6).isOk());
+  st = sim::bm1684x::execute(m, int4Add);
   ASSERT_FALSE(st.isOk());
-  EXPECT_EQ(st.message(), "arith.add: operand %R0 is ui8: fp32, fp16, bf16 or int32 only so far");
+  EXPECT_EQ(st.message(),
+            "arith.add: operand %R0 is ui4: fp32, fp16, bf16 or an 8-, 16- or 32-bit integer only so far");
   Command stray = tensorDma(1, 0, false, kGlobalEnd - kGlobalStart - 256, 0, 1, 64, 1, 64); // past DDR's end
   st = sim::bm1684x::execute(m, stray);
   ASSERT_FALSE(st.isOk());
@@ -667,8 +673,9 @@ TEST(Bm1684xExec, RefusedWindowFormsFailByName) {
     EXPECT_FALSE(st.isOk()) << field;
     return st.message();
   };
-  EXPECT_EQ(conv("opd0_prec", 3), "conv.normal: input %R0 is ui16: fp32, fp16 or bf16 only so far");
-  EXPECT_EQ(conv("opd0_prec", 0), "conv.normal: input %R0 is ui8: fp32, fp16 or bf16 only so far");
+  EXPECT_EQ(conv("opd0_prec", 3), "conv.normal: output %R2 is f32: int32 only for an integer conv");
+  EXPECT_EQ(conv("opd0_prec", 6), "conv.normal: input %R0 is ui4: 8- or 16-bit integers only");
+  EXPECT_EQ(conv("opd0_prec", 0), "conv.normal: output %R2 is f32: int32 only for an integer conv");
   EXPECT_EQ(conv("res0_prec", 4), "conv.normal: output %R2 is ui32: fp32, fp16 or bf16 only so far");
   EXPECT_EQ(conv("pad_mode", 1), "conv.normal: pad_mode = 1 is not modelled");
   EXPECT_EQ(conv("kernel_rotate", 1), "conv.normal: kernel_rotate = 1 is not modelled");
@@ -868,7 +875,7 @@ TEST(Bm1684xExec, TypedArithmeticRefusesWhatItDoesNotModel) {
   // Bitwise operations, shifts and saturating forms on fp32; div on int32.
   for (const char *op : {"arith.and", "arith.xor", "arith.or", "arith.logicShift", "arith.ashift", "arith.adds"})
     EXPECT_EQ(refused(typedArith(op, 2, true, shape)),
-              std::string(op) + ": f32 operands are not modelled (int32 only)");
+              std::string(op) + ": f32 operands are not modelled (integers only)");
   EXPECT_EQ(refused(typedArith("arith.div", 4, true, shape)),
             "arith.div: si32 operands are not modelled (fp32, fp16 or bf16 only)");
   // adds/subs shift their result right by a third operand: only the constant 0 is modelled.
@@ -885,8 +892,8 @@ TEST(Bm1684xExec, TypedArithmeticRefusesWhatItDoesNotModel) {
   EXPECT_EQ(refused(typedArith("arith.mul", 2, true, shape, {{"tsk_opd_num", 1}})),
             "arith.mul: tsk_opd_num = 1 gives too few operands");
   EXPECT_EQ(refused(typedArith("arith.not", 4, true, shape)), "arith.not is not executed yet");
-  EXPECT_EQ(refused(typedArith("arith.add", 3, true, shape)),
-            "arith.add: result %R1.L5 is si16: fp32, fp16, bf16 or int32 only so far");
+  EXPECT_EQ(refused(typedArith("arith.add", 6, true, shape)),
+            "arith.add: result %R1.L5 is si4: fp32, fp16, bf16 or an 8-, 16- or 32-bit integer only so far");
 }
 
 TEST(Bm1684xExec, Int32WithConstantAndLaneBroadcastOperands) {
@@ -1050,10 +1057,12 @@ TEST(Bm1684xExec, CompareSelectViewsAndRefusals) {
   Memories m;
   auto st = sim::bm1684x::execute(m, gt);
   EXPECT_EQ(st.message(), "cmp.gt_and_sel is not executed yet");
-  st = sim::bm1684x::execute(m, compareSelect("cmp.sel_gt", 3, true, 2));
-  EXPECT_EQ(st.message(), "cmp.sel_gt: operand %R0.L5 is si16: fp32, fp16, bf16 or int32 only so far");
-  st = sim::bm1684x::execute(m, compareSelect("cmp.sel_gt", 2, true, 0));
-  EXPECT_EQ(st.message(), "cmp.sel_gt: result %R1.L5 is i8: fp32, fp16, bf16 or int32 only so far");
+  st = sim::bm1684x::execute(m, compareSelect("cmp.sel_gt", 6, true, 2));
+  EXPECT_EQ(st.message(),
+            "cmp.sel_gt: operand %R0.L5 is si4: fp32, fp16, bf16 or an 8-, 16- or 32-bit integer only so far");
+  st = sim::bm1684x::execute(m, compareSelect("cmp.sel_gt", 2, true, 6));
+  EXPECT_EQ(st.message(),
+            "cmp.sel_gt: result %R1.L5 is i4: fp32, fp16, bf16 or an 8-, 16- or 32-bit integer only so far");
 }
 
 // A short SFU command on kA -> kOut, fp32; then `extra` fields.
@@ -1445,11 +1454,13 @@ TEST(Bm1684xExec, Fp16Bf16ArithmeticRefusals) {
             "floats");
   EXPECT_EQ(refused(floatArith("arith.add", 1, 1, 4, shape)),
             "arith.add: operand %R0.L5 is f16, the result si32: operands and result of one type only, or all floats");
-  EXPECT_EQ(refused(floatArith("arith.and", 1, 1, 1, shape)), "arith.and: f16 operands are not modelled (int32 only)");
+  EXPECT_EQ(refused(floatArith("arith.and", 1, 1, 1, shape)),
+            "arith.and: f16 operands are not modelled (integers only)");
   EXPECT_EQ(refused(floatArith("arith.adds", 5, 5, 5, shape)),
-            "arith.adds: bf16 operands are not modelled (int32 only)");
+            "arith.adds: bf16 operands are not modelled (integers only)");
   EXPECT_EQ(refused(floatArith("arith.add", 1, 3, 1, shape)),
-            "arith.add: operand %R0.4096.L5 is si16: fp32, fp16, bf16 or int32 only so far");
+            "arith.add: operand %R0.4096.L5 is si16, the result f16: operands and result of one type only, or all "
+            "floats");
 }
 
 TEST(Bm1684xExec, Fp16Bf16CompareSelect) {
@@ -1887,4 +1898,917 @@ TEST(Bm1684xExec, Fp16Bf16DmaLoadComputeStoreAndFill) {
       std::memcpy(&v, m.local().lane(lane) + 0x8000 + 2 * e, 2);
       EXPECT_EQ(v, e % 2 == 0 ? 0xbc00 : 0x5555) << "lane " << lane << " element " << e;
     }
+}
+
+// Integers of 8, 16 and 32 bits (precision codes 0, 3, 4; signed or unsigned). The executor's rule (Executor.cpp,
+// its numerics): values exact, sums and products in int64, results wrapped (add, sub, mul) or saturated once to
+// the result's type, divisions by powers of two rounded by the command's round mode. The references below compute
+// each result here from the values: plain loops, std:: rounding functions on the exact quotient, hand-computed
+// corners.
+namespace {
+
+// An integer type: its precision code and sign; its width, range, and an element's value from its bits.
+struct IntType {
+  unsigned prec;
+  bool isSigned;
+  unsigned bits() const { return prec == 0 ? 8 : prec == 3 ? 16 : 32; }
+  int64_t lo() const { return isSigned ? -(int64_t(1) << (bits() - 1)) : 0; }
+  int64_t hi() const { return isSigned ? (int64_t(1) << (bits() - 1)) - 1 : (int64_t(1) << bits()) - 1; }
+  uint64_t mask() const { return (uint64_t(1) << bits()) - 1; }
+  int64_t value(uint32_t w) const {
+    const uint64_t v = w & mask();
+    return isSigned && (v >> (bits() - 1)) ? int64_t(v) - int64_t(uint64_t(1) << bits()) : int64_t(v);
+  }
+  uint32_t wrap(int64_t v) const { return uint32_t(uint64_t(v) & mask()); }
+  uint32_t clamp(int64_t v) const { return wrap(std::clamp(v, lo(), hi())); }
+  std::string name() const { return (isSigned ? "si" : "ui") + std::to_string(bits()); }
+};
+const IntType kS8{0, true}, kU8{0, false}, kS16{3, true}, kU16{3, false}, kS32{4, true}, kU32{4, false};
+const IntType kIntTypes[] = {kS8, kU8, kS16, kU16, kS32, kU32};
+
+// The aligned layout of `bytes`-wide elements: each channel's h*w padded to the 64-byte EU vector.
+Local alignedBytes(uint64_t bytes, uint32_t lane0, uint64_t base, Shape s) {
+  const uint64_t perEu = 64 / bytes, cs = (s[2] * s[3] + perEu - 1) / perEu * perEu;
+  return {lane0, base, {(lane0 + s[1] + kLanes - 1) / kLanes * cs, cs, s[3], 1}, bytes};
+}
+
+// Runs an arith command whose a, b and result views are at kA's, kB's and kOut's addresses, aligned for their
+// types' widths (aBytes for a and b); the result's elements (zero-extended words).
+Result<Words> runIntArith(const Command &c, Shape shape, uint64_t aBytes, const Words &a, const Words &b,
+                          uint64_t outBytes) {
+  Memories m;
+  alignedBytes(aBytes, 5, 0, shape).putWords(m, shape, a);
+  if (!b.empty()) alignedBytes(aBytes, 5, 0x1000, shape).putWords(m, shape, b);
+  TPU_RETURN_IF_ERROR(sim::bm1684x::execute(m, c));
+  return alignedBytes(outBytes, 5, 0x4000, shape).getWords(m, shape);
+}
+
+// Random elements of type t, the first ones its corners: every pair of lo, lo + 1, -1, 0, 1, hi - 1, hi
+// (those in range) when `pairs`, so that a and b made with pairs = true and false meet all of them.
+Words intWords(const IntType &t, size_t n, unsigned seed, bool second) {
+  std::mt19937 rng(seed);
+  std::vector<int64_t> corners;
+  for (int64_t v : {t.lo(), t.lo() + 1, int64_t(-1), int64_t(0), int64_t(1), t.hi() - 1, t.hi()})
+    if (v >= t.lo() && v <= t.hi()) corners.push_back(v);
+  Words w(n);
+  for (size_t i = 0; i < n; ++i) w[i] = t.wrap(int64_t(rng()));
+  for (size_t i = 0; i < corners.size() * corners.size(); ++i)
+    w[i] = t.wrap(second ? corners[i % corners.size()] : corners[i / corners.size()]);
+  return w;
+}
+
+// The shift amounts: opd1's value at its type's width, mostly within +-(width + 2).
+Words shiftWords(const IntType &t, size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  const int span = int(t.bits()) + 2;
+  std::uniform_int_distribution<int> d(-span, span);
+  Words w(n);
+  for (size_t i = 0; i < n; ++i) w[i] = t.wrap(i % 7 == 0 ? int64_t(rng()) : d(rng));
+  return w;
+}
+
+// Rounding half up of v / 2^n and the saturating v * 2^s, computed in long double (exact for these values).
+int64_t halfUpShift(int64_t v, int64_t s) {
+  if (s >= 0) { // saturated to int64 (the callers saturate further)
+    const long double r = std::ldexp((long double)v, int(std::min<int64_t>(s, 200)));
+    return r >= 0x1p62L ? int64_t(1) << 62 : r <= -0x1p62L ? -(int64_t(1) << 62) : int64_t(r);
+  }
+  return int64_t(std::floor(std::ldexp((long double)v, int(s)) + 0.5L));
+}
+
+} // namespace
+
+TEST(Bm1684xExec, Int8Int16ElementwiseWrapSaturateAndShiftAtTheirWidth) {
+  struct Op {
+    const char *mnemonic;
+    uint32_t (*want)(const IntType &t, uint32_t a, uint32_t b);
+    bool shift = false;
+  };
+  const Op ops[] = {
+      {"arith.add", [](const IntType &t, uint32_t a, uint32_t b) { return t.wrap(t.value(a) + t.value(b)); }},
+      {"arith.sub", [](const IntType &t, uint32_t a, uint32_t b) { return t.wrap(t.value(a) - t.value(b)); }},
+      {"arith.mul", [](const IntType &t, uint32_t a, uint32_t b) { return t.wrap(t.value(a) * t.value(b)); }},
+      {"arith.adds", [](const IntType &t, uint32_t a, uint32_t b) { return t.clamp(t.value(a) + t.value(b)); }},
+      {"arith.subs", [](const IntType &t, uint32_t a, uint32_t b) { return t.clamp(t.value(a) - t.value(b)); }},
+      {"arith.max", [](const IntType &t, uint32_t a, uint32_t b) { return t.value(a) > t.value(b) ? a : b; }},
+      {"arith.min", [](const IntType &t, uint32_t a, uint32_t b) { return t.value(a) < t.value(b) ? a : b; }},
+      {"arith.and", [](const IntType &, uint32_t a, uint32_t b) { return a & b; }},
+      {"arith.or", [](const IntType &, uint32_t a, uint32_t b) { return a | b; }},
+      {"arith.xor", [](const IntType &, uint32_t a, uint32_t b) { return a ^ b; }},
+      {"arith.copy", [](const IntType &, uint32_t a, uint32_t) { return a; }},
+      {"arith.ashift",
+       [](const IntType &t, uint32_t a, uint32_t b) {
+         const int64_t s = IntType{t.prec, true}.value(b); // the amount: signed at the width
+         return t.clamp(halfUpShift(t.value(a), s));
+       },
+       true},
+      {"arith.logicShift",
+       [](const IntType &t, uint32_t a, uint32_t b) {
+         const int64_t s = IntType{t.prec, true}.value(b), w = t.bits();
+         if (s >= w || s <= -w) return 0u;
+         return s >= 0 ? t.wrap(int64_t(uint64_t(a) << s)) : uint32_t(a >> -s);
+       },
+       true},
+  };
+  unsigned seed = 500;
+  for (const IntType &t : {kS8, kU8, kS16, kU16})
+    for (const Op &op : ops) {
+      const std::string what = std::string(op.mnemonic) + " " + t.name();
+      const Words a = intWords(t, elements(kShape), seed++, false);
+      const Words b = op.shift ? shiftWords(t, elements(kShape), seed++) : intWords(t, elements(kShape), seed++, true);
+      const bool unary = std::string(op.mnemonic) == "arith.copy";
+      Command c = typedArith(op.mnemonic, t.prec, t.isSigned, kShape, {{"tsk_opd_num", unary ? 1 : 2}});
+      auto got = runIntArith(c, kShape, t.bits() / 8, a, b, t.bits() / 8);
+      ASSERT_TRUE(got.isOk()) << what << ": " << got.message();
+      for (size_t i = 0; i < a.size(); ++i)
+        ASSERT_EQ((*got)[i], op.want(t, a[i], b[i]))
+            << what << " at " << i << ": " << t.value(a[i]) << ", " << t.value(b[i]);
+    }
+}
+
+TEST(Bm1684xExec, Int8CornersByValue) {
+  // One pair per channel, hand-computed: wrap vs saturation at 8 bits, uint8 vs int8 comparisons, shifts at the
+  // type's width (a uint8 amount 0xff is -1), right shifts rounding half up.
+  auto run = [](const char *mnemonic, const IntType &t, const std::vector<std::pair<int64_t, int64_t>> &pairs) {
+    const Shape shape{1, pairs.size(), 1, 1};
+    Words a, b;
+    for (auto [x, y] : pairs) a.push_back(t.wrap(x)), b.push_back(t.wrap(y));
+    auto got = runIntArith(typedArith(mnemonic, t.prec, t.isSigned, shape), shape, t.bits() / 8, a, b, t.bits() / 8);
+    EXPECT_TRUE(got.isOk()) << mnemonic << ": " << got.message();
+    std::vector<int64_t> values;
+    if (got.isOk())
+      for (uint32_t w : *got) values.push_back(t.value(w));
+    return values;
+  };
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(run("arith.add", kS8, {{127, 1}, {-128, -1}, {100, 100}}), (V{-128, 127, -56}));
+  EXPECT_EQ(run("arith.adds", kS8, {{127, 1}, {-128, -1}, {100, 100}, {-100, 27}}), (V{127, -128, 127, -73}));
+  EXPECT_EQ(run("arith.adds", kU8, {{255, 1}, {200, 100}, {3, 4}}), (V{255, 255, 7}));
+  EXPECT_EQ(run("arith.subs", kU8, {{0, 1}, {3, 200}, {200, 3}}), (V{0, 0, 197}));
+  EXPECT_EQ(run("arith.sub", kU8, {{0, 1}, {3, 200}}), (V{255, 59}));
+  EXPECT_EQ(run("arith.mul", kS8, {{16, 16}, {-128, -1}, {-3, 5}}), (V{0, -128, -15}));
+  EXPECT_EQ(run("arith.subs", kS16, {{-32768, 1}, {32767, -1}, {-5, 7}}), (V{-32768, 32767, -12}));
+  EXPECT_EQ(run("arith.max", kS8, {{-1, 1}, {-128, 127}}), (V{1, 127}));
+  EXPECT_EQ(run("arith.max", kU8, {{255, 1}, {128, 127}}), (V{255, 128})); // the same bits, unsigned
+  EXPECT_EQ(run("arith.min", kU8, {{255, 1}, {128, 127}}), (V{1, 127}));
+  // ashift: -5 >> 1 = -2.5 -> -2, 5 >> 1 -> 3, -7 >> 3 = -0.875 -> -1; 64 << 1 saturates to 127, -64 << 1 fits;
+  // shifting by 8 or more: 0 or saturation.
+  EXPECT_EQ(run("arith.ashift", kS8, {{-5, -1}, {5, -1}, {-7, -3}, {64, 1}, {-64, 1}, {-65, 1}, {-1, -8}, {1, 8}}),
+            (V{-2, 3, -1, 127, -128, -128, 0, 127}));
+  // uint8: the amount 0xff is -1: 255 >> 1 = 127.5 -> 128; 0x80 = -128 shifts everything out.
+  EXPECT_EQ(run("arith.ashift", kU8, {{255, 0xff}, {3, 0xfe}, {200, 1}, {200, 0x80}}), (V{128, 1, 255, 0}));
+  // logicShift at 8 bits: zeros in, bits beyond the width lost, |amount| >= 8 gives 0.
+  EXPECT_EQ(run("arith.logicShift", kS8, {{-1, -1}, {-1, 1}, {-128, -7}, {1, 7}, {1, 8}, {-1, -8}}),
+            (V{127, -2, 1, -128, 0, 0}));
+  EXPECT_EQ(run("arith.logicShift", kU16, {{0xffff, 0xffff}, {0x8001, 1}}), (V{0x7fff, 2}));
+}
+
+// arith.cast of one value per channel from type `from` to `to` (precision codes; an integer's sign from its
+// IntType, a float's ignored), round mode `mode`; the result words.
+Result<Words> runIntCast(unsigned fromPrec, bool fromSigned, unsigned toPrec, bool toSigned, uint64_t mode,
+                         const Words &in) {
+  const Shape shape{1, in.size(), 1, 1};
+  auto bytesOf = [](unsigned prec) -> uint64_t { return prec == 0 ? 1 : prec == 1 || prec == 3 || prec == 5 ? 2 : 4; };
+  Command c = typedArith("arith.cast", fromPrec, fromSigned, shape,
+                         {{"tsk_opd_num", 1}, {"res0_prec", toPrec}, {"opd2_sign", toSigned}, {"opd2_n_str", mode}});
+  return runIntArith(c, shape, bytesOf(fromPrec), in, {}, bytesOf(toPrec));
+}
+
+TEST(Bm1684xExec, IntegerCastsSaturateAndRoundByMode) {
+  // Integer -> integer, every ordered pair of distinct types: the value saturated to the result's range, whatever
+  // the round mode (nothing rounds).
+  for (const IntType &from : kIntTypes)
+    for (const IntType &to : kIntTypes) {
+      if (from.prec == to.prec && from.isSigned == to.isSigned) continue;
+      const Words in = intWords(from, 64, 700 + from.prec * 2 + from.isSigned, false);
+      auto got = runIntCast(from.prec, from.isSigned, to.prec, to.isSigned, 3, in);
+      ASSERT_TRUE(got.isOk()) << from.name() << " -> " << to.name() << ": " << got.message();
+      for (size_t i = 0; i < in.size(); ++i)
+        ASSERT_EQ((*got)[i], to.clamp(from.value(in[i])))
+            << from.name() << " -> " << to.name() << ": " << from.value(in[i]);
+    }
+  // Hand-computed: int8 -1 -> uint8 0, uint8 255 -> int8 127, int32 -200 -> int8 -128, uint16 65535 -> int16
+  // 32767, int16 -5 -> uint32 0, uint32 0xffffffff -> int32 INT32_MAX.
+  EXPECT_EQ(*runIntCast(0, true, 0, false, 0, {0xff}), Words{0});
+  EXPECT_EQ(*runIntCast(0, false, 0, true, 0, {0xff}), Words{0x7f});
+  EXPECT_EQ(*runIntCast(4, true, 0, true, 0, {bitsOfInt(-200)}), Words{0x80});
+  EXPECT_EQ(*runIntCast(3, false, 3, true, 0, {0xffff}), Words{0x7fff});
+  EXPECT_EQ(*runIntCast(3, true, 4, false, 0, {0xfffb}), Words{0});
+  EXPECT_EQ(*runIntCast(4, false, 4, true, 0, {0xffffffffu}), Words{0x7fffffffu});
+
+  // fp32 -> int8 and uint8 under each round mode (0 half to even, 1 half away, 2 towards zero, 3 down, 4 up,
+  // 5 half up, 6 half down), then saturated; NaN -> 0.
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x{2.5f, -2.5f, -0.5f, 126.5f, 127.5f, -128.5f, -129.0f, 1000.0f, nan, -inf};
+  const std::vector<std::vector<int64_t>> wantS8{
+      {2, -2, 0, 126, 127, -128, -128, 127, 0, -128}, {3, -3, -1, 127, 127, -128, -128, 127, 0, -128},
+      {2, -2, 0, 126, 127, -128, -128, 127, 0, -128}, {2, -3, -1, 126, 127, -128, -128, 127, 0, -128},
+      {3, -2, 0, 127, 127, -128, -128, 127, 0, -128}, {3, -2, 0, 127, 127, -128, -128, 127, 0, -128},
+      {2, -3, -1, 126, 127, -128, -128, 127, 0, -128}};
+  const std::vector<float> ux{2.5f, -2.5f, 0.5f, 254.5f, 255.5f, 1000.0f, nan, inf};
+  const std::vector<std::vector<int64_t>> wantU8{{2, 0, 0, 254, 255, 255, 0, 255}, {3, 0, 1, 255, 255, 255, 0, 255},
+                                                 {2, 0, 0, 254, 255, 255, 0, 255}, {2, 0, 0, 254, 255, 255, 0, 255},
+                                                 {3, 0, 1, 255, 255, 255, 0, 255}, {3, 0, 1, 255, 255, 255, 0, 255},
+                                                 {2, 0, 0, 254, 255, 255, 0, 255}};
+  for (uint64_t mode = 0; mode < 7; ++mode) {
+    Words in, uin;
+    for (float f : x) in.push_back(bitsOf(f));
+    for (float f : ux) uin.push_back(bitsOf(f));
+    auto s = runIntCast(2, true, 0, true, mode, in);
+    auto u = runIntCast(2, true, 0, false, mode, uin);
+    ASSERT_TRUE(s.isOk() && u.isOk()) << s.message() << u.message();
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_EQ(kS8.value((*s)[i]), wantS8[mode][i]) << "mode " << mode << ": " << x[i];
+    for (size_t i = 0; i < ux.size(); ++i)
+      EXPECT_EQ(kU8.value((*u)[i]), wantU8[mode][i]) << "mode " << mode << ": " << ux[i];
+  }
+  // fp16 -> int16: 32767.5 is not an fp16; 65504 saturates, -2.5 half away -> -3.
+  auto h = runIntCast(1, true, 3, true, 1, {floatToF16(65504.0f), floatToF16(-2.5f), floatToF16(-70000.0f)});
+  ASSERT_TRUE(h.isOk()) << h.message();
+  EXPECT_EQ(*h, (Words{0x7fff, 0xfffd, 0x8000}));
+
+  // Integer -> float: exact, then rounded once: uint16 65535 overflows fp16 (65520 and above), 65519 is 65504;
+  // int16 257 is a bf16 tie between 256 and 258 (to even: 256); int8 -128 is exact in all three.
+  auto f16 = runIntCast(3, false, 1, true, 0, {65535, 65519, 2049});
+  ASSERT_TRUE(f16.isOk()) << f16.message();
+  EXPECT_EQ(*f16, (Words{0x7c00, 0x7bff, floatToF16(2048.0f)}));
+  auto bf = runIntCast(3, true, 5, true, 0, {257, 0xfeff /* -257 */, 259});
+  ASSERT_TRUE(bf.isOk()) << bf.message();
+  EXPECT_EQ(*bf, (Words{floatToBf16(256.0f), floatToBf16(-256.0f), floatToBf16(260.0f)}));
+  auto f32 = runIntCast(0, true, 2, true, 0, {0x80, 0x7f});
+  ASSERT_TRUE(f32.isOk()) << f32.message();
+  EXPECT_EQ(*f32, (Words{bitsOf(-128.0f), bitsOf(127.0f)}));
+  auto u8f = runIntCast(0, false, 2, true, 0, {0x80, 0xff});
+  ASSERT_TRUE(u8f.isOk()) << u8f.message();
+  EXPECT_EQ(*u8f, (Words{bitsOf(128.0f), bitsOf(255.0f)}));
+
+  // Refused: one type to itself, a round mode past 6, a round mode other than 0 to a float.
+  EXPECT_EQ(runIntCast(0, true, 0, true, 0, {0}).message(), "arith.cast: a cast from si8 to si8 is not modelled");
+  EXPECT_EQ(runIntCast(0, true, 3, true, 7, {0}).message(), "arith.cast: round mode 7 is not modelled");
+  EXPECT_EQ(runIntCast(0, true, 1, true, 2, {0}).message(),
+            "arith.cast: round mode 2 is not modelled to fp16 (0 only)");
+  // Operands of different integer types outside cast: refused by name.
+  const Shape one{1, 1, 1, 1};
+  EXPECT_EQ(runIntArith(typedArith("arith.add", 0, true, one, {{"opd1_sign", 0}}), one, 1, {0}, {0}, 1).message(),
+            "arith.add: operand %R0.4096.L5 is ui8, the result si8: operands and result of one type only, or all "
+            "floats");
+  EXPECT_EQ(runIntArith(typedArith("arith.max", 0, true, one, {{"res0_prec", 3}}), one, 1, {0}, {0}, 2).message(),
+            "arith.max: operand %R0.L5 is si8, the result si16: operands and result of one type only, or all "
+            "floats");
+}
+
+namespace {
+
+// Random integers of type t in a host tensor (exact in its floats), and the int32 words of an int32 host.
+Host randomIntHost(Shape s, const IntType &t, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> d(t.lo(), t.hi());
+  Host h(s);
+  for (float &v : h.v) v = float(d(rng));
+  return h;
+}
+Words intWordsOf(const IntType &t, const Host &h) {
+  Words w;
+  for (float v : h.v) w.push_back(t.wrap(int64_t(v)));
+  return w;
+}
+
+// One 8-bit conv.normal: input of type `in`, weights of `weight` in the Ic64 layout, the pad value of the input's
+// type, an int32 output (res_add: added to old values, some near the int32 limits).
+struct ConvInt8Case {
+  IntType in = kS8, weight = kS8;
+  uint64_t n = 1, ic = 70, oc = 70, h = 9, w = 9;
+  Window window;
+  uint32_t inLane = 5, weightLane = 3, outLane = 7;
+  bool resAdd = false;
+};
+
+void checkConvInt8(const ConvInt8Case &k) {
+  const Window &win = k.window;
+  const uint64_t K = win.kernel, oh = outputExtent(k.h, win), ow = outputExtent(k.w, win);
+  Host x = randomIntHost({k.n, k.ic, k.h, k.w}, k.in, 60), weight = randomIntHost({k.oc, k.ic, K, K}, k.weight, 61);
+  Host old({k.n, k.oc, oh, ow});
+  std::mt19937 rng(62);
+  Words oldWords;
+  for (size_t i = 0; i < old.v.size(); ++i) {
+    const int64_t near = i % 3 == 0 ? INT32_MAX - 1000 : i % 3 == 1 ? INT32_MIN + 1000 : int64_t(rng() % 2001) - 1000;
+    oldWords.push_back(uint32_t(near));
+  }
+  Memories m;
+  const uint64_t bytes = k.in.bits() / 8, g = 64 / bytes; // Ic64 (8-bit) or Ic32 (16-bit)
+  const Local in = alignedBytes(bytes, k.inLane, 0, x.shape);
+  in.putWords(m, x.shape, intWordsOf(k.in, x));
+  // Ic64 / Ic32: output channel o in lane (lane0 + o) % 64, row (lane0 + o) / 64 of ceil(ic / g) groups of g
+  // input channels, each group kh * kw runs of its g. The unused slots hold 0x7f bytes: read, they would show.
+  const uint64_t weightBase = 0x4000, groups = (k.ic + g - 1) / g, row = groups * g * K * K;
+  for (uint32_t lane = 0; lane < kLanes; ++lane) std::memset(m.local().lane(lane) + weightBase, 0x7f, 2 * row * bytes);
+  for (uint64_t o = 0; o < k.oc; ++o)
+    for (uint64_t i = 0; i < k.ic; ++i)
+      for (uint64_t y = 0; y < K; ++y)
+        for (uint64_t v = 0; v < K; ++v) {
+          const uint64_t lane = k.weightLane + o;
+          const uint32_t bits = k.weight.wrap(int64_t(weight(o, i, y, v)));
+          const uint64_t at = weightBase + (lane / kLanes * row + i / g * g * K * K + (y * K + v) * g + i % g) * bytes;
+          std::memcpy(m.local().lane(uint32_t(lane % kLanes)) + at, &bits, bytes);
+        }
+  const Local out = aligned(k.outLane, 0x14000, old.shape);
+  out.putWords(m, old.shape, oldWords);
+
+  Command c = make("conv.normal", true,
+                   {{"res0_prec", 4},
+                    {"opd0_prec", k.in.prec},
+                    {"opd0_sign", k.in.isSigned},
+                    {"opd1_sign", k.weight.isSigned},
+                    {"res0_n", k.n},
+                    {"res0_c", k.oc},
+                    {"res0_h", oh},
+                    {"res0_w", ow},
+                    {"opd0_c", k.ic},
+                    {"opd0_h", k.h},
+                    {"opd0_w", k.w},
+                    {"res0_addr", out.address()},
+                    {"opd0_addr", in.address()},
+                    {"opd1_addr", k.weightLane * kLaneBytes + weightBase},
+                    {"opd2_const", 1},
+                    {"opd2_addr", 0},
+                    {"res_add", k.resAdd}});
+  setWindow(c, win);
+  // The pad value: a constant of the input's type, its low 8 (16) bits (the bits above are not read).
+  ASSERT_TRUE(c.set("opd3_addr", (0xabcd0000u << (bytes == 1 ? 0 : 8)) | k.in.wrap(int64_t(win.padValue))).isOk());
+  auto st = sim::bm1684x::execute(m, c);
+  ASSERT_TRUE(st.isOk()) << st.message();
+
+  Host p = padded(x, win);
+  Words want;
+  size_t saturatedCount = 0;
+  for (uint64_t n = 0; n < k.n; ++n)
+    for (uint64_t o = 0; o < k.oc; ++o)
+      for (uint64_t y = 0; y < oh; ++y)
+        for (uint64_t v = 0; v < ow; ++v) {
+          int64_t acc = 0;
+          for (uint64_t i = 0; i < k.ic; ++i)
+            for (uint64_t ky = 0; ky < K; ++ky)
+              for (uint64_t kx = 0; kx < K; ++kx)
+                acc += int64_t(p(n, i, y * win.stride + ky * win.dilation, v * win.stride + kx * win.dilation)) *
+                       int64_t(weight(o, i, ky, kx));
+          if (k.resAdd) acc += int32_t(oldWords[want.size()]);
+          saturatedCount += acc > INT32_MAX || acc < INT32_MIN;
+          want.push_back(kS32.clamp(acc));
+        }
+  EXPECT_EQ(out.getWords(m, old.shape), want);
+  if (k.resAdd) {
+    EXPECT_GT(saturatedCount, 0u);
+  }
+}
+
+} // namespace
+
+TEST(Bm1684xExec, Int8ConvIc64WeightsExactInt32Sums) {
+  // int8 x int8, 70 input channels (two groups of 64, the second partly used) and 70 output channels crossing
+  // lanes, the padding -3.
+  ConvInt8Case k;
+  k.window.padValue = -3;
+  checkConvInt8(k);
+}
+
+TEST(Bm1684xExec, Uint8ConvDilatedWithResAddSaturating) {
+  // uint8 input (pad 200, read as uint8) with int8 weights, dilation 2, two images; res_add onto old outputs near
+  // the int32 limits: saturated once, both ways.
+  ConvInt8Case k;
+  k.in = kU8, k.n = 2, k.window.dilation = 2, k.window.padValue = 200, k.resAdd = true, k.inLane = 60;
+  checkConvInt8(k);
+  // uint8 x uint8 with inserted zeros (deconvolution), stride 1, pad 255.
+  ConvInt8Case d;
+  d.in = kU8, d.weight = kU8, d.ic = 130, d.oc = 5, d.h = 5, d.w = 4, d.window.ins = 1, d.window.stride = 1;
+  d.window.padValue = 255;
+  checkConvInt8(d);
+}
+
+TEST(Bm1684xExec, Int16ConvIc32WeightsExactInt32Sums) {
+  // int16 input (another conv's accumulator, near its limits) x int16 weights in Ic32, 70 input channels
+  // (three groups of 32), strided, the padding -30000; sums beyond int32 saturate.
+  ConvInt8Case k;
+  k.in = kS16, k.weight = kS16, k.window.stride = 2, k.window.padValue = -30000;
+  checkConvInt8(k);
+}
+
+TEST(Bm1684xExec, Int8ConvRefusals) {
+  Memories m;
+  auto conv = [&](Fields extra) {
+    Command c = make("conv.normal", true,
+                     {{"res0_prec", 4},
+                      {"opd0_prec", 0},
+                      {"opd0_sign", 1},
+                      {"opd1_sign", 1},
+                      {"res0_n", 1},
+                      {"res0_c", 4},
+                      {"res0_h", 5},
+                      {"res0_w", 5},
+                      {"opd0_c", 4},
+                      {"opd0_h", 9},
+                      {"opd0_w", 9},
+                      {"res0_addr", 0x8000},
+                      {"opd1_addr", 0x4000},
+                      {"opd2_const", 1}});
+    setWindow(c, Window{});
+    EXPECT_TRUE(c.set("opd3_addr", 0).isOk());
+    for (auto [name, value] : extra) EXPECT_TRUE(c.set(name, value).isOk()) << name;
+    auto st = sim::bm1684x::execute(m, c);
+    return st.message();
+  };
+  EXPECT_EQ(conv({}), "");
+  EXPECT_EQ(conv({{"res0_prec", 0}}), "conv.normal: output %R2 is si8: int32 only for an integer conv");
+  EXPECT_EQ(conv({{"res0_prec", 2}}), "conv.normal: output %R2 is f32: int32 only for an integer conv");
+  EXPECT_EQ(conv({{"opd2_addr", 3}}),
+            "conv.normal: a kernel zero point (opd2_const = 1, opd2_addr = 3) is not modelled (the constant 0 only)");
+  EXPECT_EQ(conv({{"opd2_const", 0}, {"opd2_addr", 0x10000}}),
+            "conv.normal: a kernel zero point (opd2_const = 0, opd2_addr = 65536) is not modelled (the constant 0 "
+            "only)");
+  EXPECT_EQ(conv({{"opd3_const", 0}}), "conv.normal: a pad value in memory (opd3_const = 0) is not modelled");
+  Command longConv = Command::make(*findOp("conv.normal"), false).value();
+  for (auto [f, v] : {std::pair{"res0_prec", 4}, {"opd0_prec", 0}, {"opd2_const", 1}, {"relu", 1}})
+    ASSERT_TRUE(longConv.set(f, v).isOk());
+  EXPECT_EQ(sim::bm1684x::execute(m, longConv).message(), "conv.normal: relu = 1 is not modelled");
+}
+
+namespace {
+
+// v / 2^n rounded by round mode `mode`, from the exact quotient (long double holds it): 0 half to even, 1 half
+// away from zero, 2 towards zero, 3 down, 4 up, 5 half up, 6 half down.
+int64_t roundedQuotient(int64_t v, int64_t n, unsigned mode) {
+  const long double x = std::ldexp((long double)v, int(-n));
+  switch (mode) {
+  case 0:
+    return int64_t(std::nearbyint(x)); // the default rounding: to nearest, ties to even
+  case 1:
+    return int64_t(std::round(x));
+  case 2:
+    return int64_t(std::trunc(x));
+  case 3:
+    return int64_t(std::floor(x));
+  case 4:
+    return int64_t(std::ceil(x));
+  case 5:
+    return int64_t(std::floor(x + 0.5L));
+  default:
+    return int64_t(std::ceil(x - 0.5L));
+  }
+}
+
+// A pooling command on integers: input of type `in` at `inAt`, output of precision outPrec (signed as the input)
+// at `outAt`, the pad value of the input's type.
+Command pordInt(const char *mnemonic, const IntType &in, unsigned outPrec, const Window &w, Shape inShape,
+                const Local &inAt, const Local &outAt) {
+  Command c = pord(mnemonic, w, inShape, inAt, outAt);
+  for (auto [name, value] :
+       std::initializer_list<std::pair<const char *, uint64_t>>{{"opd0_prec", in.prec},
+                                                                {"res0_prec", outPrec},
+                                                                {"opd0_sign", in.isSigned},
+                                                                {"opd3_addr", in.wrap(int64_t(w.padValue))}})
+    EXPECT_TRUE(c.set(name, value).isOk()) << name;
+  return c;
+}
+
+} // namespace
+
+TEST(Bm1684xExec, IntegerMaxPoolingKeepsTheInputsType) {
+  const Shape shape{2, 70, 9, 9};
+  for (auto [t, pad] : {std::pair{kS8, -5.0f}, {kU8, 200.0f}, {kS16, -30000.0f}, {kU16, 0.0f}}) {
+    Window w;
+    w.padValue = pad; // counts among the taps
+    const Shape outShape{2, 70, outputExtent(9, w), outputExtent(9, w)};
+    const Host x = randomIntHost(shape, t, 90 + t.prec);
+    Words want;
+    size_t padWins = 0;
+    forEachWindow(padded(x, w), outShape, w,
+                  [&](uint64_t, uint64_t, uint64_t, uint64_t, const std::vector<float> &taps) {
+                    const float mx = *std::max_element(taps.begin(), taps.end());
+                    padWins += mx == pad;
+                    want.push_back(t.wrap(int64_t(mx)));
+                  });
+    const uint64_t bytes = t.bits() / 8;
+    const Local in = alignedBytes(bytes, 10, 0, shape), out = alignedBytes(bytes, 20, 0x8000, outShape);
+    Memories m;
+    in.putWords(m, shape, intWordsOf(t, x));
+    auto st = sim::bm1684x::execute(m, pordInt("pord.maxpooling", t, t.prec, w, shape, in, out));
+    ASSERT_TRUE(st.isOk()) << t.name() << ": " << st.message();
+    EXPECT_EQ(out.getWords(m, outShape), want) << t.name();
+    if (pad > 100) {
+      EXPECT_GT(padWins, 0u) << t.name();
+    }
+  }
+  // The result of another type than the input's: refused.
+  Memories m;
+  const Local in = alignedBytes(1, 0, 0, {1, 4, 9, 9}), out = alignedBytes(1, 0, 0x8000, {1, 4, 5, 5});
+  auto st = sim::bm1684x::execute(m, pordInt("pord.maxpooling", kS8, 4, Window{}, {1, 4, 9, 9}, in, out));
+  EXPECT_EQ(st.message(), "pord.maxpooling: output %R2 is si32, the input si8: max pooling keeps the input's type");
+}
+
+TEST(Bm1684xExec, Int8AvgPoolingMultipliesShiftsRoundsAndSaturates) {
+  const Shape shape{1, 70, 9, 9};
+  Window w;
+  struct Case {
+    IntType in;
+    float pad;
+    int64_t multiplier; // opd1_addr's low 8 bits, signed when opd1_sign
+    unsigned shift;     // res1_addr
+    unsigned outPrec;   // signed as the input
+  };
+  for (const Case &k : {Case{kS8, -7, -7, 5, 0}, Case{kU8, 250, 200, 10, 0}, Case{kU8, 3, 255, 3, 3},
+                        Case{kS8, 100, 127, 0, 4}, Case{kS8, 0, 1, 3, 0}}) {
+    w.padValue = k.pad;
+    const IntType out{k.outPrec, k.in.isSigned};
+    const Shape outShape{1, 70, outputExtent(9, w), outputExtent(9, w)};
+    const Host x = randomIntHost(shape, k.in, 95);
+    const Local in = alignedBytes(1, 10, 0, shape), outAt = alignedBytes(out.bits() / 8, 20, 0x8000, outShape);
+    for (unsigned mode = 0; mode < 7; ++mode) {
+      const std::string what = k.in.name() + " x " + std::to_string(k.multiplier) + " >> " + std::to_string(k.shift) +
+                               " -> " + out.name() + ", mode " + std::to_string(mode);
+      Words want;
+      size_t clamped = 0, ties = 0;
+      forEachWindow(
+          padded(x, w), outShape, w, [&](uint64_t, uint64_t, uint64_t, uint64_t, const std::vector<float> &taps) {
+            int64_t sum = 0;
+            for (float t : taps) sum += int64_t(t);
+            const int64_t r = roundedQuotient(sum * k.multiplier, k.shift, mode);
+            clamped += r < out.lo() || r > out.hi();
+            ties += k.shift && (sum * k.multiplier) % (int64_t(1) << k.shift) == (int64_t(1) << (k.shift - 1));
+            want.push_back(out.clamp(r));
+          });
+      Memories m;
+      in.putWords(m, shape, intWordsOf(k.in, x));
+      Command c = pordInt("pord.avgpooling", k.in, k.outPrec, w, shape, in, outAt);
+      for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
+               {"opd1_const", 1},
+               {"opd1_sign", k.multiplier < 0 || k.in.isSigned},
+               {"opd1_addr", 0x1200u | uint64_t(k.multiplier & 0xff)}, // bits above the low 8 are not read
+               {"res1_addr", k.shift},
+               {"opd2_n_str", mode}})
+        ASSERT_TRUE(c.set(name, value).isOk()) << name;
+      auto st = sim::bm1684x::execute(m, c);
+      ASSERT_TRUE(st.isOk()) << what << ": " << st.message();
+      EXPECT_EQ(outAt.getWords(m, outShape), want) << what;
+      if (k.outPrec == 0 && k.multiplier != 1) {
+        EXPECT_GT(clamped, 0u) << what;
+      }
+      if (k.shift == 3 && k.multiplier == 1) {
+        EXPECT_GT(ties, 0u) << what; // sums of 9 int8 taps / 8: ties do occur
+      }
+    }
+  }
+  // Refused: a left shift (res1_addr's low byte negative as int8), bits above the low byte, a round mode past 6, a
+  // multiplier in memory, an int16 average, an int4 input.
+  Memories m;
+  const Local in = alignedBytes(1, 0, 0, {1, 4, 9, 9}), out = alignedBytes(1, 0, 0x8000, {1, 4, 5, 5});
+  auto avg = [&](Fields extra, const IntType &t = kS8) {
+    Command c = pordInt("pord.avgpooling", t, t.prec, Window{}, {1, 4, 9, 9}, in, out);
+    EXPECT_TRUE(c.set("opd1_const", 1).isOk());
+    for (auto [name, value] : extra) EXPECT_TRUE(c.set(name, value).isOk()) << name;
+    return sim::bm1684x::execute(m, c).message();
+  };
+  EXPECT_EQ(avg({}), "");
+  EXPECT_EQ(avg({{"res1_addr", 0xfd}}), "pord.avgpooling: a negative shift (res1_addr's low byte: -3) is not modelled");
+  EXPECT_EQ(avg({{"res1_addr", 0x105}}), "pord.avgpooling: res1_addr = 261: bits above its low byte are not modelled");
+  EXPECT_EQ(avg({{"opd2_n_str", 7}}), "pord.avgpooling: round mode 7 is not modelled");
+  EXPECT_EQ(avg({{"opd1_const", 0}}),
+            "pord.avgpooling: an average's multiplier in memory (opd1_const = 0) is not modelled");
+  EXPECT_EQ(avg({}, kS16), "pord.avgpooling: input %R0 is si16: 8-bit only for avg");
+  EXPECT_EQ(avg({{"opd0_prec", 6}}), "pord.avgpooling: input %R0 is si4: an 8-, 16- or 32-bit integer only so far");
+}
+
+namespace {
+
+// A quant.rq1 over (1, c, 3, 5) from lane 5: input of type `in` at 0, the result of `out` at 0x4000, each aligned
+// for its width; parameters as `extra` says.
+Command requant(const IntType &in, const IntType &out, uint64_t c, Fields extra) {
+  Command cmd = make("quant.rq1", true,
+                     {{"opd0_prec", in.prec},
+                      {"opd0_sign", in.isSigned},
+                      {"res0_prec", out.prec},
+                      {"opd2_sign", out.isSigned},
+                      {"res0_n", 1},
+                      {"res0_c", c},
+                      {"res0_h", 3},
+                      {"res0_w", 5},
+                      {"res0_addr", 5 * kLaneBytes + 0x4000},
+                      {"opd0_addr", 5 * kLaneBytes}});
+  for (auto [name, value] : extra) EXPECT_TRUE(cmd.set(name, value).isOk()) << name;
+  return cmd;
+}
+
+// Runs it on `x`, with per-channel parameter words (multiplier, shift, zero point) at 0x8000 of each channel's
+// lane, 64 bytes per lane row (the aligned layout of (1, c, 1, 1) int32); the result words.
+Result<Words> runRequant(const Command &c, const IntType &in, const IntType &out, const Words &x,
+                         const std::vector<std::array<int32_t, 3>> &params = {}) {
+  const Shape shape{1, c.get("res0_c"), 3, 5};
+  Memories m;
+  alignedBytes(in.bits() / 8, 5, 0, shape).putWords(m, shape, x);
+  for (uint64_t ch = 0; ch < params.size(); ++ch) {
+    const uint64_t lane = 5 + ch;
+    std::memcpy(m.local().lane(uint32_t(lane % kLanes)) + 0x8000 + 64 * (lane / kLanes), params[ch].data(), 12);
+  }
+  TPU_RETURN_IF_ERROR(sim::bm1684x::execute(m, c));
+  return alignedBytes(out.bits() / 8, 5, 0x4000, shape).getWords(m, shape);
+}
+
+} // namespace
+
+TEST(Bm1684xExec, Requant1TiesByRoundModeByHand) {
+  // x * 1 / 2 for x = 5, -5, 3, -3, 7, -7: 2.5, -2.5, 1.5, -1.5, 3.5, -3.5 under each mode; the shift -1 in
+  // opd2_addr's low byte, the zero point 0 above it.
+  const std::vector<std::vector<int64_t>> want{{2, -2, 2, -2, 4, -4}, {3, -3, 2, -2, 4, -4}, {2, -2, 1, -1, 3, -3},
+                                               {2, -3, 1, -2, 3, -4}, {3, -2, 2, -1, 4, -3}, {3, -2, 2, -1, 4, -3},
+                                               {2, -3, 1, -2, 3, -4}};
+  const std::vector<int64_t> xs{5, -5, 3, -3, 7, -7};
+  Words x(6 * 15);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = kS8.wrap(xs[i / 15]);
+  for (unsigned mode = 0; mode < 7; ++mode) {
+    Command c = requant(kS8, kS8, 6, {{"opd1_const", 1}, {"opd1_addr", 1}, {"opd2_addr", 0xff}, {"opd2_n_str", mode}});
+    auto got = runRequant(c, kS8, kS8, x);
+    ASSERT_TRUE(got.isOk()) << got.message();
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(kS8.value((*got)[i]), want[mode][i / 15]) << "mode " << mode;
+  }
+}
+
+TEST(Bm1684xExec, Requant1ConstantAndPerChannelParameters) {
+  // Constant form: int32 input times 1234567, shift -20, zero point -3 (bits 8..23 of opd2_addr), into int8,
+  // uint8 (zero point +100) and int16, every round mode; the reference from the exact quotient.
+  std::mt19937 rng(120);
+  const Shape shape{1, 70, 3, 5};
+  Words x(elements(shape));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = uint32_t(int32_t(rng()) >> (i % 20)); // magnitudes of all sizes
+  x[0] = 0x80000000u, x[1] = 0x7fffffffu, x[2] = 0, x[3] = 1u << 19, x[4] = bitsOfInt(-(1 << 19));
+  for (auto [out, zp] : {std::pair{kS8, -3}, {kU8, 100}, {kS16, -3}, {kS32, -3}})
+    for (unsigned mode = 0; mode < 7; ++mode) {
+      const uint64_t packed = (uint64_t(uint16_t(zp)) << 8) | 0xec; // shift -20
+      Command c = requant(kS32, out, 70,
+                          {{"opd1_const", 1}, {"opd1_addr", 1234567}, {"opd2_addr", packed}, {"opd2_n_str", mode}});
+      auto got = runRequant(c, kS32, out, x);
+      ASSERT_TRUE(got.isOk()) << got.message();
+      size_t clamped = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        const int64_t r = zp + roundedQuotient(int64_t(s32(x[i])) * 1234567, 20, mode);
+        clamped += r < out.lo() || r > out.hi();
+        ASSERT_EQ((*got)[i], out.clamp(r)) << out.name() << " mode " << mode << " at " << i << ": " << s32(x[i]);
+      }
+      EXPECT_GT(clamped, 0u) << out.name();
+    }
+
+  // Memory form, one (multiplier, shift, zero point) per channel: uint8 and int16 inputs, shifts right by up to
+  // 40, left by up to 3 (saturating), zero points within int16; the result int8 or uint16.
+  std::vector<std::array<int32_t, 3>> params(70);
+  for (size_t ch = 0; ch < params.size(); ++ch)
+    params[ch] = {int32_t(rng() % 200000) - 100000, int32_t(ch % 44) - 40, int32_t(rng() % 600) - 300};
+  params[0] = {-1, 0, 0}; // -x: uint8 255 -> -255, saturated
+  for (auto [in, out] : {std::pair{kU8, kS8}, {kS16, kU16}, {kS16, kS8}})
+    for (unsigned mode : {0u, 1u, 5u}) {
+      const Words xi = intWords(in, elements(shape), 130 + in.prec, false);
+      Command c = requant(in, out, 70, {{"opd1_addr", 5 * kLaneBytes + 0x8000}, {"opd2_n_str", mode}});
+      auto got = runRequant(c, in, out, xi, params);
+      ASSERT_TRUE(got.isOk()) << got.message();
+      for (size_t i = 0; i < xi.size(); ++i) {
+        const auto &p = params[i / 15];
+        const int64_t v = in.value(xi[i]) * p[0];
+        const int64_t scaled = p[1] >= 0 ? v * (int64_t(1) << p[1]) : roundedQuotient(v, -p[1], mode);
+        ASSERT_EQ((*got)[i], out.clamp(p[2] + scaled))
+            << in.name() << " -> " << out.name() << " mode " << mode << " at " << i << ": " << in.value(xi[i]);
+      }
+    }
+}
+
+TEST(Bm1684xExec, Requant1HalfUpIsRoundingRightShift) {
+  // Mode 5 with the multiplier 1 is arith/IntArith.h's roundingRightShift (the BM1684 model's), for every shift
+  // 0..40 over int32 values of every size.
+  const Shape shape{1, 41, 3, 5};
+  std::vector<std::array<int32_t, 3>> params(41);
+  for (size_t ch = 0; ch < params.size(); ++ch) params[ch] = {1, -int32_t(ch), 0};
+  std::mt19937 rng(140);
+  Words x(elements(shape));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = uint32_t(int32_t(rng()) >> (i % 31));
+  Command c = requant(kS32, kS32, 41, {{"opd1_addr", 5 * kLaneBytes + 0x8000}, {"opd2_n_str", 5}});
+  auto got = runRequant(c, kS32, kS32, x, params);
+  ASSERT_TRUE(got.isOk()) << got.message();
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_EQ(s32((*got)[i]), sim::roundingRightShift(s32(x[i]), unsigned(i / 15))) << i;
+}
+
+TEST(Bm1684xExec, Requant1Refusals) {
+  const Words x(15, 0);
+  auto refused = [&](const IntType &in, const IntType &out, Fields extra,
+                     const std::vector<std::array<int32_t, 3>> &params = {}) {
+    auto got = runRequant(requant(in, out, 1, extra), in, out, x, params);
+    EXPECT_FALSE(got.isOk());
+    return got.message();
+  };
+  EXPECT_EQ(refused(kS8, kS8, {{"opd1_const", 1}, {"opd2_n_str", 7}}), "quant.rq1: round mode 7 is not modelled");
+  EXPECT_EQ(refused(kS8, kS8, {{"opd1_addr", 5 * kLaneBytes + 0x8000}}, {{1, 200, 0}}),
+            "quant.rq1: channel 0: shift 200 or zero point 0 outside int8 / int16 is not modelled");
+  EXPECT_EQ(refused(kS8, kS8, {{"opd1_addr", 5 * kLaneBytes + 0x8000}}, {{1, 0, 40000}}),
+            "quant.rq1: channel 0: shift 0 or zero point 40000 outside int8 / int16 is not modelled");
+  EXPECT_EQ(refused(kS8, kS8, {{"opd1_const", 1}, {"opd0_prec", 2}}),
+            "quant.rq1: input %R0.L5 is f32: an 8-, 16- or 32-bit integer only so far");
+  EXPECT_EQ(refused(kS8, kS8, {{"opd1_const", 1}, {"res0_prec", 1}}),
+            "quant.rq1: result %R1.L5 is f16: an 8-, 16- or 32-bit integer only so far");
+  Memories m;
+  EXPECT_EQ(sim::bm1684x::execute(m, make("quant.rq0", true, {})).message(), "quant.rq0 is not executed yet");
+  EXPECT_EQ(sim::bm1684x::execute(m, make("quant.dq1", true, {})).message(), "quant.dq1 is not executed yet");
+}
+
+TEST(Bm1684xExec, Int8CompareSelect) {
+  // sel_gt on int8 compared values (-1 > 1 is false for int8, true for uint8), selecting int16 values.
+  for (const IntType &t : {kS8, kU8}) {
+    const Shape shape{1, 2, 1, 1};
+    Command c = compareSelect("cmp.sel_gt", 0, t.isSigned, 3);
+    for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{{"res0_c", 2},
+                                                                                       {"res0_h", 1},
+                                                                                       {"res0_w", 1},
+                                                                                       {"opd2_const", 1},
+                                                                                       {"opd2_addr", 0x8000},
+                                                                                       {"opd3_const", 1},
+                                                                                       {"opd3_addr", 0x1234}})
+      ASSERT_TRUE(c.set(name, value).isOk()) << name;
+    Memories m;
+    alignedBytes(1, 5, 0, shape).putWords(m, shape, {0xff, 3});
+    alignedBytes(1, 5, 0x1000, shape).putWords(m, shape, {1, 0xfd});
+    auto st = sim::bm1684x::execute(m, c);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    const Words want = t.isSigned ? Words{0x1234, 0x8000} : Words{0x8000, 0x1234}; // 3 > -3, 3 < 253
+    EXPECT_EQ(alignedBytes(2, 5, 0x4000, shape).getWords(m, shape), want) << t.name();
+  }
+}
+
+// 8-bit depthwise (+ relu): per channel the exact sum of taps times int8 weights plus the int32 bias, into
+// int32; relu clamps at 0; a narrower result or a shift is refused.
+TEST(Bm1684xExec, Int8DepthwiseExactInt32SumsWithBias) {
+  const Shape shape{1, 70, 9, 9};
+  for (const IntType &t : {kS8, kU8})
+    for (const char *mnemonic : {"pord.depthwise", "pord.depthwiserelu"}) {
+      const std::string what = std::string(mnemonic) + " " + t.name();
+      Window w;
+      w.dilation = 2, w.padValue = t.isSigned ? -3.0f : 7.0f;
+      const Shape outShape{1, 70, outputExtent(9, w), outputExtent(9, w)};
+      const Host x = randomIntHost(shape, t, 140 + t.isSigned), weight = randomIntHost({1, 70, 3, 3}, kS8, 142);
+      Host bias = randomIntHost({1, 70, 1, 1}, kS16, 143);
+      for (float &v : bias.v) v *= 1000; // beyond int16: the bias is int32
+      const Local in = alignedBytes(1, 0, 0, shape), out = alignedBytes(4, 0, 0x8000, outShape);
+      const Local weightAt{0, 0x4000, {0, 9, 3, 1}, 1}, biasAt{0, 0x6000, {0, 1, 0, 0}, 4};
+      Memories m;
+      in.putWords(m, shape, intWordsOf(t, x));
+      weightAt.putWords(m, weight.shape, intWordsOf(kS8, weight));
+      biasAt.putWords(m, bias.shape, intWordsOf(kS32, bias));
+      Command c = pordInt(mnemonic, t, 4, w, shape, in, out);
+      for (auto [name, value] : std::initializer_list<std::pair<const char *, uint64_t>>{
+               {"opd1_addr", weightAt.address()}, {"opd2_addr", biasAt.address()}, {"opd1_sign", 1}, {"opd2_sign", 1}})
+        ASSERT_TRUE(c.set(name, value).isOk()) << name;
+      auto st = sim::bm1684x::execute(m, c);
+      ASSERT_TRUE(st.isOk()) << what << ": " << st.message();
+      const bool relu = std::string(mnemonic) == "pord.depthwiserelu";
+      Words want;
+      size_t clamped = 0;
+      forEachWindow(padded(x, w), outShape, w,
+                    [&](uint64_t, uint64_t ch, uint64_t, uint64_t, const std::vector<float> &taps) {
+                      int64_t acc = int64_t(bias(0, ch, 0, 0));
+                      for (size_t i = 0; i < taps.size(); ++i) acc += int64_t(taps[i]) * int64_t(weight.v[ch * 9 + i]);
+                      clamped += relu && acc < 0;
+                      want.push_back(kS32.wrap(relu ? std::max<int64_t>(acc, 0) : acc));
+                    });
+      if (relu) {
+        EXPECT_GT(clamped, 0u) << what;
+      }
+      EXPECT_EQ(out.getWords(m, outShape), want) << what;
+    }
+  // An 8-bit result, or a shift: refused by name.
+  Memories m;
+  const Shape small{1, 4, 5, 5};
+  const Local in = alignedBytes(1, 0, 0, small), out8 = alignedBytes(1, 0, 0x8000, small);
+  Command narrow = pordInt("pord.depthwise", kS8, 0, Window{}, small, in, out8);
+  EXPECT_EQ(sim::bm1684x::execute(m, narrow).message(),
+            "pord.depthwise: output %R2 is si8: int32 only for an 8-bit depthwise");
+  Command shifted = pordInt("pord.depthwise", kS8, 4, Window{}, small, in, alignedBytes(4, 0, 0x8000, small));
+  ASSERT_TRUE(shifted.set("res1_addr", 3).isOk());
+  EXPECT_EQ(sim::bm1684x::execute(m, shifted).message(), "pord.depthwise: a shift (res1_addr = 3) is not modelled");
+}
+
+// sg.pe_s_gather_d1coor, the per-lane table lookup: res0[n][c][0][w] = opd0[0][c][0][opd1[n][c][0][w]], each
+// lane reading its own channel's table, the index unsigned of opd1_prec, the table's bits copied.
+namespace {
+
+// A gather of a (1, c, 1, entries) table of `prec` at `table` by a (n, c, 1, w) index of `indexPrec` at
+// `index` into (n, c, 1, w) at `result`, all aligned; then `extra` fields.
+Command gather(unsigned prec, unsigned indexPrec, Shape out, uint64_t entries, const Local &table, const Local &index,
+               const Local &result, Fields extra = {}, const char *mnemonic = "sg.pe_s_gather_d1coor") {
+  Command c = make(mnemonic, true,
+                   {{"res0_n", out[0]},
+                    {"res0_c", out[1]},
+                    {"res0_h", 1},
+                    {"res0_w", out[3]},
+                    {"opd0_h", 1},
+                    {"opd0_w", entries},
+                    {"opd1_w", out[3]},
+                    {"res0_prec", prec},
+                    {"opd0_prec", prec},
+                    {"opd1_prec", indexPrec},
+                    {"res0_addr", result.address()},
+                    {"opd0_addr", table.address()},
+                    {"opd1_addr", index.address()}});
+  for (auto [name, value] : extra) EXPECT_TRUE(c.set(name, value).isOk()) << name;
+  return c;
+}
+
+uint64_t bytesOfPrec(unsigned prec) { return prec == 0 ? 1 : prec == 2 || prec == 4 ? 4 : 2; }
+
+} // namespace
+
+TEST(Bm1684xExec, GatherLooksUpEachLanesOwnTable) {
+  // (table precision, index precision, entries, n, w): an int8 table of 256 entries indexed by uint8 over
+  // 0..255 (each (n, c) row a permutation of them); int16 and fp16 tables by uint16 and uint8 indices; fp32
+  // and int32 tables by uint32 indices. 70 channels from lane 5: the views cross from lane 63 to lane 0.
+  struct Case {
+    unsigned prec, indexPrec;
+    uint64_t entries, n, w;
+  };
+  for (const Case &k : {Case{0, 0, 256, 2, 256}, Case{3, 3, 300, 2, 40}, Case{1, 0, 200, 1, 33}, Case{2, 4, 70, 2, 17},
+                        Case{4, 3, 1000, 1, 24}}) {
+    const std::string what = "prec " + std::to_string(k.prec) + " index " + std::to_string(k.indexPrec);
+    const uint64_t bytes = bytesOfPrec(k.prec), indexBytes = bytesOfPrec(k.indexPrec), C = 70;
+    const Shape tableShape{1, C, 1, k.entries}, shape{k.n, C, 1, k.w};
+    const Local table = alignedBytes(bytes, 5, 0, tableShape), index = alignedBytes(indexBytes, 5, 0x2000, shape),
+                out = alignedBytes(bytes, 5, 0x6000, shape);
+    std::mt19937 rng(500 + k.prec);
+    const uint32_t mask = bytes == 4 ? ~0u : (1u << (8 * bytes)) - 1;
+    Words t(elements(tableShape)), idx(elements(shape));
+    for (uint32_t &v : t) v = rng() & mask;
+    for (uint64_t n = 0; n < k.n; ++n)
+      for (uint64_t c = 0; c < C; ++c) {
+        uint32_t *row = &idx[(n * C + c) * k.w];
+        if (k.entries == k.w) { // a permutation: every entry read
+          for (uint64_t w = 0; w < k.w; ++w) row[w] = uint32_t(w);
+          std::shuffle(row, row + k.w, rng);
+        } else {
+          for (uint64_t w = 0; w < k.w; ++w) row[w] = uint32_t(rng() % k.entries);
+          row[0] = uint32_t(k.entries - 1), row[1] = 0;
+        }
+      }
+    Memories m;
+    table.putWords(m, tableShape, t);
+    index.putWords(m, shape, idx);
+    auto st = sim::bm1684x::execute(m, gather(k.prec, k.indexPrec, shape, k.entries, table, index, out));
+    ASSERT_TRUE(st.isOk()) << what << ": " << st.message();
+    Words want;
+    for (uint64_t n = 0; n < k.n; ++n)
+      for (uint64_t c = 0; c < C; ++c)
+        for (uint64_t w = 0; w < k.w; ++w) want.push_back(t[c * k.entries + idx[(n * C + c) * k.w + w]]);
+    EXPECT_EQ(out.getWords(m, shape), want) << what;
+  }
+}
+
+TEST(Bm1684xExec, GatherViewsAndRefusals) {
+  const Shape shape{2, 70, 1, 256}, tableShape{1, 70, 1, 256};
+  const Local table = alignedBytes(1, 5, 0, tableShape), index = alignedBytes(1, 5, 0x2000, shape),
+              out = alignedBytes(1, 5, 0x6000, shape);
+  // The views: the table and the result signless, the index unsigned, at opd1_addr; pe_s_gather_hzd reads
+  // alike (described, not executed); the other gathers are not described.
+  Command g = gather(0, 0, shape, 256, table, index, out);
+  auto ops = memory::bm1684x::operandsOf(g);
+  ASSERT_TRUE(ops.isOk()) << ops.message();
+  ASSERT_EQ(ops->results.size(), 1u);
+  ASSERT_EQ(ops->operands.size(), 2u);
+  EXPECT_EQ(ops->results[0].name() + " " + ops->results[0].typeText(),
+            "%R1.8192.L5 memref<2x70x1x256xi8, strides: [512, 256, 256, 1]>");
+  EXPECT_EQ(ops->operands[0].name() + " " + ops->operands[0].typeText(),
+            "%R0.L5 memref<1x70x1x256xi8, strides: [512, 256, 256, 1]>");
+  EXPECT_EQ(ops->operands[1].name() + " " + ops->operands[1].typeText(),
+            "%R0.8192.L5 memref<2x70x1x256xui8, strides: [512, 256, 256, 1]>");
+  Command hzd = gather(0, 0, shape, 256, table, index, out, {}, "sg.pe_s_gather_hzd");
+  auto hzdOps = memory::bm1684x::operandsOf(hzd);
+  ASSERT_TRUE(hzdOps.isOk()) << hzdOps.message();
+  EXPECT_EQ(hzdOps->operands[1].typeText(), ops->operands[1].typeText());
+  Memories m;
+  EXPECT_EQ(sim::bm1684x::execute(m, hzd).message(), "sg.pe_s_gather_hzd is not executed yet");
+  EXPECT_EQ(memory::bm1684x::operandsOf(make("sg.pl_gather_d1coor", true, {})).message(),
+            "operands of sg.pl_gather_d1coor are not described yet");
+
+  // Refusals, each named.
+  Words idx(elements(shape));
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = uint32_t(i % 256);
+  index.putWords(m, shape, idx);
+  auto refused = [&](Fields extra, uint64_t entries = 256) {
+    return sim::bm1684x::execute(m, gather(0, 0, shape, entries, table, index, out, extra)).message();
+  };
+  EXPECT_EQ(refused({}, 200), "sg.pe_s_gather_d1coor: index 200 at (0, 0, 0, 200) is outside the table's "
+                              "opd0_w = 200 entries");
+  EXPECT_EQ(refused({{"res0_h", 2}}), "sg.pe_s_gather_d1coor: res0_h = 2 is not modelled (1 only)");
+  EXPECT_EQ(refused({{"opd0_h", 3}}), "sg.pe_s_gather_d1coor: opd0_h = 3 is not modelled (1 only)");
+  EXPECT_EQ(refused({{"opd1_w", 128}}), "sg.pe_s_gather_d1coor: opd1_w = 128 differs from res0_w = 256: not modelled");
+  EXPECT_EQ(refused({{"res0_prec", 3}}), "sg.pe_s_gather_d1coor: result %R1.8192.L5 is i16, the table i8: a gather "
+                                         "copies the table's elements (one precision)");
+  EXPECT_EQ(refused({{"opd1_prec", 1}}), "sg.pe_s_gather_d1coor: index %R0.8192.L5 is f16: an 8-, 16- or 32-bit "
+                                         "integer only");
+  EXPECT_EQ(refused({{"res0_prec", 6}, {"opd0_prec", 6}}), "sg.pe_s_gather_d1coor: i4 elements are not modelled");
+  EXPECT_EQ(refused({{"opd0_str", 1}}), "opd0_str = 1 is not described (0: the table aligned)");
+  EXPECT_EQ(refused({{"opd2_const", 1}, {"opd2_addr", 7}}),
+            "sg.pe_s_gather_d1coor: opd2_const = 1, opd3_const = 0: filling out-of-range positions with a constant "
+            "is not modelled");
+  EXPECT_EQ(refused({{"opd3_const", 1}}), "sg.pe_s_gather_d1coor: opd2_const = 0, opd3_const = 1: filling "
+                                          "out-of-range positions with a constant is not modelled");
 }

@@ -121,6 +121,38 @@ TEST(Bm1684xTiming, ElementwiseAndPooling) {
   EXPECT_EQ(cost(pool, hw).dataCycles, 4.0 * 9);
 }
 
+TEST(Bm1684xTiming, Int8PoolingAndRequantisation) {
+  const isa::HwConfig hw = isa::bm1684x::hwConfig();
+  // int8 max pooling 3x3 over a (1, 64, 8, 8) output: 64 int8 per pass, 1 round x 1 pass x 9 taps.
+  Command pool = make("pord.maxpooling", {{"res0_prec", 0},
+                                          {"opd0_prec", 0},
+                                          {"opd0_sign", 1},
+                                          {"res0_n", 1},
+                                          {"res0_c", 64},
+                                          {"res0_h", 8},
+                                          {"res0_w", 8},
+                                          {"opd0_h", 10},
+                                          {"opd0_w", 10},
+                                          {"opd1_h", 3},
+                                          {"opd1_w", 3},
+                                          {"res_op_y_str", 1},
+                                          {"res_op_x_str", 1}});
+  EXPECT_EQ(cost(pool, hw).dataCycles, 1.0 * 9);
+  // quant.rq1 int32 -> int8 over (1, 64, 8, 8), constant and per-channel parameters: passes of the widest
+  // element (int32: 16 per pass), 1 round x 4 passes.
+  for (uint64_t isConst : {1, 0}) {
+    Command rq = make("quant.rq1", {{"opd0_prec", 4},
+                                    {"res0_prec", 0},
+                                    {"opd1_const", isConst},
+                                    {"res0_n", 1},
+                                    {"res0_c", 64},
+                                    {"res0_h", 8},
+                                    {"res0_w", 8},
+                                    {"opd1_addr", 0x8000}});
+    EXPECT_EQ(cost(rq, hw).dataCycles, 4.0) << isConst;
+  }
+}
+
 TEST(Bm1684xTiming, DmaMovesWholeBursts) {
   const isa::HwConfig hw = isa::bm1684x::hwConfig();
   // DDR (1, 8, 4, 10) fp32, compact, into local memory: one run of 1280 bytes.
@@ -168,4 +200,26 @@ TEST(Bm1684xTiming, UncostedCommandsAreNamed) {
   auto end = timing::bm1684x::commandCost(make("sys.end", {}), hw);
   ASSERT_TRUE(end.isOk());
   EXPECT_EQ(end->latencyCycles + end->dataCycles, 0.0);
+}
+
+TEST(Bm1684xTiming, GatherIsPricedAsElementwiseOverItsResult) {
+  const isa::HwConfig hw = isa::bm1684x::hwConfig();
+  // sg.pe_s_gather_d1coor, an int8 table of 256 entries by uint8 indices into (2, 70, 1, w): one result
+  // element per lane per EU slot, as arithmetic: 2 lane rounds x ceil(2 * w / 64) passes.
+  auto gather = [](uint64_t w) {
+    return make("sg.pe_s_gather_d1coor", {{"res0_n", 2},
+                                          {"res0_c", 70},
+                                          {"res0_h", 1},
+                                          {"res0_w", w},
+                                          {"opd0_h", 1},
+                                          {"opd0_w", 256},
+                                          {"opd1_w", w},
+                                          {"opd0_addr", 0x10000},
+                                          {"opd1_addr", 0x20000},
+                                          {"res0_addr", 0x30000}});
+  };
+  auto narrow = cost(gather(64), hw), wide = cost(gather(256), hw);
+  EXPECT_EQ(narrow.dataCycles, 2.0 * 2);
+  EXPECT_EQ(wide.dataCycles, 2.0 * 8);
+  EXPECT_EQ(wide.latencyCycles, narrow.latencyCycles);
 }

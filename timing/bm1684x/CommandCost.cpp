@@ -67,7 +67,10 @@ uint64_t tiuCompute(const isa::bm1684x::Command &c, const memory::bm1684x::Opera
     if (c.op().sub == 0 || c.op().sub == 2) macs = o[0] * o[1] * o[2] * o[3] * taps;
     return passes(out, widestBytes(ops), hw) * taps;
   }
-  default: // element-wise: arithmetic, requantise, transpose/broadcast, SFU, compare-select
+  // Element-wise: arithmetic, requantise, transpose/broadcast, SFU, compare-select; and the per-lane gathers
+  // (TIU type 6: pe_s_gather_d1coor and pe_s_gather_hzd), priced as arithmetic is, one result element per lane
+  // per EU slot over res0's shape (a modelling choice: the gather's own rate is not public).
+  default:
     return passes(out, widestBytes(ops), hw) * stepsPerPass(c, hw);
   }
 }

@@ -18,7 +18,7 @@ int runDeploy(int argc, char **argv) {
       "[--calibration-data DIR [--input-num 4]] [--no-layer-group] [--no-cpu-subnets] [--chip bm1684] -o model.bmodel "
       "[--test-input in.npz [--test-reference ref.npz]]");
   args.positionals(1, 1, "model");
-  args.option("--quantize", "F32 or INT8 (BM1684); F32, F16 or BF16 (BM1684X)");
+  args.option("--quantize", "F32 or INT8 (BM1684); F32, F16, BF16 or INT8 (BM1684X)");
   args.option("--calibration-table", "calibration table from tpuc calibrate (INT8)");
   args.option("--quantize-table", "tensor names (one per line) whose ops stay F32");
   tpuc::declareLeverOptions(args);

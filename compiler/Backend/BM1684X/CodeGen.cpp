@@ -4,10 +4,12 @@
 #include "compiler/Backend/Ops/Unary.h"
 #include "compiler/Backend/Ops/Window.h"
 #include "compiler/Backend/QuantRef.h"
+#include "compiler/Backend/ReferenceEval.h"
 #include "isa/bmodel/Bmodel.h"
 #include "isa/chips/Registry.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tpu::backend::bm1684x {
 
@@ -42,64 +44,92 @@ std::vector<float> constantsOf(const Graph &g, const Op &op) {
 
 } // namespace
 
+bool int8Weighted(const Graph &g, const Op &op) {
+  return (op.kind == OpKind::Conv || op.kind == OpKind::Fc || op.kind == OpKind::ConvTranspose) &&
+         op.inputs.size() > 1 && g.tensors[size_t(op.inputs[1])].dtype == DType::I8;
+}
+
+std::vector<uint8_t> widenedInteger(const Tensor &t, DType to) {
+  const std::vector<int32_t> v = toInts(t.data, t.dtype);
+  std::vector<uint8_t> out(v.size() * bytesOf(to));
+  for (size_t i = 0; i < v.size(); ++i) std::memcpy(&out[i * bytesOf(to)], &v[i], bytesOf(to)); // little-endian
+  return out;
+}
+
+// Each kind's emitter, and whether its int8 form (its integer semantics, Graph.h) is compiled: the other
+// kinds with an integer input or result are refused by name.
+const Compiler::KindEmitter *Compiler::emitterOf(OpKind kind) {
+  static const KindEmitter kEmitters[] = {
+      {OpKind::Conv, &Compiler::emitWindow, true},
+      {OpKind::ConvTranspose, &Compiler::emitWindow, true},
+      {OpKind::Fc, &Compiler::emitWindow, true},
+      {OpKind::MatMul, &Compiler::emitWindow, false},
+      {OpKind::Pool, &Compiler::emitWindow, true},
+      {OpKind::GlobalAvgPool, &Compiler::emitWindow, true},
+      {OpKind::Add, &Compiler::emitElementwise, true},
+      {OpKind::Sub, &Compiler::emitElementwise, true},
+      {OpKind::Mul, &Compiler::emitElementwise, true},
+      {OpKind::Max, &Compiler::emitElementwise, true},
+      {OpKind::Min, &Compiler::emitElementwise, true},
+      {OpKind::Relu, &Compiler::emitElementwise, true},
+      {OpKind::Clip, &Compiler::emitElementwise, true},
+      {OpKind::LeakyRelu, &Compiler::emitElementwise, true},
+      {OpKind::Affine, &Compiler::emitElementwise, true},
+      {OpKind::Requant, &Compiler::emitElementwise, true},
+      {OpKind::Cast, &Compiler::emitElementwise, true},
+      {OpKind::Lut, &Compiler::emitElementwise, true},
+      {OpKind::PRelu, &Compiler::emitElementwise, false},
+      {OpKind::Div, &Compiler::emitElementwise, false},
+      {OpKind::Sigmoid, &Compiler::emitElementwise, false},
+      {OpKind::Pow, &Compiler::emitElementwise, false},
+      {OpKind::Greater, &Compiler::emitElementwise, false},
+      {OpKind::Less, &Compiler::emitElementwise, false},
+      {OpKind::Equal, &Compiler::emitElementwise, false},
+      {OpKind::Where, &Compiler::emitElementwise, false},
+      {OpKind::Unary, &Compiler::emitElementwise, false},
+      {OpKind::Move, &Compiler::emitCopies, true},
+      {OpKind::Slice, &Compiler::emitCopies, true},
+      {OpKind::Upsample, &Compiler::emitCopies, true},
+      {OpKind::Concat, &Compiler::emitConcat, true},
+      {OpKind::Reshape, &Compiler::emitReshape, true},
+      {OpKind::Reduce, &Compiler::emitReduce, true}, // int8: sum, mean and max (Reduce.cpp)
+      {OpKind::Softmax, &Compiler::emitSoftmax, false},
+      {OpKind::LogSoftmax, &Compiler::emitSoftmax, false},
+      {OpKind::LayerNorm, &Compiler::emitLayerNorm, false},
+      {OpKind::Resize, &Compiler::emitResize, false},
+  };
+  for (const KindEmitter &k : kEmitters)
+    if (k.kind == kind) return &k;
+  return nullptr;
+}
+
+Status Compiler::emitReshape(const Op &) { return Status::ok(); } // shares its input's bytes (address_ says so)
+
 Status Compiler::emit(const Op &op) {
+  const KindEmitter *e = emitterOf(op.kind);
+  if (!e) return unsupported(op, "no BM1684X emitter for this kind");
+  const DType yt = g_.tensors[size_t(op.output)].dtype;
+  const DType xt = op.inputs.empty() ? yt : g_.tensors[size_t(op.inputs[0])].dtype;
+  const bool integer = isInteger(yt) || std::any_of(op.inputs.begin(), op.inputs.end(),
+                                                    [&](int t) { return isInteger(g_.tensors[size_t(t)].dtype); });
+  if (integer && !e->integer) return unsupported(op, "its int8 form");
+  // Integers: int8/uint8 activations and the int8 kinds' int8/int16/int32 weights; an int16 accumulator
+  // (per-channel weights) from a conv to the per-channel affine that requantises it or the conv that reads it.
+  if (yt == DType::I16 && op.kind != OpKind::Conv) return unsupported(op, "an int16 result");
   for (int t : op.inputs)
-    if (const DType d = g_.tensors[size_t(t)].dtype; d != DType::F32 && !isHalf(d))
-      return unsupported(op, std::string("a ") + dtypeName(d) + " input");
-  switch (op.kind) {
-  case OpKind::Conv:
-  case OpKind::ConvTranspose:
-  case OpKind::Fc:
-  case OpKind::MatMul:
-  case OpKind::Pool:
-  case OpKind::GlobalAvgPool:
-    return emitWindow(op);
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Max:
-  case OpKind::Min:
-  case OpKind::Relu:
-  case OpKind::Clip:
-  case OpKind::LeakyRelu:
-  case OpKind::PRelu:
-  case OpKind::Affine:
-  case OpKind::Div:
-  case OpKind::Sigmoid:
-  case OpKind::Pow:
-  case OpKind::Greater:
-  case OpKind::Less:
-  case OpKind::Equal:
-  case OpKind::Where:
-    return emitElementwise(op);
-  case OpKind::Unary:
-    if (!programOf(op))
-      return unsupported(op, std::string("no fp32 recipe for ") + unaryName(op.params<UnaryParams>().function));
-    return emitElementwise(op);
-  case OpKind::Cast:
-    if (!isHalf(g_.tensors[size_t(op.output)].dtype) && !isHalf(g_.tensors[size_t(op.inputs[0])].dtype))
-      return unsupported(op, "a cast other than fp32 <-> float16 or bfloat16");
-    return emitElementwise(op);
-  case OpKind::Move:
-  case OpKind::Slice:
-  case OpKind::Upsample:
-    return emitCopies(op);
-  case OpKind::Concat:
-    return emitConcat(op);
-  case OpKind::Reduce:
-    return emitReduce(op);
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-    return emitSoftmax(op);
-  case OpKind::LayerNorm:
-    return emitLayerNorm(op);
-  case OpKind::Resize:
-    return emitResize(op);
-  case OpKind::Reshape:
-    return Status::ok(); // shares its input's bytes (address_ says so)
-  default:
-    return unsupported(op, "this kind is not compiled for the BM1684X yet");
-  }
+    if (g_.tensors[size_t(t)].dtype == DType::I16 && !g_.tensors[size_t(t)].isWeight() && op.kind != OpKind::Affine &&
+        op.kind != OpKind::Conv)
+      return unsupported(op, "an int16 input (a conv's accumulator)");
+  if (e->emit == &Compiler::emitCopies || e->emit == &Compiler::emitConcat || e->emit == &Compiler::emitReshape)
+    for (int t : op.inputs) // copies move bytes: one type in and out
+      if (g_.tensors[size_t(t)].dtype != yt && !g_.tensors[size_t(t)].isWeight())
+        return unsupported(op, std::string("a ") + dtypeName(g_.tensors[size_t(t)].dtype) + " input to a " +
+                                   dtypeName(yt) + " copy");
+  if (op.kind == OpKind::Cast && integer && (isHalf(xt) || isHalf(yt)))
+    return unsupported(op, "a cast between int8 and a 16-bit float");
+  if (op.kind == OpKind::Unary && !programOf(op))
+    return unsupported(op, std::string("no fp32 recipe for ") + unaryName(op.params<UnaryParams>().function));
+  return (this->*(e->emit))(op);
 }
 
 Result<bmodel::Model> Compiler::run(CompileReport *report) {
@@ -123,15 +153,32 @@ Result<bmodel::Model> Compiler::run(CompileReport *report) {
     for (size_t k = 0; k < op.inputs.size(); ++k)
       if (const Op *t = transposedBy[size_t(op.inputs[k])]; t && (t != &op || k != 1))
         return unsupported(*t, "weights another op reads too");
+  // An int8 window op's int16 bias is stored as the int32 its sums add, and its int8 weights as int16 when
+  // its input is int16 (a conv's accumulator: the conv command multiplies operands of one width; Window.cpp).
+  stored_.clear();
+  for (const Tensor &t : g_.tensors) stored_.push_back(t.dtype);
+  std::vector<const Op *> widenedBy(g_.tensors.size(), nullptr);
+  for (const Op &op : g_.ops) {
+    if (!int8Weighted(g_, op)) continue;
+    if (g_.tensors[size_t(op.inputs[0])].dtype == DType::I16) stored_[size_t(op.inputs[1])] = DType::I16;
+    if (op.inputs.size() > 2) stored_[size_t(op.inputs[2])] = DType::I32;
+    for (size_t k = 1; k < op.inputs.size(); ++k)
+      if (stored_[size_t(op.inputs[k])] != g_.tensors[size_t(op.inputs[k])].dtype)
+        widenedBy[size_t(op.inputs[k])] = &op;
+  }
+  for (const Op &op : g_.ops)
+    for (int t : op.inputs)
+      if (widenedBy[size_t(t)] && widenedBy[size_t(t)] != &op)
+        return unsupported(op, "int8 weights or bias another op reads too");
   for (size_t i = 0; i < g_.tensors.size(); ++i) {
     const Tensor &t = g_.tensors[i];
     if (!t.isWeight()) continue;
-    if (t.dtype != DType::F32 && !isHalf(t.dtype))
-      return makeError("weight '", t.name, "' is ", dtypeName(t.dtype), " (the BM1684X compiler takes float weights)");
     net.coeff.resize(alignUp(net.coeff.size(), kDdrAlign));
     address_[i] = net.coeffAddr + net.coeff.size();
+    Tensor as = t;
+    if (stored_[i] != t.dtype) as.data = widenedInteger(t, stored_[i]), as.dtype = stored_[i];
     const std::vector<uint8_t> bytes =
-        transposedBy[i] ? rotatedConvWeights(t, transposedBy[i]->params<WindowParams>().groups) : t.data;
+        transposedBy[i] ? rotatedConvWeights(as, transposedBy[i]->params<WindowParams>().groups) : as.data;
     net.coeff.insert(net.coeff.end(), bytes.begin(), bytes.end());
   }
   // The ops' constant tables (constantsOf) after the weights.
@@ -148,9 +195,6 @@ Result<bmodel::Model> Compiler::run(CompileReport *report) {
   for (size_t i = 0; i < g_.tensors.size(); ++i) placed[i] = g_.tensors[i].isWeight();
   auto placeTensor = [&](int t) -> Status {
     const Tensor &tensor = g_.tensors[size_t(t)];
-    if (tensor.dtype != DType::F32 && !isHalf(tensor.dtype))
-      return makeError("tensor '", tensor.name, "' is ", dtypeName(tensor.dtype),
-                       " (the BM1684X compiler takes float tensors)");
     address_[size_t(t)] = net.ctxAddr + neurons;
     neurons = alignUp(neurons + tensor.bytes(), kDdrAlign);
     placed[size_t(t)] = true;

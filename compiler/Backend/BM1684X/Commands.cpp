@@ -26,7 +26,67 @@ Result<Command> arithCommand(const char *mnemonic, const Dims &shape, uint64_t o
                                                         {"opd0_addr", a}}));
   TPU_RETURN_IF_ERROR(c.set("opd1_const", bTile ? 0 : 1));
   TPU_RETURN_IF_ERROR(c.set("opd1_addr", bTile ? *bTile : floatBits(bConstant)));
+  // Integer tiles say their sign (float commands keep the fields 0).
+  if (signOf(types.a)) TPU_RETURN_IF_ERROR(c.set("opd0_sign", 1));
+  if (bTile && signOf(types.b)) TPU_RETURN_IF_ERROR(c.set("opd1_sign", 1));
   return c;
+}
+
+Result<Command> intArithCommand(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a,
+                                std::optional<uint64_t> bTile, int64_t bConstant, TileTypes types) {
+  TPU_ASSIGN_OR_RETURN(Command c, arithCommand(mnemonic, shape, out, a, bTile, 0.0f, types));
+  if (bTile) return c;
+  TPU_RETURN_IF_ERROR(setFields(c, {{"opd1_prec", precOf(types.b)},
+                                    {"opd1_sign", signOf(types.b)},
+                                    {"opd1_addr", integerBits(bConstant, types.b)}}));
+  return c;
+}
+
+Result<Command> castCommand(const Dims &shape, uint64_t out, DType outType, uint64_t a, DType aType) {
+  TPU_ASSIGN_OR_RETURN(Command c, arithCommand("arith.cast", shape, out, a, std::nullopt, 0.0f, {outType, aType}));
+  // A cast's result sign is opd2_sign; round mode 0 (opd2_n_str): half to even.
+  TPU_RETURN_IF_ERROR(setFields(c, {{"tsk_opd_num", 1}, {"opd1_const", 0}, {"opd1_addr", 0}}));
+  if (signOf(outType)) TPU_RETURN_IF_ERROR(c.set("opd2_sign", 1));
+  return c;
+}
+
+Result<Command> requantCommand(const Dims &shape, uint64_t out, DType outType, uint64_t a, DType aType,
+                               int32_t multiplier, uint32_t rshift) {
+  if (rshift > 127) return makeError("a right shift of ", rshift, " (an int8 field)");
+  // Constant form: the multiplier in opd1_addr, the shift (negative: right) in opd2_addr's low byte, the
+  // zero point (0) above it; round mode 5 (opd2_n_str): half up, the BM1684's rounding shift.
+  return tiuCommand("quant.rq1", {{"opd1_const", 1},
+                                  {"opd0_prec", precOf(aType)},
+                                  {"opd0_sign", signOf(aType)},
+                                  {"res0_prec", precOf(outType)},
+                                  {"opd2_sign", signOf(outType)},
+                                  {"opd2_n_str", 5},
+                                  {"res0_n", shape[0]},
+                                  {"res0_c", shape[1]},
+                                  {"res0_h", shape[2]},
+                                  {"res0_w", shape[3]},
+                                  {"res0_addr", out},
+                                  {"opd0_addr", a},
+                                  {"opd1_addr", integerBits(multiplier, DType::I32)},
+                                  {"opd2_addr", integerBits(-int64_t(rshift), DType::I8)}});
+}
+
+Result<Command> lookupCommand(const Dims &shape, uint64_t out, uint64_t table, uint64_t entries, uint64_t index,
+                              DType type) {
+  return tiuCommand("sg.pe_s_gather_d1coor", {{"res0_prec", precOf(type)},
+                                              {"opd0_prec", precOf(type)},
+                                              {"opd1_prec", precOf(DType::U8)},
+                                              {"res0_n", shape[0]},
+                                              {"res0_c", shape[1]},
+                                              {"res0_h", shape[2]},
+                                              {"res0_w", shape[3]},
+                                              {"opd0_h", 1},
+                                              {"opd0_w", entries},
+                                              {"opd1_c", shape[1]},
+                                              {"opd1_w", shape[3]},
+                                              {"res0_addr", out},
+                                              {"opd0_addr", table},
+                                              {"opd1_addr", index}});
 }
 
 Result<Command> windowCommand(const char *mnemonic, const Dims &out, const std::array<uint64_t, 2> &in,
@@ -53,7 +113,8 @@ Result<Command> windowCommand(const char *mnemonic, const Dims &out, const std::
                                {"opd3_const", 1},
                                {"opd3_addr", padValue},
                                {"res0_addr", outOffset},
-                               {"opd0_addr", inOffset}});
+                               {"opd0_addr", inOffset},
+                               {"opd0_sign", signOf(inType)}});
 }
 
 Result<Command> rsqrtCommand(uint64_t offset, uint64_t cs) {

@@ -1,5 +1,5 @@
-// TIU commands of the BM1684X compiler, their fields set from what an op needs: fp32 arithmetic on local
-// tiles, window commands (conv.normal, pord.*), sfu.rsqrt.
+// TIU commands of the BM1684X compiler, their fields set from what an op needs: float and integer
+// arithmetic on local tiles, casts and requantisation, window commands (conv.normal, pord.*), sfu.rsqrt.
 #pragma once
 
 #include "compiler/Backend/BM1684X/Program.h"
@@ -23,6 +23,22 @@ struct TileTypes {
 };
 Result<Command> arithCommand(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a,
                              std::optional<uint64_t> bTile, float bConstant, TileTypes types = {});
+
+// The same with an integer constant b of type types.b.
+Result<Command> intArithCommand(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a,
+                                std::optional<uint64_t> bTile, int64_t bConstant, TileTypes types);
+// arith.cast of a tile into another type: float -> integer rounds half to even and saturates, integer ->
+// integer saturates, integer -> float rounds once.
+Result<Command> castCommand(const Dims &shape, uint64_t out, DType outType, uint64_t a, DType aType);
+// quant.rq1 on a tile: out = saturate(round_half_up(a * multiplier / 2^rshift)), the BM1684's integer
+// write-back (arith/IntArith.h requantize) when multiplier is 1.
+Result<Command> requantCommand(const Dims &shape, uint64_t out, DType outType, uint64_t a, DType aType,
+                               int32_t multiplier, uint32_t rshift);
+
+// sg.pe_s_gather_d1coor on local tiles at lane 0: out (1, c, 1, w) = table[index], each lane's channels
+// reading the `entries`-entry table (of the result's type) at `table` in that lane, the index tile uint8.
+Result<Command> lookupCommand(const Dims &shape, uint64_t out, uint64_t table, uint64_t entries, uint64_t index,
+                              DType type);
 
 // A window command (conv.normal or pord.*) on local tensors at lane 0: output `out` (1, c, oh, ow), input
 // `in` rows and width, the window's kernel, strides and dilations, pad rows above and below the input (the

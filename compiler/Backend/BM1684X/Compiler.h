@@ -18,6 +18,8 @@
 
 namespace tpu::backend::bm1684x {
 
+struct ReduceRows; // Reduce.cpp
+
 // A window op as its commands run it (Window.cpp): the window, the input and output as DDR views (their
 // first element, dims and element strides), and how the op maps onto conv.normal and pord.*.
 struct WindowJob {
@@ -40,6 +42,13 @@ public:
   Result<bmodel::Model> run(CompileReport *report);
 
 private:
+  // What compiles a kind, and whether its int8 form is compiled too (CodeGen.cpp's table).
+  struct KindEmitter {
+    OpKind kind;
+    Status (Compiler::*emit)(const Op &);
+    bool integer;
+  };
+  static const KindEmitter *emitterOf(OpKind kind);
   Status emit(const Op &op);
   Status emitWindow(const Op &op); // Conv, Fc, Pool, GlobalAvgPool
   Status emitWindowJob(const Op &op, const WindowJob &job);
@@ -48,6 +57,7 @@ private:
   Status emitConcat(const Op &op);
   Status emitCopies(const Op &op); // Move, Slice, Upsample
   Status emitReduce(const Op &op);
+  Status emitIntegerReduce(const Op &op, const ReduceRows &r);
   Status emitProgram(const Op &op, const KernelProgram &p, const std::vector<uint64_t> &tile, uint64_t tables,
                      const Dims &shape);
   Status emitSoftmax(const Op &op);
@@ -58,6 +68,7 @@ private:
   Status loadPatches(const Op &op, const Dims &x, const std::array<uint64_t, 2> &kernel, uint64_t n, uint64_t oh0,
                      const Dims &shape, uint64_t offset);
   Status emitLayerNorm(const Op &op);
+  Status emitReshape(const Op &op);
   Status loadTables(const Op &op, uint64_t bytes, uint64_t offset);
   Status perChannel(const char *mnemonic, const Dims &shape, uint64_t out, uint64_t a, uint64_t v);
   Status convert(const Dims &shape, uint64_t to, DType toType, uint64_t from, DType fromType);
@@ -75,6 +86,7 @@ private:
 
   const Graph &g_;
   std::vector<uint64_t> address_;         // DDR address of every tensor as commands write it
+  std::vector<DType> stored_;             // every tensor's type as stored (an int8 op's weights widened; run)
   std::map<const Op *, uint64_t> tables_; // DDR address of an op's constant tables (constantsOf)
   // DDR addresses of a Resize's fp32 intermediates: resized along w only; and for a 16-bit Resize its input
   // widened and its result before rounding (it runs as its fp32 form).
@@ -98,6 +110,13 @@ uint64_t tableBytesOf(const std::vector<KernelProgram> &programs);
 // A transposed conv's weights [ic, oc / groups, kh, kw] as the stride-1 conv of `groups` groups over the
 // zero-inserted input takes them: [oc, ic / groups, kh, kw], the kernel rotated by 180 degrees.
 std::vector<uint8_t> rotatedConvWeights(const Tensor &w, int64_t groups);
+// Whether an op is an int8 conv, transposed conv or fc (int8 weights, an int16 bias stored as int32).
+bool int8Weighted(const Graph &g, const Op &op);
+// An integer tensor's values in a wider integer type.
+std::vector<uint8_t> widenedInteger(const Tensor &t, DType to);
+// The largest |sum| an int8 conv, transposed conv or fc can reach in int32 (its weights and bias as they are,
+// its input's range): beyond INT32_MAX the chip's int32 sums would saturate where the reference's do not.
+int64_t int8SumBound(const Graph &g, const Op &op);
 // Whether an average pool's windows divide by different counts.
 bool unevenAverage(const Op &op, const Tensor &x, const Tensor &y);
 // A Resize's per-index weights along one axis, (1 - w) then w, as the reference's blend takes them.

@@ -7,7 +7,9 @@
 #include "compiler/Backend/QuantRef.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace tpu::backend::bm1684x {
 
@@ -61,9 +63,17 @@ struct ElementwisePlan {
     const char *mnemonic;
     int out, a;
     TileOperand b;
+    std::optional<int64_t> integer{}; // b: an integer constant (of the tile a's type) instead of b
+    int32_t multiplier = 1;           // quant.rq1
+    uint32_t rshift = 0;              // quant.rq1
   };
   std::vector<std::pair<int, int>> loads; // (tensor, tile)
   int tiles = 1;
+  std::vector<DType> types; // each tile's type, when the plan sets them (integer plans)
+  // Lut: out = table[uint8(x)], x in tile 1, by sg.pe_s_gather_d1coor from the 256-entry table (the op's
+  // second input) each channel finds at the same place of its lane row after the tiles, the tile read as one
+  // row per channel.
+  bool lookup = false;
   std::optional<KernelProgram> program; // run first when present: register r is tile r
   std::vector<Step> steps;
   // In fp32 tiles though the result is 16-bit (a program, or steps whose intermediate values an fp32 form
@@ -71,17 +81,153 @@ struct ElementwisePlan {
   bool wide = false;
 };
 
+// The int8 kinds (the BM1684's integer semantics, Graph.h's Op): each input widened to int32, the op's
+// integer expression in int32 (multipliers, add/sub/max/min/mul, a per-channel scale and bias, clip
+// bounds, relu), then quant.rq1's rounding shift (half up) saturated to the result: what the reference
+// computes in int64, exact when no int32 step can overflow (intBound). Tiles: 0 the result, 1..k the
+// inputs, then each input not int32 already widened into a tile of its own.
+ElementwisePlan planInteger(const Graph &g, const Op &op) {
+  ElementwisePlan plan;
+  const size_t k = op.inputs.size();
+  plan.types = {g.tensors[size_t(op.output)].dtype};
+  for (size_t i = 0; i < k; ++i) {
+    plan.loads.push_back({op.inputs[i], int(i) + 1});
+    plan.types.push_back(g.tensors[size_t(op.inputs[i])].dtype);
+  }
+  auto step = [&](const char *mnemonic, int out, int a, TileOperand b, std::optional<int64_t> integer = {}) {
+    plan.steps.push_back({mnemonic, out, a, b, integer});
+  };
+  std::vector<int> wideTile; // input i as int32: its own tile when it is int32 already
+  for (size_t i = 0; i < k; ++i) {
+    if (plan.types[i + 1] == DType::I32) {
+      wideTile.push_back(int(i) + 1);
+      continue;
+    }
+    wideTile.push_back(int(plan.types.size()));
+    plan.types.push_back(DType::I32);
+    step("arith.cast", wideTile.back(), int(i) + 1, {});
+  }
+  plan.tiles = int(plan.types.size());
+  auto wide = [&](size_t i) { return wideTile[i]; };
+  const std::vector<int32_t> &m = op.multipliers;
+  auto scaled = [&](size_t i) {
+    if (m.size() > i && m[i] != 1) step("arith.mul", wide(i), wide(i), {}, m[i]);
+  };
+  const int acc = wide(0);
+  switch (op.kind) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Max:
+  case OpKind::Min:
+    scaled(0), scaled(1);
+    step(op.kind == OpKind::Add   ? "arith.add"
+         : op.kind == OpKind::Sub ? "arith.sub"
+         : op.kind == OpKind::Max ? "arith.max"
+                                  : "arith.min",
+         acc, acc, {wide(1), 0});
+    break;
+  case OpKind::Mul:
+    step("arith.mul", acc, acc, {wide(1), 0});
+    scaled(0);
+    break;
+  case OpKind::Requant:
+    scaled(0);
+    break;
+  case OpKind::Affine:
+    if (k == 3) { // x * scale[c] + bias[c]
+      step("arith.mul", acc, acc, {wide(1), 0});
+      step("arith.add", acc, acc, {wide(2), 0});
+    } else {
+      scaled(0);
+      if (m.size() > 1 && m[1]) step("arith.add", acc, acc, {}, m[1]);
+    }
+    break;
+  case OpKind::Clip: {
+    const auto &p = op.params<ClipParams>();
+    step("arith.max", acc, acc, {}, int64_t(p.min));
+    step("arith.min", acc, acc, {}, int64_t(p.max));
+    break;
+  }
+  case OpKind::LeakyRelu: { // max(x, x * m0 >> rshift): the second term rounded in int32
+    plan.types.push_back(DType::I32);
+    const int t = plan.tiles++;
+    step("arith.mul", t, acc, {}, m[0]);
+    plan.steps.push_back({"quant.rq1", t, t, {}, {}, 1, op.rshift});
+    step("arith.max", acc, acc, {t, 0});
+    break;
+  }
+  default:
+    break;
+  }
+  if (op.kind == OpKind::Relu || op.relu) step("arith.max", acc, acc, {}, 0);
+  plan.steps.push_back({"quant.rq1", 0, acc, {}, {}, 1, op.kind == OpKind::LeakyRelu ? 0u : op.rshift});
+  return plan;
+}
+
+// The largest |value| an int8 kind's int32 steps (planInteger) can reach, from its inputs' ranges and
+// multipliers; beyond int32 they would wrap where the reference does not.
+int64_t intBound(const Graph &g, const Op &op) {
+  std::vector<int64_t> in;
+  for (int t : op.inputs) {
+    const Tensor &x = g.tensors[size_t(t)];
+    int64_t b = x.dtype == DType::U8 ? 255 : x.dtype == DType::I8 ? 128 : x.dtype == DType::I16 ? 32768 : 0;
+    if (x.isWeight() && x.dtype == DType::I32)
+      for (size_t i = 0; i + 4 <= x.data.size(); i += 4) {
+        int32_t v;
+        std::memcpy(&v, &x.data[i], 4);
+        b = std::max<int64_t>(b, v < 0 ? -int64_t(v) : v);
+      }
+    in.push_back(b);
+  }
+  auto mul = [&](size_t i) { return op.multipliers.size() > i ? std::abs(int64_t(op.multipliers[i])) : 1; };
+  switch (op.kind) {
+  case OpKind::Add:
+  case OpKind::Sub:
+    return in[0] * mul(0) + in[1] * mul(1);
+  case OpKind::Max:
+  case OpKind::Min:
+    return std::max(in[0] * mul(0), in[1] * mul(1));
+  case OpKind::Mul:
+    return in[0] * in[1] * mul(0);
+  case OpKind::Affine:
+    return in.size() == 3 ? in[0] * in[1] + in[2] : in[0] * mul(0) + mul(1);
+  default:
+    return in[0] * mul(0);
+  }
+}
+
 ElementwisePlan planElementwise(const Graph &g, const Op &op) {
+  if (op.kind == OpKind::Lut) {
+    ElementwisePlan plan;
+    plan.loads = {{op.inputs[0], 1}};
+    plan.types = {g.tensors[size_t(op.output)].dtype, g.tensors[size_t(op.inputs[0])].dtype};
+    plan.tiles = 2;
+    plan.lookup = true;
+    return plan;
+  }
+  if (isInteger(g.tensors[size_t(op.output)].dtype) && isInteger(g.tensors[size_t(op.inputs[0])].dtype))
+    return planInteger(g, op);
   ElementwisePlan plan;
   auto step = [&](const char *mnemonic, int out, int a, TileOperand b) { plan.steps.push_back({mnemonic, out, a, b}); };
   plan.program = programOf(op);
   if (plan.program) { // the inputs in registers 1.., the result in 0, then the temps
     for (size_t k = 0; k < op.inputs.size(); ++k) plan.loads.push_back({op.inputs[k], int(k) + 1});
     plan.tiles = 1 + int(plan.program->inputs + plan.program->temps);
-  } else if (op.kind == OpKind::Cast) { // fp32 <-> a 16-bit float: one copy into the result's type
+  } else if (op.kind == OpKind::Cast) {
     plan.loads = {{op.inputs[0], 1}};
-    plan.steps.push_back({"arith.copy", 0, 1, {}});
     plan.tiles = 2;
+    const Tensor &x = g.tensors[size_t(op.inputs[0])], &y = g.tensors[size_t(op.output)];
+    if (isInteger(y.dtype)) { // fp32 -> int8: x * (1 / scale), rounded half to even and saturated
+      plan.types = {y.dtype, DType::F32};
+      plan.steps.push_back({"arith.mul", 1, 1, {-1, 1.0f / y.scale}});
+      plan.steps.push_back({"arith.cast", 0, 1, {}});
+    } else if (isInteger(x.dtype)) { // int8 -> fp32: q * scale
+      plan.types = {DType::F32, x.dtype};
+      plan.steps.push_back({"arith.cast", 0, 1, {}});
+      plan.steps.push_back({"arith.mul", 0, 0, {-1, x.scale}});
+    } else { // fp32 <-> a 16-bit float: one copy into the result's type
+      plan.steps.push_back({"arith.copy", 0, 1, {}});
+    }
     return plan;
   } else {
     plan.loads = {{op.inputs[0], 0}};
@@ -157,11 +303,19 @@ Status Compiler::emitElementwise(const Op &op) {
     }
     sources.push_back({extent, stride});
   }
-  // Each tile's element type: the tensor's loaded into it, else the result's (a 16-bit float step computes
-  // in fp32 and rounds once, so a single step is the fp32 form; the multi-step kinds compiled in 16 bits
-  // only select between their steps' values).
+  if (!plan.types.empty() && isInteger(y.dtype) && isInteger(g_.tensors[size_t(op.inputs[0])].dtype)) {
+    if (op.kind == OpKind::Affine && op.inputs.size() != 3 && op.multipliers.size() < 2)
+      return unsupported(op, "an int8 affine without its two multipliers");
+    if (const int64_t b = intBound(g_, op); b > INT32_MAX)
+      return unsupported(op, "int8 steps that can reach " + std::to_string(b) + ", beyond int32");
+  }
+  // Each tile's element type: the plan's, or the tensor's loaded into it, else the result's (a 16-bit float
+  // step computes in fp32 and rounds once, so a single step is the fp32 form; the multi-step kinds compiled
+  // in 16 bits only select between their steps' values).
   std::vector<DType> tileType(size_t(plan.tiles), plan.wide ? DType::F32 : y.dtype);
-  if (!plan.wide)
+  if (!plan.types.empty())
+    tileType = plan.types;
+  else if (!plan.wide)
     for (const auto &[tensor, t] : plan.loads) tileType[size_t(t)] = g_.tensors[size_t(tensor)].dtype;
   // Wide: a 16-bit tile per 16-bit input (loaded, then widened into its fp32 tile) and one for the result.
   std::vector<int> staged(plan.loads.size(), -1);
@@ -175,20 +329,29 @@ Status Compiler::emitElementwise(const Op &op) {
     resultStage = int(tileType.size());
     tileType.push_back(y.dtype);
   }
-  // The program's polynomial tables: one copy per lane, after the tiles.
+  // The program's polynomial tables, or the Lut's table: one copy per lane, after the tiles.
+  constexpr uint64_t kLutEntries = 256;
   const uint64_t tableBytes = plan.program ? uint64_t(plan.program->coefficientCount()) * kF32 : 0;
   LmemPlan lmem;
   auto fits = [&](uint64_t cRows, uint64_t hRows) {
+    if (plan.lookup && hRows * yd[3] > uint64_t(kMaxDim)) return false; // one row per channel: res0_w
     std::vector<uint64_t> bytes;
     for (DType t : tileType) bytes.push_back(cRows * alignedPlane(hRows * yd[3], t) * bytesOf(t));
     if (tableBytes) bytes.push_back(tableBytes);
+    if (plan.lookup) bytes.push_back(cRows * kLutEntries * bytesOf(y.dtype)); // a table per lane row
     return lmem.place(bytes);
   };
   const Slicing s = largestSlicing(yd[1], yd[2], 1, fits);
   if (!s.rowStep) return unsupported(op, "one row of " + std::to_string(yd[3]) + " elements does not fit a lane");
   fits(s.channelStep / map::kLanes, s.rowStep);
   const std::vector<uint64_t> tile = lmem.offsets;
-  if (tableBytes) TPU_RETURN_IF_ERROR(loadTables(op, tableBytes, tile.back()));
+  if (plan.lookup) { // the table for every channel of a slice (a DMA source with a channel stride of 0)
+    const Dims shape{1, std::min(s.channelStep, yd[1]), 1, kLutEntries};
+    TPU_RETURN_IF_ERROR(program_.dma({addressOf(op.inputs[1]), shape, {0, 0, 0, 1}, y.dtype},
+                                     localAligned(tile.back(), shape, y.dtype)));
+  } else if (tableBytes) {
+    TPU_RETURN_IF_ERROR(loadTables(op, tableBytes, tile.back()));
+  }
   for (uint64_t c0 = 0; c0 < yd[1]; c0 += s.channelStep)
     for (uint64_t n = 0; n < yd[0]; ++n)
       for (uint64_t h0 = 0; h0 < yd[2]; h0 += s.rowStep) {
@@ -207,14 +370,27 @@ Status Compiler::emitElementwise(const Op &op) {
         }
         if (plan.program)
           TPU_RETURN_IF_ERROR(emitProgram(op, *plan.program, tile, tableBytes ? tile.back() : 0, shape));
+        if (plan.lookup) {
+          TPU_ASSIGN_OR_RETURN(Command c, lookupCommand({1, shape[1], 1, shape[2] * shape[3]}, tile[0], tile.back(),
+                                                        kLutEntries, tile[1], y.dtype));
+          TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+        }
         for (const ElementwisePlan::Step &st : plan.steps) {
           std::optional<uint64_t> b;
           if (st.b.tile >= 0) b = tile[size_t(st.b.tile)];
-          const TileTypes types{tileType[size_t(st.out)], tileType[size_t(st.a)],
-                                st.b.tile >= 0 ? tileType[size_t(st.b.tile)] : DType::F32};
-          TPU_ASSIGN_OR_RETURN(Command c, arithCommand(st.mnemonic, shape, tile[size_t(st.out)], tile[size_t(st.a)], b,
-                                                       st.b.constant, types));
-          TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+          const DType outType = tileType[size_t(st.out)], aType = tileType[size_t(st.a)];
+          const TileTypes types{outType, aType, st.b.tile >= 0 ? tileType[size_t(st.b.tile)] : DType::F32};
+          const std::string_view mnemonic(st.mnemonic);
+          Result<Command> c =
+              mnemonic == "quant.rq1" ? requantCommand(shape, tile[size_t(st.out)], outType, tile[size_t(st.a)], aType,
+                                                       st.multiplier, st.rshift)
+              : mnemonic == "arith.cast" ? castCommand(shape, tile[size_t(st.out)], outType, tile[size_t(st.a)], aType)
+              : st.integer
+                  ? intArithCommand(st.mnemonic, shape, tile[size_t(st.out)], tile[size_t(st.a)], b, *st.integer,
+                                    {outType, aType, aType})
+                  : arithCommand(st.mnemonic, shape, tile[size_t(st.out)], tile[size_t(st.a)], b, st.b.constant, types);
+          if (!c) return c.status();
+          TPU_RETURN_IF_ERROR(program_.tiu(c.take()));
         }
         const int result = plan.wide ? resultStage : 0;
         if (plan.wide) TPU_RETURN_IF_ERROR(convert(shape, tile[size_t(result)], y.dtype, tile[0], DType::F32));

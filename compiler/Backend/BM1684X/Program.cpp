@@ -8,7 +8,12 @@
 namespace tpu::backend::bm1684x {
 
 uint32_t constantBits(float v, DType t) {
+  if (isInteger(t)) return integerBits(int64_t(v), t);
   return t == DType::F16 ? floatToF16(v) : t == DType::BF16 ? floatToBf16(v) : floatBits(v);
+}
+uint32_t integerBits(int64_t v, DType t) {
+  const uint64_t bits = 8 * bytesOf(t);
+  return uint32_t(uint64_t(v) & (bits >= 32 ? 0xffffffffull : (1ull << bits) - 1));
 }
 
 Status setFields(Command &c, Fields fields) {

@@ -34,12 +34,33 @@ inline uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 inline uint64_t alignUp(uint64_t a, uint64_t b) { return ceilDiv(a, b) * b; }
 
 // The element types compiled: fp32 and the 16-bit floats (Graph.h's rule: a 16-bit op computes its fp32
-// form rounded once).
+// form rounded once), and the integers of INT8 models (int8/uint8 activations, int16 and int32 weights and
+// intermediate sums).
 inline uint64_t bytesOf(DType t) { return dtypeBytes(t); }
-// The commands' precision code of a type (res0_prec, opd*_prec, src_data_format).
-inline unsigned precOf(DType t) { return t == DType::F16 ? 1 : t == DType::BF16 ? 5 : kPrecF32; }
-// A float constant as a command field holds it in its operand's type (16-bit: the low bits).
+inline bool isInteger(DType t) { return t == DType::I8 || t == DType::U8 || t == DType::I16 || t == DType::I32; }
+// The commands' precision code of a type (res0_prec, opd*_prec, src_data_format) and its sign bit (opd*_sign).
+inline unsigned precOf(DType t) {
+  switch (t) {
+  case DType::F16:
+    return 1;
+  case DType::BF16:
+    return 5;
+  case DType::I8:
+  case DType::U8:
+    return 0;
+  case DType::I16:
+    return 3;
+  case DType::I32:
+    return 4;
+  default:
+    return kPrecF32;
+  }
+}
+inline unsigned signOf(DType t) { return isInteger(t) && t != DType::U8; }
+// A constant as a command field holds it in its operand's type: a float's bits (16-bit: the low bits), an
+// integer's two's complement in the type's width.
 uint32_t constantBits(float v, DType t);
+uint32_t integerBits(int64_t v, DType t);
 
 // Channel rows a lane holds for `c` channels starting at lane 0.
 inline uint64_t rows(uint64_t c) { return ceilDiv(c, map::kLanes); }

@@ -7,8 +7,6 @@
 
 namespace tpu::backend::bm1684x {
 
-namespace {
-
 // A reduction as the commands see it (planReduce): the kept dims merged onto k0 (items, n) and k1 (the
 // lanes), the reduced ones onto one r0 x r1 window; the input's DDR element strides, the output's along
 // k0 and k1.
@@ -20,6 +18,8 @@ struct ReduceRows {
   Dims plane(uint64_t cs) const { return {1, cs, r0, r1}; }
   // The DDR element offsets of slice (n, c0) in the input and in the output.
 };
+
+namespace {
 
 // The 16-bit tile a 16-bit tensor's planes of cRows lane rows pass through (loadWide, storeNarrow): the
 // reductions compute in fp32 as their fp32 forms, rounding the result once.
@@ -74,6 +74,45 @@ Result<Command> weightedSum(const ReduceRows &r, uint64_t cs, float k, uint64_t 
 
 } // namespace
 
+// int8 sum and mean (the reference's sum of x * multiplier, requantised) as the window's exact int32 sum
+// (pord.avgpooling, multiplier 1, no shift), then quant.rq1 by the multiplier and the rounding shift; max
+// as max pooling in the input's type. min (-max(-x) would overflow int8's -128) and the float-only modes
+// are refused.
+Status Compiler::emitIntegerReduce(const Op &op, const ReduceRows &r) {
+  const Tensor &x = g_.tensors[size_t(op.inputs[0])], &y = g_.tensors[size_t(op.output)];
+  const ReduceMode mode = op.params<ReduceParams>().mode;
+  const bool isMax = mode == ReduceMode::Max, sums = mode == ReduceMode::Sum || mode == ReduceMode::Mean;
+  if (!isMax && !sums) return unsupported(op, "an int8 reduction other than sum, mean or max");
+  if (isMax && x.dtype != y.dtype) return unsupported(op, "an int8 max that changes the type");
+  if (!isInt8Like(x.dtype)) return unsupported(op, std::string("a ") + dtypeName(x.dtype) + " reduction");
+  LmemPlan lmem;
+  const uint64_t cRows = fittingRows(r.k1, [&](uint64_t cRows) {
+    return lmem.place({cRows * alignedPlane(r.r0 * r.r1, x.dtype) * bytesOf(x.dtype),
+                       cRows * alignedPlane(1, DType::I32) * kF32,
+                       cRows * alignedPlane(1, y.dtype) * bytesOf(y.dtype)});
+  });
+  if (!cRows) return unsupported(op, "a reduction of " + std::to_string(r.r0 * r.r1) + " elements does not fit a lane");
+  const uint64_t inOff = lmem.offsets[0], sumOff = lmem.offsets[1], outOff = lmem.offsets[2];
+  return forEachSlice(r, cRows, [&](uint64_t n, uint64_t c0, uint64_t cs) -> Status {
+    const Dims inShape = r.plane(cs), outShape{1, cs, 1, 1};
+    TPU_RETURN_IF_ERROR(program_.dma(ddrBox(addressOf(op.inputs[0]), r.xStride, {n, c0, 0, 0}, inShape, x.dtype),
+                                     localAligned(inOff, inShape, x.dtype)));
+    const uint32_t pad = integerBits(x.dtype == DType::U8 ? 0 : -128, x.dtype); // no pads: never read
+    TPU_ASSIGN_OR_RETURN(Command c, windowCommand(isMax ? "pord.maxpooling" : "pord.avgpooling", outShape, {r.r0, r.r1},
+                                                  r.window, {0, 0}, pad, inOff, isMax ? outOff : sumOff, x.dtype,
+                                                  isMax ? y.dtype : DType::I32));
+    if (sums) TPU_RETURN_IF_ERROR(setFields(c, {{"opd1_const", 1}, {"opd1_addr", 1}}));
+    TPU_RETURN_IF_ERROR(program_.tiu(std::move(c)));
+    if (sums) {
+      TPU_ASSIGN_OR_RETURN(
+          Command rq, requantCommand(outShape, outOff, y.dtype, sumOff, DType::I32, op.multipliers.at(0), op.rshift));
+      TPU_RETURN_IF_ERROR(program_.tiu(std::move(rq)));
+    }
+    const Region out = ddrBox(addressOf(op.output), r.yStride, {n, c0, 0, 0}, outShape, y.dtype);
+    return program_.dma(localAligned(outOff, outShape, y.dtype), out);
+  });
+}
+
 // Sum, mean, max and min over the reduced dims (the window of one pooling; min is -max(-x), the mean's
 // weight 1 / count), L2 (the sum of squares, then 1 / rsqrt), product (productTree).
 Status Compiler::emitReduce(const Op &op) {
@@ -82,6 +121,7 @@ Status Compiler::emitReduce(const Op &op) {
   auto arranged = reduceRows(x, &y, op.params<ReduceParams>().axes);
   if (!arranged) return unsupported(op, arranged.message());
   const ReduceRows &r = *arranged;
+  if (isInteger(x.dtype)) return emitIntegerReduce(op, r);
   LmemPlan lmem;
   const uint64_t cRows = fittingRows(r.k1, [&](uint64_t cRows) {
     std::vector<uint64_t> bytes{cRows * alignedPlane(r.r0 * r.r1) * kF32, cRows * alignedPlane(1) * kF32};

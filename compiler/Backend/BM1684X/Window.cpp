@@ -4,6 +4,7 @@
 #include "compiler/Backend/Ops/Fc.h"
 #include "compiler/Backend/Ops/MatMul.h"
 #include "compiler/Backend/Ops/Window.h"
+#include "compiler/Backend/ReferenceEval.h"
 
 #include <algorithm>
 #include <cstring>
@@ -49,6 +50,30 @@ std::vector<uint8_t> rotatedConvWeights(const Tensor &w, int64_t groups) {
 }
 
 bool unevenAverage(const Op &op, const Tensor &x, const Tensor &y) { return !averageTapsOf(op, x, y).uniform(); }
+
+int64_t int8SumBound(const Graph &g, const Op &op) {
+  const Tensor &x = g.tensors[size_t(op.inputs[0])], &w = g.tensors[size_t(op.inputs[1])];
+  const int64_t xMax = x.dtype == DType::U8 ? 255 : x.dtype == DType::I16 ? 32768 : 128;
+  int64_t maxBias = 0, wMax = 0;
+  if (op.inputs.size() > 2)
+    for (int32_t b : toInts(g.tensors[size_t(op.inputs[2])].data, g.tensors[size_t(op.inputs[2])].dtype))
+      maxBias = std::max(maxBias, std::abs(int64_t(b)));
+  const std::vector<int32_t> wi = toInts(w.data, w.dtype);
+  for (int32_t v : wi) wMax = std::max(wMax, std::abs(int64_t(v)));
+  if (op.kind == OpKind::ConvTranspose) { // [ic, oc / groups, kh, kw]: each output sums ic / groups * kh * kw taps
+    const auto [ic, ocg, kh, kw] = w.nchw();
+    return xMax * wMax * (ic / op.params<WindowParams>().groups) * kh * kw + maxBias;
+  }
+  // Conv (depthwise too) and Fc: one row of weights per output channel.
+  const int64_t channels = std::max<int64_t>(w.nchw()[0], 1), row = int64_t(wi.size()) / channels;
+  int64_t worst = 0;
+  for (int64_t o = 0; o < channels; ++o) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < row; ++i) sum += std::abs(int64_t(wi[size_t(o * row + i)]));
+    worst = std::max(worst, sum);
+  }
+  return xMax * worst + maxBias;
+}
 
 namespace {
 
@@ -194,8 +219,21 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
   // term (pord.depthwise of a constant), as its fp32 form; a 16-bit depthwise conv with a bias sums into
   // fp32 and adds the fp32 bias after (the pooling commands' bias has the input's type).
   const DType xt = g_.tensors[size_t(op.inputs[0])].dtype, yt = g_.tensors[size_t(op.output)].dtype;
-  const DType wt = isConv ? g_.tensors[size_t(op.inputs[1])].dtype : DType::F32;
+  const DType wt = isConv ? stored_[size_t(op.inputs[1])] : DType::F32; // as stored (CodeGen.cpp)
   const bool half = isHalf(xt), widen = half && isAverage;
+  // int8 (the BM1684's integer semantics): a conv's or an average's exact sums in int32 (conv.normal with a
+  // kernel zero point of 0, then the int32 bias and relu added; pord.depthwise(relu) with its int32 bias;
+  // pord.avgpooling with multiplier 1 and no shift), then quant.rq1 (the average's multiplier, the op's
+  // rounding right shift) saturates them to the result; max pooling selects in the input's type.
+  const bool integer = isInteger(xt), intSums = integer && (isConv || isAverage);
+  if (integer) {
+    if (uneven) return unsupported(op, "an int8 average whose windows divide by different counts");
+    if (!intSums && xt != yt) return unsupported(op, "an int8 max pooling that changes the type");
+    if (xt == DType::I16 && (depthwise || !isConv)) return unsupported(op, "an int16 input");
+    if (isConv) // every sum within int32
+      if (const int64_t bound = int8SumBound(g_, op); bound > INT32_MAX)
+        return unsupported(op, "int8 sums that can reach " + std::to_string(bound) + ", beyond int32");
+  }
   const uint64_t xb = bytesOf(xt), yb = bytesOf(yt), wb = bytesOf(wt);
   const uint64_t xAddress = addressOf(op.inputs[0]) + job.xBase * xb;
   const uint64_t yAddress = addressOf(op.output) + job.yBase * yb;
@@ -217,17 +255,18 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
   const bool hasWeights = isConv;
   const bool hasBias = isConv && op.inputs.size() > 2, biasAfter = half && depthwise && hasBias;
   const uint64_t ic = xd[1] / groups, oc = yd[1] / groups; // per group
-  // A conv's 16-bit weights are Ic32: per output channel, the input channels in groups of 32, the group's
-  // 32 adjacent for each kernel position (IC_PARALLEL 64 bytes); 32-bit ones Ic1 (ic * kh * kw packed).
-  const bool ic32 = hasWeights && !depthwise && isHalf(wt);
-  constexpr uint64_t kIcGroup = 32;
+  // A conv's 16-bit weights are Ic32, its 8-bit ones Ic64: per output channel, the input channels in groups
+  // of 32 (64), the group's 32 (64) adjacent for each kernel position (IC_PARALLEL 64 bytes); 32-bit ones
+  // Ic1 (ic * kh * kw packed).
+  const bool icPacked = hasWeights && !depthwise && wb < kF32;
+  const uint64_t icGroup = 64 / wb;
   auto weightRowOf = [&](uint64_t channels) {
-    return depthwise ? kk : ic32 ? ceilDiv(channels, kIcGroup) * kIcGroup * kk : channels * kk;
+    return depthwise ? kk : icPacked ? ceilDiv(channels, icGroup) * icGroup * kk : channels * kk;
   };
   // An Fc sums K in its reference's chunks (Ops/Fc.h kChunks): one conv per chunk (first input channel,
   // count), each over its own block of weights, into fp32 partial sums added in the reference's order.
   std::vector<std::pair<uint64_t, uint64_t>> chunks{{0, ic}};
-  if (op.kind == OpKind::Fc && kChunks(int64_t(ic)).count > 1) {
+  if (op.kind == OpKind::Fc && !integer && kChunks(int64_t(ic)).count > 1) {
     const uint64_t step = uint64_t(kChunks(int64_t(ic)).rows);
     chunks.clear();
     for (uint64_t q0 = 0; q0 < ic; q0 += step) chunks.push_back({q0, std::min(step, ic - q0)});
@@ -261,7 +300,7 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
     std::vector<uint64_t> b{inputBytes(cRows, oRows), outputBytes(cRows, oRows, yt)};
     if (uneven) b.push_back(outputBytes(cRows, oRows, DType::F32));
     if (widen) b.push_back(cRows * alignedPlane(inputRowsOf(oRows) * tileWidth, xt) * xb);
-    if (biasAfter) b.push_back(outputBytes(cRows, oRows, DType::F32));
+    if (biasAfter || intSums) b.push_back(outputBytes(cRows, oRows, DType::F32)); // fp32 or int32 sums
     if (chunked) b.insert(b.end(), 2, outputBytes(cRows, oRows, DType::F32));
     return b;
   };
@@ -299,7 +338,7 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
     set.in = plan.offsets[i++], set.out = plan.offsets[i++];
     if (uneven) set.recips = plan.offsets[i++];
     if (widen) set.stage = plan.offsets[i++];
-    if (biasAfter) set.acc = plan.offsets[i++];
+    if (biasAfter || intSums) set.acc = plan.offsets[i++];
     if (chunked) set.sum = plan.offsets[i++], set.part = plan.offsets[i++];
     return set;
   };
@@ -315,7 +354,9 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
     return program_.dma(from, to);
   };
   const DType inType = widen ? DType::F32 : xt; // of the tile the command reads
-  const uint32_t padValue = p.isMax && !isConv ? constantBits(-std::numeric_limits<float>::infinity(), xt) : 0;
+  const uint32_t padValue = !p.isMax || isConv ? 0
+                            : integer          ? integerBits(xt == DType::U8 ? 0 : -128, xt)
+                                               : constantBits(-std::numeric_limits<float>::infinity(), xt);
   for (uint64_t g = 0; g < groups; ++g)
     for (uint64_t c0 = 0; c0 < oc; c0 += s.channelStep) {
       const uint64_t cs = std::min(s.channelStep, oc - c0), oc0 = g * oc + c0; // output channels from oc0
@@ -330,12 +371,12 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
         for (size_t j = 0; j < chunks.size(); ++j) {
           const auto [q0, count] = chunks[j];
           const uint64_t row = blockRow[j], at = from + q0 * kk * wIcStride * wb;
-          if (ic32) // one DMA per group of 32 input channels
-            for (uint64_t i0 = 0; i0 < count; i0 += kIcGroup) {
-              const Dims shape{1, cs, std::min(kIcGroup, count - i0), kk};
+          if (icPacked) // one DMA per group of 32 (64) input channels
+            for (uint64_t i0 = 0; i0 < count; i0 += icGroup) {
+              const Dims shape{1, cs, std::min(icGroup, count - i0), kk};
               TPU_RETURN_IF_ERROR(program_.dma(
                   {at + i0 * kk * wIcStride * wb, shape, {0, ocStride, kk * wIcStride, wIcStride}, wt},
-                  {map::kLmemStart + blockAt[j] + i0 * kk * wb, shape, {rows(cs) * row, row, 1, kIcGroup}, wt}));
+                  {map::kLmemStart + blockAt[j] + i0 * kk * wb, shape, {rows(cs) * row, row, 1, icGroup}, wt}));
             }
           else
             TPU_RETURN_IF_ERROR(
@@ -343,8 +384,9 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
                              {map::kLmemStart + blockAt[j], {1, cs, 1, row}, {rows(cs) * row, row, row, 1}, wt}));
         }
         if (!hasBias) return Status::ok();
-        Region bsrc{addressOf(op.inputs[2]) + oc0 * kF32, {1, cs, 1, 1}, {cs, 1, 1, 1}};
-        return program_.dma(bsrc, {map::kLmemStart + bOff, bsrc.shape, {rows(cs), 1, 1, 1}});
+        const DType bt = integer ? DType::I32 : DType::F32; // an int8 op's bias as stored: int32
+        Region bsrc{addressOf(op.inputs[2]) + oc0 * kF32, {1, cs, 1, 1}, {cs, 1, 1, 1}, bt};
+        return program_.dma(bsrc, {map::kLmemStart + bOff, bsrc.shape, {rows(cs), 1, 1, 1}, bt});
       };
       if (hasWeights && !wItem) TPU_RETURN_IF_ERROR(loadWeights(0));
       for (uint64_t n = 0; n < yd[0]; ++n) {
@@ -393,11 +435,12 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
           for (size_t j = 0; j < chunks.size(); ++j) {
             const auto [q0, count] = chunks[j];
             const bool last = j + 1 == chunks.size();
-            const uint64_t result = chunked ? (j == 0 ? sumOff : partOff) : biasAfter ? accOff : yOff;
+            const uint64_t result = chunked ? (j == 0 ? sumOff : partOff) : biasAfter || intSums ? accOff : yOff;
+            const DType resultType = biasAfter || chunked ? DType::F32 : intSums ? DType::I32 : yt;
             TPU_ASSIGN_OR_RETURN(Command c,
                                  windowCommand(mnemonic, outShape, {tileShape[2], tileWidth}, commandWindow,
                                                {r.padUp, r.padDown}, padValue, inOff + q0 / map::kLanes * inRow, result,
-                                               inType, biasAfter || chunked ? DType::F32 : yt));
+                                               inType, resultType));
             if (isConv && !depthwise) TPU_RETURN_IF_ERROR(c.set("opd0_c", count));
             TPU_RETURN_IF_ERROR(c.set("opd0_y_ins0", inserted[0] - 1));
             TPU_RETURN_IF_ERROR(c.set("opd0_x_ins0", inserted[1] - 1));
@@ -407,9 +450,12 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
                                                 {"opd1_addr", floatBits(1.0f / float(kk))},
                                                 {"opd2_const", 1},
                                                 {"opd2_addr", 0}}));
+            else if (isAverage && integer) // the plain sum: multiplier 1, shift 0 (res1_addr)
+              TPU_RETURN_IF_ERROR(setFields(c, {{"opd1_const", 1}, {"opd1_addr", 1}}));
             else if (isAverage)
               TPU_RETURN_IF_ERROR(setMultiplier(c, uneven ? 1.0f : 1.0f / float(kk)));
-            const bool withBias = hasBias && !biasAfter && j == 0;
+            if (isConv && integer) TPU_RETURN_IF_ERROR(c.set("opd1_sign", 1)); // int8 weights
+            const bool withBias = hasBias && !biasAfter && !(integer && !depthwise) && j == 0;
             if (isConv) {
               TPU_RETURN_IF_ERROR(c.set("opd2_const", withBias ? 0 : 1));
               TPU_RETURN_IF_ERROR(c.set("opd2_addr", withBias ? bOff : 0));
@@ -428,6 +474,23 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
             TPU_RETURN_IF_ERROR(setFields(add, {{"opd1_str", 3}, {"opd1_c_str", 1}}));
             TPU_RETURN_IF_ERROR(program_.tiu(std::move(add)));
           }
+          if (intSums) { // + bias, relu, then requantised into the output tile
+            if (hasBias && !depthwise) {
+              TPU_ASSIGN_OR_RETURN(Command add, arithCommand("arith.add", outShape, accOff, accOff, bOff, 0.0f,
+                                                             {DType::I32, DType::I32, DType::I32}));
+              TPU_RETURN_IF_ERROR(setFields(add, {{"opd1_str", 3}, {"opd1_c_str", 1}}));
+              TPU_RETURN_IF_ERROR(program_.tiu(std::move(add)));
+            }
+            if (op.relu && !depthwise) {
+              TPU_ASSIGN_OR_RETURN(Command r, intArithCommand("arith.max", outShape, accOff, accOff, std::nullopt, 0,
+                                                              {DType::I32, DType::I32, DType::I32}));
+              TPU_RETURN_IF_ERROR(program_.tiu(std::move(r)));
+            }
+            const int32_t multiplier = isAverage ? op.multipliers.at(0) : 1;
+            TPU_ASSIGN_OR_RETURN(Command rq,
+                                 requantCommand(outShape, yOff, yt, accOff, DType::I32, multiplier, op.rshift));
+            TPU_RETURN_IF_ERROR(program_.tiu(std::move(rq)));
+          }
           Region out = localAligned(yOff, outShape, yt);
           if (uneven) { // the rows' reciprocals, the same for every channel, then sum * reciprocal
             const uint64_t rOff = set.recips;
@@ -436,7 +499,7 @@ Status Compiler::emitWindowJob(const Op &op, const WindowJob &job) {
             TPU_ASSIGN_OR_RETURN(Command m, arithCommand("arith.mul", outShape, yOff, yOff, rOff, 0.0f));
             TPU_RETURN_IF_ERROR(program_.tiu(std::move(m)));
           }
-          if (op.relu && (!depthwise || biasAfter)) {
+          if (op.relu && (!depthwise || biasAfter) && !intSums) {
             TPU_ASSIGN_OR_RETURN(Command r,
                                  arithCommand("arith.max", outShape, yOff, yOff, std::nullopt, 0.0f, {yt, yt}));
             TPU_RETURN_IF_ERROR(program_.tiu(std::move(r)));

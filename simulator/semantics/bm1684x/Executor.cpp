@@ -9,6 +9,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 namespace tpu::sim::bm1684x {
@@ -46,22 +47,22 @@ struct Place {
 };
 Result<Place> placeOf(const Operand &v, const Index &at, uint64_t bytes) {
   using memory::bm1684x::LocalLayout;
-  if ((v.layout == LocalLayout::Ic1 || v.layout == LocalLayout::Ic32) && v.space == Space::Lmem) {
+  const uint64_t group = v.layout == LocalLayout::Ic1    ? 1
+                         : v.layout == LocalLayout::Ic32 ? 32
+                         : v.layout == LocalLayout::Ic64 ? 64
+                                                         : 0;
+  if (group && v.space == Space::Lmem) {
     // Conv weights (oc, ic, kh, kw): output channel oc in lane (the view's lane + oc) % 64, row (the view's
-    // lane + oc) / 64 of it. Ic1 (32-bit): a row holds its ic*kh*kw packed. Ic32 (16-bit): the input
-    // channels in groups of 32, the group's 32 adjacent for each (kh, kw), a row ceil(ic / 32) * 32 * kh * kw
-    // elements (TPU-MLIR's weight reorder for the BM1684X, IC_PARALLEL = 64 bytes / 2; its debugger's alignIC
-    // view with CUBE_NUM 32).
+    // lane + oc) / 64 of it; the row holds the input channels in groups of `group`, the group's channels
+    // adjacent for each (kh, kw), ceil(ic / group) * group * kh * kw elements: Ic1 (32-bit) ic*kh*kw packed,
+    // Ic32 (16-bit) groups of 32, Ic64 (8-bit) groups of 64 (TPU-MLIR's weight reorder for the BM1684X,
+    // IC_PARALLEL = 64 bytes / the element's; its debugger's alignIC view with CUBE_NUM 64 / bytes).
     uint64_t lane0 = v.address / map::kLaneBytes, channel = lane0 + at[0];
     auto [oc, ic, kh, kw] = v.shape;
     (void)oc;
-    uint64_t elements = channel / map::kLanes * ic * kh * kw + (at[1] * kh + at[2]) * kw + at[3];
-    if (v.layout == LocalLayout::Ic32) {
-      constexpr uint64_t group = 32;
-      const uint64_t groups = (ic + group - 1) / group;
-      elements = channel / map::kLanes * groups * group * kh * kw + at[1] / group * group * kh * kw +
-                 (at[2] * kw + at[3]) * group + at[1] % group;
-    }
+    const uint64_t groups = (ic + group - 1) / group;
+    const uint64_t elements = channel / map::kLanes * groups * group * kh * kw + at[1] / group * group * kh * kw +
+                              (at[2] * kw + at[3]) * group + at[1] % group;
     return Place{uint32_t(channel % map::kLanes), v.address % map::kLaneBytes + elements * bytes};
   }
   if (!v.stride) return makeError(v.name(), ": a weight layout (no strides) is not modelled");
@@ -166,9 +167,10 @@ Status tensorDma(Memories &m, const Command &c, const Operands &ops) {
 }
 
 // The executor's numerics. The element types computed on: the floats fp32, fp16 (IEEE binary16, precision
-// code 1) and bf16 (code 5), and int32 signed or unsigned (a signless int32, whose bits are only copied,
-// counts as signed); the elementwise families (arith, cmp) take all five, the float families (sfu, conv,
-// pooling, depthwise) the floats.
+// code 1) and bf16 (code 5), and the integers of 8, 16 and 32 bits (codes 0, 3, 4), signed or unsigned as
+// the view's DataType says (a signless integer, whose bits are only copied, counts as signed); the
+// elementwise families (arith, cmp) take all of them, sfu and depthwise the floats, conv and pooling the
+// floats and the 8-bit integers (max pooling also int16), requantisation the integers.
 //
 // The rule for fp16 and bf16, which every command here follows: each fp16/bf16 element an operand supplies
 // is widened exactly to fp32 (support/Float16.h: f16ToFloat, bf16ToFloat); the command then computes exactly
@@ -180,36 +182,58 @@ Status tensorDma(Memories &m, const Command &c, const Operands &ops) {
 // when its type is the result's, else converted by the same rule. Operand and result precision fields are
 // independent where the command has them (arith: opd0_prec, opd1_prec, res0_prec; fp16 inputs may give an
 // fp32 result). A constant operand (opd*_const = 1) holds its value in its operand's precision in the low
-// bits of the address field (fp16/bf16: the low 16 bits, as TPU-MLIR's scalar_t union holds them; fp32 and
-// int32: 32 bits), which Memories::read returns as the element. A modelling choice, the BM1684X's float
-// datapath not being public (its fp16/bf16 results may differ in the last bit where it keeps more or less
-// than fp32 between steps).
-enum class Num : uint8_t { F32, F16, BF16, S32, U32 };
+// bits of the address field (8-bit integers: the low 8 bits; fp16/bf16 and int16: the low 16 bits, as
+// TPU-MLIR's scalar_t union holds them; fp32 and int32: 32 bits), which Memories::read returns as the
+// element. A modelling choice, the BM1684X's float datapath not being public (its fp16/bf16 results may
+// differ in the last bit where it keeps more or less than fp32 between steps).
+//
+// The rule for integers, which every command here follows: an element's value is exact (int64: its bits
+// sign-extended or zero-extended from its width as its type says); sums and products are exact in int64
+// (a conv's, a pooling's, requantisation's x * multiplier; satAdd/satMul where a fuzzed field could reach
+// its limits); a result is written once, at the result type's width: wrapped by add, sub and mul
+// (arithmetic modulo 2^width), saturated to the type's range everywhere else (adds, subs, shifts, casts,
+// conv, pooling, requantisation). Where a value is divided by a power of two it is rounded by the command's
+// round mode (roundsUp: the seven modes of TPU-MLIR's rounding_mode_t), as the float -> integer cast rounds;
+// arith.ashift rounds half up (sim::roundingRightShift, mode 5). A modelling choice mirroring TPU-MLIR's
+// reference (lib/Support/MathUtils.cpp applyMultiplierAndRShift: the product in int64, then a right shift
+// rounded by the round mode, then saturation) and this project's BM1684 model, the BM1684X's integer
+// datapath not being public.
+enum class Num : uint8_t { F32, F16, BF16, S8, U8, S16, U16, S32, U32 };
+
+// Each type's precision code, sign and width, in Num's order.
+struct NumType {
+  Num num;
+  unsigned prec;
+  bool isSigned;
+  unsigned bits;
+  const char *name;
+};
+constexpr NumType kNums[] = {
+    {Num::F32, 2, true, 32, "fp32"},    {Num::F16, 1, true, 16, "fp16"},  {Num::BF16, 5, true, 16, "bf16"},
+    {Num::S8, 0, true, 8, "int8"},      {Num::U8, 0, false, 8, "uint8"},  {Num::S16, 3, true, 16, "int16"},
+    {Num::U16, 3, false, 16, "uint16"}, {Num::S32, 4, true, 32, "int32"}, {Num::U32, 4, false, 32, "uint32"},
+};
+const NumType &numType(Num n) { return kNums[size_t(n)]; }
 
 bool isFloat(Num n) { return n == Num::F32 || n == Num::F16 || n == Num::BF16; }
-const char *numName(Num n) {
-  return n == Num::F16 ? "fp16" : n == Num::BF16 ? "bf16" : n == Num::F32 ? "fp32" : "int32";
-}
+const char *numName(Num n) { return numType(n).name; }
 
 Result<Num> numOf(const char *role, const Operand &v) {
-  switch (v.type.prec) {
-  case 1:
-    return Num::F16;
-  case 2:
-    return Num::F32;
-  case 5:
-    return Num::BF16;
-  case 4:
-    return v.type.sign == memory::bm1684x::DataType::Sign::Unsigned ? Num::U32 : Num::S32;
-  default:
-    return makeError(role, " ", v.name(), " is ", v.type.name(), ": fp32, fp16, bf16 or int32 only so far");
-  }
+  const bool isSigned = v.type.sign != memory::bm1684x::DataType::Sign::Unsigned;
+  for (const NumType &t : kNums)
+    if (t.prec == v.type.prec && (isFloat(t.num) || t.isSigned == isSigned)) return t.num;
+  return makeError(role, " ", v.name(), " is ", v.type.name(),
+                   ": fp32, fp16, bf16 or an 8-, 16- or 32-bit integer only so far");
 }
 
-// The type of a view that must hold floats (the float families).
+// The type of a view that must hold floats (sfu, depthwise), or integers (requantisation).
 Result<Num> floatNumOf(const char *role, const Operand &v) {
-  if (v.type.prec == 1 || v.type.prec == 2 || v.type.prec == 5) return numOf(role, v);
+  if (v.type.isFloat()) return numOf(role, v);
   return makeError(role, " ", v.name(), " is ", v.type.name(), ": fp32, fp16 or bf16 only so far");
+}
+Result<Num> intNumOf(const char *role, const Operand &v) {
+  if (v.type.prec == 0 || v.type.prec == 3 || v.type.prec == 4) return numOf(role, v);
+  return makeError(role, " ", v.name(), " is ", v.type.name(), ": an 8-, 16- or 32-bit integer only so far");
 }
 Status floatsOnly(std::initializer_list<std::pair<const char *, const Operand *>> views) {
   for (auto [role, v] : views) TPU_RETURN_IF_ERROR(floatNumOf(role, *v).status());
@@ -227,7 +251,7 @@ uint32_t rounded(float v, Num n) {
   return n == Num::F16 ? floatToF16(v) : n == Num::BF16 ? floatToBf16(v) : sim::floatBits(v);
 }
 // A selected element of type `from` written as type `to`: its bits when the types are one, else converted by
-// the rule (only float types differ here: the callers refuse an int32 with another type).
+// the rule (only float types differ here: the callers refuse an integer with another type).
 uint32_t selected(uint32_t bits, Num from, Num to) { return from == to ? bits : rounded(widen(bits, from), to); }
 
 // An integer as an fp32 from which floatToF16 / floatToBf16 round as they would round the integer itself,
@@ -253,15 +277,23 @@ float forNarrowing(int64_t v) {
   return v < 0 ? -f : f;
 }
 
-// An int32 element's value, signed or unsigned as its type says; and a value saturated to that type.
-int64_t valueOf(uint32_t bits, Num n) { return n == Num::U32 ? int64_t(bits) : int64_t(int32_t(bits)); }
+// An integer element's value: its type's width of bits (readWord zero-extends them into a word), sign- or
+// zero-extended as the type says; the type's range; and a value saturated to it, as a word whose low bytes
+// the write keeps.
+int64_t valueOf(uint32_t bits, Num n) {
+  const NumType &t = numType(n);
+  return t.isSigned ? sim::signExtend(bits, t.bits) : int64_t(bits & ((uint64_t(1) << t.bits) - 1));
+}
 sim::IntRange rangeOf(Num n) {
-  return n == Num::U32 ? sim::IntRange{0, UINT32_MAX} : sim::IntRange{INT32_MIN, INT32_MAX};
+  const NumType &t = numType(n);
+  const int64_t span = int64_t(1) << t.bits;
+  return t.isSigned ? sim::IntRange{-span / 2, span / 2 - 1} : sim::IntRange{0, span - 1};
 }
 uint32_t saturated(int64_t v, Num n) { return uint32_t(sim::saturate(v, rangeOf(n))); }
 
-// Element `at` of a view of 32-bit or 16-bit elements, as its bits (a 16-bit element's in the low half); a
-// view of extent 1 along a dimension is broadcast along it.
+// Element `at` of a view of 32-, 16- or 8-bit elements, as its bits zero-extended into a word (a 16-bit
+// element's in the low half, an 8-bit one's in the low byte); a view of extent 1 along a dimension is
+// broadcast along it.
 Result<uint32_t> readWord(const Memories &m, const Operand &v, const Index &at) {
   Index i = at;
   // Lanes work in parallel, each on its own memory: a local view broadcast along c (c stride 0) gives each
@@ -273,9 +305,9 @@ Result<uint32_t> readWord(const Memories &m, const Operand &v, const Index &at) 
   return bits;
 }
 
-// The elementwise loop of arith, cmp and sfu: for every index of out's shape, the inputs' words there (as
-// readWord reads them) and fn(words, index) written to out, a 32-bit or (from the word's low half) 16-bit
-// view.
+// The elementwise loop of arith, cmp, sfu and quant: for every index of out's shape, the inputs' words there
+// (as readWord reads them) and fn(words, index) written to out (the word's low bytes, as many as out's type
+// is wide).
 using Words = std::array<uint32_t, 4>;
 template <typename Fn>
 Status elementwise(Memories &m, const Operand &out, std::initializer_list<const Operand *> inputs, Fn &&fn) {
@@ -290,49 +322,66 @@ Status elementwise(Memories &m, const Operand &out, std::initializer_list<const 
   });
 }
 
-// fp32 -> integer under a rounding mode of TPU-MLIR's rounding_mode_t for the BM1684X (tpu_defs.h): 0 half
-// to even, 1 half away from zero, 2 towards zero, 3 down, 4 up, 5 half up, 6 half down; then saturated to r,
-// NaN -> 0.
+// The round modes of TPU-MLIR's rounding_mode_t for the BM1684X (tpu_defs.h), one rule for every rounding
+// to an integer here (casts from floats, divisions by powers of two): whether the value floor + f, 0 <= f <
+// 1, rounds to floor + 1, f given by its comparison with one half (`half`: -1 below, 0 equal, 1 above) and
+// whether it is 0. 0 half to even, 1 half away from zero, 2 towards zero, 3 down, 4 up, 5 half up, 6 half
+// down.
+constexpr unsigned kRoundModes = 7;
+bool roundsUp(int64_t floor, int half, bool exact, unsigned mode) {
+  switch (mode) {
+  case 0:
+    return half > 0 || (half == 0 && (floor & 1));
+  case 1:
+    return half > 0 || (half == 0 && floor >= 0);
+  case 2:
+    return !exact && floor < 0;
+  case 4:
+    return !exact;
+  case 5:
+    return half >= 0;
+  case 6:
+    return half > 0;
+  default: // 3: down
+    return false;
+  }
+}
+
+// fp32 -> integer under round mode `mode`, then saturated to r; NaN -> 0.
 int64_t roundToInt(float x, unsigned mode, sim::IntRange r) {
   if (std::isnan(x)) return 0;
   const double d = x, down = std::floor(d), frac = d - down; // exact: a float's fraction fits a double
-  double v = down;
-  switch (mode) {
-  case 0:
-    v = frac > 0.5 || (frac == 0.5 && std::fmod(down, 2.0) != 0) ? down + 1 : down;
-    break;
-  case 1:
-    v = frac > 0.5 || (frac == 0.5 && d > 0) ? down + 1 : down;
-    break;
-  case 2:
-    v = std::trunc(d);
-    break;
-  case 4:
-    v = std::ceil(d);
-    break;
-  case 5:
-    v = frac >= 0.5 ? down + 1 : down;
-    break;
-  case 6:
-    v = frac > 0.5 ? down + 1 : down;
-    break;
-  default: // 3: down
-    break;
-  }
-  return v <= double(r.lo) ? r.lo : v >= double(r.hi) ? r.hi : int64_t(v);
+  // A floor beyond r saturates whatever the rounding: held just outside r, it fits an int64.
+  const int64_t floor = int64_t(std::clamp(down, double(r.lo) - 1, double(r.hi)));
+  const int half = frac < 0.5 ? -1 : frac == 0.5 ? 0 : 1; // an infinity's frac is NaN: above, and saturated
+  return sim::saturate(floor + roundsUp(floor, half, frac == 0, mode), r);
+}
+
+// v * 2^shift: shifted left (saturating at the int64 limits) for shift >= 0; for shift < 0, v / 2^-shift
+// rounded by round mode `mode` from the exact quotient (TPU-MLIR's applyMultiplierAndRShift's shift, at any
+// round mode). Mode 5 is sim::roundingRightShift.
+int64_t shifted(int64_t v, int64_t shift, unsigned mode) {
+  if (shift >= 0) return sim::satShl(v, unsigned(std::min<int64_t>(shift, 64)));
+  // Past 2^100 every |v| < 2^63 lies as far between two integers as at 2^100: the quotient's floor and its
+  // fraction's comparison with one half no longer change.
+  const unsigned n = unsigned(std::min<int64_t>(-shift, 100));
+  const __int128 wide = v, floor = wide >> n, rest = wide - (floor << n), half = __int128(1) << (n - 1);
+  return int64_t(floor) + roundsUp(int64_t(floor), rest < half ? -1 : rest == half ? 0 : 1, rest == 0, mode);
 }
 
 // Elementwise arithmetic (arith.*) on floats (fp32, fp16, bf16, in any mix of operand and result types) or
-// int32 (every operand and the result of one type); cast between any two of fp32, fp16, bf16 and int32 but
-// int32 and int32. A modelling choice mirroring this project's BM1684 model (arith/IntArith.h, the
+// integers (int8, int16, int32, signed or unsigned: every operand and the result of one type); cast between
+// any two distinct types. A modelling choice mirroring this project's BM1684 model (arith/IntArith.h, the
 // compiler's runKernel), the BM1684X's exact results not being public: floats by the rule above (fp32 as
-// IEEE single); int32 add/sub/mul wrapping, adds/subs saturating to the type, ashift saturating left
-// (sim::satShl) and rounding half up right (sim::roundingRightShift), logicShift's zeros shifted in; cast to
-// int32 rounding as opd2_n_str says and saturating, to a float to nearest even (from an int32: once, from
-// the exact integer).
+// IEEE single); integers by theirs, at the type's width: add/sub/mul wrapping, adds/subs saturating,
+// and/or/xor bitwise, max/min/copy selecting; the shifts by opd1's value read as a signed integer of the
+// type's width (a uint8 0xff shifts right by 1), ashift saturating left (sim::satShl) and rounding half up
+// right (sim::roundingRightShift), logicShift shifting zeros in (by the width or more: 0). cast: integer to
+// integer saturating; float to integer rounding as opd2_n_str says (roundToInt), then saturating (NaN 0);
+// to a float to nearest even (from an integer: once, from the exact value).
 struct ArithTypes {
   Num a, b, out;      // opd0's, opd1's (opd0's for the unary ones) and the result's
-  unsigned roundMode; // cast from a float to int32
+  unsigned roundMode; // cast from a float to an integer
 };
 using ArithFn = uint32_t (*)(uint32_t a, uint32_t b, const ArithTypes &t);
 
@@ -359,13 +408,14 @@ uint32_t maximum(uint32_t a, uint32_t b, const ArithTypes &t) {
 uint32_t minimum(uint32_t a, uint32_t b, const ArithTypes &t) {
   return above(b, t.b, a, t.a) ? selected(a, t.a, t.out) : selected(b, t.b, t.out);
 }
-// The shift amount is opd1's value as a signed int32: left when >= 0, else right.
-uint32_t logicShift(uint32_t a, uint32_t b, const ArithTypes &) {
-  const int64_t s = int32_t(b);
-  return s >= 32 || s <= -32 ? 0 : s >= 0 ? a << s : a >> -s;
+// The shift amount is opd1's value as a signed integer of its type's width: left when >= 0, else right.
+int64_t shiftAmount(uint32_t b, const ArithTypes &t) { return sim::signExtend(b, numType(t.b).bits); }
+uint32_t logicShift(uint32_t a, uint32_t b, const ArithTypes &t) {
+  const int64_t s = shiftAmount(b, t), width = numType(t.a).bits;
+  return s >= width || s <= -width ? 0 : s >= 0 ? a << s : a >> -s; // a zero-extended: zeros come in
 }
 uint32_t arithmeticShift(uint32_t a, uint32_t b, const ArithTypes &t) {
-  const int64_t s = int32_t(b), v = valueOf(a, t.a);
+  const int64_t s = shiftAmount(b, t), v = valueOf(a, t.a);
   return saturated(s >= 0 ? sim::satShl(v, unsigned(s)) : sim::roundingRightShift(v, unsigned(-s)), t.a);
 }
 uint32_t bitAnd(uint32_t a, uint32_t b, const ArithTypes &) { return a & b; }
@@ -375,6 +425,7 @@ uint32_t bitXor(uint32_t a, uint32_t b, const ArithTypes &) { return a ^ b; }
 // here): IEEE division, whatever the count, so the last bits may differ from the chip's.
 uint32_t divide(uint32_t a, uint32_t b, const ArithTypes &t) { return rounded(lhs(a, t) / rhs(b, t), t.out); }
 uint32_t convert(uint32_t a, uint32_t, const ArithTypes &t) {
+  if (!isFloat(t.a) && !isFloat(t.out)) return saturated(valueOf(a, t.a), t.out);
   if (isFloat(t.a))
     return isFloat(t.out) ? rounded(lhs(a, t), t.out) : uint32_t(roundToInt(lhs(a, t), t.roundMode, rangeOf(t.out)));
   if (t.out == Num::F32) return rounded(static_cast<float>(valueOf(a, t.a)), t.out); // nearest even, once
@@ -388,7 +439,7 @@ uint32_t subtractSaturating(uint32_t a, uint32_t b, const ArithTypes &t) {
 }
 uint32_t copy(uint32_t a, uint32_t, const ArithTypes &t) { return selected(a, t.a, t.out); }
 
-enum : uint8_t { kOnFloat = 1, kOnInt32 = 2 };
+enum : uint8_t { kOnFloat = 1, kOnInt = 2 };
 struct ArithOp {
   int sub;
   unsigned inputs; // operands read: opd0, or opd0 and opd1
@@ -396,21 +447,21 @@ struct ArithOp {
   ArithFn fn;
 };
 constexpr ArithOp kArithOps[] = {
-    {0, 2, kOnFloat | kOnInt32, multiply},         // mul
-    {2, 2, kOnFloat | kOnInt32, addWrapping},      // add
-    {3, 2, kOnFloat | kOnInt32, subtractWrapping}, // sub
-    {4, 2, kOnFloat | kOnInt32, maximum},          // max
-    {5, 2, kOnFloat | kOnInt32, minimum},          // min
-    {6, 2, kOnInt32, logicShift},                  // logicShift
-    {7, 2, kOnInt32, bitAnd},                      // and
-    {8, 2, kOnInt32, bitOr},                       // or
-    {9, 2, kOnInt32, bitXor},                      // xor
-    {12, 2, kOnFloat, divide},                     // div
-    {14, 1, kOnFloat | kOnInt32, convert},         // cast
-    {15, 2, kOnInt32, addSaturating},              // adds
-    {16, 2, kOnInt32, subtractSaturating},         // subs
-    {19, 1, kOnFloat | kOnInt32, copy},            // copy
-    {21, 2, kOnInt32, arithmeticShift},            // ashift
+    {0, 2, kOnFloat | kOnInt, multiply},         // mul
+    {2, 2, kOnFloat | kOnInt, addWrapping},      // add
+    {3, 2, kOnFloat | kOnInt, subtractWrapping}, // sub
+    {4, 2, kOnFloat | kOnInt, maximum},          // max
+    {5, 2, kOnFloat | kOnInt, minimum},          // min
+    {6, 2, kOnInt, logicShift},                  // logicShift
+    {7, 2, kOnInt, bitAnd},                      // and
+    {8, 2, kOnInt, bitOr},                       // or
+    {9, 2, kOnInt, bitXor},                      // xor
+    {12, 2, kOnFloat, divide},                   // div
+    {14, 1, kOnFloat | kOnInt, convert},         // cast
+    {15, 2, kOnInt, addSaturating},              // adds
+    {16, 2, kOnInt, subtractSaturating},         // subs
+    {19, 1, kOnFloat | kOnInt, copy},            // copy
+    {21, 2, kOnInt, arithmeticShift},            // ashift
 };
 constexpr uint64_t arithSubTypes() {
   uint64_t bits = 0;
@@ -438,16 +489,15 @@ Status arith(Memories &m, const Command &c, const Operands &ops) {
       if (!(v->type == out.type) && !(v->type.isFloat() && out.type.isFloat()))
         return makeError("operand ", v->name(), " is ", v->type.name(), ", the result ", out.type.name(),
                          ": operands and result of one type only, or all floats");
-  if (!(op->on & (isFloat(t.a) ? kOnFloat : kOnInt32)))
-    return makeError(a.type.name(), " operands are not modelled (", op->on == kOnFloat ? "fp32, fp16 or bf16" : "int32",
-                     " only)");
+  if (!(op->on & (isFloat(t.a) ? kOnFloat : kOnInt)))
+    return makeError(a.type.name(), " operands are not modelled (",
+                     op->on == kOnFloat ? "fp32, fp16 or bf16" : "integers", " only)");
   // opd2_n_str: cast's round mode, div's iteration count - 1; set on any other, an error.
   const uint64_t mode = c.get("opd2_n_str");
   if (sub == Cast) {
-    if ((!isFloat(t.a) && !isFloat(t.out)) || t.a == t.out)
-      return makeError("a cast from ", a.type.name(), " to ", out.type.name(), " is not modelled");
-    const bool toInt = !isFloat(t.out);
-    if (toInt ? mode > 6 : mode != 0)
+    if (t.a == t.out) return makeError("a cast from ", a.type.name(), " to ", out.type.name(), " is not modelled");
+    const bool toInt = !isFloat(t.out); // from an integer the mode is moot: nothing rounds
+    if (toInt ? mode >= kRoundModes : mode != 0)
       return makeError("round mode ", mode, " is not modelled",
                        toInt ? "" : std::string(" to ") + numName(t.out) + " (0 only)");
     t.roundMode = unsigned(mode);
@@ -545,21 +595,37 @@ Status sfu(Memories &m, const Command &c, const Operands &ops) {
   });
 }
 
+// The element types the window commands (conv, pooling, depthwise) compute on: T = float, floats widened to
+// fp32 (the float rule); T = int64_t, integers exact (the integer rule).
+template <typename T> Result<Num> windowNumOf(const char *role, const Operand &v) {
+  if constexpr (std::is_integral_v<T>)
+    return intNumOf(role, v);
+  else
+    return floatNumOf(role, v);
+}
+template <typename T> T valueAs(uint32_t bits, Num n) {
+  if constexpr (std::is_integral_v<T>)
+    return valueOf(bits, n);
+  else
+    return widen(bits, n);
+}
+
 // The sliding window of conv and pooling/depthwise, per axis (0 height, 1 width): the kernel, its stride and
 // dilation, the input's step (zeros inserted between its elements, for deconvolution), the padding before
 // it and the dilated input's extent; and the value the padding reads as (the constant opd3, of the input's
-// type as its view says, widened).
-struct Window {
+// type as its view says: an 8-bit one's low 8 bits, sign-extended when signed).
+template <typename T> struct Window {
   std::array<uint64_t, 2> kernel, stride, dilation, inputStep, padBefore, inputSpan;
-  float pad = 0;
+  T pad = 0;
 };
 
-Result<Window> windowOf(const Command &c, const Operand &in, const Operand &out, const Operand &padValue) {
+template <typename T>
+Result<Window<T>> windowOf(const Command &c, const Operand &in, const Operand &out, const Operand &padValue) {
   TPU_RETURN_IF_ERROR(unmodelled(c, {"pad_mode", "kernel_rotate"}));
   if (padValue.space != Space::Const) return makeError("a pad value in memory (opd3_const = 0) is not modelled");
-  TPU_ASSIGN_OR_RETURN(const Num padNum, floatNumOf("pad value", padValue));
-  Window w;
-  w.pad = widen(padValue.address, padNum);
+  TPU_ASSIGN_OR_RETURN(const Num padNum, windowNumOf<T>("pad value", padValue));
+  Window<T> w;
+  w.pad = valueAs<T>(uint32_t(padValue.address), padNum);
   const char *axes[2] = {"height", "width"};
   const char *kernel[2] = {"opd1_h", "opd1_w"}, *stride[2] = {"res_op_y_str", "res_op_x_str"};
   const char *dilation[2] = {"opd1_y_ins0", "opd1_x_ins0"}, *inserted[2] = {"opd0_y_ins0", "opd0_x_ins0"};
@@ -587,8 +653,9 @@ Result<Window> windowOf(const Command &c, const Operand &in, const Operand &out,
 // Along each axis, for output position o and kernel tap k (entry o * kernel + k), what the tap reads: input
 // element index >= 0, kPadTap for the padding, or kInsertedTap for a zero inserted between elements.
 constexpr int64_t kPadTap = -1, kInsertedTap = -2;
-std::array<std::vector<int64_t>, 2> tapTables(const Window &w, const Operand &out) {
-  std::array<std::vector<int64_t>, 2> taps;
+using TapTables = std::array<std::vector<int64_t>, 2>;
+template <typename T> TapTables tapTables(const Window<T> &w, const Operand &out) {
+  TapTables taps;
   for (size_t d = 0; d < 2; ++d)
     for (uint64_t o = 0; o < out.shape[2 + d]; ++o)
       for (uint64_t k = 0; k < w.kernel[d]; ++k) {
@@ -600,16 +667,16 @@ std::array<std::vector<int64_t>, 2> tapTables(const Window &w, const Operand &ou
   return taps;
 }
 
-// A float view's elements in (n, c, h, w) order, widened to fp32, each read (and range-checked) once: the
+// A view's elements in (n, c, h, w) order as values of T (valueAs), each read (and range-checked) once: the
 // window commands then compute on host arrays.
-Result<std::vector<float>> gather(const Memories &m, const char *role, const Operand &v) {
-  TPU_ASSIGN_OR_RETURN(const Num n, floatNumOf(role, v));
-  std::vector<float> values;
+template <typename T> Result<std::vector<T>> gather(const Memories &m, const char *role, const Operand &v) {
+  TPU_ASSIGN_OR_RETURN(const Num n, windowNumOf<T>(role, v));
+  std::vector<T> values;
   values.reserve(size_t(v.shape[0] * v.shape[1] * v.shape[2] * v.shape[3]));
   TPU_RETURN_IF_ERROR(forEach(v.shape, [&](const Index &at) -> Status {
     uint32_t bits = 0;
     TPU_RETURN_IF_ERROR(m.read(v, at, &bits));
-    values.push_back(widen(bits, n));
+    values.push_back(valueAs<T>(bits, n));
     return Status::ok();
   }));
   return values;
@@ -618,95 +685,177 @@ Result<std::vector<float>> gather(const Memories &m, const char *role, const Ope
 // Calls fn(kh, kw, x) for the window of output position (oh, ow) over one input plane (`plane`, h x w
 // elements), in (kh, kw) order, x being what the tap reads: the input element, 0 for an inserted zero, or
 // the pad value.
-template <typename Fn>
-void forEachTap(const float *plane, uint64_t width, const Window &w, const std::array<std::vector<int64_t>, 2> &taps,
-                uint64_t oh, uint64_t ow, Fn &&fn) {
+template <typename T, typename Fn>
+void forEachTap(const T *plane, uint64_t width, const Window<T> &w, const TapTables &taps, uint64_t oh, uint64_t ow,
+                Fn &&fn) {
   const int64_t *rows = &taps[0][oh * w.kernel[0]], *cols = &taps[1][ow * w.kernel[1]];
   for (uint64_t kh = 0; kh < w.kernel[0]; ++kh)
     for (uint64_t kw = 0; kw < w.kernel[1]; ++kw) {
       const int64_t y = rows[kh], x = cols[kw];
-      const float value = y == kPadTap || x == kPadTap             ? w.pad
-                          : y == kInsertedTap || x == kInsertedTap ? 0.0f
-                                                                   : plane[uint64_t(y) * width + uint64_t(x)];
+      const T value = y == kPadTap || x == kPadTap             ? w.pad
+                      : y == kInsertedTap || x == kInsertedTap ? T(0)
+                                                               : plane[uint64_t(y) * width + uint64_t(x)];
       fn(kh, kw, value);
     }
 }
 
 // conv.normal: each output is its window's taps times the weights summed over the input channels, plus the
-// bias, plus (res_add) what the output held. A modelling choice, the chip's order not being public: one fp32
-// accumulator from 0, the products added in (ic, kh, kw) order, then the bias, then the old output; on fp16
-// and bf16 the same in fp32 (the numerics' rule), the sum rounded once to the output's type. The input and
-// the weights are of opd0_prec (16-bit weights in the Ic32 layout, 32-bit in Ic1); the bias of the type its
-// view gives (fp32 for every float conv: TPU-MLIR's sCONV reading types opd2 f32 unless the input is 8-bit,
-// and its BM1684X lowering keeps an fp16/bf16 conv's bias fp32; the short form has no opd2_prec); the output
-// of res0_prec.
-Status conv(Memories &m, const Command &c, const Operands &ops) {
+// bias, plus (res_add) what the output held. A modelling choice, the chip's order not being public: one
+// accumulator from 0, the products added in (ic, kh, kw) order, then the bias, then the old output.
+//
+// On floats: the accumulator fp32; on fp16 and bf16 the same in fp32 (the numerics' rule), the sum rounded
+// once to the output's type. The input and the weights are of opd0_prec (16-bit weights in the Ic32 layout,
+// 32-bit in Ic1); the bias of the type its view gives (fp32 for every float conv: TPU-MLIR's sCONV reading
+// types opd2 f32 unless the input is 8-bit, and its BM1684X lowering keeps an fp16/bf16 conv's bias fp32;
+// the short form has no opd2_prec); the output of res0_prec.
+//
+// On 8-bit integers (opd0_prec 0) and 16-bit ones (3): the input int8/uint8 or int16/uint16 (opd0_sign), the
+// weights of its width (opd1_sign) in the Ic64 (8-bit) or Ic32 (16-bit) layout, the pad value of the input's
+// type; the accumulator int64, exact (the integer rule). There is
+// no bias: opd2 is the kernel's zero point per input channel (the view's 8-bit opd2), modelled only as the
+// constant 0 (opd2_const = 1, opd2_addr = 0). The output is int32 (res0_prec 4), signed whatever the view's
+// sign (it calls the output unsigned when every input is): the sum plus, with res_add, the int32 it held,
+// saturated once to int32. Requantisation is a separate command (quant.rq1).
+template <typename T>
+T convSum(const std::vector<T> &x, const std::vector<T> &k, const Window<T> &w, const TapTables &taps,
+          const Operand &in, const Index &at) {
+  const uint64_t ic = in.shape[1], plane = in.shape[2] * in.shape[3], kernel = w.kernel[0] * w.kernel[1];
+  T acc = 0;
+  for (uint64_t i = 0; i < ic; ++i) {
+    const T *kernelOf = &k[(at[1] * ic + i) * kernel];
+    forEachTap(&x[(at[0] * ic + i) * plane], in.shape[3], w, taps, at[2], at[3],
+               [&](uint64_t kh, uint64_t kw, T v) { acc += v * kernelOf[kh * w.kernel[1] + kw]; });
+  }
+  return acc;
+}
+
+template <typename T> Status convOn(Memories &m, const Command &c, const Operands &ops) {
+  constexpr bool isInt = std::is_integral_v<T>;
   const Operand &out = ops.results[0], &in = ops.operands[0], &weight = ops.operands[1], &bias = ops.operands[2];
-  TPU_ASSIGN_OR_RETURN(const Num outNum, floatNumOf("output", out));
-  TPU_RETURN_IF_ERROR(floatsOnly({{"input", &in}, {"weight", &weight}, {"bias", &bias}}));
+  Num outNum = Num::S32;
+  if constexpr (isInt) {
+    if (in.type.prec != 0 && in.type.prec != 3)
+      return makeError("input ", in.name(), " is ", in.type.name(), ": 8- or 16-bit integers only");
+    if (out.type.prec != 4)
+      return makeError("output ", out.name(), " is ", out.type.name(), ": int32 only for an integer conv");
+    TPU_RETURN_IF_ERROR(intNumOf("weight", weight).status());
+    if (!c.get("opd2_const") || c.get("opd2_addr"))
+      return makeError("a kernel zero point (opd2_const = ", c.get("opd2_const"), ", opd2_addr = ", c.get("opd2_addr"),
+                       ") is not modelled (the constant 0 only)");
+  } else {
+    TPU_ASSIGN_OR_RETURN(outNum, floatNumOf("output", out));
+    TPU_RETURN_IF_ERROR(floatsOnly({{"input", &in}, {"weight", &weight}, {"bias", &bias}}));
+  }
   TPU_RETURN_IF_ERROR(unmodelled(c, {"relu"}));
-  TPU_ASSIGN_OR_RETURN(const Window w, windowOf(c, in, out, ops.operands[3]));
-  TPU_ASSIGN_OR_RETURN(const std::vector<float> x, gather(m, "input", in));
-  TPU_ASSIGN_OR_RETURN(const std::vector<float> k, gather(m, "weight", weight));
-  TPU_ASSIGN_OR_RETURN(const std::vector<float> b, gather(m, "bias", bias));
+  TPU_ASSIGN_OR_RETURN(const Window<T> w, windowOf<T>(c, in, out, ops.operands[3]));
+  TPU_ASSIGN_OR_RETURN(const std::vector<T> x, gather<T>(m, "input", in));
+  TPU_ASSIGN_OR_RETURN(const std::vector<T> k, gather<T>(m, "weight", weight));
+  std::vector<T> b(out.shape[1], T(0));
+  if constexpr (!isInt) {
+    TPU_ASSIGN_OR_RETURN(b, gather<T>(m, "bias", bias));
+  }
   const auto taps = tapTables(w, out);
   const bool accumulate = c.get("res_add");
-  const uint64_t ic = in.shape[1], plane = in.shape[2] * in.shape[3], kernel = w.kernel[0] * w.kernel[1];
   return forEach(out.shape, [&](const Index &at) -> Status {
-    float acc = 0;
-    for (uint64_t i = 0; i < ic; ++i) {
-      const float *kernelOf = &k[(at[1] * ic + i) * kernel];
-      forEachTap(&x[(at[0] * ic + i) * plane], in.shape[3], w, taps, at[2], at[3],
-                 [&](uint64_t kh, uint64_t kw, float v) { acc += v * kernelOf[kh * w.kernel[1] + kw]; });
-    }
-    float r = acc + b[at[1]];
+    T r = convSum(x, k, w, taps, in, at) + b[at[1]];
     if (accumulate) {
       uint32_t old = 0;
       TPU_RETURN_IF_ERROR(m.read(out, at, &old));
-      r = widen(old, outNum) + r;
+      r = valueAs<T>(old, outNum) + r;
     }
-    const uint32_t bits = rounded(r, outNum);
+    uint32_t bits = 0;
+    if constexpr (isInt)
+      bits = saturated(r, outNum);
+    else
+      bits = rounded(r, outNum);
     return m.write(out, at, &bits);
   });
+}
+
+// The input's type picks the datapath: integers, else floats (which refuse the other types).
+Status conv(Memories &m, const Command &c, const Operands &ops) {
+  return ops.operands[0].type.isFloat() ? convOn<float>(m, c, ops) : convOn<int64_t>(m, c, ops);
 }
 
 // Pooling and depthwise conv, channel by channel over the window: max; the sum times avg's multiplier (the
 // constant in opd1, e.g. 1/(kh*kw)); or the taps times the channel's weights plus its bias, clamped at 0 by
 // depthwiserelu. Sums run in (kh, kw) order from 0 (a modelling choice, as conv's); padding counts as the
-// pad value everywhere. On fp16 and bf16 by the numerics' rule: taps, weights, bias and multiplier widened,
-// everything in fp32, each result rounded once to res0_prec. Types: the input, and depthwise's weights and
-// bias, of opd0_prec (their views; TPU-MLIR's sPorD reading types opd1 and a float opd2 with opd0_prec).
-// The multiplier has no view (avg reads only opd0 and opd3 there): a modelling choice, it is taken of
-// opd0_prec too, in the low 16 bits of opd1_addr for fp16/bf16, as the view of opd1 in this command's other
-// forms says and as TPU-MLIR's kernel API passes it (tpu_bdc_fp_avg_pool2d: one data_type_t for the command,
-// the scale a scalar_t of it); on fp32 it is the fp32 constant it was.
-Status poolOrDepthwise(Memories &m, const Command &c, const Operands &ops) {
+// pad value everywhere.
+//
+// On floats (all four): by the numerics' rule, taps, weights, bias and multiplier widened, everything in
+// fp32, each result rounded once to res0_prec. Types: the input, and depthwise's weights and bias, of
+// opd0_prec (their views; TPU-MLIR's sPorD reading types opd1 and a float opd2 with opd0_prec). The
+// multiplier has no view (avg reads only opd0 and opd3 there): a modelling choice, it is taken of opd0_prec
+// too, in the low 16 bits of opd1_addr for fp16/bf16, as the view of opd1 in this command's other forms
+// says and as TPU-MLIR's kernel API passes it (tpu_bdc_fp_avg_pool2d: one data_type_t for the command, the
+// scale a scalar_t of it); on fp32 it is the fp32 constant it was.
+//
+// On integers (the integer rule): depthwise (+ relu) on int8/uint8 with 8-bit weights (opd1_sign) and an
+// int32 bias (the view's), the exact sum of the taps times the weights plus the bias, into an int32
+// result only (no shift: res1_addr 0). max on int8/uint8/int16/uint16, the
+// largest tap (the pad value among them), the result of the input's type. avg on int8/uint8: the exact sum
+// of the taps times the multiplier, the constant in opd1_addr's low 8 bits (int8 when opd1_sign is set,
+// else uint8), divided by 2^shift with the shift in res1_addr's low byte read as int8 (TPU-MLIR's sPorD
+// converter: shift = np.uint32([reg.res1_addr]).view(np.int8)[0]; a negative one, or bits above the low
+// byte, are not modelled), rounded by round mode opd2_n_str (roundsUp's seven), saturated to the result's
+// type (res0_prec 0, 3 or 4, signed as the view says). A modelling choice following TPU-MLIR's
+// applyMultiplierAndRShift (the product, then the rounded shift, then saturation).
+template <typename T> Status poolOn(Memories &m, const Command &c, const Operands &ops) {
   enum { Depthwise = 0, Avg = 1, DepthwiseRelu = 2, Max = 4 };
+  constexpr bool isInt = std::is_integral_v<T>;
   const int sub = c.op().sub;
   const bool depthwise = sub == Depthwise || sub == DepthwiseRelu;
   const Operand &out = ops.results[0], &in = ops.operands[0];
-  TPU_ASSIGN_OR_RETURN(const Num outNum, floatNumOf("output", out));
-  TPU_ASSIGN_OR_RETURN(const Num inNum, floatNumOf("input", in));
-  if (depthwise) TPU_RETURN_IF_ERROR(floatsOnly({{"weight", &ops.operands[1]}, {"bias", &ops.operands[2]}}));
+  TPU_ASSIGN_OR_RETURN(const Num outNum, windowNumOf<T>("output", out));
+  TPU_ASSIGN_OR_RETURN(const Num inNum, windowNumOf<T>("input", in));
   TPU_RETURN_IF_ERROR(unmodelled(c, {"res_add", "relu"}));
   if (sub == Avg && !c.get("opd1_const"))
     return makeError("an average's multiplier in memory (opd1_const = 0) is not modelled");
-  const float avgMultiplier = widen(c.get("opd1_addr"), inNum);
-  TPU_ASSIGN_OR_RETURN(const Window w, windowOf(c, in, out, ops.operands.back()));
-  TPU_ASSIGN_OR_RETURN(const std::vector<float> x, gather(m, "input", in));
-  std::vector<float> k, b;
+  T avgMultiplier = 0;
+  int64_t avgShift = 0;
+  unsigned roundMode = 0;
+  if constexpr (isInt) {
+    if (depthwise) {
+      if (in.type.prec != 0)
+        return makeError("input ", in.name(), " is ", in.type.name(), ": 8-bit only for depthwise");
+      if (out.type.prec != 4)
+        return makeError("output ", out.name(), " is ", out.type.name(), ": int32 only for an 8-bit depthwise");
+      if (uint64_t shift = c.get("res1_addr")) return makeError("a shift (res1_addr = ", shift, ") is not modelled");
+    }
+    if (sub == Max && !(out.type == in.type))
+      return makeError("output ", out.name(), " is ", out.type.name(), ", the input ", in.type.name(),
+                       ": max pooling keeps the input's type");
+    if (sub == Avg) {
+      if (in.type.prec != 0) return makeError("input ", in.name(), " is ", in.type.name(), ": 8-bit only for avg");
+      const uint64_t shiftField = c.get("res1_addr");
+      avgMultiplier = c.get("opd1_sign") ? sim::signExtend(c.get("opd1_addr"), 8) : T(c.get("opd1_addr") & 0xff);
+      avgShift = sim::signExtend(shiftField, 8);
+      roundMode = unsigned(c.get("opd2_n_str"));
+      if (avgShift < 0) return makeError("a negative shift (res1_addr's low byte: ", avgShift, ") is not modelled");
+      if (shiftField >> 8) return makeError("res1_addr = ", shiftField, ": bits above its low byte are not modelled");
+      if (roundMode >= kRoundModes) return makeError("round mode ", roundMode, " is not modelled");
+    }
+  } else {
+    if (depthwise) TPU_RETURN_IF_ERROR(floatsOnly({{"weight", &ops.operands[1]}, {"bias", &ops.operands[2]}}));
+    avgMultiplier = widen(c.get("opd1_addr"), inNum);
+  }
+  TPU_ASSIGN_OR_RETURN(const Window<T> w, windowOf<T>(c, in, out, ops.operands.back()));
+  TPU_ASSIGN_OR_RETURN(const std::vector<T> x, gather<T>(m, "input", in));
+  std::vector<T> k, b;
   if (depthwise) {
-    TPU_ASSIGN_OR_RETURN(k, gather(m, "weight", ops.operands[1]));
-    TPU_ASSIGN_OR_RETURN(b, gather(m, "bias", ops.operands[2]));
+    TPU_ASSIGN_OR_RETURN(k, gather<T>(m, "weight", ops.operands[1]));
+    TPU_ASSIGN_OR_RETURN(b, gather<T>(m, "bias", ops.operands[2]));
   }
   const auto taps = tapTables(w, out);
   const uint64_t channels = in.shape[1], plane = in.shape[2] * in.shape[3], kernel = w.kernel[0] * w.kernel[1];
   return forEach(out.shape, [&](const Index &at) -> Status {
-    // Max starts below every number; a NaN in the window is skipped (the chip's handling is unknown).
-    float acc = sub == Max ? -std::numeric_limits<float>::infinity() : 0.0f;
-    const float *kernelOf = depthwise ? &k[at[1] * kernel] : nullptr;
+    // Max starts below every value; a float NaN in the window is skipped (the chip's handling is unknown).
+    T acc = sub == Max ? std::numeric_limits<T>::lowest() : T(0);
+    if constexpr (!isInt)
+      if (sub == Max) acc = -std::numeric_limits<float>::infinity();
+    const T *kernelOf = depthwise ? &k[at[1] * kernel] : nullptr;
     forEachTap(&x[(at[0] * channels + at[1]) * plane], in.shape[3], w, taps, at[2], at[3],
-               [&](uint64_t kh, uint64_t kw, float v) {
+               [&](uint64_t kh, uint64_t kw, T v) {
                  if (sub == Max)
                    acc = v > acc ? v : acc;
                  else if (sub == Avg)
@@ -714,11 +863,109 @@ Status poolOrDepthwise(Memories &m, const Command &c, const Operands &ops) {
                  else
                    acc += v * kernelOf[kh * w.kernel[1] + kw];
                });
-    float r = acc;
-    if (sub == Avg) r = acc * avgMultiplier;
-    if (depthwise) r = acc + b[at[1]];
-    if (sub == DepthwiseRelu) r = r > 0 ? r : 0.0f;
-    const uint32_t bits = rounded(r, outNum);
+    uint32_t bits = 0;
+    if constexpr (isInt) {
+      int64_t r = sub == Avg ? shifted(sim::satMul(acc, avgMultiplier), -avgShift, roundMode) : acc;
+      if (depthwise) r = sim::satAdd(r, b[at[1]]);
+      if (sub == DepthwiseRelu) r = sim::relu(r);
+      bits = saturated(r, outNum);
+    } else {
+      float r = acc;
+      if (sub == Avg) r = acc * avgMultiplier;
+      if (depthwise) r = acc + b[at[1]];
+      if (sub == DepthwiseRelu) r = r > 0 ? r : 0.0f;
+      bits = rounded(r, outNum);
+    }
+    return m.write(out, at, &bits);
+  });
+}
+
+// The input's type picks the datapath: integers, else floats (which refuse the other types).
+Status poolOrDepthwise(Memories &m, const Command &c, const Operands &ops) {
+  return ops.operands[0].type.isFloat() ? poolOn<float>(m, c, ops) : poolOn<int64_t>(m, c, ops);
+}
+
+// quant.rq1, requantisation by a multiplier and a shift: per channel c, res0 = saturate(zp + x * 2^shift)
+// with the product x * multiplier in int64 (the integer rule), shifted by shifted(): left saturating for
+// shift >= 0, for shift < 0 divided by 2^-shift and rounded by round mode opd2_n_str from the exact
+// quotient; zp added, saturated to the result's type. The input an 8-, 16- or 32-bit integer of its sign
+// (opd0_prec, opd0_sign), the result of res0_prec (0, 3 or 4) signed as opd2_sign. The parameters: with
+// opd1_const = 1 constants for every channel (multiplier opd1_addr as int32; shift opd2_addr's low byte as
+// int8; zero point bits 8..23 of opd2_addr as int16, signed whatever opd2_sign), else three 32-bit words per
+// channel from opd1_addr in the channel's lane, 64 bytes per lane row (the aligned layout of the view:
+// multiplier, shift, zero point, int32 each; a shift outside int8 or a zero point outside int16 is not
+// modelled). A modelling choice
+// following TPU-MLIR's reference for it (lib/Support/MathUtils.cpp applyMultiplierAndRShift: the product in
+// int64, then the rounded right shift; the zero point after, then saturation), the BM1684X's datapath not
+// being public. rq0 (fp32 scale) and the dequantisations are not executed yet.
+Status requant(Memories &m, const Command &c, const Operands &ops) {
+  const Operand &out = ops.results[0], &in = ops.operands[0];
+  TPU_ASSIGN_OR_RETURN(const Num outNum, intNumOf("result", out));
+  TPU_ASSIGN_OR_RETURN(const Num inNum, intNumOf("input", in));
+  TPU_RETURN_IF_ERROR(unmodelled(c, {"res_add", "relu"}));
+  const unsigned mode = unsigned(c.get("opd2_n_str"));
+  if (mode >= kRoundModes) return makeError("round mode ", mode, " is not modelled");
+  // Each channel's parameters, read (and checked) once.
+  struct Params {
+    int64_t multiplier, shift, zeroPoint;
+  };
+  const bool isConst = c.get("opd1_const");
+  std::vector<Params> params(out.shape[1]);
+  for (uint64_t ch = 0; ch < out.shape[1]; ++ch) {
+    std::array<int64_t, 3> p{};
+    for (size_t k = 0; k < 3; ++k) {
+      const Operand &v = ops.operands[1 + k];
+      TPU_ASSIGN_OR_RETURN(const Num n, intNumOf("parameter", v));
+      TPU_ASSIGN_OR_RETURN(const uint32_t word, readWord(m, v, {0, ch, 0, 0}));
+      p[k] = valueOf(word, n);
+    }
+    if (isConst) p[2] = int16_t(p[2]); // the packed zero point is int16 whatever its view's sign
+    if (p[1] < -128 || p[1] > 127 || p[2] < -32768 || p[2] > 32767)
+      return makeError("channel ", ch, ": shift ", p[1], " or zero point ", p[2],
+                       " outside int8 / int16 is not modelled");
+    params[ch] = {p[0], p[1], p[2]};
+  }
+  return elementwise(m, out, {&in}, [&](const Words &w, const Index &at) {
+    const Params &p = params[at[1]];
+    const int64_t scaled = shifted(valueOf(w[0], inNum) * p.multiplier, p.shift, mode);
+    return saturated(sim::satAdd(p.zeroPoint, scaled), outNum);
+  });
+}
+
+// sg.pe_s_gather_d1coor, a per-lane table lookup: for every n, c, w, res0[n][c][0][w] = opd0[0][c][0][i] with
+// i = opd1[n][c][0][w], each lane reading its own channel's table (the views of Operands.h: the table
+// (1, c, 1, opd0_w), the index (n, c, 1, opd1_w), the result (n, c, 1, res0_w)). The index is read as an
+// unsigned integer of opd1_prec (8, 16 or 32 bits); the table's element is copied bit for bit to the
+// result, both of one precision (8, 16 or 32 bits, integer or float alike). A modelling choice, the chip's
+// exact behaviour not being public: it is the operation TPU-MLIR's kernel API names tpu_bdc_w_gather(output,
+// param, index, shape, param_w, dtype, index_dtype). Modelled only with res0_h = opd0_h = 1 and opd1_w =
+// res0_w; an index >= opd0_w is an error naming it and its position (the chip's out-of-range behaviour, and
+// the fill with a constant that TPU-MLIR's _exception variants ask by opd2_const / opd3_const, are not
+// modelled: those fields set are errors).
+Status laneGather(Memories &m, const Command &c, const Operands &ops) {
+  const Operand &out = ops.results[0], &table = ops.operands[0], &index = ops.operands[1];
+  if (c.get("opd2_const") || c.get("opd3_const"))
+    return makeError("opd2_const = ", c.get("opd2_const"), ", opd3_const = ", c.get("opd3_const"),
+                     ": filling out-of-range positions with a constant is not modelled");
+  for (auto [field, value] : {std::pair{"res0_h", out.shape[2]}, {"opd0_h", table.shape[2]}})
+    if (value != 1) return makeError(field, " = ", value, " is not modelled (1 only)");
+  if (index.shape[3] != out.shape[3])
+    return makeError("opd1_w = ", index.shape[3], " differs from res0_w = ", out.shape[3], ": not modelled");
+  if (out.type.prec != table.type.prec)
+    return makeError("result ", out.name(), " is ", out.type.name(), ", the table ", table.type.name(),
+                     ": a gather copies the table's elements (one precision)");
+  TPU_ASSIGN_OR_RETURN(const uint64_t bytes, elementBytes(out));
+  (void)bytes;
+  if (index.type.prec != 0 && index.type.prec != 3 && index.type.prec != 4)
+    return makeError("index ", index.name(), " is ", index.type.name(), ": an 8-, 16- or 32-bit integer only");
+  const uint64_t entries = table.shape[3];
+  return forEach(out.shape, [&](const Index &at) -> Status {
+    uint32_t i = 0, bits = 0;
+    TPU_RETURN_IF_ERROR(m.read(index, at, &i));
+    if (i >= entries)
+      return makeError("index ", i, " at (", at[0], ", ", at[1], ", 0, ", at[3],
+                       ") is outside the table's opd0_w = ", entries, " entries");
+    TPU_RETURN_IF_ERROR(m.read(table, {0, at[1], 0, i}, &bits));
     return m.write(out, at, &bits);
   });
 }
@@ -740,6 +987,8 @@ constexpr Family kFamilies[] = {
     {isa::Engine::Tiu, 0, subTypes({0}), conv},
     {isa::Engine::Tiu, 1, subTypes({0, 1, 2, 4}), poolOrDepthwise},
     {isa::Engine::Tiu, 3, arithSubTypes(), arith},
+    {isa::Engine::Tiu, 4, subTypes({1}), requant},
+    {isa::Engine::Tiu, 6, subTypes({5}), laneGather},
     {isa::Engine::Tiu, 9, subTypes({12, 13, 17}), sfu},
     {isa::Engine::Tiu, 13, subTypes({23, 24, 26}), compareSelect},
 };
