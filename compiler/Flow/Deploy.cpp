@@ -129,6 +129,13 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
     return makeError("--quantize INT8 needs --calibration-table model.cali");
   calib::CalibrationTable table;
   TPU_RETURN_IF_ERROR(lowering::loadLoweringTables(options.calibrationTable, options.quantizeTable, table, lo));
+  if (!lo.keepHalf.empty()) { // a mixed table: its 16-bit float islands need the chip's 16-bit floats
+    if (options.mode != lowering::Quantize::INT8)
+      return makeError(options.quantizeTable, ": F16/BF16 tensors in a quantize table need --quantize INT8");
+    if (std::find(target.modes.begin(), target.modes.end(), lo.halfType) == target.modes.end())
+      return makeError(options.quantizeTable, ": ", lowering::quantizeName(lo.halfType), " tensors, but --chip ",
+                       options.chip, " has no ", lowering::quantizeName(lo.halfType), " arithmetic");
+  }
 
   mlir::MLIRContext context;
   context.getOrLoadDialect<tpuir::TpuDialect>();
@@ -176,8 +183,8 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   for (const std::string &h : lowered->hostOps) log << "deploy: on the host (CPU sub-net): " << h << "\n";
 
   const std::string tpuPath = stem + ".tpu.mlir", weightPath = stem + "_tpu_weights.npz";
-  TPU_RETURN_IF_ERROR(lowered->weights.saveFor(*lowered->module, weightPath,
-                                               llvm::sys::path::filename(weightPath).str()));
+  TPU_RETURN_IF_ERROR(
+      lowered->weights.saveFor(*lowered->module, weightPath, llvm::sys::path::filename(weightPath).str()));
   TPU_RETURN_IF_ERROR(writeModule(*lowered->module, tpuPath));
   log << "deploy: wrote " << tpuPath << " and " << weightPath << "\n";
 
@@ -208,8 +215,10 @@ Result<DeployResult> deploy(const std::string &topPath, const DeployOptions &opt
   std::string where;
   double diff = bitDifference(*expected, *outputs, where);
   result.bitExact = diff < 0;
-  if (result.bitExact) log << "deploy: bmodel outputs equal the Tpu interpreter's bit for bit\n";
-  else log << "deploy: bmodel differs from the Tpu interpreter: max |diff| " << diff << " in '" << where << "'\n";
+  if (result.bitExact)
+    log << "deploy: bmodel outputs equal the Tpu interpreter's bit for bit\n";
+  else
+    log << "deploy: bmodel differs from the Tpu interpreter: max |diff| " << diff << " in '" << where << "'\n";
   if (!options.testReference.empty()) {
     auto ref = readNpz(options.testReference);
     if (!ref) return makeError(ref.message());

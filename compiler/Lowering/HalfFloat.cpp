@@ -40,8 +40,9 @@ bool isBias(Operation *op, Value v) {
 
 class HalfConverter {
 public:
-  HalfConverter(LoweredModule &m, Quantize mode)
-      : m_(m), b_(m.module->getContext()), dtype_(mode == Quantize::F16 ? backend::DType::F16 : backend::DType::BF16),
+  HalfConverter(LoweredModule &m, Quantize mode, const std::set<std::string> *only)
+      : m_(m), only_(only), b_(m.module->getContext()),
+        dtype_(mode == Quantize::F16 ? backend::DType::F16 : backend::DType::BF16),
         half_(mode == Quantize::F16 ? Type(b_.getF16Type()) : Type(b_.getBF16Type())),
         suffix_(mode == Quantize::F16 ? "_f16" : "_bf16") {}
 
@@ -53,12 +54,15 @@ public:
     if (!fn || fn.getBody().empty()) return makeError("the lowered module has no function");
     std::vector<Operation *> ops;
     for (Operation &op : fn.getBody().front()) ops.push_back(&op);
+    std::set<Operation *> retypedOps;
     for (Operation *op : ops)
-      if (retyped(op))
-        for (Value r : op->getResults())
-          if (isF32Tensor(r.getType())) r.setType(halfOf(r.getType()));
+      if (retyped(op)) retypedOps.insert(op);
+    for (Operation *op : retypedOps)
+      for (Value r : op->getResults())
+        if (isF32Tensor(r.getType())) r.setType(halfOf(r.getType()));
     for (Operation *op : ops) {
-      const bool chip = retyped(op), fp32Reader = isa<tpuir::CpuOp, func::ReturnOp>(op) || (isChip(op) && !chip);
+      const bool chip = retypedOps.count(op),
+                 fp32Reader = isa<tpuir::CpuOp, func::ReturnOp>(op) || (isChip(op) && !chip);
       for (OpOperand &use : op->getOpOperands()) {
         Value v = use.get();
         if (chip && isF32Tensor(v.getType()) && !isBias(op, v)) {
@@ -82,8 +86,11 @@ private:
     return op->getDialect() && isa<tpuir::TpuDialect>(op->getDialect()) && !isa<tpuir::CpuOp>(op);
   }
   // A chip op that computes in the 16-bit type: one that reads a computed tensor (a copy of constants only,
-  // a constant output, stays fp32: it rounds nothing).
-  static bool retyped(Operation *op) {
+  // a constant output, stays fp32: it rounds nothing), and with `only_` one of its fp32 ops it names.
+  bool retyped(Operation *op) const {
+    if (only_ && (!only_->count(tpuir::opName(op)) ||
+                  !llvm::all_of(op->getResults(), [](Value r) { return isF32Tensor(r.getType()); })))
+      return false;
     return isChip(op) && llvm::any_of(op->getOperands(), [](Value v) {
              return isa<RankedTensorType>(v.getType()) && !v.getDefiningOp<top::WeightOp>();
            });
@@ -134,6 +141,7 @@ private:
   }
 
   LoweredModule &m_;
+  const std::set<std::string> *only_; // null: every chip op
   OpBuilder b_;
   backend::DType dtype_;
   Type half_;
@@ -145,6 +153,8 @@ private:
 
 } // namespace
 
-Status convertToHalf(LoweredModule &module, Quantize mode) { return HalfConverter(module, mode).run(); }
+Status convertToHalf(LoweredModule &module, Quantize mode, const std::set<std::string> *only) {
+  return HalfConverter(module, mode, only).run();
+}
 
 } // namespace tpu::lowering

@@ -37,11 +37,11 @@ const char *quantizeName(Quantize mode) {
   return "?";
 }
 
-Result<std::set<std::string>> loadQuantizeTable(const std::string &path) {
+Result<QuantizeTable> loadQuantizeTable(const std::string &path) {
   auto text = readFile(path, "quantize table");
   if (!text) return text.status();
   std::istringstream in(*text);
-  std::set<std::string> names;
+  QuantizeTable table;
   std::string line;
   for (int lineNo = 1; std::getline(in, line); ++lineNo) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
@@ -49,11 +49,18 @@ Result<std::set<std::string>> loadQuantizeTable(const std::string &path) {
     std::vector<std::string> f;
     for (std::string w; fields >> w;) f.push_back(w);
     if (f.empty()) continue;
-    if (f.size() > 2 || (f.size() == 2 && f[1] != "F32"))
-      return makeError(path, ":", lineNo, ": expected 'tensor_name [F32]'");
-    names.insert(f[0]);
+    if (f.size() > 2 || (f.size() == 2 && f[1] != "F32" && f[1] != "F16" && f[1] != "BF16"))
+      return makeError(path, ":", lineNo, ": expected 'tensor_name [F32|F16|BF16]'");
+    table.keepFloat.insert(f[0]);
+    if (f.size() < 2 || f[1] == "F32") continue;
+    const Quantize half = f[1] == "F16" ? Quantize::F16 : Quantize::BF16;
+    if (table.halfType != Quantize::F32 && table.halfType != half)
+      return makeError(path, ":", lineNo, ": ", f[1], " after ", quantizeName(table.halfType),
+                       " (one 16-bit float type per table)");
+    table.halfType = half;
+    table.half.insert(f[0]);
   }
-  return names;
+  return table;
 }
 
 Status loadLoweringTables(const std::string &calibrationPath, const std::string &quantizeTablePath,
@@ -67,7 +74,9 @@ Status loadLoweringTables(const std::string &calibrationPath, const std::string 
   if (!quantizeTablePath.empty()) {
     auto q = loadQuantizeTable(quantizeTablePath);
     if (!q) return q.status();
-    options.keepF32 = std::move(*q);
+    options.keepF32 = std::move(q->keepFloat);
+    options.keepHalf = std::move(q->half);
+    options.halfType = q->halfType;
   }
   return Status::ok();
 }
@@ -493,8 +502,10 @@ Result<LoweredModule> lowerToTpu(ModuleOp topModule, const top::WeightStore &wei
   if (half) f32.mode = Quantize::F32;
   Lowerer lowerer(topModule, weights, f32);
   auto lowered = lowerer.run();
-  if (!lowered || !half) return lowered;
-  TPU_RETURN_IF_ERROR(convertToHalf(*lowered, options.mode));
+  if (!lowered) return lowered;
+  if (half) TPU_RETURN_IF_ERROR(convertToHalf(*lowered, options.mode));
+  if (options.mode == Quantize::INT8 && !options.keepHalf.empty())
+    TPU_RETURN_IF_ERROR(convertToHalf(*lowered, options.halfType, &options.keepHalf));
   return lowered;
 }
 

@@ -82,7 +82,11 @@ struct Int8Levers {
 struct LoweringOptions {
   Quantize mode = Quantize::F32;
   const calib::CalibrationTable *calibration = nullptr; // required for INT8
-  std::set<std::string> keepF32; // names of Top op results kept in fp32
+  std::set<std::string> keepF32;                        // names of Top op results kept in fp32 (INT8)
+  // INT8 with the BM1684X's 16-bit floats: of keepF32, the ones whose ops compute in `halfType` (F16 or
+  // BF16) instead of fp32: the fp32 island retyped (convertToHalf), casts at its edges.
+  std::set<std::string> keepHalf;
+  Quantize halfType = Quantize::F32;
   Int8Levers levers;
   const TensorSamples *samples = nullptr; // every conv input, when levers.needSamples()
   // An op the chip cannot run but the host can (kernels/HostOps.h) goes to
@@ -104,16 +108,24 @@ Result<LoweredModule> lowerToTpu(mlir::ModuleOp topModule, const top::WeightStor
                                  const LoweringOptions &options);
 
 // An F32-lowered module in F16 or BF16 (HalfFloat.cpp): chip tensors and weights (but biases) in the
-// 16-bit type, casts at graph inputs, outputs and host ops.
-Status convertToHalf(LoweredModule &module, Quantize mode);
+// 16-bit type, casts at graph inputs, outputs and host ops. With `only`, just the chip ops whose results it
+// names (an INT8 module's fp32 islands of a mixed quantize table); the other ops read them through casts.
+Status convertToHalf(LoweredModule &module, Quantize mode, const std::set<std::string> *only = nullptr);
 
 // The quantize table: one tensor (op result) name per line, '#' comments;
-// optionally followed by a precision word, which must be F32.
-Result<std::set<std::string>> loadQuantizeTable(const std::string &path);
+// optionally followed by a precision word: F32 (the default), or F16 or BF16
+// (one of the two per table: the op computes in that 16-bit float, a chip
+// with 16-bit floats only).
+struct QuantizeTable {
+  std::set<std::string> keepFloat;   // every name (its op is not int8)
+  std::set<std::string> half;        // those of F16 or BF16
+  Quantize halfType = Quantize::F32; // F16 or BF16 when `half` is not empty
+};
+Result<QuantizeTable> loadQuantizeTable(const std::string &path);
 
 // Loads the calibration table into `table` (options.calibration then points
-// at it) and the quantize table into options.keepF32, each if its path is
-// not empty; an error names the file.
+// at it) and the quantize table into options.keepF32 (and keepHalf,
+// halfType), each if its path is not empty; an error names the file.
 Status loadLoweringTables(const std::string &calibrationPath, const std::string &quantizeTablePath,
                           calib::CalibrationTable &table, LoweringOptions &options);
 

@@ -20,7 +20,8 @@ int runDeploy(int argc, char **argv) {
   args.positionals(1, 1, "model");
   args.option("--quantize", "F32 or INT8 (BM1684); F32, F16, BF16 or INT8 (BM1684X)");
   args.option("--calibration-table", "calibration table from tpuc calibrate (INT8)");
-  args.option("--quantize-table", "tensor names (one per line) whose ops stay F32");
+  args.option("--quantize-table",
+              "tensor names (one per line, optionally F32, or F16|BF16 on the BM1684X) whose ops stay float");
   tpuc::declareLeverOptions(args);
   tpuc::declareRecipeOptions(args, /*search=*/false);
   args.option("--calibration-data", "samples (.npz / images) that --bias-correction and --round-weights read");
