@@ -50,15 +50,17 @@ bool sameTensorType(const backend::Tensor &a, const backend::Tensor &b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.scale == b.scale && a.data == b.data;
 }
 
-// The module lowered to INT8 with `table`, `keep` in fp32 and `levers`, as
-// the back-end graph the Tpu interpreter runs.
+// The module lowered to INT8 with `table`, `keep` in fp32 (or the 16-bit
+// `floatType`) and `levers`, as the back-end graph the Tpu interpreter runs.
 Result<LoweredGraph> lowerGraph(mlir::ModuleOp top, const top::WeightStore &weights,
                                 const calib::CalibrationTable &table, const std::set<std::string> &keep,
-                                const lowering::Int8Levers &levers, const lowering::TensorSamples *convInputs) {
+                                const lowering::Int8Levers &levers, const lowering::TensorSamples *convInputs,
+                                lowering::Quantize floatType) {
   lowering::LoweringOptions lo;
   lo.mode = lowering::Quantize::INT8;
   lo.calibration = &table;
   lo.keepF32 = keep;
+  if (floatType != lowering::Quantize::F32) lo.keepHalf = keep, lo.halfType = floatType;
   lo.levers = levers;
   lo.samples = convInputs;
   auto lowered = lowering::lowerToTpu(top, weights, lo);
@@ -109,15 +111,15 @@ class Evaluator : public SetScorer {
 public:
   Evaluator(mlir::ModuleOp top, const top::WeightStore &weights, calib::CalibrationTable cali,
             const std::vector<NpzMap> &samples, std::vector<NpzMap> reference, const lowering::Int8Levers &levers,
-            const lowering::TensorSamples *convInputs)
+            const lowering::TensorSamples *convInputs, lowering::Quantize floatType = lowering::Quantize::F32)
       : top_(top), weights_(weights), cali_(std::move(cali)), samples_(samples), reference_(std::move(reference)),
-        levers_(levers), convInputs_(convInputs) {}
+        levers_(levers), convInputs_(convInputs), floatType_(floatType) {}
 
   const calib::CalibrationTable &table() const { return cali_; }
 
   // The all-int8 lowering and every tensor's value on every sample.
   Result<double> init() override {
-    auto base = lowerGraph(top_, weights_, cali_, {}, levers_, convInputs_);
+    auto base = lowerGraph(top_, weights_, cali_, {}, levers_, convInputs_, floatType_);
     if (!base) return base.status();
     base_ = base.take();
     baseValues_.assign(samples_.size(), {});
@@ -153,7 +155,7 @@ public:
   // Makes `table`'s all-int8 lowering the base. Its values come from the
   // current base's, so only the ops the new thresholds change run.
   Result<double> rebase(const calib::CalibrationTable &table) {
-    auto c = lowerGraph(top_, weights_, table, {}, levers_, convInputs_);
+    auto c = lowerGraph(top_, weights_, table, {}, levers_, convInputs_, floatType_);
     if (!c) return c.status();
     std::vector<std::vector<Bytes>> values(samples_.size());
     auto score = runSamples(*c, samples_.size(), &values);
@@ -168,7 +170,7 @@ public:
   // `keep` in fp32 (and `table`'s thresholds: the base's by default).
   Result<double> cosineWith(const std::set<std::string> &keep, size_t count,
                             const calib::CalibrationTable *table = nullptr) {
-    auto c = lowerGraph(top_, weights_, table ? *table : cali_, keep, levers_, convInputs_);
+    auto c = lowerGraph(top_, weights_, table ? *table : cali_, keep, levers_, convInputs_, floatType_);
     if (!c) return c.status();
     return runSamples(*c, count ? std::min(count, samples_.size()) : samples_.size());
   }
@@ -292,6 +294,7 @@ private:
   std::vector<NpzMap> reference_;
   lowering::Int8Levers levers_;
   const lowering::TensorSamples *convInputs_;
+  lowering::Quantize floatType_;
   LoweredGraph base_;
   std::vector<std::vector<Bytes>> baseValues_;
   double baseScore_ = 0;
@@ -315,7 +318,7 @@ public:
   const std::map<std::string, calib::TensorRange> &rounded() const { return rounded_; }
 
   Result<double> init() override {
-    auto lowered = lowerGraph(top_, weights_, cali_, {}, levers_, convInputs_);
+    auto lowered = lowerGraph(top_, weights_, cali_, {}, levers_, convInputs_, lowering::Quantize::F32);
     if (!lowered) return lowered.status();
     auto interp = acquire();
     if (!interp) return interp.status();
@@ -458,7 +461,8 @@ std::string QuantizeTableSearchResult::format(double minCosine) const {
     }
     return os.str();
   }
-  os << "# quantize table from tpuc qtable: tensors kept in F32\n";
+  const char *word = lowering::quantizeName(floatType);
+  os << "# quantize table from tpuc qtable: tensors kept in " << word << "\n";
   std::snprintf(line, sizeof line, "# all int8: cosine %.6f; target %.6f (%s)\n", int8Cosine, minCosine,
                 reached       ? "reached"
                 : budgetSpent ? "not reached: the budget was spent, the best reached is kept"
@@ -466,7 +470,7 @@ std::string QuantizeTableSearchResult::format(double minCosine) const {
   os << line;
   for (const LayerCosine &c : chosen) {
     std::snprintf(line, sizeof line, "  # cosine %.6f with this and the lines above", c.cosine);
-    os << c.name << " F32" << (c.measured ? line : "") << "\n";
+    os << c.name << " " << word << (c.measured ? line : "") << "\n";
   }
   return os.str();
 }
@@ -489,11 +493,12 @@ Result<QuantizeTableSearchResult> searchQuantizeTable(mlir::ModuleOp topModule, 
     scorer = std::move(c);
   } else {
     scorer = std::make_unique<Evaluator>(topModule, weights, calibration, samples, reference.take(), options.levers,
-                                         options.convInputs);
+                                         options.convInputs, options.floatType);
   }
   scorer->setMeanOverSamples(options.meanOverSamples);
   QuantizeTableSearchResult r;
   r.activationCeiling = options.activationCeiling;
+  r.floatType = options.floatType;
   auto base = scorer->init();
   if (!base) return base.status();
   const std::set<std::string> inputs = inputNames(topModule);

@@ -63,6 +63,9 @@ struct QuantizeTableSearchOptions {
   size_t rankSamples = 1;   // Alone, Forward: the samples each candidate is ranked on (the first N; 0: all)
   bool activationCeiling = false; // score the activation rounding bound (above), not the Tpu module
   lowering::Int8Levers levers;                           // the INT8 lowering searched for
+  // What the chosen tensors compute in: F32, or on a chip with 16-bit floats F16 or BF16 (mixed tables,
+  // docs/quantization.md); the search measures the module as that table lowers it.
+  lowering::Quantize floatType = lowering::Quantize::F32;
   const lowering::TensorSamples *convInputs = nullptr;   // every conv's input, when levers.needSamples()
   // Seconds the search may take (0: no limit): once spent no evaluation
   // starts and the best set reached so far is the result (budgetSpent).
@@ -87,6 +90,7 @@ struct QuantizeTableSearchResult {
   bool reached = false;               // the last cosine (or int8Cosine) >= minCosine
   bool budgetSpent = false;           // the search stopped at options.budgetSeconds
   double finalCosine = 0;             // with every chosen tensor fp32 (int8Cosine if none)
+  lowering::Quantize floatType = lowering::Quantize::F32; // the chosen tensors' precision word
   // The table in the format lowering::loadQuantizeTable reads, with the
   // cosines as comments.
   std::string format(double minCosine) const;

@@ -48,6 +48,9 @@ int runQtable(int argc, char **argv) {
   args.option("--int8-budget", "seconds the search may take (default " +
                                    std::to_string(int(tpu::flow::kDefaultQtableBudgetSeconds)) +
                                    "); then the best set reached is written and the target reported as not reached");
+  args.option("--float-type",
+              "what the chosen tensors compute in: F32 (default), or F16 or BF16 for a chip with "
+              "16-bit floats (the BM1684X: tpuc deploy --chip bm1684x); the search measures that table");
   args.option("--output", "the quantize table to write (for tpuc deploy --quantize-table)", "-o");
   if (auto done = args.parseCommandLine(
           argc, argv, {{"--output", "-o model.qtable"}, {"--calibration-table", "--calibration-table model.cali"}}))
@@ -78,6 +81,12 @@ int runQtable(int argc, char **argv) {
   if (!rankSamples) return tpuc::fail("qtable", rankSamples.message());
   if (*rankSamples < 1) return tpuc::fail("qtable", "--rank-samples must be >= 1");
   opt.rankSamples = size_t(*rankSamples);
+  auto floatType = tpu::lowering::parseQuantize(args.get("--float-type", "F32"));
+  if (!floatType || *floatType == tpu::lowering::Quantize::INT8)
+    return tpuc::fail("qtable", "--float-type must be F32, F16 or BF16, got '" + args.get("--float-type") + "'");
+  if (*floatType != tpu::lowering::Quantize::F32 && opt.activationCeiling)
+    return tpuc::fail("qtable", "--activation-ceiling measures fp32 tensors: --float-type F32 only");
+  opt.floatType = *floatType;
   auto recipe = tpuc::recipeFromArgs(args, /*search=*/false);
   if (!recipe) return tpuc::fail("qtable", recipe.message());
   opt.budgetSeconds = tpu::flow::kDefaultQtableBudgetSeconds;
