@@ -365,7 +365,8 @@ int64_t shifted(int64_t v, int64_t shift, unsigned mode) {
   // Past 2^100 every |v| < 2^63 lies as far between two integers as at 2^100: the quotient's floor and its
   // fraction's comparison with one half no longer change.
   const unsigned n = unsigned(std::min<int64_t>(-shift, 100));
-  const __int128 wide = v, floor = wide >> n, rest = wide - (floor << n), half = __int128(1) << (n - 1);
+  // The remainder is v's low n bits (two's complement: v - floor * 2^n, without shifting a negative floor).
+  const __int128 wide = v, floor = wide >> n, rest = wide & ((__int128(1) << n) - 1), half = __int128(1) << (n - 1);
   return int64_t(floor) + roundsUp(int64_t(floor), rest < half ? -1 : rest == half ? 0 : 1, rest == 0, mode);
 }
 
