@@ -11,6 +11,7 @@
 #include "runtime/ChipRunners.h"
 #include "runtime/Runtime.h"
 #include "tests/backend/BackendHarness.h"
+#include "tests/capi/CApiSession.h"
 
 #include <gtest/gtest.h>
 
@@ -104,19 +105,9 @@ std::vector<std::string> backends() {
   return b;
 }
 
-struct Device {
-  bm_handle_t handle = nullptr;
-  void *bmrt = nullptr;
-  explicit Device(const char *backend) {
-    setenv("TPU_BACKEND", backend, 1);
-    EXPECT_EQ(bm_dev_request(&handle, 0), BM_SUCCESS);
-    if (handle) bmrt = bmrt_create(handle);
-    EXPECT_NE(bmrt, nullptr);
-  }
-  ~Device() {
-    bmrt_destroy(bmrt);
-    bm_dev_free(handle);
-  }
+// A bm_handle_t and bmrt on the backend named (the C API tests' session), with the tensors of these tests.
+struct Device : capitest::Session {
+  using Session::Session;
   // A device tensor holding `a` (float32, 1N).
   bm_tensor_t tensor(const NpyArray &a) {
     bm_shape_t s{};

@@ -73,9 +73,15 @@ struct Write {
   int node;
 };
 
-} // namespace
-
-namespace {
+// A net input's or output's node: its name, shape and type.
+GraphNode tensorNode(const bmodel::Tensor &t, const char *opType) {
+  GraphNode node;
+  node.name = t.name;
+  node.opType = opType;
+  node.shape = shapeText(t.shape);
+  node.dtype = dtypeName(t.dtype);
+  return node;
+}
 
 // A net whose commands name no layers: its inputs, one node per command group, its outputs, chained in
 // program order (what the container records of the dataflow between groups needs the chip's GDMA decoding).
@@ -83,16 +89,8 @@ GraphModel groupGraph(const bmodel::Net &net) {
   GraphModel graph;
   graph.source = "bmodel";
   graph.groupCount = net.groups.size();
-  std::vector<int> inputs;
-  for (const bmodel::Tensor &t : net.inputs) {
-    GraphNode input;
-    input.name = t.name;
-    input.opType = "input";
-    input.shape = shapeText(t.shape);
-    input.dtype = dtypeName(t.dtype);
-    inputs.push_back(graph.addNode(std::move(input)));
-  }
-  std::vector<int> previous = inputs;
+  std::vector<int> previous;
+  for (const bmodel::Tensor &t : net.inputs) previous.push_back(graph.addNode(tensorNode(t, "input")));
   for (size_t g = 0; g < net.groups.size(); ++g) {
     const bmodel::CmdGroup &group = net.groups[g];
     GraphNode node;
@@ -106,12 +104,7 @@ GraphModel groupGraph(const bmodel::Net &net) {
     previous = {n};
   }
   for (const bmodel::Tensor &t : net.outputs) {
-    GraphNode output;
-    output.name = t.name;
-    output.opType = "output";
-    output.shape = shapeText(t.shape);
-    output.dtype = dtypeName(t.dtype);
-    int n = graph.addNode(std::move(output));
+    int n = graph.addNode(tensorNode(t, "output"));
     for (int p : previous) graph.edges.push_back({p, n, graph.nodes[size_t(p)].name, true});
   }
   return graph;
@@ -130,12 +123,7 @@ Result<GraphModel> bmodelGraph(const bmodel::Net &net, const std::string &origin
   graph.groupCount = net.groups.size();
   std::vector<Write> writes; // in program order
   for (const bmodel::Tensor &t : net.inputs) {
-    GraphNode input;
-    input.name = t.name;
-    input.opType = "input";
-    input.shape = shapeText(t.shape);
-    input.dtype = dtypeName(t.dtype);
-    int n = graph.addNode(std::move(input));
+    int n = graph.addNode(tensorNode(t, "input"));
     writes.push_back({{t.deviceAddr, t.deviceAddr + t.size}, n});
   }
   auto layers = bmodelLayers(net);

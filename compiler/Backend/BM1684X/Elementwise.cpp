@@ -5,6 +5,7 @@
 #include "compiler/Backend/Ops/Affine.h"
 #include "compiler/Backend/Ops/Unary.h"
 #include "compiler/Backend/QuantRef.h"
+#include "compiler/Backend/ReferenceEval.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -70,6 +71,7 @@ struct ElementwisePlan {
   std::vector<std::pair<int, int>> loads; // (tensor, tile)
   int tiles = 1;
   std::vector<DType> types; // each tile's type, when the plan sets them (integer plans)
+  bool integer = false;     // planInteger's: int32 steps, checked by intBound
   // Lut: out = table[uint8(x)], x in tile 1, by sg.pe_s_gather_d1coor from the 256-entry table (the op's
   // second input) each channel finds at the same place of its lane row after the tiles, the tile read as one
   // row per channel.
@@ -88,6 +90,7 @@ struct ElementwisePlan {
 // inputs, then each input not int32 already widened into a tile of its own.
 ElementwisePlan planInteger(const Graph &g, const Op &op) {
   ElementwisePlan plan;
+  plan.integer = true;
   const size_t k = op.inputs.size();
   plan.types = {g.tensors[size_t(op.output)].dtype};
   for (size_t i = 0; i < k; ++i) {
@@ -168,15 +171,13 @@ ElementwisePlan planInteger(const Graph &g, const Op &op) {
 // multipliers; beyond int32 they would wrap where the reference does not.
 int64_t intBound(const Graph &g, const Op &op) {
   std::vector<int64_t> in;
-  for (int t : op.inputs) {
+  for (int t : op.inputs) { // an int32 weight (a per-channel bias) by its values, the rest by their types
     const Tensor &x = g.tensors[size_t(t)];
-    int64_t b = x.dtype == DType::U8 ? 255 : x.dtype == DType::I8 ? 128 : x.dtype == DType::I16 ? 32768 : 0;
+    int64_t b = 0;
     if (x.isWeight() && x.dtype == DType::I32)
-      for (size_t i = 0; i + 4 <= x.data.size(); i += 4) {
-        int32_t v;
-        std::memcpy(&v, &x.data[i], 4);
-        b = std::max<int64_t>(b, v < 0 ? -int64_t(v) : v);
-      }
+      for (int32_t v : toInts(x.data, x.dtype)) b = std::max(b, std::abs(int64_t(v)));
+    else
+      b = largestMagnitude(x.dtype);
     in.push_back(b);
   }
   auto mul = [&](size_t i) { return op.multipliers.size() > i ? std::abs(int64_t(op.multipliers[i])) : 1; };
@@ -303,7 +304,7 @@ Status Compiler::emitElementwise(const Op &op) {
     }
     sources.push_back({extent, stride});
   }
-  if (!plan.types.empty() && isInteger(y.dtype) && isInteger(g_.tensors[size_t(op.inputs[0])].dtype)) {
+  if (plan.integer) {
     if (op.kind == OpKind::Affine && op.inputs.size() != 3 && op.multipliers.size() < 2)
       return unsupported(op, "an int8 affine without its two multipliers");
     if (const int64_t b = intBound(g_, op); b > INT32_MAX)

@@ -57,6 +57,10 @@ inline unsigned precOf(DType t) {
   }
 }
 inline unsigned signOf(DType t) { return isInteger(t) && t != DType::U8; }
+// The largest |value| an integer type holds (what an activation of it may reach).
+inline int64_t largestMagnitude(DType t) {
+  return t == DType::U8 ? 255 : t == DType::I8 ? 128 : t == DType::I16 ? 32768 : int64_t(1) << 31;
+}
 // A constant as a command field holds it in its operand's type: a float's bits (16-bit: the low bits), an
 // integer's two's complement in the type's width.
 uint32_t constantBits(float v, DType t);

@@ -53,7 +53,7 @@ bool unevenAverage(const Op &op, const Tensor &x, const Tensor &y) { return !ave
 
 int64_t int8SumBound(const Graph &g, const Op &op) {
   const Tensor &x = g.tensors[size_t(op.inputs[0])], &w = g.tensors[size_t(op.inputs[1])];
-  const int64_t xMax = x.dtype == DType::U8 ? 255 : x.dtype == DType::I16 ? 32768 : 128;
+  const int64_t xMax = largestMagnitude(x.dtype);
   int64_t maxBias = 0, wMax = 0;
   if (op.inputs.size() > 2)
     for (int32_t b : toInts(g.tensors[size_t(op.inputs[2])].data, g.tensors[size_t(op.inputs[2])].dtype))
